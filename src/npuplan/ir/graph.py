@@ -1,0 +1,123 @@
+"""The frozen graph IR read from a model file: tensors, operators, subgraphs.
+
+Operators keep their TFLite builtin name (``"CONV_2D"``) and options as a read-only mapping with
+snake_case keys (``stride_h``, ``padding``, ``fused_activation_function``...). Tensors compare by
+identity; passes build new ``Op`` and ``Graph`` values and reuse the tensors they do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType, Quantization
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, eq=False)
+class Tensor:
+    """A tensor: ``shape`` as read (batch set to 1 if dynamic); ``data`` is set for constants."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: DataType
+    quant: Quantization | None = None
+    data: np.ndarray | None = field(default=None, repr=False)
+    is_variable: bool = False
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None
+
+    @property
+    def shape4d(self) -> Shape4D:
+        return Shape4D.of(self.shape)
+
+    @property
+    def elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= max(int(d), 1)
+        return n
+
+    @property
+    def size_bytes(self) -> int:
+        return self.elements * self.dtype.size_bytes
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+@dataclass(frozen=True, eq=False)
+class Op:
+    """An operator. ``type`` is the TFLite builtin name; ``inputs`` may hold ``None`` (optional)."""
+
+    type: str
+    inputs: tuple[Tensor | None, ...]
+    outputs: tuple[Tensor, ...]
+    options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    index: int = -1
+
+    @property
+    def name(self) -> str:
+        """The TFLite name of the op's first output tensor (how Vela names layers)."""
+        return self.outputs[0].name if self.outputs else f"{self.type}_{self.index}"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """One subgraph, ops in execution order."""
+
+    name: str
+    ops: tuple[Op, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+
+    def producers(self) -> dict[Tensor, Op]:
+        return {t: op for op in self.ops for t in op.outputs}
+
+    def consumers(self) -> dict[Tensor, list[Op]]:
+        found: dict[Tensor, list[Op]] = {}
+        for op in self.ops:
+            for t in op.inputs:
+                if t is not None:
+                    found.setdefault(t, []).append(op)
+        return found
+
+    def tensors(self) -> list[Tensor]:
+        """Every tensor used by the graph, each once, in first-use order."""
+        seen: dict[int, Tensor] = {}
+        for t in self.inputs:
+            seen.setdefault(id(t), t)
+        for op in self.ops:
+            for t in (*op.inputs, *op.outputs):
+                if t is not None:
+                    seen.setdefault(id(t), t)
+        return list(seen.values())
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A model: its subgraphs (the first is the entry point)."""
+
+    name: str
+    subgraphs: tuple[Graph, ...]
+    description: str = ""
+
+    @property
+    def main(self) -> Graph:
+        return self.subgraphs[0]
+
+
+def frozen_options(options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only copy of an options mapping."""
+    return MappingProxyType(dict(options))

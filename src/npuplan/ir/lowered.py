@@ -1,0 +1,193 @@
+"""The lowered graph: what lowering hands to the planner.
+
+Each TFLite operator becomes zero or more ``NpuOp`` (one hardware operation each: a convolution,
+a pooling, an elementwise op...) or one ``CpuOp`` that keeps the reason it cannot run on the NPU.
+``NpuOp`` carries everything the block-config chooser, the weight encoder and the cost model need;
+nothing downstream looks back at TFLite options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from npuplan._compat import StrEnum
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.shape import Shape4D
+
+
+class BlockType(StrEnum):
+    """The NPU's kinds of operation (they select the datapath and the shared-buffer layout)."""
+
+    CONV = "ConvolutionMxN"
+    DEPTHWISE = "ConvolutionDepthWise"
+    VECTOR_PRODUCT = "VectorProduct"
+    POOLING = "Pooling"
+    ELEMENTWISE = "ElementWise"
+    REDUCE_SUM = "ReduceSum"
+
+
+class Activation(StrEnum):
+    """The activation applied in the NPU's output stage."""
+
+    NONE = "none"
+    RELU = "relu"
+    RELU6 = "relu6"
+    RELU_N1_TO_1 = "relu_n1_to_1"
+    CLAMP = "clamp"  # min/max clipping other than the named ones
+    TANH = "tanh"
+    SIGMOID = "sigmoid"
+    LUT = "lut"  # any table lookup (hard-swish, exp, ...)
+
+
+class PoolKind(StrEnum):
+    AVERAGE = "avg"
+    MAX = "max"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Padding:
+    """Explicit padding in elements."""
+
+    top: int = 0
+    left: int = 0
+    bottom: int = 0
+    right: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """Kernel geometry. ``1x1`` with stride 1 for elementwise and vector-product ops."""
+
+    height: int = 1
+    width: int = 1
+    stride_y: int = 1
+    stride_x: int = 1
+    dilation_y: int = 1
+    dilation_x: int = 1
+    padding: Padding = Padding()
+
+    @property
+    def dilated_height(self) -> int:
+        return (self.height - 1) * self.dilation_y + 1
+
+    @property
+    def dilated_width(self) -> int:
+        return (self.width - 1) * self.dilation_x + 1
+
+    @property
+    def elements(self) -> int:
+        return self.height * self.width
+
+
+@dataclass(frozen=True, eq=False)
+class NpuOp:
+    """One hardware operation.
+
+    ``name`` is the TFLite name of the output tensor (Vela's per-layer ``Name``);
+    ``tflite_type`` the TFLite operator it came from (``"CONV_2D"``); ``op_type`` Vela's internal
+    operator name (``"Conv2DBias"``), shown for reference. Feature-map shapes are NHWC as the
+    hardware sees them (a fully-connected input 1x1x1xK, a reshaped tensor in its new shape).
+    ``weights`` is the constant weight array in OHWI order (depthwise: O=1, I=channels... see
+    lowering), ``bias`` the int32/int64 bias values, one per output channel.
+    """
+
+    name: str
+    tflite_type: str
+    op_type: str
+    block_type: BlockType
+    ifm: Tensor
+    ifm_shape: Shape4D
+    ofm: Tensor
+    ofm_shape: Shape4D
+    ifm2: Tensor | None = None
+    ifm2_shape: Shape4D | None = None
+    weights: np.ndarray | None = field(default=None, repr=False)
+    weight_tensor: Tensor | None = None
+    bias: np.ndarray | None = field(default=None, repr=False)
+    bias_tensor: Tensor | None = None
+    kernel: Kernel = Kernel()
+    activation: Activation = Activation.NONE
+    pool: PoolKind = PoolKind.NONE
+    elementwise: str | None = None  # "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SHL", "SHR", "ABS", ...
+    ofm_write_offset: Shape4D | None = None  # concat: where this op writes inside ``ofm``
+    ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
+    source_index: int = -1  # index of the TFLite operator it came from
+
+    @property
+    def has_weights(self) -> bool:
+        return self.weights is not None
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+@dataclass(frozen=True, eq=False)
+class CpuOp:
+    """A TFLite operator left to the CPU, with the reason it cannot run on the NPU."""
+
+    op: Op
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def tflite_type(self) -> str:
+        return self.op.type
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+LoweredOp = NpuOp | CpuOp
+
+
+class Placement(StrEnum):
+    NPU = "npu"
+    CPU = "cpu"
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """A maximal run of consecutive ops with the same placement."""
+
+    placement: Placement
+    ops: tuple[LoweredOp, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class LoweredGraph:
+    """The lowered network in execution order, with its inputs and outputs.
+
+    ``tflite_op_count`` is how many TFLite operators the source subgraph had and
+    ``removed`` the TFLite operators lowering removed as no-ops (name, reason).
+    """
+
+    name: str
+    ops: tuple[LoweredOp, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    tflite_op_count: int = 0
+    removed: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def npu_ops(self) -> tuple[NpuOp, ...]:
+        return tuple(op for op in self.ops if isinstance(op, NpuOp))
+
+    @property
+    def cpu_ops(self) -> tuple[CpuOp, ...]:
+        return tuple(op for op in self.ops if isinstance(op, CpuOp))
+
+    def partitions(self) -> tuple[Partition, ...]:
+        parts: list[Partition] = []
+        for op in self.ops:
+            placement = Placement.NPU if isinstance(op, NpuOp) else Placement.CPU
+            if parts and parts[-1].placement == placement:
+                parts[-1] = Partition(placement, parts[-1].ops + (op,))
+            else:
+                parts.append(Partition(placement, (op,)))
+        return tuple(parts)

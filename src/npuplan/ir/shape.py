@@ -1,0 +1,48 @@
+"""Four-dimensional NHWC shapes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Shape4D:
+    """An NHWC shape; shorter shapes are right-aligned and padded with 1 (``[8]`` -> 1x1x1x8)."""
+
+    n: int = 1
+    h: int = 1
+    w: int = 1
+    c: int = 1
+
+    @classmethod
+    def of(cls, shape: Sequence[int]) -> "Shape4D":
+        """Right-align ``shape`` into NHWC; dims beyond four are folded into N."""
+        dims = [max(int(d), 1) for d in shape]
+        while len(dims) > 4:
+            dims[1] *= dims[0]
+            dims.pop(0)
+        dims = [1] * (4 - len(dims)) + dims
+        return cls(*dims)
+
+    @property
+    def elements(self) -> int:
+        return self.n * self.h * self.w * self.c
+
+    def as_list(self) -> list[int]:
+        return [self.n, self.h, self.w, self.c]
+
+    def with_h(self, h: int) -> "Shape4D":
+        return Shape4D(self.n, h, self.w, self.c)
+
+    def with_w(self, w: int) -> "Shape4D":
+        return Shape4D(self.n, self.h, w, self.c)
+
+    def with_c(self, c: int) -> "Shape4D":
+        return Shape4D(self.n, self.h, self.w, c)
+
+    def with_hw(self, h: int, w: int) -> "Shape4D":
+        return Shape4D(self.n, h, w, self.c)
+
+    def __str__(self) -> str:
+        return f"{self.n}x{self.h}x{self.w}x{self.c}"
