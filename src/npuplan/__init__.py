@@ -1,0 +1,20 @@
+"""npuplan: an open planner and performance estimator for Arm Ethos-U55/U65 microNPUs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from npuplan.api import Plan
+
+
+def plan(path: Any, **options: Any) -> "Plan":
+    """Plan a TFLite network; see ``npuplan.api.plan``."""
+    from npuplan.api import plan as _plan
+
+    return _plan(path, **options)
+
+
+__all__ = ["plan", "__version__"]

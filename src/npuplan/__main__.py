@@ -1,0 +1,5 @@
+import sys
+
+from npuplan.cli import main
+
+sys.exit(main())

@@ -1,0 +1,101 @@
+"""The ``npuplan`` command: a thin layer over ``npuplan.api`` and ``npuplan.report``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from npuplan import __version__
+from npuplan.errors import NpuplanError
+from npuplan.options import DEFAULT_CONFIG, Optimise, Search, TensorAllocator
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line and exit with status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="npuplan", description="Plan and estimate TFLite networks on Arm Ethos-U NPUs.")
+    parser.add_argument("--version", action="version", version=f"npuplan {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = commands.add_parser("plan", help="plan a network and write its reports")
+    p.add_argument("network", metavar="MODEL.tflite", help="quantized TFLite model")
+    p.add_argument("--config", action="append", default=[], metavar="FILE.ini", help="Vela-format .ini config file(s)")
+    p.add_argument("--accelerator-config", default="ethos-u55-128", help="accelerator preset (default: ethos-u55-128)")
+    p.add_argument("--system-config", default=DEFAULT_CONFIG, help="system config name")
+    p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
+    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, help="Performance or Size")
+    p.add_argument("--arena-cache-size", default=None, metavar="BYTES", help="SRAM budget in bytes")
+    p.add_argument("--tensor-allocator", default=TensorAllocator.HILLCLIMB.value, help="Greedy, LinearAlloc or HillClimb")
+    p.add_argument("--cpu-tensor-alignment", default=16, metavar="BYTES", help="alignment of CPU tensors (multiple of 16)")
+    p.add_argument("--search", default=Search.AUTO.value, help="scheduler search: auto, cascade or pareto")
+    p.add_argument("--output-dir", default="output", help="where reports are written (default: output)")
+    p.add_argument("--verbose-performance", action="store_true", help="print the per-layer performance table")
+    p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
+    p.add_argument("--validate", action="store_true", help="replay the command stream and check the plan")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    return parser
+
+
+def _run_plan(args: argparse.Namespace) -> int:
+    from npuplan.api import plan
+    from npuplan.report import render_console, write_reports
+
+    result = plan(
+        args.network,
+        accelerator_config=args.accelerator_config,
+        config=tuple(args.config),
+        system_config=args.system_config,
+        memory_mode=args.memory_mode,
+        optimise=args.optimise,
+        arena_cache_size=args.arena_cache_size,
+        tensor_allocator=args.tensor_allocator,
+        cpu_tensor_alignment=args.cpu_tensor_alignment,
+        search=args.search,
+    )
+    if args.validate:
+        _validate(result)
+    written = write_reports(result, args.output_dir)
+    if not args.quiet:
+        render_console(
+            result,
+            verbose_performance=args.verbose_performance,
+            show_cpu_operations=args.show_cpu_operations,
+            written=written,
+        )
+    return 0
+
+
+def _validate(result: object) -> None:
+    try:
+        from npuplan.commands import validate_plan
+    except ImportError:
+        raise NpuplanError("--validate is not available in this build") from None
+    validate_plan(result)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "plan":
+            return _run_plan(args)
+    except NpuplanError as error:
+        print(f"npuplan: error: {error}", file=sys.stderr)
+        return error.exit_status
+    except KeyboardInterrupt:
+        print("npuplan: interrupted", file=sys.stderr)
+        return 130
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Report files: Vela's summary and per-layer CSVs and npuplan's plan JSON.
+
+All contents are rendered in memory first and then moved into place, so a failure never leaves a
+half-written file behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from npuplan.report.model import AREAS, DIRECTIONS, Report, build_report
+from npuplan.report.plan_json import plan_json
+
+if TYPE_CHECKING:
+    from npuplan.api import Plan
+
+SUMMARY_COLUMNS = (
+    "experiment", "network", "accelerator_configuration", "system_config", "memory_mode", "core_clock",
+    "arena_cache_size", "sram_bandwidth", "dram_bandwidth", "on_chip_flash_bandwidth", "off_chip_flash_bandwidth",
+    "weights_storage_area", "feature_map_storage_area", "inferences_per_second", "batch_size", "inference_time",
+    "passes_before_fusing", "passes_after_fusing", "sram_memory_used", "dram_memory_used",
+    "on_chip_flash_memory_used", "off_chip_flash_memory_used", "total_original_weights",
+    "total_npu_encoded_weights",
+    *(f"{a.csv_prefix}_{kind}" for a in AREAS for kind in (
+        "feature_map_read_bytes", "feature_map_write_bytes", "weight_read_bytes", "weight_write_bytes", "total_bytes")),
+    "nn_macs", "nn_tops", "cycles_npu", "cycles_sram_access", "cycles_dram_access", "cycles_on_chip_flash_access",
+    "cycles_off_chip_flash_access", "cycles_total", "npu_operators", "cpu_operators",
+)
+
+PER_LAYER_COLUMNS = (
+    "TFLite_operator", "NNG Operator", "SRAM Usage", "Peak%", "Op Cycles", "Network%", "NPU", "SRAM AC", "DRAM AC",
+    "OnFlash AC", "OffFlash AC", "MAC Count", "Network%", "Util%", "Name",
+)
+
+
+def summary_row(report: Report) -> dict[str, object]:
+    """The summary CSV's values by column, in Vela's units (KiB for memory, GiB/s for bandwidth)."""
+    row: dict[str, object] = {
+        "experiment": "default",
+        "network": report.network,
+        "accelerator_configuration": report.accelerator,
+        "system_config": report.system_config,
+        "memory_mode": report.memory_mode,
+        "core_clock": float(report.core_clock_hz),
+        "arena_cache_size": report.arena_cache_size_bytes / 1024,
+        "weights_storage_area": report.weights_area.label,
+        "feature_map_storage_area": report.feature_map_area.label,
+        "inferences_per_second": report.inferences_per_second,
+        "batch_size": 1,
+        "inference_time": report.inference_time_s,
+        "passes_before_fusing": report.passes_before_fusing,
+        "passes_after_fusing": report.passes_after_fusing,
+        "total_original_weights": report.total_original_weights,
+        "total_npu_encoded_weights": report.total_npu_encoded_weights,
+        "nn_macs": report.nn_macs,
+        "nn_tops": report.nn_macs * 2 * report.inferences_per_second / 1e12,
+        "cycles_npu": report.cycles_npu,
+        "cycles_total": report.cycles_total,
+        "npu_operators": report.npu_op_count,
+        "cpu_operators": report.cpu_op_count,
+    }
+    for area in AREAS:
+        p = area.csv_prefix
+        row[f"{p}_bandwidth"] = report.bandwidth_bytes_per_s[area] / 1024**3
+        row[f"{p}_memory_used"] = report.memory_used_bytes.get(area, 0) / 1024
+        for purpose, label in (("feature_map", "feature_map"), ("weight", "weight")):
+            for direction in DIRECTIONS:
+                row[f"{p}_{label}_{direction}_bytes"] = report.access_bytes.get((area, purpose, direction), 0.0)
+        row[f"{p}_total_bytes"] = report.total_bytes(area)
+        row[f"cycles_{p}_access"] = report.cycles_access.get(area, 0.0)
+    return row
+
+
+def _csv_text(header: tuple[str, ...], rows: list[list[object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def summary_csv(report: Report) -> str:
+    row = summary_row(report)
+    return _csv_text(SUMMARY_COLUMNS, [[row[c] for c in SUMMARY_COLUMNS]])
+
+
+def per_layer_rows(report: Report) -> list[list[object]]:
+    """Vela's per-layer table rows (percentages of the network peak, cycles and MACs)."""
+    peak = max((layer.sram_usage_bytes for layer in report.layers), default=0)
+    total_cycles = sum(layer.op_cycles for layer in report.layers)
+    total_macs = sum(layer.macs for layer in report.layers)
+    macs_per_cycle = _macs_per_cycle(report)
+    rows = []
+    for layer in report.layers:
+        util = 100.0 * layer.macs / (layer.op_cycles * macs_per_cycle) if layer.op_cycles else 0.0
+        rows.append([
+            layer.tflite_operator,
+            layer.nng_operator,
+            layer.sram_usage_bytes,
+            100.0 * layer.sram_usage_bytes / peak if peak else 0.0,
+            layer.op_cycles,
+            100.0 * layer.op_cycles / total_cycles if total_cycles else 0.0,
+            layer.npu_cycles,
+            *(layer.access_cycles.get(area, 0.0) for area in AREAS),
+            layer.macs,
+            100.0 * layer.macs / total_macs if total_macs else 0.0,
+            util,
+            layer.name,
+        ])
+    return rows
+
+
+def _macs_per_cycle(report: Report) -> int:
+    from npuplan.hw.accelerator import ACCELERATORS
+
+    for accel in ACCELERATORS.values():
+        if accel.vela_name == report.accelerator:
+            return accel.macs_per_cycle * accel.cores
+    return 1
+
+
+def per_layer_csv(report: Report) -> str:
+    return _csv_text(PER_LAYER_COLUMNS, per_layer_rows(report))
+
+
+def _write_atomically(files: dict[Path, str]) -> None:
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            staged.append((tmp, path))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def write_reports(plan: "Plan", output_dir: str | Path) -> list[Path]:
+    """Write the summary CSV, per-layer CSV and plan JSON; return their paths."""
+    from npuplan.errors import NpuplanError
+
+    report = build_report(plan)
+    directory = Path(output_dir)
+    files = {
+        directory / f"{report.network}_summary_{report.system_config}.csv": summary_csv(report),
+        directory / f"{report.network}_per-layer.csv": per_layer_csv(report),
+        directory / f"{report.network}_plan.json": plan_json(plan, report),
+    }
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomically(files)
+    except OSError as error:
+        raise NpuplanError(f"cannot write reports to '{directory}': {error.strerror or error}") from None
+    return list(files)

@@ -1,0 +1,162 @@
+"""The report model: every figure the console, CSV and JSON renderers show, computed once.
+
+Units: bytes, cycles and MACs as counts; ``*_bandwidth_gbps`` in GiB/s as Vela prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from npuplan.hw.memory import MemArea
+from npuplan.ir.lowered import CpuOp, NpuOp
+
+if TYPE_CHECKING:
+    from npuplan.api import Plan
+
+AREAS = (MemArea.SRAM, MemArea.DRAM, MemArea.ON_CHIP_FLASH, MemArea.OFF_CHIP_FLASH)
+PURPOSES = ("feature_map", "weight")
+DIRECTIONS = ("read", "write")
+
+
+@dataclass(frozen=True, slots=True)
+class LayerRow:
+    """One NPU op in the per-layer table (Vela's columns)."""
+
+    tflite_operator: str
+    nng_operator: str
+    name: str
+    sram_usage_bytes: int
+    op_cycles: float
+    npu_cycles: float
+    access_cycles: Mapping[MemArea, float]
+    macs: int
+    block_config: str
+    cascade_id: int
+    weight_buffering: str
+
+
+@dataclass(frozen=True, slots=True)
+class CpuRow:
+    tflite_operator: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """Figures of one planned network."""
+
+    network: str
+    accelerator: str
+    system_config: str
+    memory_mode: str
+    core_clock_hz: float
+    arena_cache_size_bytes: int
+    bandwidth_bytes_per_s: Mapping[MemArea, float]
+    weights_area: MemArea
+    feature_map_area: MemArea
+    passes_before_fusing: int
+    passes_after_fusing: int
+    memory_used_bytes: Mapping[MemArea, int]
+    total_original_weights: int
+    total_npu_encoded_weights: int
+    access_bytes: Mapping[tuple[MemArea, str, str], float]
+    nn_macs: int
+    cycles_npu: float
+    cycles_access: Mapping[MemArea, float]
+    cycles_total: float
+    layers: tuple[LayerRow, ...]
+    cpu_ops: tuple[CpuRow, ...]
+    npu_op_count: int
+    compile_seconds: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def inference_time_s(self) -> float:
+        return self.cycles_total / self.core_clock_hz if self.core_clock_hz else 0.0
+
+    @property
+    def inferences_per_second(self) -> float:
+        t = self.inference_time_s
+        return 1.0 / t if t > 0 else float("nan")
+
+    @property
+    def cpu_op_count(self) -> int:
+        return len(self.cpu_ops)
+
+    def total_bytes(self, area: MemArea) -> float:
+        return sum(v for (a, _, _), v in self.access_bytes.items() if a == area)
+
+
+def _layer_row(scheduled) -> LayerRow:  # type: ignore[no-untyped-def]
+    op: NpuOp = scheduled.op
+    cost = scheduled.cost
+    access = {area: float(cost.access_cycles.get(area, 0.0)) for area in AREAS} if cost else {}
+    block = scheduled.block_config
+    block_text = ""
+    if block is not None and hasattr(block, "ofm_block"):
+        b = block.ofm_block
+        block_text = f"{b.height}x{b.width}x{b.depth}"
+    return LayerRow(
+        tflite_operator=op.tflite_type,
+        nng_operator=op.op_type,
+        name=op.name,
+        sram_usage_bytes=scheduled.sram_usage_bytes,
+        op_cycles=float(cost.total_cycles) if cost else 0.0,
+        npu_cycles=float(cost.npu_cycles) if cost else 0.0,
+        access_cycles=access,
+        macs=int(cost.nn_macs) if cost else 0,
+        block_config=block_text,
+        cascade_id=scheduled.cascade_id,
+        weight_buffering=str(scheduled.weight_buffering),
+    )
+
+
+def build_report(plan: "Plan") -> Report:
+    """Compute every reported figure from a plan."""
+    schedule = plan.schedule
+    arch = plan.arch
+    layers = tuple(_layer_row(s) for s in schedule.ops)
+    access_bytes: dict[tuple[MemArea, str, str], float] = {
+        (a, p, d): 0.0 for a in AREAS for p in PURPOSES for d in DIRECTIONS
+    }
+    cycles_access = {a: 0.0 for a in AREAS}
+    for s in schedule.ops:
+        if s.cost is None:
+            continue
+        for key, value in s.cost.access_bytes.items():
+            access_bytes[key] = access_bytes.get(key, 0.0) + float(value)
+        for area, value in s.cost.access_cycles.items():
+            cycles_access[area] = cycles_access.get(area, 0.0) + float(value)
+    cpu_rows = tuple(CpuRow(c.tflite_type, c.name, c.reason) for c in plan.lowered.cpu_ops)
+    memory_used = dict(getattr(schedule, "memory_used_bytes", {}) or {})
+    memory_used[arch.fast_area] = max(memory_used.get(arch.fast_area, 0), schedule.sram_peak_bytes)
+    weights = [s.op for s in schedule.ops if s.op.weights is not None]
+    return Report(
+        network=plan.network,
+        accelerator=arch.accelerator.vela_name,
+        system_config=plan.options.system_config,
+        memory_mode=plan.options.memory_mode,
+        core_clock_hz=arch.system.core_clock_hz,
+        arena_cache_size_bytes=arch.arena_cache_size_bytes,
+        bandwidth_bytes_per_s={a: arch.bytes_per_second(a) for a in AREAS},
+        weights_area=arch.const_area,
+        feature_map_area=arch.arena_area,
+        passes_before_fusing=plan.lowered.tflite_op_count,
+        passes_after_fusing=len(schedule.cascades) or len(schedule.ops),
+        memory_used_bytes=memory_used,
+        total_original_weights=sum(int(op.weights.size) for op in weights if op.weights is not None),
+        total_npu_encoded_weights=sum(int(getattr(s.cost, "encoded_weight_bytes", 0)) for s in schedule.ops if s.cost),
+        access_bytes=access_bytes,
+        nn_macs=sum(layer.macs for layer in layers),
+        cycles_npu=sum(layer.npu_cycles for layer in layers),
+        cycles_access=cycles_access,
+        cycles_total=sum(layer.op_cycles for layer in layers),
+        layers=layers,
+        cpu_ops=cpu_rows,
+        npu_op_count=len(layers),
+        compile_seconds=plan.compile_seconds,
+        notes=tuple(schedule.notes),
+    )

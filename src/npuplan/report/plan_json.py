@@ -1,0 +1,126 @@
+"""The plan as JSON (schema documented in README.md, "The plan JSON")."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from npuplan.ir.lowered import CpuOp
+from npuplan.report.model import Report
+
+if TYPE_CHECKING:
+    from npuplan.api import Plan
+
+SCHEMA_VERSION = 1
+
+
+def _shape(shape: Any) -> list[int] | None:
+    return None if shape is None else [shape.n, shape.h, shape.w, shape.c]
+
+
+def _block(block_config: Any) -> dict[str, Any] | None:
+    if block_config is None:
+        return None
+    out: dict[str, Any] = {}
+    for key in ("ofm_block", "ifm_block"):
+        b = getattr(block_config, key, None)
+        if b is not None:
+            out[key] = [b.height, b.width, b.depth]
+    return out
+
+
+def _cost(cost: Any) -> dict[str, Any] | None:
+    if cost is None:
+        return None
+    return {
+        "total_cycles": float(cost.total_cycles),
+        "npu_cycles": float(cost.npu_cycles),
+        "nn_macs": int(cost.nn_macs),
+        "access_cycles": {str(area): float(v) for area, v in cost.access_cycles.items()},
+        "access_bytes": {f"{a}.{p}.{d}": float(v) for (a, p, d), v in cost.access_bytes.items() if v},
+    }
+
+
+def _npu_entry(scheduled: Any) -> dict[str, Any]:
+    op = scheduled.op
+    return {
+        "name": op.name,
+        "placement": "npu",
+        "tflite_operator": op.tflite_type,
+        "operator": op.op_type,
+        "block_type": str(op.block_type),
+        "ifm": {"tensor": op.ifm.name, "shape": _shape(op.ifm_shape)},
+        "ifm2": None if op.ifm2 is None else {"tensor": op.ifm2.name, "shape": _shape(op.ifm2_shape)},
+        "ofm": {"tensor": op.ofm.name, "shape": _shape(op.ofm_shape)},
+        "block_config": _block(scheduled.block_config),
+        "stripes": {
+            "ofm": _shape(scheduled.ofm_stripe),
+            "ifm": _shape(scheduled.ifm_stripe),
+            "ifm2": _shape(scheduled.ifm2_stripe),
+        },
+        "cascade": scheduled.cascade_id,
+        "weights": {
+            "buffering": str(scheduled.weight_buffering),
+            "buffer_bytes": scheduled.weight_buffer_bytes,
+            "depth_slice": scheduled.weight_depth_slice,
+            "prebuffered_bytes": scheduled.prebuffered_weight_bytes,
+        },
+        "sram_usage_bytes": scheduled.sram_usage_bytes,
+        "cost": _cost(scheduled.cost),
+    }
+
+
+def _cpu_entry(op: CpuOp) -> dict[str, Any]:
+    return {"name": op.name, "placement": "cpu", "tflite_operator": op.tflite_type, "reason": op.reason}
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def plan_document(plan: "Plan", report: Report) -> dict[str, Any]:
+    """The plan as plain data: target, summary, ops in execution order, tensor placements."""
+    from npuplan.report.files import summary_row
+
+    scheduled = {s.op.name: s for s in plan.schedule.ops}
+    ops: list[dict[str, Any]] = []
+    for op in plan.lowered.ops:
+        if isinstance(op, CpuOp):
+            ops.append(_cpu_entry(op))
+        elif op.name in scheduled:
+            ops.append(_npu_entry(scheduled[op.name]))
+    placements = {
+        name: {k: (str(v) if not isinstance(v, (int, float, type(None))) else v)
+               for k, v in dataclasses.asdict(p).items()}
+        for name, p in plan.schedule.placements.items()
+    }
+    allocation = getattr(plan.schedule, "allocation", None)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "network": plan.network,
+        "model": plan.model_path,
+        "target": {
+            "accelerator_config": plan.arch.accelerator.name,
+            "system_config": plan.options.system_config,
+            "memory_mode": plan.options.memory_mode,
+            "arena_cache_size_bytes": plan.arch.arena_cache_size_bytes,
+            "optimise": str(plan.options.optimise),
+        },
+        "summary": {k: _finite(v) for k, v in summary_row(report).items()},
+        "removed_ops": [{"name": n, "reason": r} for n, r in plan.lowered.removed],
+        "ops": ops,
+        "cascades": [
+            {"id": c.id, "ops": list(c.op_names), "sram_bytes": c.sram_bytes} for c in plan.schedule.cascades
+        ],
+        "tensors": placements,
+        "allocation": allocation,
+        "notes": list(plan.schedule.notes),
+    }
+
+
+def plan_json(plan: "Plan", report: Report) -> str:
+    return json.dumps(plan_document(plan, report), indent=1, default=str) + "\n"
