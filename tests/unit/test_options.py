@@ -1,0 +1,29 @@
+import pytest
+
+from npuplan.api import make_options
+from npuplan.errors import ConfigError
+from npuplan.options import Optimise, TensorAllocator
+
+
+def test_vela_names_map_to_options():
+    options = make_options(optimise="size", arena_cache_size="262144", tensor_allocator="greedy", config="a.ini")
+    assert options.optimise is Optimise.SIZE
+    assert options.arena_cache_size_bytes == 262144
+    assert options.tensor_allocator is TensorAllocator.GREEDY
+    assert options.config_files == ("a.ini",)
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"optimise": "Fastest"}, "--optimise"),
+        ({"arena_cache_size": -1}, "must not be negative"),
+        ({"arena_cache_size": "lots"}, "whole number"),
+        ({"tensor_allocator": "Magic"}, "--tensor-allocator"),
+        ({"cpu_tensor_alignment": 8}, "multiple of 16"),
+        ({"colour": "blue"}, "unknown option"),
+    ],
+)
+def test_bad_values_are_config_errors(kwargs, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        make_options(**kwargs)
