@@ -1,0 +1,41 @@
+"""Golden end-to-end cases: small shipped models planned in fixed scenarios."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+GOLDEN = Path(__file__).resolve().parent
+
+SCENARIO = dict(
+    accelerator_config="ethos-u55-128",
+    system_config="Ethos_U55_High_End_Embedded",
+    memory_mode="Shared_Sram",
+    optimise="Performance",
+)
+
+CASES = {
+    "ds_cnn_kws_u55_128": ("ds_cnn_kws.tflite", SCENARIO),
+    "resnet8_cifar_u55_128": ("resnet8_cifar.tflite", SCENARIO),
+}
+
+FIELDS = (
+    "npu_operators", "cpu_operators", "nn_macs", "total_npu_encoded_weights", "sram_memory_used",
+    "off_chip_flash_memory_used", "cycles_npu", "cycles_total", "sram_total_bytes", "off_chip_flash_total_bytes",
+)
+
+
+def figures(name: str) -> dict[str, object]:
+    """Plan a case and return its golden figures (summary fields and per-layer cycles)."""
+    import npuplan
+    from npuplan.report import build_report
+    from npuplan.report.files import per_layer_rows, summary_row
+
+    model, options = CASES[name]
+    plan = npuplan.plan(DATA / model, **options)
+    report = build_report(plan)
+    row = summary_row(report)
+    return {
+        "summary": {key: row[key] for key in FIELDS},
+        "layers": {r[-1]: r[4] for r in per_layer_rows(report)},
+    }
