@@ -56,11 +56,17 @@ class Accelerator:
     axi_port_bits: int
     shram_bank_bytes: int = 1024
     shram_bank_granule_banks: int = 2
-    ofm_block_max: Block = Block(64, 32, 128)
+    ofm_block_max: Block = Block(32, 64, 128)  # h, w, c
     ofm_split_depth: int = 16
     sub_kernel_max: Block = Block(8, 8, 65536)
     max_outstanding_kernels: int = 2
-    max_outstanding_dma: int = 2
+    max_outstanding_dma: int = 1
+    axi_address_bits: int = 32
+
+    @property
+    def max_address_bytes(self) -> int:
+        """Largest addressable offset (2**address bits): Vela's default and cap for arena_cache_size."""
+        return 1 << self.axi_address_bits
 
     @property
     def is_u65(self) -> bool:
@@ -93,10 +99,16 @@ ACCELERATORS: dict[str, Accelerator] = {
     for a in (
         Accelerator("ethos-u55-32", "Ethos_U55_32", 32, 1, Block(1, 1, 4), Block(1, 1, 8), 16, _U55_32_G, 1, 64),
         Accelerator("ethos-u55-64", "Ethos_U55_64", 64, 1, Block(1, 1, 8), Block(1, 1, 8), 16, _U55_64_G, 2, 64),
-        Accelerator("ethos-u55-128", "Ethos_U55_128", 128, 1, Block(2, 1, 8), Block(2, 1, 8), 24, _U55_128_G, 4, 64),
+        Accelerator("ethos-u55-128", "Ethos_U55_128", 128, 1, Block(1, 2, 8), Block(1, 2, 8), 24, _U55_128_G, 4, 64),
         Accelerator("ethos-u55-256", "Ethos_U55_256", 256, 1, Block(2, 2, 8), Block(2, 2, 8), 48, _G_LARGE, 8, 64),
-        Accelerator("ethos-u65-256", "Ethos_U65_256", 256, 1, Block(2, 2, 8), Block(2, 2, 8), 48, _G_LARGE, 8, 128),
-        Accelerator("ethos-u65-512", "Ethos_U65_512", 256, 2, Block(2, 2, 8), Block(2, 2, 8), 48, _G_LARGE, 8, 128),
+        Accelerator(
+            "ethos-u65-256", "Ethos_U65_256", 256, 1, Block(2, 2, 8), Block(2, 2, 8), 48, _G_LARGE, 8, 128,
+            max_outstanding_dma=2, axi_address_bits=40,
+        ),
+        Accelerator(
+            "ethos-u65-512", "Ethos_U65_512", 256, 2, Block(2, 2, 8), Block(2, 2, 8), 48, _G_LARGE, 8, 128,
+            max_outstanding_dma=2, axi_address_bits=40,
+        ),
     )
 }
 

@@ -50,6 +50,7 @@ class MemoryTiming:
     burst_length_bytes: int = 32
     read_latency_cycles: int = 0
     write_latency_cycles: int = 0
+    ports_used: int = 1
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,9 @@ class Architecture:
         return self.system.timings.get(area, MemoryTiming())
 
     def bytes_per_cycle(self, area: MemArea) -> float:
-        """Peak bandwidth of ``area`` in bytes per NPU cycle (AXI width times clock scale)."""
-        return self.accelerator.axi_port_bytes * self.timing(area).clock_scale
+        """Peak bandwidth of ``area`` in bytes per NPU cycle (AXI width x ports used x clock scale)."""
+        timing = self.timing(area)
+        return self.accelerator.axi_port_bytes * timing.ports_used * timing.clock_scale
 
     def bytes_per_second(self, area: MemArea) -> float:
         return self.bytes_per_cycle(area) * self.system.core_clock_hz
