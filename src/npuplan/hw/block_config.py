@@ -1,0 +1,373 @@
+"""Choosing the OFM block (and so the SHRAM layout) for one NPU operation.
+
+The search is Vela 5.2.0's (legacy core): walk OFM block depths in micro-block steps (rounded to
+the 16-channel split depth while below the OFM depth), and every height x width in micro-block
+steps up to the OFM size (capped at 32 x 64 x 128); keep blocks whose IFM and accumulator buffers
+fit the shared buffer; score each by the IFM and weight elements fetched per OFM element (for
+elementwise ops: the number of blocks), halve the score when two IFM blocks hold the whole IFM,
+and keep the cheapest (ties: the later candidate, and for blocks up to 4x4 the one whose IFM block
+covers the IFM in fewer pieces). Results are cached on the op geometry, not on object identity.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from npuplan._compat import StrEnum
+from npuplan.errors import NpuplanError
+from npuplan.hw.accelerator import Accelerator, Block
+from npuplan.hw.shram import AccType, ElementwiseUse, ShramLayout, div_round_up, round_up, try_layout
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp
+from npuplan.ir.shape import Shape4D
+
+
+class Resampling(StrEnum):
+    """IFM upscaling done by the NPU while reading: none, nearest x2 (resize), transpose-conv x2."""
+
+    NONE = "none"
+    NEAREST = "nearest"
+    TRANSPOSE = "transpose"
+
+
+class NoBlockConfig(NpuplanError):
+    """No OFM block fits the shared buffer for this operation."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelGeometry:
+    """The parts of a kernel the block search depends on (padding does not matter)."""
+
+    height: int = 1
+    width: int = 1
+    stride_y: int = 1
+    stride_x: int = 1
+    dilation_y: int = 1
+    dilation_x: int = 1
+
+    @classmethod
+    def of(cls, kernel: Kernel) -> "KernelGeometry":
+        k = kernel
+        return cls(k.height, k.width, k.stride_y, k.stride_x, k.dilation_y, k.dilation_x)
+
+    @property
+    def area_height(self) -> int:
+        """Dilated kernel height in IFM rows."""
+        return (self.height - 1) * self.dilation_y + 1
+
+    @property
+    def area_width(self) -> int:
+        """Dilated kernel width in IFM columns."""
+        return (self.width - 1) * self.dilation_x + 1
+
+
+@dataclass(frozen=True, slots=True)
+class BlockQuery:
+    """Everything ``find_block_config`` depends on; hashable, so results are cached on it.
+
+    ``ifm``/``ifm2``/``ofm`` are the shapes of the stripe being computed; ``lut_banks`` is 2 when
+    the activation uses the LUT; ``scaled`` is True when IFM(s) and OFM are quantized.
+    """
+
+    block_type: BlockType
+    ofm: Shape4D
+    ifm: Shape4D
+    ifm2: Shape4D | None
+    kernel: KernelGeometry
+    ifm_bits: int = 8
+    uses_scalar: bool = False
+    lut_banks: int = 0
+    scaled: bool = True
+    resampling: Resampling = Resampling.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class BlockConfig:
+    """The chosen block: OFM block (h, w, c), the IFM block feeding it, the SHRAM layout.
+
+    ``ofm_block`` is the block as Vela reports it (before the Conv1D height clamp on 2-high
+    micro-blocks); ``vela_repr`` is Vela's ``[ofm_h, ofm_w, ifm_c, ofm_c]``.
+    """
+
+    ofm_block: Block
+    ifm_block: Block
+    layout: ShramLayout
+    acc_type: AccType
+    is_partkernel: bool
+
+    @property
+    def vela_repr(self) -> tuple[int, int, int, int]:
+        return (self.ofm_block.height, self.ofm_block.width, self.ifm_block.depth, self.ofm_block.depth)
+
+
+# ---------------------------------------------------------------- geometry helpers
+
+
+def _required(size: int, stride: int, border: int, resampling: Resampling) -> int:
+    upscale = 1 if resampling is Resampling.NONE else 2
+    nearest = 1 if resampling is Resampling.NEAREST else 0
+    return math.ceil(((size - 1) * stride + border + nearest) / upscale)
+
+
+def ifm_area_required(ofm_h: int, ofm_w: int, kernel: KernelGeometry, resampling: Resampling) -> tuple[int, int]:
+    """IFM rows and columns needed to produce ``ofm_h`` x ``ofm_w`` outputs (no micro-block rounding)."""
+    return (
+        _required(ofm_h, kernel.stride_y, kernel.area_height, resampling),
+        _required(ofm_w, kernel.stride_x, kernel.area_width, resampling),
+    )
+
+
+def ifm_block_for(
+    ofm_block: Block, kernel: KernelGeometry, accel: Accelerator, resampling: Resampling = Resampling.NONE
+) -> Block:
+    """IFM block (h, w, depth = OFM block depth) feeding ``ofm_block``, per sub-kernel (<= 8x8).
+
+    Height and width are rounded up to the OFM micro-block, as the hardware does.
+    """
+    sub = accel.sub_kernel_max
+    h = _required(ofm_block.height, kernel.stride_y, min(kernel.area_height, sub.height), resampling)
+    w = _required(ofm_block.width, kernel.stride_x, min(kernel.area_width, sub.width), resampling)
+    return Block(round_up(h, accel.ofm_ublock.height), round_up(w, accel.ofm_ublock.width), ofm_block.depth)
+
+
+def ifm_block_depth(accel: Accelerator, ifm_depth: int, ifm_bits: int, is_partkernel: bool) -> int:
+    """IFM block depth for convolutions and vector products (channels per IFM block)."""
+    if ifm_bits == 16:
+        return round_up(min(ifm_depth, 16), 4)
+    return round_up(min(ifm_depth, 16 if is_partkernel else 32), accel.ifm_ublock.depth)
+
+
+def uses_part_kernel(ifm_depth: int, ifm_bits: int, kernel: KernelGeometry) -> bool:
+    """True when part-kernel-first traversal uses the MACs better than depth-first."""
+    if ifm_depth <= 8:
+        return True
+    kernel_elements = kernel.width * kernel.height
+    depth_use = ifm_depth / round_up(ifm_depth, 32 if ifm_bits == 8 else 16)
+    part_use = (ifm_depth * kernel_elements) / (
+        round_up(ifm_depth, 8) * round_up(kernel_elements, 4 if ifm_bits == 8 else 2)
+    )
+    return part_use > depth_use
+
+
+def acc_type_for(block_type: BlockType, ifm_bits: int, scaled: bool) -> AccType:
+    """40-bit accumulators for scaled 16-bit ops other than pooling, else 32-bit."""
+    if ifm_bits == 16 and block_type is not BlockType.POOLING and scaled:
+        return AccType.ACC40
+    return AccType.ACC32
+
+
+def _clamp_conv1d(ofm: Shape4D, kernel: KernelGeometry, accel: Accelerator, block: Block) -> Block:
+    """On 2-high micro-blocks a 1-high OFM with a 1-high kernel uses a 1-high block (Conv1D)."""
+    if ofm.h == 1 and kernel.height == 1 and accel.ofm_ublock.height == 2:
+        return Block(min(block.height, ofm.h), block.width, block.depth)
+    return block
+
+
+# ---------------------------------------------------------------- the search
+
+
+@dataclass(frozen=True, slots=True)
+class _OpTraits:
+    """Per-query facts shared by every candidate block."""
+
+    ifm: Shape4D  # the larger of IFM and IFM2 (elementwise)
+    ew: ElementwiseUse
+    is_depthwise: bool
+    equal_depth: bool  # the IFM block has the OFM block's depth
+    is_partkernel: bool
+    acc: AccType
+    ifm_depth_block: int
+    ifm_repeats: int
+    weight_fetch_wh: int
+
+
+def _traits(q: BlockQuery, accel: Accelerator) -> _OpTraits:
+    ifm = q.ifm2 if q.ifm2 is not None and q.ifm2.elements > q.ifm.elements else q.ifm
+    ew = ElementwiseUse.NONE
+    if q.block_type is BlockType.ELEMENTWISE:
+        ew = ElementwiseUse.SCALAR if q.uses_scalar else ElementwiseUse.FULL
+    is_dw = q.block_type is BlockType.DEPTHWISE
+    is_conv = q.block_type is BlockType.CONV or is_dw
+    partkernel = is_conv and uses_part_kernel(ifm.c, q.ifm_bits, q.kernel)
+    k, sub = q.kernel, accel.sub_kernel_max
+    return _OpTraits(
+        ifm=ifm,
+        ew=ew,
+        is_depthwise=is_dw,
+        equal_depth=ew is not ElementwiseUse.NONE or q.block_type is BlockType.POOLING or is_dw,
+        is_partkernel=partkernel,
+        acc=acc_type_for(q.block_type, q.ifm_bits, q.scaled),
+        ifm_depth_block=ifm_block_depth(accel, ifm.c, q.ifm_bits, partkernel),
+        ifm_repeats=div_round_up(k.area_width, sub.width) * div_round_up(k.area_height, sub.height),
+        weight_fetch_wh=k.area_width * k.area_height if is_conv else 0,
+    )
+
+
+def _ifm_block(q: BlockQuery, t: _OpTraits, accel: Accelerator, ofm_block: Block) -> Block:
+    block = ifm_block_for(ofm_block, q.kernel, accel, q.resampling)
+    if t.equal_depth:
+        return block
+    return Block(block.height, block.width, t.ifm_depth_block)
+
+
+def _relative_cost(q: BlockQuery, t: _OpTraits, fitted: Block, ifm_block: Block, candidate: Block) -> float:
+    """IFM + weight elements fetched per OFM element (elementwise: OFM blocks needed)."""
+    ofm, ifm = q.ofm, t.ifm
+    if q.block_type is BlockType.ELEMENTWISE:
+        cost = max(ofm.elements / (candidate.height * candidate.width * candidate.depth), 1)
+    else:
+        full_h, full_w = div_round_up(ofm.h, fitted.height), div_round_up(ofm.w, fitted.width)
+        full_d = div_round_up(ofm.c, fitted.depth)
+        blocks_h, blocks_w, blocks_d = ofm.h / fitted.height, ofm.w / fitted.width, ofm.c / fitted.depth
+        weight_fetch: float = t.weight_fetch_wh * ifm.c * (full_w * full_h)
+        if not t.is_depthwise:
+            weight_fetch *= fitted.depth * blocks_d
+        ifm_fetch: float = ifm_block.width * ifm_block.height * ifm.c * t.ifm_repeats * (blocks_w * blocks_h)
+        if not t.equal_depth:
+            ifm_fetch *= full_d
+        cost = (ifm_fetch + weight_fetch) / ofm.elements
+    # Two IFM blocks hold the whole IFM: no refetching at all.
+    if ifm.elements < ifm_block.elements * 2:
+        cost = cost / 2
+    return cost
+
+
+def _coverage(ifm: Shape4D, ifm_block: Block) -> float:
+    """How many IFM blocks it takes to tile the IFM plane."""
+    return (ifm.w * ifm.h) / (min(ifm.w, ifm_block.width) * min(ifm.h, ifm_block.height))
+
+
+def _depths(q: BlockQuery, accel: Accelerator, max_depth: int) -> list[int]:
+    ub_d, split = accel.ofm_ublock.depth, accel.ofm_split_depth
+    depth = max(ub_d, min(max_depth, split))
+    if depth < q.ofm.c:
+        depth = round_up(depth, split)
+    out = []
+    while depth <= max_depth:
+        out.append(depth)
+        depth += ub_d
+        if depth < q.ofm.c:
+            depth = round_up(depth, split)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
+    """The cheapest fitting block for ``q`` on ``accel`` (None when nothing fits)."""
+    t = _traits(q, accel)
+    ub, cap = accel.ofm_ublock, accel.ofm_block_max
+    max_h = round_up(min(q.ofm.h, cap.height), ub.height)
+    max_w = round_up(min(q.ofm.w, cap.width), ub.width)
+    max_d = round_up(min(q.ofm.c, cap.depth), ub.depth)
+    best: BlockConfig | None = None
+    best_cost, best_coverage = math.inf, math.inf
+    for depth in _depths(q, accel, max_d):
+        # A block that did not fit rules out its transpose at this depth (Vela's shortcut).
+        wont_fit: set[tuple[int, int]] = set()
+        for height in range(ub.height, max_h + 1, ub.height):
+            for width in range(ub.width, max_w + 1, ub.width):
+                if (height, width) in wont_fit:
+                    continue
+                candidate = Block(height, width, depth)
+                ifm_block = _ifm_block(q, t, accel, candidate)
+                fitted = _clamp_conv1d(q.ofm, q.kernel, accel, candidate)
+                layout = try_layout(accel, t.ew, fitted, ifm_block, q.ifm_bits, t.acc, q.lut_banks)
+                if layout is None:
+                    wont_fit.add((width, height))
+                    continue
+                cost = _relative_cost(q, t, fitted, ifm_block, candidate)
+                if cost > best_cost:
+                    continue
+                if cost == best_cost:
+                    coverage = _coverage(t.ifm, ifm_block)
+                    if not (coverage <= best_coverage and height <= 4 and width <= 4):
+                        continue
+                    best_coverage = coverage
+                else:
+                    best_coverage = math.inf
+                best_cost = cost
+                best = BlockConfig(candidate, ifm_block, layout, t.acc, t.is_partkernel)
+    return best
+
+
+def try_block_config(q: BlockQuery, accel: Accelerator, ofm_block: Block, *, is_partkernel: bool) -> BlockConfig | None:
+    """``ofm_block`` as a block config for ``q`` if it is valid and fits, else None (forced blocks)."""
+    ub, cap = accel.ofm_ublock, accel.ofm_block_max
+    dims = zip(
+        (ofm_block.height, ofm_block.width, ofm_block.depth), (cap.height, cap.width, cap.depth), (ub.height, ub.width, ub.depth)
+    )
+    if not all(0 < b <= m and b % u == 0 for b, m, u in dims):
+        return None
+    t = _traits(q, accel)
+    depth_block = ifm_block_depth(accel, t.ifm.c, q.ifm_bits, is_partkernel)
+    ifm_block = ifm_block_for(ofm_block, q.kernel, accel, q.resampling)
+    if not t.equal_depth:
+        ifm_block = Block(ifm_block.height, ifm_block.width, depth_block)
+    fitted = _clamp_conv1d(q.ofm, q.kernel, accel, ofm_block)
+    layout = try_layout(accel, t.ew, fitted, ifm_block, q.ifm_bits, t.acc, q.lut_banks)
+    if layout is None:
+        return None
+    return BlockConfig(ofm_block, ifm_block, layout, t.acc, is_partkernel)
+
+
+# ---------------------------------------------------------------- from an NpuOp
+
+
+def lut_banks_for(op: NpuOp) -> int:
+    """2 when the activation is a table lookup (int8 tanh/sigmoid are LUTs too), else 0."""
+    if op.activation is Activation.LUT:
+        return 2
+    if op.activation in (Activation.TANH, Activation.SIGMOID) and op.ifm.dtype.bits == 8:
+        return 2
+    return 0
+
+
+def resampling_for(op: NpuOp) -> Resampling:
+    """Transpose convolutions with stride > 1 and 2x resizes upscale the IFM while reading it."""
+    if op.tflite_type == "TRANSPOSE_CONV" and op.ofm_shape.h > op.ifm_shape.h:
+        return Resampling.TRANSPOSE
+    if op.tflite_type.startswith("RESIZE") and (op.ofm_shape.h > op.ifm_shape.h or op.ofm_shape.w > op.ifm_shape.w):
+        return Resampling.NEAREST
+    return Resampling.NONE
+
+
+def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None) -> BlockQuery:
+    """The block-search inputs of ``op`` computing ``ofm_box`` (default: the whole OFM)."""
+    mode = resampling_for(op) if resampling is None else resampling
+    kernel = KernelGeometry.of(op.kernel)
+    ifm, ifm2 = op.ifm_shape, op.ifm2_shape
+    ofm = op.ofm_shape if ofm_box is None else ofm_box
+    if ofm != op.ofm_shape:
+        need_h, need_w = ifm_area_required(ofm.h, ofm.w, kernel, mode)
+        need_h, need_w = min(need_h, ifm.h), min(need_w, ifm.w)
+        ifm = ifm.with_hw(need_h, need_w)
+        if ifm2 is not None:
+            ifm2 = ifm2.with_hw(min(need_h, ifm2.h), min(need_w, ifm2.w))
+    tensors = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
+    uses_scalar = op.ifm2 is not None and (len(op.ifm.shape) == 0 or len(op.ifm2.shape) == 0)
+    return BlockQuery(
+        block_type=op.block_type,
+        ofm=ofm,
+        ifm=ifm,
+        ifm2=ifm2,
+        kernel=kernel,
+        ifm_bits=op.ifm.dtype.bits,
+        uses_scalar=uses_scalar,
+        lut_banks=lut_banks_for(op),
+        scaled=all(t.quant is not None for t in tensors),
+        resampling=mode,
+    )
+
+
+def choose_block_config(
+    op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None
+) -> BlockConfig:
+    """Vela's block config for ``op`` producing ``ofm_box`` (default the whole OFM) on ``accel``.
+
+    Raises ``NoBlockConfig`` if no block fits the shared buffer.
+    """
+    config = find_block_config(query_for(op, ofm_box=ofm_box, resampling=resampling), accel)
+    if config is None:
+        raise NoBlockConfig(f"no OFM block fits the shared buffer for '{op.name}' on {accel.name}")
+    return config
