@@ -1,0 +1,36 @@
+"""Cost model: weight-stream sizes, per-op cycles and bandwidth, DMA transfers.
+
+The scheduler calls ``op_cost(CostQuery(...), arch)`` for whole ops and for stripes, and
+``encoded_weight_size(op, accel, depth_step=...)`` for weight-buffer sizes.
+"""
+
+from npuplan.cost.model import datapath_cycles, op_cost
+from npuplan.cost.query import (
+    BlockChoice,
+    CostQuery,
+    Direction,
+    LutAccess,
+    Operand,
+    OpCost,
+    Purpose,
+    TensorFormat,
+    WeightAccess,
+    WeightFetch,
+)
+from npuplan.cost.transfer import dma_cycles
+
+__all__ = [
+    "BlockChoice",
+    "CostQuery",
+    "Direction",
+    "LutAccess",
+    "OpCost",
+    "Operand",
+    "Purpose",
+    "TensorFormat",
+    "WeightAccess",
+    "WeightFetch",
+    "datapath_cycles",
+    "dma_cycles",
+    "op_cost",
+]

@@ -1,0 +1,245 @@
+"""Datapath cycles and element counts of one NPU op (the compute half of the cost model).
+
+Mirrors the structure of Vela 5.2.0's estimate: the OFM is processed in blocks; each block costs
+the slower of its DPU (MAC array) cycles and its output-stage cycles, both floored by a command
+overhead derived from the block's memory transfers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from npuplan.cost.query import CostQuery, Operand
+from npuplan.cost.tables import ActivationKind, OutputKind, OutputTiming
+from npuplan.cost.transfer import block_transfer_cycles
+from npuplan.hw.accelerator import Block
+from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.lowered import Activation, BlockType, PoolKind
+from npuplan.ir.shape import Shape4D
+
+_CONV_LIKE = (
+    BlockType.CONV, BlockType.DEPTHWISE, BlockType.VECTOR_PRODUCT, BlockType.POOLING, BlockType.REDUCE_SUM
+)
+_DEPTH_REDUCING = (BlockType.CONV, BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM)
+_PER_CHANNEL = (BlockType.DEPTHWISE, BlockType.POOLING)
+SCALE_BIAS_LATENCY_DIVISOR = 256
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def clip_block(shape: Shape4D, block: Block) -> Block:
+    """``block`` clipped to ``shape`` (h, w, depth)."""
+    return Block(min(shape.h, block.height), min(shape.w, block.width), min(shape.c, block.depth))
+
+
+def sub_kernel_limit(block_type: BlockType) -> tuple[int, int]:
+    """The largest sub-kernel (height, width) the datapath handles in one pass."""
+    return (1, 1) if block_type in (BlockType.VECTOR_PRODUCT, BlockType.ELEMENTWISE) else (8, 8)
+
+
+def sub_kernel_sizes(block_type: BlockType, kernel_h: int, kernel_w: int) -> list[int]:
+    """Element counts of the sub-kernels a kernel is decomposed into."""
+    lim_h, lim_w = sub_kernel_limit(block_type)
+    ys = [min(kernel_h - i * lim_h, lim_h) for i in range(_ceil_div(kernel_h, lim_h))]
+    xs = [min(kernel_w - i * lim_w, lim_w) for i in range(_ceil_div(kernel_w, lim_w))]
+    return [x * y for y in ys for x in xs]
+
+
+def nn_macs(query: CostQuery) -> int:
+    """Network MACs as Vela counts them: kernel x (IFM depth unless per-channel) x OFM elements."""
+    op = query.op
+    if op.block_type not in _CONV_LIKE:
+        return 0
+    depth = 1 if op.block_type in _PER_CHANNEL else query.ifm.shape.c
+    return op.kernel.elements * depth * query.ofm.shape.elements
+
+
+def hw_macs(query: CostQuery, ofm_ublock: Block, ifm_ublock_depth: int) -> int:
+    """MACs the array performs: OFM rounded to micro-blocks, IFM depth to the IFM micro-block."""
+    op = query.op
+    if op.block_type not in _CONV_LIKE:
+        return 0
+    o = query.ofm.shape
+    rounded = (
+        o.n * _ceil_div(o.h, ofm_ublock.height) * ofm_ublock.height * _ceil_div(o.w, ofm_ublock.width)
+        * ofm_ublock.width * _ceil_div(o.c, ofm_ublock.depth) * ofm_ublock.depth
+    )
+    depth = 1 if op.block_type in _PER_CHANNEL else _ceil_div(query.ifm.shape.c, ifm_ublock_depth) * ifm_ublock_depth
+    return op.kernel.elements * depth * rounded
+
+
+def output_kind(query: CostQuery) -> OutputKind:
+    op = query.op
+    if op.block_type is BlockType.ELEMENTWISE and query.ifm.bits == 32:
+        return OutputKind.ELEMENTWISE_32BIT_BINARY if query.ifm2 is not None else OutputKind.ELEMENTWISE_32BIT_UNARY
+    if op.elementwise == "MUL" and query.ofm.bits == 32:
+        return OutputKind.MUL_32BIT
+    if op.elementwise == "MUL" or (op.block_type in _CONV_LIKE and query.block.acc40):
+        return OutputKind.ACC40_OR_MUL
+    if op.elementwise in ("ADD", "SUB"):
+        return OutputKind.ADD_SUB
+    if op.pool is PoolKind.MAX:
+        return OutputKind.MAX_POOL
+    return OutputKind.DEFAULT
+
+
+def activation_kind(activation: Activation) -> ActivationKind:
+    if activation in (Activation.SIGMOID, Activation.TANH, Activation.LUT):
+        return ActivationKind.TABLE
+    if activation in (Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1):
+        return ActivationKind.RELU
+    return ActivationKind.NONE
+
+
+def _operand_block_cycles(arch: Architecture, operand: Operand, block: Block, *, is_read: bool) -> float:
+    return block_transfer_cycles(
+        arch, operand.area, is_read=is_read, fmt=operand.format, element_bits=operand.bits,
+        block=block, shape=operand.shape,
+    )
+
+
+def command_transfer_cycles(query: CostQuery, arch: Architecture) -> float:
+    """Cycles to move one IFM block in and one OFM block out (the per-command memory floor)."""
+    return _operand_block_cycles(arch, query.ifm, query.block.ifm_block, is_read=True) + _operand_block_cycles(
+        arch, query.ofm, query.block.ofm_block, is_read=False
+    )
+
+
+def output_cycles_per_element(query: CostQuery, arch: Architecture, timing: OutputTiming) -> float:
+    """Output-stage cycles per OFM element (elementwise ops floored by their block transfers)."""
+    per_element = max(
+        timing.output_cycles_per_element(output_kind(query)),
+        timing.activation_cycles_per_element(activation_kind(query.op.activation)),
+    )
+    if query.op.block_type is BlockType.ELEMENTWISE:
+        block_elements = query.block.ofm_block.elements
+        cmd_cycles = (command_transfer_cycles(query, arch) + per_element * block_elements) / 4
+        per_element = max(per_element, cmd_cycles / block_elements)
+    return per_element
+
+
+@dataclass(frozen=True, slots=True)
+class _Ublocks:
+    x: int
+    y: int
+    z: int
+
+    @property
+    def xy(self) -> int:
+        return self.x * self.y
+
+
+def _ofm_ublocks(query: CostQuery, arch: Architecture) -> tuple[_Ublocks, Block]:
+    """Micro-block counts per OFM block, and the (clipped) OFM block."""
+    op, ublock = query.op, arch.accelerator.ofm_ublock
+    ofm_block = clip_block(query.ofm.shape, query.block.ofm_block)
+    if (
+        ublock.height == 2
+        and op.block_type in (BlockType.CONV, BlockType.DEPTHWISE, BlockType.VECTOR_PRODUCT)
+        and query.ofm.shape.h == 1
+        and query.ofm.shape.w % 2 == 0
+        and op.kernel.height == 1
+    ):
+        # single-row outputs are processed as 1x4 micro-blocks
+        ublock = Block(1, 4, ublock.depth)
+        ofm_block = Block(1, ofm_block.width, ofm_block.depth)
+    counts = _Ublocks(
+        _ceil_div(ofm_block.width, ublock.width), _ceil_div(ofm_block.height, ublock.height),
+        _ceil_div(ofm_block.depth, ublock.depth),
+    )
+    return counts, ofm_block
+
+
+def _sub_kernel_cycles(
+    query: CostQuery, n_elems: int, u: _Ublocks, wb_cycles: int, ifm_block_depth: int, is_u55_32: bool
+) -> tuple[int, int]:
+    """DPU cycles and kernel steps for one sub-kernel of ``n_elems`` elements."""
+    op, ifm_bits = query.op, query.ifm.bits
+    if op.block_type is BlockType.POOLING:
+        cycles = max(4, n_elems) * u.xy * u.z
+        if ifm_bits == 16 and not is_u55_32:
+            cycles *= 2
+        return cycles, 1
+    if op.block_type is BlockType.DEPTHWISE:
+        per_step = 4 * u.xy * (2 if ifm_bits == 16 else 1)
+        steps = _ceil_div(n_elems, 4)
+        return max(wb_cycles, per_step) * steps * u.z, steps
+    if op.block_type is BlockType.CONV and query.block.part_kernel:
+        steps = _ceil_div(n_elems, 2 if ifm_bits == 16 else 4)
+        return max(wb_cycles, 4 * u.xy) * steps * _ceil_div(ifm_block_depth, 8) * u.z, steps
+    return max(wb_cycles, 4 * u.xy) * n_elems * u.z, n_elems
+
+
+def _delay_cycles(u: _Ublocks, steps: int, acc40: bool, timing: OutputTiming) -> int:
+    """Accumulator stalls when an OFM block holds a single micro-block in x and y."""
+    delay = timing.acc40_delay_cycles if acc40 else timing.delay_cycles
+    cycles = 0
+    if u.x == 1 and u.y == 1:
+        if u.z == 1:
+            cycles = delay * steps
+        elif steps > 1:
+            cycles = delay * (steps - 1) * u.z
+    if timing.single_ublock_z_delay_only and (u.x == 1 or u.y == 1) and u.z > 1 and acc40:
+        cycles += delay * u.z
+    return cycles
+
+
+def conv_cycles(query: CostQuery, arch: Architecture, timing: OutputTiming, *, const_area: MemArea | None) -> int:
+    """Datapath cycles of a convolution-like op (conv, depthwise, vector product, pooling, reduce)."""
+    op, accel = query.op, arch.accelerator
+    ifm_block = clip_block(query.ifm.shape, query.block.ifm_block)
+    u, ofm_block = _ofm_ublocks(query, arch)
+    wb_cycles = 32 * accel.ofm_ublock.depth // 8
+    is_u55_32 = timing.single_ublock_z_delay_only
+    dpu_cycles: float = 0
+    for n_elems in sub_kernel_sizes(op.block_type, op.kernel.height, op.kernel.width):
+        cycles, steps = _sub_kernel_cycles(query, n_elems, u, wb_cycles, ifm_block.depth, is_u55_32)
+        delay = _delay_cycles(u, steps, query.block.acc40, timing)
+        if op.block_type is BlockType.CONV and query.block.part_kernel:
+            delay *= _ceil_div(ifm_block.depth, 8)
+        dpu_cycles += cycles + delay
+    if op.block_type in _DEPTH_REDUCING:
+        dpu_cycles *= _ceil_div(query.ifm.shape.c, ifm_block.depth)
+    dpu_cycles /= accel.cores
+
+    o = query.ofm.shape
+    n_blocks = o.n * _ceil_div(o.h, ofm_block.height) * _ceil_div(o.w, ofm_block.width) * _ceil_div(
+        o.c, ofm_block.depth
+    )
+    out_cycles: float = math.ceil(output_cycles_per_element(query, arch, timing) * ofm_block.elements)
+    if const_area is not None:
+        latency = arch.timing(const_area).read_latency_cycles
+        out_cycles = max(out_cycles, 10 * ofm_block.depth * latency / SCALE_BIAS_LATENCY_DIVISOR)
+    cmd_cycles = (command_transfer_cycles(query, arch) + out_cycles + dpu_cycles) / 4
+    dpu_cycles = max(dpu_cycles, cmd_cycles)
+    out_cycles = max(out_cycles, cmd_cycles)
+    if dpu_cycles > out_cycles:
+        return int(dpu_cycles * n_blocks + out_cycles)
+    return int(out_cycles * n_blocks + dpu_cycles)
+
+
+def rounded_shape_elements(shape: Shape4D, fmt: str) -> int:
+    """Elements of ``shape`` with depth rounded to the storage quantum of ``fmt`` (16 for NHCWB16)."""
+    depth = _ceil_div(shape.c, 16) * 16 if fmt == "NHCWB16" else shape.c
+    return shape.n * shape.h * shape.w * depth
+
+
+def rounded_elements(operand: Operand) -> int:
+    """Elements of ``operand.shape`` with depth rounded to the format's storage quantum."""
+    return rounded_shape_elements(operand.shape, operand.format)
+
+
+def elementwise_cycles(query: CostQuery, arch: Architecture, timing: OutputTiming) -> int:
+    return math.ceil(output_cycles_per_element(query, arch, timing) * rounded_elements(query.ofm))
+
+
+def op_cycles(query: CostQuery, arch: Architecture, timing: OutputTiming, *, const_area: MemArea | None) -> int:
+    """Datapath cycles of ``query`` (0 for anything that is not an NPU compute op)."""
+    if query.op.block_type in _CONV_LIKE:
+        return conv_cycles(query, arch, timing, const_area=const_area)
+    if query.op.block_type is BlockType.ELEMENTWISE:
+        return elementwise_cycles(query, arch, timing)
+    return 0

@@ -1,0 +1,86 @@
+"""Memory-transfer timing: burst efficiency of feature-map accesses and DMA copies."""
+
+from __future__ import annotations
+
+from npuplan.hw.accelerator import Block
+from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.shape import Shape4D
+from npuplan.cost.query import TensorFormat
+
+
+def _burst_bits(
+    *, is_read: bool, fmt: TensorFormat, element_bits: int, block: Block, shape: Shape4D, cores: int
+) -> int:
+    """Length in bits of the bursts the NPU issues for one block of ``shape``."""
+    if fmt == "NHCWB16":
+        # Vela compares the brick-column stride (bytes) with the block depth
+        if element_bits * 16 * shape.w == block.depth * 8:
+            return element_bits * block.depth * block.width
+        if is_read:
+            return 16 * element_bits * block.width
+        return 16 * element_bits * block.width * cores
+    depth_contiguous = element_bits // 8 == block.depth and element_bits % 8 == 0
+    if is_read:
+        return element_bits * block.depth * (block.width if depth_contiguous else 1)
+    if block.depth <= 16 and depth_contiguous:
+        return element_bits * block.depth * block.width
+    return min(64 * 8, 16 * element_bits * cores, block.depth * element_bits)
+
+
+def burst_scaled_bytes(
+    arch: Architecture,
+    area: MemArea,
+    *,
+    is_read: bool,
+    fmt: TensorFormat,
+    element_bits: int,
+    block: Block,
+    shape: Shape4D,
+    raw_bytes: float,
+) -> float:
+    """``raw_bytes`` inflated by how far the NPU's bursts fall short of ``area``'s burst length."""
+    bits = _burst_bits(
+        is_read=is_read, fmt=fmt, element_bits=element_bits, block=block, shape=shape,
+        cores=arch.accelerator.cores,
+    )
+    mem_burst_bytes = arch.timing(area).burst_length_bytes
+    burst_bytes = min(mem_burst_bytes, bits // 8)
+    if burst_bytes <= 0:
+        return raw_bytes * mem_burst_bytes
+    return raw_bytes * (mem_burst_bytes / burst_bytes)
+
+
+def block_transfer_cycles(
+    arch: Architecture,
+    area: MemArea,
+    *,
+    is_read: bool,
+    fmt: TensorFormat,
+    element_bits: int,
+    block: Block,
+    shape: Shape4D,
+) -> float:
+    """Cycles to move one block (clipped to ``shape``): latency plus burst-scaled bytes / bandwidth.
+
+    Like Vela, counts one byte per element whatever the element size.
+    """
+    elements = min(shape.h, block.height) * min(shape.w, block.width) * min(shape.c, block.depth)
+    timing = arch.timing(area)
+    latency = timing.read_latency_cycles if is_read else timing.write_latency_cycles
+    scaled = burst_scaled_bytes(
+        arch, area, is_read=is_read, fmt=fmt, element_bits=element_bits, block=block, shape=shape,
+        raw_bytes=elements,
+    )
+    return latency + scaled / arch.bytes_per_cycle(area)
+
+
+def dma_cycles(arch: Architecture, src: MemArea, dst: MemArea | None, size_bytes: int) -> float:
+    """Cycles of a DMA copy of ``size_bytes``: the slower of reading (plus latency) and writing.
+
+    ``dst`` of ``None`` is the NPU's internal shared buffer (bandwidth of one AXI port).
+    """
+    src_bw = arch.bytes_per_cycle(src)
+    read_cycles = (size_bytes // src_bw) + arch.timing(src).read_latency_cycles
+    dst_bw = arch.bytes_per_cycle(dst) if dst is not None else float(arch.accelerator.axi_port_bytes)
+    write_cycles = size_bytes // dst_bw
+    return float(max(read_cycles, write_cycles))
