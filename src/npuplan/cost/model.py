@@ -34,6 +34,8 @@ def datapath_cycles(query: CostQuery, arch: Architecture) -> int:
 def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int) -> float:
     """Cycles of the op's last weight slice: the window in which the next op's weights can stream."""
     w = query.weights
+    if w is not None and w.slack_npu_cycles is not None:
+        return w.slack_npu_cycles
     if w is None or len(w.depth_slices) <= 2:
         return float(cycles)
     tail_depth = w.depth_slices[-1] - w.depth_slices[-2]
@@ -92,7 +94,8 @@ def _npu_cycles(query: CostQuery, arch: Architecture, cycles: int, lut_cycles: f
     slack_own = _tail_slack_cycles(query, arch, cycles)
     if w is None or w.fetch is WeightFetch.DIRECT or w.buffer_area is None:
         return cycles + max(lut_cycles - query.prev_slack_npu_cycles, 0.0), 0.0, slack_own
-    full = dma_cycles(arch, w.source_area, w.buffer_area, w.stream_bytes) if w.charge_full_transfer else 0.0
+    full_bytes = w.full_stream_bytes if w.full_stream_bytes is not None else w.stream_bytes
+    full = dma_cycles(arch, w.source_area, w.buffer_area, full_bytes) if w.charge_full_transfer else 0.0
     first = dma_cycles(arch, w.source_area, w.buffer_area, w.first_slice_bytes)
     slack = query.prev_slack_npu_cycles
     if w.fetch is WeightFetch.DOUBLE_BUFFERED:

@@ -86,7 +86,9 @@ class WeightAccess:
     slice over all cores, each core's range rounded up to 16 (what must arrive before the op can
     start); ``source_area`` the permanent area; ``buffer_area`` the fast-storage buffer when
     fetched by DMA. ``depth_slices`` are the OFM depth offsets of the slices, closed at the end
-    (``(0, 16, 64)``).
+    (``(0, 16, 64)``). ``full_stream_bytes`` is the size of the stream encoded as one
+    slice (Vela times the whole copy with it); ``slack_npu_cycles`` overrides the window this op
+    leaves for the next op's weight DMA (the scheduler's choice; default the last slice's cycles).
     """
 
     stream_bytes: int
@@ -97,6 +99,8 @@ class WeightAccess:
     depth_slices: tuple[int, ...] = ()
     scale_bytes_per_channel: int = 10
     charge_full_transfer: bool = True  # False inside a cascade: Vela does not charge the full copy
+    full_stream_bytes: int | None = None  # unsliced encoding used to time the full copy (default: stream)
+    slack_npu_cycles: float | None = None  # own DMA window for the next op (default: last slice's cycles)
 
     @property
     def read_area(self) -> MemArea:
