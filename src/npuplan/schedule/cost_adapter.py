@@ -1,0 +1,96 @@
+"""The project's cost model and block-config chooser behind the scheduler's ``CostOracle``.
+
+Importing this module fails with ``ImportError`` when ``npuplan.cost`` or ``npuplan.hw.block_config``
+is missing; ``oracle.default_oracle`` then falls back to the estimate.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from npuplan.cost import BlockChoice, CostQuery as ModelQuery, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost
+from npuplan.hw.block_config import choose_block_config
+from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.lowered import NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.schedule.oracle import CostQuery, EstimateOracle
+
+log = logging.getLogger(__name__)
+
+_FETCH = {
+    "none": WeightFetch.DIRECT,
+    "full": WeightFetch.BUFFERED,
+    "single": WeightFetch.BUFFERED,
+    "double": WeightFetch.DOUBLE_BUFFERED,
+}
+
+
+class CostModelOracle:
+    """Adapts ``npuplan.cost.op_cost`` and ``hw.block_config.choose_block_config``."""
+
+    def __init__(self, arch: Architecture) -> None:
+        self._arch = arch
+        self._estimate = EstimateOracle(arch)
+        self._slice_sizes = _weight_sizer()
+
+    def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
+        box = None if ofm_stripe == op.ofm_shape else ofm_stripe
+        return choose_block_config(op, self._arch.accelerator, ofm_box=box)
+
+    def op_cost(self, query: CostQuery) -> Any:
+        op = query.op
+        bits_in = op.ifm.dtype.bits
+        weights = None
+        if op.weights is not None:
+            stream = query.weight_stream_bytes or sum(
+                self.weight_slice_bytes(op, query.block_config, (0, op.ofm_shape.c)))
+            fetch = _FETCH.get(query.weight_fetch, WeightFetch.DIRECT)
+            weights = WeightAccess(
+                stream_bytes=stream,
+                source_area=query.weight_source_area or self._arch.const_area,
+                fetch=fetch,
+                buffer_area=None if fetch is WeightFetch.DIRECT else query.weight_area,
+                first_slice_bytes=query.first_slice_bytes,
+                depth_slices=query.depth_slices,
+                charge_full_transfer=not query.in_cascade,
+            )
+        ifm2 = None
+        if op.ifm2 is not None and query.ifm2_stripe is not None and query.ifm2_area is not None:
+            ifm2 = Operand(query.ifm2_stripe, query.ifm2_area, "NHWC", op.ifm2.dtype.bits)
+        model_query = ModelQuery(
+            op=op,
+            block=BlockChoice.of(query.block_config),
+            ifm=Operand(op.ifm_shape if query.ifm_stripe.h >= op.ifm_shape.h else query.ifm_stripe,
+                        query.ifm_area, query.ifm_format, bits_in),  # type: ignore[arg-type]
+            ofm=Operand(op.ofm_shape.with_c(query.ofm_depth) if query.ofm_stripe.h >= op.ofm_shape.h
+                        else query.ofm_stripe.with_c(query.ofm_depth),
+                        query.ofm_area, query.ofm_format, op.ofm.dtype.bits),  # type: ignore[arg-type]
+            ifm2=ifm2,
+            weights=weights,
+            prev_slack_npu_cycles=float(query.prev_slack_cycles),
+        )
+        return op_cost(model_query, self._arch)
+
+    def cycles(self, cost: Any) -> int:
+        return int(round(cost.total_cycles))
+
+    def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
+        if self._slice_sizes is not None:
+            try:
+                return tuple(int(v) for v in self._slice_sizes(op, self._arch.accelerator, block_config, depth_slices))
+            except Exception as exc:  # a sizing failure must not stop planning; estimate instead
+                log.debug("weight sizing failed for %s: %s", op.name, exc)
+        return self._estimate.weight_slice_bytes(op, block_config, depth_slices)
+
+    def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
+        return int(dma_cycles(self._arch, src, dst, size_bytes))
+
+
+def _weight_sizer() -> Any:
+    """The cost package's per-slice weight sizer, when it has one."""
+    try:
+        from npuplan.cost import weight_slice_sizes  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return weight_slice_sizes

@@ -1,0 +1,79 @@
+"""Cost of one op under a set of decisions (stripes, areas, weight fetch), via the oracle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.shape import Shape4D
+from npuplan.schedule.decisions import Decisions, WeightPlan
+from npuplan.schedule.geometry import ifm2_stripe_for, ifm_stripe_for
+from npuplan.schedule.network import Network
+from npuplan.schedule.oracle import CostOracle, CostQuery
+from npuplan.schedule.types import WeightBuffering
+
+
+@dataclass(frozen=True, slots=True)
+class Costed:
+    """One op's block config, stripes and cost, with the NPU cycles the next op may prefetch under."""
+
+    block_config: Any
+    ofm_stripe: Shape4D
+    ifm_stripe: Shape4D
+    ifm2_stripe: Shape4D | None
+    cost: Any
+    cycles: int
+    slack_cycles: int
+
+
+def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:
+    """Where a feature map lives: fast storage if placed or rolling there, else the arena."""
+    if name is None:
+        return arch.arena_area
+    if name in dec.fast_fms or any(r.tensor_name == name for c in dec.cascades for r in c.rolling):
+        return arch.fast_area
+    return arch.arena_area
+
+
+def fm_format(net: Network, dec: Decisions, name: str) -> str:
+    if any(r.tensor_name == name for c in dec.cascades for r in c.rolling):
+        return "NHCWB16"
+    fm = net.fms.get(name)
+    return fm.format if fm is not None else "NHWC"
+
+
+def cost_op(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, index: int, *,
+    weights: WeightPlan | None = None, prev_slack_cycles: int = 0,
+) -> Costed:
+    """Cost op ``index`` with its stripe from ``dec`` and ``weights`` (default ``dec``'s plan)."""
+    op = net.npu_ops[index]
+    plan = dec.weights[index] if weights is None else weights
+    ofm_stripe = op.ofm_shape.with_h(min(dec.ofm_rows[index], op.ofm_shape.h))
+    ifm_stripe = ifm_stripe_for(op, ofm_stripe)
+    ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
+    block = oracle.block_config(op, ofm_stripe)
+    buffered = plan.buffering is not WeightBuffering.NONE
+    query = CostQuery(
+        op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
+        ofm_depth=op.ofm_shape.c,
+        ifm_area=fm_area(net, dec, arch, op.ifm.name),
+        ifm2_area=None if op.ifm2 is None else (arch.const_area if op.ifm2.is_constant
+                                                 else fm_area(net, dec, arch, op.ifm2.name)),
+        ofm_area=fm_area(net, dec, arch, op.ofm.name),
+        weight_area=arch.fast_area if buffered else arch.const_area,
+        ifm_format=fm_format(net, dec, op.ifm.name),
+        ofm_format=fm_format(net, dec, op.ofm.name),
+        weight_source_area=arch.const_area,
+        weight_fetch=str(plan.buffering),
+        weight_stream_bytes=plan.stream_bytes,
+        first_slice_bytes=plan.first_buffer_bytes,
+        depth_slices=plan.depth_slices,
+        prev_slack_cycles=prev_slack_cycles,
+        in_cascade=dec.cascade_of(index) is not None,
+    )
+    cost = oracle.op_cost(query)
+    cycles = oracle.cycles(cost)
+    slack = int(getattr(cost, "slack_npu_cycles", cycles))  # NPU time of the last depth slice
+    return Costed(block, ofm_stripe, ifm_stripe, ifm2_stripe, cost, cycles, slack)

@@ -1,0 +1,67 @@
+"""Scheduler decisions kept beside the graph: stripes, cascades, weight buffers, fast-storage FMs.
+
+Search steps build new ``Decisions`` values with ``dataclasses.replace``; nothing is restored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from npuplan.schedule.types import WeightBuffering
+
+
+@dataclass(frozen=True, slots=True)
+class WeightPlan:
+    """How one op's weights are fetched.
+
+    ``depth_slices`` are OFM depth offsets closed at the end (``(0, 16, 64)``), ``slice_bytes`` the
+    encoded bytes of each slice, ``buffer_bytes`` the fast-storage bytes held while the op runs,
+    ``prebuffer`` whether the first buffer is filled while the previous op runs.
+    """
+
+    buffering: WeightBuffering = WeightBuffering.NONE
+    stream_bytes: int = 0
+    depth_slices: tuple[int, ...] = ()
+    slice_bytes: tuple[int, ...] = ()
+    buffer_bytes: int = 0
+    prebuffer: bool = False
+
+    @property
+    def first_buffer_bytes(self) -> int:
+        return self.slice_bytes[0] if self.slice_bytes else 0
+
+
+NO_WEIGHT_BUFFER = WeightPlan()
+
+
+@dataclass(frozen=True, slots=True)
+class RollingBuffer:
+    tensor_name: str
+    rows: int
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CascadeSpan:
+    """NPU ops ``start..end`` (inclusive indices into ``Network.npu_ops``) run stripe by stripe."""
+
+    id: int
+    start: int
+    end: int
+    rolling: tuple[RollingBuffer, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    """Everything chosen for one schedule; aligned with ``Network.npu_ops``."""
+
+    ofm_rows: tuple[int, ...]
+    weights: tuple[WeightPlan, ...]
+    cascades: tuple[CascadeSpan, ...] = ()
+    fast_fms: frozenset[str] = frozenset()
+
+    def cascade_of(self, index: int) -> CascadeSpan | None:
+        for c in self.cascades:
+            if c.start <= index <= c.end:
+                return c
+        return None

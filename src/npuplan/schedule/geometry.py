@@ -1,0 +1,76 @@
+"""Stripe geometry and storage sizes: pure arithmetic on shapes, in rows and bytes."""
+
+from __future__ import annotations
+
+from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.schedule.oracle import ALIGN_BYTES, round_up
+
+BRICK_DEPTH = 16  # NHCWB16 stores channels in bricks of 16
+
+
+def storage_bytes(shape: Shape4D, element_bytes: int, fmt: str = "NHWC") -> int:
+    """Bytes a tensor of ``shape`` occupies, rounded up to the allocator alignment."""
+    depth = round_up(shape.c, BRICK_DEPTH) if fmt == "NHCWB16" else shape.c
+    return round_up(shape.n * shape.h * shape.w * depth * element_bytes, ALIGN_BYTES)
+
+
+def ifm_rows_for(op: NpuOp, ofm_rows: int) -> int:
+    """IFM rows read to produce ``ofm_rows`` OFM rows (clipped to the IFM height)."""
+    k = op.kernel
+    rows = (ofm_rows - 1) * k.stride_y + k.dilated_height
+    return max(1, min(rows, op.ifm_shape.h))
+
+
+def ifm_stripe_for(op: NpuOp, ofm_stripe: Shape4D) -> Shape4D:
+    """The IFM box read per step when producing ``ofm_stripe``."""
+    if ofm_stripe.h >= op.ofm_shape.h:
+        return op.ifm_shape
+    return op.ifm_shape.with_h(ifm_rows_for(op, ofm_stripe.h))
+
+
+def ifm2_stripe_for(op: NpuOp, ifm_stripe: Shape4D) -> Shape4D | None:
+    if op.ifm2_shape is None:
+        return None
+    return op.ifm2_shape.with_h(min(ifm_stripe.h, op.ifm2_shape.h))
+
+
+def producer_rows_for(consumer: NpuOp, consumer_ofm_rows: int) -> int:
+    """Rows the producer must output per step so ``consumer`` can make ``consumer_ofm_rows`` rows.
+
+    As in Vela's stripe proposal: the consumer's stripe times its vertical stride, clipped to the
+    producer's OFM height.
+    """
+    return max(1, min(consumer_ofm_rows * consumer.kernel.stride_y, consumer.ifm_shape.h))
+
+
+def rolling_buffer_rows(producer_rows: int, consumer_ifm_rows: int) -> int:
+    """Rows a rolling buffer holds: room for a produced stripe next to the rows being consumed."""
+    return round_up(producer_rows + consumer_ifm_rows, consumer_ifm_rows)
+
+
+def rolling_buffer_bytes(producer: NpuOp, producer_rows: int, consumer: NpuOp, consumer_ofm_rows: int) -> int:
+    """Size of the NHCWB16 rolling buffer between two cascaded ops."""
+    rows = rolling_buffer_rows(producer_rows, ifm_rows_for(consumer, consumer_ofm_rows))
+    rows = min(rows, producer.ofm_shape.h) if producer_rows >= producer.ofm_shape.h else rows
+    width = max(producer.ofm_shape.w, consumer.ifm_shape.w)
+    depth = round_up(producer.ofm_shape.c, BRICK_DEPTH)
+    return round_up(rows * width * depth * producer.ofm.dtype.size_bytes, ALIGN_BYTES)
+
+
+def is_cascadable(op: NpuOp) -> bool:
+    """Whether ``op`` can run stripe by stripe (Vela's rules: no FC/reduce, no offsets, no FM ifm2)."""
+    if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM):
+        return False
+    if op.ofm_write_offset is not None or op.ifm_read_offset is not None:
+        return False
+    if op.ofm_shape.h <= 1:
+        return False
+    if op.ifm2 is not None and not op.ifm2.is_constant:
+        return False
+    return True
+
+
+def min_stripe_rows(op: NpuOp, consumer: NpuOp | None) -> int:
+    """Smallest OFM stripe ``op`` can usefully produce: its consumer's vertical stride."""
+    return max(1, min(consumer.kernel.stride_y if consumer is not None else 1, op.ofm_shape.h))

@@ -1,0 +1,103 @@
+"""The scheduler's read-only view of a lowered graph: NPU ops, time steps and feature maps.
+
+Time steps are positions in ``LoweredGraph.ops`` (CPU ops included), so live ranges of tensors
+crossing CPU ops are right. Built once per ``plan_schedule`` call; never mutated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from npuplan.ir.graph import Tensor
+from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.schedule.geometry import storage_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureMap:
+    """A non-constant tensor: its storage size, format and the time steps it must live over."""
+
+    name: str
+    size_bytes: int
+    format: str
+    start: int
+    end: int
+    producer: int  # index into ``Network.npu_ops`` of the NPU producer, -1 if none
+    consumers: tuple[int, ...]  # indices into ``Network.npu_ops`` of NPU consumers
+    whole_reason: str  # why it must stay whole ("" if it may be striped)
+
+
+@dataclass(frozen=True)
+class Network:
+    graph: LoweredGraph
+    npu_ops: tuple[NpuOp, ...]
+    times: tuple[int, ...]  # time step of each NPU op
+    fms: dict[str, FeatureMap]
+    last_time: int
+
+    def fm(self, tensor: Tensor | None) -> FeatureMap | None:
+        return None if tensor is None else self.fms.get(tensor.name)
+
+
+def _op_tensors(op: NpuOp | CpuOp) -> tuple[list[Tensor], list[Tensor]]:
+    if isinstance(op, NpuOp):
+        ins = [t for t in (op.ifm, op.ifm2) if t is not None]
+        return ins, [op.ofm]
+    return [t for t in op.op.inputs if t is not None], list(op.op.outputs)
+
+
+def _shape_of(tensor: Tensor, npu_views: dict[str, Shape4D]) -> Shape4D:
+    return npu_views.get(tensor.name, tensor.shape4d)
+
+
+def build_network(graph: LoweredGraph) -> Network:
+    """Index the graph: NPU ops with their time steps and every feature map's live range."""
+    npu_ops = tuple(op for op in graph.ops if isinstance(op, NpuOp))
+    npu_index = {id(op): i for i, op in enumerate(npu_ops)}
+    times = tuple(t for t, op in enumerate(graph.ops) if isinstance(op, NpuOp))
+    last = max(len(graph.ops) - 1, 0)
+    first_use: dict[str, int] = {}
+    last_use: dict[str, int] = {}
+    tensors: dict[str, Tensor] = {}
+    producer: dict[str, int] = {}
+    consumers: dict[str, list[int]] = {}
+    cpu_touch: set[str] = set()
+    for t, op in enumerate(graph.ops):
+        ins, outs = _op_tensors(op)
+        for tensor in ins + outs:
+            if tensor.is_constant:
+                continue
+            tensors.setdefault(tensor.name, tensor)
+            first_use.setdefault(tensor.name, t)
+            last_use[tensor.name] = t
+            if isinstance(op, CpuOp):
+                cpu_touch.add(tensor.name)
+        if isinstance(op, NpuOp):
+            producer.setdefault(op.ofm.name, npu_index[id(op)])
+            for tensor in ins:
+                if not tensor.is_constant:
+                    consumers.setdefault(tensor.name, []).append(npu_index[id(op)])
+    graph_in = {t.name for t in graph.inputs}
+    graph_out = {t.name for t in graph.outputs}
+    fms: dict[str, FeatureMap] = {}
+    for name, tensor in tensors.items():
+        start = 0 if name in graph_in else first_use[name]
+        end = last if name in graph_out else last_use[name]
+        reason = _whole_reason(name, graph_in, graph_out, cpu_touch)
+        npu_only = name not in cpu_touch and name not in graph_in and name not in graph_out
+        fmt = "NHCWB16" if npu_only else "NHWC"
+        size = storage_bytes(tensor.shape4d, tensor.dtype.size_bytes, fmt)
+        fms[name] = FeatureMap(name, size, fmt, start, end, producer.get(name, -1),
+                               tuple(consumers.get(name, ())), reason)
+    return Network(graph, npu_ops, times, fms, last)
+
+
+def _whole_reason(name: str, graph_in: set[str], graph_out: set[str], cpu_touch: set[str]) -> str:
+    if name in graph_in:
+        return "network input must be whole"
+    if name in graph_out:
+        return "network output must be whole"
+    if name in cpu_touch:
+        return "tensor shared with a CPU operator must be whole"
+    return ""

@@ -1,0 +1,206 @@
+"""What the scheduler asks of the cost model, as a narrow Protocol, plus a built-in estimate.
+
+The scheduler never calls the cost module directly: it goes through a ``CostOracle`` so it can be
+tested with tiny stand-ins, and so the search can memoise queries. ``default_oracle(arch)`` adapts
+``npuplan.cost`` / ``npuplan.hw.block_config`` when they are installed and falls back to
+``EstimateOracle`` (a roofline estimate) otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.shape import Shape4D
+
+log = logging.getLogger(__name__)
+
+OFM_SPLIT_DEPTH = 16  # weight depth slices are multiples of this many OFM channels
+ALIGN_BYTES = 16
+
+
+def round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+@dataclass(frozen=True, slots=True)
+class CostQuery:
+    """One costing question: ``op`` producing ``ofm_stripe`` per step (the whole OFM when unstriped).
+
+    ``ofm_depth`` limits the OFM depth costed (a weight depth slice); areas say where each operand
+    is read from / written to; ``weight_area`` is where the NPU reads encoded weights during the op.
+    """
+
+    op: NpuOp
+    block_config: Any
+    ofm_stripe: Shape4D
+    ifm_stripe: Shape4D
+    ifm2_stripe: Shape4D | None
+    ofm_depth: int
+    ifm_area: MemArea
+    ifm2_area: MemArea | None
+    ofm_area: MemArea
+    weight_area: MemArea
+    ifm_format: str = "NHWC"
+    ofm_format: str = "NHWC"
+    weight_source_area: MemArea | None = None  # permanent area the DMA reads buffered weights from
+    weight_fetch: str = "none"  # a WeightBuffering value: none/full/single/double
+    weight_stream_bytes: int = 0
+    first_slice_bytes: int = 0
+    depth_slices: tuple[int, ...] = ()
+    prev_slack_cycles: int = 0
+    in_cascade: bool = False  # weights fetched once for the whole cascade
+
+
+class CostOracle(Protocol):
+    """The cost-model services the scheduler needs."""
+
+    def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any: ...
+
+    def op_cost(self, query: CostQuery) -> Any: ...
+
+    def cycles(self, cost: Any) -> int: ...
+
+    def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
+        """Encoded weight + scale bytes of each OFM depth slice ``[d0, d1)``, ``[d1, d2)``..."""
+        ...
+
+    def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateCost:
+    """The built-in estimate's cost record."""
+
+    total_cycles: int
+    npu_cycles: int
+    access_cycles: int
+    slack_npu_cycles: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateBlock:
+    height: int
+    width: int
+    depth: int
+
+
+class EstimateOracle:
+    """A roofline estimate: max(MAC cycles, memory cycles). Used in tests and before ``cost`` lands."""
+
+    def __init__(self, arch: Architecture) -> None:
+        self._arch = arch
+
+    def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
+        return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))
+
+    def _macs(self, op: NpuOp, ofm: Shape4D, depth: int) -> int:
+        k = op.kernel.elements
+        out = ofm.n * ofm.h * ofm.w * depth
+        if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
+            return out * k * op.ifm_shape.c
+        return out * k
+
+    def op_cost(self, query: CostQuery) -> EstimateCost:
+        op, arch = query.op, self._arch
+        ofm = op.ofm_shape
+        depth = min(query.ofm_depth, ofm.c)
+        ratio = depth / max(ofm.c, 1)
+        macs = self._macs(op, ofm, depth)
+        npu = math.ceil(macs / arch.accelerator.macs_per_cycle) + 16 * math.ceil(ofm.h / max(query.ofm_stripe.h, 1))
+        elem = op.ofm.dtype.size_bytes
+        traffic: dict[MemArea, float] = {}
+        traffic[query.ifm_area] = traffic.get(query.ifm_area, 0) + op.ifm_shape.elements * elem
+        if query.ifm2_area is not None and op.ifm2_shape is not None:
+            traffic[query.ifm2_area] = traffic.get(query.ifm2_area, 0) + op.ifm2_shape.elements * elem
+        traffic[query.ofm_area] = traffic.get(query.ofm_area, 0) + ofm.elements * elem * ratio
+        if op.weights is not None:
+            wbytes = op.weights.size * ratio
+            traffic[query.weight_area] = traffic.get(query.weight_area, 0) + wbytes
+        access = max((b / max(arch.bytes_per_cycle(a), 1e-9) for a, b in traffic.items()), default=0.0)
+        npu += _weight_dma_cycles(query, npu, self.transfer_cycles)
+        total = max(npu, math.ceil(access))
+        tail = query.depth_slices[-1] - query.depth_slices[-2] if len(query.depth_slices) > 2 else ofm.c
+        return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)))
+
+    def cycles(self, cost: Any) -> int:
+        return int(cost.total_cycles)
+
+    def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
+        if op.weights is None:
+            return tuple(0 for _ in depth_slices[1:])
+        per_channel = op.weights.size / max(op.ofm_shape.c, 1)
+        return tuple(
+            round_up(int(per_channel * (b - a)) + 10 * (b - a), ALIGN_BYTES)
+            for a, b in zip(depth_slices, depth_slices[1:])
+        )
+
+    def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
+        bw = min(self._arch.bytes_per_cycle(src), self._arch.bytes_per_cycle(dst))
+        return int(math.ceil(size_bytes / max(bw, 1e-9)))
+
+
+def _weight_dma_cycles(query: CostQuery, op_cycles: int, transfer: Any) -> int:
+    """Cycles the op waits for weight DMA (Vela's rule): single buffers wait for the whole stream
+    less what was prefetched under the previous op; double buffers overlap slices with compute."""
+    if query.weight_fetch in ("none", "") or query.weight_stream_bytes == 0:
+        return 0
+    src, dst = query.weight_source_area or query.weight_area, query.weight_area
+    full = transfer(src, dst, query.weight_stream_bytes)
+    first = transfer(src, dst, query.first_slice_bytes or query.weight_stream_bytes)
+    slack = query.prev_slack_cycles
+    if query.weight_fetch == "double":
+        return max(0, max(full - slack, op_cycles + max(first - slack, 0)) - op_cycles)
+    return full - min(first, slack)
+
+
+class MemoOracle:
+    """Wraps an oracle and memoises every query (the stripe search asks the same ones often)."""
+
+    def __init__(self, inner: CostOracle) -> None:
+        self._inner = inner
+        self._blocks: dict[tuple[int, Shape4D], Any] = {}
+        self._costs: dict[tuple[Any, ...], Any] = {}
+        self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
+
+    def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
+        key = (id(op), ofm_stripe)
+        if key not in self._blocks:
+            self._blocks[key] = self._inner.block_config(op, ofm_stripe)
+        return self._blocks[key]
+
+    def op_cost(self, query: CostQuery) -> Any:
+        key = (id(query.op), id(query.block_config), query.ofm_stripe, query.ifm_stripe, query.ifm2_stripe,
+               query.ofm_depth, query.ifm_area, query.ifm2_area, query.ofm_area, query.weight_area,
+               query.ifm_format, query.ofm_format, query.weight_fetch, query.weight_stream_bytes, query.weight_source_area,
+               query.first_slice_bytes, query.depth_slices, query.prev_slack_cycles, query.in_cascade)
+        if key not in self._costs:
+            self._costs[key] = self._inner.op_cost(query)
+        return self._costs[key]
+
+    def cycles(self, cost: Any) -> int:
+        return self._inner.cycles(cost)
+
+    def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
+        key = (id(op), id(block_config), depth_slices)
+        if key not in self._weights:
+            self._weights[key] = self._inner.weight_slice_bytes(op, block_config, depth_slices)
+        return self._weights[key]
+
+    def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
+        return self._inner.transfer_cycles(src, dst, size_bytes)
+
+
+def default_oracle(arch: Architecture) -> CostOracle:
+    """The project's cost model behind the oracle interface, or the estimate if it is missing."""
+    try:
+        from npuplan.schedule.cost_adapter import CostModelOracle
+
+        return MemoOracle(CostModelOracle(arch))
+    except ImportError as exc:  # cost/hw helpers not installed yet
+        log.debug("cost model unavailable (%s); using the roofline estimate", exc)
+        return MemoOracle(EstimateOracle(arch))

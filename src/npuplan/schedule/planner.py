@@ -1,0 +1,98 @@
+"""``plan_schedule``: the top-level driver, as named steps.
+
+1. index the graph; 2. the max schedule (whole feature maps, placed by memory mode);
+3. if it does not fit, cascades under the budget; 4. fast-storage placement of feature maps
+(Dedicated_Sram); 5. weight buffering in the memory left (the budget for Performance, the peak
+for Size); 6. assemble the frozen ``Schedule`` and check the real allocated peak against the budget.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from npuplan.hw.memory import Architecture
+from npuplan.ir.lowered import LoweredGraph
+from npuplan.options import Optimise, PlanOptions, Search
+from npuplan.schedule.assemble import assemble, total_cycles
+from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
+from npuplan.schedule.network import Network, build_network
+from npuplan.schedule.oracle import CostOracle, default_oracle
+from npuplan.schedule.types import Schedule
+from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.weights import propose_weight_buffering
+
+log = logging.getLogger(__name__)
+
+
+def budget_bytes(arch: Architecture, options: PlanOptions) -> int:
+    """The fast-storage cap: the option if given, else the architecture's arena cache size."""
+    if options.arena_cache_size_bytes is not None:
+        return int(options.arena_cache_size_bytes)
+    return int(arch.arena_cache_size_bytes)
+
+
+def max_decisions(net: Network, arch: Architecture) -> Decisions:
+    """Whole feature maps, no cascades, no weight buffers; FMs in fast storage iff the arena is."""
+    fast = frozenset(net.fms) if not arch.is_dedicated_sram else frozenset()
+    return Decisions(
+        ofm_rows=tuple(op.ofm_shape.h for op in net.npu_ops),
+        weights=tuple(NO_WEIGHT_BUFFER for _ in net.npu_ops),
+        fast_fms=fast,
+    )
+
+
+def peak_of(net: Network, dec: Decisions) -> int:
+    return max(usage_by_time(net, fast_buffers(net, dec)), default=0)
+
+
+def plan_schedule(
+    lowered: LoweredGraph, arch: Architecture, options: PlanOptions, *, oracle: CostOracle | None = None,
+) -> Schedule:
+    """Plan the NPU ops of ``lowered`` on ``arch`` within the fast-storage budget.
+
+    Raises ``InfeasiblePlan`` when even the smallest stripes do not fit.
+    """
+    oracle = oracle or default_oracle(arch)
+    net = build_network(lowered)
+    budget = budget_bytes(arch, options)
+    candidates = _search(net, arch, options, oracle, budget)
+    best = min(candidates, key=lambda cand: (total_cycles(net, cand[0], arch, oracle), peak_of(net, cand[0])))
+    return _fit_allocation(net, best[0], arch, options, oracle, budget, best[1])
+
+
+def _search(
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
+) -> list[tuple[Decisions, tuple[str, ...]]]:
+    """Propose complete decision sets; the caller chooses."""
+    from npuplan.schedule.strategy import cascade_search, pareto_search
+
+    found: list[tuple[Decisions, tuple[str, ...]]] = []
+    if options.search in (Search.AUTO, Search.CASCADE):
+        found.append((cascade_search(net, arch, options, oracle, budget), ("search=cascade",)))
+    if options.search in (Search.AUTO, Search.PARETO):
+        pareto = pareto_search(net, arch, options, oracle, budget)
+        if pareto is not None:
+            found.append((pareto, ("search=pareto",)))
+    if options.optimise is Optimise.SIZE and found:
+        smallest = min(peak_of(net, d) for d, _ in found)
+        found = [(d, n) for d, n in found if peak_of(net, d) == smallest]
+    return found
+
+
+def _fit_allocation(
+    net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle,
+    budget: int, notes: tuple[str, ...],
+) -> Schedule:
+    """Assemble; if real allocation (fragmentation) overshoots the budget, drop weight buffers."""
+    schedule = assemble(net, dec, arch, oracle, allocator=options.tensor_allocator, notes=notes)
+    if schedule.sram_peak_bytes <= budget:
+        return schedule
+    tighter = budget - (schedule.sram_peak_bytes - peak_of(net, dec))
+    trimmed = propose_weight_buffering(net, dec, arch, oracle, max(tighter, 0))
+    schedule = assemble(net, trimmed, arch, oracle, allocator=options.tensor_allocator,
+                        notes=notes + ("weight buffers trimmed for allocation",))
+    if schedule.sram_peak_bytes <= budget:
+        return schedule
+    bare = propose_weight_buffering(net, dec, arch, oracle, 0)
+    return assemble(net, bare, arch, oracle, allocator=options.tensor_allocator,
+                    notes=notes + ("weight buffers dropped for allocation",))

@@ -1,0 +1,76 @@
+"""Strategies that propose complete decision sets: the cascade search and the Pareto DP."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from npuplan.errors import InfeasiblePlan
+from npuplan.hw.memory import Architecture
+from npuplan.options import Optimise, PlanOptions
+from npuplan.schedule.decisions import Decisions
+from npuplan.schedule.network import Network
+from npuplan.schedule.oracle import CostOracle
+from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.weights import propose_weight_buffering
+
+
+def _peak(net: Network, dec: Decisions) -> int:
+    return max(usage_by_time(net, fast_buffers(net, dec)), default=0)
+
+
+def cascade_search(
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
+) -> Decisions:
+    """Max schedule; cascades when it does not fit (or to shrink the peak for Size);
+    fast-storage FMs (Dedicated_Sram); then weight buffering in the memory left."""
+    from npuplan.schedule.cascades import build_cascades
+    from npuplan.schedule.fast_storage import place_feature_maps
+    from npuplan.schedule.planner import max_decisions
+
+    dec = max_decisions(net, arch)
+    if options.optimise is Optimise.SIZE or _peak(net, dec) > budget:
+        dec = build_cascades(net, dec, arch, oracle, budget, options.optimise)
+    check_fits(net, dec, budget)
+    if arch.is_dedicated_sram:
+        dec = place_feature_maps(net, dec, arch, oracle, budget)
+    limit = budget if options.optimise is Optimise.PERFORMANCE else min(budget, _peak(net, dec))
+    return propose_weight_buffering(net, dec, arch, oracle, limit)
+
+
+def pareto_search(
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
+) -> Decisions | None:
+    """The Pareto DP over streaming strategies (``None`` when it finds nothing within budget)."""
+    try:
+        from npuplan.schedule.pareto import pareto_decisions
+    except ImportError:
+        return None
+    return pareto_decisions(net, arch, options, oracle, budget)
+
+
+def check_fits(net: Network, dec: Decisions, budget: int) -> None:
+    """Raise ``InfeasiblePlan`` naming the op at the peak, what it needs, and why."""
+    usage = usage_by_time(net, fast_buffers(net, dec))
+    if not usage or max(usage) <= budget:
+        return
+    t = max(range(len(usage)), key=usage.__getitem__)
+    op_name, why = _blame(net, dec, t)
+    raise InfeasiblePlan(
+        op=op_name, needed_bytes=usage[t], budget_bytes=budget, why=why,
+        hint=f"raise --arena-cache-size to at least {usage[t]} bytes, or use a memory mode "
+             "with the arena off-chip (Dedicated_Sram)",
+    )
+
+
+def _blame(net: Network, dec: Decisions, t: int) -> tuple[str, str]:
+    name = f"time step {t}"
+    for i, when in enumerate(net.times):
+        if when == t:
+            name = net.npu_ops[i].name
+    live = [b for b in fast_buffers(net, dec) if b.start <= t <= b.end]
+    whole = [b for b in live if b.kind == "fm" and net.fms[b.name].whole_reason]
+    if whole:
+        big = max(whole, key=lambda b: b.size_bytes)
+        return name, f"{net.fms[big.name].whole_reason}: '{big.name}' is {big.size_bytes} bytes"
+    big = max(live, key=lambda b: b.size_bytes)
+    return name, f"smallest stripes leave '{big.name}' at {big.size_bytes} bytes ({len(live)} buffers live)"

@@ -1,0 +1,87 @@
+"""Fast-storage use over time for a set of decisions: live buffers, per-op usage and the peak."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from npuplan.schedule.decisions import Decisions
+from npuplan.schedule.network import Network
+from npuplan.schedule.oracle import ALIGN_BYTES, round_up
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """One fast-storage buffer live over time steps ``start..end`` (inclusive)."""
+
+    name: str
+    start: int
+    end: int
+    size_bytes: int
+    kind: str  # "fm", "rolling", "weights"
+
+
+def fast_buffers(net: Network, dec: Decisions) -> list[Buffer]:
+    """Every buffer the decisions put in fast storage."""
+    rolling_names = {r.tensor_name for c in dec.cascades for r in c.rolling}
+    out: list[Buffer] = []
+    for fm in net.fms.values():
+        if fm.name not in dec.fast_fms or fm.name in rolling_names:
+            continue
+        start, end = fm.start, fm.end
+        for c in dec.cascades:  # a cascade reads its input and writes its output throughout
+            t0, t1 = net.times[c.start], net.times[c.end]
+            if c.start in fm.consumers:
+                end = max(end, t1)
+            if fm.producer == c.end:
+                start = min(start, t0)
+        out.append(Buffer(fm.name, start, end, fm.size_bytes, "fm"))
+    for c in dec.cascades:
+        for r in c.rolling:
+            out.append(Buffer(r.tensor_name, net.times[c.start], net.times[c.end], r.size_bytes, "rolling"))
+    for i, plan in enumerate(dec.weights):
+        if plan.buffer_bytes == 0:
+            continue
+        t = net.times[i]
+        start, end = t, t
+        c = dec.cascade_of(i)
+        if c is not None:
+            start, end = net.times[c.start], net.times[c.end]
+        elif plan.prebuffer and i > 0:
+            start = net.times[i - 1]
+        out.append(Buffer(f"{net.npu_ops[i].name}_weights", start, end,
+                          round_up(plan.buffer_bytes, ALIGN_BYTES), "weights"))
+    return out
+
+
+def usage_by_time(net: Network, buffers: list[Buffer]) -> list[int]:
+    """Bytes of fast storage live at each time step."""
+    usage = [0] * (net.last_time + 1)
+    for b in buffers:
+        for t in range(b.start, b.end + 1):
+            usage[t] += b.size_bytes
+    return usage
+
+
+def allocated_peak_bytes(buffers: list[Buffer], allocator: object) -> int:
+    """The peak address after real allocation (the memory package), or the live-bytes peak."""
+    if not buffers:
+        return 0
+    try:
+        from npuplan.memory.allocators import allocate
+        from npuplan.memory.live_range import LiveRange
+    except ImportError:  # memory package not available: the live-bytes bound is exact for sums
+        return _live_peak(buffers)
+    ranges = [LiveRange(f"{b.kind}:{b.name}", b.start, b.end, b.size_bytes) for b in buffers]
+    return int(allocate(ranges, allocator=allocator, alignment=ALIGN_BYTES).peak_bytes)  # type: ignore[arg-type]
+
+
+def _live_peak(buffers: list[Buffer]) -> int:
+    last = max(b.end for b in buffers)
+    usage = [0] * (last + 1)
+    for b in buffers:
+        for t in range(b.start, b.end + 1):
+            usage[t] += b.size_bytes
+    return max(usage)

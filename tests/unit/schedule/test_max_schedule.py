@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import pytest
+
+from npuplan.errors import InfeasiblePlan
+from npuplan.hw import build_architecture
+from npuplan.options import PlanOptions
+from npuplan.schedule import Schedule, WeightBuffering, plan_schedule
+
+from .chains import conv_chain
+
+SHARED = PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                     memory_mode="Shared_Sram")
+
+
+def _plan(options: PlanOptions = SHARED, layers=((16, 1), (32, 2), (32, 1), (64, 2))) -> Schedule:
+    return plan_schedule(conv_chain(list(layers)), build_architecture(options), options)
+
+
+def test_max_schedule_keeps_whole_feature_maps_and_reports_usage() -> None:
+    s = _plan()
+    assert [o.ofm_stripe for o in s.ops] == [o.op.ofm_shape for o in s.ops]
+    assert all(o.cascade_id == -1 for o in s.ops)
+    # every op's usage holds at least its whole IFM and OFM
+    for o in s.ops:
+        assert o.sram_usage_bytes >= o.op.ifm_shape.elements + o.op.ofm_shape.elements
+    assert s.sram_peak_bytes >= max(o.sram_usage_bytes for o in s.ops)
+    assert s.placements["t1"].size_bytes == 16 * 16 * 32
+
+
+def test_weights_are_buffered_in_fast_storage_when_it_pays() -> None:
+    s = _plan()
+    assert any(o.weight_buffering is not WeightBuffering.NONE for o in s.ops)
+    for o in s.ops:
+        if o.weight_buffering is WeightBuffering.NONE:
+            assert o.weight_buffer_bytes == 0
+
+
+def test_tiny_budget_raises_infeasible_naming_the_op() -> None:
+    tiny = PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                       memory_mode="Shared_Sram", arena_cache_size_bytes=4096)
+    with pytest.raises(InfeasiblePlan) as err:
+        _plan(tiny)
+    assert err.value.budget_bytes == 4096
+    assert err.value.needed_bytes > 4096
+    assert "input" in err.value.why or "output" in err.value.why
