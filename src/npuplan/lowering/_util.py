@@ -1,0 +1,89 @@
+"""Small helpers shared by the lowering passes: op rewiring, activation names, SAME padding."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
+from npuplan.ir.lowered import Activation, Padding
+
+ACTIVATIONS: dict[str, Activation] = {
+    "NONE": Activation.NONE,
+    "RELU": Activation.RELU,
+    "RELU6": Activation.RELU6,
+    "RELU_N1_TO_1": Activation.RELU_N1_TO_1,
+    "TANH": Activation.TANH,
+    "SIGN_BIT": Activation.CLAMP,
+}
+
+# Standalone TFLite activation operators and the fused activation they become.
+STANDALONE_ACTIVATIONS: dict[str, Activation] = {
+    "RELU": Activation.RELU,
+    "RELU6": Activation.RELU6,
+    "RELU_N1_TO_1": Activation.RELU_N1_TO_1,
+    "RELU_0_TO_1": Activation.CLAMP,
+    "HARD_SWISH": Activation.LUT,
+    "TANH": Activation.LUT,
+    "LOGISTIC": Activation.LUT,
+}
+
+
+def with_options(op: Op, **changes: Any) -> Op:
+    """A copy of ``op`` with some options added or changed."""
+    merged: dict[str, Any] = dict(op.options)
+    merged.update(changes)
+    return replace(op, options=frozen_options(merged))
+
+
+def replace_tensor(graph: Graph, old: Tensor, new: Tensor) -> Graph:
+    """A copy of ``graph`` where every use (input or output) of ``old`` reads/writes ``new``."""
+
+    def swap(ts: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(new if t is old else t for t in ts)
+
+    ops = tuple(
+        replace(op, inputs=swap(op.inputs), outputs=swap(op.outputs))
+        if any(t is old for t in (*op.inputs, *op.outputs))
+        else op
+        for op in graph.ops
+    )
+    return replace(graph, ops=ops, inputs=swap(graph.inputs), outputs=swap(graph.outputs))
+
+
+def without_op(graph: Graph, op: Op) -> Graph:
+    return replace(graph, ops=tuple(o for o in graph.ops if o is not op))
+
+
+def replace_op(graph: Graph, old: Op, new: Op) -> Graph:
+    return replace(graph, ops=tuple(new if o is old else o for o in graph.ops))
+
+
+def fused_activation(options: Mapping[str, Any]) -> Activation:
+    """The activation an op's options ask for (fused function, or one set by a fusion pass)."""
+    if "npu_activation" in options:
+        return Activation(options["npu_activation"])
+    return ACTIVATIONS.get(str(options.get("fused_activation_function", "NONE")), Activation.CLAMP)
+
+
+def same_padding(in_size: int, stride: int, dilated_kernel: int) -> tuple[int, int]:
+    """TFLite SAME padding (before, after) along one axis."""
+    out_size = math.ceil(in_size / stride)
+    total = max(0, (out_size - 1) * stride + dilated_kernel - in_size)
+    return total // 2, total - total // 2
+
+
+def op_padding(
+    options: Mapping[str, Any], ifm_h: int, ifm_w: int, kernel_hw: tuple[int, int], stride_hw: tuple[int, int]
+) -> Padding:
+    """Explicit padding for an op: folded PAD values, SAME as TFLite computes it, or none (VALID)."""
+    if "explicit_padding" in options:
+        top, left, bottom, right = options["explicit_padding"]
+        return Padding(top=top, left=left, bottom=bottom, right=right)
+    if options.get("padding") == "SAME":
+        top, bottom = same_padding(ifm_h, stride_hw[0], kernel_hw[0])
+        left, right = same_padding(ifm_w, stride_hw[1], kernel_hw[1])
+        return Padding(top=top, left=left, bottom=bottom, right=right)
+    return Padding()

@@ -1,0 +1,61 @@
+"""Fuse standalone activation operators into the NPU operation that produces their input.
+
+RELU, RELU6, RELU_N1_TO_1 and RELU_0_TO_1 become the producer's output-stage clamp; HARD_SWISH,
+TANH and LOGISTIC become a lookup table (LUT) activation. Like Vela, a LUT is only fused when
+the accelerator keeps spare SHRAM banks for it (``shram_reserved_unused_banks > 0``): on 32/64-MAC
+Ethos-U55 the LUT shares SHRAM with the accumulators and only works for elementwise ops, so the
+activation stays a separate operation there.
+"""
+
+from __future__ import annotations
+
+from npuplan.hw.accelerator import Accelerator
+from npuplan.ir.graph import Graph, Op
+from npuplan.ir.lowered import Activation
+from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, replace_op, with_options, without_op
+from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES, unsupported_reason
+
+Removed = tuple[tuple[str, str], ...]
+
+# Producers with an output stage that can apply an activation.
+_FUSABLE_PRODUCERS = CONV_TYPES | POOL_TYPES | frozenset(BINARY_ELEMENTWISE) | frozenset({"FULLY_CONNECTED", "MEAN"})
+
+
+def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerator) -> bool:
+    if producer is None or producer.type not in _FUSABLE_PRODUCERS:
+        return False
+    if unsupported_reason(producer) is not None or unsupported_reason(act) is not None:
+        return False
+    if fused_activation(producer.options) is not Activation.NONE:
+        return False
+    out = producer.outputs[0]
+    if len(graph.consumers().get(out, [])) != 1 or out in graph.outputs:
+        return False
+    if STANDALONE_ACTIVATIONS[act.type] is Activation.LUT and accelerator.shram_reserved_unused_banks == 0:
+        return False
+    ifm, ofm = act.inputs[0], act.outputs[0]
+    # A clamp cannot also rescale: the activation must keep its input quantization.
+    if STANDALONE_ACTIVATIONS[act.type] is not Activation.LUT and ifm is not None and ifm.quant != ofm.quant:
+        return False
+    return True
+
+
+def fuse_activations(graph: Graph, accelerator: Accelerator) -> tuple[Graph, Removed]:
+    """Fold each fusable standalone activation into its producer; return graph and removed ops."""
+    removed: list[tuple[str, str]] = []
+    for act in [o for o in graph.ops if o.type in STANDALONE_ACTIVATIONS]:
+        ifm = act.inputs[0]
+        producer = graph.producers().get(ifm) if ifm is not None else None
+        if not _can_fuse(graph, producer, act, accelerator):
+            continue
+        assert producer is not None
+        fused = with_options(
+            producer,
+            npu_activation=STANDALONE_ACTIVATIONS[act.type].value,
+            npu_lut=act.type,
+            npu_name=producer.options.get("npu_name", producer.name),
+        )
+        fused = type(fused)(fused.type, fused.inputs, act.outputs, fused.options, fused.index)
+        graph = without_op(replace_op(graph, producer, fused), act)
+        removed.append((act.name, f"{act.type} fused into '{producer.name}'"))
+    return graph, tuple(removed)

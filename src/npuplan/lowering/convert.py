@@ -1,0 +1,168 @@
+"""Convert one NPU-supported TFLite operator into its hardware operations (``NpuOp``).
+
+Weights are kept in OHWI order: convolutions as TFLite stores them (O x H x W x I), fully
+connected weights O x 1 x 1 x K, depthwise weights as TFLite stores them, 1 x H x W x C (one
+filter per channel along the last axis, the layout Vela keeps). Decompositions into several
+operations live in their own modules (mean, softmax, pad, concat).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
+from npuplan.ir.shape import Shape4D
+from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding
+from npuplan.lowering.support import BINARY_ELEMENTWISE
+
+Converter = Callable[[Op], tuple[NpuOp, ...]]
+
+
+def op_name(op: Op) -> str:
+    """Vela's layer name: the TFLite name of the op's (original) output tensor."""
+    return str(op.options.get("npu_name", op.name))
+
+
+def _bias(op: Op) -> tuple[np.ndarray | None, Tensor | None]:
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    return (bias.data if bias is not None else None), bias
+
+
+def _ifm_ofm(op: Op) -> tuple[Tensor, Tensor]:
+    ifm = op.inputs[0]
+    assert ifm is not None
+    return ifm, op.outputs[0]
+
+
+def _conv_kernel(op: Op, ifm_shape: Shape4D, kh: int, kw: int) -> Kernel:
+    o = op.options
+    sy, sx = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+    dy, dx = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
+    padding = op_padding(o, ifm_shape.h, ifm_shape.w, ((kh - 1) * dy + 1, (kw - 1) * dx + 1), (sy, sx))
+    return Kernel(kh, kw, sy, sx, dy, dx, padding)
+
+
+def convert_conv(op: Op) -> tuple[NpuOp, ...]:
+    """CONV_2D -> Conv2DBias; a 1x1 kernel on a 1x1 IFM -> FullyConnected (as Vela does)."""
+    ifm, ofm = _ifm_ofm(op)
+    weights = op.inputs[1]
+    assert weights is not None and weights.data is not None
+    ifm_shape, ofm_shape = ifm.shape4d, ofm.shape4d
+    _, kh, kw, _ = weights.shape
+    bias, bias_tensor = _bias(op)
+    if ifm_shape.h == 1 and ifm_shape.w == 1 and kh == 1 and kw == 1:
+        return (
+            NpuOp(
+                name=op_name(op) + "_fc", tflite_type=op.type, op_type="FullyConnected",
+                block_type=BlockType.VECTOR_PRODUCT, ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm_shape,
+                weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+                activation=fused_activation(op.options), source_index=op.index,
+            ),
+        )
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type="Conv2DBias", block_type=BlockType.CONV,
+            ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm_shape,
+            weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+            kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
+            source_index=op.index,
+        ),
+    )
+
+
+def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
+    """DEPTHWISE_CONV_2D -> DepthwiseConv2DBias (weights 1 x H x W x C)."""
+    ifm, ofm = _ifm_ofm(op)
+    weights = op.inputs[1]
+    assert weights is not None and weights.data is not None
+    ifm_shape = ifm.shape4d
+    _, kh, kw, _ = weights.shape
+    bias, bias_tensor = _bias(op)
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
+            ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm.shape4d,
+            weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+            kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
+            source_index=op.index,
+        ),
+    )
+
+
+def convert_fully_connected(op: Op) -> tuple[NpuOp, ...]:
+    """FULLY_CONNECTED -> FullyConnected; IFM seen as rows x K, weights O x 1 x 1 x K."""
+    ifm, ofm = _ifm_ofm(op)
+    weights = op.inputs[1]
+    assert weights is not None and weights.data is not None
+    out_channels, depth = weights.shape[0], int(np.prod(weights.shape[1:]))
+    rows = max(ifm.elements // depth, 1)
+    bias, bias_tensor = _bias(op)
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type="FullyConnected", block_type=BlockType.VECTOR_PRODUCT,
+            ifm=ifm, ifm_shape=Shape4D(1, 1, rows, depth), ofm=ofm, ofm_shape=Shape4D(1, 1, rows, out_channels),
+            weights=weights.data.reshape(out_channels, 1, 1, depth), weight_tensor=weights,
+            bias=bias, bias_tensor=bias_tensor, activation=fused_activation(op.options), source_index=op.index,
+        ),
+    )
+
+
+def convert_pool(op: Op) -> tuple[NpuOp, ...]:
+    """AVERAGE_POOL_2D -> AvgPool, MAX_POOL_2D -> MaxPool."""
+    ifm, ofm = _ifm_ofm(op)
+    o = op.options
+    ifm_shape = ifm.shape4d
+    kh, kw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
+    sy, sx = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+    is_max = op.type == "MAX_POOL_2D"
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type="MaxPool" if is_max else "AvgPool",
+            block_type=BlockType.POOLING, ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm.shape4d,
+            kernel=Kernel(kh, kw, sy, sx, padding=op_padding(o, ifm_shape.h, ifm_shape.w, (kh, kw), (sy, sx))),
+            activation=fused_activation(o), pool=PoolKind.MAX if is_max else PoolKind.AVERAGE,
+            source_index=op.index,
+        ),
+    )
+
+
+def convert_binary_elementwise(op: Op) -> tuple[NpuOp, ...]:
+    """ADD/SUB/MUL/MAXIMUM/MINIMUM -> one ElementWise op (broadcasting kept in the 4D shapes)."""
+    ifm, ofm = _ifm_ofm(op)
+    ifm2 = op.inputs[1]
+    assert ifm2 is not None
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type=BINARY_ELEMENTWISE[op.type],
+            block_type=BlockType.ELEMENTWISE, ifm=ifm, ifm_shape=ifm.shape4d, ifm2=ifm2, ifm2_shape=ifm2.shape4d,
+            ofm=ofm, ofm_shape=ofm.shape4d, activation=fused_activation(op.options), elementwise=op.type,
+            source_index=op.index,
+        ),
+    )
+
+
+def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
+    """An activation that could not be fused: LUT ones become Add(x, 0) with the LUT, like Vela;
+    clamps run as a 1x1 average pool with the activation in its output stage."""
+    ifm, ofm = _ifm_ofm(op)
+    activation = STANDALONE_ACTIVATIONS[op.type]
+    if activation is Activation.LUT:
+        zero = Tensor(ifm.name + "_scalar0", (), ifm.dtype, ifm.quant, np.zeros((), dtype=np.int8))
+        return (
+            NpuOp(
+                name=f"{op_name(op)}_lut_{op.type.lower()}", tflite_type=op.type, op_type="Add",
+                block_type=BlockType.ELEMENTWISE, ifm=ifm, ifm_shape=ifm.shape4d, ifm2=zero,
+                ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=ofm.shape4d, activation=activation,
+                elementwise="ADD", source_index=op.index,
+            ),
+        )
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
+            ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, activation=activation,
+            pool=PoolKind.AVERAGE, source_index=op.index,
+        ),
+    )

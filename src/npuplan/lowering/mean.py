@@ -1,0 +1,104 @@
+"""MEAN -> depthwise convolutions summing the reduced axes, (Adds), and a Mul that divides.
+
+Follows Vela's legacy decomposition: the reduced area becomes a depthwise kernel of ones; a kernel
+taller than 64 rows on a full HxW reduction is reshaped to 1 x (H*W); the kernel is split into
+several depthwise ops (summed by Adds) when it has more than 4096 elements; a final Mul applies
+the 1/N scaling. A MEAN over axes of size 1 moves no data and is dropped.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.lowered import BlockType, Kernel, NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType, Quantization
+from npuplan.lowering._util import fused_activation
+
+MAX_KERNEL_ELEMENTS = 4096
+MAX_KERNEL_HEIGHT = 64
+
+_UNIT = Quantization(scale=(1.0,), zero_point=(0,))
+
+
+def _reduced_axes(op: Op) -> list[bool]:
+    ifm, axis = op.inputs[0], op.inputs[1]
+    assert ifm is not None and axis is not None and axis.data is not None
+    rank = len(ifm.shape)
+    axes = {int(a) % rank for a in axis.data.reshape(-1)}
+    reduce = [i in axes for i in range(rank)]
+    return [False] * (4 - rank) + reduce
+
+
+def is_noop_mean(op: Op) -> bool:
+    """True when every reduced axis has size 1 (the MEAN is a copy)."""
+    ifm = op.inputs[0]
+    assert ifm is not None
+    shape = ifm.shape4d.as_list()
+    return not any(r and d > 1 for r, d in zip(_reduced_axes(op), shape))
+
+
+def _const(name: str, shape: tuple[int, ...], dtype: DataType, values: np.ndarray) -> Tensor:
+    values = values.reshape(shape)
+    values.flags.writeable = False
+    return Tensor(name, shape, dtype, _UNIT, values)
+
+
+def convert_mean(op: Op) -> tuple[NpuOp, ...]:
+    """The NPU ops of one MEAN (see module docstring)."""
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    reduce = _reduced_axes(op)
+    shape = ifm.shape4d.as_list()
+    if reduce[3] and shape[3] > 1:  # mean over depth: move C into the W (or H) position
+        drop = 2 if shape[2] == 1 else 1
+        del reduce[drop], shape[drop]
+        reduce.append(False)
+        shape.append(1)
+    h = shape[1] if reduce[1] else 1
+    w = shape[2] if reduce[2] else 1
+    if h > MAX_KERNEL_HEIGHT and h * w <= MAX_KERNEL_ELEMENTS and reduce[1] and reduce[2]:
+        shape = [shape[0], 1, h * w, shape[3]]
+        h, w = 1, h * w
+    rows_per_conv = min(MAX_KERNEL_ELEMENTS // w, h, MAX_KERNEL_HEIGHT)
+    n_convs = math.ceil(h / rows_per_conv)
+    ifm_shape = Shape4D(*shape)
+    out_shape = Shape4D(1, 1 if reduce[1] else shape[1], 1 if reduce[2] else shape[2], shape[3])
+    name, channels = op.name, shape[3]
+    ops: list[NpuOp] = []
+    for i in range(n_convs):
+        kh = h % rows_per_conv if i == n_convs - 1 and h % rows_per_conv else rows_per_conv
+        weights = _const(f"{name}_conv_{i}_weights", (1, kh, w, channels), DataType.UINT8,
+                         np.ones(kh * w * channels, dtype=np.uint8))
+        bias_dtype = np.int64 if ifm.dtype == DataType.INT16 else np.int32
+        bias = _const(f"{name}_conv_{i}_bias", (channels,), DataType(np.dtype(bias_dtype).name),
+                      np.zeros(channels, dtype=bias_dtype))
+        total = Tensor(f"{ofm.name}_conv_sum_{i}", tuple(out_shape.as_list()), DataType.INT32, _UNIT)
+        ops.append(NpuOp(
+            name=f"{name}{name}_conv_{i}", tflite_type=op.type, op_type="DepthwiseConv2DBias",
+            block_type=BlockType.DEPTHWISE, ifm=ifm, ifm_shape=ifm_shape, ofm=total, ofm_shape=out_shape,
+            weights=weights.data, weight_tensor=weights, bias=bias.data, bias_tensor=bias,
+            kernel=Kernel(kh, w), ifm_read_offset=Shape4D(0, i * rows_per_conv, 0, 0) if n_convs > 1 else None,
+            source_index=op.index,
+        ))
+    sums = [o.ofm for o in ops]
+    acc = sums.pop()
+    for idx in range(len(sums)):
+        other = sums.pop()
+        out = Tensor(f"{ofm.name}_add_sum_{idx}", tuple(out_shape.as_list()), DataType.INT32, _UNIT)
+        ops.append(NpuOp(
+            name=f"{name}_add_{idx}", tflite_type=op.type, op_type="Add", block_type=BlockType.ELEMENTWISE,
+            ifm=acc, ifm_shape=out_shape, ifm2=other, ifm2_shape=out_shape, ofm=out, ofm_shape=out_shape,
+            elementwise="ADD", source_index=op.index,
+        ))
+        acc = out
+    scalar = _const(f"{name}_mul_scalar", (1, 1, 1, 1), DataType.INT32, np.ones(1, dtype=np.int32))
+    ops.append(NpuOp(
+        name=f"{name}_mul", tflite_type=op.type, op_type="Mul", block_type=BlockType.ELEMENTWISE,
+        ifm=acc, ifm_shape=out_shape, ifm2=scalar, ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=out_shape,
+        activation=fused_activation(op.options), elementwise="MUL", source_index=op.index,
+    ))
+    return tuple(ops)

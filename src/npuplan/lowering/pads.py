@@ -1,0 +1,72 @@
+"""Fold an explicit PAD into the following convolution as hardware padding, where allowed.
+
+Mirrors Vela: the PAD and the convolution must both run on the NPU, the PAD must only pad
+height/width with the same data type and quantization on both sides, the padding must not
+exceed half the dilated kernel, and a leading pad larger than the stride must be a multiple of
+it (otherwise the hardware would iterate the wrong rows). Average pools are not folded here
+(Vela turns them into a depthwise convolution first); such PADs stay as PAD ops.
+"""
+
+from __future__ import annotations
+
+from npuplan.ir.graph import Graph, Op
+from npuplan.lowering._util import replace_op, with_options, without_op
+from npuplan.lowering.support import unsupported_reason
+
+Removed = tuple[tuple[str, str], ...]
+
+
+def _leading_pad_ok(pad: int, stride: int, kernel: int) -> bool:
+    half = kernel // 2
+    return pad == half or half <= stride or pad % stride == 0
+
+
+def _foldable(pad_op: Op, conv: Op) -> tuple[int, int, int, int] | None:
+    pad_in, pad_out, pads = pad_op.inputs[0], pad_op.outputs[0], pad_op.inputs[1]
+    if pad_in is None or pads is None or pads.data is None:
+        return None
+    if pad_in.dtype != pad_out.dtype or pad_in.quant != pad_out.quant:
+        return None
+    rows = pads.data.reshape(-1, 2).tolist()
+    rows = [[0, 0]] * (4 - len(rows)) + rows
+    if any(rows[0]) or any(rows[3]):
+        return None
+    (top, bottom), (left, right) = rows[1], rows[2]
+    weights = conv.inputs[1]
+    assert weights is not None
+    kh, kw = weights.shape[1], weights.shape[2]
+    o = conv.options
+    dkh = (kh - 1) * int(o.get("dilation_h_factor", 1)) + 1
+    dkw = (kw - 1) * int(o.get("dilation_w_factor", 1)) + 1
+    if left > dkw // 2 or right > dkw // 2 or top > dkh // 2 or bottom > dkh // 2:
+        return None
+    if not _leading_pad_ok(top, int(o.get("stride_h", 1)), dkh):
+        return None
+    if not _leading_pad_ok(left, int(o.get("stride_w", 1)), dkw):
+        return None
+    return int(top), int(left), int(bottom), int(right)
+
+
+def fold_pads(graph: Graph) -> tuple[Graph, Removed]:
+    """Remove PADs that a single following CONV_2D/DEPTHWISE_CONV_2D (VALID) can do in hardware."""
+    removed: list[tuple[str, str]] = []
+    for pad_op in [o for o in graph.ops if o.type == "PAD"]:
+        users = graph.consumers().get(pad_op.outputs[0], [])
+        if len(users) != 1 or pad_op.outputs[0] in graph.outputs:
+            continue
+        conv = users[0]
+        if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.options.get("padding") != "VALID":
+            continue
+        if conv.inputs[0] is not pad_op.outputs[0]:
+            continue
+        if unsupported_reason(pad_op) is not None or unsupported_reason(conv) is not None:
+            continue
+        padding = _foldable(pad_op, conv)
+        if padding is None:
+            continue
+        new_conv = with_options(conv, explicit_padding=padding)
+        new_conv = type(new_conv)(new_conv.type, (pad_op.inputs[0], *conv.inputs[1:]), conv.outputs,
+                                  new_conv.options, conv.index)
+        graph = without_op(replace_op(graph, conv, new_conv), pad_op)
+        removed.append((pad_op.name, f"PAD folded into '{conv.name}' as hardware padding {padding}"))
+    return graph, tuple(removed)

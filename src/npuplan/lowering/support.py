@@ -1,0 +1,310 @@
+"""NPU support checks: why a TFLite operator cannot run on the NPU, in Vela 5.2.0's words.
+
+``unsupported_reason(op)`` returns ``None`` when the op can run on the NPU, else a one-line,
+human-readable reason (the constraint text Vela prints, with the offending detail). The checks
+mirror Vela's semantic checks (graph-level validity) and its NPU constraints (hardware limits);
+only the operator types npuplan knows how to lower are accepted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.types import DataType
+
+CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
+BINARY_ELEMENTWISE = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "MAXIMUM": "Maximum", "MINIMUM": "Minimum"}
+ACTIVATION_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "HARD_SWISH", "TANH", "LOGISTIC"})
+MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+# Operator types npuplan lowers to NPU operations.
+LOWERED_TYPES = (
+    CONV_TYPES
+    | POOL_TYPES
+    | frozenset(BINARY_ELEMENTWISE)
+    | ACTIVATION_TYPES
+    | MEMORY_TYPES
+    | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION"})
+)
+
+_OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
+_INT32_OK = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "MEAN", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
+                       "CONCATENATION", "PAD"})
+_TENS_DIM_RANGE = (1, 65535)
+_STRIDE_RANGE = (1, 3)
+_DILATED_HEIGHT_RANGE = (1, 64)
+_DILATED_PRODUCT_RANGE = (1, 64 * 64)
+_WEIGHTS_LIMIT = 127 * 65536
+_FILTER_RANGE = (1, 8)
+_FILTER_HEIGHT_RANGE = (1, 256)
+_FILTER_PRODUCT_RANGE = (1, 256 * 256)
+_FUSED = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1", "TANH")
+_MEAN_KERNEL_PRODUCT = {DataType.INT8: 2**24, DataType.UINT8: 2**23, DataType.INT16: 2**16}
+
+Check = Callable[[Op], "str | None"]
+
+
+def _tensors(op: Op) -> list[Tensor]:
+    return [t for t in (*op.inputs, *op.outputs) if t is not None]
+
+
+def _feature_maps(op: Op) -> list[Tensor]:
+    """The non-constant tensors of an op, plus its weights for weighted ops."""
+    fms = [t for t in op.inputs if t is not None and not t.is_constant] + list(op.outputs)
+    if op.type in CONV_TYPES or op.type == "FULLY_CONNECTED":
+        fms += [t for t in op.inputs[1:2] if t is not None]
+    return fms
+
+
+# ---------------------------------------------------------------- generic (semantic) checks
+def _no_dynamic(op: Op) -> str | None:
+    bad = [t.name for t in _tensors(op) if t.shape == () and not t.is_constant]
+    if bad:
+        return f"Input(s) and Output tensors must not be dynamic: {', '.join(bad)}"
+    return None
+
+
+def _max_4d(op: Op) -> str | None:
+    bad = [t.name for t in _tensors(op) if len(t.shape) > 4]
+    return f"Input(s) and Output tensors must not be greater than 4D: {', '.join(bad)}" if bad else None
+
+
+def _dtypes(op: Op) -> str | None:
+    for t in _feature_maps(op):
+        if t.dtype not in _OP_DTYPES:
+            return f"Tensors must be of type: int16, int32, int8, uint8 ('{t.name}' is {t.dtype})"
+        if t.dtype == DataType.INT32 and op.type not in _INT32_OK:
+            return f"Tensors which are int32 are only valid for elementwise ops ('{t.name}' is int32)"
+    return None
+
+
+def _quantized(op: Op) -> str | None:
+    if op.type in MEMORY_TYPES:
+        return None
+    for t in _feature_maps(op):
+        if t.dtype in (DataType.INT8, DataType.UINT8, DataType.INT16) and (t.quant is None or not t.quant.is_valid):
+            return f"Input(s), Output and Weight tensors must have quantization parameters ('{t.name}' has none)"
+        if t.quant is not None and not all(math.isfinite(s) for s in t.quant.scale):
+            return f"Input(s), Output and Weight tensors with quantization scales must be finite ('{t.name}')"
+    return None
+
+
+def _dims(op: Op) -> str | None:
+    for t in _feature_maps(op):
+        if t.shape and any(not (_TENS_DIM_RANGE[0] <= d <= _TENS_DIM_RANGE[1]) for d in t.shape):
+            return f"Tensor dimensions must be in the range [1, 65535] ('{t.name}' is {list(t.shape)})"
+    return None
+
+
+def _batch(op: Op) -> str | None:
+    if op.type in CONV_TYPES | POOL_TYPES and op.inputs and op.inputs[0] is not None:
+        shape = op.inputs[0].shape
+        if len(shape) == 4 and shape[0] != 1:
+            return f"IFM Tensor batch size must be 1 (it is {shape[0]})"
+    return None
+
+
+def _fused_activation(op: Op) -> str | None:
+    faf = op.options.get("fused_activation_function", "NONE")
+    if faf not in _FUSED:
+        return f"The fused activation function (if present) must be one of type: {', '.join(_FUSED)} (it is {faf})"
+    return None
+
+
+# ---------------------------------------------------------------- per operator type
+def _conv(op: Op) -> str | None:
+    o = op.options
+    sh, sw = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+    if not all(_STRIDE_RANGE[0] <= s <= _STRIDE_RANGE[1] for s in (sh, sw)):
+        return f"Stride values for both width and height must be in the range [1, 3] (they are {sh}x{sw})"
+    weights = op.inputs[1]
+    if weights is None or not weights.is_constant:
+        return "Weight tensor must be constant"
+    if weights.dtype not in (DataType.INT8, DataType.UINT8):
+        return f"Weight tensor must be 8-bit (it is {weights.dtype})"
+    _, kh, kw, _ = (1, *weights.shape[1:3], 1) if len(weights.shape) == 4 else (1, 1, 1, 1)
+    dh, dw = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
+    dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    if not (_DILATED_HEIGHT_RANGE[0] <= dkh <= _DILATED_HEIGHT_RANGE[1]):
+        return f"Dilated kernel height must be in the range [1, 64] (it is {dkh})"
+    if not (_DILATED_PRODUCT_RANGE[0] <= dkh * dkw <= _DILATED_PRODUCT_RANGE[1]):
+        return f"Product of dilated kernel width and height must be in the range [1, 4096] (it is {dkh * dkw})"
+    return _weight_sum(op) or _bias(op) or (_depth_multiplier(op) if op.type == "DEPTHWISE_CONV_2D" else None)
+
+
+def _weight_sum(op: Op) -> str | None:
+    weights = op.inputs[1]
+    assert weights is not None and weights.data is not None
+    zp = weights.quant.zero_point if weights.quant and weights.quant.zero_point else (0,)
+    values = weights.data.astype("int64")
+    # Sum of absolute (zero-point corrected) weights per output channel.
+    axis = 3 if op.type == "DEPTHWISE_CONV_2D" else 0
+    moved = values.reshape(values.shape[0], -1) if axis == 0 else values.reshape(-1, values.shape[-1]).T
+    zps = zp if len(zp) == moved.shape[0] else (zp[0],) * moved.shape[0]
+    worst = max(int(abs(row - z).sum()) for row, z in zip(moved, zps)) if moved.size else 0
+    if worst > _WEIGHTS_LIMIT:
+        return f"The sum of the weights cannot exceed {_WEIGHTS_LIMIT} (it is {worst})"
+    return None
+
+
+def _bias(op: Op) -> str | None:
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    if bias is None:
+        return None
+    if len(bias.shape) != 1:
+        return f"Optional Bias tensor must be of shape: 1D (it is {list(bias.shape)})"
+    if bias.dtype not in (DataType.INT32, DataType.INT64):
+        return f"Optional Bias tensor must be of type: int32, int64 (it is {bias.dtype})"
+    if bias.dtype == DataType.INT64 and bias.data is not None and bias.data.size:
+        if int(abs(bias.data.astype("int64")).max()) >= 2**39:
+            return "Optional Bias tensor values must fit within 40-bits"
+    return None
+
+
+def _depth_multiplier(op: Op) -> str | None:
+    mult = int(op.options.get("depth_multiplier", 1))
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    if mult > 1 and ifm is not None and not (ifm.shape[-1] == 1 and ofm.shape[-1] == mult):
+        return ("For depth multipliers > 1, IFM channels must be 1 and OFM channels must be equal to the "
+                f"depth multiplier (IFM channels {ifm.shape[-1]}, OFM channels {ofm.shape[-1]}, multiplier {mult})")
+    return None
+
+
+def _pool(op: Op) -> str | None:
+    o = op.options
+    sh, sw = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+    fh, fw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
+    valid = o.get("padding") == "VALID" or "explicit_padding" in o
+    if not all(1 <= s <= 3 for s in (sh, sw)) and not (fh == sh and fw == sw and valid):
+        return f"Stride values for both width and height must be in the range [1, 3] (they are {sh}x{sw})"
+    if op.type == "AVERAGE_POOL_2D" and not valid:
+        if not all(_FILTER_RANGE[0] <= f <= _FILTER_RANGE[1] for f in (fh, fw)):
+            return f"Kernel filter values for both width and height must be in the range [1, 8] (they are {fh}x{fw})"
+        return None
+    if not (_FILTER_HEIGHT_RANGE[0] <= fh <= _FILTER_HEIGHT_RANGE[1]):
+        return f"Kernel filter height must be in the range [1, 256] (it is {fh})"
+    if not (_FILTER_PRODUCT_RANGE[0] <= fh * fw <= _FILTER_PRODUCT_RANGE[1]):
+        return f"Product of kernel filter width and height must be in the range [1, 65536] (it is {fh * fw})"
+    return None
+
+
+def _fully_connected(op: Op) -> str | None:
+    weights = op.inputs[1]
+    if weights is None or not weights.is_constant:
+        return "Weight tensor must be constant"
+    if weights.dtype not in (DataType.INT8, DataType.UINT8):
+        return f"Weight tensor must be 8-bit (it is {weights.dtype})"
+    return _bias(op)
+
+
+def _elementwise(op: Op) -> str | None:
+    a, b = op.inputs[0], op.inputs[1] if len(op.inputs) > 1 else None
+    ofm = op.outputs[0]
+    if a is None or b is None:
+        return "Number of input tensors must be exactly 2"
+    if a.dtype != b.dtype:
+        return f"Both Input data types must match ({a.dtype} and {b.dtype})"
+    if a.dtype in (DataType.INT8, DataType.INT16) and ofm.dtype == DataType.UINT8:
+        return "For IFM that are signed, OFM must also be signed"
+    sa, sb, so = (list(t.shape) for t in (a, b, ofm))
+    if sa != so and sb != so and a.elements != 1 and b.elements != 1:
+        return "At least one Input's shape must match the OFM's shape"
+    rank = max(len(sa), len(sb))
+    pa, pb = [1] * (rank - len(sa)) + sa, [1] * (rank - len(sb)) + sb
+    if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
+        return f"Broadcasting is only allowed for rank indices with dimension 1, from either IFM1 or IFM2 ({sa} and {sb})"
+    return None
+
+
+def _softmax(op: Op) -> str | None:
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    if ifm.dtype != ofm.dtype:
+        return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
+    if list(ifm.shape) != list(ofm.shape):
+        return f"IFM and OFM shapes must match ({list(ifm.shape)} and {list(ofm.shape)})"
+    if float(op.options.get("beta", 1.0)) < 0:
+        return "Beta value needs to be positive"
+    if ifm.dtype not in (DataType.INT8, DataType.UINT8, DataType.INT16):
+        return f"IFM must be int8, uint8 or int16 (it is {ifm.dtype})"
+    return None
+
+
+def _reshape(op: Op) -> str | None:
+    if op.type == "RESHAPE" and len(op.inputs) > 1 and op.inputs[1] is not None and not op.inputs[1].is_constant:
+        return f"Shape must be constant ('{op.inputs[1].name}' is not)"
+    return None
+
+
+def _mean(op: Op) -> str | None:
+    ifm, axis = op.inputs[0], op.inputs[1] if len(op.inputs) > 1 else None
+    assert ifm is not None
+    if axis is None or axis.data is None:
+        return "Axis indices must be constant"
+    rank = len(ifm.shape)
+    axes = sorted({int(a) % rank for a in axis.data.reshape(-1)})
+    if rank == 4 and 0 in axes:
+        return "Mean over the batch axis is not supported"
+    if ifm.dtype not in _MEAN_KERNEL_PRODUCT:
+        return f"IFM must be int8, uint8 or int16 (it is {ifm.dtype})"
+    dims = [ifm.shape[a] for a in axes]
+    if math.prod(dims) > _MEAN_KERNEL_PRODUCT[ifm.dtype]:
+        return f"Product of reduced axes must be no greater than {_MEAN_KERNEL_PRODUCT[ifm.dtype]} (it is {math.prod(dims)})"
+    return None
+
+
+def _pad(op: Op) -> str | None:
+    pads = op.inputs[1] if len(op.inputs) > 1 else None
+    if pads is None or pads.data is None:
+        return "The padding tensor must be constant"
+    if list(pads.shape) not in ([3, 2], [4, 2]):
+        return f"The padding tensor must have the shape [3,2] or [4,2] (it is {list(pads.shape)})"
+    values = pads.data.reshape(-1, 2)
+    if len(values) == 4 and values[0].any():
+        return "The pad tensor can only pad height, width and depth"
+    if values[-1].any():
+        return "The pad tensor can only pad width and height"
+    return None
+
+
+def _concat(op: Op) -> str | None:
+    axis = op.options.get("axis")
+    ofm = op.outputs[0]
+    if axis is None:
+        return "Axis attribute must exist"
+    rank = len(ofm.shape)
+    if not (-rank <= int(axis) < rank):
+        return f"Axis attribute must be in the range [0, <ofm_dimensions>) (it is {axis})"
+    for t in op.inputs:
+        if t is not None and len(t.shape) != rank:
+            return "All Input dimensionalities must match OFM dimensionality"
+    return None
+
+
+_GENERIC: tuple[Check, ...] = (_no_dynamic, _max_4d, _dtypes, _quantized, _dims, _batch, _fused_activation)
+_SPECIFIC: dict[str, Check] = {
+    "CONV_2D": _conv,
+    "DEPTHWISE_CONV_2D": _conv,
+    "AVERAGE_POOL_2D": _pool,
+    "MAX_POOL_2D": _pool,
+    "FULLY_CONNECTED": _fully_connected,
+    "SOFTMAX": _softmax,
+    "RESHAPE": _reshape,
+    "MEAN": _mean,
+    "PAD": _pad,
+    "CONCATENATION": _concat,
+    **{t: _elementwise for t in BINARY_ELEMENTWISE},
+}
+
+
+def unsupported_reason(op: Op) -> str | None:
+    """Why ``op`` cannot run on the NPU, or ``None`` if it can."""
+    if op.type not in LOWERED_TYPES:
+        return f"{op.type} is not supported on the NPU"
+    for check in (*_GENERIC, _SPECIFIC.get(op.type, lambda _op: None)):
+        reason = check(op)
+        if reason is not None:
+            return reason
+    return None
