@@ -61,11 +61,10 @@ class CostModelOracle:
         model_query = ModelQuery(
             op=op,
             block=BlockChoice.of(query.block_config),
-            ifm=Operand(op.ifm_shape if query.ifm_stripe.h >= op.ifm_shape.h else query.ifm_stripe,
-                        query.ifm_area, query.ifm_format, bits_in),  # type: ignore[arg-type]
-            ofm=Operand(op.ofm_shape.with_c(query.ofm_depth) if query.ofm_stripe.h >= op.ofm_shape.h
-                        else query.ofm_stripe.with_c(query.ofm_depth),
-                        query.ofm_area, query.ofm_format, op.ofm.dtype.bits),  # type: ignore[arg-type]
+            # Vela costs a striped op over its whole OFM with the stripe's block config
+            ifm=Operand(op.ifm_shape, query.ifm_area, query.ifm_format, bits_in),  # type: ignore[arg-type]
+            ofm=Operand(op.ofm_shape.with_c(query.ofm_depth), query.ofm_area, query.ofm_format,  # type: ignore[arg-type]
+                        op.ofm.dtype.bits),
             ifm2=ifm2,
             weights=weights,
             prev_slack_npu_cycles=float(query.prev_slack_cycles),
