@@ -18,6 +18,7 @@ from npuplan.cost.query import (
     WeightFetch,
 )
 from npuplan.cost.transfer import dma_cycles
+from npuplan.cost.weights import WeightSlice, WeightStreamSize, encoded_weight_size
 
 __all__ = [
     "BlockChoice",
@@ -30,7 +31,10 @@ __all__ = [
     "TensorFormat",
     "WeightAccess",
     "WeightFetch",
+    "WeightSlice",
+    "WeightStreamSize",
     "datapath_cycles",
     "dma_cycles",
+    "encoded_weight_size",
     "op_cost",
 ]

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npuplan.cost import BlockChoice, CostQuery, Operand, WeightAccess, WeightFetch, op_cost
+from npuplan.cost.weights import encoded_weight_size, estimate_compressed_bits
+from npuplan.hw import build_architecture
+from npuplan.hw.accelerator import Block, accelerator
+from npuplan.hw.memory import MemArea
+from npuplan.ir.graph import Tensor
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
+from npuplan.options import PlanOptions
+
+
+@pytest.fixture(scope="module")
+def arch():
+    return build_architecture(
+        PlanOptions("ethos-u55-128", system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
+    )
+
+
+def _conv(ifm: Shape4D, ofm: Shape4D, k: int = 1, block_type: BlockType = BlockType.CONV) -> NpuOp:
+    wshape = (ofm.c, k, k, 1 if block_type is BlockType.DEPTHWISE else ifm.c)
+    return NpuOp(
+        "conv", "CONV_2D", "Conv2DBias", block_type,
+        Tensor("i", tuple(ifm.as_list()), DataType.INT8), ifm, Tensor("o", tuple(ofm.as_list()), DataType.INT8), ofm,
+        weights=np.ones(wshape, np.int8), kernel=Kernel(k, k), activation=Activation.RELU,
+    )
+
+
+def _query(op: NpuOp, weights: WeightAccess | None = None, fmt: str = "NHCWB16") -> CostQuery:
+    return CostQuery(
+        op=op, block=BlockChoice(Block(9, 6, 32), Block(9, 6, 32)),
+        ifm=Operand(op.ifm_shape, MemArea.SRAM, fmt), ofm=Operand(op.ofm_shape, MemArea.SRAM, fmt), weights=weights,
+    )
+
+
+def test_pointwise_conv_matches_vela_ds_cnn_layer(arch):
+    # ds_cnn_kws conv2d_1_2: 25x5x64 -> 25x5x64, 1x1, block 9x6x32, Vela NPU = 5904 cycles, SRAM AC 3160 (weights in flash)
+    op = _conv(Shape4D(1, 25, 5, 64), Shape4D(1, 25, 5, 64))
+    w = WeightAccess(4752, MemArea.OFF_CHIP_FLASH, WeightFetch.BUFFERED, MemArea.SRAM, 4752)
+    cost = op_cost(_query(op, w), arch)
+    assert cost.nn_macs == 25 * 5 * 64 * 64
+    assert cost.hw_macs >= cost.nn_macs
+    assert cost.op_cycles == 5904
+    assert cost.access_cycles[MemArea.SRAM] == pytest.approx(3160)
+    assert cost.total_cycles == max(cost.npu_cycles, *cost.access_cycles.values())
+
+
+def test_buffered_weights_add_transfer_cycles(arch):
+    op = _conv(Shape4D(1, 25, 5, 64), Shape4D(1, 25, 5, 64))
+    direct = op_cost(_query(op, WeightAccess(4752, MemArea.OFF_CHIP_FLASH)), arch)
+    buffered = op_cost(
+        _query(op, WeightAccess(4752, MemArea.OFF_CHIP_FLASH, WeightFetch.BUFFERED, MemArea.SRAM, 4752)), arch
+    )
+    assert buffered.npu_cycles > direct.npu_cycles
+    assert buffered.bytes_in(MemArea.OFF_CHIP_FLASH) == 4752
+    # direct weights are read by the NPU from flash, buffered ones are not charged to flash access
+    assert direct.access_cycles[MemArea.OFF_CHIP_FLASH] > 0
+    assert buffered.access_cycles[MemArea.OFF_CHIP_FLASH] == 0
+
+
+def test_stripe_costs_less_than_whole_op(arch):
+    op = _conv(Shape4D(1, 24, 24, 16), Shape4D(1, 24, 24, 16), k=3, block_type=BlockType.DEPTHWISE)
+    whole = op_cost(_query(op), arch)
+    stripe = op_cost(
+        CostQuery(op, BlockChoice(Block(8, 8, 16), Block(10, 10, 16)), Operand(Shape4D(1, 10, 24, 16), MemArea.SRAM),
+                  Operand(Shape4D(1, 8, 24, 16), MemArea.SRAM)),
+        arch,
+    )
+    assert 0 < stripe.npu_cycles < whole.npu_cycles
+    assert whole.nn_macs == 24 * 24 * 16 * 9
+
+
+def test_weight_stream_alignment_and_slices():
+    rng = np.random.default_rng(0)
+    op = _conv(Shape4D(1, 8, 8, 32), Shape4D(1, 8, 8, 64))
+    op = NpuOp(**{**{f: getattr(op, f) for f in op.__dataclass_fields__}, "weights": rng.integers(-128, 128, (64, 1, 1, 32)).astype(np.int8)})
+    whole = encoded_weight_size(op, accelerator("ethos-u55-128"))
+    sliced = encoded_weight_size(op, accelerator("ethos-u55-128"), depth_step=16)
+    assert whole.depth_offsets == (0, 64) and sliced.depth_offsets == (0, 16, 32, 48, 64)
+    assert all(s.weight_bytes % 16 == 0 for s in sliced.slices)
+    assert whole.scale_bytes == sliced.scale_bytes == 640
+    assert sliced.weight_bytes >= whole.weight_bytes
+    # random int8 weights hardly compress
+    assert 64 * 32 <= whole.weight_bytes <= 64 * 32 * 1.05
+    two_cores = encoded_weight_size(op, accelerator("ethos-u65-512"))
+    assert {s.core for s in two_cores.slices} == {0, 1}
+
+
+def test_compression_of_skewed_weights():
+    assert estimate_compressed_bits(np.zeros(1000, np.int8)) < 1000 * 2
+    assert estimate_compressed_bits(np.arange(-128, 128)) <= 256 * 8
