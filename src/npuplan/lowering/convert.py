@@ -20,6 +20,9 @@ from npuplan.lowering.support import BINARY_ELEMENTWISE
 
 Converter = Callable[[Op], tuple[NpuOp, ...]]
 
+# Vela's suffix for a standalone LUT activation (``<name>_lut_<suffix>``).
+_LUT_NAMES = {"HARD_SWISH": "hardswish", "TANH": "tanh", "LOGISTIC": "sigmoid"}
+
 
 def op_name(op: Op) -> str:
     """Vela's layer name: the TFLite name of the op's (original) output tensor."""
@@ -153,7 +156,7 @@ def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
         zero = Tensor(ifm.name + "_scalar0", (), ifm.dtype, ifm.quant, np.zeros((), dtype=np.int8))
         return (
             NpuOp(
-                name=f"{op_name(op)}_lut_{op.type.lower()}", tflite_type=op.type, op_type="Add",
+                name=f"{op_name(op)}_lut_{_LUT_NAMES.get(op.type, op.type.lower())}", tflite_type=op.type, op_type="Add",
                 block_type=BlockType.ELEMENTWISE, ifm=ifm, ifm_shape=ifm.shape4d, ifm2=zero,
                 ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=ofm.shape4d, activation=activation,
                 elementwise="ADD", source_index=op.index,

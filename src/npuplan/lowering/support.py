@@ -283,7 +283,8 @@ def _concat(op: Op) -> str | None:
     return None
 
 
-_GENERIC: tuple[Check, ...] = (_no_dynamic, _max_4d, _dtypes, _quantized, _dims, _batch, _fused_activation)
+_SEMANTIC: tuple[Check, ...] = (_no_dynamic, _max_4d)
+_GENERIC: tuple[Check, ...] = (_dtypes, _quantized, _dims, _batch, _fused_activation)
 _SPECIFIC: dict[str, Check] = {
     "CONV_2D": _conv,
     "DEPTHWISE_CONV_2D": _conv,
@@ -300,7 +301,15 @@ _SPECIFIC: dict[str, Check] = {
 
 
 def unsupported_reason(op: Op) -> str | None:
-    """Why ``op`` cannot run on the NPU, or ``None`` if it can."""
+    """Why ``op`` cannot run on the NPU, or ``None`` if it can.
+
+    Semantic checks that apply to every operator type come first (as in Vela, which reports
+    "Unsupported TensorFlow Lite semantics" before looking at the type).
+    """
+    for check in _SEMANTIC:
+        reason = check(op)
+        if reason is not None:
+            return reason
     if op.type not in LOWERED_TYPES:
         return f"{op.type} is not supported on the NPU"
     for check in (*_GENERIC, _SPECIFIC.get(op.type, lambda _op: None)):

@@ -1,0 +1,103 @@
+"""One test group per graph pass, on tiny graphs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npuplan.hw.accelerator import accelerator
+from npuplan.ir.lowered import Activation
+from npuplan.ir.types import DataType
+from npuplan.lowering.activations import fuse_activations
+from npuplan.lowering.pads import fold_pads
+from npuplan.lowering.reshapes import drop_noop_reshapes
+from npuplan.lowering.shape_ops import fold_shape_ops
+from npuplan.lowering._util import fused_activation
+
+from ._build import conv, const, fm, graph, op
+
+U55_128 = accelerator("ethos-u55-128")
+U55_64 = accelerator("ethos-u55-64")
+
+
+def _conv_then(act_type: str):
+    x, y, z = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8)), fm("z", (1, 8, 8, 8))
+    c = conv(x, y)
+    return graph([c, op(act_type, [y], [z], 1)], [x], [z])
+
+
+def test_relu_is_fused_into_conv() -> None:
+    g, removed = fuse_activations(_conv_then("RELU"), U55_128)
+    assert len(g.ops) == 1 and g.ops[0].type == "CONV_2D"
+    assert fused_activation(g.ops[0].options) is Activation.RELU
+    assert g.ops[0].outputs[0].name == "z" and g.ops[0].options["npu_name"] == "y"
+    assert removed and removed[0][0] == "z"
+
+
+def test_hard_swish_lut_fused_only_with_spare_shram_banks() -> None:
+    g128, _ = fuse_activations(_conv_then("HARD_SWISH"), U55_128)
+    g64, _ = fuse_activations(_conv_then("HARD_SWISH"), U55_64)
+    assert len(g128.ops) == 1 and fused_activation(g128.ops[0].options) is Activation.LUT
+    assert len(g64.ops) == 2
+
+
+def test_activation_not_fused_when_producer_output_is_shared() -> None:
+    x, y, z, w = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8)), fm("z", (1, 8, 8, 8)), fm("w", (1, 8, 8, 8))
+    g = graph([conv(x, y), op("RELU", [y], [z]), op("ADD", [y, z], [w])], [x], [w])
+    fused, removed = fuse_activations(g, U55_128)
+    assert len(fused.ops) == 3 and removed == ()
+
+
+def _pad_conv(pads, k: int = 7, stride: int = 2):
+    x, p, y = fm("x", (1, 16, 16, 3)), fm("p", (1, 22, 22, 3)), fm("y", (1, 8, 8, 4))
+    pad = op("PAD", [x, const("pads", pads, DataType.INT32, None)], [p], 0)
+    return graph([pad, conv(p, y, k, padding="VALID", stride=stride, index=1)], [x], [y])
+
+
+def test_pad_folded_into_conv_as_explicit_padding() -> None:
+    g, removed = fold_pads(_pad_conv([[0, 0], [3, 3], [3, 3], [0, 0]]))
+    assert [o.type for o in g.ops] == ["CONV_2D"]
+    assert g.ops[0].options["explicit_padding"] == (3, 3, 3, 3)
+    assert g.ops[0].inputs[0].name == "x" and removed[0][0] == "p"
+
+
+def test_pad_larger_than_half_kernel_is_kept() -> None:
+    g, removed = fold_pads(_pad_conv([[0, 0], [4, 4], [4, 4], [0, 0]]))
+    assert [o.type for o in g.ops] == ["PAD", "CONV_2D"] and removed == ()
+
+
+def test_pad_of_channels_is_kept() -> None:
+    g, _ = fold_pads(_pad_conv([[0, 0], [1, 1], [1, 1], [1, 1]]))
+    assert len(g.ops) == 2
+
+
+def test_reshape_dropped_and_consumer_reads_source() -> None:
+    x, y, r, z = fm("x", (1, 1, 1, 16)), fm("y", (1, 1, 1, 16)), fm("r", (1, 16)), fm("z", (1, 4))
+    shape = const("shape", [1, 16], DataType.INT32, None)
+    fc = op("FULLY_CONNECTED", [r, const("w", np.ones((4, 16))), None], [z], 2)
+    g = graph([conv(x, y, 1), op("RESHAPE", [y, shape], [r], 1), fc], [x], [z])
+    out, removed = drop_noop_reshapes(g)
+    assert [o.type for o in out.ops] == ["CONV_2D", "FULLY_CONNECTED"]
+    assert out.ops[1].inputs[0] is y and removed[0][0] == "r"
+
+
+def test_reshape_with_dynamic_shape_is_kept() -> None:
+    x, s, r = fm("x", (1, 1, 1, 16)), fm("s", (2,), DataType.INT32), fm("r", (1, 16))
+    g = graph([op("RESHAPE", [x, s], [r])], [x, s], [r])
+    assert drop_noop_reshapes(g)[0].ops == g.ops
+
+
+def test_reshape_producing_graph_output_keeps_output_tensor() -> None:
+    x, y, r = fm("x", (1, 1, 1, 16)), fm("y", (1, 1, 1, 16)), fm("r", (1, 16))
+    g = graph([conv(x, y, 1), op("RESHAPE", [y, const("s", [1, 16], DataType.INT32, None)], [r])], [x], [r])
+    out, _ = drop_noop_reshapes(g)
+    assert len(out.ops) == 1 and out.ops[0].outputs[0] is r and out.outputs == (r,)
+
+
+def test_shape_op_becomes_constant() -> None:
+    x, s = fm("x", (1, 4, 4, 2)), fm("s", (4,), DataType.INT32, None)
+    out = fm("o", (), DataType.INT32, None)
+    g = graph([op("SHAPE", [x], [s]), op("STRIDED_SLICE", [s], [out])], [x], [out])
+    folded, removed = fold_shape_ops(g)
+    assert [o.type for o in folded.ops] == ["STRIDED_SLICE"]
+    data = folded.ops[0].inputs[0].data
+    assert data is not None and data.tolist() == [1, 4, 4, 2] and removed[0][0] == "s"
