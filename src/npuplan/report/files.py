@@ -68,7 +68,7 @@ def summary_row(report: Report) -> dict[str, object]:
         p = area.csv_prefix
         row[f"{p}_bandwidth"] = report.bandwidth_bytes_per_s[area] / 1024**3
         row[f"{p}_memory_used"] = report.memory_used_bytes.get(area, 0) / 1024
-        for purpose, label in (("feature_map", "feature_map"), ("weight", "weight")):
+        for purpose, label in (("feature_map", "feature_map"), ("weights", "weight")):
             for direction in DIRECTIONS:
                 row[f"{p}_{label}_{direction}_bytes"] = report.access_bytes.get((area, purpose, direction), 0.0)
         row[f"{p}_total_bytes"] = report.total_bytes(area)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from npuplan.api import Plan
 
 AREAS = (MemArea.SRAM, MemArea.DRAM, MemArea.ON_CHIP_FLASH, MemArea.OFF_CHIP_FLASH)
-PURPOSES = ("feature_map", "weight")
+PURPOSES = ("feature_map", "weights", "scales", "lut")
 DIRECTIONS = ("read", "write")
 
 
@@ -126,7 +126,8 @@ def build_report(plan: "Plan") -> Report:
     for s in schedule.ops:
         if s.cost is None:
             continue
-        for key, value in s.cost.access_bytes.items():
+        for (area, purpose, direction), value in s.cost.bytes.items():
+            key = (area, str(purpose), str(direction))
             access_bytes[key] = access_bytes.get(key, 0.0) + float(value)
         for area, value in s.cost.access_cycles.items():
             cycles_access[area] = cycles_access.get(area, 0.0) + float(value)

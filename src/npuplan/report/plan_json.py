@@ -39,7 +39,7 @@ def _cost(cost: Any) -> dict[str, Any] | None:
         "npu_cycles": float(cost.npu_cycles),
         "nn_macs": int(cost.nn_macs),
         "access_cycles": {str(area): float(v) for area, v in cost.access_cycles.items()},
-        "access_bytes": {f"{a}.{p}.{d}": float(v) for (a, p, d), v in cost.access_bytes.items() if v},
+        "access_bytes": {f"{a}.{p}.{d}": float(v) for (a, p, d), v in cost.bytes.items() if v},
     }
 
 
