@@ -23,7 +23,7 @@ from npuplan.lowering.convert import (
     convert_pool,
     convert_standalone_activation,
 )
-from npuplan.lowering.mean import convert_mean, is_noop_mean
+from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_pad
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
@@ -72,20 +72,6 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     graph, gone = fuse_activations(graph, accelerator)
     removed += gone
     return graph, removed
-
-
-def drop_noop_means(graph: Graph) -> tuple[Graph, tuple[tuple[str, str], ...]]:
-    """MEANs over axes of size 1 are copies: treat them like reshapes."""
-    from npuplan.lowering._util import replace_tensor, without_op
-
-    removed: list[tuple[str, str]] = []
-    for op in [o for o in graph.ops if o.type == "MEAN"]:
-        if unsupported_reason(op) is None and is_noop_mean(op) and op.outputs[0] not in graph.outputs:
-            ifm = op.inputs[0]
-            assert ifm is not None
-            graph = replace_tensor(without_op(graph, op), op.outputs[0], ifm)
-            removed.append((op.name, "MEAN over axes of size 1 does not move data"))
-    return graph, tuple(removed)
 
 
 def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:

@@ -16,7 +16,9 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import BlockType, Kernel, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
-from npuplan.lowering._util import fused_activation
+from npuplan.ir.graph import Graph
+from npuplan.lowering._util import fused_activation, replace_tensor, without_op
+from npuplan.lowering.support import unsupported_reason
 
 MAX_KERNEL_ELEMENTS = 4096
 MAX_KERNEL_HEIGHT = 64
@@ -102,3 +104,15 @@ def convert_mean(op: Op) -> tuple[NpuOp, ...]:
         activation=fused_activation(op.options), elementwise="MUL", source_index=op.index,
     ))
     return tuple(ops)
+
+
+def drop_noop_means(graph: Graph) -> tuple[Graph, tuple[tuple[str, str], ...]]:
+    """MEANs over axes of size 1 are copies: treat them like reshapes."""
+    removed: list[tuple[str, str]] = []
+    for op in [o for o in graph.ops if o.type == "MEAN"]:
+        if unsupported_reason(op) is None and is_noop_mean(op) and op.outputs[0] not in graph.outputs:
+            ifm = op.inputs[0]
+            assert ifm is not None
+            graph = replace_tensor(without_op(graph, op), op.outputs[0], ifm)
+            removed.append((op.name, "MEAN over axes of size 1 does not move data"))
+    return graph, tuple(removed)

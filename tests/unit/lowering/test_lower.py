@@ -108,3 +108,22 @@ def test_shipped_model_counts() -> None:
     for name, counts in expected.items():
         lg = lower(read_tflite(DATA / f"{name}.tflite"), U55_128)
         assert (len(lg.npu_ops), len(lg.cpu_ops)) == counts, name
+
+
+def test_mean_over_unit_axes_is_removed() -> None:
+    x, m, y = fm("x", (1, 1, 1, 8)), fm("m", (1, 8)), fm("y", (1, 8))
+    axes = const("axes", [1, 2], DataType.INT32, None)
+    g = graph([op("MEAN", [x, axes], [m], keep_dims=False), op("ADD", [m, m], [y])], [x], [y])
+    lg = lower(model(g), U55_128)
+    assert [o.op_type for o in lg.npu_ops] == ["Add"] and lg.npu_ops[0].ifm is x
+    assert lg.removed and "MEAN" in lg.removed[0][1]
+
+
+def test_unfused_hard_swish_is_lut_add_on_u55_64() -> None:
+    x, y, z = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8)), fm("z", (1, 8, 8, 8))
+    g = graph([conv(x, y), op("HARD_SWISH", [y], [z], 1)], [x], [z])
+    ops = lower(model(g), accelerator("ethos-u55-64")).npu_ops
+    assert [o.op_type for o in ops] == ["Conv2DBias", "Add"]
+    assert ops[1].activation is Activation.LUT and ops[1].name == "z_lut_hardswish"
+    fused = lower(model(g), U55_128).npu_ops
+    assert len(fused) == 1 and fused[0].activation is Activation.LUT and fused[0].name == "y"
