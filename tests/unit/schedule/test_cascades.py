@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from npuplan.hw import build_architecture
+from npuplan.options import Optimise, PlanOptions
+from npuplan.schedule import BufferMode, plan_schedule
+from npuplan.schedule.cascades import chains, stripe_candidates
+from npuplan.schedule.network import build_network
+
+from .chains import conv_chain
+
+LAYERS = [(16, 1), (32, 1), (32, 2), (32, 1), (64, 2)]
+
+
+def _options(budget: int | None, optimise: Optimise = Optimise.PERFORMANCE) -> PlanOptions:
+    return PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                       memory_mode="Shared_Sram", arena_cache_size_bytes=budget, optimise=optimise)
+
+
+def test_chain_detection_covers_single_consumer_links() -> None:
+    assert chains(build_network(conv_chain(LAYERS, h=64, w=64))) == [(0, 4)]
+
+
+def test_stripe_candidates_span_small_and_large_heights() -> None:
+    hs = stripe_candidates(112, 2)
+    assert hs[0] == 2 and max(hs) <= 56 and len(hs) > 8
+
+
+def test_tight_budget_cascades_with_rolling_buffers_within_budget() -> None:
+    graph = conv_chain(LAYERS, h=64, w=64)
+    options = _options(150_000)
+    s = plan_schedule(graph, build_architecture(options), options)
+    assert s.cascades and s.sram_peak_bytes <= 150_000
+    rolling = [p for c in s.cascades for p in c.rolling_buffers]
+    assert rolling and all(p.buffer_mode is BufferMode.ROLLING and p.format == "NHCWB16" for p in rolling)
+    assert any(o.ofm_stripe.h < o.op.ofm_shape.h for o in s.ops)
+
+
+def test_size_has_smaller_peak_than_performance() -> None:
+    graph = conv_chain(LAYERS, h=64, w=64)
+    perf, size = _options(None), _options(None, Optimise.SIZE)
+    p = plan_schedule(graph, build_architecture(perf), perf)
+    s = plan_schedule(graph, build_architecture(size), size)
+    assert s.sram_peak_bytes < p.sram_peak_bytes
