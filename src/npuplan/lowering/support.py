@@ -208,12 +208,11 @@ def _elementwise(op: Op) -> str | None:
         return f"Both Input data types must match ({a.dtype} and {b.dtype})"
     if a.dtype in (DataType.INT8, DataType.INT16) and ofm.dtype == DataType.UINT8:
         return "For IFM that are signed, OFM must also be signed"
-    sa, sb, so = (list(t.shape) for t in (a, b, ofm))
+    # Compared as 4D shapes: a removed reshape may have left an input with a different rank.
+    sa, sb, so = (t.shape4d.as_list() for t in (a, b, ofm))
     if sa != so and sb != so and a.elements != 1 and b.elements != 1:
         return "At least one Input's shape must match the OFM's shape"
-    rank = max(len(sa), len(sb))
-    pa, pb = [1] * (rank - len(sa)) + sa, [1] * (rank - len(sb)) + sb
-    if any(x != y and 1 not in (x, y) for x, y in zip(pa, pb)):
+    if any(x != y and 1 not in (x, y) for x, y in zip(sa, sb)):
         return f"Broadcasting is only allowed for rank indices with dimension 1, from either IFM1 or IFM2 ({sa} and {sb})"
     return None
 
