@@ -67,7 +67,7 @@ def _search(
     from npuplan.schedule.strategy import cascade_search, pareto_search
 
     found: list[tuple[Decisions, tuple[str, ...]]] = []
-    if options.search in (Search.AUTO, Search.CASCADE):
+    if options.search in (Search.AUTO, Search.CASCADE) or not _has_pareto():
         found.append((cascade_search(net, arch, options, oracle, budget), ("search=cascade",)))
     if options.search in (Search.AUTO, Search.PARETO):
         pareto = pareto_search(net, arch, options, oracle, budget)
@@ -77,6 +77,14 @@ def _search(
         smallest = min(peak_of(net, d) for d, _ in found)
         found = [(d, n) for d, n in found if peak_of(net, d) == smallest]
     return found
+
+
+def _has_pareto() -> bool:
+    try:
+        import npuplan.schedule.pareto  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _fit_allocation(
