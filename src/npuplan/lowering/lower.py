@@ -25,6 +25,7 @@ from npuplan.lowering.convert import (
 )
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_pad
+from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.shape_ops import fold_shape_ops
@@ -71,7 +72,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     removed += gone
     graph, gone = fuse_activations(graph, accelerator)
     removed += gone
-    return graph, removed
+    return vela_order(graph), removed
 
 
 def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:

@@ -101,3 +101,14 @@ def test_shape_op_becomes_constant() -> None:
     assert [o.type for o in folded.ops] == ["STRIDED_SLICE"]
     data = folded.ops[0].inputs[0].data
     assert data is not None and data.tolist() == [1, 4, 4, 2] and removed[0][0] == "s"
+
+
+def test_vela_order_runs_last_input_branch_first() -> None:
+    from npuplan.lowering.order import vela_order
+
+    x, a, b, s, y = (fm(n, (1, 4, 4, 4)) for n in ("x", "a", "b", "s", "y"))
+    short = conv(x, s, 1)
+    main1, main2 = conv(x, a, 1), conv(a, b, 1)
+    add = op("ADD", [s, b], [y])
+    ordered = vela_order(graph([short, main1, main2, add], [x], [y]))
+    assert [o.outputs[0].name for o in ordered.ops] == ["a", "b", "s", "y"]
