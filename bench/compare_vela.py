@@ -55,7 +55,7 @@ def load_baseline(path: Path) -> dict[tuple[str, str], dict]:
 
 def run_vela(vela: str, model: Path, options: dict[str, str]) -> tuple[float, dict, list[dict]]:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [vela, str(model), "--output-dir", out, "--debug-force-legacy-core", *vela_flags(options)]
+        cmd = [vela, str(model), "--output-dir", out, "--debug-force-legacy-core", "--verbose-performance", *vela_flags(options)]
         started = time.perf_counter()
         subprocess.run(cmd, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - started
@@ -120,6 +120,8 @@ def main() -> None:
             if vela_layers:
                 ours_npu = {row[-1]: row[6] for row in per_layer_rows(report)}
                 for row in vela_layers:
+                    if row.get("NPU") in (None, "", "NPU"):
+                        continue
                     name, theirs = row["Name"], float(row["NPU"])
                     if name in ours_npu:
                         total += 1

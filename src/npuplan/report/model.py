@@ -114,6 +114,37 @@ def _layer_row(scheduled) -> LayerRow:  # type: ignore[no-untyped-def]
     )
 
 
+def _unique_weight_ops(schedule) -> list:  # type: ignore[no-untyped-def]
+    """Scheduled ops with weights, each weight tensor once (Vela counts shared weights once)."""
+    seen: set[int] = set()
+    found = []
+    for s in schedule.ops:
+        w = s.op.weights
+        if w is None:
+            continue
+        key = id(s.op.weight_tensor) if s.op.weight_tensor is not None else id(w)
+        if key not in seen:
+            seen.add(key)
+            found.append(s)
+    return found
+
+
+def _weight_totals(plan: "Plan") -> tuple[int, int]:
+    """(encoded weight bytes without scales, whole constant stream bytes) over unique weights.
+
+    Each op's stream is cut in the OFM depth slices the scheduler chose, as the encoder would.
+    """
+    from npuplan.cost.weights import encoded_weight_size
+
+    encoded = stream = 0
+    for s in _unique_weight_ops(plan.schedule):
+        step = s.weight_depth_slice or None
+        size = encoded_weight_size(s.op, plan.arch.accelerator, depth_step=step)
+        encoded += size.weight_bytes
+        stream += size.stream_bytes
+    return encoded, stream
+
+
 def build_report(plan: "Plan") -> Report:
     """Compute every reported figure from a plan."""
     schedule = plan.schedule
@@ -134,7 +165,8 @@ def build_report(plan: "Plan") -> Report:
     cpu_rows = tuple(CpuRow(c.tflite_type, c.name, c.reason) for c in plan.lowered.cpu_ops)
     memory_used = dict(getattr(schedule, "memory_used_bytes", {}) or {})
     memory_used[arch.fast_area] = max(memory_used.get(arch.fast_area, 0), schedule.sram_peak_bytes)
-    weights = [s.op for s in schedule.ops if s.op.weights is not None]
+    encoded, stream = _weight_totals(plan)
+    memory_used[arch.const_area] = memory_used.get(arch.const_area, 0) + stream
     return Report(
         network=plan.network,
         accelerator=arch.accelerator.vela_name,
@@ -148,8 +180,8 @@ def build_report(plan: "Plan") -> Report:
         passes_before_fusing=plan.lowered.tflite_op_count,
         passes_after_fusing=len(schedule.cascades) or len(schedule.ops),
         memory_used_bytes=memory_used,
-        total_original_weights=sum(int(op.weights.size) for op in weights if op.weights is not None),
-        total_npu_encoded_weights=sum(int(getattr(s.cost, "encoded_weight_bytes", 0)) for s in schedule.ops if s.cost),
+        total_original_weights=sum(int(s.op.weights.size) for s in _unique_weight_ops(schedule)),
+        total_npu_encoded_weights=encoded,
         access_bytes=access_bytes,
         nn_macs=sum(layer.macs for layer in layers),
         cycles_npu=sum(layer.npu_cycles for layer in layers),
