@@ -67,7 +67,8 @@ def test_negative_arena(tmp_path, capsys, ds_cnn):
 def test_broken_ini(tmp_path, capsys, ds_cnn):
     ini = tmp_path / "broken.ini"
     ini.write_text("[System_Config.Mine\ncore_clock=oops\n")
-    status, err = run(tmp_path, capsys, str(ds_cnn), "--config", str(ini), "--system-config", "Mine")
+    status, err = run(tmp_path, capsys, str(ds_cnn), "--config", str(ini), "--system-config", "Mine",
+                      "--memory-mode", "Shared_Sram")
     assert_clean_failure(status, err, tmp_path, "broken.ini")
 
 

@@ -65,20 +65,21 @@ def read_tflite(path: str | Path) -> Model:
         data = path.read_bytes()
     except OSError as exc:
         raise ModelError(f"cannot read model file {path}: {exc.strerror or exc}") from None
-    return parse_tflite(data, name=path.stem)
+    return parse_tflite(data, name=path.stem, label=str(path))
 
 
-def parse_tflite(data: bytes, *, name: str = "model") -> Model:
-    """Parse TFLite flatbuffer bytes; see ``read_tflite``."""
+def parse_tflite(data: bytes, *, name: str = "model", label: str | None = None) -> Model:
+    """Parse TFLite flatbuffer bytes; see ``read_tflite``. Errors start with ``label`` (the path)."""
+    where = label or f"'{name}'"
     if len(data) < 8 or data[4:8] != _FILE_IDENTIFIER:
-        raise ModelError(f"'{name}' is not a TFLite flatbuffer (file identifier is not 'TFL3')")
+        raise ModelError(f"{where} is not a TFLite flatbuffer (file identifier is not 'TFL3')")
     try:
         return _parse_model(data, name)
-    except ModelError:
-        raise
+    except ModelError as exc:
+        raise ModelError(f"{where}: {exc}") from None
     except Exception as exc:  # any decoding failure means a truncated or corrupt file
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ModelError(f"'{name}' is truncated or corrupt ({detail})") from None
+        raise ModelError(f"{where} is truncated or corrupt ({detail})") from None
 
 
 def _parse_model(data: bytes, name: str) -> Model:
