@@ -6,7 +6,7 @@ import logging
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from npuplan.errors import ConfigError
 from npuplan.hw import build_architecture
@@ -92,19 +92,28 @@ def _non_negative_int(value: Any, option: str) -> int:
     return number
 
 
-def plan(path: str | Path, **options: Any) -> Plan:
+STEPS = ("options", "read", "lower", "schedule")
+
+
+def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **options: Any) -> Plan:
     """Plan the TFLite network at ``path`` with Vela-style options.
 
     Keyword names follow Vela's command line with underscores: ``accelerator_config``,
     ``config`` (one or more .ini paths), ``system_config``, ``memory_mode``, ``optimise``
     (``"Performance"``/``"Size"``), ``arena_cache_size`` (bytes), ``tensor_allocator``,
-    ``cpu_tensor_alignment``, ``search``. Raises ``NpuplanError`` subclasses on bad input.
+    ``cpu_tensor_alignment``, ``search``. ``on_step`` is called with each name in ``STEPS`` as
+    that step starts (for progress displays). Raises ``NpuplanError`` subclasses on bad input.
     """
+    step = on_step or (lambda _name: None)
     started = time.perf_counter()
+    step("options")
     plan_options = make_options(**options)
     arch = build_architecture(plan_options)
+    step("read")
     model = read_tflite(path)
+    step("lower")
     lowered = lower(model, arch.accelerator)
+    step("schedule")
     schedule = plan_schedule(lowered, arch, plan_options)
     elapsed = time.perf_counter() - started
     log.info("planned %s in %.3f s", model.name, elapsed)

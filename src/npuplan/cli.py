@@ -47,19 +47,10 @@ def _parser() -> argparse.ArgumentParser:
 def _run_plan(args: argparse.Namespace) -> int:
     from npuplan.api import plan
     from npuplan.report import render_console, write_reports
+    from npuplan.report.progress import step_progress
 
-    result = plan(
-        args.network,
-        accelerator_config=args.accelerator_config,
-        config=tuple(args.config),
-        system_config=args.system_config,
-        memory_mode=args.memory_mode,
-        optimise=args.optimise,
-        arena_cache_size=args.arena_cache_size,
-        tensor_allocator=args.tensor_allocator,
-        cpu_tensor_alignment=args.cpu_tensor_alignment,
-        search=args.search,
-    )
+    with step_progress(enabled=not args.quiet) as on_step:
+        result = _plan_with(plan, args, on_step)
     if args.validate:
         _validate(result)
     written = write_reports(result, args.output_dir)
@@ -71,6 +62,22 @@ def _run_plan(args: argparse.Namespace) -> int:
             written=written,
         )
     return 0
+
+
+def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-untyped-def]
+    return plan(
+        args.network,
+        on_step=on_step,
+        accelerator_config=args.accelerator_config,
+        config=tuple(args.config),
+        system_config=args.system_config,
+        memory_mode=args.memory_mode,
+        optimise=args.optimise,
+        arena_cache_size=args.arena_cache_size,
+        tensor_allocator=args.tensor_allocator,
+        cpu_tensor_alignment=args.cpu_tensor_alignment,
+        search=args.search,
+    )
 
 
 def _validate(result: object) -> None:

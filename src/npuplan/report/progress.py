@@ -1,0 +1,37 @@
+"""A progress display for long compiles: a bar on a terminal, nothing when output is piped."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+@contextmanager
+def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
+    """Yield an ``on_step(name)`` callback that advances a bar over ``npuplan.api.STEPS``.
+
+    The bar goes to stderr and only when stderr is a terminal; otherwise the callback does nothing.
+    """
+    from npuplan.api import STEPS
+
+    console = Console(file=sys.stderr)
+    if not enabled or not console.is_terminal:
+        yield lambda _name: None
+        return
+    columns = (TextColumn("{task.description:<10}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("planning", total=len(STEPS))
+        seen: list[str] = []
+
+        def on_step(name: str) -> None:
+            if seen:
+                progress.advance(task)
+            seen.append(name)
+            progress.update(task, description=name)
+
+        yield on_step
+        progress.update(task, completed=len(STEPS))
