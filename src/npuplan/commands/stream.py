@@ -1,0 +1,289 @@
+"""Build the high-level command stream a schedule implies.
+
+Ops run in the lowered graph's order. A cascade is emitted as a unit, pulled from its last op: a
+stripe of op j first asks its producer for the IFM rows its kernel, stride and padding need, so a
+consumer stripe runs as soon as its input rows exist (the order Vela's generator produces).
+Buffered weights are DMA'd slice by slice before the first stripe that reads them; a prebuffered
+first slice is fetched before the previous op starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from npuplan.commands.layout import BufferSpec, WeightLayout, buffer_specs, weight_buffer_name, weight_stream_name
+from npuplan.commands.types import (
+    Address,
+    Box,
+    BufferRef,
+    Command,
+    CpuCommand,
+    DmaCommand,
+    DmaPurpose,
+    NpuStripeCommand,
+    Operand,
+    WeightSlice,
+)
+from npuplan.hw.memory import Architecture
+from npuplan.ir.graph import Tensor
+from npuplan.ir.lowered import BlockType, CpuOp, LoweredGraph, NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.schedule.types import Schedule, ScheduledOp
+
+_FULL_DEPTH_READERS = (BlockType.CONV, BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM)
+
+
+class _Builder:
+    """Emits commands for one schedule; holds the buffer layouts and addresses it reads."""
+
+    def __init__(self, schedule: Schedule, lowered: LoweredGraph, arch: Architecture,
+                 addresses: Mapping[str, Address]) -> None:
+        self.schedule = schedule
+        self.lowered = lowered
+        self.specs, self.weights = buffer_specs(schedule, lowered, arch)
+        self.addresses = addresses
+        self.commands: list[Command] = []
+        self.early: dict[int, list[Command]] = {}  # position -> DMAs to insert before it
+
+    def ref(self, name: str, base_bytes: int = 0) -> BufferRef:
+        spec = self.specs[name]
+        address = self.addresses.get(name)
+        if address is None:
+            raise ValueError(f"no address for buffer '{name}'")
+        return BufferRef(name, address, spec.kind, spec.row_bytes, spec.rows, base_bytes)
+
+    # ------------------------------------------------------------------ weights
+
+    def weight_ref(self, sop: ScheduledOp, piece: WeightSlice) -> BufferRef:
+        layout = self.weights[sop.name]
+        if layout.buffered:
+            return self.ref(weight_buffer_name(sop.name), layout.slot_offsets[piece.index])
+        return self.ref(weight_stream_name(sop.name), piece.stream_offset_bytes)
+
+    def weight_dma(self, sop: ScheduledOp, piece: WeightSlice) -> DmaCommand:
+        src = self.ref(weight_stream_name(sop.name), piece.stream_offset_bytes)
+        dst = self.weight_ref(sop, piece)
+        return DmaCommand(
+            src.address.area, src.address.offset + src.base_bytes, dst.address.area,
+            dst.address.offset + dst.base_bytes, piece.size_bytes, weight_stream_name(sop.name),
+            DmaPurpose.WEIGHTS, src, dst, piece, sop.name,
+        )
+
+    # ------------------------------------------------------------------ stripes
+
+    def emit_op_rows(self, sop: ScheduledOp, rows: tuple[int, int], *, prefetched_first: bool) -> None:
+        """Every depth slice of OFM rows ``rows`` of ``sop`` (with their weight DMAs)."""
+        layout: WeightLayout | None = self.weights.get(sop.name)
+        pieces: tuple[WeightSlice | None, ...] = layout.slices if layout else (None,)
+        first_rows = rows[0] == 0
+        for piece in pieces:
+            if piece is not None and layout is not None and layout.buffered and first_rows:
+                if not (prefetched_first and piece.index == 0):
+                    self.commands.append(self.weight_dma(sop, piece))
+            depth = (piece.depth_start, piece.depth_end) if piece else (0, sop.op.ofm_shape.c)
+            self.commands.append(self.stripe(sop, rows, depth, piece))
+
+    def stripe(self, sop: ScheduledOp, rows: tuple[int, int], depth: tuple[int, int],
+               piece: WeightSlice | None) -> NpuStripeCommand:
+        op = sop.op
+        whole = rows == (0, op.ofm_shape.h) and sop.cascade_id < 0
+        ifm_rows = (0, op.ifm_shape.h) if whole else input_rows(op, op.ifm_shape, rows)
+        ifm = self.operand(op.ifm, op.ifm_shape, op.ifm_read_offset, ifm_rows, _in_depth(op, op.ifm_shape, depth))
+        ifm2 = None
+        if op.ifm2 is not None and op.ifm2_shape is not None:
+            rows2 = (0, op.ifm2_shape.h) if whole or op.ifm2_shape.h != op.ofm_shape.h else rows
+            ifm2 = self.operand(op.ifm2, op.ifm2_shape, None, rows2, _in_depth(op, op.ifm2_shape, depth))
+        ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth)
+        weights = None if piece is None else self.weight_ref(sop, piece)
+        return NpuStripeCommand(op.name, ifm, ifm2, ofm, piece, weights, _block_text(sop.block_config),
+                                weight_stream_name(op.name) if piece is not None else "")
+
+    def operand(self, tensor: Tensor, view: Shape4D, offset: Shape4D | None,
+                rows: tuple[int, int], depth: tuple[int, int]) -> Operand:
+        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth), self.ref(tensor.name))
+
+    # ------------------------------------------------------------------ units
+
+    def emit_cascade(self, sops: list[ScheduledOp]) -> None:
+        """Pull the last op's stripes; each stripe first pulls the producer rows it reads."""
+        produced = [0] * len(sops)
+
+        def pull(j: int, rows_end: int) -> None:
+            sop = sops[j]
+            height = sop.op.ofm_shape.h
+            step = max(1, min(sop.ofm_stripe.h, height))
+            while produced[j] < min(rows_end, height):
+                a = produced[j]
+                b = min(a + step, height)
+                if j > 0:
+                    pull(j - 1, input_rows(sop.op, sop.op.ifm_shape, (a, b))[1])
+                self.emit_op_rows(sop, (a, b), prefetched_first=False)
+                produced[j] = b
+
+        pull(len(sops) - 1, sops[-1].op.ofm_shape.h)
+
+    def emit_single(self, sop: ScheduledOp, prefetched_first: bool) -> None:
+        height = sop.op.ofm_shape.h
+        step = max(1, min(sop.ofm_stripe.h, height))
+        for a in range(0, height, step):
+            self.emit_op_rows(sop, (a, min(a + step, height)), prefetched_first=prefetched_first)
+
+    def emit_cpu(self, op: CpuOp) -> None:
+        def whole(t: Tensor) -> Operand:
+            s = t.shape4d
+            return Operand(t.name, Box((0, 0, 0, 0), (s.n, s.h, s.w, s.c)), self.ref(t.name))
+
+        self.commands.append(CpuCommand(op.name, tuple(whole(t) for t in op.op.inputs if t is not None),
+                                        tuple(whole(t) for t in op.op.outputs if t is not None)))
+
+    def build(self) -> tuple[Command, ...]:
+        by_op = {id(s.op): s for s in self.schedule.ops}
+        cascades: dict[int, list[ScheduledOp]] = {}
+        for s in self.schedule.ops:
+            if s.cascade_id >= 0:
+                cascades.setdefault(s.cascade_id, []).append(s)
+        previous_start: int | None = None
+        done: set[int] = set()
+        for op in self.lowered.ops:
+            if isinstance(op, CpuOp):
+                self.emit_cpu(op)
+                continue
+            sop = by_op.get(id(op))
+            if sop is None:
+                raise ValueError(f"NPU op '{op.name}' is not in the schedule")
+            start = len(self.commands)
+            if sop.cascade_id >= 0:
+                if sop.cascade_id not in done:
+                    done.add(sop.cascade_id)
+                    self.emit_cascade(cascades[sop.cascade_id])
+            else:
+                prefetch = self.prefetch(sop, previous_start)
+                self.emit_single(sop, prefetch)
+            previous_start = start
+        return self.merged()
+
+    def prefetch(self, sop: ScheduledOp, previous_start: int | None) -> bool:
+        """Queue the first weight slice before the previous op when the schedule prebuffers it."""
+        layout = self.weights.get(sop.name)
+        if previous_start is None or layout is None or not layout.buffered or sop.prebuffered_weight_bytes <= 0:
+            return False
+        self.early.setdefault(previous_start, []).append(self.weight_dma(sop, layout.slices[0]))
+        return True
+
+    def merged(self) -> tuple[Command, ...]:
+        out: list[Command] = []
+        for k, command in enumerate(self.commands):
+            out.extend(self.early.get(k, ()))
+            out.append(command)
+        return tuple(out)
+
+
+def input_rows(op: NpuOp, view: Shape4D, ofm_rows: tuple[int, int]) -> tuple[int, int]:
+    """IFM rows ``[lo, hi)`` (in ``view``) that OFM rows ``ofm_rows`` of ``op`` read.
+
+    Kernel footprint: ``a * stride - pad_top`` to ``(b - 1) * stride + dilated_height - pad_top``,
+    divided by the upscaling factor for ops whose OFM is taller than their IFM at stride 1.
+    """
+    k = op.kernel
+    a, b = ofm_rows
+    up = op.ofm_shape.h // view.h if (op.ofm_shape.h > view.h and k.stride_y == 1 and view.h > 0) else 1
+    lo = (a * k.stride_y - k.padding.top) // up
+    hi = -(-((b - 1) * k.stride_y + k.dilated_height - k.padding.top) // up)
+    lo = min(max(lo, 0), view.h - 1)
+    hi = min(max(hi, lo + 1), view.h)
+    return lo, hi
+
+
+def _in_depth(op: NpuOp, view: Shape4D, depth: tuple[int, int]) -> tuple[int, int]:
+    if op.block_type in _FULL_DEPTH_READERS or view.c < op.ofm_shape.c:
+        return 0, view.c
+    return min(depth[0], view.c - 1), min(depth[1], view.c)
+
+
+def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
+               rows: tuple[int, int], depth: tuple[int, int]) -> Box:
+    """The box ``rows`` x ``depth`` of the op's ``view`` in the tensor's own coordinates.
+
+    A view that reshapes the tensor (same bytes, other shape) touches the whole tensor.
+    """
+    full = tensor.shape4d
+    if offset is None and (view.h, view.w, view.c) != (full.h, full.w, full.c):
+        return Box((0, 0, 0, 0), (full.n, full.h, full.w, full.c))
+    o = offset or Shape4D(0, 0, 0, 0)
+    start = (o.n, o.h + rows[0], o.w, o.c + depth[0])
+    end = (min(o.n + view.n, full.n), min(o.h + rows[1], full.h), min(o.w + view.w, full.w),
+           min(o.c + depth[1], full.c))
+    return Box(start, end)
+
+
+def _block_text(block_config: Any) -> str:
+    vela = getattr(block_config, "vela_repr", None)
+    if vela is not None:
+        return "x".join(str(v) for v in vela)
+    return "" if block_config is None else str(block_config)
+
+
+def build_command_stream(
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, addresses: Mapping[str, Address],
+) -> tuple[Command, ...]:
+    """The ordered DMA, NPU-stripe and CPU commands ``schedule`` implies.
+
+    ``addresses`` maps every buffer name (tensor names; ``"<op>#weights"`` constant streams;
+    ``"<op>#weight_buffer"`` fast-storage weight buffers) to its ``Address``; see
+    ``npuplan.commands.addresses.plan_addresses``. Raises ``ValueError`` for a missing address.
+    """
+    return _Builder(schedule, lowered, arch, addresses).build()
+
+
+def buffers_of(schedule: Schedule, lowered: LoweredGraph, arch: Architecture) -> dict[str, BufferSpec]:
+    """The buffers the stream of ``schedule`` needs (name -> spec, no addresses yet)."""
+    return buffer_specs(schedule, lowered, arch)[0]
+
+
+def _ref_json(ref: BufferRef | None) -> dict[str, Any] | None:
+    return None if ref is None else ref.as_json()
+
+
+def _operand_json(operand: Operand | None) -> dict[str, Any] | None:
+    if operand is None:
+        return None
+    return {"tensor": operand.tensor, **operand.box.as_json(), **operand.buffer.as_json()}
+
+
+def _command_json(command: Command) -> dict[str, Any]:
+    if isinstance(command, DmaCommand):
+        return {
+            "kind": "dma", "purpose": str(command.purpose), "tensor": command.tensor,
+            "src_area": str(command.src_area), "src_address": command.src_address,
+            "dst_area": str(command.dst_area), "dst_address": command.dst_address,
+            "size_bytes": command.size_bytes,
+        }
+    if isinstance(command, NpuStripeCommand):
+        piece = command.weight_slice
+        return {
+            "kind": "npu_stripe", "op": command.op, "block_config": command.block_config,
+            "ifm": _operand_json(command.ifm), "ifm2": _operand_json(command.ifm2),
+            "ofm": _operand_json(command.ofm),
+            "weights": None if piece is None else {
+                "depth": [piece.depth_start, piece.depth_end], "size_bytes": piece.size_bytes,
+                **(_ref_json(command.weights) or {}),
+            },
+        }
+    return {"kind": "cpu", "op": command.op,
+            "inputs": [_operand_json(o) for o in command.inputs],
+            "outputs": [_operand_json(o) for o in command.outputs]}
+
+
+def command_stream_json(commands: tuple[Command, ...] | list[Command]) -> list[dict[str, Any]]:
+    """The command stream as JSON-ready dicts (one per command, ``"kind"`` first)."""
+    return [_command_json(c) for c in commands]
+
+
+def iter_operands(command: Command) -> Iterator[Operand]:
+    """Every feature-map operand of a command."""
+    if isinstance(command, NpuStripeCommand):
+        yield from (o for o in (command.ifm, command.ifm2, command.ofm) if o is not None)
+    elif isinstance(command, CpuCommand):
+        yield from command.inputs
+        yield from command.outputs
