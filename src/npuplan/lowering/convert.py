@@ -16,6 +16,7 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding
+from npuplan.lowering.strided_conv import fold_stride_into_depth
 from npuplan.lowering.support import BINARY_ELEMENTWISE
 
 Converter = Callable[[Op], tuple[NpuOp, ...]]
@@ -65,15 +66,21 @@ def convert_conv(op: Op) -> tuple[NpuOp, ...]:
                 activation=fused_activation(op.options), source_index=op.index,
             ),
         )
-    return (
-        NpuOp(
-            name=op_name(op), tflite_type=op.type, op_type="Conv2DBias", block_type=BlockType.CONV,
-            ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm_shape,
-            weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
-            kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
-            source_index=op.index,
-        ),
+    conv = NpuOp(
+        name=op_name(op), tflite_type=op.type, op_type="Conv2DBias", block_type=BlockType.CONV,
+        ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm_shape,
+        weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+        kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
+        source_index=op.index,
     )
+    mode = "EXPLICIT" if "explicit_padding" in op.options else str(op.options.get("padding", "VALID"))
+    return (fold_stride_into_depth(conv, padding_mode=mode, weight_zero_point=_scalar_zero_point(weights)),)
+
+
+def _scalar_zero_point(tensor: Tensor) -> int:
+    """The tensor's zero point when it has a single one (per-axis quantization pads with 0)."""
+    zp = tensor.quant.zero_point if tensor.quant is not None else ()
+    return int(zp[0]) if len(zp) == 1 else 0
 
 
 def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
