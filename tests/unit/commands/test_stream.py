@@ -1,0 +1,81 @@
+"""Command stream shape: stripe order in cascades, weight DMAs before use, JSON form."""
+
+from __future__ import annotations
+
+import json
+
+from npuplan.commands import (
+    DmaCommand,
+    NpuStripeCommand,
+    build_command_stream,
+    command_stream_json,
+    plan_addresses,
+    validate,
+)
+from npuplan.schedule.types import WeightBuffering
+
+from tests.unit.commands.graphs import OpChoice, arch, chain, diamond, hand_schedule
+
+
+def _stream(graph, schedule):
+    target = arch()
+    addresses = plan_addresses(schedule, graph, target)
+    return build_command_stream(schedule, graph, target, addresses), addresses
+
+
+def test_uncascaded_chain_is_one_stripe_per_op_in_order() -> None:
+    graph = chain([(8, 3, 1), (8, 3, 1)])
+    commands, _ = _stream(graph, hand_schedule(graph))
+    assert [c.op for c in commands] == ["conv0", "conv1"]
+    assert commands[1].ifm.box.rows == (0, 16)
+
+
+def test_cascade_consumer_stripe_runs_as_soon_as_its_rows_exist() -> None:
+    graph = chain([(8, 3, 1), (8, 3, 1)])
+    commands, _ = _stream(graph, hand_schedule(graph, cascades=[(0, 1, 2)]))
+    order = [(c.op, c.ofm.box.rows) for c in commands]
+    # conv1 rows 0..1 need conv0 rows 0..2 (3x3 SAME): two producer stripes of 2 rows first
+    assert order[:4] == [("conv0", (0, 2)), ("conv0", (2, 4)), ("conv1", (0, 2)), ("conv0", (4, 6))]
+    assert sum(1 for op, _ in order if op == "conv1") == 8
+    ifm_rows = [c.ifm.box.rows for c in commands if c.op == "conv1"]
+    assert ifm_rows[0] == (0, 3) and ifm_rows[1] == (1, 5) and ifm_rows[-1] == (13, 16)
+
+
+def test_rolling_buffer_operands_name_their_rows() -> None:
+    graph = chain([(8, 3, 1), (8, 3, 1)])
+    schedule = hand_schedule(graph, cascades=[(0, 1, 2)])
+    commands, _ = _stream(graph, schedule)
+    rows = schedule.placements["conv0"].rows
+    assert all(c.ofm.buffer.rows == rows for c in commands if c.op == "conv0")
+
+
+def test_double_buffered_weights_are_dmaed_per_slice_before_use() -> None:
+    graph = chain([(48, 3, 1)])
+    schedule = hand_schedule(graph, weights={"conv0": OpChoice(WeightBuffering.DOUBLE, 16)})
+    commands, addresses = _stream(graph, schedule)
+    kinds = ["dma" if isinstance(c, DmaCommand) else "npu" for c in commands]
+    assert kinds == ["dma", "npu"] * 3
+    stripes = [c for c in commands if isinstance(c, NpuStripeCommand)]
+    assert [c.ofm.box.start[3] for c in stripes] == [0, 16, 32]
+    slots = [c.dst_address for c in commands if isinstance(c, DmaCommand)]
+    assert slots[0] == slots[2] != slots[1]
+    assert validate(commands, graph, arch(), addresses) == []
+
+
+def test_prebuffered_slice_is_fetched_before_the_previous_op() -> None:
+    graph = chain([(8, 3, 1), (32, 3, 1)])
+    schedule = hand_schedule(graph, weights={"conv1": OpChoice(WeightBuffering.SINGLE, 16, prebuffer=True)})
+    commands, addresses = _stream(graph, schedule)
+    assert isinstance(commands[0], DmaCommand) and commands[0].op == "conv1"
+    assert commands[1].op == "conv0"
+    assert validate(commands, graph, arch(), addresses) == []
+
+
+def test_diamond_stream_validates_and_serialises() -> None:
+    graph = diamond()
+    commands, addresses = _stream(graph, hand_schedule(graph, cascades=[(3, 4, 1)]))
+    assert validate(commands, graph, arch(), addresses) == []
+    text = json.dumps(command_stream_json(commands))
+    first = json.loads(text)[0]
+    assert first["kind"] == "npu_stripe" and first["ofm"]["tensor"] == "stem"
+    assert set(first["ofm"]) >= {"start", "end", "area", "address", "buffer"}
