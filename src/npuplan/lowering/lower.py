@@ -12,7 +12,7 @@ import logging
 
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op
-from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp
+from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations
 from npuplan.lowering.convert import (
     Converter,
@@ -25,6 +25,7 @@ from npuplan.lowering.convert import (
 )
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_pad
+from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
@@ -83,7 +84,7 @@ def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:
     graph, removed = rewrite_graph(source, accelerator)
     ops: list[LoweredOp] = []
     for op in graph.ops:
-        ops.extend(lower_op(op))
+        ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lower_op(op))
     return LoweredGraph(
         name=source.name,
         ops=tuple(ops),

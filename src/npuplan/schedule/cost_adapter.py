@@ -9,10 +9,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from npuplan.cost import BlockChoice, CostQuery as ModelQuery, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost
+from npuplan.cost import (
+    BlockChoice, CostQuery as ModelQuery, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
+)
 from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.ir.lowered import NpuOp
+from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.oracle import CostQuery, EstimateOracle
 
@@ -24,6 +26,16 @@ _FETCH = {
     "single": WeightFetch.BUFFERED,
     "double": WeightFetch.DOUBLE_BUFFERED,
 }
+# Bytes of an activation lookup table by OFM element size in bits (int8: 256 x 1; the softmax
+# exp table: 256 x int32; int16: 512 x int32)
+_LUT_BYTES = {8: 256, 16: 2048, 32: 1024}
+
+
+def lut_access(op: NpuOp, arch: Architecture) -> LutAccess | None:
+    """The LUT an op DMAs into the shared buffer before it runs (Vela copies it for every LUT op)."""
+    if op.activation is not Activation.LUT:
+        return None
+    return LutAccess(_LUT_BYTES.get(op.ofm.dtype.bits, 256), arch.const_area)
 
 
 class CostModelOracle:
@@ -67,6 +79,7 @@ class CostModelOracle:
                         op.ofm.dtype.bits),
             ifm2=ifm2,
             weights=weights,
+            lut=lut_access(op, self._arch),
             prev_slack_npu_cycles=float(query.prev_slack_cycles),
         )
         return op_cost(model_query, self._arch)

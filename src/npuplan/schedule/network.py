@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.lowering.formats import linear_format_tensors
 from npuplan.schedule.geometry import storage_bytes
 
 
@@ -80,13 +81,14 @@ def build_network(graph: LoweredGraph) -> Network:
                     consumers.setdefault(tensor.name, []).append(npu_index[id(op)])
     graph_in = {t.name for t in graph.inputs}
     graph_out = {t.name for t in graph.outputs}
+    linear = linear_format_tensors(graph)
     fms: dict[str, FeatureMap] = {}
     for name, tensor in tensors.items():
         start = 0 if name in graph_in else first_use[name]
         end = last if name in graph_out else last_use[name]
         reason = _whole_reason(name, graph_in, graph_out, cpu_touch)
         npu_only = name not in cpu_touch and name not in graph_in and name not in graph_out
-        fmt = "NHCWB16" if npu_only else "NHWC"
+        fmt = "NHCWB16" if npu_only and name not in linear else "NHWC"
         size = storage_bytes(tensor.shape4d, tensor.dtype.size_bytes, fmt)
         fms[name] = FeatureMap(name, size, fmt, start, end, producer.get(name, -1),
                                tuple(consumers.get(name, ())), reason)

@@ -1,0 +1,22 @@
+"""Make the feature map the primary input of binary elementwise ops (Vela's operand reversal).
+
+When IFM is a constant (or a scalar) and IFM2 is a full-size feature map, the hardware runs with
+the operands swapped (and a reversed-operands flag), so the feature map is read as the IFM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from npuplan.ir.lowered import BlockType, NpuOp
+
+
+def primary_input_first(op: NpuOp) -> NpuOp:
+    """``op`` with IFM and IFM2 swapped when only IFM2 can be the primary (streamed) input."""
+    if op.block_type is not BlockType.ELEMENTWISE or op.ifm2 is None or op.ifm2_shape is None:
+        return op
+    ifm_can_swap = op.ifm.is_constant or not op.ifm.shape
+    ifm2_primary = not op.ifm2.is_constant and bool(op.ifm2.shape) and tuple(op.ifm2.shape) == tuple(op.ofm.shape)
+    if not (ifm_can_swap and ifm2_primary):
+        return op
+    return replace(op, ifm=op.ifm2, ifm_shape=op.ifm2_shape, ifm2=op.ifm, ifm2_shape=op.ifm_shape)
