@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from npuplan.commands.layout import BufferSpec, WeightLayout, buffer_specs, weight_buffer_name, weight_stream_name
+from npuplan.commands.layout import WeightLayout, buffer_specs, weight_buffer_name, weight_stream_name
 from npuplan.commands.types import (
     Address,
     Box,
@@ -234,11 +234,6 @@ def build_command_stream(
     ``npuplan.commands.addresses.plan_addresses``. Raises ``ValueError`` for a missing address.
     """
     return _Builder(schedule, lowered, arch, addresses).build()
-
-
-def buffers_of(schedule: Schedule, lowered: LoweredGraph, arch: Architecture) -> dict[str, BufferSpec]:
-    """The buffers the stream of ``schedule`` needs (name -> spec, no addresses yet)."""
-    return buffer_specs(schedule, lowered, arch)[0]
 
 
 def _ref_json(ref: BufferRef | None) -> dict[str, Any] | None:
