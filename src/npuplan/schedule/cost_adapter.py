@@ -69,7 +69,8 @@ class CostModelOracle:
             )
         ifm2 = None
         if op.ifm2 is not None and query.ifm2_stripe is not None and query.ifm2_area is not None:
-            ifm2 = Operand(query.ifm2_stripe, query.ifm2_area, "NHWC", op.ifm2.dtype.bits)
+            ifm2 = Operand(query.ifm2_stripe, query.ifm2_area, query.ifm2_format,  # type: ignore[arg-type]
+                           op.ifm2.dtype.bits)
         model_query = ModelQuery(
             op=op,
             block=BlockChoice.of(query.block_config),

@@ -65,6 +65,7 @@ def cost_op(
         weight_area=arch.fast_area if buffered else arch.const_area,
         ifm_format=fm_format(net, dec, op.ifm.name),
         ofm_format=fm_format(net, dec, op.ofm.name),
+        ifm2_format="NHWC" if op.ifm2 is None or op.ifm2.is_constant else fm_format(net, dec, op.ifm2.name),
         weight_source_area=arch.const_area,
         weight_fetch=str(plan.buffering),
         weight_stream_bytes=plan.stream_bytes,

@@ -47,6 +47,7 @@ class CostQuery:
     weight_area: MemArea
     ifm_format: str = "NHWC"
     ofm_format: str = "NHWC"
+    ifm2_format: str = "NHWC"
     weight_source_area: MemArea | None = None  # permanent area the DMA reads buffered weights from
     weight_fetch: str = "none"  # a WeightBuffering value: none/full/single/double
     weight_stream_bytes: int = 0
