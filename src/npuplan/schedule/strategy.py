@@ -24,16 +24,16 @@ def cascade_search(
     """Max schedule; cascades when it does not fit (or to shrink the peak for Size);
     fast-storage FMs (Dedicated_Sram); then weight buffering in the memory left."""
     from npuplan.schedule.cascades import build_cascades
-    from npuplan.schedule.fast_storage import place_feature_maps
+    from npuplan.schedule.fast_storage import place_with_weights
     from npuplan.schedule.planner import max_decisions
 
     dec = max_decisions(net, arch)
     if options.optimise is Optimise.SIZE or _peak(net, dec) > budget:
         dec = build_cascades(net, dec, arch, oracle, budget, options.optimise)
     check_fits(net, dec, budget)
-    if arch.is_dedicated_sram:
-        dec = place_feature_maps(net, dec, arch, oracle, budget)
     limit = budget if options.optimise is Optimise.PERFORMANCE else min(budget, _peak(net, dec))
+    if arch.is_dedicated_sram:
+        return place_with_weights(net, dec, arch, oracle, budget, limit)
     return propose_weight_buffering(net, dec, arch, oracle, limit)
 
 
