@@ -88,19 +88,55 @@ def place_feature_maps(
     return replace(base, fast_fms=base.fast_fms | kept)
 
 
-def place_with_weights(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int,
+def cascade_for_cache(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int,
 ) -> Decisions:
-    """Weight buffers and fast-storage feature maps together: propose both orders, keep the faster
-    (then the smaller peak). ``limit_bytes`` caps weight buffering (``<= budget``)."""
-    from npuplan.schedule.assemble import total_cycles
+    """Cascades where the chain's feature maps, were they all in fast storage, would not fit the
+    cache: rolling buffers then keep those chains in fast storage (the FMs go back to the arena)."""
+    from npuplan.options import Optimise
+    from npuplan.schedule.cascades import build_cascades
+
+    names = frozenset(fm.name for fm in candidate_fms(net, dec))
+    optimistic = replace(dec, fast_fms=dec.fast_fms | names)
+    cascaded = replace(build_cascades(net, optimistic, arch, oracle, budget, Optimise.PERFORMANCE),
+                       fast_fms=dec.fast_fms)
+    usage = usage_by_time(net, fast_buffers(net, cascaded))
+    rows = list(cascaded.ofm_rows)
+    kept = []
+    for c in cascaded.cascades:
+        if c in dec.cascades or max(usage[net.times[c.start]:net.times[c.end] + 1]) <= budget:
+            kept.append(c)
+        else:  # its rolling buffers alone overflow the cache: run those ops whole instead
+            rows[c.start:c.end + 1] = dec.ofm_rows[c.start:c.end + 1]
+    return replace(cascaded, ofm_rows=tuple(rows), cascades=tuple(kept))
+
+
+def _both_orders(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int,
+) -> list[Decisions]:
     from npuplan.schedule.weights import propose_weight_buffering
 
     weights_first = place_feature_maps(net, propose_weight_buffering(net, dec, arch, oracle, limit_bytes),
                                        arch, oracle, budget)
     fms_first = propose_weight_buffering(net, place_feature_maps(net, dec, arch, oracle, limit_bytes),
                                          arch, oracle, limit_bytes)
-    proposals = [weights_first, fms_first]
+    return [weights_first, fms_first]
+
+
+def place_with_weights(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int, *,
+    try_cascades: bool = False,
+) -> Decisions:
+    """Weight buffers and fast-storage feature maps together: propose both orders (and, with
+    ``try_cascades``, both on ``cascade_for_cache(dec)``), keep the faster, then the smaller peak.
+    ``limit_bytes`` caps weight buffering (``<= budget``)."""
+    from npuplan.schedule.assemble import total_cycles
+
+    proposals = _both_orders(net, dec, arch, oracle, budget, limit_bytes)
+    if try_cascades:
+        cascaded = cascade_for_cache(net, dec, arch, oracle, budget)
+        if cascaded.cascades != dec.cascades:
+            proposals += _both_orders(net, cascaded, arch, oracle, budget, limit_bytes)
 
     def key(d: Decisions) -> tuple[int, int]:
         return total_cycles(net, d, arch, oracle), max(usage_by_time(net, fast_buffers(net, d)), default=0)

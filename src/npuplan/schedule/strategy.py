@@ -33,7 +33,8 @@ def cascade_search(
     check_fits(net, dec, budget)
     limit = budget if options.optimise is Optimise.PERFORMANCE else min(budget, _peak(net, dec))
     if arch.is_dedicated_sram:
-        return place_with_weights(net, dec, arch, oracle, budget, limit)
+        return place_with_weights(net, dec, arch, oracle, budget, limit,
+                                  try_cascades=options.optimise is Optimise.PERFORMANCE)
     return propose_weight_buffering(net, dec, arch, oracle, limit)
 
 
