@@ -102,5 +102,25 @@ def _fit_allocation(
     if schedule.sram_peak_bytes <= budget:
         return schedule
     bare = propose_weight_buffering(net, dec, arch, oracle, 0)
-    return assemble(net, bare, arch, oracle, allocator=options.tensor_allocator,
-                    notes=notes + ("weight buffers dropped for allocation",))
+    schedule = assemble(net, bare, arch, oracle, allocator=options.tensor_allocator,
+                        notes=notes + ("weight buffers dropped for allocation",))
+    if schedule.sram_peak_bytes > budget and arch.is_dedicated_sram:
+        schedule = _evict_for_allocation(net, bare, arch, options, oracle, budget, notes)
+    return schedule
+
+
+def _evict_for_allocation(
+    net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle,
+    budget: int, notes: tuple[str, ...],
+) -> Schedule:
+    """Dedicated_Sram: fewer feature maps in the cache until the allocated peak fits the budget."""
+    from npuplan.schedule.fast_storage import place_feature_maps
+
+    limit = budget
+    while True:
+        schedule = assemble(net, dec, arch, oracle, allocator=options.tensor_allocator,
+                            notes=notes + ("feature maps evicted for allocation",))
+        if schedule.sram_peak_bytes <= budget or not dec.fast_fms:
+            return schedule
+        limit -= max(schedule.sram_peak_bytes - budget, limit // 16, 1)
+        dec = place_feature_maps(net, dec, arch, oracle, max(limit, 0))

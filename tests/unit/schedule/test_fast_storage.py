@@ -78,3 +78,18 @@ def test_tight_cache_keeps_a_subset_within_budget() -> None:
     budget = 20_000
     s = plan_schedule(graph, build_architecture(_u65(budget)), _u65(budget))
     assert 0 < s.sram_peak_bytes <= budget
+
+
+def test_allocation_overshoot_evicts_feature_maps_until_within_budget() -> None:
+    from dataclasses import replace
+
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.planner import _evict_for_allocation
+
+    options = _u65(12_000)
+    arch = build_architecture(options)
+    net = build_network(conv_chain(LAYERS, h=32, w=32))
+    dec = max_decisions(net, arch)
+    crammed = replace(dec, fast_fms=frozenset(fm.name for fm in candidate_fms(net, dec)))
+    s = _evict_for_allocation(net, crammed, arch, options, default_oracle(arch), 12_000, ())
+    assert s.sram_peak_bytes <= 12_000
