@@ -1,0 +1,113 @@
+"""Address allocators with Vela's names: Greedy, LinearAlloc and HillClimb.
+
+``allocate`` places the live ranges of one memory area and returns an ``Allocation``: an address per
+range, the allocated peak address and the live-bytes lower bound. Allocators are pure and
+deterministic: the same ranges and settings always give the same addresses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from npuplan.memory.hillclimb import HillClimbSettings, hill_climb
+from npuplan.memory.live_range import DEFAULT_ALIGNMENT_BYTES, LiveRange, live_bytes_lower_bound, round_up
+from npuplan.memory.placement import Instance, PlacementState, make_instance, new_state, place_from, priority_order
+from npuplan.options import TensorAllocator
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Addresses of one memory area's live ranges.
+
+    ``offsets`` maps range name to byte address; ``peak_bytes`` is the allocated peak address (the
+    highest ``offset + aligned size``, Vela's ``sram_memory_used``); ``lower_bound_bytes`` the most
+    aligned bytes live at any one time; ``alignment_bytes`` the minimum alignment every range got.
+    """
+
+    offsets: Mapping[str, int]
+    peak_bytes: int
+    lower_bound_bytes: int
+    allocator: TensorAllocator
+    alignment_bytes: int = DEFAULT_ALIGNMENT_BYTES
+
+    @property
+    def overhead_fraction(self) -> float:
+        """How far the peak is above the lower bound (0.0 means optimal)."""
+        if self.lower_bound_bytes == 0:
+            return 0.0
+        return self.peak_bytes / self.lower_bound_bytes - 1.0
+
+
+def allocate(
+    ranges: Sequence[LiveRange],
+    *,
+    allocator: TensorAllocator,
+    alignment: int = DEFAULT_ALIGNMENT_BYTES,
+    hillclimb: HillClimbSettings = HillClimbSettings(),
+) -> Allocation:
+    """Give every range an address so that ranges live at the same time never share a byte.
+
+    Every range is aligned to the least common multiple of its own ``alignment`` and ``alignment``
+    (bytes) and its size is rounded up to that. All ranges must be in one memory area and have
+    distinct names (``ValueError`` otherwise).
+    """
+    aligned = _with_alignment(ranges, alignment)
+    lower_bound = live_bytes_lower_bound(aligned)
+    if allocator == TensorAllocator.LINEAR:
+        offsets = _linear_offsets(aligned)
+    elif allocator == TensorAllocator.GREEDY:
+        offsets = _greedy_state(make_instance(aligned)).offsets
+    elif allocator == TensorAllocator.HILLCLIMB:
+        offsets = _hillclimb_state(make_instance(aligned), lower_bound, hillclimb).offsets
+    else:  # pragma: no cover - closed enum
+        raise ValueError(f"unknown tensor allocator {allocator!r}")
+    peak = max((o + r.aligned_size_bytes for o, r in zip(offsets, aligned)), default=0)
+    return Allocation(
+        offsets=MappingProxyType({r.name: o for r, o in zip(aligned, offsets)}),
+        peak_bytes=peak,
+        lower_bound_bytes=lower_bound,
+        allocator=allocator,
+        alignment_bytes=alignment,
+    )
+
+
+def _with_alignment(ranges: Sequence[LiveRange], alignment: int) -> list[LiveRange]:
+    if alignment <= 0:
+        raise ValueError(f"alignment must be positive, got {alignment}")
+    areas = sorted({r.area for r in ranges})
+    if len(areas) > 1:
+        raise ValueError(f"allocate one memory area at a time, got {areas}")
+    names = [r.name for r in ranges]
+    if len(set(names)) != len(names):
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"live range names must be unique, repeated: {duplicates}")
+    return [
+        r if r.alignment % alignment == 0 else replace(r, alignment=math.lcm(r.alignment, alignment))
+        for r in ranges
+    ]
+
+
+def _linear_offsets(ranges: Sequence[LiveRange]) -> list[int]:
+    """Each range after the previous one, in the given order, with no reuse."""
+    offsets = []
+    top = 0
+    for r in ranges:
+        address = round_up(top, r.alignment)
+        offsets.append(address)
+        top = address + r.aligned_size_bytes
+    return offsets
+
+
+def _greedy_state(inst: Instance) -> PlacementState:
+    """Most urgent (then longest, largest) first, each at the lowest address that fits."""
+    state = new_state(inst, priority_order(inst))
+    place_from(state, inst, 0)
+    return state
+
+
+def _hillclimb_state(inst: Instance, lower_bound: int, settings: HillClimbSettings) -> PlacementState:
+    """Hill-climb from the greedy order, so the result never peaks above Greedy's."""
+    return hill_climb(inst, priority_order(inst), target_bytes=lower_bound, settings=settings)

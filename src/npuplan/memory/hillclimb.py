@@ -1,0 +1,124 @@
+"""Hill-climbing search over placement orders (the idea of Vela's HillClimb allocator).
+
+Start from an order, find the bottleneck (the range whose end address is the peak), collect the
+ranges that decided its address (its time neighbours and the chains of ranges that pushed them up),
+swap two of them in the order, re-place from the earlier of the two turns, and keep the new order
+unless the peak grew. Deterministic: a private ``random.Random(seed)`` and iteration counts, never
+wall-clock time.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, new_state, place_from
+
+
+@dataclass(frozen=True, slots=True)
+class HillClimbSettings:
+    """Search bounds. ``patience_iterations``: stop after this many iterations without improvement;
+    ``widen_after_iterations``: after this many, also swap among the blockers' neighbours;
+    ``non_neighbour_percent``: how often the first pick comes from blockers not live with the bottleneck.
+    """
+
+    seed: int = 1
+    max_iterations: int = 3000
+    patience_iterations: int = 400
+    widen_after_iterations: int = 50
+    non_neighbour_percent: int = 30
+
+
+def hill_climb(
+    inst: Instance, order: Sequence[int], *, target_bytes: int, settings: HillClimbSettings
+) -> PlacementState:
+    """The best placement found from ``order``; stops early once the peak reaches ``target_bytes``.
+
+    The result's peak is never above the peak of ``order`` itself.
+    """
+    state = new_state(inst, order)
+    place_from(state, inst, 0)
+    best = state.copy()
+    rng = random.Random(settings.seed)
+    last_improvement = 0
+    for iteration in range(settings.max_iterations):
+        stuck = iteration - last_improvement
+        if best.peak_bytes <= target_bytes or stuck >= settings.patience_iterations:
+            break
+        first_turn = _perturb(state, inst, rng, stuck=stuck, settings=settings)
+        if place_from(state, inst, first_turn, give_up_above=best.peak_bytes):
+            if state.peak_bytes < best.peak_bytes:
+                last_improvement = iteration
+            best.assign(state)
+        else:
+            state.assign(best)
+    return best
+
+
+def _perturb(
+    state: PlacementState, inst: Instance, rng: random.Random, *, stuck: int, settings: HillClimbSettings
+) -> int:
+    """Swap blockers of the bottleneck in ``state.order``; returns the earliest turn that changed."""
+    bottleneck = _bottleneck(state, inst)
+    turns = _blocker_turns(state, inst, bottleneck)
+    if len(turns) < 2:
+        return len(state.order)
+    not_live = [t for t in turns if not _live_together(inst, bottleneck, state.order[t])]
+    if not_live and rng.randrange(100) < settings.non_neighbour_percent:
+        first = rng.choice(not_live)
+    else:
+        first = rng.choice(turns)
+    second = rng.choice(turns[:-1])
+    if second == first:
+        second = turns[-1]
+    changed = [first, second]
+    _swap(state, first, second)
+    if stuck > settings.widen_after_iterations:
+        wider = _with_neighbour_turns(state, inst, turns, not_live)
+        a, b = rng.choice(wider), rng.choice(wider)
+        _swap(state, a, b)
+        changed += [a, b]
+    return min(changed)
+
+
+def _bottleneck(state: PlacementState, inst: Instance) -> int:
+    ends = [o + s for o, s in zip(state.offsets, inst.sizes_bytes)]
+    return ends.index(max(ends))
+
+
+def _blocker_turns(state: PlacementState, inst: Instance, bottleneck: int) -> list[int]:
+    """Turns of the bottleneck, its time neighbours, and every range that pushed one of them up."""
+    seen: set[int] = set()
+    turns: list[int] = []
+    for i in (bottleneck, *inst.neighbours[bottleneck]):
+        # A seen range had its whole predecessor chain added already, so stop there.
+        while i != NO_PREDECESSOR and state.turn_of[i] not in seen:
+            seen.add(state.turn_of[i])
+            turns.append(state.turn_of[i])
+            i = state.predecessor[i]
+    return turns
+
+
+def _with_neighbour_turns(
+    state: PlacementState, inst: Instance, turns: list[int], not_live: list[int]
+) -> list[int]:
+    seen = set(turns)
+    wider = list(turns)
+    for turn in not_live:
+        for j in inst.neighbours[state.order[turn]]:
+            if state.turn_of[j] not in seen:
+                seen.add(state.turn_of[j])
+                wider.append(state.turn_of[j])
+    return wider
+
+
+def _live_together(inst: Instance, a: int, b: int) -> bool:
+    return inst.starts[a] <= inst.ends[b] and inst.starts[b] <= inst.ends[a]
+
+
+def _swap(state: PlacementState, t1: int, t2: int) -> None:
+    order = state.order
+    order[t1], order[t2] = order[t2], order[t1]
+    state.turn_of[order[t1]] = t1
+    state.turn_of[order[t2]] = t2
