@@ -16,12 +16,11 @@ from npuplan.options import Optimise
 from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import CascadeSpan, Decisions, RollingBuffer
 from npuplan.schedule.geometry import (
-    ifm_rows_for,
     is_cascadable,
     min_stripe_rows,
     producer_rows_for,
     rolling_buffer_bytes,
-    rolling_buffer_rows,
+    rolling_rows,
 )
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle
@@ -75,15 +74,20 @@ def stripe_candidates(height: int, minimum: int) -> list[int]:
 
 
 def _segment(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle,
-             base: list[int], s: int, e: int, final_rows: int) -> Segment:
+             base: list[int], s: int, e: int, final_rows: int, *, thin: bool = False) -> Segment:
+    """Ops ``s..e`` cascaded with ``final_rows`` OFM rows per stripe of op ``e``.
+
+    Producers run ``consumer rows x stride`` rows per stripe (Vela's proposal), or one row per
+    stripe when ``thin`` (smaller rolling buffers, more stripes).
+    """
     ops = net.npu_ops
     rows = [0] * (e - s + 1)
     rows[-1] = final_rows
     for k in range(e, s, -1):
-        rows[k - 1 - s] = producer_rows_for(ops[k], rows[k - s])
+        rows[k - 1 - s] = 1 if thin else producer_rows_for(ops[k], rows[k - s])
     rolling = tuple(
         RollingBuffer(ops[k].ofm.name,
-                      rolling_buffer_rows(rows[k - s], ifm_rows_for(ops[k + 1], rows[k + 1 - s])),
+                      rolling_rows(ops[k], rows[k - s], ops[k + 1], rows[k + 1 - s]),
                       rolling_buffer_bytes(ops[k], rows[k - s], ops[k + 1], rows[k + 1 - s]))
         for k in range(s, e)
     )
@@ -120,6 +124,8 @@ def _segment_options(net: Network, dec: Decisions, arch: Architecture, oracle: C
     for s in range(max(first, e - MAX_CASCADE_OPS + 1), e):
         for h in heights:
             found.append(_segment(net, dec, arch, oracle, base, s, e, h))
+        if heights and any(net.npu_ops[k].kernel.stride_y > 1 or heights[0] > 1 for k in range(s + 1, e + 1)):
+            found.append(_segment(net, dec, arch, oracle, base, s, e, heights[0], thin=True))
     return found
 
 

@@ -45,14 +45,25 @@ def producer_rows_for(consumer: NpuOp, consumer_ofm_rows: int) -> int:
 
 
 def rolling_buffer_rows(producer_rows: int, consumer_ifm_rows: int) -> int:
-    """Rows a rolling buffer holds: room for a produced stripe next to the rows being consumed."""
-    return round_up(producer_rows + consumer_ifm_rows, consumer_ifm_rows)
+    """Rows a rolling buffer must hold when the consumer pulls its producer stripe by stripe.
+
+    Before a consumer stripe reads its IFM window (at most ``consumer_ifm_rows`` rows starting at
+    ``lo``) the producer has run whole stripes of ``producer_rows`` until the window's last row
+    exists, so it may have written up to ``producer_rows - 1`` rows beyond the window; rows before
+    ``lo`` are never read again. Every row from ``lo`` to the last one written must still be held.
+    """
+    return max(1, consumer_ifm_rows + producer_rows - 1)
+
+
+def rolling_rows(producer: NpuOp, producer_rows: int, consumer: NpuOp, consumer_ofm_rows: int) -> int:
+    """Rows of the rolling buffer between two cascaded ops (never more than the tensor's height)."""
+    rows = rolling_buffer_rows(producer_rows, ifm_rows_for(consumer, consumer_ofm_rows))
+    return min(rows, producer.ofm_shape.h)
 
 
 def rolling_buffer_bytes(producer: NpuOp, producer_rows: int, consumer: NpuOp, consumer_ofm_rows: int) -> int:
     """Size of the NHCWB16 rolling buffer between two cascaded ops."""
-    rows = rolling_buffer_rows(producer_rows, ifm_rows_for(consumer, consumer_ofm_rows))
-    rows = min(rows, producer.ofm_shape.h) if producer_rows >= producer.ofm_shape.h else rows
+    rows = rolling_rows(producer, producer_rows, consumer, consumer_ofm_rows)
     width = max(producer.ofm_shape.w, consumer.ifm_shape.w)
     depth = round_up(producer.ofm_shape.c, BRICK_DEPTH)
     return round_up(rows * width * depth * producer.ofm.dtype.size_bytes, ALIGN_BYTES)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 
+from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule.assemble import assemble, total_cycles
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
+from npuplan.schedule.floor import floor_decisions, infeasible
 from npuplan.schedule.network import Network, build_network
 from npuplan.schedule.oracle import CostOracle, default_oracle
 from npuplan.schedule.types import Schedule
@@ -50,14 +52,36 @@ def plan_schedule(
 ) -> Schedule:
     """Plan the NPU ops of ``lowered`` on ``arch`` within the fast-storage budget.
 
-    Raises ``InfeasiblePlan`` when even the smallest stripes do not fit.
+    The budget is a cap: the fastest candidate whose allocated peak fits is returned; if none does,
+    the floor schedule (``schedule.floor``) with weight buffers in what is left. Raises
+    ``InfeasiblePlan`` naming the floor's allocated peak when even that does not fit.
     """
     oracle = oracle or default_oracle(arch)
     net = build_network(lowered)
     budget = budget_bytes(arch, options)
-    candidates = _search(net, arch, options, oracle, budget)
-    best = min(candidates, key=lambda cand: (total_cycles(net, cand[0], arch, oracle), peak_of(net, cand[0])))
-    return _fit_allocation(net, best[0], arch, options, oracle, budget, best[1])
+    try:
+        candidates = _search(net, arch, options, oracle, budget)
+    except InfeasiblePlan as err:
+        log.info("search found no plan within %d bytes (%s); trying the floor schedule", budget, err.why)
+        candidates = []
+    ranked = sorted(candidates, key=lambda cand: (total_cycles(net, cand[0], arch, oracle), peak_of(net, cand[0])))
+    for dec, notes in ranked:
+        schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
+        if schedule.sram_peak_bytes <= budget:
+            return schedule
+    return _floor_plan(net, arch, options, oracle, budget)
+
+
+def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int) -> Schedule:
+    """The least-peak schedule, with weight buffering in the memory the budget leaves."""
+    floor = floor_decisions(net, max_decisions(net, arch), arch, oracle)
+    bare = assemble(net, floor, arch, oracle, allocator=options.tensor_allocator, notes=("floor schedule",))
+    if bare.sram_peak_bytes > budget:
+        raise infeasible(net, floor, allocated_bytes=bare.sram_peak_bytes, budget_bytes=budget)
+    limit = budget if options.optimise is Optimise.PERFORMANCE else bare.sram_peak_bytes
+    buffered = propose_weight_buffering(net, floor, arch, oracle, limit)
+    schedule = _fit_allocation(net, buffered, arch, options, oracle, budget, ("floor schedule",))
+    return schedule if schedule.sram_peak_bytes <= budget else bare
 
 
 def _search(
