@@ -86,22 +86,21 @@ def row_bytes_of(shape: Shape4D, element_bytes: int, fmt: str) -> int:
 
 
 def weight_layout(sop: ScheduledOp, arch: Architecture) -> WeightLayout:
-    """Slices of ``sop``'s weights (uniform OFM depth slices of ``weight_depth_slice``) and slots."""
-    op = sop.op
-    depth = op.ofm_shape.c
-    sliced = sop.weight_buffering in (WeightBuffering.SINGLE, WeightBuffering.DOUBLE) and 0 < sop.weight_depth_slice < depth
-    step = sop.weight_depth_slice if sliced else depth
-    stream = encoded_weight_size(op, arch.accelerator, depth_step=step)
-    per_offset: dict[int, int] = {}
-    for part in stream.slices:
-        per_offset[part.depth_offset] = per_offset.get(part.depth_offset, 0) + part.total_bytes
+    """Slices of ``sop``'s weights and their slots in its fast-storage buffer.
+
+    The schedule's own slices and slice sizes when it recorded them (so the buffer is exactly the
+    size the schedule reserved); otherwise uniform OFM depth slices of ``weight_depth_slice`` sized
+    by the weight encoder.
+    """
+    if sop.weight_depth_slices and len(sop.weight_slice_bytes) == len(sop.weight_depth_slices) - 1:
+        bounds, sizes = sop.weight_depth_slices, [round_up(b, ALIGN_BYTES) for b in sop.weight_slice_bytes]
+    else:
+        bounds, sizes = _encoded_slices(sop, arch)
     slices: list[WeightSlice] = []
     offset = 0
-    for k, start in enumerate(range(0, depth, step)):
-        size = round_up(per_offset.get(start, 0), ALIGN_BYTES)
-        slices.append(WeightSlice(k, start, min(start + step, depth), offset, size))
-        offset += size
-    sizes = [s.size_bytes for s in slices]
+    for k, (start, end) in enumerate(zip(bounds, bounds[1:])):
+        slices.append(WeightSlice(k, start, end, offset, sizes[k]))
+        offset += sizes[k]
     if sop.weight_buffering is WeightBuffering.SINGLE:
         slots = tuple(0 for _ in slices)
         buffer_bytes = max(sizes, default=0)
@@ -112,7 +111,20 @@ def weight_layout(sop: ScheduledOp, arch: Architecture) -> WeightLayout:
     else:
         slots = tuple(s.stream_offset_bytes for s in slices)
         buffer_bytes = offset if sop.weight_buffering is WeightBuffering.FULL else 0
-    return WeightLayout(op.name, sop.weight_buffering, tuple(slices), slots, offset, buffer_bytes)
+    return WeightLayout(sop.op.name, sop.weight_buffering, tuple(slices), slots, offset, buffer_bytes)
+
+
+def _encoded_slices(sop: ScheduledOp, arch: Architecture) -> tuple[tuple[int, ...], list[int]]:
+    """Uniform depth slices of ``weight_depth_slice`` and their encoded sizes (16-byte aligned)."""
+    depth = sop.op.ofm_shape.c
+    sliced = sop.weight_buffering in (WeightBuffering.SINGLE, WeightBuffering.DOUBLE) and 0 < sop.weight_depth_slice < depth
+    step = sop.weight_depth_slice if sliced else depth
+    stream = encoded_weight_size(sop.op, arch.accelerator, depth_step=step)
+    per_offset: dict[int, int] = {}
+    for part in stream.slices:
+        per_offset[part.depth_offset] = per_offset.get(part.depth_offset, 0) + part.total_bytes
+    starts = tuple(range(0, depth, step))
+    return (*starts, depth), [round_up(per_offset.get(start, 0), ALIGN_BYTES) for start in starts]
 
 
 def _op_tensors(op: NpuOp | CpuOp) -> list[Tensor]:

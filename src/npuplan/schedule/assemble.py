@@ -50,6 +50,8 @@ def assemble(
             weight_depth_slice=(slices[1] - slices[0]) if plan.buffering is not WeightBuffering.NONE else 0,
             prebuffered_weight_bytes=plan.first_buffer_bytes if plan.prebuffer else 0,
             cost=c.cost, sram_usage_bytes=usage[net.times[i]],
+            weight_depth_slices=slices if plan.buffering is not WeightBuffering.NONE else (),
+            weight_slice_bytes=plan.slice_bytes if plan.buffering is not WeightBuffering.NONE else (),
         ))
         slack = c.slack_cycles
     placements: dict[str, TensorPlacement] = {}

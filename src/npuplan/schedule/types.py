@@ -62,6 +62,9 @@ class ScheduledOp:
     ``weight_buffer_bytes`` is the fast-storage weight buffer size (0 when unbuffered),
     ``weight_depth_slice`` the OFM depth per weight slice (0 when unbuffered),
     ``prebuffered_weight_bytes`` the part of the first slice fetched while the previous op ran.
+    ``weight_depth_slices`` the OFM depth offsets of the weight slices closed by the depth
+    (``(0, 16, 64)``; empty when not recorded) and ``weight_slice_bytes`` the encoded bytes of each
+    slice as the schedule sized its buffer (the command stream's weight DMAs use the same).
     ``cost`` is the cost model's ``OpCost`` for the chosen configuration (``None`` only in stubs).
     ``sram_usage_bytes`` is the fast-storage bytes in use while the op runs (Vela's "SRAM Usage").
     """
@@ -78,6 +81,8 @@ class ScheduledOp:
     prebuffered_weight_bytes: int = 0
     cost: OpCost | None = None
     sram_usage_bytes: int = 0
+    weight_depth_slices: tuple[int, ...] = ()
+    weight_slice_bytes: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
