@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from npuplan.errors import ConfigError
+from npuplan.commands import AddressPlan, Command, allocate_plan, build_command_stream
+from npuplan.errors import ConfigError, InfeasiblePlan
 from npuplan.hw import build_architecture
-from npuplan.hw.memory import Architecture
+from npuplan.hw.memory import Architecture, MemArea
 from npuplan.io.tflite import read_tflite
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
@@ -23,7 +24,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Plan:
-    """A planned network: the target, the lowered graph, the schedule and the compile time."""
+    """A planned network: the target, the lowered graph, the schedule, every buffer's address
+    (``allocation``), the command stream the plan implies and the compile time in seconds."""
 
     network: str
     model_path: str
@@ -32,6 +34,15 @@ class Plan:
     lowered: LoweredGraph
     schedule: Schedule
     compile_seconds: float
+    allocation: AddressPlan | None = None
+    commands: tuple[Command, ...] = ()
+
+    @property
+    def sram_memory_used_bytes(self) -> int:
+        """The allocated peak address of SRAM (Vela's ``sram_memory_used``, constants excluded)."""
+        if self.allocation is None:
+            return self.schedule.sram_peak_bytes
+        return self.allocation.peak_bytes(MemArea.SRAM)
 
 
 _ALIASES = {
@@ -77,8 +88,10 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     for key, option in (("arena_cache_size_bytes", "arena-cache-size"), ("cpu_tensor_alignment_bytes", "cpu-tensor-alignment")):
         if key in values:
             values[key] = _non_negative_int(values[key], option)
-    if values.get("cpu_tensor_alignment_bytes", 16) % 16 != 0 or values.get("cpu_tensor_alignment_bytes", 16) == 0:
-        raise ConfigError("--cpu-tensor-alignment must be a positive multiple of 16")
+    alignment = values.get("cpu_tensor_alignment_bytes", 16)
+    if alignment < 16 or alignment & (alignment - 1):
+        raise ConfigError(f"invalid value '{alignment}' for --cpu-tensor-alignment: must be a power of 2 "
+                          "and at least 16 (a positive multiple of 16, as Vela requires)")
     return values
 
 
@@ -92,7 +105,10 @@ def _non_negative_int(value: Any, option: str) -> int:
     return number
 
 
-STEPS = ("options", "read", "lower", "schedule")
+STEPS = ("options", "read", "lower", "schedule", "allocate", "commands")
+# How many times a schedule is re-planned under a tighter budget when its allocated SRAM peak
+# (fragmentation) overshoots the budget, before giving up.
+MAX_TIGHTENINGS = 8
 
 
 def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **options: Any) -> Plan:
@@ -115,6 +131,10 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     lowered = lower(model, arch.accelerator)
     step("schedule")
     schedule = plan_schedule(lowered, arch, plan_options)
+    step("allocate")
+    schedule, allocation = fit_allocation(schedule, lowered, arch, plan_options)
+    step("commands")
+    commands = build_command_stream(schedule, lowered, arch, allocation.addresses)
     elapsed = time.perf_counter() - started
     log.info("planned %s in %.3f s", model.name, elapsed)
     return Plan(
@@ -125,4 +145,38 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
         lowered=lowered,
         schedule=schedule,
         compile_seconds=elapsed,
+        allocation=allocation,
+        commands=commands,
     )
+
+
+def fit_allocation(
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions,
+) -> tuple[Schedule, AddressPlan]:
+    """Allocate the plan's buffers with the chosen allocator; keep the SRAM peak within the budget.
+
+    The scheduler already checks its own allocated peak against the budget; the command stream
+    allocates at a finer grain and aligns CPU tensors, so if its SRAM peak still overshoots, the
+    schedule is re-planned under a budget tightened by the overshoot. Raises ``InfeasiblePlan`` when
+    no tightening fits.
+    """
+    budget = arch.arena_cache_size_bytes
+    tighter = budget
+    for _ in range(MAX_TIGHTENINGS + 1):
+        allocation = allocate_plan(schedule, lowered, arch, allocator=options.tensor_allocator,
+                                   cpu_tensor_alignment=options.cpu_tensor_alignment_bytes)
+        peak = allocation.peak_bytes(MemArea.SRAM)
+        if peak <= budget:
+            return schedule, allocation
+        tighter -= max(peak - budget, tighter // 64, 16)
+        if tighter <= 0:
+            break
+        log.info("allocated SRAM peak %d > budget %d: re-planning within %d bytes", peak, budget, tighter)
+        try:
+            schedule = plan_schedule(lowered, arch, replace(options, arena_cache_size_bytes=tighter))
+        except InfeasiblePlan:
+            break
+    raise InfeasiblePlan(
+        op=lowered.name, needed_bytes=peak, budget_bytes=budget,
+        why=f"the {options.tensor_allocator} allocator fragments SRAM", hint="try --tensor-allocator HillClimb "
+        "or a larger --arena-cache-size")

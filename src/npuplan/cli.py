@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
     p.add_argument("--validate", action="store_true", help="replay the command stream and check the plan")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    v = commands.add_parser("validate", help="replay a written plan JSON's command stream and check it")
+    v.add_argument("plan_json", metavar="PLAN.json", help="a <network>_plan.json written by npuplan plan")
     return parser
 
 
@@ -88,6 +91,15 @@ def _validate(result: object) -> None:
     validate_plan(result)
 
 
+def _run_validate(args: argparse.Namespace) -> int:
+    from npuplan.commands.plan_file import validate_plan_file
+
+    stream = validate_plan_file(args.plan_json)
+    print(f"{args.plan_json}: valid ({len(stream.commands)} commands of {stream.network} replayed, "
+          f"{len(stream.addresses)} buffers)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
@@ -95,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "plan":
             return _run_plan(args)
+        if args.command == "validate":
+            return _run_validate(args)
     except NpuplanError as error:
         print(f"npuplan: error: {error}", file=sys.stderr)
         return error.exit_status

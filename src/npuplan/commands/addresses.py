@@ -1,24 +1,54 @@
-"""Addresses for a plan's buffers until the allocator is wired into ``Plan``.
+"""Addresses for every buffer of a plan's command stream, from the chosen tensor allocator.
 
 Live ranges are taken at command granularity from the stream itself (a buffer lives from the first
 command that touches it to the last; network inputs from the start, outputs to the end), so rolling
 buffers, weight buffers and prefetched slices live exactly as long as the stream needs them. Each
 memory area is allocated separately with ``npuplan.memory.allocate``; constants are laid out one
-after another above the area's allocated peak.
+after another above the area's allocated peak. Tensors a CPU operator touches (and network inputs,
+which the CPU provides) are aligned to the CPU tensor alignment, as Vela does.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from npuplan.commands.layout import ALIGN_BYTES, BufferSpec, buffer_specs, round_up
 from npuplan.commands.stream import build_command_stream, iter_operands
 from npuplan.commands.types import Address, BufferKind, Command, DmaCommand, NpuStripeCommand
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.ir.lowered import LoweredGraph
-from npuplan.memory import LiveRange, allocate
+from npuplan.ir.lowered import CpuOp, LoweredGraph
+from npuplan.memory import Allocation, LiveRange, allocate
 from npuplan.options import TensorAllocator
 from npuplan.schedule.types import Schedule
+
+
+@dataclass(frozen=True, slots=True)
+class AddressPlan:
+    """Every buffer's ``Address`` and, per memory area, the allocation of its non-constant buffers.
+
+    ``allocations[area].peak_bytes`` is the allocated peak address (Vela's ``*_memory_used`` before
+    constants), ``lower_bound_bytes`` the most bytes live at once; ``allocation_seconds`` the time
+    spent in the allocator itself.
+    """
+
+    addresses: Mapping[str, Address]
+    allocations: Mapping[MemArea, Allocation]
+    allocator: TensorAllocator
+    cpu_tensor_alignment_bytes: int = ALIGN_BYTES
+    allocation_seconds: float = 0.0
+
+    def peak_bytes(self, area: MemArea) -> int:
+        """Allocated peak address of ``area``'s non-constant buffers (0 when it holds none)."""
+        found = self.allocations.get(area)
+        return 0 if found is None else found.peak_bytes
+
+    def lower_bound_bytes(self, area: MemArea) -> int:
+        """Most bytes of ``area``'s non-constant buffers live at one time."""
+        found = self.allocations.get(area)
+        return 0 if found is None else found.lower_bound_bytes
 
 
 def touched_buffers(command: Command) -> list[str]:
@@ -31,64 +61,90 @@ def touched_buffers(command: Command) -> list[str]:
     return names
 
 
-def buffer_lifetimes(commands: Sequence[Command], lowered: LoweredGraph) -> dict[str, tuple[int, int]]:
-    """First and last command index touching each buffer (inputs from 0, outputs to the end)."""
+def buffer_lifetimes(
+    commands: Sequence[Command], inputs: Sequence[str], outputs: Sequence[str],
+) -> dict[str, tuple[int, int]]:
+    """First and last command index touching each buffer (``inputs`` from 0, ``outputs`` to the end)."""
     spans: dict[str, tuple[int, int]] = {}
     for k, command in enumerate(commands):
         for name in touched_buffers(command):
             first, _ = spans.get(name, (k, k))
             spans[name] = (first, k)
     last = max(len(commands) - 1, 0)
-    for t in lowered.inputs:
-        if t.name in spans:
-            spans[t.name] = (0, spans[t.name][1])
-    for t in lowered.outputs:
-        if t.name in spans:
-            spans[t.name] = (spans[t.name][0], last)
+    for name in inputs:
+        if name in spans:
+            spans[name] = (0, spans[name][1])
+    for name in outputs:
+        if name in spans:
+            spans[name] = (spans[name][0], last)
     return spans
+
+
+def graph_lifetimes(commands: Sequence[Command], lowered: LoweredGraph) -> dict[str, tuple[int, int]]:
+    """``buffer_lifetimes`` with the network inputs and outputs of ``lowered``."""
+    return buffer_lifetimes(commands, [t.name for t in lowered.inputs], [t.name for t in lowered.outputs])
+
+
+def cpu_tensor_names(lowered: LoweredGraph) -> frozenset[str]:
+    """Tensors a CPU operator reads or writes, and the network inputs (the CPU writes those)."""
+    names = {t.name for t in lowered.inputs}
+    for op in lowered.ops:
+        if isinstance(op, CpuOp):
+            names.update(t.name for t in (*op.op.inputs, *op.op.outputs) if t is not None)
+    return frozenset(names)
+
+
+def allocate_plan(
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, *,
+    allocator: TensorAllocator = TensorAllocator.HILLCLIMB, cpu_tensor_alignment: int = ALIGN_BYTES,
+) -> AddressPlan:
+    """Addresses for every buffer of ``schedule``'s command stream, per memory area."""
+    specs = buffer_specs(schedule, lowered, arch)[0]
+    draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
+    lifetimes = graph_lifetimes(build_command_stream(schedule, lowered, arch, draft), lowered)
+    alignments = {name: cpu_tensor_alignment for name in cpu_tensor_names(lowered)}
+    return allocate_buffers(specs, lifetimes, allocator=allocator, alignments=alignments,
+                            cpu_tensor_alignment=cpu_tensor_alignment)
 
 
 def plan_addresses(
     schedule: Schedule, lowered: LoweredGraph, arch: Architecture, *,
     allocator: TensorAllocator = TensorAllocator.HILLCLIMB, alignment: int = ALIGN_BYTES,
 ) -> dict[str, Address]:
-    """An ``Address`` for every buffer of ``schedule``'s command stream, per memory area."""
-    specs = buffer_specs(schedule, lowered, arch)[0]
-    draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
-    lifetimes = buffer_lifetimes(build_command_stream(schedule, lowered, arch, draft), lowered)
-    return allocate_buffers(specs, lifetimes, allocator=allocator, alignment=alignment)
+    """An ``Address`` for every buffer of ``schedule``'s command stream (see ``allocate_plan``)."""
+    return dict(allocate_plan(schedule, lowered, arch, allocator=allocator, cpu_tensor_alignment=alignment).addresses)
 
 
 def allocate_buffers(
     specs: Mapping[str, BufferSpec], lifetimes: Mapping[str, tuple[int, int]], *,
-    allocator: TensorAllocator, alignment: int = ALIGN_BYTES,
-) -> dict[str, Address]:
-    """Allocate the non-constant buffers of each area, then stack the constants above them."""
+    allocator: TensorAllocator, alignments: Mapping[str, int] | None = None,
+    cpu_tensor_alignment: int = ALIGN_BYTES,
+) -> AddressPlan:
+    """Allocate the non-constant buffers of each area, then stack the constants above them.
+
+    ``alignments`` gives buffers that need more than the 16-byte default (CPU tensors).
+    """
+    extra = alignments or {}
     out: dict[str, Address] = {}
-    areas = sorted({s.area for s in specs.values()}, key=str)
-    for area in areas:
+    allocations: dict[MemArea, Allocation] = {}
+    seconds = 0.0
+    for area in sorted({s.area for s in specs.values()}, key=str):
         ranges = [
-            LiveRange(name, *lifetimes[name], spec.size_bytes, str(area))
+            LiveRange(name, *lifetimes[name], spec.size_bytes, str(area), extra.get(name, ALIGN_BYTES))
             for name, spec in specs.items()
             if spec.area == area and spec.kind is not BufferKind.CONSTANT and name in lifetimes
         ]
-        result = allocate(ranges, allocator=allocator, alignment=alignment)
+        started = time.perf_counter()
+        result = allocate(ranges, allocator=allocator, alignment=ALIGN_BYTES)
+        seconds += time.perf_counter() - started
+        if ranges:
+            allocations[area] = result
         for r in ranges:
             out[r.name] = Address(area, int(result.offsets[r.name]), specs[r.name].size_bytes)
-        top = round_up(result.peak_bytes, alignment)
+        top = round_up(result.peak_bytes, ALIGN_BYTES)
         for name, spec in specs.items():
             if spec.area == area and spec.kind is BufferKind.CONSTANT:
                 out[name] = Address(area, top, spec.size_bytes)
-                top += round_up(spec.size_bytes, alignment)
-    return out
-
-
-def area_peaks(addresses: Mapping[str, Address], specs: Mapping[str, BufferSpec]) -> dict[MemArea, int]:
-    """Highest end address of the non-constant buffers in each area (bytes)."""
-    peaks: dict[MemArea, int] = {}
-    for name, address in addresses.items():
-        spec = specs.get(name)
-        if spec is not None and spec.kind is BufferKind.CONSTANT:
-            continue
-        peaks[address.area] = max(peaks.get(address.area, 0), address.offset + address.size_bytes)
-    return peaks
+                top += round_up(spec.size_bytes, ALIGN_BYTES)
+    return AddressPlan(MappingProxyType(out), MappingProxyType(allocations), allocator,
+                       cpu_tensor_alignment, seconds)

@@ -236,45 +236,6 @@ def build_command_stream(
     return _Builder(schedule, lowered, arch, addresses).build()
 
 
-def _ref_json(ref: BufferRef | None) -> dict[str, Any] | None:
-    return None if ref is None else ref.as_json()
-
-
-def _operand_json(operand: Operand | None) -> dict[str, Any] | None:
-    if operand is None:
-        return None
-    return {"tensor": operand.tensor, **operand.box.as_json(), **operand.buffer.as_json()}
-
-
-def _command_json(command: Command) -> dict[str, Any]:
-    if isinstance(command, DmaCommand):
-        return {
-            "kind": "dma", "purpose": str(command.purpose), "tensor": command.tensor,
-            "src_area": str(command.src_area), "src_address": command.src_address,
-            "dst_area": str(command.dst_area), "dst_address": command.dst_address,
-            "size_bytes": command.size_bytes,
-        }
-    if isinstance(command, NpuStripeCommand):
-        piece = command.weight_slice
-        return {
-            "kind": "npu_stripe", "op": command.op, "block_config": command.block_config,
-            "ifm": _operand_json(command.ifm), "ifm2": _operand_json(command.ifm2),
-            "ofm": _operand_json(command.ofm),
-            "weights": None if piece is None else {
-                "depth": [piece.depth_start, piece.depth_end], "size_bytes": piece.size_bytes,
-                **(_ref_json(command.weights) or {}),
-            },
-        }
-    return {"kind": "cpu", "op": command.op,
-            "inputs": [_operand_json(o) for o in command.inputs],
-            "outputs": [_operand_json(o) for o in command.outputs]}
-
-
-def command_stream_json(commands: tuple[Command, ...] | list[Command]) -> list[dict[str, Any]]:
-    """The command stream as JSON-ready dicts (one per command, ``"kind"`` first)."""
-    return [_command_json(c) for c in commands]
-
-
 def iter_operands(command: Command) -> Iterator[Operand]:
     """Every feature-map operand of a command."""
     if isinstance(command, NpuStripeCommand):

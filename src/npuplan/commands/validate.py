@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from npuplan._compat import StrEnum
-from npuplan.commands.addresses import buffer_lifetimes, plan_addresses
+from npuplan.commands.addresses import allocate_plan, buffer_lifetimes
 from npuplan.commands.contents import AreaContents, Label
 from npuplan.commands.stream import build_command_stream
 from npuplan.commands.types import (
@@ -59,11 +60,34 @@ class Violation:
         return f"{where}: {self.kind} on '{self.tensor}': {self.detail}"
 
 
+@dataclass(frozen=True, slots=True)
+class StreamContext:
+    """What a replay needs besides the commands: every tensor's own NHWC shape and the network's
+    input and output tensor names."""
+
+    shapes: Mapping[str, tuple[int, int, int, int]]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+def stream_context(lowered: LoweredGraph) -> StreamContext:
+    """The ``StreamContext`` of a lowered graph."""
+    shapes: dict[str, tuple[int, int, int, int]] = {}
+    for op in lowered.ops:
+        tensors = (op.ifm, op.ifm2, op.ofm) if hasattr(op, "ifm") else (*op.op.inputs, *op.op.outputs)
+        for t in tensors:
+            if t is not None:
+                s = t.shape4d
+                shapes[t.name] = (s.n, s.h, s.w, s.c)
+    return StreamContext(MappingProxyType(shapes), tuple(t.name for t in lowered.inputs),
+                         tuple(t.name for t in lowered.outputs))
+
+
 class _Replay:
     """Mutable replay state, private to one ``validate`` call."""
 
-    def __init__(self, lowered: LoweredGraph, addresses: Mapping[str, Address]) -> None:
-        self.lowered = lowered
+    def __init__(self, context: StreamContext, addresses: Mapping[str, Address]) -> None:
+        self.context = context
         self.addresses = addresses
         self.areas: dict[MemArea, AreaContents] = {}
         self.written: dict[str, np.ndarray] = {}
@@ -98,20 +122,8 @@ class _Replay:
             r = stop
 
     def _height(self, tensor: str) -> int:
-        shape = self._shapes().get(tensor)
+        shape = self.context.shapes.get(tensor)
         return shape[1] if shape else 1
-
-    def _shapes(self) -> dict[str, tuple[int, int, int, int]]:
-        if not hasattr(self, "_shape_cache"):
-            shapes: dict[str, tuple[int, int, int, int]] = {}
-            for op in self.lowered.ops:
-                tensors = (op.ifm, op.ifm2, op.ofm) if hasattr(op, "ifm") else (*op.op.inputs, *op.op.outputs)
-                for t in tensors:
-                    if t is not None:
-                        s = t.shape4d
-                        shapes[t.name] = (s.n, s.h, s.w, s.c)
-            self._shape_cache = shapes
-        return self._shape_cache
 
     def inside(self, ref: BufferRef, lo: int, hi: int, tensor: str) -> bool:
         known = self.addresses.get(ref.name)
@@ -167,7 +179,7 @@ class _Replay:
 
     def _mask(self, tensor: str) -> np.ndarray | None:
         if tensor not in self.written:
-            shape = self._shapes().get(tensor)
+            shape = self.context.shapes.get(tensor)
             if shape is None:
                 return None
             self.written[tensor] = np.zeros(shape, dtype=bool)
@@ -206,7 +218,7 @@ class _Replay:
 
     def preload(self, commands: Sequence[Command]) -> None:
         """Constants and network inputs hold their data before the first command."""
-        inputs = {t.name for t in self.lowered.inputs}
+        inputs = set(self.context.inputs)
         seen: set[str] = set()
         for command in commands:
             for ref, tensor in _refs(command):
@@ -244,11 +256,11 @@ class _Replay:
                 for operand in command.outputs:
                     self.write_operand(operand)
         self.index = -1
-        for t in self.lowered.outputs:
-            mask = self.written.get(t.name)
+        for name in self.context.outputs:
+            mask = self.written.get(name)
             if mask is None or not mask.all():
-                count = int(mask.size - mask.sum()) if mask is not None else t.shape4d.elements
-                self.report(ViolationKind.INCOMPLETE_OUTPUT, t.name, f"{count} elements never written")
+                count = int(mask.size - mask.sum()) if mask is not None else int(np.prod(self.context.shapes.get(name, (1,))))
+                self.report(ViolationKind.INCOMPLETE_OUTPUT, name, f"{count} elements never written")
 
 
 def _refs(command: Command) -> Iterator[tuple[BufferRef, str]]:
@@ -269,11 +281,11 @@ def _refs(command: Command) -> Iterator[tuple[BufferRef, str]]:
 
 
 def _static_checks(
-    commands: Sequence[Command], lowered: LoweredGraph, addresses: Mapping[str, Address],
+    commands: Sequence[Command], context: StreamContext, addresses: Mapping[str, Address],
     limits: Mapping[MemArea, int],
 ) -> list[Violation]:
     """Area sizes, then overlaps between buffers live at the same time (by command index)."""
-    lifetimes = buffer_lifetimes(commands, lowered)
+    lifetimes = buffer_lifetimes(commands, context.inputs, context.outputs)
     constant = {ref.name for c in commands for ref, _ in _refs(c) if ref.kind is BufferKind.CONSTANT}
     found: list[Violation] = []
     for name, (first, _) in sorted(lifetimes.items(), key=lambda kv: kv[1]):
@@ -306,24 +318,39 @@ def validate(
     are not counted against it.
     """
     limit = arch.arena_cache_size_bytes if sram_limit_bytes is None else sram_limit_bytes
-    replay = _Replay(lowered, addresses)
+    return validate_stream(commands, stream_context(lowered), addresses, sram_limit_bytes=limit)
+
+
+def validate_stream(
+    commands: Sequence[Command], context: StreamContext, addresses: Mapping[str, Address], *,
+    sram_limit_bytes: int | None,
+) -> list[Violation]:
+    """``validate`` without the graph: shapes and network tensors come from ``context``."""
+    replay = _Replay(context, addresses)
     replay.run(commands)
-    found = _static_checks(commands, lowered, addresses, {MemArea.SRAM: limit}) + replay.found
+    limits = {} if sram_limit_bytes is None else {MemArea.SRAM: sram_limit_bytes}
+    found = _static_checks(commands, context, addresses, limits) + replay.found
     return sorted(found, key=lambda v: (v.command_index < 0, v.command_index))
 
 
-def validate_plan(plan: Any) -> None:
-    """Build ``plan``'s command stream (with its addresses) and raise ``ValidationError`` naming
-    the first violation. Uses ``plan.addresses`` when the plan carries them."""
-    addresses = getattr(plan, "addresses", None)
-    if not addresses:
-        allocator = getattr(plan.options, "tensor_allocator", None)
-        kwargs = {} if allocator is None else {"allocator": allocator}
-        addresses = plan_addresses(plan.schedule, plan.lowered, plan.arch, **kwargs)
-    commands = build_command_stream(plan.schedule, plan.lowered, plan.arch, addresses)
-    budget = getattr(plan.options, "arena_cache_size_bytes", None)
-    violations = validate(commands, plan.lowered, plan.arch, addresses,
-                          sram_limit_bytes=budget if budget is not None else plan.arch.arena_cache_size_bytes)
+def raise_first(violations: Sequence[Violation]) -> None:
+    """Raise ``ValidationError`` naming the first violation (nothing when there is none)."""
     if violations:
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
         raise ValidationError(f"plan is invalid: {violations[0].message}{more}")
+
+
+def validate_plan(plan: Any) -> None:
+    """Replay ``plan``'s command stream with its addresses and raise ``ValidationError`` naming
+    the first violation. Uses the plan's own allocation and commands when it carries them."""
+    allocation = getattr(plan, "allocation", None)
+    commands = getattr(plan, "commands", None)
+    if allocation is None:
+        allocator = getattr(plan.options, "tensor_allocator", None)
+        kwargs = {} if allocator is None else {"allocator": allocator}
+        allocation = allocate_plan(plan.schedule, plan.lowered, plan.arch, **kwargs)
+        commands = None
+    if not commands:
+        commands = build_command_stream(plan.schedule, plan.lowered, plan.arch, allocation.addresses)
+    raise_first(validate(commands, plan.lowered, plan.arch, allocation.addresses,
+                         sram_limit_bytes=plan.arch.arena_cache_size_bytes))

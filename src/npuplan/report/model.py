@@ -145,6 +145,15 @@ def _weight_totals(plan: "Plan") -> tuple[int, int]:
     return encoded, stream
 
 
+def _allocated_peaks(plan: "Plan") -> dict[MemArea, int]:
+    """Allocated peak address of each area's non-constant buffers (the schedule's figure for the
+    fast area when the plan carries no allocation)."""
+    allocation = plan.allocation
+    if allocation is None:
+        return {plan.arch.fast_area: plan.schedule.sram_peak_bytes}
+    return {area: allocation.peak_bytes(area) for area in allocation.allocations}
+
+
 def build_report(plan: "Plan") -> Report:
     """Compute every reported figure from a plan."""
     schedule = plan.schedule
@@ -163,8 +172,7 @@ def build_report(plan: "Plan") -> Report:
         for area, value in s.cost.access_cycles.items():
             cycles_access[area] = cycles_access.get(area, 0.0) + float(value)
     cpu_rows = tuple(CpuRow(c.tflite_type, c.name, c.reason) for c in plan.lowered.cpu_ops)
-    memory_used = dict(getattr(schedule, "memory_used_bytes", {}) or {})
-    memory_used[arch.fast_area] = max(memory_used.get(arch.fast_area, 0), schedule.sram_peak_bytes)
+    memory_used = _allocated_peaks(plan)
     encoded, stream = _weight_totals(plan)
     memory_used[arch.const_area] = memory_used.get(arch.const_area, 0) + stream
     return Report(

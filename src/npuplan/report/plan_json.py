@@ -7,6 +7,8 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from npuplan.commands import command_stream_json, stream_context
+from npuplan.commands.serial import buffer_layouts, layout_json, operand_tensors
 from npuplan.ir.lowered import CpuOp
 from npuplan.report.model import Report
 
@@ -93,12 +95,7 @@ def plan_document(plan: "Plan", report: Report) -> dict[str, Any]:
             ops.append(_cpu_entry(op))
         elif op.name in scheduled:
             ops.append(_npu_entry(scheduled[op.name]))
-    placements = {
-        name: {k: (str(v) if not isinstance(v, (int, float, type(None))) else v)
-               for k, v in dataclasses.asdict(p).items()}
-        for name, p in plan.schedule.placements.items()
-    }
-    allocation = getattr(plan.schedule, "allocation", None)
+    tensors, allocation = _addresses(plan)
     return {
         "schema_version": SCHEMA_VERSION,
         "network": plan.network,
@@ -116,9 +113,46 @@ def plan_document(plan: "Plan", report: Report) -> dict[str, Any]:
         "cascades": [
             {"id": c.id, "ops": list(c.op_names), "sram_bytes": c.sram_bytes} for c in plan.schedule.cascades
         ],
-        "tensors": placements,
+        "inputs": [t.name for t in plan.lowered.inputs],
+        "outputs": [t.name for t in plan.lowered.outputs],
+        "tensors": tensors,
         "allocation": allocation,
+        "commands": command_stream_json(plan.commands),
         "notes": list(plan.schedule.notes),
+    }
+
+
+def _placement(p: Any) -> dict[str, Any]:
+    return {k: (str(v) if not isinstance(v, (int, float, type(None))) else v)
+            for k, v in dataclasses.asdict(p).items()}
+
+
+def _addresses(plan: "Plan") -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ``tensors`` table (placement, shape and address of every tensor buffer) and the
+    ``allocation`` section (allocator, per-area peaks, weight stream and weight buffer addresses)."""
+    tensors = {name: _placement(p) for name, p in plan.schedule.placements.items()}
+    if plan.allocation is None:
+        return tensors, None
+    shapes = stream_context(plan.lowered).shapes
+    layouts = buffer_layouts(plan.commands)
+    held = operand_tensors(plan.commands)
+    buffers: dict[str, Any] = {}
+    for name, layout in layouts.items():
+        if name in held:
+            entry = tensors.setdefault(name, {"tensor_name": name})
+            entry.update(layout_json(layout))
+            entry["shape"] = list(shapes.get(name, ()))
+        else:
+            buffers[name] = layout_json(layout)
+    a = plan.allocation
+    return tensors, {
+        "allocator": str(a.allocator),
+        "cpu_tensor_alignment_bytes": a.cpu_tensor_alignment_bytes,
+        "sram_limit_bytes": plan.arch.arena_cache_size_bytes,
+        "allocation_seconds": a.allocation_seconds,
+        "areas": {str(area): {"peak_bytes": al.peak_bytes, "lower_bound_bytes": al.lower_bound_bytes}
+                  for area, al in a.allocations.items()},
+        "buffers": buffers,
     }
 
 

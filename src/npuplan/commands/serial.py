@@ -1,0 +1,186 @@
+"""The command stream as JSON, and back from a written plan JSON (``npuplan validate PLAN.json``).
+
+Every operand names its buffer and gives its absolute address; the buffers' addresses and layouts
+come from the plan's ``tensors`` table (feature maps and constant operands) and its
+``allocation.buffers`` table (weight streams and weight buffers). Reading a stream back takes each
+buffer's address from those tables, so moving a buffer in a table moves every use of it, and an
+operand address that disagrees with its buffer is replayed where it points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from npuplan.commands.stream import iter_operands
+from npuplan.commands.types import (
+    Address,
+    Box,
+    BufferKind,
+    BufferRef,
+    Command,
+    CpuCommand,
+    DmaCommand,
+    DmaPurpose,
+    NpuStripeCommand,
+    Operand,
+    WeightSlice,
+)
+from npuplan.hw.memory import MemArea
+
+Layout = tuple[Address, BufferKind, int, int | None]  # address, kind, row bytes, rolling rows
+
+
+def _operand_json(operand: Operand | None) -> dict[str, Any] | None:
+    if operand is None:
+        return None
+    return {"tensor": operand.tensor, **operand.box.as_json(), **operand.buffer.as_json()}
+
+
+def _slice_json(piece: WeightSlice) -> dict[str, Any]:
+    return {"index": piece.index, "depth": [piece.depth_start, piece.depth_end],
+            "stream_offset_bytes": piece.stream_offset_bytes, "size_bytes": piece.size_bytes}
+
+
+def _command_json(command: Command) -> dict[str, Any]:
+    if isinstance(command, DmaCommand):
+        return {
+            "kind": "dma", "purpose": str(command.purpose), "tensor": command.tensor, "op": command.op,
+            "src_area": str(command.src_area), "src_address": command.src_address, "src_buffer": command.src.name,
+            "dst_area": str(command.dst_area), "dst_address": command.dst_address, "dst_buffer": command.dst.name,
+            "size_bytes": command.size_bytes,
+            "slice": None if command.weight_slice is None else _slice_json(command.weight_slice),
+        }
+    if isinstance(command, NpuStripeCommand):
+        piece, ref = command.weight_slice, command.weights
+        return {
+            "kind": "npu_stripe", "op": command.op, "block_config": command.block_config,
+            "ifm": _operand_json(command.ifm), "ifm2": _operand_json(command.ifm2),
+            "ofm": _operand_json(command.ofm),
+            "weights": None if piece is None or ref is None else {
+                "content": command.weights_tensor, **_slice_json(piece), **ref.as_json(),
+            },
+        }
+    return {"kind": "cpu", "op": command.op,
+            "inputs": [_operand_json(o) for o in command.inputs],
+            "outputs": [_operand_json(o) for o in command.outputs]}
+
+
+def command_stream_json(commands: Sequence[Command]) -> list[dict[str, Any]]:
+    """The command stream as JSON-ready dicts (one per command, ``"kind"`` first)."""
+    return [_command_json(c) for c in commands]
+
+
+def _refs(command: Command) -> Iterator[BufferRef]:
+    yield from (o.buffer for o in iter_operands(command))
+    if isinstance(command, NpuStripeCommand) and command.weights is not None:
+        yield command.weights
+    if isinstance(command, DmaCommand):
+        yield command.src
+        yield command.dst
+
+
+def buffer_layouts(commands: Sequence[Command]) -> dict[str, Layout]:
+    """Every buffer the stream touches, with its address and row layout, in first-use order."""
+    found: dict[str, Layout] = {}
+    for command in commands:
+        for ref in _refs(command):
+            found.setdefault(ref.name, (ref.address, ref.kind, ref.row_bytes, ref.rows))
+    return found
+
+
+def operand_tensors(commands: Sequence[Command]) -> set[str]:
+    """Names of the buffers that hold a tensor operand (the rest hold weight streams)."""
+    return {o.buffer.name for c in commands for o in iter_operands(c)}
+
+
+def layout_json(layout: Layout) -> dict[str, Any]:
+    """One buffer's address and layout as the plan JSON's ``tensors``/``buffers`` entries give it."""
+    address, kind, row_bytes, rows = layout
+    return {"area": str(address.area), "offset": address.offset, "size_bytes": address.size_bytes,
+            "kind": str(kind), "row_bytes": row_bytes, "rows": rows}
+
+
+# ---------------------------------------------------------------------------- reading back
+
+
+class StreamFormatError(ValueError):
+    """A plan JSON whose command stream or buffer tables cannot be read."""
+
+
+def _layout(entry: Mapping[str, Any]) -> Layout:
+    rows = entry.get("rows")
+    return (Address(MemArea(entry["area"]), int(entry["offset"]), int(entry["size_bytes"])),
+            BufferKind(entry["kind"]), int(entry.get("row_bytes") or 0), None if rows is None else int(rows))
+
+
+def read_layouts(tables: Sequence[Mapping[str, Any]]) -> dict[str, Layout]:
+    """Buffer layouts from the plan JSON's tables (``tensors``, ``allocation.buffers``)."""
+    try:
+        return {name: _layout(entry) for table in tables for name, entry in table.items() if "offset" in entry}
+    except (KeyError, TypeError, ValueError) as error:
+        raise StreamFormatError(f"bad buffer entry ({error})") from None
+
+
+class _Reader:
+    def __init__(self, layouts: Mapping[str, Layout]) -> None:
+        self.layouts = layouts
+
+    def ref(self, name: str, address: int) -> BufferRef:
+        if name not in self.layouts:
+            raise StreamFormatError(f"command names buffer '{name}', which has no address")
+        where, kind, row_bytes, rows = self.layouts[name]
+        return BufferRef(name, where, kind, row_bytes, rows, int(address) - where.offset)
+
+    def operand(self, data: Mapping[str, Any] | None) -> Operand | None:
+        if data is None:
+            return None
+        box = Box(tuple(data["start"]), tuple(data["end"]))  # type: ignore[arg-type]
+        return Operand(data["tensor"], box, self.ref(data["buffer"], data["address"]))
+
+    def command(self, data: Mapping[str, Any]) -> Command:
+        kind = data["kind"]
+        if kind == "dma":
+            piece = None if data.get("slice") is None else _slice(data["slice"], data["size_bytes"])
+            return DmaCommand(MemArea(data["src_area"]), int(data["src_address"]), MemArea(data["dst_area"]),
+                              int(data["dst_address"]), int(data["size_bytes"]), data["tensor"],
+                              DmaPurpose(data["purpose"]), self.ref(data["src_buffer"], data["src_address"]),
+                              self.ref(data["dst_buffer"], data["dst_address"]), piece, data.get("op", ""))
+        if kind == "npu_stripe":
+            w = data.get("weights")
+            ofm = self.operand(data["ofm"])
+            assert ofm is not None
+            return NpuStripeCommand(
+                data["op"], self.operand(data.get("ifm")), self.operand(data.get("ifm2")), ofm,
+                None if w is None else _slice(w, w["size_bytes"]),
+                None if w is None else self.ref(w["buffer"], w["address"]),
+                data.get("block_config", ""), "" if w is None else w["content"])
+        if kind == "cpu":
+            return CpuCommand(data["op"], tuple(self.operand(o) for o in data["inputs"]),  # type: ignore[misc]
+                              tuple(self.operand(o) for o in data["outputs"]))  # type: ignore[misc]
+        raise StreamFormatError(f"unknown command kind '{kind}'")
+
+
+def _slice(data: Mapping[str, Any], size_bytes: int) -> WeightSlice:
+    depth = data["depth"]
+    return WeightSlice(int(data["index"]), int(depth[0]), int(depth[1]), int(data["stream_offset_bytes"]),
+                       int(size_bytes))
+
+
+def read_command_stream(
+    entries: Sequence[Mapping[str, Any]], layouts: Mapping[str, Layout],
+) -> tuple[tuple[Command, ...], dict[str, Address]]:
+    """Commands and every buffer's address from a plan JSON's ``commands`` and buffer layouts.
+
+    Raises ``StreamFormatError`` naming the first command that cannot be read.
+    """
+    reader = _Reader(layouts)
+    commands: list[Command] = []
+    for k, entry in enumerate(entries):
+        try:
+            commands.append(reader.command(entry))
+        except StreamFormatError as error:
+            raise StreamFormatError(f"command {k}: {error}") from None
+        except (KeyError, TypeError, ValueError, AssertionError) as error:
+            raise StreamFormatError(f"command {k} is malformed ({type(error).__name__}: {error})") from None
+    return tuple(commands), {name: layout[0] for name, layout in layouts.items()}
