@@ -1,0 +1,111 @@
+"""Performance-strategy plans against both of Vela 5.2.0's cores: cycles and SRAM per model.
+
+Usage:
+  python bench/perf_compare.py [--zoo ../shared/models] [--baseline ../shared/bench/vela_5.2.0_public.jsonl]
+                               [--scenario NAME ...] [--model NAME ...]
+
+For each model: our cycles_total, reported sram_memory_used (KiB, the allocated peak) and the
+schedule's live-bytes peak (KiB, max over time of bytes live in fast storage), then Vela's legacy
+and regor figures from the baseline JSONL, our cycles over legacy's, and over the better core's.
+Per scenario: the geomean of those ratios and the models whose SRAM exceeds legacy's.
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared"
+
+SCENARIOS = {
+    "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                                        memory_mode="Shared_Sram", optimise="Performance"),
+    "u65_256_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
+                                               memory_mode="Dedicated_Sram_384KB", optimise="Performance"),
+}
+
+
+def load_baseline(path: Path) -> dict[tuple[str, str, str], dict[str, float]]:
+    """(model, scenario, core) -> {"cycles": ..., "sram_kib": ...} for runs that succeeded."""
+    found: dict[tuple[str, str, str], dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        summary = rec.get("summary") or {}
+        if rec.get("rc") != 0 or "cycles_total" not in summary:
+            continue
+        found[(rec["model"], rec["scenario"], rec["core"])] = {
+            "cycles": float(summary["cycles_total"]), "sram_kib": float(summary["sram_memory_used"]),
+        }
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--zoo", default=str(SHARED / "models"))
+    parser.add_argument("--baseline", default=str(SHARED / "bench" / "vela_5.2.0_public.jsonl"))
+    parser.add_argument("--scenario", action="append", default=None, choices=list(SCENARIOS))
+    parser.add_argument("--model", action="append", default=None)
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(HERE.parent / "src"))
+    import npuplan
+    from npuplan.report import build_report
+
+    baseline = load_baseline(Path(args.baseline))
+    models = sorted(Path(args.zoo).glob("*.tflite"))
+    if args.model:
+        models = [m for m in models if m.stem in args.model]
+    for scenario in args.scenario or list(SCENARIOS):
+        options = SCENARIOS[scenario]
+        print(f"\n== {scenario}")
+        print(f"{'model':24} {'cycles':>11} {'legacy':>11} {'regor':>11} {'/legacy':>8} {'/best':>7} "
+              f"{'sram':>8} {'live':>8} {'legacy':>8} {'regor':>8} {'t s':>6}")
+        vs_legacy, vs_best, over = [], [], []
+        for model in models:
+            legacy = baseline.get((model.stem, scenario, "legacy"))
+            regor = baseline.get((model.stem, scenario, "regor"))
+            started = time.perf_counter()
+            try:
+                plan = npuplan.plan(model, **options)
+            except Exception as error:  # a benchmark reports failures and goes on
+                print(f"{model.stem:24} FAILED: {error}")
+                continue
+            seconds = time.perf_counter() - started
+            report = build_report(plan)
+            cycles = float(report.cycles_total)
+            sram_kib = report.memory_used_bytes.get(plan.arch.fast_area, 0) / 1024
+            live_kib = max((s.sram_usage_bytes for s in plan.schedule.ops), default=0) / 1024
+            cores = [c for c in (legacy, regor) if c]
+            best = min((c["cycles"] for c in cores), default=0.0)
+            r_leg = cycles / legacy["cycles"] if legacy else float("nan")
+            r_best = cycles / best if best else float("nan")
+            if legacy:
+                vs_legacy.append(r_leg)
+                if sram_kib > legacy["sram_kib"]:
+                    over.append(f"{model.stem} ({sram_kib:.2f} > {legacy['sram_kib']:.2f})")
+            if best:
+                vs_best.append(r_best)
+
+            def fig(core: dict[str, float] | None, key: str, fmt: str) -> str:
+                return format(core[key], fmt) if core else "-"
+
+            print(f"{model.stem:24} {cycles:>11.0f} {fig(legacy, 'cycles', '>11.0f')} {fig(regor, 'cycles', '>11.0f')} "
+                  f"{r_leg:>8.3f} {r_best:>7.3f} {sram_kib:>8.2f} {live_kib:>8.2f} "
+                  f"{fig(legacy, 'sram_kib', '>8.2f')} {fig(regor, 'sram_kib', '>8.2f')} {seconds:>6.1f}")
+        if vs_legacy:
+            errors = [abs(r - 1) * 100 for r in vs_legacy]
+            print(f"cycles vs legacy: geomean {statistics.geometric_mean(vs_legacy):.3f}, "
+                  f"|error| median {statistics.median(errors):.1f}%, max {max(errors):.1f}%")
+        if vs_best:
+            print(f"cycles vs the better core: geomean {statistics.geometric_mean(vs_best):.3f}")
+        print(f"sram over legacy: {', '.join(over) if over else 'none'}")
+
+
+if __name__ == "__main__":
+    main()
