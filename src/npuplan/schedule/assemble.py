@@ -7,6 +7,7 @@ from types import MappingProxyType
 from npuplan.hw.memory import Architecture
 from npuplan.schedule.costing import cost_op, fm_area
 from npuplan.schedule.decisions import Decisions
+from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle
 from npuplan.schedule.types import (
@@ -67,4 +68,5 @@ def assemble(
         cascades.append(Cascade(c.id, tuple(net.npu_ops[k].name for k in range(c.start, c.end + 1)),
                                 rolling, max(usage[t] for t in span)))
     peak = allocated_peak_bytes(buffers, allocator)
-    return Schedule(tuple(ops), MappingProxyType(placements), tuple(cascades), peak, notes)
+    aliases = tuple(inplace_outputs(net, dec).items())
+    return Schedule(tuple(ops), MappingProxyType(placements), tuple(cascades), peak, notes, aliases)

@@ -157,7 +157,8 @@ def build_cascades(
     Size runs twice: the first pass finds the smallest peak the network can reach, the second
     spends the memory below that peak on speed (the fastest split within it, chain by chain).
     """
-    base = usage_by_time(net, fast_buffers(net, dec))
+    # segment peaks subtract the chain's own FMs one by one, so count shared buffers separately
+    base = usage_by_time(net, fast_buffers(net, dec, inplace=False))
     runs = chains(net)
     options = {run: {e: _segment_options(net, dec, arch, oracle, base, run[0], run[1], e)
                      for e in range(run[0], run[1] + 1)}

@@ -113,6 +113,8 @@ class Schedule:
     ``ops`` in execution order; ``placements`` by tensor name; ``sram_peak_bytes`` the real peak of
     fast storage over the schedule (Vela's ``sram_memory_used`` for the subgraph); ``notes`` short
     human-readable remarks on the strategy chosen ("search=cascade", "evicted x to Dram"...).
+    ``buffer_aliases`` pairs ``(ofm, ifm)``: an elementwise op's OFM written over the buffer of an
+    input that dies there; an allocator gives both one buffer (one live range over both).
     """
 
     ops: tuple[ScheduledOp, ...]
@@ -120,6 +122,7 @@ class Schedule:
     cascades: tuple[Cascade, ...] = ()
     sram_peak_bytes: int = 0
     notes: tuple[str, ...] = ()
+    buffer_aliases: tuple[tuple[str, str], ...] = ()
 
     def op(self, name: str) -> ScheduledOp:
         for s in self.ops:

@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from npuplan.schedule.decisions import Decisions
+from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, round_up
 
@@ -23,10 +24,12 @@ class Buffer:
     kind: str  # "fm", "rolling", "weights"
 
 
-def fast_buffers(net: Network, dec: Decisions) -> list[Buffer]:
-    """Every buffer the decisions put in fast storage."""
+def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[Buffer]:
+    """Every buffer the decisions put in fast storage. With ``inplace``, an elementwise op's OFM
+    shares the buffer of the input it overwrites (``inplace.inplace_outputs``)."""
     rolling_names = {r.tensor_name for c in dec.cascades for r in c.rolling}
-    out: list[Buffer] = []
+    owner = inplace_outputs(net, dec) if inplace else {}
+    spans: dict[str, tuple[int, int, int]] = {}
     for fm in net.fms.values():
         if fm.name not in dec.fast_fms or fm.name in rolling_names:
             continue
@@ -37,7 +40,12 @@ def fast_buffers(net: Network, dec: Decisions) -> list[Buffer]:
                 end = max(end, t1)
             if fm.producer == c.end:
                 start = min(start, t0)
-        out.append(Buffer(fm.name, start, end, fm.size_bytes, "fm"))
+        root = fm.name
+        while root in owner:
+            root = owner[root]
+        s0, e0, b0 = spans.get(root, (start, end, 0))
+        spans[root] = (min(s0, start), max(e0, end), max(b0, fm.size_bytes))
+    out = [Buffer(name, start, end, size, "fm") for name, (start, end, size) in spans.items()]
     for c in dec.cascades:
         for r in c.rolling:
             out.append(Buffer(r.tensor_name, net.times[c.start], net.times[c.end], r.size_bytes, "rolling"))

@@ -1,0 +1,55 @@
+"""Elementwise ops that write their OFM over one of their inputs (one buffer for both).
+
+An elementwise op reads each element before it writes the same element, so its OFM may take the
+buffer of an input that dies at that op, as Vela does for its live ranges. The input must be a
+feature map of the same NPU shape, storage format and element type, read by this op only, not a
+network input nor shared with a CPU op; both must be whole (not rolling) in fast storage and the op
+must not be in a cascade. The peak then counts the pair once instead of twice at the op's time step.
+"""
+
+from __future__ import annotations
+
+from npuplan.ir.graph import Tensor
+from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.schedule.decisions import Decisions
+from npuplan.schedule.network import Network
+
+
+def inplace_outputs(net: Network, dec: Decisions) -> dict[str, str]:
+    """OFM name -> name of the input feature map whose fast-storage buffer it overwrites."""
+    rolling = {r.tensor_name for c in dec.cascades for r in c.rolling}
+    found: dict[str, str] = {}
+    for i, op in enumerate(net.npu_ops):
+        if not _may_overwrite(op) or dec.cascade_of(i) is not None:
+            continue
+        if op.ofm.name not in dec.fast_fms or op.ofm.name in rolling or op.ofm.name in found:
+            continue
+        for tensor, shape in ((op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape)):
+            if _overwritable(net, dec, rolling, op, i, tensor, shape):
+                found[op.ofm.name] = tensor.name  # type: ignore[union-attr]
+                break
+    return found
+
+
+def _may_overwrite(op: NpuOp) -> bool:
+    return (op.block_type is BlockType.ELEMENTWISE and op.ofm_write_offset is None
+            and op.ifm_read_offset is None)
+
+
+def _overwritable(
+    net: Network, dec: Decisions, rolling: set[str], op: NpuOp, index: int,
+    tensor: Tensor | None, shape: Shape4D | None,
+) -> bool:
+    if tensor is None or shape is None or tensor.is_constant:
+        return False
+    fm, out = net.fms.get(tensor.name), net.fms.get(op.ofm.name)
+    if fm is None or out is None or fm.whole_reason or fm.name in rolling or fm.name not in dec.fast_fms:
+        return False
+    return (
+        shape == op.ofm_shape
+        and fm.consumers == (index,)
+        and fm.format == out.format
+        and tensor.dtype == op.ofm.dtype
+        and fm.size_bytes == out.size_bytes
+    )

@@ -1,0 +1,75 @@
+"""An elementwise op's OFM takes the buffer of an input that dies there (one buffer, not two)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from npuplan.hw import build_architecture
+from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.options import PlanOptions
+from npuplan.schedule import plan_schedule
+from npuplan.schedule.inplace import inplace_outputs
+from npuplan.schedule.network import build_network
+from npuplan.schedule.planner import max_decisions
+from npuplan.schedule.usage import fast_buffers, usage_by_time
+
+from .chains import conv, fm
+
+SHARED = PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                     memory_mode="Shared_Sram")
+
+
+def _add(name: str, a, b) -> NpuOp:  # type: ignore[no-untyped-def]
+    out = fm(name, *a.shape[1:])
+    return NpuOp(name=name, tflite_type="ADD", op_type="Add", block_type=BlockType.ELEMENTWISE,
+                 ifm=a, ifm_shape=Shape4D.of(a.shape), ofm=out, ofm_shape=Shape4D.of(out.shape),
+                 ifm2=b, ifm2_shape=Shape4D.of(b.shape), elementwise="ADD")
+
+
+def _residual(reuse_left: bool = True) -> LoweredGraph:
+    """input -> stem -> (left, right) -> sum -> tail; with ``reuse_left=False`` left is read twice."""
+    x = fm("input", 16, 16, 16)
+    stem = conv("stem", x, fm("stem", 16, 16, 16), seed=1)
+    left = conv("left", stem.ofm, fm("left", 16, 16, 16), seed=2)
+    right = conv("right", stem.ofm, fm("right", 16, 16, 16), k=1, seed=3)
+    total = _add("sum", left.ofm, right.ofm)
+    tail = conv("tail", total.ofm, fm("tail", 16, 16, 16), seed=4)
+    ops = [stem, left, right, total, tail]
+    outputs = (tail.ofm,)
+    if not reuse_left:
+        again = _add("again", left.ofm, tail.ofm)
+        ops.append(again)
+        outputs = (again.ofm,)
+    return LoweredGraph("residual", tuple(ops), (x,), outputs)
+
+
+def test_sum_overwrites_its_first_input_and_the_peak_counts_one_buffer() -> None:
+    net = build_network(_residual())
+    dec = max_decisions(net, build_architecture(SHARED))
+    assert inplace_outputs(net, dec) == {"sum": "left"}
+    t_sum = net.times[3]
+    fused = usage_by_time(net, fast_buffers(net, dec))[t_sum]
+    apart = usage_by_time(net, fast_buffers(net, dec, inplace=False))[t_sum]
+    assert apart - fused == net.fms["sum"].size_bytes
+    assert {b.name for b in fast_buffers(net, dec)} == {"input", "stem", "left", "right", "tail"}
+
+
+def test_an_input_read_again_later_is_never_overwritten() -> None:
+    net = build_network(_residual(reuse_left=False))
+    dec = max_decisions(net, build_architecture(SHARED))
+    assert inplace_outputs(net, dec) == {"sum": "right"}
+
+
+def test_an_input_outside_fast_storage_is_never_overwritten() -> None:
+    net = build_network(_residual())
+    dec = max_decisions(net, build_architecture(SHARED))
+    assert inplace_outputs(net, replace(dec, fast_fms=dec.fast_fms - {"left", "right"})) == {}
+
+
+def test_schedule_reports_the_alias_and_its_peak_is_lower() -> None:
+    schedule = plan_schedule(_residual(), build_architecture(SHARED), SHARED)
+    assert schedule.buffer_aliases == (("sum", "left"),)
+    sum_op = schedule.op("sum")
+    live = 16 * 16 * 16
+    assert sum_op.sram_usage_bytes < 3 * live  # left/sum once, right once (no weights on ADD)
