@@ -1,4 +1,9 @@
-"""Invariants of the scheduler on random conv chains and budgets."""
+"""Invariants of the scheduler on random networks (chains, residual blocks, concats) and budgets.
+
+The budget is a cap: every plan's allocated peak, every op's usage and the command stream's own
+allocation stay within it and the stream validates; otherwise ``InfeasiblePlan`` names a figure
+above the budget at which planning succeeds.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from npuplan.commands import build_command_stream, plan_addresses, validate
 from npuplan.errors import InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.options import Optimise, PlanOptions
@@ -15,6 +21,8 @@ from npuplan.schedule import plan_schedule
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "schedule"))
 from chains import conv_chain  # noqa: E402
+
+from tests.property.schedule.graphs import networks  # noqa: E402
 
 layers = st.lists(st.tuples(st.sampled_from([8, 16, 32]), st.sampled_from([1, 2])), min_size=1, max_size=4)
 SETTINGS = settings(max_examples=15, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
@@ -41,6 +49,63 @@ def test_no_plan_exceeds_the_budget(layers, size, budget) -> None:  # type: igno
         return
     assert schedule.sram_peak_bytes <= budget
     assert all(o.sram_usage_bytes <= budget for o in schedule.ops)
+
+
+def _plan_or_error(graph, budget: int, optimise: Optimise = Optimise.PERFORMANCE):  # type: ignore[no-untyped-def]
+    options = _options(budget, optimise)
+    arch = build_architecture(options)
+    try:
+        return arch, plan_schedule(graph, arch, options)
+    except InfeasiblePlan as err:
+        return arch, err
+
+
+def _assert_within(graph, arch, schedule, budget: int) -> None:  # type: ignore[no-untyped-def]
+    assert schedule.sram_peak_bytes <= budget
+    assert all(o.sram_usage_bytes <= budget for o in schedule.ops)
+    addresses = plan_addresses(schedule, graph, arch)
+    commands = build_command_stream(schedule, graph, arch, addresses)
+    assert validate(commands, graph, arch, addresses, sram_limit_bytes=budget) == []
+
+
+@st.composite
+def networks_and_budgets(draw, low: float = -0.2, high: float = 1.1):  # type: ignore[no-untyped-def]
+    """A random network and a budget around the range from its floor (the error's figure) to its
+    max schedule's peak: ``floor + f * (max - floor)`` with ``low <= f <= high``."""
+    graph = draw(networks)
+    _, roomy = _plan_or_error(graph, 1 << 24)
+    _, tight = _plan_or_error(graph, 16)
+    floor = tight.needed_bytes if isinstance(tight, InfeasiblePlan) else 16
+    return graph, max(16, int(floor + (roomy.sram_peak_bytes - floor) * draw(st.floats(low, high))))
+
+
+NET_SETTINGS = settings(max_examples=40, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@NET_SETTINGS
+@given(case=networks_and_budgets(), optimise=st.sampled_from([Optimise.PERFORMANCE, Optimise.SIZE]))
+def test_random_networks_never_exceed_the_budget_and_validate(case, optimise) -> None:  # type: ignore[no-untyped-def]
+    graph, budget = case
+    arch, result = _plan_or_error(graph, budget, optimise)
+    if isinstance(result, InfeasiblePlan):
+        assert result.needed_bytes > budget and result.budget_bytes == budget
+        assert result.op and result.why and str(result.needed_bytes) in result.hint
+        return
+    _assert_within(graph, arch, result, budget)
+
+
+@NET_SETTINGS
+@given(case=networks_and_budgets(-0.5, 0.0))
+def test_the_error_names_a_budget_that_plans(case) -> None:  # type: ignore[no-untyped-def]
+    graph, budget = case
+    _, result = _plan_or_error(graph, budget)
+    if not isinstance(result, InfeasiblePlan):
+        return
+    arch, enough = _plan_or_error(graph, result.needed_bytes)
+    assert not isinstance(enough, InfeasiblePlan), enough
+    _assert_within(graph, arch, enough, result.needed_bytes)
+    _, short = _plan_or_error(graph, result.needed_bytes - 16)
+    assert isinstance(short, InfeasiblePlan)
 
 
 @SETTINGS

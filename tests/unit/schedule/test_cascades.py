@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from npuplan.errors import InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule import BufferMode, plan_schedule
@@ -41,3 +42,18 @@ def test_size_has_smaller_peak_than_performance() -> None:
     p = plan_schedule(graph, build_architecture(perf), perf)
     s = plan_schedule(graph, build_architecture(size), size)
     assert s.sram_peak_bytes < p.sram_peak_bytes
+
+
+def test_infeasible_names_the_floor_with_the_whole_input_and_rolling_buffers() -> None:
+    graph = conv_chain(LAYERS, h=64, w=64)  # input 32 KiB whole, 64x64x16 = 64 KiB after conv 0
+    floor_error = None
+    try:
+        plan_schedule(graph, build_architecture(_options(20_000)), _options(20_000))
+    except InfeasiblePlan as err:
+        floor_error = err
+    assert floor_error is not None and floor_error.needed_bytes > 32768
+    assert "'input' 32768 B (network input must be whole)" in floor_error.why
+    assert "rolling buffers" in floor_error.why and floor_error.op == "t0"
+    exact = _options(floor_error.needed_bytes)
+    s = plan_schedule(graph, build_architecture(exact), exact)
+    assert s.cascades and s.sram_peak_bytes <= floor_error.needed_bytes
