@@ -20,7 +20,7 @@ from npuplan.commands.stream import build_command_stream, iter_operands
 from npuplan.commands.types import Address, BufferKind, Command, DmaCommand, NpuStripeCommand
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import CpuOp, LoweredGraph
-from npuplan.memory import Allocation, LiveRange, allocate
+from npuplan.memory import Allocation, TensorUse, allocate, build_live_ranges
 from npuplan.options import TensorAllocator
 from npuplan.schedule.types import Schedule
 
@@ -104,7 +104,7 @@ def allocate_plan(
     lifetimes = graph_lifetimes(build_command_stream(schedule, lowered, arch, draft), lowered)
     alignments = {name: cpu_tensor_alignment for name in cpu_tensor_names(lowered)}
     return allocate_buffers(specs, lifetimes, allocator=allocator, alignments=alignments,
-                            cpu_tensor_alignment=cpu_tensor_alignment)
+                            cpu_tensor_alignment=cpu_tensor_alignment, aliases=schedule.buffer_aliases)
 
 
 def plan_addresses(
@@ -118,29 +118,33 @@ def plan_addresses(
 def allocate_buffers(
     specs: Mapping[str, BufferSpec], lifetimes: Mapping[str, tuple[int, int]], *,
     allocator: TensorAllocator, alignments: Mapping[str, int] | None = None,
-    cpu_tensor_alignment: int = ALIGN_BYTES,
+    cpu_tensor_alignment: int = ALIGN_BYTES, aliases: Sequence[tuple[str, str]] = (),
 ) -> AddressPlan:
     """Allocate the non-constant buffers of each area, then stack the constants above them.
 
     ``alignments`` gives buffers that need more than the 16-byte default (CPU tensors).
+    ``aliases`` are ``(ofm, ifm)`` pairs of feature maps given one buffer (an elementwise op writing
+    over an input that dies there); pairs in different areas keep their own buffers.
     """
     extra = alignments or {}
     out: dict[str, Address] = {}
     allocations: dict[MemArea, Allocation] = {}
     seconds = 0.0
     for area in sorted({s.area for s in specs.values()}, key=str):
-        ranges = [
-            LiveRange(name, *lifetimes[name], spec.size_bytes, str(area), extra.get(name, ALIGN_BYTES))
+        uses = [
+            TensorUse(name, *lifetimes[name], spec.size_bytes, str(area), extra.get(name, ALIGN_BYTES))
             for name, spec in specs.items()
             if spec.area == area and spec.kind is not BufferKind.CONSTANT and name in lifetimes
         ]
+        names = {u.tensor for u in uses}
+        merged = build_live_ranges(uses, aliases=[p for p in aliases if p[0] in names and p[1] in names])
         started = time.perf_counter()
-        result = allocate(ranges, allocator=allocator, alignment=ALIGN_BYTES)
+        result = allocate(list(merged.ranges), allocator=allocator, alignment=ALIGN_BYTES)
         seconds += time.perf_counter() - started
-        if ranges:
+        if uses:
             allocations[area] = result
-        for r in ranges:
-            out[r.name] = Address(area, int(result.offsets[r.name]), specs[r.name].size_bytes)
+        for name, offset in merged.tensor_offsets(result.offsets).items():
+            out[name] = Address(area, int(offset), specs[name].size_bytes)
         top = round_up(result.peak_bytes, ALIGN_BYTES)
         for name, spec in specs.items():
             if spec.area == area and spec.kind is BufferKind.CONSTANT:

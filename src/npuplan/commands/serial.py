@@ -60,6 +60,7 @@ def _command_json(command: Command) -> dict[str, Any]:
             "weights": None if piece is None or ref is None else {
                 "content": command.weights_tensor, **_slice_json(piece), **ref.as_json(),
             },
+            "elementwise": command.elementwise,
         }
     return {"kind": "cpu", "op": command.op,
             "inputs": [_operand_json(o) for o in command.inputs],
@@ -154,7 +155,7 @@ class _Reader:
                 data["op"], self.operand(data.get("ifm")), self.operand(data.get("ifm2")), ofm,
                 None if w is None else _slice(w, w["size_bytes"]),
                 None if w is None else self.ref(w["buffer"], w["address"]),
-                data.get("block_config", ""), "" if w is None else w["content"])
+                data.get("block_config", ""), "" if w is None else w["content"], bool(data.get("elementwise", False)))
         if kind == "cpu":
             return CpuCommand(data["op"], tuple(self.operand(o) for o in data["inputs"]),  # type: ignore[misc]
                               tuple(self.operand(o) for o in data["outputs"]))  # type: ignore[misc]

@@ -135,6 +135,7 @@ class NpuStripeCommand:
     weights: BufferRef | None
     block_config: str
     weights_tensor: str = ""  # content name of the weight stream ("conv1#weights")
+    elementwise: bool = False  # reads each element before writing it: its OFM may overwrite an input
 
 
 @dataclass(frozen=True, slots=True)

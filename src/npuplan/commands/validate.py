@@ -295,6 +295,7 @@ def _static_checks(
             found.append(Violation(ViolationKind.AREA_OVERFLOW, first, name,
                                    f"bytes {a.offset}..{a.offset + a.size_bytes - 1} exceed the {limit}-byte {a.area}"))
     live = sorted((span, name) for name, span in lifetimes.items() if name in addresses)
+    in_place = _in_place_commands(commands)
     for i, ((s1, e1), n1) in enumerate(live):
         a1 = addresses[n1]
         for (s2, e2), n2 in live[i + 1:]:
@@ -302,9 +303,30 @@ def _static_checks(
                 break
             a2 = addresses[n2]
             lo, hi = max(a1.offset, a2.offset), min(a1.offset + a1.size_bytes, a2.offset + a2.size_bytes)
+            shared = s2 if s2 == min(e1, e2) else -1  # the one command both are live at, if just one
+            if shared in in_place.get((n1, n2), ()) or shared in in_place.get((n2, n1), ()):
+                continue
             if a1.area == a2.area and lo < hi:
                 found.append(Violation(ViolationKind.OVERLAP, s2, n2,
                                        f"bytes {lo}..{hi - 1} of {a1.area} also hold '{n1}' (both live at commands {s2}..{min(e1, e2)})"))
+    return found
+
+
+def _in_place_commands(commands: Sequence[Command]) -> dict[tuple[str, str], set[int]]:
+    """``(input buffer, OFM buffer) -> command indices`` where an elementwise stripe writes its OFM
+    exactly over the input it reads: same address, row layout and box, so every element is read
+    before the same bytes are written. Buffers live together only at such a command may share bytes."""
+    found: dict[tuple[str, str], set[int]] = {}
+    for k, command in enumerate(commands):
+        if not isinstance(command, NpuStripeCommand) or not command.elementwise:
+            continue
+        out = command.ofm
+        for operand in (command.ifm, command.ifm2):
+            if (operand is not None and operand.buffer.name != out.buffer.name
+                    and operand.buffer.address == out.buffer.address and operand.box == out.box
+                    and operand.buffer.row_bytes == out.buffer.row_bytes
+                    and operand.buffer.rows is None and out.buffer.rows is None):
+                found.setdefault((operand.buffer.name, out.buffer.name), set()).add(k)
     return found
 
 
