@@ -1,9 +1,11 @@
 """Cascades: chains of ops run stripe by stripe with NHCWB16 rolling buffers between them.
 
 Search: each linear chain (single-consumer links, no CPU op between, shapes matching) is split
-into segments by dynamic programming over (segment end, segment start, final stripe height); every
-segment's fast-storage use is computed exactly over its time span, and the DP keeps the fastest
-split that fits (Performance) or the smallest peak, then fastest (Size). Choosing is separate from
+into segments by dynamic programming over (segment end, segment start, final stripe height, and
+whether producers follow their consumer's stripe or make one row at a time); every segment's
+fast-storage use is computed exactly over its time span, and the DP keeps the fastest split that
+fits (Performance; weight buffers counted in the room a split leaves) or the smallest peak, then
+fastest (Size). Choosing is separate from
 proposing: ``_segment_options`` proposes, ``_best_split`` chooses.
 """
 
@@ -23,20 +25,67 @@ from npuplan.schedule.geometry import (
     rolling_rows,
 )
 from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
+from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
+from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
 
 MAX_CASCADE_OPS = 12
 
 
 @dataclass(frozen=True, slots=True)
 class Segment:
+    """A proposed run of ops ``start..end`` (a cascade, or one op when ``start == end``).
+
+    ``peak_bytes`` is the fast-storage peak over its time span without weight buffers; ``cycles``
+    its cycles with weights read in place. ``weight_options`` are ``(bytes, cycles saved)`` choices
+    that buffering weights offers: for a cascade, one per op (full depth, any subset may be taken);
+    for a single op, alternative plans (at most one is taken).
+    """
+
     start: int
     end: int
     rows: tuple[int, ...]  # OFM stripe rows of each op in the segment
     rolling: tuple[RollingBuffer, ...]
     peak_bytes: int
     cycles: int
+    weight_options: tuple[tuple[int, int], ...] = ()
+
+    def cycles_within(self, limit: int | None) -> int:
+        """Cycles with the weight buffering that fits between the peak and ``limit`` (None: none)."""
+        if limit is None or not self.weight_options:
+            return self.cycles
+        room = limit - self.peak_bytes
+        if self.start == self.end:
+            return self.cycles - max((saved for size, saved in self.weight_options if size <= room), default=0)
+        saved_total = 0
+        for size, saved in sorted(self.weight_options, key=lambda o: -o[1] / max(o[0], 1)):
+            if size <= room:
+                room -= size
+                saved_total += saved
+        return self.cycles - saved_total
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every segment proposal reads: the decisions so far, their usage and who is live when."""
+
+    net: Network
+    dec: Decisions
+    arch: Architecture
+    oracle: CostOracle
+    base: list[int]
+    live_at: list[frozenset[str]]  # full feature maps in fast storage at each time step
+    with_weights: bool
+
+
+def _context(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, with_weights: bool) -> _Context:
+    live: list[set[str]] = [set() for _ in range(net.last_time + 1)]
+    for fm in net.fms.values():
+        for b in fm_buffers(net, dec, [fm.name]):  # its own span, stretched by existing cascades
+            for t in range(b.start, b.end + 1):
+                live[t].add(fm.name)
+    base = usage_by_time(net, fast_buffers(net, dec))
+    return _Context(net, dec, arch, oracle, base, [frozenset(x) for x in live], with_weights)
 
 
 def chains(net: Network) -> list[tuple[int, int]]:
@@ -73,66 +122,101 @@ def stripe_candidates(height: int, minimum: int) -> list[int]:
     return sorted(x for x in found if minimum <= x <= max(height // 2, minimum))
 
 
-def _segment(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle,
-             base: list[int], s: int, e: int, final_rows: int, *, thin: bool = False) -> Segment:
-    """Ops ``s..e`` cascaded with ``final_rows`` OFM rows per stripe of op ``e``.
-
-    Producers run ``consumer rows x stride`` rows per stripe (Vela's proposal), or one row per
-    stripe when ``thin`` (smaller rolling buffers, more stripes).
-    """
+def segment_rows(net: Network, s: int, e: int, final_rows: int, *, minimal: bool) -> tuple[int, ...]:
+    """OFM stripe rows of ops ``s..e``: each producer makes what its consumer's stripe reads
+    (``minimal=False``), or one row at a time (``minimal``: the smallest rolling buffers)."""
     ops = net.npu_ops
     rows = [0] * (e - s + 1)
     rows[-1] = final_rows
     for k in range(e, s, -1):
-        rows[k - 1 - s] = 1 if thin else producer_rows_for(ops[k], rows[k - s])
+        rows[k - 1 - s] = 1 if minimal else producer_rows_for(ops[k], rows[k - s])
+    return tuple(rows)
+
+
+def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
+    net, dec = ctx.net, ctx.dec
+    ops = net.npu_ops
     rolling = tuple(
         RollingBuffer(ops[k].ofm.name,
                       rolling_rows(ops[k], rows[k - s], ops[k + 1], rows[k + 1 - s]),
                       rolling_buffer_bytes(ops[k], rows[k - s], ops[k + 1], rows[k + 1 - s]))
         for k in range(s, e)
     )
+    trial = replace(dec, ofm_rows=dec.ofm_rows[:s] + rows + dec.ofm_rows[e + 1:],
+                    cascades=dec.cascades + (CascadeSpan(-1, s, e, rolling),))
+    peak = _span_peak(ctx, trial, s, e, sum(r.size_bytes for r in rolling))
+    cycles, options = 0, []
+    for k in range(s, e + 1):
+        direct = cost_op(net, trial, ctx.arch, ctx.oracle, k).cycles
+        cycles += direct
+        if ctx.with_weights and needs_dma(ops[k], ctx.arch):
+            block = ctx.oracle.block_config(ops[k], ops[k].ofm_shape.with_h(min(rows[k - s], ops[k].ofm_shape.h)))
+            plan = full_depth_plan(ops[k], block, ctx.oracle)
+            # the cost model (like Vela's) does not charge a cascade's weight copy; the search
+            # does, so that cascading is never chosen just to make weight DMA look free
+            copy = ctx.oracle.transfer_cycles(ctx.arch.const_area, ctx.arch.fast_area, plan.stream_bytes)
+            saved = direct - cost_op(net, trial, ctx.arch, ctx.oracle, k, weights=plan).cycles - copy
+            if saved > 0:
+                options.append((round_up(plan.buffer_bytes, ALIGN_BYTES), saved))
+    return Segment(s, e, rows, rolling, peak, cycles, tuple(options))
+
+
+def _span_peak(ctx: _Context, trial: Decisions, s: int, e: int, rolling_bytes: int) -> int:
+    """Exact fast-storage peak over the time span of ops ``s..e`` under ``trial`` (no new weights):
+    the feature maps live then are re-bucketed (cascade stretches, in-place sharing) from scratch."""
+    net = ctx.net
     ts, te = net.times[s], net.times[e]
-    inner = [net.fms[ops[k].ofm.name] for k in range(s, e)]
-    first_in, last_out = net.fms.get(ops[s].ifm.name), net.fms[ops[e].ofm.name]
-    extra = sum(r.size_bytes for r in rolling)
+    touched = set().union(*ctx.live_at[ts:te + 1])
+    touched.update(net.npu_ops[k].ofm.name for k in range(s, e + 1))
+    touched.add(net.npu_ops[s].ifm.name)
+    names = [n for n in inplace_group(net, ctx.dec, touched) if n in net.fms]
+    before = fm_buffers(net, ctx.dec, names)
+    after = fm_buffers(net, trial, names)
     peak = 0
     for t in range(ts, te + 1):
-        u = base[t] + extra - sum(f.size_bytes for f in inner if f.start <= t <= f.end and f.name in dec.fast_fms)
-        if first_in is not None and first_in.name in dec.fast_fms and not first_in.start <= t <= first_in.end:
-            u += first_in.size_bytes
-        if last_out.name in dec.fast_fms and not last_out.start <= t <= last_out.end:
-            u += last_out.size_bytes
+        u = ctx.base[t] + rolling_bytes
+        u -= sum(b.size_bytes for b in before if b.start <= t <= b.end)
+        u += sum(b.size_bytes for b in after if b.start <= t <= b.end)
         peak = max(peak, u)
-    trial = replace(dec, ofm_rows=dec.ofm_rows[:s] + tuple(rows) + dec.ofm_rows[e + 1:],
-                    cascades=(CascadeSpan(-1, s, e, rolling),))
-    cycles = sum(cost_op(net, trial, arch, oracle, k).cycles for k in range(s, e + 1))
-    return Segment(s, e, tuple(rows), rolling, peak, cycles)
+    return peak
 
 
-def _single(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, base: list[int], k: int) -> Segment:
-    t = net.times[k]
-    return Segment(k, k, (net.npu_ops[k].ofm_shape.h,), (), base[t], cost_op(net, dec, arch, oracle, k).cycles)
+def _single(ctx: _Context, k: int) -> Segment:
+    net = ctx.net
+    op = net.npu_ops[k]
+    direct = cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k).cycles
+    options: list[tuple[int, int]] = []
+    if ctx.with_weights and needs_dma(op, ctx.arch):
+        block = ctx.oracle.block_config(op, op.ofm_shape.with_h(min(ctx.dec.ofm_rows[k], op.ofm_shape.h)))
+        for plan in candidate_plans(op, block, ctx.oracle):
+            saved = direct - cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k, weights=plan).cycles
+            if saved > 0:
+                options.append((round_up(plan.buffer_bytes, ALIGN_BYTES), saved))
+    return Segment(k, k, (op.ofm_shape.h,), (), ctx.base[net.times[k]], direct, tuple(options))
 
 
-def _segment_options(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle,
-                     base: list[int], first: int, last: int, e: int) -> list[Segment]:
+def _segment_options(ctx: _Context, first: int, last: int, e: int) -> list[Segment]:
     """Every segment ending at op ``e`` (starting no earlier than ``first``) worth considering."""
-    found = [_single(net, dec, arch, oracle, base, e)]
+    net = ctx.net
+    found = [_single(ctx, e)]
     consumer = net.npu_ops[e + 1] if e < last else None
     op_e = net.npu_ops[e]
     heights = stripe_candidates(op_e.ofm_shape.h, min_stripe_rows(op_e, consumer))
+    seen: set[tuple[int, ...]] = set()
     for s in range(max(first, e - MAX_CASCADE_OPS + 1), e):
         for h in heights:
-            found.append(_segment(net, dec, arch, oracle, base, s, e, h))
-        if heights and any(net.npu_ops[k].kernel.stride_y > 1 or heights[0] > 1 for k in range(s + 1, e + 1)):
-            found.append(_segment(net, dec, arch, oracle, base, s, e, heights[0], thin=True))
+            for minimal in (False, True):
+                rows = segment_rows(net, s, e, h, minimal=minimal)
+                if (s,) + rows not in seen:
+                    seen.add((s,) + rows)
+                    found.append(_segment(ctx, s, e, rows))
     return found
 
 
 def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
                 limit: int, optimise: Optimise) -> list[Segment]:
-    """DP over segment ends. Performance: least bytes over ``limit``, then fastest.
-    Size: smallest peak, then fastest."""
+    """DP over segment ends. Performance: least bytes over ``limit``, then fastest (weights
+    buffered in the room each segment leaves below ``limit``). Size: smallest peak, then fastest."""
     best: dict[int, tuple[tuple[int, int], list[Segment]]] = {first - 1: ((0, 0), [])}
     for e in range(first, last + 1):
         for seg in options_by_end[e]:
@@ -140,10 +224,9 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
             if prev is None:
                 continue
             if optimise is Optimise.SIZE:
-                head = max(prev[0][0], seg.peak_bytes)
+                key = (max(prev[0][0], seg.peak_bytes), prev[0][1] + seg.cycles)
             else:
-                head = prev[0][0] + max(0, seg.peak_bytes - limit)
-            key = (head, prev[0][1] + seg.cycles)
+                key = (prev[0][0] + max(0, seg.peak_bytes - limit), prev[0][1] + seg.cycles_within(limit))
             if e not in best or key < best[e][0]:
                 best[e] = (key, prev[1] + [seg])
     return best[last][1]
@@ -155,13 +238,13 @@ def build_cascades(
     """Cascade every chain where it helps fit ``budget`` (Performance) or shrink the peak (Size).
 
     Size runs twice: the first pass finds the smallest peak the network can reach, the second
-    spends the memory below that peak on speed (the fastest split within it, chain by chain).
+    spends the memory below that peak on speed (the fastest split within it, chain by chain,
+    counting the weight buffers each split leaves room for).
     """
-    # segment peaks subtract the chain's own FMs one by one, so count shared buffers separately
-    base = usage_by_time(net, fast_buffers(net, dec, inplace=False))
+    ctx = _context(net, dec, arch, oracle, with_weights=True)
+    base = ctx.base
     runs = chains(net)
-    options = {run: {e: _segment_options(net, dec, arch, oracle, base, run[0], run[1], e)
-                     for e in range(run[0], run[1] + 1)}
+    options = {run: {e: _segment_options(ctx, run[0], run[1], e) for e in range(run[0], run[1] + 1)}
                for run in runs
                if optimise is Optimise.SIZE or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > budget}
     limit = budget

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from npuplan.schedule.decisions import Decisions
@@ -24,13 +25,21 @@ class Buffer:
     kind: str  # "fm", "rolling", "weights"
 
 
-def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[Buffer]:
-    """Every buffer the decisions put in fast storage. With ``inplace``, an elementwise op's OFM
-    shares the buffer of the input it overwrites (``inplace.inplace_outputs``)."""
+def fm_buffers(
+    net: Network, dec: Decisions, names: Iterable[str] | None = None, *, inplace: bool = True,
+) -> list[Buffer]:
+    """Fast-storage buffers of the whole feature maps among ``names`` (default: all of them).
+
+    A cascade reads its input and writes its output throughout, so their lifetimes stretch over it.
+    With ``inplace``, an elementwise op's OFM shares the buffer of the input it overwrites
+    (``inplace.inplace_outputs``); ``names`` must then be closed under those pairs
+    (``inplace_group``) for shared buffers to come out whole.
+    """
     rolling_names = {r.tensor_name for c in dec.cascades for r in c.rolling}
     owner = inplace_outputs(net, dec) if inplace else {}
     spans: dict[str, tuple[int, int, int]] = {}
-    for fm in net.fms.values():
+    for name in net.fms if names is None else names:
+        fm = net.fms[name]
         if fm.name not in dec.fast_fms or fm.name in rolling_names:
             continue
         start, end = fm.start, fm.end
@@ -45,7 +54,29 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
             root = owner[root]
         s0, e0, b0 = spans.get(root, (start, end, 0))
         spans[root] = (min(s0, start), max(e0, end), max(b0, fm.size_bytes))
-    out = [Buffer(name, start, end, size, "fm") for name, (start, end, size) in spans.items()]
+    return [Buffer(name, start, end, size, "fm") for name, (start, end, size) in spans.items()]
+
+
+def inplace_group(net: Network, dec: Decisions, names: Iterable[str]) -> set[str]:
+    """``names`` closed under the in-place pairs of ``dec`` (both directions)."""
+    mates: dict[str, list[str]] = {}
+    for out, inp in inplace_outputs(net, dec).items():
+        mates.setdefault(out, []).append(inp)
+        mates.setdefault(inp, []).append(out)
+    found = set(names)
+    todo = list(found)
+    while todo:
+        for other in mates.get(todo.pop(), ()):
+            if other not in found:
+                found.add(other)
+                todo.append(other)
+    return found
+
+
+def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[Buffer]:
+    """Every buffer the decisions put in fast storage. With ``inplace``, an elementwise op's OFM
+    shares the buffer of the input it overwrites (``inplace.inplace_outputs``)."""
+    out = fm_buffers(net, dec, inplace=inplace)
     for c in dec.cascades:
         for r in c.rolling:
             out.append(Buffer(r.tensor_name, net.times[c.start], net.times[c.end], r.size_bytes, "rolling"))

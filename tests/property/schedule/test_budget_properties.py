@@ -130,3 +130,18 @@ def test_size_peak_not_above_performance_peak(layers, size) -> None:  # type: ig
     p = plan_schedule(graph, build_architecture(perf), perf)
     s = plan_schedule(graph, build_architecture(small), small)
     assert s.sram_peak_bytes <= p.sram_peak_bytes
+
+
+@SETTINGS
+@given(layers=layers, size=st.sampled_from([16, 24, 32]))
+def test_size_plans_replay_cleanly(layers, size) -> None:  # type: ignore[no-untyped-def]
+    """Size cascades (one-row producers, rolling buffers, buffered weights) pass the command replay."""
+    from npuplan.commands import build_command_stream, plan_addresses, validate
+
+    graph = conv_chain(layers, h=size, w=size)
+    options = _options(None, Optimise.SIZE)
+    arch = build_architecture(options)
+    schedule = plan_schedule(graph, arch, options)
+    addresses = plan_addresses(schedule, graph, arch)
+    commands = build_command_stream(schedule, graph, arch, addresses)
+    assert validate(commands, graph, arch, addresses) == []
