@@ -13,9 +13,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npuplan.commands import build_command_stream, plan_addresses, validate
+from npuplan.api import fit_allocation
+from npuplan.commands import build_command_stream, validate
 from npuplan.errors import InfeasiblePlan
 from npuplan.hw import build_architecture
+from npuplan.hw.memory import MemArea
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule import plan_schedule
 
@@ -52,20 +54,21 @@ def test_no_plan_exceeds_the_budget(layers, size, budget) -> None:  # type: igno
 
 
 def _plan_or_error(graph, budget: int, optimise: Optimise = Optimise.PERFORMANCE):  # type: ignore[no-untyped-def]
+    """Schedule and allocate as ``npuplan.plan`` does: ``(arch, (schedule, allocation))`` or the error."""
     options = _options(budget, optimise)
     arch = build_architecture(options)
     try:
-        return arch, plan_schedule(graph, arch, options)
+        return arch, fit_allocation(plan_schedule(graph, arch, options), graph, arch, options)
     except InfeasiblePlan as err:
         return arch, err
 
 
-def _assert_within(graph, arch, schedule, budget: int) -> None:  # type: ignore[no-untyped-def]
-    assert schedule.sram_peak_bytes <= budget
+def _assert_within(graph, arch, planned, budget: int) -> None:  # type: ignore[no-untyped-def]
+    schedule, allocation = planned
+    assert schedule.sram_peak_bytes <= budget and allocation.peak_bytes(MemArea.SRAM) <= budget
     assert all(o.sram_usage_bytes <= budget for o in schedule.ops)
-    addresses = plan_addresses(schedule, graph, arch)
-    commands = build_command_stream(schedule, graph, arch, addresses)
-    assert validate(commands, graph, arch, addresses, sram_limit_bytes=budget) == []
+    commands = build_command_stream(schedule, graph, arch, allocation.addresses)
+    assert validate(commands, graph, arch, allocation.addresses, sram_limit_bytes=budget) == []
 
 
 @st.composite
@@ -76,7 +79,7 @@ def networks_and_budgets(draw, low: float = -0.2, high: float = 1.1):  # type: i
     _, roomy = _plan_or_error(graph, 1 << 24)
     _, tight = _plan_or_error(graph, 16)
     floor = tight.needed_bytes if isinstance(tight, InfeasiblePlan) else 16
-    return graph, max(16, int(floor + (roomy.sram_peak_bytes - floor) * draw(st.floats(low, high))))
+    return graph, max(16, int(floor + (roomy[0].sram_peak_bytes - floor) * draw(st.floats(low, high))))
 
 
 NET_SETTINGS = settings(max_examples=40, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
