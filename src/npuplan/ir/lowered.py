@@ -113,6 +113,7 @@ class NpuOp:
     pool: PoolKind = PoolKind.NONE
     elementwise: str | None = None  # "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SHL", "SHR", "ABS", ...
     ofm_write_offset: Shape4D | None = None  # concat: where this op writes inside ``ofm``
+    ofm_write_shape: Shape4D | None = None  # the box written at ``ofm_write_offset`` (None: all of ``ofm_shape``)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
     source_index: int = -1  # index of the TFLite operator it came from
 

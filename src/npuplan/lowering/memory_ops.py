@@ -18,7 +18,7 @@ def _copy(op: Op, name: str, ifm: Tensor, ifm_shape: Shape4D, ofm: Tensor, offse
     return NpuOp(
         name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
         ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm.shape4d, pool=PoolKind.AVERAGE,
-        ofm_write_offset=offset, source_index=op.index,
+        ofm_write_offset=offset, ofm_write_shape=ifm_shape, source_index=op.index,
     )
 
 

@@ -83,7 +83,9 @@ def test_pad_before_maxpool_is_five_copies() -> None:
     ops = lower(model(g), U55_128).npu_ops
     assert [o.name for o in ops] == ["p_main", "p_top", "p_bottom", "p_left", "p_right", "y"]
     assert ops[0].ofm_write_offset == Shape4D(0, 1, 1, 0) and ops[4].ofm_write_offset == Shape4D(0, 0, 9, 0)
-    assert ops[5].pool is PoolKind.MAX
+    assert [o.ofm_write_shape for o in ops[:5]] == [Shape4D(1, 8, 8, 4), Shape4D(1, 1, 8, 4), Shape4D(1, 1, 8, 4),
+                                                    Shape4D(1, 10, 1, 4), Shape4D(1, 10, 1, 4)]
+    assert ops[5].pool is PoolKind.MAX and ops[5].ofm_write_shape is None
 
 
 def test_concat_writes_at_offsets() -> None:

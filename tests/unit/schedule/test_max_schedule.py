@@ -44,3 +44,25 @@ def test_tiny_budget_raises_infeasible_naming_the_op() -> None:
     assert err.value.budget_bytes == 4096
     assert err.value.needed_bytes > 4096
     assert "input" in err.value.why or "output" in err.value.why
+
+
+def test_a_pad_fill_is_costed_on_the_rows_it_writes_not_the_whole_output() -> None:
+    """Vela costs an op that writes at an offset on its write shape (a 1-row fill is cheap)."""
+    from dataclasses import replace as copy_with
+
+    from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
+    from npuplan.ir.shape import Shape4D
+
+    from .chains import fm
+
+    x, out = fm("x", 32, 32, 16), fm("padded", 34, 34, 16)
+    main = NpuOp(name="main", tflite_type="PAD", op_type="AvgPool", block_type=BlockType.POOLING, ifm=x,
+                 ifm_shape=Shape4D.of(x.shape), ofm=out, ofm_shape=Shape4D.of(out.shape), pool=PoolKind.AVERAGE,
+                 ofm_write_offset=Shape4D(0, 1, 1, 0), ofm_write_shape=Shape4D.of(x.shape))
+    whole = copy_with(main, name="whole", ofm_write_shape=None)
+
+    def cycles(op: NpuOp) -> float:
+        schedule = plan_schedule(LoweredGraph("pad", (op,), (x,), (out,)), build_architecture(SHARED), SHARED)
+        return float(schedule.ops[0].cost.total_cycles)
+
+    assert cycles(main) < cycles(whole)
