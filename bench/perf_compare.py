@@ -1,4 +1,8 @@
-"""Performance-strategy plans against both of Vela 5.2.0's cores: cycles and SRAM per model.
+"""Plans against both of Vela 5.2.0's cores, per scenario: cycles and SRAM per model.
+
+The two Performance scenarios, and the Size one (``--scenario u55_64_deep_shared_size``: the
+smallest SRAM, then speed; its target is SRAM <= legacy on every model and the geomean of cycles
+over the better core <= 1).
 
 Usage:
   python bench/perf_compare.py [--zoo ../shared/models] [--baseline ../shared/bench/vela_5.2.0_public.jsonl]
@@ -28,6 +32,8 @@ SCENARIOS = {
                                         memory_mode="Shared_Sram", optimise="Performance"),
     "u65_256_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
                                                memory_mode="Dedicated_Sram_384KB", optimise="Performance"),
+    "u55_64_deep_shared_size": dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded",
+                                    memory_mode="Shared_Sram", optimise="Size"),
 }
 
 

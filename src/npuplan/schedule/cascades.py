@@ -235,11 +235,24 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
 def build_cascades(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, optimise: Optimise,
 ) -> Decisions:
-    """Cascade every chain where it helps fit ``budget`` (Performance) or shrink the peak (Size).
+    """Cascade every chain where it helps fit ``budget`` (Performance) or reach the least peak
+    (Size; see ``plan_cascades`` for a Size that may trade a little memory for much speed)."""
+    return plan_cascades(net, dec, arch, oracle, budget, optimise)[0]
 
-    Size runs twice: the first pass finds the smallest peak the network can reach, the second
-    spends the memory below that peak on speed (the fastest split within it, chain by chain,
-    counting the weight buffers each split leaves room for).
+
+def plan_cascades(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, optimise: Optimise, *,
+    memory_weight: float | None = None,
+) -> tuple[Decisions, int]:
+    """Cascaded decisions and the fast-storage limit they were chosen for (bytes).
+
+    Performance: the fastest split of each chain within ``budget``. Size runs twice: the first
+    pass finds the least peak the network can reach, the second spends the memory below the
+    limit on speed (the fastest split, chain by chain, counting the weight buffers each split
+    leaves room for). The limit is that least peak, unless ``memory_weight`` is given: then it is
+    the peak that minimises ``cycles / least_peak_cycles + memory_weight * peak / least_peak``
+    (a percent of memory is worth ``memory_weight`` percent of cycles), never above the peak of
+    ``dec`` itself nor ``budget``.
     """
     ctx = _context(net, dec, arch, oracle, with_weights=True)
     base = ctx.base
@@ -255,6 +268,9 @@ def build_cascades(
             split = _best_split(opts, run[0], run[1], budget, Optimise.SIZE)
             floor = max(floor, max(seg.peak_bytes for seg in split))
         limit = min(budget, floor) if floor <= budget else floor
+        if memory_weight is not None and floor <= budget:
+            ceiling = min(budget, max(base, default=0))
+            limit = _traded_limit(ctx, options, runs, floor, ceiling, memory_weight)
     rows = list(dec.ofm_rows)
     spans: list[CascadeSpan] = list(dec.cascades)
     for run, opts in options.items():
@@ -263,4 +279,35 @@ def build_cascades(
                 continue
             rows[seg.start:seg.end + 1] = seg.rows
             spans.append(CascadeSpan(len(spans), seg.start, seg.end, seg.rolling))
-    return replace(dec, ofm_rows=tuple(rows), cascades=tuple(sorted(spans, key=lambda c: c.start)))
+    return replace(dec, ofm_rows=tuple(rows), cascades=tuple(sorted(spans, key=lambda c: c.start))), limit
+
+
+TRADE_STEPS = 48  # limits tried between the least peak and where memory alone outweighs any speed-up
+
+
+def _traded_limit(ctx: _Context, options: dict[tuple[int, int], dict[int, list[Segment]]],
+                  runs: list[tuple[int, int]], floor: int, ceiling: int, memory_weight: float) -> int:
+    """The limit in ``floor..ceiling`` minimising normalised cycles plus weighted normalised peak."""
+    if floor <= 0:
+        return floor
+    in_run = {k for a, b in runs for k in range(a, b + 1)}
+    singles = [_single(ctx, k) for k in range(len(ctx.net.npu_ops)) if k not in in_run]
+    top = min(ceiling, int(floor * (1 + 1 / memory_weight)))  # beyond this memory alone costs > 100%
+
+    def cycles_at(limit: int) -> int:
+        total = sum(seg.cycles_within(limit) for seg in singles)
+        for run, opts in options.items():
+            total += sum(seg.cycles_within(limit) for seg in _best_split(opts, run[0], run[1], limit,
+                                                                           Optimise.PERFORMANCE))
+        return total
+
+    least = max(cycles_at(floor), 1)
+    best, best_score = floor, 1.0
+    for step in range(1, TRADE_STEPS + 1):
+        limit = floor + (top - floor) * step // TRADE_STEPS
+        if limit <= floor:
+            continue
+        score = cycles_at(limit) / least + memory_weight * (limit / floor - 1)
+        if score < best_score:
+            best, best_score = limit, score
+    return best

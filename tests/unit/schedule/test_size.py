@@ -62,3 +62,21 @@ def test_size_plan_on_residual_fits_its_reported_peak() -> None:
     schedule = plan_schedule(graph, build_architecture(SIZE), SIZE)
     net = build_network(graph)
     assert schedule.sram_peak_bytes <= 2 * net.fms["t0"].size_bytes  # three FMs meet at the add
+
+
+def test_size_gives_up_memory_only_for_disproportionate_speed() -> None:
+    from pathlib import Path
+
+    from npuplan.io.tflite import read_tflite
+    from npuplan.lowering import lower
+    from npuplan.schedule.cascades import plan_cascades
+    from npuplan.schedule.oracle import default_oracle
+
+    arch = build_architecture(SIZE)
+    model = Path(__file__).resolve().parents[2] / "data" / "ds_cnn_kws.tflite"
+    net = build_network(lower(read_tflite(model), arch.accelerator))
+    start, oracle = max_decisions(net, arch), default_oracle(arch)
+    _, least = plan_cascades(net, start, arch, oracle, 1 << 30, Optimise.SIZE)
+    _, stubborn = plan_cascades(net, start, arch, oracle, 1 << 30, Optimise.SIZE, memory_weight=1000.0)
+    _, traded = plan_cascades(net, start, arch, oracle, 1 << 30, Optimise.SIZE, memory_weight=3.0)
+    assert stubborn == least < traded <= least * 4 // 3
