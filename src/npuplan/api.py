@@ -8,7 +8,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from npuplan.commands import AddressPlan, Command, allocate_plan, build_command_stream
+from npuplan.commands import AddressPlan, Command
+from npuplan.commands.addresses import addressed_stream
 from npuplan.errors import ConfigError, InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
@@ -105,7 +106,7 @@ def _non_negative_int(value: Any, option: str) -> int:
     return number
 
 
-STEPS = ("options", "read", "lower", "schedule", "allocate", "commands")
+STEPS = ("options", "read", "lower", "schedule", "allocate")
 # How many times a schedule is re-planned under a tighter budget when its allocated SRAM peak
 # (fragmentation) overshoots the budget, before giving up.
 MAX_TIGHTENINGS = 8
@@ -132,9 +133,7 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     step("schedule")
     schedule = plan_schedule(lowered, arch, plan_options)
     step("allocate")
-    schedule, allocation = fit_allocation(schedule, lowered, arch, plan_options)
-    step("commands")
-    commands = build_command_stream(schedule, lowered, arch, allocation.addresses)
+    schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, plan_options)
     elapsed = time.perf_counter() - started
     log.info("planned %s in %.3f s", model.name, elapsed)
     return Plan(
@@ -153,7 +152,16 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
 def fit_allocation(
     schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions,
 ) -> tuple[Schedule, AddressPlan]:
-    """Allocate the plan's buffers with the chosen allocator; keep the SRAM peak within the budget.
+    """The schedule and allocation of ``fit_addressed_stream`` (without the command stream)."""
+    fitted, allocation, _ = fit_addressed_stream(schedule, lowered, arch, options)
+    return fitted, allocation
+
+
+def fit_addressed_stream(
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions,
+) -> tuple[Schedule, AddressPlan, tuple[Command, ...]]:
+    """Allocate the plan's buffers with the chosen allocator and build the command stream that uses
+    them; keep the allocated SRAM peak within the budget.
 
     The scheduler already checks its own allocated peak against the budget; the command stream
     allocates at a finer grain and aligns CPU tensors, so if its SRAM peak still overshoots, the
@@ -163,11 +171,14 @@ def fit_allocation(
     budget = arch.arena_cache_size_bytes
     tighter = budget
     for _ in range(MAX_TIGHTENINGS + 1):
-        allocation = allocate_plan(schedule, lowered, arch, allocator=options.tensor_allocator,
-                                   cpu_tensor_alignment=options.cpu_tensor_alignment_bytes)
+        allocation, commands = addressed_stream(schedule, lowered, arch, allocator=options.tensor_allocator,
+                                                cpu_tensor_alignment=options.cpu_tensor_alignment_bytes)
         peak = allocation.peak_bytes(MemArea.SRAM)
         if peak <= budget:
-            return schedule, allocation
+            if tighter < budget:
+                note = f"re-planned within {tighter} bytes: the {options.tensor_allocator} allocation overshot"
+                schedule = replace(schedule, notes=(*schedule.notes, note))
+            return schedule, allocation, commands
         tighter -= max(peak - budget, tighter // 64, 16)
         if tighter <= 0:
             break

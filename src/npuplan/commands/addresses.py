@@ -99,12 +99,23 @@ def allocate_plan(
     allocator: TensorAllocator = TensorAllocator.HILLCLIMB, cpu_tensor_alignment: int = ALIGN_BYTES,
 ) -> AddressPlan:
     """Addresses for every buffer of ``schedule``'s command stream, per memory area."""
-    specs = buffer_specs(schedule, lowered, arch)[0]
+    return addressed_stream(schedule, lowered, arch, allocator=allocator,
+                            cpu_tensor_alignment=cpu_tensor_alignment)[0]
+
+
+def addressed_stream(
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, *,
+    allocator: TensorAllocator = TensorAllocator.HILLCLIMB, cpu_tensor_alignment: int = ALIGN_BYTES,
+) -> tuple[AddressPlan, tuple[Command, ...]]:
+    """The addresses (``allocate_plan``) and the command stream that uses them."""
+    layouts = buffer_specs(schedule, lowered, arch)
+    specs = layouts[0]
     draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
-    lifetimes = graph_lifetimes(build_command_stream(schedule, lowered, arch, draft), lowered)
+    lifetimes = graph_lifetimes(build_command_stream(schedule, lowered, arch, draft, layouts=layouts), lowered)
     alignments = {name: cpu_tensor_alignment for name in cpu_tensor_names(lowered)}
-    return allocate_buffers(specs, lifetimes, allocator=allocator, alignments=alignments,
-                            cpu_tensor_alignment=cpu_tensor_alignment, aliases=schedule.buffer_aliases)
+    addressing = allocate_buffers(specs, lifetimes, allocator=allocator, alignments=alignments,
+                                  cpu_tensor_alignment=cpu_tensor_alignment, aliases=schedule.buffer_aliases)
+    return addressing, build_command_stream(schedule, lowered, arch, addressing.addresses, layouts=layouts)
 
 
 def plan_addresses(

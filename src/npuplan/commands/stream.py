@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from npuplan.commands.layout import WeightLayout, buffer_specs, weight_buffer_name, weight_stream_name
+from npuplan.commands.layout import BufferSpec, WeightLayout, buffer_specs, weight_buffer_name, weight_stream_name
 from npuplan.commands.types import (
     Address,
     Box,
@@ -32,18 +32,20 @@ from npuplan.ir.shape import Shape4D
 from npuplan.schedule.types import Schedule, ScheduledOp
 
 _FULL_DEPTH_READERS = (BlockType.CONV, BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM)
+Layouts = tuple[dict[str, BufferSpec], dict[str, WeightLayout]]
 
 
 class _Builder:
     """Emits commands for one schedule; holds the buffer layouts and addresses it reads."""
 
     def __init__(self, schedule: Schedule, lowered: LoweredGraph, arch: Architecture,
-                 addresses: Mapping[str, Address]) -> None:
+                 addresses: Mapping[str, Address], layouts: Layouts | None) -> None:
         self.schedule = schedule
         self.lowered = lowered
-        self.specs, self.weights = buffer_specs(schedule, lowered, arch)
+        self.specs, self.weights = layouts or buffer_specs(schedule, lowered, arch)
         self.addresses = addresses
         self.commands: list[Command] = []
+        self.shapes: dict[str, Shape4D] = {}  # tensor name -> its own NHWC shape (computed once)
         self.early: dict[int, list[Command]] = {}  # position -> DMAs to insert before it
 
     def ref(self, name: str, base_bytes: int = 0) -> BufferRef:
@@ -102,7 +104,10 @@ class _Builder:
 
     def operand(self, tensor: Tensor, view: Shape4D, offset: Shape4D | None,
                 rows: tuple[int, int], depth: tuple[int, int]) -> Operand:
-        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth), self.ref(tensor.name))
+        full = self.shapes.get(tensor.name)
+        if full is None:
+            full = self.shapes[tensor.name] = tensor.shape4d
+        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth, full=full), self.ref(tensor.name))
 
     # ------------------------------------------------------------------ units
 
@@ -203,12 +208,13 @@ def _in_depth(op: NpuOp, view: Shape4D, depth: tuple[int, int]) -> tuple[int, in
 
 
 def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
-               rows: tuple[int, int], depth: tuple[int, int]) -> Box:
+               rows: tuple[int, int], depth: tuple[int, int], *, full: Shape4D | None = None) -> Box:
     """The box ``rows`` x ``depth`` of the op's ``view`` in the tensor's own coordinates.
 
-    A view that reshapes the tensor (same bytes, other shape) touches the whole tensor.
+    A view that reshapes the tensor (same bytes, other shape) touches the whole tensor. ``full`` is
+    the tensor's own shape when the caller has it already.
     """
-    full = tensor.shape4d
+    full = full or tensor.shape4d
     if offset is None and (view.h, view.w, view.c) != (full.h, full.w, full.c):
         return Box((0, 0, 0, 0), (full.n, full.h, full.w, full.c))
     o = offset or Shape4D(0, 0, 0, 0)
@@ -227,14 +233,16 @@ def _block_text(block_config: Any) -> str:
 
 def build_command_stream(
     schedule: Schedule, lowered: LoweredGraph, arch: Architecture, addresses: Mapping[str, Address],
+    *, layouts: Layouts | None = None,
 ) -> tuple[Command, ...]:
     """The ordered DMA, NPU-stripe and CPU commands ``schedule`` implies.
 
     ``addresses`` maps every buffer name (tensor names; ``"<op>#weights"`` constant streams;
     ``"<op>#weight_buffer"`` fast-storage weight buffers) to its ``Address``; see
-    ``npuplan.commands.addresses.plan_addresses``. Raises ``ValueError`` for a missing address.
+    ``npuplan.commands.addresses.plan_addresses``. ``layouts`` is ``buffer_specs``'s result when
+    the caller has it already. Raises ``ValueError`` for a missing address.
     """
-    return _Builder(schedule, lowered, arch, addresses).build()
+    return _Builder(schedule, lowered, arch, addresses, layouts).build()
 
 
 def iter_operands(command: Command) -> Iterator[Operand]:
