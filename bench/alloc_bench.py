@@ -22,7 +22,7 @@ from typing import Any
 
 import npuplan
 from npuplan.commands import validate_plan
-from npuplan.commands.addresses import allocate_buffers, graph_lifetimes
+from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetimes
 from npuplan.commands.layout import buffer_specs
 from npuplan.errors import NpuplanError
 from npuplan.hw.memory import MemArea
@@ -73,7 +73,9 @@ def allocator_peaks(plan: Any) -> dict[TensorAllocator, int]:
     """SRAM peak of each allocator on the plan's own buffers and live ranges (bytes)."""
     specs = buffer_specs(plan.schedule, plan.lowered, plan.arch)[0]
     lifetimes = graph_lifetimes(plan.commands, plan.lowered)
-    return {a: allocate_buffers(specs, lifetimes, allocator=a).peak_bytes(MemArea.SRAM) for a in TensorAllocator}
+    return {a: allocate_schedule_buffers(plan.schedule, plan.lowered, specs, lifetimes, allocator=a,
+                                         cpu_tensor_alignment=plan.options.cpu_tensor_alignment_bytes)
+            .peak_bytes(MemArea.SRAM) for a in TensorAllocator}
 
 
 def table(model_dir: Path) -> None:

@@ -112,10 +112,19 @@ def addressed_stream(
     specs = layouts[0]
     draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
     lifetimes = graph_lifetimes(build_command_stream(schedule, lowered, arch, draft, layouts=layouts), lowered)
-    alignments = {name: cpu_tensor_alignment for name in cpu_tensor_names(lowered)}
-    addressing = allocate_buffers(specs, lifetimes, allocator=allocator, alignments=alignments,
-                                  cpu_tensor_alignment=cpu_tensor_alignment, aliases=schedule.buffer_aliases)
+    addressing = allocate_schedule_buffers(schedule, lowered, specs, lifetimes, allocator=allocator,
+                                           cpu_tensor_alignment=cpu_tensor_alignment)
     return addressing, build_command_stream(schedule, lowered, arch, addressing.addresses, layouts=layouts)
+
+
+def allocate_schedule_buffers(
+    schedule: Schedule, lowered: LoweredGraph, specs: Mapping[str, BufferSpec],
+    lifetimes: Mapping[str, tuple[int, int]], *, allocator: TensorAllocator, cpu_tensor_alignment: int = ALIGN_BYTES,
+) -> AddressPlan:
+    """``allocate_buffers`` with the CPU tensors of ``lowered`` aligned and ``schedule``'s aliases."""
+    alignments = {name: cpu_tensor_alignment for name in cpu_tensor_names(lowered)}
+    return allocate_buffers(specs, lifetimes, allocator=allocator, alignments=alignments,
+                            cpu_tensor_alignment=cpu_tensor_alignment, aliases=schedule.buffer_aliases)
 
 
 def plan_addresses(
