@@ -72,3 +72,29 @@ def test_a_dropped_stripe_is_always_caught(plan, pick) -> None:
     stripes = [k for k, c in enumerate(commands) if isinstance(c, NpuStripeCommand)]
     k = stripes[pick % len(stripes)]
     assert validate(commands[:k] + commands[k + 1:], graph, TARGET, addresses, sram_limit_bytes=1 << 30)
+
+
+def _round_trip(commands):
+    """The stream through the plan JSON's tables and back (as ``npuplan validate PLAN.json`` reads it)."""
+    import json
+
+    from npuplan.commands.serial import buffer_layouts, command_stream_json, layout_json, read_command_stream, read_layouts
+
+    table = {name: layout_json(layout) for name, layout in buffer_layouts(commands).items()}
+    text = json.dumps({"buffers": table, "commands": command_stream_json(commands)})
+    document = json.loads(text)
+    return read_command_stream(document["commands"], read_layouts([document["buffers"]]))
+
+
+@seed(6)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(chain_plans(), diamond_plans()), st.integers(0, 10_000))
+def test_streams_read_back_from_json_replay_the_same(plan, pick) -> None:
+    graph, schedule = plan
+    commands, addresses = _stream(graph, schedule)
+    read, read_addresses = _round_trip(commands)
+    assert read == commands and read_addresses == {n: a for n, a in addresses.items() if n in read_addresses}
+    assert validate(read, graph, TARGET, read_addresses, sram_limit_bytes=1 << 30) == []
+    stripes = [k for k, c in enumerate(read) if isinstance(c, NpuStripeCommand)]
+    k = stripes[pick % len(stripes)]
+    assert validate(read[:k] + read[k + 1:], graph, TARGET, read_addresses, sram_limit_bytes=1 << 30)
