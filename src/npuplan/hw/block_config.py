@@ -262,20 +262,28 @@ def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
     max_d = round_up(min(q.ofm.c, cap.depth), ub.depth)
     best: BlockConfig | None = None
     best_cost, best_coverage = math.inf, math.inf
+    widths = range(ub.width, max_w + 1, ub.width)
+    # IFM block rows/columns depend on the OFM block's height/width alone (see ``ifm_block_for``)
+    ifm_rows = {h: _ifm_block(q, t, accel, Block(h, ub.width, ub.depth)).height
+                for h in range(ub.height, max_h + 1, ub.height)}
+    ifm_cols = {w: _ifm_block(q, t, accel, Block(ub.height, w, ub.depth)).width for w in widths}
     for depth in _depths(q, accel, max_d):
+        ifm_depth = depth if t.equal_depth else t.ifm_depth_block
         # A block that did not fit rules out its transpose at this depth (Vela's shortcut).
         wont_fit: set[tuple[int, int]] = set()
-        for height in range(ub.height, max_h + 1, ub.height):
-            for width in range(ub.width, max_w + 1, ub.width):
+        for height in ifm_rows:
+            for width in widths:
                 if (height, width) in wont_fit:
                     continue
                 candidate = Block(height, width, depth)
-                ifm_block = _ifm_block(q, t, accel, candidate)
+                ifm_block = Block(ifm_rows[height], ifm_cols[width], ifm_depth)
                 fitted = _clamp_conv1d(q.ofm, q.kernel, accel, candidate)
                 layout = try_layout(accel, t.ew, fitted, ifm_block, q.ifm_bits, t.acc, q.lut_banks)
                 if layout is None:
-                    wont_fit.add((width, height))
-                    continue
+                    # SHRAM use only grows with the width: every wider block fails too (each one
+                    # the exhaustive loop would have tried is recorded, so the result is the same)
+                    wont_fit.update((w, height) for w in widths if w >= width and (height, w) not in wont_fit)
+                    break
                 cost = _relative_cost(q, t, fitted, ifm_block, candidate)
                 if cost > best_cost:
                     continue

@@ -24,6 +24,7 @@ from npuplan.schedule.geometry import (
     rolling_buffer_bytes,
     rolling_rows,
 )
+from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
@@ -75,6 +76,7 @@ class _Context:
     oracle: CostOracle
     base: list[int]
     live_at: list[frozenset[str]]  # full feature maps in fast storage at each time step
+    owner: dict[str, str]  # in-place pairs of ``dec``: OFM -> the input it overwrites
     with_weights: bool
 
 
@@ -85,7 +87,8 @@ def _context(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracl
             for t in range(b.start, b.end + 1):
                 live[t].add(fm.name)
     base = usage_by_time(net, fast_buffers(net, dec))
-    return _Context(net, dec, arch, oracle, base, [frozenset(x) for x in live], with_weights)
+    return _Context(net, dec, arch, oracle, base, [frozenset(x) for x in live], inplace_outputs(net, dec),
+                    with_weights)
 
 
 def chains(net: Network) -> list[tuple[int, int]]:
@@ -169,9 +172,11 @@ def _span_peak(ctx: _Context, trial: Decisions, s: int, e: int, rolling_bytes: i
     touched = set().union(*ctx.live_at[ts:te + 1])
     touched.update(net.npu_ops[k].ofm.name for k in range(s, e + 1))
     touched.add(net.npu_ops[s].ifm.name)
-    names = [n for n in inplace_group(net, ctx.dec, touched) if n in net.fms]
-    before = fm_buffers(net, ctx.dec, names)
-    after = fm_buffers(net, trial, names)
+    names = [n for n in inplace_group(ctx.owner, touched) if n in net.fms]
+    # adding the cascade only drops the in-place pairs of the ops it takes in (their FMs roll)
+    kept = {out: inp for out, inp in ctx.owner.items() if not s <= net.fms[out].producer <= e}
+    before = fm_buffers(net, ctx.dec, names, owner=ctx.owner)
+    after = fm_buffers(net, trial, names, owner=kept)
     peak = 0
     for t in range(ts, te + 1):
         u = ctx.base[t] + rolling_bytes
@@ -205,7 +210,7 @@ def _segment_options(ctx: _Context, first: int, last: int, e: int) -> list[Segme
     seen: set[tuple[int, ...]] = set()
     for s in range(max(first, e - MAX_CASCADE_OPS + 1), e):
         for h in heights:
-            for minimal in (False, True):
+            for minimal in (False, True) if h == heights[0] else (False,):
                 rows = segment_rows(net, s, e, h, minimal=minimal)
                 if (s,) + rows not in seen:
                     seen.add((s,) + rows)

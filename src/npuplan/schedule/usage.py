@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from npuplan.schedule.decisions import Decisions
@@ -27,16 +27,18 @@ class Buffer:
 
 def fm_buffers(
     net: Network, dec: Decisions, names: Iterable[str] | None = None, *, inplace: bool = True,
+    owner: Mapping[str, str] | None = None,
 ) -> list[Buffer]:
     """Fast-storage buffers of the whole feature maps among ``names`` (default: all of them).
 
     A cascade reads its input and writes its output throughout, so their lifetimes stretch over it.
     With ``inplace``, an elementwise op's OFM shares the buffer of the input it overwrites
-    (``inplace.inplace_outputs``); ``names`` must then be closed under those pairs
-    (``inplace_group``) for shared buffers to come out whole.
+    (``inplace.inplace_outputs``, or ``owner`` when the caller already has them); ``names`` must
+    then be closed under those pairs (``inplace_group``) for shared buffers to come out whole.
     """
     rolling_names = {r.tensor_name for c in dec.cascades for r in c.rolling}
-    owner = inplace_outputs(net, dec) if inplace else {}
+    if owner is None:
+        owner = inplace_outputs(net, dec) if inplace else {}
     spans: dict[str, tuple[int, int, int]] = {}
     for name in net.fms if names is None else names:
         fm = net.fms[name]
@@ -57,10 +59,10 @@ def fm_buffers(
     return [Buffer(name, start, end, size, "fm") for name, (start, end, size) in spans.items()]
 
 
-def inplace_group(net: Network, dec: Decisions, names: Iterable[str]) -> set[str]:
-    """``names`` closed under the in-place pairs of ``dec`` (both directions)."""
+def inplace_group(owner: Mapping[str, str], names: Iterable[str]) -> set[str]:
+    """``names`` closed under the in-place pairs ``owner`` (OFM -> input; both directions)."""
     mates: dict[str, list[str]] = {}
-    for out, inp in inplace_outputs(net, dec).items():
+    for out, inp in owner.items():
         mates.setdefault(out, []).append(inp)
         mates.setdefault(inp, []).append(out)
     found = set(names)

@@ -8,6 +8,7 @@ from npuplan.ir.shape import Shape4D
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.cascades import Segment, segment_rows
+from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import build_network
 from npuplan.schedule.planner import max_decisions
 from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
@@ -37,8 +38,9 @@ def test_overwritten_input_shares_one_buffer_and_subsets_agree() -> None:
     dec = max_decisions(net, build_architecture(SIZE))
     usage = usage_by_time(net, fast_buffers(net, dec))
     assert usage[net.times[2]] == net.fms["t0"].size_bytes + net.fms["t1"].size_bytes
-    assert inplace_group(net, dec, {"t2"}) == {"t1", "t2"}  # t0 has two readers: never overwritten
-    assert fm_buffers(net, dec, inplace_group(net, dec, {"t1"})) == \
+    owner = inplace_outputs(net, dec)
+    assert inplace_group(owner, {"t2"}) == {"t1", "t2"}  # t0 has two readers: never overwritten
+    assert fm_buffers(net, dec, inplace_group(owner, {"t1"})) == \
         [b for b in fast_buffers(net, dec) if b.name == "t1"]
 
 
