@@ -13,8 +13,10 @@ from dataclasses import replace
 
 from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
+from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.options import Optimise
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
+from npuplan.schedule.geometry import is_cascadable
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle
 from npuplan.schedule.usage import Buffer, fast_buffers, usage_by_time
@@ -78,7 +80,24 @@ def _between_reason(net: Network, dec: Decisions, name: str) -> str:
     fm = net.fms[name]
     if len(fm.consumers) > 1:
         return "branch point, whole: cascades do not span branches"
+    ends = [net.npu_ops[k] for k in (fm.producer, *fm.consumers) if k >= 0]
+    blockers = [f"{op.op_type} {why}" for op in ends if (why := cascade_blocker(op))]
+    if blockers:
+        return "whole: " + blockers[0]
     producer_cascade = dec.cascade_of(fm.producer) if fm.producer >= 0 else None
     if producer_cascade is not None:
         return "cascade output, whole"
-    return "whole between ops that cannot cascade"
+    return "whole between ops that are not cascaded"
+
+
+def cascade_blocker(op: NpuOp) -> str:
+    """Why ``op`` cannot run in a cascade (Vela's rules), or "" when it can."""
+    if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM):
+        return "reads its whole input"
+    if op.ofm_write_offset is not None or op.ifm_read_offset is not None:
+        return "reads or writes at an offset (pad, concat, slice)"
+    if op.ifm2 is not None and not op.ifm2.is_constant:
+        return "has two feature-map inputs"
+    if not is_cascadable(op):
+        return "cannot be striped"
+    return ""
