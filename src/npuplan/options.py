@@ -49,3 +49,4 @@ class PlanOptions:
     tensor_allocator: TensorAllocator = TensorAllocator.HILLCLIMB
     cpu_tensor_alignment_bytes: int = 16
     search: Search = Search.AUTO
+    fm_staging: bool = True  # Dedicated_Sram: DMA arena feature maps into the cache before their reader when faster

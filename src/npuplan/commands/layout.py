@@ -17,6 +17,7 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.types import BufferMode, Schedule, ScheduledOp, WeightBuffering
+from npuplan.schedule.usage import staged_name
 
 ALIGN_BYTES = 16
 BRICK_DEPTH = 16
@@ -160,6 +161,10 @@ def buffer_specs(
         for tensor in _op_tensors(op):
             if tensor.name not in specs and not (isinstance(op, NpuOp) and tensor is op.weight_tensor):
                 specs[tensor.name] = _fm_spec(tensor, schedule, arch)
+    for name in schedule.staged_fms:
+        whole = specs[name]
+        specs[staged_name(name)] = BufferSpec(staged_name(name), arch.fast_area, whole.size_bytes, BufferKind.STAGED,
+                                              whole.shape, whole.row_bytes)
     weights: dict[str, WeightLayout] = {}
     for sop in schedule.ops:
         if sop.op.weights is None:

@@ -30,6 +30,7 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.types import Schedule, ScheduledOp
+from npuplan.schedule.usage import staged_name
 
 _FULL_DEPTH_READERS = (BlockType.CONV, BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM)
 Layouts = tuple[dict[str, BufferSpec], dict[str, WeightLayout]]
@@ -91,7 +92,8 @@ class _Builder:
         op = sop.op
         whole = rows == (0, op.ofm_shape.h) and sop.cascade_id < 0
         ifm_rows = (0, op.ifm_shape.h) if whole else input_rows(op, op.ifm_shape, rows)
-        ifm = self.operand(op.ifm, op.ifm_shape, op.ifm_read_offset, ifm_rows, _in_depth(op, op.ifm_shape, depth))
+        ifm = self.operand(op.ifm, op.ifm_shape, op.ifm_read_offset, ifm_rows, _in_depth(op, op.ifm_shape, depth),
+                           staged=op.ifm.name in self.schedule.staged_fms)
         ifm2 = None
         if op.ifm2 is not None and op.ifm2_shape is not None:
             rows2 = (0, op.ifm2_shape.h) if whole or op.ifm2_shape.h != op.ofm_shape.h else rows
@@ -103,11 +105,23 @@ class _Builder:
                                 op.block_type is BlockType.ELEMENTWISE)
 
     def operand(self, tensor: Tensor, view: Shape4D, offset: Shape4D | None,
-                rows: tuple[int, int], depth: tuple[int, int]) -> Operand:
+                rows: tuple[int, int], depth: tuple[int, int], *, staged: bool = False) -> Operand:
         full = self.shapes.get(tensor.name)
         if full is None:
             full = self.shapes[tensor.name] = tensor.shape4d
-        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth, full=full), self.ref(tensor.name))
+        buffer = self.ref(staged_name(tensor.name) if staged else tensor.name)
+        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth, full=full), buffer)
+
+    def stage(self, sop: ScheduledOp) -> None:
+        """Copy ``sop``'s IFM whole into its fast-storage copy when the schedule stages it."""
+        name = sop.op.ifm.name
+        if name not in self.schedule.staged_fms:
+            return
+        src, dst = self.ref(name), self.ref(staged_name(name))
+        self.commands.append(DmaCommand(
+            src.address.area, src.address.offset, dst.address.area, dst.address.offset,
+            self.specs[name].size_bytes, name, DmaPurpose.FEATURE_MAP, src, dst, None, sop.name,
+        ))
 
     # ------------------------------------------------------------------ units
 
@@ -165,6 +179,7 @@ class _Builder:
                     self.emit_cascade(cascades[sop.cascade_id])
             else:
                 prefetch = self.prefetch(sop, previous_start)
+                self.stage(sop)
                 self.emit_single(sop, prefetch)
             previous_start = start
         return self.merged()

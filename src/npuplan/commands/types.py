@@ -29,10 +29,12 @@ class BufferKind(StrEnum):
     ROLLING = "rolling"  # ``rows`` rows of a tensor, row r at slot r % rows
     WEIGHT_BUFFER = "weight_buffer"  # fast-storage copy of an op's weight slices
     CONSTANT = "constant"  # permanent constant data (encoded weights, constant operands)
+    STAGED = "staged"  # a whole feature map copied by DMA into fast storage for its reader
 
 
 class DmaPurpose(StrEnum):
     WEIGHTS = "weights"
+    FEATURE_MAP = "feature_map"  # a staged feature map copied whole before its reader
 
 
 @dataclass(frozen=True, slots=True)

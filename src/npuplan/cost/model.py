@@ -105,6 +105,16 @@ def _npu_cycles(query: CostQuery, arch: Architecture, cycles: int, lut_cycles: f
     return npu + lut_cycles, full, slack_own
 
 
+def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
+    """DMA cycles the op waits for its staged feature map (bytes counted, timed as a DMA)."""
+    s = query.staging
+    if s is None or s.size_bytes <= 0:
+        return 0.0
+    out.add((s.source_area, Purpose.FEATURE_MAP, Direction.READ), s.size_bytes, None)
+    out.add((s.dest_area, Purpose.FEATURE_MAP, Direction.WRITE), s.size_bytes, None)
+    return dma_cycles(arch, s.source_area, s.dest_area, s.size_bytes)
+
+
 def op_cost(query: CostQuery, arch: Architecture) -> OpCost:
     """Cycles, MACs and memory traffic of one op (or one stripe of it) on ``arch``."""
     cycles = datapath_cycles(query, arch)
@@ -117,7 +127,9 @@ def op_cost(query: CostQuery, arch: Architecture) -> OpCost:
     if query.lut is not None:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)
         traffic.add((query.lut.source_area, Purpose.LUT, Direction.READ), query.lut.size_bytes, None)
+    staging_cycles = _staging(query, arch, traffic)
     npu, weight_dma, slack = _npu_cycles(query, arch, cycles, lut_cycles)
+    npu += staging_cycles
     access_cycles = {area: traffic.scaled.get(area, 0.0) / arch.bytes_per_cycle(area) for area in MemArea}
     accel = arch.accelerator
     return OpCost(
@@ -128,6 +140,6 @@ def op_cost(query: CostQuery, arch: Architecture) -> OpCost:
         access_cycles=MappingProxyType(access_cycles),
         total_cycles=max([npu, *access_cycles.values()]),
         bytes=MappingProxyType(dict(traffic.raw)),
-        dma_cycles=weight_dma + lut_cycles,
+        dma_cycles=weight_dma + lut_cycles + staging_cycles,
         slack_npu_cycles=slack,
     )

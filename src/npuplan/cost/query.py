@@ -119,6 +119,16 @@ class LutAccess:
 
 
 @dataclass(frozen=True, slots=True)
+class FmStaging:
+    """A feature map copied whole by DMA from ``source_area`` into ``dest_area`` before the op
+    (the op then reads it from ``dest_area``); the op waits for the whole copy."""
+
+    size_bytes: int
+    source_area: MemArea
+    dest_area: MemArea
+
+
+@dataclass(frozen=True, slots=True)
 class CostQuery:
     """Everything the cost model needs about one op (or one stripe of it).
 
@@ -135,6 +145,7 @@ class CostQuery:
     weights: WeightAccess | None = None
     lut: LutAccess | None = None
     prev_slack_npu_cycles: float = 0.0
+    staging: FmStaging | None = None
 
 
 BandwidthKey = tuple[MemArea, Purpose, Direction]

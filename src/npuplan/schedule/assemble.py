@@ -69,4 +69,5 @@ def assemble(
                                 rolling, max(usage[t] for t in span)))
     peak = allocated_peak_bytes(buffers, allocator)
     aliases = tuple(inplace_outputs(net, dec).items())
-    return Schedule(tuple(ops), MappingProxyType(placements), tuple(cascades), peak, notes, aliases)
+    return Schedule(tuple(ops), MappingProxyType(placements), tuple(cascades), peak, notes, aliases,
+                    tuple(sorted(dec.staged_fms)))

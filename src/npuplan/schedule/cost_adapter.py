@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from npuplan.cost import (
-    BlockChoice, CostQuery as ModelQuery, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
+    BlockChoice, CostQuery as ModelQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
 )
 from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
@@ -83,6 +83,8 @@ class CostModelOracle:
             weights=weights,
             lut=lut_access(op, self._arch),
             prev_slack_npu_cycles=float(query.prev_slack_cycles),
+            staging=FmStaging(query.staged_ifm_bytes, self._arch.arena_area, query.ifm_area)
+            if query.staged_ifm_bytes else None,
         )
         return op_cost(model_query, self._arch)
 

@@ -55,10 +55,11 @@ def cost_op(
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
     block = oracle.block_config(op, ofm_stripe)
     buffered = plan.buffering is not WeightBuffering.NONE
+    staged = op.ifm.name in dec.staged_fms
     query = CostQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,
-        ifm_area=fm_area(net, dec, arch, op.ifm.name),
+        ifm_area=arch.fast_area if staged else fm_area(net, dec, arch, op.ifm.name),
         ifm2_area=None if op.ifm2 is None else (arch.const_area if op.ifm2.is_constant
                                                  else fm_area(net, dec, arch, op.ifm2.name)),
         ofm_area=fm_area(net, dec, arch, op.ofm.name),
@@ -73,6 +74,7 @@ def cost_op(
         depth_slices=plan.depth_slices,
         prev_slack_cycles=prev_slack_cycles,
         in_cascade=dec.cascade_of(index) is not None,
+        staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged else 0,
     )
     cost = oracle.op_cost(query)
     cycles = oracle.cycles(cost)

@@ -59,6 +59,7 @@ class Decisions:
     weights: tuple[WeightPlan, ...]
     cascades: tuple[CascadeSpan, ...] = ()
     fast_fms: frozenset[str] = frozenset()
+    staged_fms: frozenset[str] = frozenset()  # arena FMs DMA'd whole into fast storage before their one reader
 
     def cascade_of(self, index: int) -> CascadeSpan | None:
         for c in self.cascades:

@@ -55,6 +55,7 @@ class CostQuery:
     depth_slices: tuple[int, ...] = ()
     prev_slack_cycles: int = 0
     in_cascade: bool = False  # weights fetched once for the whole cascade
+    staged_ifm_bytes: int = 0  # IFM bytes DMA'd from the arena into fast storage before the op
 
 
 class CostOracle(Protocol):
@@ -124,6 +125,8 @@ class EstimateOracle:
             traffic[query.weight_area] = traffic.get(query.weight_area, 0) + wbytes
         access = max((b / max(arch.bytes_per_cycle(a), 1e-9) for a, b in traffic.items()), default=0.0)
         npu += _weight_dma_cycles(query, npu, self.transfer_cycles)
+        if query.staged_ifm_bytes:
+            npu += self.transfer_cycles(self._arch.arena_area, self._arch.fast_area, query.staged_ifm_bytes)
         total = max(npu, math.ceil(access))
         tail = query.depth_slices[-1] - query.depth_slices[-2] if len(query.depth_slices) > 2 else ofm.c
         return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)))
@@ -178,7 +181,8 @@ class MemoOracle:
         key = (id(query.op), id(query.block_config), query.ofm_stripe, query.ifm_stripe, query.ifm2_stripe,
                query.ofm_depth, query.ifm_area, query.ifm2_area, query.ofm_area, query.weight_area,
                query.ifm_format, query.ofm_format, query.weight_fetch, query.weight_stream_bytes, query.weight_source_area,
-               query.first_slice_bytes, query.depth_slices, query.prev_slack_cycles, query.in_cascade)
+               query.first_slice_bytes, query.depth_slices, query.prev_slack_cycles, query.in_cascade,
+               query.staged_ifm_bytes)
         if key not in self._costs:
             self._costs[key] = self._inner.op_cost(query)
         return self._costs[key]

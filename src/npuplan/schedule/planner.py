@@ -9,6 +9,7 @@ for Size); 6. assemble the frozen ``Schedule`` and check the real allocated peak
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
@@ -144,7 +145,10 @@ def _evict_for_allocation(
     while True:
         schedule = assemble(net, dec, arch, oracle, allocator=options.tensor_allocator,
                             notes=notes + ("feature maps evicted for allocation",))
-        if schedule.sram_peak_bytes <= budget or not dec.fast_fms:
+        if schedule.sram_peak_bytes <= budget or not (dec.fast_fms or dec.staged_fms):
             return schedule
+        if dec.staged_fms:  # staged copies go first: they only speed up one op each
+            dec = replace(dec, staged_fms=frozenset())
+            continue
         limit -= max(schedule.sram_peak_bytes - budget, limit // 16, 1)
         dec = place_feature_maps(net, dec, arch, oracle, max(limit, 0))

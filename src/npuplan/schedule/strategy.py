@@ -30,6 +30,7 @@ def cascade_search(
     fast-storage FMs (Dedicated_Sram); then weight buffering in the memory left."""
     from npuplan.schedule.cascades import plan_cascades
     from npuplan.schedule.fast_storage import place_with_weights
+    from npuplan.schedule.staging import stage_inputs
     from npuplan.schedule.planner import max_decisions
 
     dec = max_decisions(net, arch)
@@ -42,8 +43,9 @@ def cascade_search(
         dec = plan_cascades(net, dec, arch, oracle, budget, options.optimise)[0]
     check_fits(net, dec, budget)
     if arch.is_dedicated_sram:
-        return place_with_weights(net, dec, arch, oracle, budget, limit,
-                                  try_cascades=options.optimise is Optimise.PERFORMANCE)
+        placed = place_with_weights(net, dec, arch, oracle, budget, limit,
+                                    try_cascades=options.optimise is Optimise.PERFORMANCE)
+        return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
     return propose_weight_buffering(net, dec, arch, oracle, limit)
 
 

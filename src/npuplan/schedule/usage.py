@@ -94,7 +94,16 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
             start = net.times[i - 1]
         out.append(Buffer(f"{net.npu_ops[i].name}_weights", start, end,
                           round_up(plan.buffer_bytes, ALIGN_BYTES), "weights"))
+    for name in sorted(dec.staged_fms):  # a staged copy lives while its one reader runs
+        fm = net.fms[name]
+        t = net.times[fm.consumers[0]]
+        out.append(Buffer(staged_name(name), t, t, round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
     return out
+
+
+def staged_name(fm_name: str) -> str:
+    """Name of the fast-storage copy of a staged feature map."""
+    return f"{fm_name}#staged"
 
 
 def usage_by_time(net: Network, buffers: list[Buffer]) -> list[int]:

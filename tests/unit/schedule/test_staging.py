@@ -1,0 +1,57 @@
+"""Dedicated_Sram: a network input read with short DRAM bursts is DMA'd whole into the cache first."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from npuplan.commands import DmaCommand, ViolationKind, build_command_stream, plan_addresses, validate
+from npuplan.commands.types import DmaPurpose
+from npuplan.hw import build_architecture
+from npuplan.ir.lowered import LoweredGraph
+from npuplan.options import PlanOptions
+from npuplan.schedule import plan_schedule
+
+from .chains import conv, fm
+
+U65 = PlanOptions(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
+                  memory_mode="Dedicated_Sram_384KB")
+SHARED = PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                     memory_mode="Shared_Sram")
+
+
+def _rgb_stem() -> LoweredGraph:
+    x = fm("image", 96, 96, 3)
+    first = conv("stem", x, fm("stem", 48, 48, 16), k=3, stride=2, seed=1)
+    second = conv("next", first.ofm, fm("next", 48, 48, 16), k=1, seed=2)
+    return LoweredGraph("rgb", (first, second), (x,), (second.ofm,))
+
+
+def _cycles(schedule) -> float:  # type: ignore[no-untyped-def]
+    return sum(float(o.cost.total_cycles) for o in schedule.ops)
+
+
+def test_a_3_channel_input_is_staged_and_the_plan_is_faster() -> None:
+    arch = build_architecture(U65)
+    staged = plan_schedule(_rgb_stem(), arch, U65)
+    plain = plan_schedule(_rgb_stem(), arch, replace(U65, fm_staging=False))
+    assert staged.staged_fms == ("image",) and plain.staged_fms == ()
+    assert _cycles(staged) < _cycles(plain)
+    assert staged.op("stem").sram_usage_bytes >= 96 * 96 * 3  # the copy is counted in the cache
+    assert staged.sram_peak_bytes <= arch.arena_cache_size_bytes
+
+
+def test_shared_sram_never_stages() -> None:
+    assert plan_schedule(_rgb_stem(), build_architecture(SHARED), SHARED).staged_fms == ()
+
+
+def test_the_staged_copy_validates_and_a_dropped_copy_is_caught() -> None:
+    graph, arch = _rgb_stem(), build_architecture(U65)
+    schedule = plan_schedule(graph, arch, U65)
+    addresses = plan_addresses(schedule, graph, arch)
+    commands = build_command_stream(schedule, graph, arch, addresses)
+    copies = [c for c in commands if isinstance(c, DmaCommand) and c.purpose is DmaPurpose.FEATURE_MAP]
+    assert [c.dst.name for c in copies] == ["image#staged"]
+    assert validate(commands, graph, arch, addresses) == []
+    dropped = tuple(c for c in commands if c not in copies)
+    found = validate(dropped, graph, arch, addresses)
+    assert found and found[0].kind is ViolationKind.MISSING_DATA and found[0].tensor == "image"
