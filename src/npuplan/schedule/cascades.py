@@ -11,6 +11,7 @@ proposing: ``_segment_options`` proposes, ``_best_split`` chooses.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 
 from npuplan.hw.memory import Architecture
@@ -29,6 +30,8 @@ from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
 from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
+
+log = logging.getLogger(__name__)
 
 MAX_CASCADE_OPS = 12
 
@@ -315,4 +318,7 @@ def _traded_limit(ctx: _Context, options: dict[tuple[int, int], dict[int, list[S
         score = cycles_at(limit) / least + memory_weight * (limit / floor - 1)
         if score < best_score:
             best, best_score = limit, score
+    if best != floor:
+        log.info("Size: limit %d B instead of the least peak %d B (%.0f%% of its cycles)",
+                 best, floor, 100 * cycles_at(best) / least)
     return best
