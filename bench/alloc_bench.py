@@ -3,12 +3,14 @@
 Usage:
   python bench/alloc_bench.py [MODEL_DIR]                    # u55-128 Shared_Sram Performance table
   python bench/alloc_bench.py --all-scenarios --validate [MODEL_DIR]
+  python bench/alloc_bench.py --random 200                   # seeded random live ranges
 
 The table plans every model with HillClimb (the default) and allocates that plan's live ranges with
 each allocator, so the three peaks are for the same buffers. ``lower`` is the most bytes live at
 once, ``vela`` the legacy core's ``sram_memory_used``; ``alloc s`` is the HillClimb allocator's own
 time and ``compile s`` the whole ``npuplan.plan`` call. ``--all-scenarios --validate`` plans every
-model in the three public scenarios and replays each command stream.
+model in the three public scenarios and replays each command stream. ``--random N`` allocates N
+seeded random instances (5-120 ranges) with HillClimb from the greedy start only and with restarts.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetime
 from npuplan.commands.layout import buffer_specs
 from npuplan.errors import NpuplanError
 from npuplan.hw.memory import MemArea
+from npuplan.memory import HillClimbSettings, allocate
 from npuplan.options import TensorAllocator
 
 SHARED = Path("/work/shared")
@@ -136,12 +140,28 @@ def all_scenarios(model_dir: Path, *, validate: bool) -> None:
     print(f"{what}: {passed}/{total}")
 
 
+def random_suite(count: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.unit.memory.instances import random_instances
+
+    instances = random_instances(count)
+    for label, settings in (("greedy start only", HillClimbSettings(restarts=0)), ("with restarts", HillClimbSettings())):
+        started = time.perf_counter()
+        above = [allocate(r, allocator=TensorAllocator.HILLCLIMB, hillclimb=settings).overhead_fraction for r in instances]
+        print(f"HillClimb {label:18}: mean {100 * sum(above) / count:.3f}% above the bound, max {100 * max(above):.2f}%, "
+              f"within 2% on {sum(a <= 0.02 for a in above)}/{count}, {time.perf_counter() - started:.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model_dir", nargs="?", default=str(SHARED / "models"))
     parser.add_argument("--all-scenarios", action="store_true", help="plan every model in every public scenario")
     parser.add_argument("--validate", action="store_true", help="with --all-scenarios: replay every plan")
+    parser.add_argument("--random", type=int, default=0, metavar="N", help="allocate N random instances instead")
     args = parser.parse_args()
+    if args.random:
+        random_suite(args.random)
+        return
     model_dir = Path(args.model_dir)
     if not model_dir.exists():
         model_dir = Path(__file__).resolve().parents[1] / "tests" / "data"

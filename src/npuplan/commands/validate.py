@@ -31,7 +31,7 @@ from npuplan.commands.types import (
 )
 from npuplan.errors import ValidationError
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.ir.lowered import LoweredGraph
+from npuplan.ir.lowered import LoweredGraph, NpuOp
 
 
 class ViolationKind(StrEnum):
@@ -74,7 +74,7 @@ def stream_context(lowered: LoweredGraph) -> StreamContext:
     """The ``StreamContext`` of a lowered graph."""
     shapes: dict[str, tuple[int, int, int, int]] = {}
     for op in lowered.ops:
-        tensors = (op.ifm, op.ifm2, op.ofm) if hasattr(op, "ifm") else (*op.op.inputs, *op.op.outputs)
+        tensors = (op.ifm, op.ifm2, op.ofm) if isinstance(op, NpuOp) else (*op.op.inputs, *op.op.outputs)
         for t in tensors:
             if t is not None:
                 s = t.shape4d

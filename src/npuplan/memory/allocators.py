@@ -14,7 +14,15 @@ from types import MappingProxyType
 
 from npuplan.memory.hillclimb import HillClimbSettings, hill_climb
 from npuplan.memory.live_range import DEFAULT_ALIGNMENT_BYTES, LiveRange, live_bytes_lower_bound, round_up
-from npuplan.memory.placement import Instance, PlacementState, make_instance, new_state, place_from, priority_order
+from npuplan.memory.placement import (
+    Instance,
+    PlacementState,
+    initial_orders,
+    make_instance,
+    new_state,
+    place_from,
+    priority_order,
+)
 from npuplan.options import TensorAllocator
 
 
@@ -109,5 +117,17 @@ def _greedy_state(inst: Instance) -> PlacementState:
 
 
 def _hillclimb_state(inst: Instance, lower_bound: int, settings: HillClimbSettings) -> PlacementState:
-    """Hill-climb from the greedy order, so the result never peaks above Greedy's."""
-    return hill_climb(inst, priority_order(inst), target_bytes=lower_bound, settings=settings)
+    """Hill-climb from the greedy order (so the result never peaks above Greedy's), then, while the
+    lower bound is not reached, from up to ``settings.restarts`` other starting orders with half
+    of the iterations each; the lowest peak wins (the earlier start on a tie)."""
+    orders = initial_orders(inst)[: 1 + max(settings.restarts, 0)]
+    best = hill_climb(inst, orders[0], target_bytes=lower_bound, settings=settings)
+    shorter = replace(settings, max_iterations=settings.max_iterations // 2,
+                      patience_iterations=settings.patience_iterations // 2)
+    for order in orders[1:]:
+        if best.peak_bytes <= lower_bound:
+            break
+        found = hill_climb(inst, order, target_bytes=lower_bound, settings=shorter)
+        if found.peak_bytes < best.peak_bytes:
+            best = found
+    return best

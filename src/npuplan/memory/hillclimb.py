@@ -20,7 +20,8 @@ from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, n
 class HillClimbSettings:
     """Search bounds. ``patience_iterations``: stop after this many iterations without improvement;
     ``widen_after_iterations``: after this many, also swap among the blockers' neighbours;
-    ``non_neighbour_percent``: how often the first pick comes from blockers not live with the bottleneck.
+    ``non_neighbour_percent``: how often the first pick comes from blockers not live with the bottleneck;
+    ``restarts``: how many further starting orders to climb from while the bound is not reached.
     """
 
     seed: int = 1
@@ -28,6 +29,7 @@ class HillClimbSettings:
     patience_iterations: int = 400
     widen_after_iterations: int = 50
     non_neighbour_percent: int = 30
+    restarts: int = 3
 
 
 def hill_climb(

@@ -81,6 +81,24 @@ def priority_order(inst: Instance) -> list[int]:
     return sorted(range(len(inst)), key=key)
 
 
+def initial_orders(inst: Instance) -> list[list[int]]:
+    """Starting orders for a search: the greedy order first, then largest first, longest-lived
+    first and earliest first (each with the others as tie-breaks); duplicates removed."""
+    n = range(len(inst))
+    size, start, end = inst.sizes_bytes, inst.starts, inst.ends
+    found = [
+        priority_order(inst),
+        sorted(n, key=lambda i: (-size[i], start[i], i)),
+        sorted(n, key=lambda i: (start[i] - end[i], -size[i], i)),
+        sorted(n, key=lambda i: (start[i], -size[i], i)),
+    ]
+    unique: list[list[int]] = []
+    for order in found:
+        if order not in unique:
+            unique.append(order)
+    return unique
+
+
 @dataclass(slots=True)
 class PlacementState:
     """Working arrays of one placement (mutable; private to an allocator run, never returned).

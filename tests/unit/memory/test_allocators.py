@@ -2,8 +2,18 @@
 
 import pytest
 
-from npuplan.memory import LiveRange, TensorUse, allocate, build_live_ranges, live_bytes_lower_bound, verify_allocation
+from npuplan.memory import (
+    HillClimbSettings,
+    LiveRange,
+    TensorUse,
+    allocate,
+    build_live_ranges,
+    live_bytes_lower_bound,
+    verify_allocation,
+)
 from npuplan.options import TensorAllocator
+
+from tests.unit.memory.instances import random_instances
 
 ALL = list(TensorAllocator)
 
@@ -74,3 +84,12 @@ def test_aliases_merge_into_one_range() -> None:
     merged = build_live_ranges(uses, aliases=[("x", "x_reshaped")])
     assert [(r.name, r.start, r.end) for r in merged.ranges] == [("x", 0, 3), ("y", 2, 3)]
     assert merged.range_of["x_reshaped"] == "x"
+
+
+def test_hillclimb_restarts_from_other_orders_when_the_greedy_start_gets_stuck() -> None:
+    ranges = random_instances(6)[5]  # the greedy start stalls ~10% above the bound here
+    once = allocate(ranges, allocator=TensorAllocator.HILLCLIMB, hillclimb=HillClimbSettings(restarts=0))
+    again = allocate(ranges, allocator=TensorAllocator.HILLCLIMB)
+    assert once.overhead_fraction > 0.05
+    assert again.peak_bytes < once.peak_bytes and again.overhead_fraction <= 0.02
+    assert verify_allocation(ranges, again) == []
