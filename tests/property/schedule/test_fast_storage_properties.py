@@ -46,3 +46,23 @@ def test_dedicated_sram_plan_within_cache(layers, size, budget) -> None:  # type
     schedule = plan_schedule(conv_chain(layers, h=size, w=size), build_architecture(options), options)
     assert schedule.sram_peak_bytes <= budget
     assert all(o.sram_usage_bytes <= budget for o in schedule.ops)
+
+
+@SETTINGS
+@given(layers=layers, size=st.sampled_from([16, 24, 32]), channels=st.sampled_from([3, 8]),
+       budget=st.integers(0, 80_000))
+def test_staging_fits_the_cache_validates_and_is_never_slower(layers, size, channels, budget) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from npuplan.commands import build_command_stream, plan_addresses, validate
+
+    options = PlanOptions(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
+                          memory_mode="Dedicated_Sram_384KB", arena_cache_size_bytes=budget)
+    graph, arch = conv_chain(layers, h=size, w=size, c=channels), build_architecture(options)
+    staged = plan_schedule(graph, arch, options)
+    plain = plan_schedule(graph, arch, replace(options, fm_staging=False))
+    assert staged.sram_peak_bytes <= budget
+    assert sum(o.npu_cycles for o in staged.ops) <= sum(o.npu_cycles for o in plain.ops) * 1.0001
+    addresses = plan_addresses(staged, graph, arch)
+    assert validate(build_command_stream(staged, graph, arch, addresses), graph, arch, addresses,
+                    sram_limit_bytes=budget) == []
