@@ -148,3 +148,20 @@ def test_size_plans_replay_cleanly(layers, size) -> None:  # type: ignore[no-unt
     addresses = plan_addresses(schedule, graph, arch)
     commands = build_command_stream(schedule, graph, arch, addresses)
     assert validate(commands, graph, arch, addresses) == []
+
+
+@SETTINGS
+@given(h=st.integers(4, 24), w=st.integers(2, 12), c=st.sampled_from([8, 16, 24]),
+       k_left=st.sampled_from([1, 3, 5]), k_right=st.sampled_from([1, 3]))
+def test_size_on_residual_diamonds_replays_and_stays_below_performance(h, w, c, k_left, k_right) -> None:  # type: ignore[no-untyped-def]
+    """Branches and an in-place ADD: the Size plan replays cleanly and peaks no higher than Performance."""
+    from npuplan.commands import build_command_stream, plan_addresses, validate
+    from tests.unit.commands.graphs import diamond
+
+    graph = diamond(h=h, w=w, c=c, k_left=k_left, k_right=k_right)
+    size, perf = _options(None, Optimise.SIZE), _options(None)
+    arch = build_architecture(size)
+    schedule = plan_schedule(graph, arch, size)
+    addresses = plan_addresses(schedule, graph, arch)
+    assert validate(build_command_stream(schedule, graph, arch, addresses), graph, arch, addresses) == []
+    assert schedule.sram_peak_bytes <= plan_schedule(graph, build_architecture(perf), perf).sram_peak_bytes
