@@ -9,7 +9,8 @@ The table plans every model with HillClimb (the default) and allocates that plan
 each allocator, so the three peaks are for the same buffers. ``lower`` is the most bytes live at
 once, ``vela`` the legacy core's ``sram_memory_used``; ``alloc s`` is the HillClimb allocator's own
 time and ``compile s`` the whole ``npuplan.plan`` call. ``--all-scenarios --validate`` plans every
-model in the three public scenarios and replays each command stream. ``--random N`` allocates N
+model in the three public scenarios and replays each command stream, in memory and again from the
+written plan JSON. ``--random N`` allocates N
 seeded random instances (5-120 ranges) with HillClimb from the greedy start only and with restarts.
 """
 
@@ -19,6 +20,7 @@ import argparse
 import importlib.util
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,10 +29,12 @@ import npuplan
 from npuplan.commands import validate_plan
 from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetimes
 from npuplan.commands.layout import buffer_specs
+from npuplan.commands.plan_file import validate_plan_file
 from npuplan.errors import NpuplanError
 from npuplan.hw.memory import MemArea
 from npuplan.memory import HillClimbSettings, allocate
 from npuplan.options import TensorAllocator
+from npuplan.report import write_reports
 
 SHARED = Path("/work/shared")
 MAIN_SCENARIO = "u55_128_highend_shared_perf"
@@ -116,6 +120,13 @@ def table(model_dir: Path) -> None:
           f"({100 * alloc_total / max(compile_total, 1e-9):.2f}%)")
 
 
+def _validate_written(plan: Any) -> None:
+    """Write the plan's reports and replay the plan JSON alone (``npuplan validate PLAN.json``)."""
+    with tempfile.TemporaryDirectory() as out:
+        write_reports(plan, out)
+        validate_plan_file(Path(out) / f"{plan.network}_plan.json")
+
+
 def all_scenarios(model_dir: Path, *, validate: bool) -> None:
     passed = total = 0
     for scenario, kwargs in scenarios().items():
@@ -126,6 +137,7 @@ def all_scenarios(model_dir: Path, *, validate: bool) -> None:
                 plan = npuplan.plan(path, **kwargs)
                 if validate:
                     validate_plan(plan)
+                    _validate_written(plan)
             except NpuplanError as error:
                 print(f"FAIL {scenario:36} {path.stem:24} {error}")
                 continue
