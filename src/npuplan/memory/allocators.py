@@ -119,7 +119,8 @@ def _greedy_state(inst: Instance) -> PlacementState:
 def _hillclimb_state(inst: Instance, lower_bound: int, settings: HillClimbSettings) -> PlacementState:
     """Hill-climb from the greedy order (so the result never peaks above Greedy's), then, while the
     lower bound is not reached, from up to ``settings.restarts`` other starting orders with half
-    of the iterations each; the lowest peak wins (the earlier start on a tie)."""
+    of the iterations each (the caller's order first, so with a restart the result never peaks
+    above LinearAlloc's either); the lowest peak wins (the earlier start on a tie)."""
     orders = initial_orders(inst)[: 1 + max(settings.restarts, 0)]
     best = hill_climb(inst, orders[0], target_bytes=lower_bound, settings=settings)
     shorter = replace(settings, max_iterations=settings.max_iterations // 2,

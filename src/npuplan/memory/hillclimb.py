@@ -29,7 +29,7 @@ class HillClimbSettings:
     patience_iterations: int = 400
     widen_after_iterations: int = 50
     non_neighbour_percent: int = 30
-    restarts: int = 3
+    restarts: int = 4
 
 
 def hill_climb(

@@ -82,12 +82,14 @@ def priority_order(inst: Instance) -> list[int]:
 
 
 def initial_orders(inst: Instance) -> list[list[int]]:
-    """Starting orders for a search: the greedy order first, then largest first, longest-lived
-    first and earliest first (each with the others as tie-breaks); duplicates removed."""
+    """Starting orders for a search: the greedy order first, then the caller's order (placing in it
+    never peaks above LinearAlloc), largest first, longest-lived first and earliest first (each with
+    the others as tie-breaks); duplicates removed."""
     n = range(len(inst))
     size, start, end = inst.sizes_bytes, inst.starts, inst.ends
     found = [
         priority_order(inst),
+        list(n),
         sorted(n, key=lambda i: (-size[i], start[i], i)),
         sorted(n, key=lambda i: (start[i] - end[i], -size[i], i)),
         sorted(n, key=lambda i: (start[i], -size[i], i)),

@@ -93,3 +93,11 @@ def test_hillclimb_restarts_from_other_orders_when_the_greedy_start_gets_stuck()
     assert once.overhead_fraction > 0.05
     assert again.peak_bytes < once.peak_bytes and again.overhead_fraction <= 0.02
     assert verify_allocation(ranges, again) == []
+
+
+def test_hillclimb_never_loses_to_linear_when_alignments_mix() -> None:
+    # Greedy places the long 16-aligned range first and must push the 64-aligned one up to 64.
+    ranges = [LiveRange("t0", 0, 0, 1, alignment=64), LiveRange("t1", 0, 0, 0), LiveRange("t2", 0, 1, 1)]
+    peaks = {a: allocate(ranges, allocator=a).peak_bytes for a in TensorAllocator}
+    assert peaks[TensorAllocator.GREEDY] > peaks[TensorAllocator.LINEAR] == 80
+    assert peaks[TensorAllocator.HILLCLIMB] <= 80
