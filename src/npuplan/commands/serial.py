@@ -91,8 +91,9 @@ def buffer_layouts(commands: Sequence[Command]) -> dict[str, Layout]:
 
 
 def operand_tensors(commands: Sequence[Command]) -> set[str]:
-    """Names of the buffers that hold a tensor operand (the rest hold weight streams)."""
-    return {o.buffer.name for c in commands for o in iter_operands(c)}
+    """Names of the buffers that are a tensor's own buffer (the rest hold weight streams, weight
+    buffers or staged copies)."""
+    return {o.buffer.name for c in commands for o in iter_operands(c) if o.buffer.name == o.tensor}
 
 
 def layout_json(layout: Layout) -> dict[str, Any]:

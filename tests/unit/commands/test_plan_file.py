@@ -101,3 +101,18 @@ def test_a_command_naming_an_unknown_buffer_is_a_one_line_error(tmp_path: Path, 
     path.write_text(json.dumps(document))
     status, _, err = _validate(capsys, path)
     assert status == 2 and "ghost" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_staged_plan_lists_its_copies_as_buffers_and_replays_from_json(tmp_path: Path, capsys, data_dir: Path) -> None:
+    out = tmp_path / "u65"
+    assert main(["plan", str(data_dir / "mobilenet_v1_025_96.tflite"), "--output-dir", str(out), "--quiet",
+                 "--accelerator-config", "ethos-u65-256", "--system-config", "Ethos_U65_High_End",
+                 "--memory-mode", "Dedicated_Sram_384KB"]) == 0
+    path = out / "mobilenet_v1_025_96_plan.json"
+    document = json.loads(path.read_text())
+    staged = [name for name in document["allocation"]["buffers"] if name.endswith("#staged")]
+    assert staged, "expected the network input to be staged into the cache"
+    assert not any("#" in name for name in document["tensors"])
+    assert any(c["kind"] == "dma" and c["dst_buffer"] in staged for c in document["commands"])
+    status, out_text, _ = _validate(capsys, path)
+    assert status == 0 and "valid" in out_text
