@@ -1,7 +1,8 @@
 """Cost model: weight-stream sizes, per-op cycles and bandwidth, DMA transfers.
 
 The scheduler calls ``op_cost(CostQuery(...), arch)`` for whole ops and for stripes, and
-``encoded_weight_size(op, accel, depth_step=...)`` for weight-buffer sizes.
+``encoded_weight_size(op, accel, depth_step=...)`` / ``weight_slice_sizes(...)`` for weight-buffer
+and weight-stream sizes.
 """
 
 from npuplan.cost.model import datapath_cycles, op_cost
@@ -19,7 +20,7 @@ from npuplan.cost.query import (
     WeightFetch,
 )
 from npuplan.cost.transfer import dma_cycles
-from npuplan.cost.weights import WeightSlice, WeightStreamSize, encoded_weight_size
+from npuplan.cost.weights import WeightSlice, WeightStreamSize, encoded_weight_size, weight_slice_sizes
 
 __all__ = [
     "BlockChoice",
@@ -39,4 +40,5 @@ __all__ = [
     "dma_cycles",
     "encoded_weight_size",
     "op_cost",
+    "weight_slice_sizes",
 ]

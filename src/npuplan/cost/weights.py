@@ -147,3 +147,24 @@ def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None
             weight_bytes = _round_up(bits // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
             slices.append(WeightSlice(start, depth, core, weight_bytes, SCALE_BIAS_BYTES * part.shape[0]))
     return WeightStreamSize(tuple(slices))
+
+
+def weight_slice_sizes(
+    op: NpuOp, accel: Accelerator, block_config: object, depth_slices: tuple[int, ...],
+) -> tuple[int, ...]:
+    """Stream bytes of each OFM depth slice ``depth_slices[k]..depth_slices[k+1]`` (any cuts, not
+    only even ones): per core, scales padded to 16 then the compressed weights padded to 16.
+    ``block_config`` does not change the sizes (it only orders the stream)."""
+    del block_config
+    if op.weights is None:
+        return tuple(0 for _ in depth_slices[1:])
+    w = _signed_weights(op)
+    sizes = []
+    for start, end in zip(depth_slices, depth_slices[1:]):
+        total = 0
+        for core in range(min(accel.cores, end - start)):
+            part = w[start + core : end : accel.cores]
+            weight_bytes = _round_up(estimate_compressed_bits(part) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
+            total += _round_up(SCALE_BIAS_BYTES * part.shape[0], ALIGN_BYTES) + weight_bytes
+        sizes.append(total)
+    return tuple(sizes)

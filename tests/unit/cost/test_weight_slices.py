@@ -1,0 +1,35 @@
+"""Per-slice weight-stream sizes for arbitrary OFM depth cuts (what the scheduler's buffers hold)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npuplan.cost import encoded_weight_size, weight_slice_sizes
+from npuplan.hw import build_architecture
+from npuplan.options import PlanOptions
+
+from tests.unit.schedule.chains import conv, fm
+
+ACCEL = build_architecture(PlanOptions(accelerator_config="ethos-u55-128",
+                                       system_config="Ethos_U55_High_End_Embedded",
+                                       memory_mode="Shared_Sram")).accelerator
+
+
+def test_slices_match_the_even_encoding_and_the_whole_stream() -> None:
+    op = conv("c", fm("x", 8, 8, 16), fm("y", 8, 8, 64))
+    whole = encoded_weight_size(op, ACCEL)
+    assert weight_slice_sizes(op, ACCEL, None, (0, 64)) == (whole.stream_bytes,)
+    even = encoded_weight_size(op, ACCEL, depth_step=16)
+    per_slice = [sum(s.total_bytes for s in even.slices if s.depth_offset == d) for d in (0, 16, 32, 48)]
+    assert weight_slice_sizes(op, ACCEL, None, (0, 16, 32, 48, 64)) == tuple(per_slice)
+    uneven = weight_slice_sizes(op, ACCEL, None, (0, 16, 64))
+    assert len(uneven) == 2 and all(size % 16 == 0 for size in uneven)
+
+
+def test_constant_weights_compress_below_their_raw_size() -> None:
+    op = conv("c", fm("x", 4, 4, 64), fm("y", 4, 4, 64), k=1)
+    flat = type(op)(**{**{f: getattr(op, f) for f in op.__dataclass_fields__},
+                       "weights": np.zeros_like(op.weights)})
+    (size,) = weight_slice_sizes(flat, ACCEL, None, (0, 64))
+    scales = 10 * 64  # 10 bytes of scale and bias per OFM channel (16-aligned per core here)
+    assert size - scales < flat.weights.size // 4  # a run of zeros codes at about a bit each
