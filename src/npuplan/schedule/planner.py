@@ -92,10 +92,24 @@ def _search(
     from npuplan.schedule.strategy import cascade_search, pareto_search
 
     found: list[tuple[Decisions, tuple[str, ...]]] = []
+    both = options.search is Search.AUTO and _has_pareto()
+    failure: InfeasiblePlan | None = None
     if options.search in (Search.AUTO, Search.CASCADE) or not _has_pareto():
-        found.append((cascade_search(net, arch, options, oracle, budget), ("search=cascade",)))
+        try:
+            found.append((cascade_search(net, arch, options, oracle, budget), ("search=cascade",)))
+        except InfeasiblePlan as err:  # with both searches, the other one may still fit
+            if not both:
+                raise
+            failure = err
     if options.search in (Search.AUTO, Search.PARETO):
-        pareto = pareto_search(net, arch, options, oracle, budget)
+        try:
+            pareto = pareto_search(net, arch, options, oracle, budget)
+        except InfeasiblePlan:
+            if failure is not None:
+                raise failure from None
+            if not found:
+                raise
+            pareto = None
         if pareto is not None:
             found.append((pareto, ("search=pareto",)))
     if options.optimise is Optimise.SIZE and found:
