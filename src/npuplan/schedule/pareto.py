@@ -35,7 +35,7 @@ from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule.cascades import MAX_CASCADE_OPS, _segment, chains, stripe_candidates
 from npuplan.schedule.costing import Costed, cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan
-from npuplan.schedule.frontier import Point, pareto_front, prune
+from npuplan.schedule.frontier import Point, prune
 from npuplan.schedule.geometry import min_stripe_rows
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
@@ -129,35 +129,42 @@ def single_options(space: SearchSpace, i: int) -> list[Option]:
 
 
 def cascade_options(space: SearchSpace, s: int, e: int, heights: list[int]) -> list[Option]:
-    """IFM streaming of ops ``s..e`` as one cascade, per final stripe height, weights direct or
-    whole in fast storage. The tail is the cascade's peak (a safe bound for a prefetch under it)."""
-    net, base, arch, oracle = space.net, space.base, space.arch, space.oracle
-    found: list[Option] = []
+    """IFM streaming of ops ``s..e`` as one cascade, per final stripe height and per set of ops
+    whose weights are kept whole in fast storage for the cascade. The tail is the cascade's peak
+    (a safe bound for a prefetch under its last op)."""
+    net, base = space.net, space.base
+    found: list[Point[Option]] = []
     for h in heights:
-        seg = _segment(net, base, arch, oracle, space.usage, s, e, h)  # type: ignore[arg-type]
-        span = (CascadeSpan(-1, s, e, seg.rolling),)
-        trial = replace(base, ofm_rows=base.ofm_rows[:s] + seg.rows + base.ofm_rows[e + 1:], cascades=span)
-        direct = tuple(NO_WEIGHT_BUFFER for _ in seg.rows)
-        cost = sum(search_cost(cost_op(net, trial, arch, oracle, k)) for k in range(s, e + 1))
-        found.append(Option(Step(s, e, seg.rows, seg.rolling, direct), cost, seg.peak_bytes, seg.peak_bytes))
-        plans = tuple(
-            full_depth_plan(net.npu_ops[k], oracle.block_config(net.npu_ops[k], trial_stripe(trial, net, k)), oracle)
-            if needs_dma(net.npu_ops[k], arch) else NO_WEIGHT_BUFFER
-            for k in range(s, e + 1)
-        )
-        extra = sum(round_up(p.buffer_bytes, ALIGN_BYTES) for p in plans)
-        if extra:
-            held = replace(trial, weights=base.weights[:s] + plans + base.weights[e + 1:])
-            cost = sum(search_cost(cost_op(net, held, arch, oracle, k)) for k in range(s, e + 1))
-            peak = seg.peak_bytes + extra
-            found.append(Option(Step(s, e, seg.rows, seg.rolling, plans), cost, peak, peak))
-    points = pareto_front(Point(o.cost, o.peak_bytes, o.tail_bytes, o) for o in found)
-    return [p.payload for p in points[:MAX_STEP_OPTIONS]]
+        seg = _segment(net, base, space.arch, space.oracle, space.usage, s, e, h)  # type: ignore[arg-type]
+        trial = replace(base, ofm_rows=base.ofm_rows[:s] + seg.rows + base.ofm_rows[e + 1:],
+                        cascades=(CascadeSpan(-1, s, e, seg.rolling),))
+        for held in weight_sets(space, trial, s, e):
+            peak = seg.peak_bytes + held.peak_bytes
+            option = Option(Step(s, e, seg.rows, seg.rolling, held.payload), held.cost, peak, peak)
+            found.append(Point(held.cost, peak, peak, option))
+    if not found:
+        return []
+    return [p.payload for p in prune(found, budget_bytes=max(p.peak_bytes for p in found), cap=MAX_STEP_OPTIONS)]
 
 
-def trial_stripe(dec: Decisions, net: Network, k: int):  # type: ignore[no-untyped-def]
-    op = net.npu_ops[k]
-    return op.ofm_shape.with_h(min(dec.ofm_rows[k], op.ofm_shape.h))
+def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Point[tuple[WeightPlan, ...]]]:
+    """Which ops of cascade ``s..e`` keep their weights whole in fast storage: the Pareto set of
+    (search cost of the ops, weight-buffer bytes), built op by op (an op's cost depends only on
+    its own weights)."""
+    net, arch, oracle = space.net, space.arch, space.oracle
+    sets: list[Point[tuple[WeightPlan, ...]]] = [Point(0.0, 0, 0, ())]
+    for k in range(s, e + 1):
+        op = net.npu_ops[k]
+        choices = [(search_cost(cost_op(net, trial, arch, oracle, k)), 0, NO_WEIGHT_BUFFER)]
+        if needs_dma(op, arch):
+            stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
+            plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
+            choices.append((search_cost(cost_op(net, trial, arch, oracle, k, weights=plan)),
+                            round_up(plan.buffer_bytes, ALIGN_BYTES), plan))
+        grown = [Point(p.cost + cost, p.peak_bytes + size, 0, p.payload + (plan,))
+                 for p in sets for cost, size, plan in choices]
+        sets = prune(grown, budget_bytes=max(p.peak_bytes for p in grown), cap=MAX_STEP_OPTIONS)
+    return sets
 
 
 def options_ending_at(space: SearchSpace, e: int, chain: tuple[int, int] | None) -> dict[int, list[Option]]:
@@ -168,10 +175,19 @@ def options_ending_at(space: SearchSpace, e: int, chain: tuple[int, int] | None)
     first, last = chain
     op = space.net.npu_ops[e]
     consumer = space.net.npu_ops[e + 1] if e < last else None
-    heights = stripe_candidates(op.ofm_shape.h, min_stripe_rows(op, consumer))
+    heights = search_heights(stripe_candidates(op.ofm_shape.h, min_stripe_rows(op, consumer)), op.ofm_shape.h)
     for s in range(max(first, e - MAX_CASCADE_OPS + 1), e):
         found[s] = cascade_options(space, s, e, heights)
     return found
+
+
+def search_heights(candidates: list[int], height: int) -> list[int]:
+    """The cascade search's stripe heights thinned to the smallest, the largest, the powers of two
+    and the divisors of ``height`` (even stripes): each height costs a block-config search per op."""
+    if len(candidates) <= 3:
+        return candidates
+    ends = (candidates[0], candidates[-1])
+    return [h for h in candidates if h in ends or h & (h - 1) == 0 or height % h == 0]
 
 
 def extend(plan: Point[Trail], option: Option) -> Point[Trail]:
@@ -182,18 +198,30 @@ def extend(plan: Point[Trail], option: Option) -> Point[Trail]:
     return Point(plan.cost + option.cost, peak, option.tail_bytes, (option.step, plan.payload))
 
 
-def search_frontier(space: SearchSpace, budget_bytes: int) -> list[Point[Trail]]:
-    """The DP: the frontier of complete plans (or the smallest over-budget one)."""
+Catalogue = list[dict[int, list[Option]]]  # per op ``e``: the steps ending at ``e``, by first op
+
+
+def catalogue(space: SearchSpace) -> Catalogue:
+    """Every step of the search, proposed once (they do not depend on the budget)."""
+    chain_of = {k: run for run in chains(space.net) for k in range(run[0], run[1] + 1)}
+    return [options_ending_at(space, e, chain_of.get(e)) for e in range(len(space.net.npu_ops))]
+
+
+def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int) -> list[Point[Trail]]:
+    """The DP: the frontier of complete plans within ``budget_bytes`` (or the smallest one).
+
+    Under a hard cap the peak so far never limits what may follow, so the cheapest plan within
+    the budget at each position is always kept (``frontier.spread``) and the cheapest complete
+    plan is optimal for the metric; the peak axis keeps smaller alternatives beside it."""
     net = space.net
     npu_times = set(net.times)
     floor = max((u for t, u in enumerate(space.usage) if t not in npu_times), default=0)
-    chain_of = {k: run for run in chains(net) for k in range(run[0], run[1] + 1)}
     fronts: list[list[Point[Trail]]] = []
     start: list[Point[Trail]] = [Point(0.0, floor, floor, None)]
-    for e in range(len(net.npu_ops)):
+    for ending in steps:
         candidates = [
             extend(plan, option)
-            for s, options in options_ending_at(space, e, chain_of.get(e)).items()
+            for s, options in ending.items()
             for plan in (fronts[s - 1] if s > 0 else start)
             for option in options
         ]
@@ -235,7 +263,12 @@ def pareto_decisions(
 
     base = max_decisions(net, arch)
     space = SearchSpace(net, arch, oracle, base, tuple(usage_by_time(net, fast_buffers(net, base))))
-    front = search_frontier(space, budget)
+    steps = catalogue(space)
+    front = search_frontier(space, steps, budget)
+    size = options.optimise is Optimise.SIZE
+    least = min(p.peak_bytes for p in front)
+    if size and least < budget:  # Size: the cheapest plans within the smallest peak found
+        front = search_frontier(space, steps, least)
     proposals = [to_decisions(base, steps_of(p.payload)) for p in front]
     fitting = [d for d in proposals if _peak(net, d) <= budget]
     if not fitting:
@@ -243,7 +276,6 @@ def pareto_decisions(
         check_fits(net, smallest, budget)
         fitting = [smallest]
     log.debug("pareto: %d plans on the last frontier, %d within %d bytes", len(front), len(fitting), budget)
-    size = options.optimise is Optimise.SIZE
     if size:
         least = min(_peak(net, d) for d in fitting)
         fitting = [d for d in fitting if _peak(net, d) == least]
