@@ -1,0 +1,106 @@
+"""The Pareto search: within the budget, the same infeasibility error, auto keeps the better plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from npuplan.cost import Direction, Purpose
+from npuplan.errors import InfeasiblePlan
+from npuplan.hw import build_architecture
+from npuplan.hw.memory import MemArea
+from npuplan.options import Optimise, PlanOptions, Search
+from npuplan.schedule import Schedule, plan_schedule
+from npuplan.schedule.costing import Costed
+from npuplan.schedule.frontier import Point
+from npuplan.schedule.pareto import Option, Step, extend, search_cost, search_heights
+
+from .chains import conv_chain
+
+LAYERS = [(16, 1), (32, 1), (32, 2), (32, 1), (64, 2)]
+
+
+def _options(budget: int | None, search: Search, optimise: Optimise = Optimise.PERFORMANCE,
+             memory_mode: str = "Shared_Sram") -> PlanOptions:
+    if memory_mode == "Shared_Sram":
+        target = dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded")
+    else:
+        target = dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End")
+    return PlanOptions(**target, memory_mode=memory_mode, arena_cache_size_bytes=budget,  # type: ignore[arg-type]
+                       optimise=optimise, search=search)
+
+
+def _plan(options: PlanOptions, layers=LAYERS, size: int = 64) -> Schedule:  # type: ignore[no-untyped-def]
+    return plan_schedule(conv_chain(layers, h=size, w=size), build_architecture(options), options)
+
+
+def _cycles(schedule: Schedule) -> float:
+    return sum(float(o.cost.total_cycles) for o in schedule.ops)  # type: ignore[union-attr]
+
+
+def test_tight_budget_cascades_within_the_budget() -> None:
+    s = _plan(_options(150_000, Search.PARETO))
+    assert s.notes[:1] == ("search=pareto",)
+    assert s.cascades and s.sram_peak_bytes <= 150_000
+    assert all(o.sram_usage_bytes <= 150_000 for o in s.ops)
+
+
+def test_no_fit_raises_the_cascade_search_error() -> None:
+    errors = []
+    for search in (Search.CASCADE, Search.PARETO, Search.AUTO):
+        with pytest.raises(InfeasiblePlan) as err:
+            _plan(_options(4096, search))
+        errors.append(err.value)
+    assert all(e.budget_bytes == 4096 and e.needed_bytes > 4096 for e in errors)
+    assert len({(e.op, e.why) for e in errors}) == 1  # the input that must stay whole, whichever search
+
+
+@pytest.mark.parametrize("budget", [None, 150_000])
+def test_auto_keeps_the_faster_plan(budget: int | None) -> None:
+    cascade, pareto, auto = (_plan(_options(budget, s)) for s in (Search.CASCADE, Search.PARETO, Search.AUTO))
+    assert _cycles(auto) == min(_cycles(cascade), _cycles(pareto))
+    assert auto.sram_peak_bytes <= (budget or 1 << 32)
+
+
+def test_auto_size_keeps_the_smaller_peak() -> None:
+    plans = [_plan(_options(None, s, Optimise.SIZE)) for s in (Search.CASCADE, Search.PARETO, Search.AUTO)]
+    assert plans[2].sram_peak_bytes == min(p.sram_peak_bytes for p in plans[:2])
+
+
+def test_dedicated_sram_plan_within_the_cache() -> None:
+    s = _plan(_options(40_000, Search.PARETO, memory_mode="Dedicated_Sram_384KB"))
+    assert s.sram_peak_bytes <= 40_000
+
+
+@dataclass(frozen=True)
+class _Cost:
+    bytes: dict = field(default_factory=dict)  # type: ignore[type-arg]
+
+
+def _costed(cycles: int, moved: dict) -> Costed:  # type: ignore[type-arg]
+    return Costed(None, None, None, None, _Cost(moved), cycles, 0)  # type: ignore[arg-type]
+
+
+def test_search_cost_weighs_slow_memories_and_cycles_as_the_seed() -> None:
+    key = (Purpose.FEATURE_MAP, Direction.READ)
+    sram = search_cost(_costed(0, {(MemArea.SRAM, *key): 100}))
+    dram = search_cost(_costed(0, {(MemArea.DRAM, *key): 100}))
+    flash = search_cost(_costed(0, {(MemArea.OFF_CHIP_FLASH, *key): 100}))
+    assert (sram, dram, flash) == (100, 1000, 2000)
+    assert search_cost(_costed(3, {})) == 120
+
+
+def test_a_prefetch_is_charged_on_the_previous_steps_tail() -> None:
+    step = Step(1, 1, (8,), (), ())
+    before = Point(10.0, 500, 450, None)
+    plain = extend(before, Option(step, 5.0, 300, 300))
+    fetched = extend(before, Option(step, 4.0, 320, 320, prefetch_bytes=100))
+    assert (plain.cost, plain.peak_bytes, plain.tail_bytes) == (15.0, 500, 300)
+    assert (fetched.cost, fetched.peak_bytes) == (14.0, 550)
+    assert plain.payload == (step, None)
+
+
+def test_search_heights_keep_ends_powers_of_two_and_divisors() -> None:
+    assert search_heights([1, 2, 3, 4, 5, 6, 7, 8, 13, 20], 40) == [1, 2, 4, 5, 8, 20]
+    assert search_heights([2, 3], 9) == [2, 3]
