@@ -28,11 +28,11 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Optional
+from typing import Any, Optional
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.options import Optimise, PlanOptions
-from npuplan.schedule.cascades import MAX_CASCADE_OPS, _segment, chains, stripe_candidates
+from npuplan.schedule.cascades import MAX_CASCADE_OPS, _context, _segment, chains, segment_rows, stripe_candidates
 from npuplan.schedule.costing import Costed, cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan
 from npuplan.schedule.frontier import Point, prune
@@ -61,6 +61,10 @@ SEED_WEIGHTS = SearchWeights(40.0, MappingProxyType({
 }))
 
 
+SEED, CYCLES = 0, 1  # the two metrics the DP runs with: the seed's, and cycles alone
+METRICS = (SEED, CYCLES)
+
+
 def search_cost(costed: Costed, weights: SearchWeights = SEED_WEIGHTS) -> float:
     """The search metric of one costed op (cycles alone when the cost record has no bytes)."""
     moved = getattr(costed.cost, "bytes", None) or {}
@@ -81,11 +85,12 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """A step with its search cost and fast-storage use: ``peak_bytes`` over its own time steps,
-    ``tail_bytes`` at its last one, ``prefetch_bytes`` added at the previous op's time step."""
+    """A step with its costs (``costs[SEED]`` the seed's metric, ``costs[CYCLES]`` cycles) and its
+    fast-storage use: ``peak_bytes`` over its own time steps, ``tail_bytes`` at its last one,
+    ``prefetch_bytes`` added at the previous op's time step."""
 
     step: Step
-    cost: float
+    costs: tuple[float, float]
     peak_bytes: int
     tail_bytes: int
     prefetch_bytes: int = 0
@@ -104,6 +109,7 @@ class SearchSpace:
     oracle: CostOracle
     base: Decisions
     usage: tuple[int, ...]
+    cascading: Any  # the cascade search's segment context over ``base`` (exact cascade peaks)
 
 
 def single_options(space: SearchSpace, i: int) -> list[Option]:
@@ -112,7 +118,7 @@ def single_options(space: SearchSpace, i: int) -> list[Option]:
     op, t = net.npu_ops[i], net.times[i]
     whole = (op.ofm_shape.h,)
     direct = cost_op(net, base, space.arch, space.oracle, i)
-    found = [Option(Step(i, i, whole, (), (NO_WEIGHT_BUFFER,)), search_cost(direct), usage[t], usage[t])]
+    found = [Option(Step(i, i, whole, (), (NO_WEIGHT_BUFFER,)), _costs(direct), usage[t], usage[t])]
     if not needs_dma(op, space.arch):
         return found
     prefetch = i > 0 and net.times[i - 1] == t - 1  # no prefetch across a CPU op
@@ -123,47 +129,68 @@ def single_options(space: SearchSpace, i: int) -> list[Option]:
         for variant in [plan, replace(plan, prebuffer=True)] if prefetch else [plan]:
             c = cost_op(net, base, space.arch, space.oracle, i, weights=variant,
                         prev_slack_cycles=slack if variant.prebuffer else 0)
-            found.append(Option(Step(i, i, whole, (), (variant,)), search_cost(c), usage[t] + size, usage[t] + size,
+            found.append(Option(Step(i, i, whole, (), (variant,)), _costs(c), usage[t] + size, usage[t] + size,
                                 size if variant.prebuffer else 0))
     return found
 
 
 def cascade_options(space: SearchSpace, s: int, e: int, heights: list[int]) -> list[Option]:
-    """IFM streaming of ops ``s..e`` as one cascade, per final stripe height and per set of ops
-    whose weights are kept whole in fast storage for the cascade. The tail is the cascade's peak
-    (a safe bound for a prefetch under its last op)."""
+    """IFM streaming of ops ``s..e`` as one cascade, per final stripe height (producers following
+    their consumer's stripe, or one row at a time for the smallest height, as the cascade search)
+    and per set of ops whose weights are kept whole in fast storage for the cascade. The tail is
+    the cascade's peak (a safe bound for a prefetch under its last op)."""
     net, base = space.net, space.base
-    found: list[Point[Option]] = []
-    for h in heights:
-        seg = _segment(net, base, space.arch, space.oracle, space.usage, s, e, h)  # type: ignore[arg-type]
+    found: list[tuple[tuple[float, float], int, Option]] = []
+    rows_tried = {segment_rows(net, s, e, h, minimal=minimal)
+                  for h in heights for minimal in ((False, True) if h == heights[0] else (False,))}
+    for rows in sorted(rows_tried):
+        seg = _segment(space.cascading, s, e, rows)
         trial = replace(base, ofm_rows=base.ofm_rows[:s] + seg.rows + base.ofm_rows[e + 1:],
                         cascades=(CascadeSpan(-1, s, e, seg.rolling),))
-        for held in weight_sets(space, trial, s, e):
-            peak = seg.peak_bytes + held.peak_bytes
-            option = Option(Step(s, e, seg.rows, seg.rolling, held.payload), held.cost, peak, peak)
-            found.append(Point(held.cost, peak, peak, option))
-    if not found:
+        for costs, size, plans in weight_sets(space, trial, s, e):
+            peak = seg.peak_bytes + size
+            found.append((costs, peak, Option(Step(s, e, seg.rows, seg.rolling, plans), costs, peak, peak)))
+    return [option for _, _, option in either_front(found)]
+
+
+Priced = tuple[tuple[float, float], int, Any]  # (costs per metric, bytes, what they price)
+
+
+def either_front(items: list[Priced]) -> list[Priced]:
+    """The items on the (cost, bytes) frontier of either metric, each capped, in input order."""
+    if not items:
         return []
-    return [p.payload for p in prune(found, budget_bytes=max(p.peak_bytes for p in found), cap=MAX_STEP_OPTIONS)]
+    kept: set[int] = set()
+    for metric in METRICS:
+        points = [Point(costs[metric], size, size, k) for k, (costs, size, _) in enumerate(items)]
+        kept.update(p.payload for p in prune(points, budget_bytes=max(p.peak_bytes for p in points),
+                                              cap=MAX_STEP_OPTIONS))
+    return [items[k] for k in sorted(kept)]
 
 
-def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Point[tuple[WeightPlan, ...]]]:
-    """Which ops of cascade ``s..e`` keep their weights whole in fast storage: the Pareto set of
-    (search cost of the ops, weight-buffer bytes), built op by op (an op's cost depends only on
-    its own weights)."""
+def _costs(costed: Costed, extra_cycles: int = 0) -> tuple[float, float]:
+    return search_cost(costed) + SEED_WEIGHTS.cycles * extra_cycles, float(costed.cycles + extra_cycles)
+
+
+def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Priced]:
+    """Which ops of cascade ``s..e`` keep their weights whole in fast storage: the sets on the
+    frontier of (costs of the ops, weight-buffer bytes), built op by op (an op's cost depends only
+    on its own weights)."""
     net, arch, oracle = space.net, space.arch, space.oracle
-    sets: list[Point[tuple[WeightPlan, ...]]] = [Point(0.0, 0, 0, ())]
+    sets: list[Priced] = [((0.0, 0.0), 0, ())]
     for k in range(s, e + 1):
         op = net.npu_ops[k]
-        choices = [(search_cost(cost_op(net, trial, arch, oracle, k)), 0, NO_WEIGHT_BUFFER)]
+        choices = [(_costs(cost_op(net, trial, arch, oracle, k)), 0, NO_WEIGHT_BUFFER)]
         if needs_dma(op, arch):
             stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
             plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
-            choices.append((search_cost(cost_op(net, trial, arch, oracle, k, weights=plan)),
+            # the cost model (like Vela's) does not charge a cascade's weight copy; the search
+            # does, as the cascade search does, so a cascade is never chosen to hide weight DMA
+            copy = oracle.transfer_cycles(arch.const_area, arch.fast_area, plan.stream_bytes)
+            choices.append((_costs(cost_op(net, trial, arch, oracle, k, weights=plan), copy),
                             round_up(plan.buffer_bytes, ALIGN_BYTES), plan))
-        grown = [Point(p.cost + cost, p.peak_bytes + size, 0, p.payload + (plan,))
-                 for p in sets for cost, size, plan in choices]
-        sets = prune(grown, budget_bytes=max(p.peak_bytes for p in grown), cap=MAX_STEP_OPTIONS)
+        sets = either_front([((a[0] + b[0], a[1] + b[1]), size + more, plans + (plan,))
+                             for a, size, plans in sets for b, more, plan in choices])
     return sets
 
 
@@ -190,12 +217,12 @@ def search_heights(candidates: list[int], height: int) -> list[int]:
     return [h for h in candidates if h in ends or h & (h - 1) == 0 or height % h == 0]
 
 
-def extend(plan: Point[Trail], option: Option) -> Point[Trail]:
+def extend(plan: Point[Trail], option: Option, metric: int) -> Point[Trail]:
     """``plan`` followed by ``option``: costs add, peaks take the maximum (with the prefetch)."""
     peak = max(plan.peak_bytes, option.peak_bytes)
     if option.prefetch_bytes:
         peak = max(peak, plan.tail_bytes + option.prefetch_bytes)
-    return Point(plan.cost + option.cost, peak, option.tail_bytes, (option.step, plan.payload))
+    return Point(plan.cost + option.costs[metric], peak, option.tail_bytes, (option.step, plan.payload))
 
 
 Catalogue = list[dict[int, list[Option]]]  # per op ``e``: the steps ending at ``e``, by first op
@@ -207,8 +234,8 @@ def catalogue(space: SearchSpace) -> Catalogue:
     return [options_ending_at(space, e, chain_of.get(e)) for e in range(len(space.net.npu_ops))]
 
 
-def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int) -> list[Point[Trail]]:
-    """The DP: the frontier of complete plans within ``budget_bytes`` (or the smallest one).
+def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, metric: int) -> list[Point[Trail]]:
+    """The DP on ``metric``: the frontier of complete plans within ``budget_bytes`` (or the smallest).
 
     Under a hard cap the peak so far never limits what may follow, so the cheapest plan within
     the budget at each position is always kept (``frontier.spread``) and the cheapest complete
@@ -220,7 +247,7 @@ def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int) -> 
     start: list[Point[Trail]] = [Point(0.0, floor, floor, None)]
     for ending in steps:
         candidates = [
-            extend(plan, option)
+            extend(plan, option, metric)
             for s, options in ending.items()
             for plan in (fronts[s - 1] if s > 0 else start)
             for option in options
@@ -257,18 +284,17 @@ def pareto_decisions(
     net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
 ) -> Decisions:
     """Search, then choose (see the module docstring). Raises ``InfeasiblePlan`` when nothing fits."""
-    from npuplan.schedule.assemble import total_cycles
     from npuplan.schedule.planner import max_decisions
     from npuplan.schedule.strategy import check_fits
 
     base = max_decisions(net, arch)
-    space = SearchSpace(net, arch, oracle, base, tuple(usage_by_time(net, fast_buffers(net, base))))
+    space = SearchSpace(net, arch, oracle, base, tuple(usage_by_time(net, fast_buffers(net, base))),
+                        _context(net, base, arch, oracle, with_weights=False))
     steps = catalogue(space)
-    front = search_frontier(space, steps, budget)
-    size = options.optimise is Optimise.SIZE
+    front = [p for metric in METRICS for p in search_frontier(space, steps, budget, metric)]
     least = min(p.peak_bytes for p in front)
-    if size and least < budget:  # Size: the cheapest plans within the smallest peak found
-        front = search_frontier(space, steps, least)
+    if options.optimise is Optimise.SIZE and least < budget:  # and the cheapest within the least peak
+        front += [p for metric in METRICS for p in search_frontier(space, steps, least, metric)]
     proposals = [to_decisions(base, steps_of(p.payload)) for p in front]
     fitting = [d for d in proposals if _peak(net, d) <= budget]
     if not fitting:
@@ -276,16 +302,38 @@ def pareto_decisions(
         check_fits(net, smallest, budget)
         fitting = [smallest]
     log.debug("pareto: %d plans on the last frontier, %d within %d bytes", len(front), len(fitting), budget)
-    if size:
-        least = min(_peak(net, d) for d in fitting)
-        fitting = [d for d in fitting if _peak(net, d) == least]
-    if arch.is_dedicated_sram:
-        from npuplan.schedule.fast_storage import place_feature_maps
+    return choose(net, fitting, arch, options, oracle, budget)
 
-        fitting = [place_feature_maps(net, d, arch, oracle, _peak(net, d) if size else budget) for d in fitting]
 
-    def key(d: Decisions) -> tuple[int, int]:
-        cycles, peak = total_cycles(net, d, arch, oracle), _peak(net, d)
-        return (peak, cycles) if size else (cycles, peak)
+def choose(
+    net: Network, proposals: list[Decisions], arch: Architecture, options: PlanOptions, oracle: CostOracle,
+    budget: int,
+) -> Decisions:
+    """The fastest proposal (Performance), or Size's trade of peak for cycles, by exact costing;
+    on Dedicated_Sram after placing feature maps (and staging inputs) in the cache left."""
+    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.strategy import size_trade
 
-    return min(fitting, key=key)
+    def exact(d: Decisions) -> tuple[int, int]:
+        return _peak(net, d), total_cycles(net, d, arch, oracle)
+
+    if options.optimise is Optimise.SIZE:
+        figures = [exact(d) for d in proposals]
+        chosen = proposals[size_trade(figures)]
+        return _cache_fms(net, chosen, arch, options, oracle, _peak(net, chosen))
+    placed = [_cache_fms(net, d, arch, options, oracle, budget) for d in proposals]
+    return min(placed, key=lambda d: exact(d)[::-1])
+
+
+def _cache_fms(
+    net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle, limit: int,
+) -> Decisions:
+    """Dedicated_Sram: feature maps in the cache within ``limit``, then staged inputs (as the
+    cascade search); other memory modes: ``dec``."""
+    if not arch.is_dedicated_sram:
+        return dec
+    from npuplan.schedule.fast_storage import place_feature_maps
+    from npuplan.schedule.staging import stage_inputs
+
+    placed = place_feature_maps(net, dec, arch, oracle, limit)
+    return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed

@@ -112,9 +112,10 @@ def _search(
             pareto = None
         if pareto is not None:
             found.append((pareto, ("search=pareto",)))
-    if options.optimise is Optimise.SIZE and found:
-        smallest = min(peak_of(net, d) for d, _ in found)
-        found = [(d, n) for d, n in found if peak_of(net, d) == smallest]
+    if options.optimise is Optimise.SIZE and len(found) > 1:
+        from npuplan.schedule.strategy import size_trade
+
+        found = [found[size_trade([(peak_of(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found])]]
     return found
 
 

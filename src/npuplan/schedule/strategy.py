@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from npuplan.errors import InfeasiblePlan
@@ -58,6 +59,20 @@ def pareto_search(
     except ImportError:
         return None
     return pareto_decisions(net, arch, options, oracle, budget)
+
+
+def size_trade(figures: Sequence[tuple[int, int]], memory_weight: float = SIZE_MEMORY_WEIGHT) -> int:
+    """Index of Size's choice among ``(peak bytes, cycles)`` pairs: the least peak unless more
+    memory buys disproportionate speed, i.e. the least ``cycles / C + memory_weight * (peak / P - 1)``
+    where ``P`` is the least peak and ``C`` the fewest cycles at it (as ``cascades.plan_cascades``)."""
+    least = max(min(p for p, _ in figures), 1)
+    fewest = max(min(c for p, c in figures if p == min(q for q, _ in figures)), 1)
+
+    def score(i: int) -> tuple[float, int, int]:
+        peak, cycles = figures[i]
+        return cycles / fewest + memory_weight * (peak / least - 1), peak, cycles
+
+    return min(range(len(figures)), key=score)
 
 
 def check_fits(net: Network, dec: Decisions, budget: int) -> None:

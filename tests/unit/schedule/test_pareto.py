@@ -14,7 +14,7 @@ from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule import Schedule, plan_schedule
 from npuplan.schedule.costing import Costed
 from npuplan.schedule.frontier import Point
-from npuplan.schedule.pareto import Option, Step, extend, search_cost, search_heights
+from npuplan.schedule.pareto import CYCLES, SEED, Option, Step, extend, search_cost, search_heights
 
 from .chains import conv_chain
 
@@ -94,10 +94,10 @@ def test_search_cost_weighs_slow_memories_and_cycles_as_the_seed() -> None:
 def test_a_prefetch_is_charged_on_the_previous_steps_tail() -> None:
     step = Step(1, 1, (8,), (), ())
     before = Point(10.0, 500, 450, None)
-    plain = extend(before, Option(step, 5.0, 300, 300))
-    fetched = extend(before, Option(step, 4.0, 320, 320, prefetch_bytes=100))
+    plain = extend(before, Option(step, (5.0, 1.0), 300, 300), SEED)
+    fetched = extend(before, Option(step, (4.0, 2.0), 320, 320, prefetch_bytes=100), CYCLES)
     assert (plain.cost, plain.peak_bytes, plain.tail_bytes) == (15.0, 500, 300)
-    assert (fetched.cost, fetched.peak_bytes) == (14.0, 550)
+    assert (fetched.cost, fetched.peak_bytes) == (12.0, 550)
     assert plain.payload == (step, None)
 
 
