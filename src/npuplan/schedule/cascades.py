@@ -250,7 +250,7 @@ def build_cascades(
 
 def plan_cascades(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, optimise: Optimise, *,
-    memory_weight: float | None = None,
+    memory_weight: float | None = None, every_chain: bool = False,
 ) -> tuple[Decisions, int]:
     """Cascaded decisions and the fast-storage limit they were chosen for (bytes).
 
@@ -260,14 +260,16 @@ def plan_cascades(
     leaves room for). The limit is that least peak, unless ``memory_weight`` is given: then it is
     the peak that minimises ``cycles / least_peak_cycles + memory_weight * peak / least_peak``
     (a percent of memory is worth ``memory_weight`` percent of cycles), never above the peak of
-    ``dec`` itself nor ``budget``.
+    ``dec`` itself nor ``budget``. Performance only splits the chains that overflow ``budget``
+    unless ``every_chain`` (cascading can be faster even where whole feature maps fit).
     """
     ctx = _context(net, dec, arch, oracle, with_weights=True)
     base = ctx.base
     runs = chains(net)
     options = {run: {e: _segment_options(ctx, run[0], run[1], e) for e in range(run[0], run[1] + 1)}
                for run in runs
-               if optimise is Optimise.SIZE or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > budget}
+               if optimise is Optimise.SIZE or every_chain
+               or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > budget}
     limit = budget
     if optimise is Optimise.SIZE:
         in_chain = {t for a, b in runs for t in range(net.times[a], net.times[b] + 1)}

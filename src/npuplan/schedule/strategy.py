@@ -25,9 +25,11 @@ def _peak(net: Network, dec: Decisions) -> int:
 
 
 def cascade_search(
-    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int, *,
+    every_chain: bool = False,
 ) -> Decisions:
-    """Max schedule; cascades when it does not fit (or to shrink the peak for Size);
+    """Max schedule; cascades when it does not fit (or to shrink the peak for Size; with
+    ``every_chain``, Performance also cascades chains that fit where that is faster);
     fast-storage FMs (Dedicated_Sram); then weight buffering in the memory left."""
     from npuplan.schedule.cascades import plan_cascades
     from npuplan.schedule.fast_storage import place_with_weights
@@ -40,8 +42,8 @@ def cascade_search(
         dec, limit = plan_cascades(net, dec, arch, oracle, budget, options.optimise,
                                    memory_weight=SIZE_MEMORY_WEIGHT)
         limit = min(budget, max(limit, _peak(net, dec)))
-    elif _peak(net, dec) > budget:
-        dec = plan_cascades(net, dec, arch, oracle, budget, options.optimise)[0]
+    elif every_chain or _peak(net, dec) > budget:
+        dec = plan_cascades(net, dec, arch, oracle, budget, options.optimise, every_chain=every_chain)[0]
     check_fits(net, dec, budget)
     if arch.is_dedicated_sram:
         placed = place_with_weights(net, dec, arch, oracle, budget, limit,

@@ -57,3 +57,20 @@ def test_infeasible_names_the_floor_with_the_whole_input_and_rolling_buffers() -
     exact = _options(floor_error.needed_bytes)
     s = plan_schedule(graph, build_architecture(exact), exact)
     assert s.cascades and s.sram_peak_bytes <= floor_error.needed_bytes
+
+
+def test_a_binding_budget_also_cascades_chains_that_fit_when_that_is_faster() -> None:
+    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.strategy import cascade_search
+
+    from tests.property.schedule.graphs import network
+
+    graph = network([("residual", 8, 1, 1), ("conv", 24, 1, 1), ("conv", 48, 1, 1)], h=14, w=5)
+    options = _options(5191)
+    arch = build_architecture(options)
+    s = plan_schedule(graph, arch, options)
+    assert "cascades where faster" in s.notes and s.sram_peak_bytes <= 5191
+    net, oracle = build_network(graph), default_oracle(arch)
+    only_overflowing = total_cycles(net, cascade_search(net, arch, options, oracle, 5191), arch, oracle)
+    assert s.total_npu_cycles < only_overflowing
