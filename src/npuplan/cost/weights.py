@@ -99,14 +99,20 @@ def estimate_compressed_bits(values: np.ndarray) -> int:
     v = values.astype(np.int64).ravel()
     if v.size == 0:
         return 0
-    zigzag = np.where(v < 0, -2 * v - 1, 2 * v)
-    counts = np.bincount(zigzag)
+    return compressed_bits_of_counts(np.bincount(np.where(v < 0, -2 * v - 1, 2 * v)))
+
+
+def compressed_bits_of_counts(counts: np.ndarray) -> int:
+    """``estimate_compressed_bits`` from the histogram of the zig-zagged values."""
+    size = int(counts.sum())
+    if size == 0:
+        return 0
     direct = _grc_bits(counts, np.arange(len(counts)))
     freq = np.sort(counts[counts > 0])[::-1]
     palette = direct
     if len(freq) <= PALETTE_ENTRIES:
         palette = _grc_bits(freq, np.arange(len(freq))) + PALETTE_ENTRY_BITS * len(freq)
-    return min(8 * v.size, direct, palette)
+    return min(8 * size, direct, palette)
 
 
 def _signed_weights(op: NpuOp) -> np.ndarray:
@@ -137,16 +143,42 @@ def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None
     w = _signed_weights(op)
     ofm_depth = w.shape[0]
     step = ofm_depth if depth_step is None or depth_step <= 0 else depth_step
-    cores = accel.cores
     slices: list[WeightSlice] = []
     for start in range(0, ofm_depth, step):
-        depth = min(step, ofm_depth - start)
-        for core in range(min(cores, depth)):
-            part = w[start + core : start + depth : cores]
-            bits = estimate_compressed_bits(part)
-            weight_bytes = _round_up(bits // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
-            slices.append(WeightSlice(start, depth, core, weight_bytes, SCALE_BIAS_BYTES * part.shape[0]))
+        slices += _encode_range(w, start, min(step, ofm_depth - start), accel.cores)
     return WeightStreamSize(tuple(slices))
+
+
+def _encode_range(w: np.ndarray, start: int, depth: int, cores: int) -> list[WeightSlice]:
+    """The per-core parts of OFM depth slice ``[start, start + depth)`` of signed weights ``w``."""
+    found = []
+    for core in range(min(cores, depth)):
+        part = w[start + core : start + depth : cores]
+        weight_bytes = _round_up(estimate_compressed_bits(part) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
+        found.append(WeightSlice(start, depth, core, weight_bytes, SCALE_BIAS_BYTES * part.shape[0]))
+    return found
+
+
+def channel_histograms(op: NpuOp) -> np.ndarray:
+    """Per OFM channel, the histogram of its zig-zagged signed weights (``[channels, bins]``):
+    a slice's histogram is the sum of its channels' rows, so slices of any boundary cost a sum."""
+    assert op.weights is not None
+    w = _signed_weights(op)
+    zigzag = np.where(w < 0, -2 * w - 1, 2 * w).reshape(w.shape[0], -1)
+    bins = int(zigzag.max(initial=0)) + 1
+    rows = np.arange(w.shape[0], dtype=np.int64)[:, None] * bins
+    return np.bincount((zigzag + rows).ravel(), minlength=w.shape[0] * bins).reshape(w.shape[0], bins)
+
+
+def slice_bytes_of_histograms(histograms: np.ndarray, start: int, end: int, cores: int) -> int:
+    """Encoded bytes (scales and weights of every core) of OFM depth slice ``[start, end)``,
+    exactly as ``encoded_weight_size`` sizes it, from ``channel_histograms``."""
+    total = 0
+    for core in range(min(cores, end - start)):
+        part = histograms[start + core:end:cores]
+        weight_bytes = _round_up(compressed_bits_of_counts(part.sum(axis=0)) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
+        total += _round_up(SCALE_BIAS_BYTES * part.shape[0], ALIGN_BYTES) + weight_bytes
+    return total
 
 
 def weight_slice_sizes(
@@ -158,13 +190,6 @@ def weight_slice_sizes(
     del block_config
     if op.weights is None:
         return tuple(0 for _ in depth_slices[1:])
-    w = _signed_weights(op)
-    sizes = []
-    for start, end in zip(depth_slices, depth_slices[1:]):
-        total = 0
-        for core in range(min(accel.cores, end - start)):
-            part = w[start + core : end : accel.cores]
-            weight_bytes = _round_up(estimate_compressed_bits(part) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
-            total += _round_up(SCALE_BIAS_BYTES * part.shape[0], ALIGN_BYTES) + weight_bytes
-        sizes.append(total)
-    return tuple(sizes)
+    histograms = channel_histograms(op)
+    return tuple(slice_bytes_of_histograms(histograms, start, end, accel.cores)
+                 for start, end in zip(depth_slices, depth_slices[1:]))

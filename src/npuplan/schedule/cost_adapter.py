@@ -12,11 +12,12 @@ from typing import Any
 from npuplan.cost import (
     BlockChoice, CostQuery as ModelQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
 )
+from npuplan.cost.weights import channel_histograms, slice_bytes_of_histograms
 from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.oracle import CostQuery, EstimateOracle
+from npuplan.schedule.oracle import CostQuery
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,7 @@ class CostModelOracle:
 
     def __init__(self, arch: Architecture) -> None:
         self._arch = arch
-        self._estimate = EstimateOracle(arch)
-        self._slice_sizes = _weight_sizer()
+        self._histograms: dict[int, Any] = {}  # id(op) -> per-channel weight histograms
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
@@ -92,21 +92,14 @@ class CostModelOracle:
         return int(round(cost.total_cycles))
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
-        if self._slice_sizes is not None:
-            try:
-                return tuple(int(v) for v in self._slice_sizes(op, self._arch.accelerator, block_config, depth_slices))
-            except Exception as exc:  # a sizing failure must not stop planning; estimate instead
-                log.debug("weight sizing failed for %s: %s", op.name, exc)
-        return self._estimate.weight_slice_bytes(op, block_config, depth_slices)
+        """The encoder's sizes (``cost.weights``); the encoding does not depend on the block."""
+        if op.weights is None:
+            return tuple(0 for _ in depth_slices[1:])
+        if id(op) not in self._histograms:
+            self._histograms[id(op)] = channel_histograms(op)
+        cores = self._arch.accelerator.cores
+        return tuple(slice_bytes_of_histograms(self._histograms[id(op)], a, b, cores)
+                     for a, b in zip(depth_slices, depth_slices[1:]))
 
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
         return int(dma_cycles(self._arch, src, dst, size_bytes))
-
-
-def _weight_sizer() -> Any:
-    """The cost package's per-slice weight sizer, when it has one."""
-    try:
-        from npuplan.cost import weight_slice_sizes  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return weight_slice_sizes

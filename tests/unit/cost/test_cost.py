@@ -94,3 +94,23 @@ def test_weight_stream_alignment_and_slices():
 def test_compression_of_skewed_weights():
     assert estimate_compressed_bits(np.zeros(1000, np.int8)) < 1000 * 2
     assert estimate_compressed_bits(np.arange(-128, 128)) <= 256 * 8
+
+
+@pytest.mark.parametrize("accel_name", ["ethos-u55-128", "ethos-u65-512"])
+def test_slices_from_channel_histograms_match_the_encoder(accel_name):
+    """The scheduler sizes arbitrary depth slices from per-channel histograms; every uniform
+    slicing must match ``encoded_weight_size`` byte for byte (scales, per-core parts, alignment)."""
+    from npuplan.cost.weights import channel_histograms, slice_bytes_of_histograms
+
+    rng = np.random.default_rng(1)
+    op = _conv(Shape4D(1, 8, 8, 24), Shape4D(1, 8, 8, 72))
+    skewed = np.clip(rng.normal(0, 6, (72, 1, 1, 24)), -128, 127).astype(np.int8)
+    op = NpuOp(**{**{f: getattr(op, f) for f in op.__dataclass_fields__}, "weights": skewed})
+    accel = accelerator(accel_name)
+    histograms = channel_histograms(op)
+    for step in (16, 32, 72):
+        per_slice: dict[int, int] = {}
+        for s in encoded_weight_size(op, accel, depth_step=step).slices:
+            per_slice[s.depth_offset] = per_slice.get(s.depth_offset, 0) + s.total_bytes
+        assert per_slice == {a: slice_bytes_of_histograms(histograms, a, min(a + step, 72), accel.cores)
+                             for a in range(0, 72, step)}
