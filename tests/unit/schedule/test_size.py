@@ -82,3 +82,27 @@ def test_size_gives_up_memory_only_for_disproportionate_speed() -> None:
     _, stubborn = plan_cascades(net, start, arch, oracle, 1 << 30, Optimise.SIZE, memory_weight=1000.0)
     _, traded = plan_cascades(net, start, arch, oracle, 1 << 30, Optimise.SIZE, memory_weight=3.0)
     assert stubborn == least < traded <= least * 4 // 3
+
+
+def test_size_choice_between_searches_uses_the_same_trade() -> None:
+    """A strictly smaller but far slower plan (another search's) does not displace the traded one."""
+    from pathlib import Path
+
+    from npuplan.io.tflite import read_tflite
+    from npuplan.lowering import lower
+    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.floor import floor_decisions
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.planner import peak_of
+    from npuplan.schedule.strategy import cascade_search, size_trade
+
+    arch = build_architecture(SIZE)
+    model = Path(__file__).resolve().parents[2] / "data" / "ds_cnn_kws.tflite"
+    net = build_network(lower(read_tflite(model), arch.accelerator))
+    oracle = default_oracle(arch)
+    strict = floor_decisions(net, max_decisions(net, arch), arch, oracle)
+    traded = cascade_search(net, arch, SIZE, oracle, 1 << 30)
+    figures = [(peak_of(net, d), total_cycles(net, d, arch, oracle)) for d in (strict, traded)]
+    assert figures[0][0] < figures[1][0] and figures[0][1] > 2 * figures[1][1]
+    assert size_trade(figures) == 1 and size_trade(figures[::-1]) == 0
+    assert size_trade(figures, memory_weight=1000.0) == 0
