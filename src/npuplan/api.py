@@ -92,7 +92,7 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     alignment = values.get("cpu_tensor_alignment_bytes", 16)
     if alignment < 16 or alignment & (alignment - 1):
         raise ConfigError(f"invalid value '{alignment}' for --cpu-tensor-alignment: must be a power of 2 "
-                          "and at least 16 (a positive multiple of 16, as Vela requires)")
+                          "of at least 16 bytes, as in Vela")
     return values
 
 

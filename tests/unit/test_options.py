@@ -20,7 +20,8 @@ def test_vela_names_map_to_options():
         ({"arena_cache_size": -1}, "must not be negative"),
         ({"arena_cache_size": "lots"}, "whole number"),
         ({"tensor_allocator": "Magic"}, "--tensor-allocator"),
-        ({"cpu_tensor_alignment": 8}, "multiple of 16"),
+        ({"cpu_tensor_alignment": 8}, "power of 2 of at least 16"),
+        ({"cpu_tensor_alignment": 48}, "power of 2 of at least 16"),
         ({"colour": "blue"}, "unknown option"),
     ],
 )
