@@ -12,7 +12,7 @@ proposing: ``_segment_options`` proposes, ``_best_split`` chooses.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
@@ -81,6 +81,7 @@ class _Context:
     live_at: list[frozenset[str]]  # full feature maps in fast storage at each time step
     owner: dict[str, str]  # in-place pairs of ``dec``: OFM -> the input it overwrites
     with_weights: bool
+    op_memo: dict[tuple[int, int, bool, bool], tuple[int, tuple[int, int] | None]] = field(default_factory=dict)
 
 
 def _context(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, with_weights: bool) -> _Context:
@@ -153,18 +154,31 @@ def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
     peak = _span_peak(ctx, trial, s, e, sum(r.size_bytes for r in rolling))
     cycles, options = 0, []
     for k in range(s, e + 1):
-        direct = cost_op(net, trial, ctx.arch, ctx.oracle, k).cycles
+        # an op's cost in a cascade depends only on its rows and on whether its IFM and OFM roll
+        key = (k, rows[k - s], k > s, k < e)
+        if key not in ctx.op_memo:
+            ctx.op_memo[key] = _cascaded_op(ctx, trial, k, rows[k - s])
+        direct, option = ctx.op_memo[key]
         cycles += direct
-        if ctx.with_weights and needs_dma(ops[k], ctx.arch):
-            block = ctx.oracle.block_config(ops[k], ops[k].ofm_shape.with_h(min(rows[k - s], ops[k].ofm_shape.h)))
-            plan = full_depth_plan(ops[k], block, ctx.oracle)
-            # the cost model (like Vela's) does not charge a cascade's weight copy; the search
-            # does, so that cascading is never chosen just to make weight DMA look free
-            copy = ctx.oracle.transfer_cycles(ctx.arch.const_area, ctx.arch.fast_area, plan.stream_bytes)
-            saved = direct - cost_op(net, trial, ctx.arch, ctx.oracle, k, weights=plan).cycles - copy
-            if saved > 0:
-                options.append((round_up(plan.buffer_bytes, ALIGN_BYTES), saved))
+        if option is not None:
+            options.append(option)
     return Segment(s, e, rows, rolling, peak, cycles, tuple(options))
+
+
+def _cascaded_op(ctx: _Context, trial: Decisions, k: int, rows: int) -> tuple[int, tuple[int, int] | None]:
+    """Op ``k``'s cycles in a cascade with weights read in place, and ``(bytes, cycles saved)`` by
+    buffering its whole weights (None when that does not pay)."""
+    net, op = ctx.net, ctx.net.npu_ops[k]
+    direct = cost_op(net, trial, ctx.arch, ctx.oracle, k).cycles
+    if not ctx.with_weights or not needs_dma(op, ctx.arch):
+        return direct, None
+    block = ctx.oracle.block_config(op, op.ofm_shape.with_h(min(rows, op.ofm_shape.h)))
+    plan = full_depth_plan(op, block, ctx.oracle)
+    # the cost model (like Vela's) does not charge a cascade's weight copy; the search does, so
+    # that cascading is never chosen just to make weight DMA look free
+    copy = ctx.oracle.transfer_cycles(ctx.arch.const_area, ctx.arch.fast_area, plan.stream_bytes)
+    saved = direct - cost_op(net, trial, ctx.arch, ctx.oracle, k, weights=plan).cycles - copy
+    return direct, ((round_up(plan.buffer_bytes, ALIGN_BYTES), saved) if saved > 0 else None)
 
 
 def _span_peak(ctx: _Context, trial: Decisions, s: int, e: int, rolling_bytes: int) -> int:
