@@ -89,3 +89,20 @@ def test_successful_plan_writes_three_files(tmp_path, capsys, ds_cnn):
     assert names == ["ds_cnn_kws_per-layer.csv", "ds_cnn_kws_plan.json",
                      "ds_cnn_kws_summary_Ethos_U55_High_End_Embedded.csv"]
     assert "Network summary for ds_cnn_kws" in capsys.readouterr().out
+
+
+def test_budget_below_the_floor_names_it_and_the_floor_plans(tmp_path, capsys, data_dir):
+    model = str(data_dir / "mobilenet_v1_025_96.tflite")
+    target = ["--accelerator-config", "ethos-u55-256", "--system-config", "Ethos_U55_High_End_Embedded",
+              "--memory-mode", "Shared_Sram"]
+    status, err = run(tmp_path, capsys, model, *target, "--arena-cache-size", "32768")
+    assert_clean_failure(status, err, tmp_path, "network input must be whole")
+    assert "budget is 32768 bytes" in err and "rolling buffers" in err
+    floor = int(err.split("raise --arena-cache-size to at least ")[1].split()[0])
+    assert floor > 32768
+    status = main(["plan", model, *target, "--arena-cache-size", str(floor), "--validate",
+                   "--output-dir", str(tmp_path / "floor"), "--quiet"])
+    assert status == 0
+    summary = next((tmp_path / "floor").glob("*_summary_*.csv")).read_text().splitlines()
+    row = dict(zip(summary[0].split(","), summary[1].split(",")))
+    assert float(row["sram_memory_used"]) * 1024 <= floor
