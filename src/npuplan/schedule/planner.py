@@ -65,12 +65,36 @@ def plan_schedule(
     except InfeasiblePlan as err:
         log.info("search found no plan within %d bytes (%s); trying the floor schedule", budget, err.why)
         candidates = []
-    ranked = sorted(candidates, key=lambda cand: (total_cycles(net, cand[0], arch, oracle), peak_of(net, cand[0])))
-    for dec, notes in ranked:
+    for dec, notes in _rank(net, candidates, arch, oracle):
         schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
         if schedule.sram_peak_bytes <= budget:
             return schedule
     return _floor_plan(net, arch, options, oracle, budget)
+
+
+# Candidates within this fraction of the fastest one's cycles count as equally fast (inside the
+# cost model's own error against Vela): among those, the smaller SRAM peak is taken first.
+EQUAL_SPEED_FRACTION = 0.02
+
+
+def _rank(
+    net: Network, candidates: list[tuple[Decisions, tuple[str, ...]]], arch: Architecture, oracle: CostOracle,
+) -> list[tuple[Decisions, tuple[str, ...]]]:
+    """Candidates in the order to try them (``order_by_speed``)."""
+    scored = [(total_cycles(net, d, arch, oracle), peak_of(net, d), k) for k, (d, _) in enumerate(candidates)]
+    return [candidates[k] for k in order_by_speed(scored)]
+
+
+def order_by_speed(scored: list[tuple[int, int, int]]) -> list[int]:
+    """Keys of ``(cycles, peak_bytes, key)`` triples, fastest first, except that the equally fast
+    ones (within ``EQUAL_SPEED_FRACTION`` of the fastest) go by smaller peak: speed bought with no
+    real gain costs no SRAM."""
+    ranked = sorted(scored)
+    if not ranked:
+        return []
+    bound = ranked[0][0] * (1 + EQUAL_SPEED_FRACTION)
+    near = sorted((s for s in ranked if s[0] <= bound), key=lambda s: (s[1], s[0], s[2]))
+    return [s[2] for s in near] + [s[2] for s in ranked if s[0] > bound]
 
 
 def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int) -> Schedule:

@@ -68,3 +68,13 @@ def test_a_pad_fill_is_costed_on_the_rows_it_writes_not_the_whole_output() -> No
         return float(schedule.ops[0].cost.total_cycles)
 
     assert cycles(main) < cycles(whole)
+
+
+def test_equally_fast_candidates_go_by_smaller_peak_and_clearly_faster_ones_first() -> None:
+    from npuplan.schedule.planner import EQUAL_SPEED_FRACTION, order_by_speed
+
+    just_slower = int(1000 * (1 + EQUAL_SPEED_FRACTION / 2))
+    clearly_slower = int(1000 * (1 + 2 * EQUAL_SPEED_FRACTION))
+    scored = [(1000, 9000, 0), (just_slower, 5000, 1), (clearly_slower, 1000, 2), (1000, 7000, 3)]
+    assert order_by_speed(scored) == [1, 3, 0, 2]
+    assert order_by_speed([]) == []
