@@ -1,7 +1,8 @@
 """Compare the scheduler searches (cascade, pareto, auto) on every model and scenario.
 
-Each plan runs in its own ``npuplan plan`` process, as a user would run it, so compile times are
-wall-clock seconds including start-up (the same measure Vela's baseline uses). Prints, per model:
+Each plan runs in its own ``npuplan plan`` process, as a user would run it; compile time is that
+process's CPU seconds (user + system, start-up included), which other load on the machine does not
+inflate as it does wall-clock time. Prints, per model:
 cycles_total, SRAM peak (KiB) and compile seconds of each search, which search auto kept and which
 search is faster; then per scenario the geomean cycles of pareto/cascade and auto/cascade and the
 total compile time of each search.
@@ -15,10 +16,10 @@ import argparse
 import csv
 import json
 import math
+import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 SCENARIOS = {
@@ -41,9 +42,10 @@ def run(model: Path, flags: list[str], search: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "npuplan.cli", "plan", str(model), *flags, "--search", search,
                "--quiet", "--output-dir", out]
-        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run(cmd, capture_output=True, text=True)
-        secs = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        secs = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if proc.returncode != 0:
             return {"secs": secs, "error": proc.stderr.strip().splitlines()[-1][:60] if proc.stderr else "failed"}
         with next(Path(out).glob("*_summary_*.csv")).open() as f:

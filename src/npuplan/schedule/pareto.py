@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 MAX_FRONTIER = 16  # plans kept per position (the seed's cap)
 MAX_STEP_OPTIONS = 12  # cascade options kept per (start, end) after their own frontier
+REBUFFERED = 3  # fastest proposals whose weights are also chosen again by exact costing
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,11 +319,22 @@ def choose(
         return _peak(net, d), total_cycles(net, d, arch, oracle)
 
     if options.optimise is Optimise.SIZE:
-        figures = [exact(d) for d in proposals]
-        chosen = proposals[size_trade(figures)]
+        chosen = proposals[size_trade([exact(d) for d in proposals])]
+        finalists = [chosen, rebuffered(net, chosen, arch, oracle, _peak(net, chosen))]
+        chosen = finalists[size_trade([exact(d) for d in finalists])]
         return _cache_fms(net, chosen, arch, options, oracle, _peak(net, chosen))
-    placed = [_cache_fms(net, d, arch, options, oracle, budget) for d in proposals]
+    ranked = sorted(proposals, key=lambda d: exact(d)[::-1])[:REBUFFERED]
+    finalists = proposals + [rebuffered(net, d, arch, oracle, budget) for d in ranked]
+    placed = [_cache_fms(net, d, arch, options, oracle, budget) for d in finalists]
     return min(placed, key=lambda d: exact(d)[::-1])
+
+
+def rebuffered(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit: int) -> Decisions:
+    """``dec``'s stripes and cascades with weights chosen again, op by op, by the exact costing of
+    ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack)."""
+    from npuplan.schedule.weights import propose_weight_buffering
+
+    return propose_weight_buffering(net, dec, arch, oracle, limit)
 
 
 def _cache_fms(
