@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Optional
 
@@ -111,6 +111,7 @@ class SearchSpace:
     base: Decisions
     usage: tuple[int, ...]
     cascading: Any  # the cascade search's segment context over ``base`` (exact cascade peaks)
+    cascaded_costs: dict[tuple[int, int, bool, bool], list[Priced]] = field(default_factory=dict)  # a memo
 
 
 def single_options(space: SearchSpace, i: int) -> list[Option]:
@@ -174,25 +175,46 @@ def _costs(costed: Costed, extra_cycles: int = 0) -> tuple[float, float]:
 
 
 def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Priced]:
-    """Which ops of cascade ``s..e`` keep their weights whole in fast storage: the sets on the
-    frontier of (costs of the ops, weight-buffer bytes), built op by op (an op's cost depends only
-    on its own weights)."""
+    """Which ops of cascade ``s..e`` keep their weights whole in fast storage: none, then for each
+    metric the ops that save on it taken greedily by saving per byte (an op's cost depends only on
+    its own weights, so each set's cost is a sum)."""
+    per_op = [cascaded_choices(space, trial, k, s, e) for k in range(s, e + 1)]
+    direct = [choices[0] for choices in per_op]
+    total = (sum(c[0][0] for c in direct), sum(c[0][1] for c in direct))
+    found: dict[tuple[WeightPlan, ...], Priced] = {}
+    plans = tuple(c[2] for c in direct)
+    found[plans] = (total, 0, plans)
+    for metric in METRICS:
+        savings = [(direct[i][0][metric] - held[0][metric], i, held) for i, choices in enumerate(per_op)
+                   for held in choices[1:] if direct[i][0][metric] > held[0][metric]]
+        costs, size, chosen = total, 0, list(plans)
+        for _, i, held in sorted(savings, key=lambda g: -g[0] / max(g[2][1], 1)):
+            costs = (costs[0] - direct[i][0][0] + held[0][0], costs[1] - direct[i][0][1] + held[0][1])
+            size += held[1]
+            chosen[i] = held[2]
+            found.setdefault(tuple(chosen), (costs, size, tuple(chosen)))
+    return list(found.values())
+
+
+def cascaded_choices(space: SearchSpace, trial: Decisions, k: int, s: int, e: int) -> list[Priced]:
+    """Op ``k`` of cascade ``s..e`` with weights read in place, then held whole; memoised on what
+    its cost depends on (its stripe rows, whether its IFM and OFM are rolling buffers)."""
+    key = (k, trial.ofm_rows[k], k > s, k < e)
+    if key in space.cascaded_costs:
+        return space.cascaded_costs[key]
     net, arch, oracle = space.net, space.arch, space.oracle
-    sets: list[Priced] = [((0.0, 0.0), 0, ())]
-    for k in range(s, e + 1):
-        op = net.npu_ops[k]
-        choices = [(_costs(cost_op(net, trial, arch, oracle, k)), 0, NO_WEIGHT_BUFFER)]
-        if needs_dma(op, arch):
-            stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
-            plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
-            # the cost model (like Vela's) does not charge a cascade's weight copy; the search
-            # does, as the cascade search does, so a cascade is never chosen to hide weight DMA
-            copy = oracle.transfer_cycles(arch.const_area, arch.fast_area, plan.stream_bytes)
-            choices.append((_costs(cost_op(net, trial, arch, oracle, k, weights=plan), copy),
-                            round_up(plan.buffer_bytes, ALIGN_BYTES), plan))
-        sets = either_front([((a[0] + b[0], a[1] + b[1]), size + more, plans + (plan,))
-                             for a, size, plans in sets for b, more, plan in choices])
-    return sets
+    op = net.npu_ops[k]
+    choices: list[Priced] = [(_costs(cost_op(net, trial, arch, oracle, k)), 0, NO_WEIGHT_BUFFER)]
+    if needs_dma(op, arch):
+        stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
+        plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
+        # the cost model (like Vela's) does not charge a cascade's weight copy; the search
+        # does, as the cascade search does, so a cascade is never chosen to hide weight DMA
+        copy = oracle.transfer_cycles(arch.const_area, arch.fast_area, plan.stream_bytes)
+        choices.append((_costs(cost_op(net, trial, arch, oracle, k, weights=plan), copy),
+                        round_up(plan.buffer_bytes, ALIGN_BYTES), plan))
+    space.cascaded_costs[key] = choices
+    return choices
 
 
 def options_ending_at(space: SearchSpace, e: int, chain: tuple[int, int] | None) -> dict[int, list[Option]]:
