@@ -7,19 +7,22 @@ Position ``e`` of the DP holds a Pareto frontier (``frontier.prune``) of plans f
   whole, or single/double buffered in OFM depth slices, optionally prefetched under op ``e-1``
   (the proposals of ``weights.candidate_plans``);
 * IFM streaming: ops ``s..e`` of one chain run as a cascade with rolling buffers between them, for
-  each final stripe height of ``cascades.stripe_candidates``, weights read directly or kept whole
-  (full depth) in fast storage for the whole cascade. ``cascades._segment`` gives the stripe rows,
+  each final stripe height of ``cascades.stripe_candidates`` (thinned by ``search_heights``), the
+  weights of each op read directly or kept whole (full depth) in fast storage for the cascade. ``cascades._segment`` gives the stripe rows,
   the rolling buffers and the exact fast-storage peak over the cascade's time steps.
 
 A step's cost is the seed's search metric: bytes moved weighted by memory (SRAM 1, DRAM 10,
 on-chip flash 2, off-chip flash 20) plus 40 x cycles, all from the one cost model via
-``costing.cost_op``. Plans over the budget are dropped and each frontier is capped.
+``costing.cost_op``; the DP also runs on cycles alone (``METRICS``). A cascade's whole-weight copy
+is charged (the cost model, like Vela's, does not), as the cascade search does. Plans over the
+budget are dropped and each frontier is capped (``frontier.prune``).
 
-Choosing is a separate step: the last frontier's plans become ``Decisions``; on Dedicated_Sram
-feature maps are placed in the fast storage left (``fast_storage.place_feature_maps``); the
-fastest plan by the exact costing (``assemble.total_cycles``) wins for Performance, the smallest
-peak (then the fastest) for Size. Nothing fits: ``check_fits`` raises ``InfeasiblePlan`` for the
-smallest plan found, exactly as the cascade search does.
+Choosing is a separate step (``choose``): the last frontiers' plans become ``Decisions``; the
+fastest few also get their weights re-chosen by exact costing (the DP prices a prefetch with an
+estimated slack); on Dedicated_Sram feature maps are placed in the cache left and inputs staged;
+the fastest plan by ``assemble.total_cycles`` wins for Performance, ``strategy.size_trade`` of
+peak and cycles for Size. Nothing fits: ``check_fits`` raises ``InfeasiblePlan`` for the smallest
+plan found, as the cascade search does (the planner then falls back to its floor plan).
 """
 
 from __future__ import annotations
