@@ -17,7 +17,6 @@ seeded random instances (5-120 ranges) with HillClimb from the greedy start only
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import tempfile
@@ -34,34 +33,16 @@ from npuplan.errors import NpuplanError
 from npuplan.hw.memory import MemArea
 from npuplan.memory import HillClimbSettings, allocate
 from npuplan.options import TensorAllocator
+from scenarios import SCENARIOS
 from npuplan.report import write_reports
 
 SHARED = Path("/work/shared")
 MAIN_SCENARIO = "u55_128_highend_shared_perf"
-FALLBACK_SCENARIOS = {
-    "u55_128_highend_shared_perf": ["--accelerator-config", "ethos-u55-128", "--system-config",
-                                    "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram",
-                                    "--optimise", "Performance"],
-    "u55_64_deep_shared_size": ["--accelerator-config", "ethos-u55-64", "--system-config", "Ethos_U55_Deep_Embedded",
-                                "--memory-mode", "Shared_Sram", "--optimise", "Size"],
-    "u65_256_highend_dedicated384k_perf": ["--accelerator-config", "ethos-u65-256", "--system-config",
-                                           "Ethos_U65_High_End", "--memory-mode", "Dedicated_Sram_384KB",
-                                           "--optimise", "Performance"],
-}
 
 
 def scenarios() -> dict[str, dict[str, str]]:
-    """The public scenarios' Vela flags (from the shared baseline script when present) as plan kwargs."""
-    flags = FALLBACK_SCENARIOS
-    script = SHARED / "bench" / "vela_baseline.py"
-    if script.exists():
-        spec = importlib.util.spec_from_file_location("vela_baseline", script)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        flags = module.SCENARIOS
-    return {name: {a.lstrip("-").replace("-", "_"): v for a, v in zip(args[0::2], args[1::2])}
-            for name, args in flags.items()}
+    """The public scenarios as plan kwargs."""
+    return dict(SCENARIOS)
 
 
 def vela_sram_kib(scenario: str) -> dict[str, float]:

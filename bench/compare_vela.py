@@ -23,24 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from scenarios import SCENARIOS, cli_flags
+
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
 
-SCENARIOS = {
-    "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
-                                        memory_mode="Shared_Sram", optimise="Performance"),
-    "u55_64_deep_shared_size": dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded",
-                                    memory_mode="Shared_Sram", optimise="Size"),
-    "u65_256_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
-                                               memory_mode="Dedicated_Sram_384KB", optimise="Performance"),
-}
-
-
-def vela_flags(options: dict[str, str]) -> list[str]:
-    flags = []
-    for key, value in options.items():
-        flags += [f"--{key.replace('_', '-')}", value]
-    return flags
 
 
 def load_baseline(path: Path) -> dict[tuple[str, str], dict]:
@@ -55,7 +42,7 @@ def load_baseline(path: Path) -> dict[tuple[str, str], dict]:
 
 def run_vela(vela: str, model: Path, options: dict[str, str]) -> tuple[float, dict, list[dict]]:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [vela, str(model), "--output-dir", out, "--debug-force-legacy-core", "--verbose-performance", *vela_flags(options)]
+        cmd = [vela, str(model), "--output-dir", out, "--debug-force-legacy-core", "--verbose-performance", *cli_flags(options)]
         started = time.perf_counter()
         subprocess.run(cmd, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - started

@@ -27,17 +27,11 @@ import sys
 import time
 from pathlib import Path
 
+from scenarios import SCENARIOS
+
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
 
-SCENARIOS = {
-    "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
-                                        memory_mode="Shared_Sram", optimise="Performance"),
-    "u65_256_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
-                                               memory_mode="Dedicated_Sram_384KB", optimise="Performance"),
-    "u55_64_deep_shared_size": dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded",
-                                    memory_mode="Shared_Sram", optimise="Size"),
-}
 
 
 def load_baseline(path: Path) -> dict[tuple[str, str, str], dict[str, float]]:

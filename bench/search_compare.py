@@ -22,18 +22,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-SCENARIOS = {
-    "u55_128_highend_shared_perf": ["--accelerator-config", "ethos-u55-128", "--system-config",
-                                    "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram",
-                                    "--optimise", "Performance"],
-    "u55_64_deep_shared_size": ["--accelerator-config", "ethos-u55-64", "--system-config", "Ethos_U55_Deep_Embedded",
-                                "--memory-mode", "Shared_Sram", "--optimise", "Size"],
-    "u65_256_highend_dedicated384k_perf": ["--accelerator-config", "ethos-u65-256", "--system-config",
-                                           "Ethos_U65_High_End", "--memory-mode", "Dedicated_Sram_384KB",
-                                           "--optimise", "Performance"],
-    "u55_256_budget_256k": ["--accelerator-config", "ethos-u55-256", "--system-config", "Ethos_U55_High_End_Embedded",
-                            "--memory-mode", "Shared_Sram", "--arena-cache-size", "262144"],
-}
+from scenarios import BUDGET_256K, cli_flags
+from scenarios import SCENARIOS as PUBLIC
+
+SCENARIOS = {name: cli_flags(options) for name, options in {**PUBLIC, **BUDGET_256K}.items()}
+
 SEARCHES = ("cascade", "pareto", "auto")
 
 
