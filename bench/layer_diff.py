@@ -17,14 +17,7 @@ from pathlib import Path
 import npuplan
 from npuplan.report import build_report
 
-SCENARIOS = {
-    "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
-                                        memory_mode="Shared_Sram", optimise="Performance"),
-    "u55_64_deep_shared_size": dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded",
-                                    memory_mode="Shared_Sram", optimise="Size"),
-    "u65_256_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
-                                               memory_mode="Dedicated_Sram_384KB", optimise="Performance"),
-}
+from scenarios import SCENARIOS  # noqa: E402
 
 
 def vela_schedule(path: Path) -> dict[str, dict[str, str]]:
