@@ -9,6 +9,7 @@ for Size); 6. assemble the frozen ``Schedule`` and check the real allocated peak
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import replace
 
 from npuplan.errors import InfeasiblePlan
@@ -65,7 +66,10 @@ def plan_schedule(
     except InfeasiblePlan as err:
         log.info("search found no plan within %d bytes (%s); trying the floor schedule", budget, err.why)
         candidates = []
-    for dec, notes in _rank(net, candidates, arch, oracle):
+    ranked = _rank(net, candidates, arch, oracle)
+    if ranked:
+        ranked[0] = _trimmed(net, ranked[0], candidates, arch, oracle, options.optimise)
+    for dec, notes in ranked:
         schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
         if schedule.sram_peak_bytes <= budget:
             return schedule
@@ -83,6 +87,26 @@ def _rank(
     """Candidates in the order to try them (``order_by_speed``)."""
     scored = [(total_cycles(net, d, arch, oracle), peak_of(net, d), k) for k, (d, _) in enumerate(candidates)]
     return [candidates[k] for k in order_by_speed(scored)]
+
+
+def _trimmed(
+    net: Network, first: tuple[Decisions, tuple[str, ...]], candidates: list[tuple[Decisions, tuple[str, ...]]],
+    arch: Architecture, oracle: CostOracle, optimise: Optimise,
+) -> tuple[Decisions, tuple[str, ...]]:
+    """The chosen candidate with fast storage at its peak given back where the speed it buys is
+    not worth the memory (``schedule.trim``): for Performance, as long as the plan stays within
+    the equal-speed bound of the fastest candidate; for Size, every weight buffer that raises the
+    peak (Size buffers weights only in the memory left below it; the cascades were already
+    weighed against their speed by ``strategy.size_trade``)."""
+    from npuplan.schedule.trim import trim_peak
+
+    dec, notes = first
+    if optimise is Optimise.SIZE:
+        trimmed = trim_peak(net, dec, arch, oracle, memory_weight=math.inf, undo_cascades=False)
+    else:
+        fastest = min(total_cycles(net, d, arch, oracle) for d, _ in candidates)
+        trimmed = trim_peak(net, dec, arch, oracle, fastest * (1 + EQUAL_SPEED_FRACTION))
+    return (trimmed, notes + ("peak trimmed",)) if trimmed != dec else first
 
 
 def order_by_speed(scored: list[tuple[int, int, int]]) -> list[int]:
