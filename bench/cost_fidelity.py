@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from scenarios import SCENARIOS
 
+from npuplan.api import make_options
 from npuplan.cost import BlockChoice, CostQuery, LutAccess, Operand, WeightAccess, WeightFetch, op_cost
 from npuplan.hw import build_architecture
 from npuplan.hw.accelerator import Block
@@ -25,15 +27,9 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
-from npuplan.options import Optimise, PlanOptions
 
 COST_REF = Path("/work/cost-ref")
 VELA_REF = Path("/work/vela-ref")
-SCENARIOS = {
-    "u55_128_highend_shared_perf": ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram", Optimise.PERFORMANCE),
-    "u55_64_deep_shared_size": ("ethos-u55-64", "Ethos_U55_Deep_Embedded", "Shared_Sram", Optimise.SIZE),
-    "u65_256_highend_dedicated384k_perf": ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram_384KB", Optimise.PERFORMANCE),
-}
 MODELS = (
     "autoencoder_ad ds_cnn_kws resnet8_cifar mobilenet_v1_025_96 mobilenet_v2_035_128 mobilenet_v3_small_224 "
     "mobilenet_v1_100_224 mobilenet_v2_100_224 resnet50_224"
@@ -132,8 +128,7 @@ def vela_layer_npu(scenario: str, model: str) -> dict[str, float]:
 
 
 def run(scenario: str, verbose: bool) -> tuple[int, int]:
-    accel, system, mode, optimise = SCENARIOS[scenario]
-    arch = build_architecture(PlanOptions(accel, system_config=system, memory_mode=mode, optimise=optimise))
+    arch = build_architecture(make_options(**SCENARIOS[scenario]))
     within = total = 0
     print(f"\n== {scenario}")
     print(f"{'model':24s} {'layers':>6s} {'<=10%':>6s} {'nn_macs ours':>14s} {'vela':>14s} {'err%':>6s}")

@@ -13,12 +13,8 @@ from pathlib import Path
 from npuplan.hw.accelerator import accelerator
 from npuplan.io.tflite import read_tflite
 from npuplan.lowering import lower
+from scenarios import SCENARIOS
 
-SCENARIOS = {
-    "u55_128_highend_shared_perf": "ethos-u55-128",
-    "u55_64_deep_shared_size": "ethos-u55-64",
-    "u65_256_highend_dedicated384k_perf": "ethos-u65-256",
-}
 
 
 def main() -> int:
@@ -42,8 +38,8 @@ def main() -> int:
     mismatches = 0
     for path in sorted(models.glob("*.tflite")):
         model = read_tflite(path)
-        for scenario, acc in SCENARIOS.items():
-            lowered = lower(model, accelerator(acc))
+        for scenario, options in SCENARIOS.items():
+            lowered = lower(model, accelerator(options["accelerator_config"]))
             npu, cpu = len(lowered.npu_ops), len(lowered.cpu_ops)
             ref = vela.get((path.stem, scenario), (-1, -1))
             flag = "" if (npu, cpu) == ref else "  <-- differs"

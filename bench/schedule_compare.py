@@ -11,23 +11,16 @@ import sys
 import time
 from pathlib import Path
 
+from npuplan.api import make_options
 from npuplan.errors import NpuplanError
 from npuplan.hw import build_architecture
 from npuplan.io.tflite import read_tflite
 from npuplan.lowering import lower
-from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule import plan_schedule
+from scenarios import BUDGET_256K
+from scenarios import SCENARIOS as PUBLIC
 
-SCENARIOS = {
-    "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
-                                        memory_mode="Shared_Sram", optimise=Optimise.PERFORMANCE),
-    "u65_256_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
-                                               memory_mode="Dedicated_Sram_384KB", optimise=Optimise.PERFORMANCE),
-    "u55_64_deep_shared_size": dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded",
-                                    memory_mode="Shared_Sram", optimise=Optimise.SIZE),
-    "u55_256_budget_256k": dict(accelerator_config="ethos-u55-256", system_config="Ethos_U55_High_End_Embedded",
-                                memory_mode="Shared_Sram", arena_cache_size_bytes=262144),
-}
+SCENARIOS = {**PUBLIC, **BUDGET_256K}
 REFERENCE = Path("/work/shared/bench/vela_5.2.0_public.jsonl")
 
 
@@ -53,7 +46,7 @@ def main() -> None:
         model_dir = Path("tests/data")
     vela = vela_figures()
     for scenario, kwargs in SCENARIOS.items():
-        options = PlanOptions(**kwargs)  # type: ignore[arg-type]
+        options = make_options(**kwargs)
         arch = build_architecture(options)
         ratios = []
         print(f"\n== {scenario}")
