@@ -27,9 +27,15 @@ from npuplan.schedule.geometry import (
 )
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
+from npuplan.schedule.oracle import CostOracle
 from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
-from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
+from npuplan.schedule.weights import (
+    best_weight_subset,
+    candidate_plans,
+    cascade_weight_option,
+    held_bytes,
+    needs_dma,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +48,8 @@ class Segment:
 
     ``peak_bytes`` is the fast-storage peak over its time span without weight buffers; ``cycles``
     its cycles with weights read in place. ``weight_options`` are ``(bytes, cycles saved)`` choices
-    that buffering weights offers: for a cascade, one per op (full depth, any subset may be taken);
-    for a single op, alternative plans (at most one is taken).
+    that buffering weights offers: for a cascade, one per op (full depth, any subset may be taken,
+    ``copy_cycles`` beside each); for a single op, alternative plans (at most one is taken).
     """
 
     start: int
@@ -53,20 +59,30 @@ class Segment:
     peak_bytes: int
     cycles: int
     weight_options: tuple[tuple[int, int], ...] = ()
+    copy_cycles: tuple[int, ...] = ()  # DMA cycles of each cascade option's whole-weight copy
 
-    def cycles_within(self, limit: int | None) -> int:
-        """Cycles with the weight buffering that fits between the peak and ``limit`` (None: none)."""
-        if limit is None or not self.weight_options:
-            return self.cycles
+    def _taken(self, limit: int) -> tuple[int, ...]:
         room = limit - self.peak_bytes
         if self.start == self.end:
-            return self.cycles - max((saved for size, saved in self.weight_options if size <= room), default=0)
-        saved_total = 0
-        for size, saved in sorted(self.weight_options, key=lambda o: -o[1] / max(o[0], 1)):
-            if size <= room:
-                room -= size
-                saved_total += saved
-        return self.cycles - saved_total
+            fitting = [j for j, (size, _) in enumerate(self.weight_options) if size <= room]
+            return (max(fitting, key=lambda j: self.weight_options[j][1]),) if fitting else ()
+        return best_weight_subset(self.weight_options, room)
+
+    def cycles_within(self, limit: int | None) -> int:
+        """Cycles with the weight buffering that fits between the peak and ``limit`` (None: none):
+        the plan's own cycles, as the weight pass (``weights.propose_weight_buffering``) chooses."""
+        if limit is None or not self.weight_options:
+            return self.cycles
+        return self.cycles - sum(self.weight_options[j][1] for j in self._taken(limit))
+
+    def search_cycles(self, limit: int | None) -> int:
+        """``cycles_within`` plus the copies of the cascade weights held: the cost model (like Vela's)
+        does not charge a cascade's weight copy; the search does, so that cascading is never chosen
+        just to make weight DMA look free. The weights held are the plan's either way."""
+        if limit is None or not self.copy_cycles:
+            return self.cycles_within(limit)
+        taken = self._taken(limit)
+        return self.cycles - sum(self.weight_options[j][1] - self.copy_cycles[j] for j in taken)
 
 
 @dataclass(frozen=True)
@@ -81,7 +97,8 @@ class _Context:
     live_at: list[frozenset[str]]  # full feature maps in fast storage at each time step
     owner: dict[str, str]  # in-place pairs of ``dec``: OFM -> the input it overwrites
     with_weights: bool
-    op_memo: dict[tuple[int, int, bool, bool], tuple[int, tuple[int, int] | None]] = field(default_factory=dict)
+    op_memo: dict[tuple[int, int, bool, bool, int], tuple[int, tuple[int, int, int] | None, int]] = field(
+        default_factory=dict)
 
 
 def _context(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, with_weights: bool) -> _Context:
@@ -152,33 +169,36 @@ def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
     trial = replace(dec, ofm_rows=dec.ofm_rows[:s] + rows + dec.ofm_rows[e + 1:],
                     cascades=dec.cascades + (CascadeSpan(-1, s, e, rolling),))
     peak = _span_peak(ctx, trial, s, e, sum(r.size_bytes for r in rolling))
-    cycles, options = 0, []
+    cycles, options, copies = 0, [], []
+    slack = 0  # what the op before the segment leaves is not known here; the weight pass uses it
     for k in range(s, e + 1):
-        # an op's cost in a cascade depends only on its rows and on whether its IFM and OFM roll
-        key = (k, rows[k - s], k > s, k < e)
+        # an op's cost in a cascade depends only on its rows, on whether its IFM and OFM roll and on
+        # the slack the op before it leaves (weights prefetch under it, as ``total_cycles`` costs)
+        key = (k, rows[k - s], k > s, k < e, slack)
         if key not in ctx.op_memo:
-            ctx.op_memo[key] = _cascaded_op(ctx, trial, k, rows[k - s])
-        direct, option = ctx.op_memo[key]
+            ctx.op_memo[key] = _cascaded_op(ctx, trial, k, slack)
+        direct, option, slack = ctx.op_memo[key]
         cycles += direct
         if option is not None:
-            options.append(option)
-    return Segment(s, e, rows, rolling, peak, cycles, tuple(options))
+            options.append(option[:2])
+            copies.append(option[2])
+    return Segment(s, e, rows, rolling, peak, cycles, tuple(options), tuple(copies))
 
 
-def _cascaded_op(ctx: _Context, trial: Decisions, k: int, rows: int) -> tuple[int, tuple[int, int] | None]:
-    """Op ``k``'s cycles in a cascade with weights read in place, and ``(bytes, cycles saved)`` by
-    buffering its whole weights (None when that does not pay)."""
-    net, op = ctx.net, ctx.net.npu_ops[k]
-    direct = cost_op(net, trial, ctx.arch, ctx.oracle, k).cycles
-    if not ctx.with_weights or not needs_dma(op, ctx.arch):
-        return direct, None
-    block = ctx.oracle.block_config(op, op.ofm_shape.with_h(min(rows, op.ofm_shape.h)))
-    plan = full_depth_plan(op, block, ctx.oracle)
-    # the cost model (like Vela's) does not charge a cascade's weight copy; the search does, so
-    # that cascading is never chosen just to make weight DMA look free
+def _cascaded_op(
+    ctx: _Context, trial: Decisions, k: int, prev_slack: int,
+) -> tuple[int, tuple[int, int, int] | None, int]:
+    """Op ``k``'s cycles in a cascade with weights read in place; ``(bytes, cycles saved, copy
+    cycles)`` of holding its whole weights (``weights.cascade_weight_option``: the figures the
+    weight pass chooses by); and the slack it leaves the next op."""
+    direct = cost_op(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack)
+    found = (cascade_weight_option(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack)
+             if ctx.with_weights else None)
+    if found is None:
+        return direct.cycles, None, direct.slack_cycles
+    plan, saved = found
     copy = ctx.oracle.transfer_cycles(ctx.arch.const_area, ctx.arch.fast_area, plan.stream_bytes)
-    saved = direct - cost_op(net, trial, ctx.arch, ctx.oracle, k, weights=plan).cycles - copy
-    return direct, ((round_up(plan.buffer_bytes, ALIGN_BYTES), saved) if saved > 0 else None)
+    return direct.cycles, (held_bytes(plan), saved, copy), direct.slack_cycles
 
 
 def _span_peak(ctx: _Context, trial: Decisions, s: int, e: int, rolling_bytes: int) -> int:
@@ -213,7 +233,7 @@ def _single(ctx: _Context, k: int) -> Segment:
         for plan in candidate_plans(op, block, ctx.oracle):
             saved = direct - cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k, weights=plan).cycles
             if saved > 0:
-                options.append((round_up(plan.buffer_bytes, ALIGN_BYTES), saved))
+                options.append((held_bytes(plan), saved))
     return Segment(k, k, (op.ofm_shape.h,), (), ctx.base[net.times[k]], direct, tuple(options))
 
 
@@ -248,7 +268,7 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
             if optimise is Optimise.SIZE:
                 key = (max(prev[0][0], seg.peak_bytes), prev[0][1] + seg.cycles)
             else:
-                key = (prev[0][0] + max(0, seg.peak_bytes - limit), prev[0][1] + seg.cycles_within(limit))
+                key = (prev[0][0] + max(0, seg.peak_bytes - limit), prev[0][1] + seg.search_cycles(limit))
             if e not in best or key < best[e][0]:
                 best[e] = (key, prev[1] + [seg])
     return best[last][1]
@@ -319,9 +339,9 @@ def _traded_limit(ctx: _Context, options: dict[tuple[int, int], dict[int, list[S
     top = min(ceiling, int(floor * (1 + 1 / memory_weight)))  # beyond this memory alone costs > 100%
 
     def cycles_at(limit: int) -> int:
-        total = sum(seg.cycles_within(limit) for seg in singles)
+        total = sum(seg.search_cycles(limit) for seg in singles)
         for run, opts in options.items():
-            total += sum(seg.cycles_within(limit) for seg in _best_split(opts, run[0], run[1], limit,
+            total += sum(seg.search_cycles(limit) for seg in _best_split(opts, run[0], run[1], limit,
                                                                            Optimise.PERFORMANCE))
         return total
 

@@ -2,19 +2,22 @@
 prebuffered under the previous op) and choose the fastest that fits the memory left at that op.
 
 Ops are visited in order because prefetching under op ``i-1`` uses its slack cycles and memory.
-Inside a cascade weights are kept whole (full depth) for the whole cascade.
+Inside a cascade weights are kept whole (full depth) for the whole cascade; which of its ops hold
+them is chosen for the cascade at once (``best_weight_subset``), by the same figures and rule the
+cascade search priced the cascade with, so the plan it chose is the plan it gets.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.schedule.costing import cost_op
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
+from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, WeightPlan
 from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import OFM_SPLIT_DEPTH, CostOracle, round_up
+from npuplan.schedule.oracle import ALIGN_BYTES, OFM_SPLIT_DEPTH, CostOracle, round_up
 from npuplan.schedule.types import WeightBuffering
 from npuplan.schedule.usage import fast_buffers, usage_by_time
 
@@ -64,6 +67,41 @@ def full_depth_plan(op: NpuOp, block_config: object, oracle: CostOracle) -> Weig
     return WeightPlan(WeightBuffering.FULL, sum(sizes), (0, op.ofm_shape.c), sizes, sum(sizes))
 
 
+def held_bytes(plan: WeightPlan) -> int:
+    """Fast-storage bytes ``plan`` holds, aligned as ``usage.fast_buffers`` counts them."""
+    return round_up(plan.buffer_bytes, ALIGN_BYTES)
+
+
+def cascade_weight_option(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, k: int, *, prev_slack_cycles: int = 0,
+) -> tuple[WeightPlan, int] | None:
+    """Op ``k`` (in a cascade of ``dec``) holding its whole weights: the plan and the cycles it saves
+    over reading them in place, by ``cost_op`` alone (after an op leaving ``prev_slack_cycles``);
+    None when that costs cycles."""
+    op = net.npu_ops[k]
+    if not needs_dma(op, arch):
+        return None
+    plan = full_depth_plan(op, oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[k], op.ofm_shape.h))),
+                           oracle)
+    saved = (cost_op(net, dec, arch, oracle, k, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack_cycles).cycles
+             - cost_op(net, dec, arch, oracle, k, weights=plan, prev_slack_cycles=prev_slack_cycles).cycles)
+    return (plan, saved) if saved >= 0 else None
+
+
+def best_weight_subset(options: Sequence[tuple[int, int]], room_bytes: int) -> tuple[int, ...]:
+    """Indices of the ``(bytes, cycles saved)`` options that, taken together, save the most cycles
+    within ``room_bytes`` (fewest bytes among equals). Exact: every subset is kept on a frontier of
+    bytes against saving, so more room never saves less."""
+    frontier: list[tuple[int, int, tuple[int, ...]]] = [(0, 0, ())]
+    for k, (size, saved) in enumerate(options):
+        grown = frontier + [(b + size, s + saved, taken + (k,)) for b, s, taken in frontier if b + size <= room_bytes]
+        frontier = []
+        for point in sorted(grown, key=lambda f: (f[0], -f[1])):
+            if not frontier or point[1] > frontier[-1][1]:
+                frontier.append(point)
+    return frontier[-1][2]
+
+
 def propose_weight_buffering(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int,
 ) -> Decisions:
@@ -76,29 +114,53 @@ def propose_weight_buffering(
     for i, op in enumerate(net.npu_ops):
         t = net.times[i]
         cascade = current.cascade_of(i)
-        if not needs_dma(op, arch):
-            costed = cost_op(net, current, arch, oracle, i, prev_slack_cycles=prev_slack)
-            prev_slack = costed.slack_cycles
+        if cascade is not None and i == cascade.start:
+            weights[i:cascade.end + 1] = _cascade_weights(net, current, arch, oracle, cascade, usage, limit_bytes,
+                                                          prev_slack)
+            current = replace(current, weights=tuple(weights))
+        if cascade is not None or not needs_dma(op, arch):
+            prev_slack = cost_op(net, current, arch, oracle, i, prev_slack_cycles=prev_slack).slack_cycles
             continue
         block = oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[i], op.ofm_shape.h)))
-        if cascade is not None:
-            plan = full_depth_plan(op, block, oracle)
-            span = range(net.times[cascade.start], net.times[cascade.end] + 1)
-            if all(usage[s] + plan.buffer_bytes <= limit_bytes for s in span):
-                chosen = plan
-                for s in span:
-                    usage[s] += plan.buffer_bytes
-            else:
-                chosen = NO_WEIGHT_BUFFER
-        else:
-            chosen = _choose(net, current, arch, oracle, i, block, usage, limit_bytes, prev_slack)
-            usage[t] += chosen.buffer_bytes
-            if chosen.prebuffer and i > 0:
-                usage[net.times[i - 1]] += chosen.buffer_bytes
+        chosen = _choose(net, current, arch, oracle, i, block, usage, limit_bytes, prev_slack)
+        usage[t] += held_bytes(chosen)
+        if chosen.prebuffer and i > 0:
+            usage[net.times[i - 1]] += held_bytes(chosen)
         weights[i] = chosen
         current = replace(current, weights=tuple(weights))
         prev_slack = cost_op(net, current, arch, oracle, i, prev_slack_cycles=prev_slack).slack_cycles
     return current
+
+
+def _cascade_weights(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, cascade: CascadeSpan,
+    usage: list[int], limit_bytes: int, prev_slack: int,
+) -> list[WeightPlan]:
+    """The weight plans of the cascade's ops (whole or none), chosen together in the room its time
+    span leaves below ``limit_bytes``; ``usage`` gains the bytes held over the span. Each op's
+    saving is costed after the slack its predecessor leaves with weights read in place (the
+    cascade search's figures; ``prev_slack`` is what the op before the cascade leaves)."""
+    span = range(net.times[cascade.start], net.times[cascade.end] + 1)
+    offered: list[tuple[int, WeightPlan, int]] = []
+    for k in range(cascade.start, cascade.end + 1):
+        found = cascade_weight_option(net, dec, arch, oracle, k, prev_slack_cycles=prev_slack)
+        if found is not None:
+            offered.append((k, found[0], found[1]))
+        prev_slack = cost_op(net, dec, arch, oracle, k, prev_slack_cycles=prev_slack).slack_cycles
+    room = limit_bytes - max(usage[s] for s in span)
+    taken = best_weight_subset([(held_bytes(plan), saved) for _, plan, saved in offered], room)
+    room -= sum(held_bytes(offered[j][1]) for j in taken)
+    for j, (_, plan, saved) in enumerate(offered):  # weights that save no cycles still save flash reads
+        if saved == 0 and j not in taken and held_bytes(plan) <= room:
+            taken += (j,)
+            room -= held_bytes(plan)
+    plans = [NO_WEIGHT_BUFFER] * (cascade.end - cascade.start + 1)
+    for j in taken:
+        k, plan, _ = offered[j]
+        plans[k - cascade.start] = plan
+        for s in span:
+            usage[s] += held_bytes(plan)
+    return plans
 
 
 def _choose(
@@ -113,10 +175,10 @@ def _choose(
     base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack)
     scored.append((base.cycles, 0, NO_WEIGHT_BUFFER))
     for plan in candidate_plans(net.npu_ops[i], block, oracle):
-        if plan.buffer_bytes > room:
+        if held_bytes(plan) > room:
             continue
         options = [replace(plan, prebuffer=False)]
-        if i > 0 and plan.buffer_bytes <= prev_room:
+        if i > 0 and held_bytes(plan) <= prev_room:
             options.append(replace(plan, prebuffer=True))
         for option in options:
             slack = prev_slack if option.prebuffer else 0

@@ -53,8 +53,12 @@ def test_one_row_producers_make_smaller_rolling_buffers() -> None:
 def test_segment_weight_room() -> None:
     cascade = Segment(0, 1, (1, 1), (), 1000, 500, ((100, 50), (50, 40)))
     assert cascade.cycles_within(None) == 500
-    assert cascade.cycles_within(1120) == 460  # the better bytes-for-cycles buffer first; 100 no longer fits
+    assert cascade.cycles_within(1060) == 460
+    assert cascade.cycles_within(1120) == 450  # the exact best set: the 100-byte buffer saves more alone
     assert cascade.cycles_within(1200) == 410
+    # saving per byte would take the 60-byte buffer first and leave room for nothing else
+    three = Segment(0, 2, (1, 1, 1), (), 1000, 500, ((60, 40), (50, 30), (50, 30)))
+    assert three.cycles_within(1100) == 440 and three.cycles_within(1110) == 430
     single = Segment(0, 0, (8,), (), 1000, 500, ((100, 50), (50, 40)))
     assert single.cycles_within(1060) == 460 and single.cycles_within(1100) == 450
 
