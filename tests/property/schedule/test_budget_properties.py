@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -135,6 +136,19 @@ def test_larger_budget_is_never_slower(case, search) -> None:  # type: ignore[no
     except InfeasiblePlan:
         return
     roomy = plan_schedule(graph, build_architecture(roomy_options), roomy_options)
+    assert _cycles(roomy) <= _cycles(tight) * (1 + EQUAL_SPEED_FRACTION)
+
+
+@pytest.mark.xfail(strict=True, reason="the cost model (like Vela's) does not charge a cascade's weight copy: "
+                   "a budget just below the max schedule's peak forces a cascade whose weights look free")
+def test_larger_budget_where_whole_feature_maps_first_fit() -> None:
+    """Known violation left by the uncharged cascade weight copy (3484 cycles at 9580 B, 10784 at
+    9701 B where the max schedule fits with no room for weight buffers); strict, so it is noticed
+    when the cost model charges the copy and the property holds here too."""
+    graph = network([("conv", 24, 1, 1), ("conv", 48, 1, 1)], h=11, w=11)
+    small, large = replace(_options(9580), search=Search.CASCADE), replace(_options(9701), search=Search.CASCADE)
+    tight = plan_schedule(graph, build_architecture(small), small)
+    roomy = plan_schedule(graph, build_architecture(large), large)
     assert _cycles(roomy) <= _cycles(tight) * (1 + EQUAL_SPEED_FRACTION)
 
 
