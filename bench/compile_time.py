@@ -1,0 +1,149 @@
+"""Compile time of npuplan against Vela 5.2.0's legacy core, side by side (issue 3's target).
+
+Both sides run as fresh processes, as a user would run them, each writing its reports to a
+temporary directory: ``python -m npuplan.cli plan MODEL <scenario flags> --quiet`` and
+``vela MODEL --debug-force-legacy-core <scenario flags>``. Compile time is the process's CPU
+seconds (user + system, interpreter start-up and imports included), which other load on the
+machine does not inflate as it does wall-clock time. With ``--repeat N`` each figure is the
+minimum over N runs.
+
+Bytecode: Vela runs from its venv, which pip byte-compiled at install; this machine sets
+PYTHONDONTWRITEBYTECODE, so a source tree would be recompiled on every run. Each npuplan tree is
+therefore run with its bytecode cached under a temporary PYTHONPYCACHEPREFIX (one untimed warm-up
+run fills it), as an installed npuplan would run.
+
+The start-up line times each tool's ``--version`` the same way, for reference (Vela's imports its
+whole compiler; npuplan's only the command line).
+
+Several npuplan source trees can be timed in the same run (``--src before=/work/main/src
+--src after=src``), so a speed-up is measured side by side rather than against an old figure.
+
+Prints per scenario: each model's seconds (npuplan per source tree, Vela) and ratio, then the
+geomean of ours/Vela per scenario and over all scenarios. Asserts nothing.
+
+Usage: python bench/compile_time.py --vela PATH/TO/vela [--zoo DIR] [--scenario NAME ...]
+                                    [--model NAME ...] [--src LABEL=DIR ...] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from scenarios import BUDGET_256K, SCENARIOS, cli_flags
+
+HERE = Path(__file__).resolve().parent
+ALL_SCENARIOS = {**SCENARIOS, **BUDGET_256K}
+
+
+def cpu_seconds(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
+    """CPU seconds (user + system) of ``cmd`` run to completion in a fresh process, and its exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.returncode
+
+
+def ours_env(src: Path, pycache: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(pycache)}
+
+
+def least_cpu_seconds(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+    """The least CPU seconds of ``repeat`` runs of ``cmd`` (``--output-dir`` a fresh temporary
+    directory each), or NaN when it fails."""
+    best = math.inf
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as out:
+            secs, rc = cpu_seconds([*cmd, "--output-dir", out], env)
+        if rc != 0:
+            return math.nan
+        best = min(best, secs)
+    return best
+
+
+def ours_cmd(model: Path, flags: list[str]) -> list[str]:
+    return [sys.executable, "-m", "npuplan.cli", "plan", str(model), *flags, "--quiet"]
+
+
+def vela_cmd(vela: str, model: Path, flags: list[str]) -> list[str]:
+    return [vela, str(model), "--debug-force-legacy-core", *flags]
+
+
+def start_up(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+    return min(cpu_seconds(cmd, env)[0] for _ in range(max(repeat, 3)))
+
+
+def geomean(values: list[float]) -> float:
+    kept = [v for v in values if v > 0 and not math.isnan(v)]
+    return math.exp(sum(math.log(v) for v in kept) / len(kept)) if kept else math.nan
+
+
+def parse_sources(entries: list[str]) -> dict[str, Path]:
+    if not entries:
+        return {"ours": HERE.parent / "src"}
+    sources = {}
+    for entry in entries:
+        label, _, path = entry.partition("=")
+        sources[label] = Path(path).resolve()
+    return sources
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--vela", required=True, help="vela executable in a separate venv")
+    parser.add_argument("--zoo", default=str(HERE.parent.parent / "shared" / "models"))
+    parser.add_argument("--scenario", action="append", choices=list(ALL_SCENARIOS))
+    parser.add_argument("--model", action="append", default=None)
+    parser.add_argument("--src", action="append", default=[], metavar="LABEL=DIR", help="npuplan source tree to time")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per figure; the minimum is kept")
+    args = parser.parse_args()
+
+    sources = parse_sources(args.src)
+    models = sorted(Path(args.zoo).glob("*.tflite"))
+    if args.model:
+        models = [m for m in models if m.stem in args.model]
+    with tempfile.TemporaryDirectory() as cache:
+        envs = {label: ours_env(src, Path(cache) / label) for label, src in sources.items()}
+        for label, env in envs.items():  # untimed: fills the bytecode cache
+            least_cpu_seconds(ours_cmd(models[0], []), 1, env)
+        starts = {label: start_up([sys.executable, "-m", "npuplan.cli", "--version"], args.repeat, env)
+                  for label, env in envs.items()}
+        starts["vela"] = start_up([args.vela, "--version"], args.repeat)
+        print("start-up CPU s (--version): " + ", ".join(f"{k} {v:.2f}" for k, v in starts.items()))
+        overall: dict[str, list[float]] = {label: [] for label in sources}
+        for scenario in args.scenario or list(ALL_SCENARIOS):
+            for label, values in scenario_table(scenario, models, args, envs).items():
+                overall[label] += values
+    print("\ngeomean ours/vela over all scenarios: "
+          + ", ".join(f"{label} {geomean(overall[label]):.3f}" for label in sources))
+
+
+def scenario_table(
+    scenario: str, models: list[Path], args: argparse.Namespace, envs: dict[str, dict[str, str]],
+) -> dict[str, list[float]]:
+    """Print one scenario's table; return the ratios ours/Vela per source tree."""
+    flags = cli_flags(ALL_SCENARIOS[scenario])
+    print(f"\n== {scenario}  (CPU seconds, fresh process each)")
+    print(f"{'model':24} " + " ".join(f"{label:>8}" for label in envs) + f" {'vela':>8} "
+          + " ".join(f"{label + '/vela':>12}" for label in envs))
+    ratios: dict[str, list[float]] = {label: [] for label in envs}
+    for model in models:
+        ours = {label: least_cpu_seconds(ours_cmd(model, flags), args.repeat, env) for label, env in envs.items()}
+        vela = least_cpu_seconds(vela_cmd(args.vela, model, flags), args.repeat)
+        for label, secs in ours.items():
+            ratios[label].append(secs / vela)
+        print(f"{model.stem:24} " + " ".join(f"{ours[label]:8.2f}" for label in envs) + f" {vela:8.2f} "
+              + " ".join(f"{ours[label] / vela:12.3f}" for label in envs), flush=True)
+    print("geomean ours/vela: " + ", ".join(f"{label} {geomean(ratios[label]):.3f}" for label in envs))
+    return ratios
+
+
+if __name__ == "__main__":
+    main()
