@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.decisions import Decisions, WeightPlan
+from npuplan.schedule.decisions import CascadeSpan, Decisions, WeightPlan
 from npuplan.schedule.geometry import ifm2_stripe_for, ifm_stripe_for
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle, CostQuery
@@ -27,17 +28,23 @@ class Costed:
     slack_cycles: int
 
 
+@lru_cache(maxsize=256)
+def rolling_names(cascades: tuple[CascadeSpan, ...]) -> frozenset[str]:
+    """Names of the cascades' rolling buffers (asked for on every costing, so memoised)."""
+    return frozenset(r.tensor_name for c in cascades for r in c.rolling)
+
+
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:
     """Where a feature map lives: fast storage if placed or rolling there, else the arena."""
     if name is None:
         return arch.arena_area
-    if name in dec.fast_fms or any(r.tensor_name == name for c in dec.cascades for r in c.rolling):
+    if name in dec.fast_fms or (dec.cascades and name in rolling_names(dec.cascades)):
         return arch.fast_area
     return arch.arena_area
 
 
 def fm_format(net: Network, dec: Decisions, name: str) -> str:
-    if any(r.tensor_name == name for c in dec.cascades for r in c.rolling):
+    if dec.cascades and name in rolling_names(dec.cascades):
         return "NHCWB16"
     fm = net.fms.get(name)
     return fm.format if fm is not None else "NHWC"
@@ -47,36 +54,53 @@ def cost_op(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, index: int, *,
     weights: WeightPlan | None = None, prev_slack_cycles: int = 0,
 ) -> Costed:
-    """Cost op ``index`` with its stripe from ``dec`` and ``weights`` (default ``dec``'s plan)."""
+    """Cost op ``index`` with its stripe from ``dec`` and ``weights`` (default ``dec``'s plan).
+
+    With a ``MemoOracle``, results are memoised on everything the costing reads from ``dec``."""
     op = net.npu_ops[index]
     plan = dec.weights[index] if weights is None else weights
+    staged = op.ifm.name in dec.staged_fms
+    ifm_area = arch.fast_area if staged else fm_area(net, dec, arch, op.ifm.name)
+    ifm2_area = None if op.ifm2 is None else (arch.const_area if op.ifm2.is_constant
+                                               else fm_area(net, dec, arch, op.ifm2.name))
+    ofm_area = fm_area(net, dec, arch, op.ofm.name)
+    ifm_format = fm_format(net, dec, op.ifm.name)
+    ofm_format = fm_format(net, dec, op.ofm.name)
+    ifm2_format = "NHWC" if op.ifm2 is None or op.ifm2.is_constant else fm_format(net, dec, op.ifm2.name)
+    in_cascade = dec.cascade_of(index) is not None
+    memo: dict[tuple[Any, ...], Costed] | None = getattr(oracle, "costed", None)
+    key = (id(op), id(arch), dec.ofm_rows[index], plan, prev_slack_cycles, staged, ifm_area, ifm2_area, ofm_area,
+           ifm_format, ofm_format, ifm2_format, in_cascade)
+    if memo is not None and key in memo:
+        return memo[key]
     ofm_stripe = op.ofm_shape.with_h(min(dec.ofm_rows[index], op.ofm_shape.h))
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
     block = oracle.block_config(op, ofm_stripe)
     buffered = plan.buffering is not WeightBuffering.NONE
-    staged = op.ifm.name in dec.staged_fms
     query = CostQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,
-        ifm_area=arch.fast_area if staged else fm_area(net, dec, arch, op.ifm.name),
-        ifm2_area=None if op.ifm2 is None else (arch.const_area if op.ifm2.is_constant
-                                                 else fm_area(net, dec, arch, op.ifm2.name)),
-        ofm_area=fm_area(net, dec, arch, op.ofm.name),
+        ifm_area=ifm_area,
+        ifm2_area=ifm2_area,
+        ofm_area=ofm_area,
         weight_area=arch.fast_area if buffered else arch.const_area,
-        ifm_format=fm_format(net, dec, op.ifm.name),
-        ofm_format=fm_format(net, dec, op.ofm.name),
-        ifm2_format="NHWC" if op.ifm2 is None or op.ifm2.is_constant else fm_format(net, dec, op.ifm2.name),
+        ifm_format=ifm_format,
+        ofm_format=ofm_format,
+        ifm2_format=ifm2_format,
         weight_source_area=arch.const_area,
         weight_fetch=str(plan.buffering),
         weight_stream_bytes=plan.stream_bytes,
         first_slice_bytes=plan.first_buffer_bytes,
         depth_slices=plan.depth_slices,
         prev_slack_cycles=prev_slack_cycles,
-        in_cascade=dec.cascade_of(index) is not None,
+        in_cascade=in_cascade,
         staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged else 0,
     )
     cost = oracle.op_cost(query)
     cycles = oracle.cycles(cost)
     slack = int(getattr(cost, "slack_npu_cycles", cycles))  # NPU time of the last depth slice
-    return Costed(block, ofm_stripe, ifm_stripe, ifm2_stripe, cost, cycles, slack)
+    costed = Costed(block, ofm_stripe, ifm_stripe, ifm2_stripe, cost, cycles, slack)
+    if memo is not None:
+        memo[key] = costed
+    return costed

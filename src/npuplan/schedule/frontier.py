@@ -10,6 +10,7 @@ a spread of them along the peak axis (the cheapest and the smallest always among
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -33,9 +34,20 @@ def dominates(a: Point[T], b: Point[T]) -> bool:
 def pareto_front(points: Iterable[Point[T]]) -> list[Point[T]]:
     """The non-dominated points, cheapest first; of equal points only the first is kept."""
     kept: list[Point[T]] = []
+    # the (peak, tail) staircase of the kept points: peaks ascending, tails strictly descending, so
+    # the least tail among kept points of peak <= p's is the entry just left of p's peak
+    peaks: list[int] = []
+    tails: list[int] = []
     for p in sorted(points, key=lambda q: (q.cost, q.peak_bytes, q.tail_bytes)):
-        if not any(k.peak_bytes <= p.peak_bytes and k.tail_bytes <= p.tail_bytes for k in kept):
-            kept.append(p)
+        at = bisect_right(peaks, p.peak_bytes)
+        if at and tails[at - 1] <= p.tail_bytes:
+            continue  # a cheaper kept point is no worse in peak and tail
+        kept.append(p)
+        end = at
+        while end < len(peaks) and tails[end] >= p.tail_bytes:
+            end += 1
+        peaks[at:end] = [p.peak_bytes]
+        tails[at:end] = [p.tail_bytes]
     return kept
 
 

@@ -170,6 +170,7 @@ class MemoOracle:
         self._blocks: dict[tuple[int, Shape4D], Any] = {}
         self._costs: dict[tuple[Any, ...], Any] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
+        self.costed: dict[tuple[Any, ...], Any] = {}  # costing.cost_op's results, keyed there
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         key = (id(op), ofm_stripe)
