@@ -5,16 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
-
 from npuplan.report.model import AREAS, Report, build_report
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich is imported where it draws: a --quiet compile never pays its import
+    from rich.console import Console
+    from rich.table import Table
+
     from npuplan.api import Plan
 
 
 def _per_layer_table(report: Report) -> Table:
+    from rich.table import Table
+
     from npuplan.report.files import PER_LAYER_COLUMNS, per_layer_rows
 
     table = Table(title=f"Performance for NPU graph {report.network}", show_lines=False)
@@ -64,6 +66,8 @@ def render_console(
     console: Console | None = None,
 ) -> None:
     """Print the network summary (and optionally the per-layer table and op placements)."""
+    from rich.console import Console
+
     out = console or Console(highlight=False, soft_wrap=True)
     report = build_report(plan)
     if verbose_performance:

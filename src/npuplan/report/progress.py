@@ -6,9 +6,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
 
 @contextmanager
 def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
@@ -16,10 +13,16 @@ def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
 
     The bar goes to stderr and only when stderr is a terminal; otherwise the callback does nothing.
     """
+    if not enabled:  # rich is not even imported: start-up counts in every compile
+        yield lambda _name: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from npuplan.api import STEPS
 
     console = Console(file=sys.stderr)
-    if not enabled or not console.is_terminal:
+    if not console.is_terminal:
         yield lambda _name: None
         return
     columns = (TextColumn("{task.description:<10}"), BarColumn(), TimeElapsedColumn())
