@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
@@ -28,10 +27,22 @@ class Costed:
     slack_cycles: int
 
 
-@lru_cache(maxsize=256)
 def rolling_names(cascades: tuple[CascadeSpan, ...]) -> frozenset[str]:
-    """Names of the cascades' rolling buffers (asked for on every costing, so memoised)."""
-    return frozenset(r.tensor_name for c in cascades for r in c.rolling)
+    """Names of the cascades' rolling buffers. Asked for on every costing, so memoised on the
+    tuple's identity (hashing it again each time cost as much as the scan); the memo keeps the
+    tuple alive, so an identity is never reused while it is stored."""
+    found = _ROLLING.get(id(cascades))
+    if found is not None and found[0] is cascades:
+        return found[1]
+    names = frozenset(r.tensor_name for c in cascades for r in c.rolling)
+    if len(_ROLLING) >= _ROLLING_ENTRIES:
+        _ROLLING.clear()
+    _ROLLING[id(cascades)] = (cascades, names)
+    return names
+
+
+_ROLLING_ENTRIES = 1024
+_ROLLING: dict[int, tuple[tuple[CascadeSpan, ...], frozenset[str]]] = {}
 
 
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:
