@@ -25,13 +25,30 @@ def _const_area(query: CostQuery) -> MemArea | None:
     return query.weights.read_area if query.weights is not None else None
 
 
-def datapath_cycles(query: CostQuery, arch: Architecture) -> int:
-    """NPU datapath cycles of ``query`` alone (no DMA waits)."""
+# Datapath cycles read only the op, its block and operands and where its constants come from, not
+# the weight fetch plan or the previous op's slack, which is what a search mostly varies: a caller
+# costing many such variants of one op may pass a dict to memoise them in (keyed on ``id(op)``,
+# so one dict must only see ops that stay alive while it is used, e.g. one network's)
+CyclesMemo = dict[tuple[object, ...], int]
+
+
+def _memo_op_cycles(query: CostQuery, arch: Architecture, const_area: MemArea | None, memo: CyclesMemo | None) -> int:
     timing = output_timing(arch.accelerator.name)
-    return op_cycles(query, arch, timing, const_area=_const_area(query))
+    if memo is None:
+        return op_cycles(query, arch, timing, const_area=const_area)
+    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, const_area)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = op_cycles(query, arch, timing, const_area=const_area)
+    return found
 
 
-def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int) -> float:
+def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CyclesMemo | None = None) -> int:
+    """NPU datapath cycles of ``query`` alone (no DMA waits)."""
+    return _memo_op_cycles(query, arch, _const_area(query), memo)
+
+
+def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CyclesMemo | None) -> float:
     """Cycles of the op's last weight slice: the window in which the next op's weights can stream."""
     w = query.weights
     if w is not None and w.slack_npu_cycles is not None:
@@ -40,8 +57,7 @@ def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int) -> flo
         return float(cycles)
     tail_depth = w.depth_slices[-1] - w.depth_slices[-2]
     tail = dataclasses.replace(query, ofm=dataclasses.replace(query.ofm, shape=query.ofm.shape.with_c(tail_depth)))
-    timing = output_timing(arch.accelerator.name)
-    return float(op_cycles(tail, arch, timing, const_area=arch.fast_area))
+    return float(_memo_op_cycles(tail, arch, arch.fast_area, memo))
 
 
 class _Bytes:
@@ -88,10 +104,12 @@ def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _B
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)
 
 
-def _npu_cycles(query: CostQuery, arch: Architecture, cycles: int, lut_cycles: float) -> tuple[float, float, float]:
+def _npu_cycles(
+    query: CostQuery, arch: Architecture, cycles: int, lut_cycles: float, memo: CyclesMemo | None,
+) -> tuple[float, float, float]:
     """(NPU cycles including DMA waits, weight DMA cycles, own slack cycles)."""
     w = query.weights
-    slack_own = _tail_slack_cycles(query, arch, cycles)
+    slack_own = _tail_slack_cycles(query, arch, cycles, memo)
     if w is None or w.fetch is WeightFetch.DIRECT or w.buffer_area is None:
         return cycles + max(lut_cycles - query.prev_slack_npu_cycles, 0.0), 0.0, slack_own
     full_bytes = w.full_stream_bytes if w.full_stream_bytes is not None else w.stream_bytes
@@ -115,9 +133,10 @@ def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
     return dma_cycles(arch, s.source_area, s.dest_area, s.size_bytes)
 
 
-def op_cost(query: CostQuery, arch: Architecture) -> OpCost:
-    """Cycles, MACs and memory traffic of one op (or one stripe of it) on ``arch``."""
-    cycles = datapath_cycles(query, arch)
+def op_cost(query: CostQuery, arch: Architecture, *, cycles_memo: CyclesMemo | None = None) -> OpCost:
+    """Cycles, MACs and memory traffic of one op (or one stripe of it) on ``arch``
+    (``cycles_memo``: see ``CyclesMemo``)."""
+    cycles = datapath_cycles(query, arch, memo=cycles_memo)
     acc = element_access(query)
     traffic = _Bytes()
     _feature_map_bytes(query, arch, acc, traffic)
@@ -128,7 +147,7 @@ def op_cost(query: CostQuery, arch: Architecture) -> OpCost:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)
         traffic.add((query.lut.source_area, Purpose.LUT, Direction.READ), query.lut.size_bytes, None)
     staging_cycles = _staging(query, arch, traffic)
-    npu, weight_dma, slack = _npu_cycles(query, arch, cycles, lut_cycles)
+    npu, weight_dma, slack = _npu_cycles(query, arch, cycles, lut_cycles, cycles_memo)
     npu += staging_cycles
     access_cycles = {area: traffic.scaled.get(area, 0.0) / arch.bytes_per_cycle(area) for area in MemArea}
     accel = arch.accelerator

@@ -45,6 +45,8 @@ class CostModelOracle:
     def __init__(self, arch: Architecture) -> None:
         self._arch = arch
         self._histograms: dict[int, Any] = {}  # id(op) -> per-channel weight histograms
+        self._cycles: dict[tuple[object, ...], int] = {}  # cost.model's datapath-cycles memo
+        self._slices: dict[tuple[int, int, int], int] = {}  # (id(op), start, end) -> encoded bytes
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
@@ -86,7 +88,7 @@ class CostModelOracle:
             staging=FmStaging(query.staged_ifm_bytes, self._arch.arena_area, query.ifm_area)
             if query.staged_ifm_bytes else None,
         )
-        return op_cost(model_query, self._arch)
+        return op_cost(model_query, self._arch, cycles_memo=self._cycles)
 
     def cycles(self, cost: Any) -> int:
         return int(round(cost.total_cycles))
@@ -97,9 +99,15 @@ class CostModelOracle:
             return tuple(0 for _ in depth_slices[1:])
         if id(op) not in self._histograms:
             self._histograms[id(op)] = channel_histograms(op)
-        cores = self._arch.accelerator.cores
-        return tuple(slice_bytes_of_histograms(self._histograms[id(op)], a, b, cores)
-                     for a, b in zip(depth_slices, depth_slices[1:]))
+        return tuple(self._slice_bytes(op, a, b) for a, b in zip(depth_slices, depth_slices[1:]))
+
+    def _slice_bytes(self, op: NpuOp, start: int, end: int) -> int:
+        """One depth slice's bytes, memoised: every block config and slicing asks for the same ones."""
+        key = (id(op), start, end)
+        if key not in self._slices:
+            self._slices[key] = slice_bytes_of_histograms(self._histograms[id(op)], start, end,
+                                                          self._arch.accelerator.cores)
+        return self._slices[key]
 
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
         return int(dma_cycles(self._arch, src, dst, size_bytes))
