@@ -55,17 +55,15 @@ def ours_env(src: Path, pycache: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(pycache)}
 
 
-def least_cpu_seconds(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+def least_cpu_seconds(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, int]:
     """The least CPU seconds of ``repeat`` runs of ``cmd`` (``--output-dir`` a fresh temporary
-    directory each), or NaN when it fails."""
-    best = math.inf
+    directory each) and the exit code of the last."""
+    best, rc = math.inf, 0
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as out:
             secs, rc = cpu_seconds([*cmd, "--output-dir", out], env)
-        if rc != 0:
-            return math.nan
         best = min(best, secs)
-    return best
+    return best, rc
 
 
 def ours_cmd(model: Path, flags: list[str]) -> list[str]:
@@ -78,6 +76,10 @@ def vela_cmd(vela: str, model: Path, flags: list[str]) -> list[str]:
 
 def start_up(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
     return min(cpu_seconds(cmd, env)[0] for _ in range(max(repeat, 3)))
+
+
+def _seconds(secs: float, rc: int) -> str:
+    return f"{secs:8.2f}" if rc == 0 else f"{secs:5.2f}:{rc:<2}"
 
 
 def geomean(values: list[float]) -> float:
@@ -112,7 +114,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         envs = {label: ours_env(src, Path(cache) / label) for label, src in sources.items()}
         for label, env in envs.items():  # untimed: fills the bytecode cache
-            least_cpu_seconds(ours_cmd(models[0], []), 1, env)
+            cpu_seconds(ours_cmd(models[0], []) + ["--output-dir", cache], env)
         starts = {label: start_up([sys.executable, "-m", "npuplan.cli", "--version"], args.repeat, env)
                   for label, env in envs.items()}
         starts["vela"] = start_up([args.vela, "--version"], args.repeat)
@@ -128,7 +130,9 @@ def main() -> None:
 def scenario_table(
     scenario: str, models: list[Path], args: argparse.Namespace, envs: dict[str, dict[str, str]],
 ) -> dict[str, list[float]]:
-    """Print one scenario's table; return the ratios ours/Vela per source tree."""
+    """Print one scenario's table; return the ratios ours/Vela per source tree. A run that fails
+    (npuplan's exit 2 when nothing fits, Vela's crash) is shown with its exit code and left out
+    of the ratios."""
     flags = cli_flags(ALL_SCENARIOS[scenario])
     print(f"\n== {scenario}  (CPU seconds, fresh process each)")
     print(f"{'model':24} " + " ".join(f"{label:>8}" for label in envs) + f" {'vela':>8} "
@@ -136,11 +140,14 @@ def scenario_table(
     ratios: dict[str, list[float]] = {label: [] for label in envs}
     for model in models:
         ours = {label: least_cpu_seconds(ours_cmd(model, flags), args.repeat, env) for label, env in envs.items()}
-        vela = least_cpu_seconds(vela_cmd(args.vela, model, flags), args.repeat)
-        for label, secs in ours.items():
-            ratios[label].append(secs / vela)
-        print(f"{model.stem:24} " + " ".join(f"{ours[label]:8.2f}" for label in envs) + f" {vela:8.2f} "
-              + " ".join(f"{ours[label] / vela:12.3f}" for label in envs), flush=True)
+        vela, vela_rc = least_cpu_seconds(vela_cmd(args.vela, model, flags), args.repeat)
+        cells = []
+        for label, (secs, rc) in ours.items():
+            if rc == 0 and vela_rc == 0:
+                ratios[label].append(secs / vela)
+            cells.append(f"{secs / vela:12.3f}" if rc == 0 and vela_rc == 0 else f"{'-':>12}")
+        print(f"{model.stem:24} " + " ".join(_seconds(*ours[label]) for label in envs) + f" {_seconds(vela, vela_rc)} "
+              + " ".join(cells), flush=True)
     print("geomean ours/vela: " + ", ".join(f"{label} {geomean(ratios[label]):.3f}" for label in envs))
     return ratios
 
