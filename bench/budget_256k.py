@@ -10,7 +10,9 @@ Per model: npuplan's SRAM peak (KiB), cycles_total and compile time, or its one-
 ``--vela``, Vela 5.2.0's legacy core (``--debug-force-legacy-core``) and default core run here, in the
 same script: whether each planned, its sram_memory_used, cycles_total, whether it is over the
 budget, and its wall time. Then the geomean of cycles_total, ours over the faster in-budget Vela
-core, over the models where npuplan and at least one Vela core produced in-budget plans.
+core, over the models where npuplan and at least one Vela core produced in-budget plans. The times
+are wall seconds (npuplan in this process, Vela as a whole process), not a fair ratio:
+``bench/compile_time.py`` compares compile time.
 Prints figures; asserts nothing.
 """
 
@@ -114,7 +116,6 @@ def main() -> None:
     ratios: list[float] = []
     errors: list[str] = []
     planned = 0
-    times: list[tuple[float, float]] = []
     for model in models:
         ours = run_ours(model, budget)
         legacy = run_vela(args.vela, model, budget, legacy=True) if args.vela else None
@@ -123,8 +124,6 @@ def main() -> None:
         if ours.error:
             errors.append(f"{model.stem}: {ours.error}")
         planned += ours.within(budget)
-        if legacy is not None:
-            times.append((ours.seconds, legacy.seconds))
         fitting = [r.cycles for r in (legacy, default) if r is not None and r.within(budget) and r.cycles]
         if ours.within(budget) and ours.cycles and fitting:
             ratios.append(ours.cycles / min(fitting))
@@ -133,8 +132,6 @@ def main() -> None:
         print(f"  error  {line}")
     if ratios:
         print(f"geomean cycles_total npuplan / faster in-budget Vela core: {geomean(ratios):.4f} over {len(ratios)} models")
-    if times:
-        print(f"geomean compile time npuplan / Vela legacy: {geomean([a / b for a, b in times]):.3f}")
 
 
 if __name__ == "__main__":
