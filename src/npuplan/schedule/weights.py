@@ -9,6 +9,10 @@ cascade search priced the cascade with, so the plan it chose is the plan it gets
 
 from __future__ import annotations
 
+import bisect
+import functools
+import math
+
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -90,16 +94,24 @@ def cascade_weight_option(
 
 def best_weight_subset(options: Sequence[tuple[int, int]], room_bytes: int) -> tuple[int, ...]:
     """Indices of the ``(bytes, cycles saved)`` options that, taken together, save the most cycles
-    within ``room_bytes`` (fewest bytes among equals). Exact: every subset is kept on a frontier of
-    bytes against saving, so more room never saves less."""
+    within ``room_bytes`` (fewest bytes among equals). Exact: the best subset for any room lies on
+    the frontier of bytes against saving over every subset, so more room never saves less. The
+    frontier is memoised per options: the cascade search asks for many rooms."""
+    frontier = _weight_frontier(tuple(options))
+    return frontier[bisect.bisect_right(frontier, (room_bytes, math.inf)) - 1][2]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _weight_frontier(options: tuple[tuple[int, int], ...]) -> tuple[tuple[int, float, tuple[int, ...]], ...]:
+    """``(bytes, -saving, indices)`` of the subsets that save more than every smaller one, by bytes."""
     frontier: list[tuple[int, int, tuple[int, ...]]] = [(0, 0, ())]
     for k, (size, saved) in enumerate(options):
-        grown = frontier + [(b + size, s + saved, taken + (k,)) for b, s, taken in frontier if b + size <= room_bytes]
+        grown = frontier + [(b + size, s + saved, taken + (k,)) for b, s, taken in frontier]
         frontier = []
         for point in sorted(grown, key=lambda f: (f[0], -f[1])):
             if not frontier or point[1] > frontier[-1][1]:
                 frontier.append(point)
-    return frontier[-1][2]
+    return tuple((b, -s, taken) for b, s, taken in frontier)
 
 
 def propose_weight_buffering(
