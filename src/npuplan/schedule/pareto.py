@@ -42,7 +42,7 @@ from npuplan.schedule.frontier import Point, prune
 from npuplan.schedule.geometry import min_stripe_rows
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
 from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
 
 log = logging.getLogger(__name__)
@@ -302,10 +302,6 @@ def to_decisions(base: Decisions, steps: list[Step]) -> Decisions:
     return replace(base, ofm_rows=tuple(rows), weights=tuple(weights), cascades=tuple(spans))
 
 
-def _peak(net: Network, dec: Decisions) -> int:
-    return max(usage_by_time(net, fast_buffers(net, dec)), default=0)
-
-
 def pareto_decisions(
     net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
 ) -> Decisions:
@@ -322,9 +318,9 @@ def pareto_decisions(
     if options.optimise is Optimise.SIZE and least < budget:  # and the cheapest within the least peak
         front += [p for metric in METRICS for p in search_frontier(space, steps, least, metric)]
     proposals = [to_decisions(base, steps_of(p.payload)) for p in front]
-    fitting = [d for d in proposals if _peak(net, d) <= budget]
+    fitting = [d for d in proposals if peak_bytes(net, d) <= budget]
     if not fitting:
-        smallest = min(proposals, key=lambda d: _peak(net, d))
+        smallest = min(proposals, key=lambda d: peak_bytes(net, d))
         check_fits(net, smallest, budget)
         fitting = [smallest]
     log.debug("pareto: %d plans on the last frontier, %d within %d bytes", len(front), len(fitting), budget)
@@ -341,13 +337,16 @@ def choose(
     from npuplan.schedule.strategy import size_trade
 
     def exact(d: Decisions) -> tuple[int, int]:
-        return _peak(net, d), total_cycles(net, d, arch, oracle)
+        return peak_bytes(net, d), total_cycles(net, d, arch, oracle)
 
     if options.optimise is Optimise.SIZE:
+        # Size buffers weights only in the memory left below the peak of the plan without them
+        # (seed 004): the DP's own weights are kept only when they stay below it
         chosen = proposals[size_trade([exact(d) for d in proposals])]
-        finalists = [chosen, rebuffered(net, chosen, arch, oracle, _peak(net, chosen))]
-        chosen = finalists[size_trade([exact(d) for d in finalists])]
-        return _cache_fms(net, chosen, arch, options, oracle, _peak(net, chosen))
+        below = peak_bytes(net, rebuffered(net, chosen, arch, oracle, 0))
+        finalists = [rebuffered(net, chosen, arch, oracle, below)] + ([chosen] if peak_bytes(net, chosen) <= below else [])
+        chosen = min(finalists, key=lambda d: exact(d)[::-1])
+        return _cache_fms(net, chosen, arch, options, oracle, peak_bytes(net, chosen))
     ranked = sorted(proposals, key=lambda d: exact(d)[::-1])[:REBUFFERED]
     finalists = proposals + [rebuffered(net, d, arch, oracle, budget) for d in ranked]
     placed = [_cache_fms(net, d, arch, options, oracle, budget) for d in finalists]

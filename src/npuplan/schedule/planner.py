@@ -9,7 +9,6 @@ for Size); 6. assemble the frozen ``Schedule`` and check the real allocated peak
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import replace
 
 from npuplan.errors import InfeasiblePlan
@@ -22,7 +21,7 @@ from npuplan.schedule.floor import floor_decisions, infeasible
 from npuplan.schedule.network import Network, build_network
 from npuplan.schedule.oracle import CostOracle, default_oracle
 from npuplan.schedule.types import Schedule
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.usage import peak_bytes
 from npuplan.schedule.weights import propose_weight_buffering
 
 log = logging.getLogger(__name__)
@@ -45,10 +44,6 @@ def max_decisions(net: Network, arch: Architecture) -> Decisions:
     )
 
 
-def peak_of(net: Network, dec: Decisions) -> int:
-    return max(usage_by_time(net, fast_buffers(net, dec)), default=0)
-
-
 def plan_schedule(
     lowered: LoweredGraph, arch: Architecture, options: PlanOptions, *, oracle: CostOracle | None = None,
 ) -> Schedule:
@@ -66,10 +61,7 @@ def plan_schedule(
     except InfeasiblePlan as err:
         log.info("search found no plan within %d bytes (%s); trying the floor schedule", budget, err.why)
         candidates = []
-    ranked = _rank(net, candidates, arch, oracle)
-    if ranked:
-        ranked[0] = _trimmed(net, ranked[0], candidates, arch, oracle, options.optimise)
-    for dec, notes in ranked:
+    for dec, notes in _rank(net, candidates, arch, oracle, trim=options.optimise is Optimise.PERFORMANCE):
         schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
         if schedule.sram_peak_bytes <= budget:
             return schedule
@@ -84,31 +76,22 @@ EQUAL_SPEED_FRACTION = 0.02
 
 
 def _rank(
-    net: Network, candidates: list[tuple[Decisions, tuple[str, ...]]], arch: Architecture, oracle: CostOracle,
+    net: Network, candidates: list[tuple[Decisions, tuple[str, ...]]], arch: Architecture, oracle: CostOracle, *,
+    trim: bool,
 ) -> list[tuple[Decisions, tuple[str, ...]]]:
-    """Candidates in the order to try them (``order_by_speed``)."""
-    scored = [(total_cycles(net, d, arch, oracle), peak_of(net, d), k) for k, (d, _) in enumerate(candidates)]
-    return [candidates[k] for k in order_by_speed(scored)]
-
-
-def _trimmed(
-    net: Network, first: tuple[Decisions, tuple[str, ...]], candidates: list[tuple[Decisions, tuple[str, ...]]],
-    arch: Architecture, oracle: CostOracle, optimise: Optimise,
-) -> tuple[Decisions, tuple[str, ...]]:
-    """The chosen candidate with fast storage at its peak given back where the speed it buys is
-    not worth the memory (``schedule.trim``): for Performance, as long as the plan stays within
-    the equal-speed bound of the fastest candidate; for Size, every weight buffer that raises the
-    peak (Size buffers weights only in the memory left below it; the cascades were already
-    weighed against their speed by ``strategy.size_trade``)."""
+    """Candidates in the order to try them (``order_by_speed``); with ``trim``, the first one with
+    fast storage at its peak given back where the speed it buys is not worth the memory, as long
+    as it stays within the equal-speed bound of the fastest candidate (``schedule.trim``)."""
     from npuplan.schedule.trim import trim_peak
 
-    dec, notes = first
-    if optimise is Optimise.SIZE:
-        trimmed = trim_peak(net, dec, arch, oracle, memory_weight=math.inf, undo_cascades=False)
-    else:
-        fastest = min(total_cycles(net, d, arch, oracle) for d, _ in candidates)
-        trimmed = trim_peak(net, dec, arch, oracle, fastest * (1 + EQUAL_SPEED_FRACTION))
-    return (trimmed, notes + ("peak trimmed",)) if trimmed != dec else first
+    scored = [(total_cycles(net, d, arch, oracle), peak_bytes(net, d), k) for k, (d, _) in enumerate(candidates)]
+    ranked = [candidates[k] for k in order_by_speed(scored)]
+    if trim and ranked:
+        dec, notes = ranked[0]
+        trimmed = trim_peak(net, dec, arch, oracle, min(scored)[0] * (1 + EQUAL_SPEED_FRACTION))
+        if trimmed != dec:
+            ranked[0] = (trimmed, notes + ("peak trimmed",))
+    return ranked
 
 
 def order_by_speed(scored: list[tuple[int, int, int]]) -> list[int]:
@@ -147,7 +130,7 @@ def _search(
     if options.search in (Search.AUTO, Search.CASCADE) or not _has_pareto():
         try:
             found.append((cascade_search(net, arch, options, oracle, budget), ("search=cascade",)))
-            if options.optimise is Optimise.PERFORMANCE and peak_of(net, max_decisions(net, arch)) > budget:
+            if options.optimise is Optimise.PERFORMANCE and peak_bytes(net, max_decisions(net, arch)) > budget:
                 # the budget binds: chains that fit whole may still be faster cascaded (room for weight
                 # buffers elsewhere); when whole feature maps fit, the max schedule is kept, as Vela does
                 found.append((cascade_search(net, arch, options, oracle, budget, every_chain=True),
@@ -170,7 +153,7 @@ def _search(
     if options.optimise is Optimise.SIZE and len(found) > 1:
         from npuplan.schedule.strategy import size_trade
 
-        found = [found[size_trade([(peak_of(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found])]]
+        found = [found[size_trade([(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found])]]
     return found
 
 
@@ -190,7 +173,7 @@ def _fit_allocation(
     schedule = assemble(net, dec, arch, oracle, allocator=options.tensor_allocator, notes=notes)
     if schedule.sram_peak_bytes <= budget:
         return schedule
-    tighter = budget - (schedule.sram_peak_bytes - peak_of(net, dec))
+    tighter = budget - (schedule.sram_peak_bytes - peak_bytes(net, dec))
     trimmed = propose_weight_buffering(net, dec, arch, oracle, max(tighter, 0))
     schedule = assemble(net, trimmed, arch, oracle, allocator=options.tensor_allocator,
                         notes=notes + ("weight buffers trimmed for allocation",))

@@ -11,17 +11,13 @@ from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
 from npuplan.schedule.weights import propose_weight_buffering
 
 
 # Size keeps the least peak unless more memory buys disproportionate speed: a percent of extra SRAM
 # must save more than this many percent of cycles (ds_cnn_kws: +17% SRAM for -75% cycles is taken)
 SIZE_MEMORY_WEIGHT = 3.0
-
-
-def _peak(net: Network, dec: Decisions) -> int:
-    return max(usage_by_time(net, fast_buffers(net, dec)), default=0)
 
 
 def cascade_search(
@@ -41,8 +37,8 @@ def cascade_search(
     if options.optimise is Optimise.SIZE:
         dec, limit = plan_cascades(net, dec, arch, oracle, budget, options.optimise,
                                    memory_weight=SIZE_MEMORY_WEIGHT)
-        limit = min(budget, max(limit, _peak(net, dec)))
-    elif every_chain or _peak(net, dec) > budget:
+        limit = min(budget, max(limit, peak_bytes(net, dec)))
+    elif every_chain or peak_bytes(net, dec) > budget:
         dec = plan_cascades(net, dec, arch, oracle, budget, options.optimise, every_chain=every_chain)[0]
     check_fits(net, dec, budget)
     if arch.is_dedicated_sram:

@@ -3,9 +3,9 @@
 A search maximises speed, so it spends memory wherever that saves any cycles at all, including at
 the peak, where every byte counts against the budget and the reported ``sram_memory_used``. This
 pass walks down from the peak: while some cascade or weight buffer live at a peak time step can be
-undone for a larger relative saving of peak bytes than its relative cost in cycles (weighed as
-the strategy weighs memory against speed), undo the best such one. Performance also keeps the plan
-within the equal-speed bound of the fastest candidate.
+undone for a larger relative saving of peak bytes than its relative cost in cycles, and the plan
+stays within the equal-speed bound of the fastest candidate, undo the best such one. (Performance
+only: Size already takes the least peak, and buffers weights only below it.)
 """
 
 from __future__ import annotations
@@ -21,34 +21,25 @@ from npuplan.schedule.oracle import CostOracle
 from npuplan.schedule.usage import fast_buffers, usage_by_time
 
 
-def trim_peak(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, cycles_bound: float = float("inf"),
-    memory_weight: float = 1.0, undo_cascades: bool = True,
-) -> Decisions:
-    """``dec`` with cascades (with ``undo_cascades``) and weight buffers at the peak undone while
-    that is worth it: each step must save ``memory_weight`` times a larger fraction of the peak
-    than it adds to the cycles (``math.inf``: any saving will do), and the total must stay within
-    ``cycles_bound``."""
+def trim_peak(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, cycles_bound: float) -> Decisions:
+    """``dec`` with cascades and weight buffers at the peak undone while that is worth it: each
+    step must save a larger fraction of the peak than it adds to the cycles, and the total must
+    stay within ``cycles_bound``."""
     cycles = total_cycles(net, dec, arch, oracle)
-    peak_steps, peak = _peak_steps(net, dec)
+    steps, peak = _peak_steps(net, dec)
     while peak > 0:
-        best: tuple[tuple[float, float, float], Decisions, int, int] | None = None
-        for option in _undo_options(net, dec, arch, peak_steps, undo_cascades):
+        best: tuple[float, Decisions, int, frozenset[int], int] | None = None
+        for option in _undo_options(net, dec, arch, steps):
             option_steps, option_peak = _peak_steps(net, option)
             if option_peak >= peak:
                 continue
             option_cycles = total_cycles(net, option, arch, oracle)
-            extra = (option_cycles - cycles) / max(cycles, 1)
-            saved = (peak - option_peak) / peak
-            if option_cycles > cycles_bound or extra >= memory_weight * saved:
-                continue
-            gain = (memory_weight * saved - extra, saved, -extra)
-            if best is None or gain > best[0]:
-                best = (gain, option, option_cycles, option_peak)
+            gain = (peak - option_peak) / peak - (option_cycles - cycles) / max(cycles, 1)
+            if option_cycles <= cycles_bound and gain > 0 and (best is None or gain > best[0]):
+                best = (gain, option, option_cycles, option_steps, option_peak)
         if best is None:
             return dec
-        _, dec, cycles, peak = best
-        peak_steps, peak = _peak_steps(net, dec)
+        _, dec, cycles, steps, peak = best
     return dec
 
 
@@ -58,14 +49,11 @@ def _peak_steps(net: Network, dec: Decisions) -> tuple[frozenset[int], int]:
     return frozenset(t for t, used in enumerate(usage) if used == peak), peak
 
 
-def _undo_options(
-    net: Network, dec: Decisions, arch: Architecture, steps: frozenset[int], undo_cascades: bool,
-) -> Iterator[Decisions]:
+def _undo_options(net: Network, dec: Decisions, arch: Architecture, steps: frozenset[int]) -> Iterator[Decisions]:
     """Simplifications of ``dec`` touching a peak time step: a cascade run on whole feature maps
     instead, or a weight buffer dropped (weights read from where they live), one at a time; and,
     as the peak is often reached at several steps, all the buffers at the peak steps at once."""
-    cascades = [c.id for c in dec.cascades if undo_cascades
-                and any(net.times[c.start] <= t <= net.times[c.end] for t in steps)]
+    cascades = [c.id for c in dec.cascades if any(net.times[c.start] <= t <= net.times[c.end] for t in steps)]
     buffered = [i for i, plan in enumerate(dec.weights)
                 if plan.buffer_bytes and dec.cascade_of(i) is None
                 and any(_weights_first_time(net, dec, i) <= t <= net.times[i] for t in steps)]

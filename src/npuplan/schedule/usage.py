@@ -106,6 +106,11 @@ def staged_name(fm_name: str) -> str:
     return f"{fm_name}#staged"
 
 
+def peak_bytes(net: Network, dec: Decisions) -> int:
+    """The most fast-storage bytes live at once under ``dec`` (before allocation)."""
+    return max(usage_by_time(net, fast_buffers(net, dec)), default=0)
+
+
 def usage_by_time(net: Network, buffers: list[Buffer]) -> list[int]:
     """Bytes of fast storage live at each time step."""
     usage = [0] * (net.last_time + 1)

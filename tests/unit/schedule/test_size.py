@@ -97,7 +97,7 @@ def test_size_choice_between_searches_uses_the_same_trade() -> None:
     from npuplan.schedule.assemble import total_cycles
     from npuplan.schedule.floor import floor_decisions
     from npuplan.schedule.oracle import default_oracle
-    from npuplan.schedule.planner import peak_of
+    from npuplan.schedule.usage import peak_bytes
     from npuplan.schedule.strategy import cascade_search, size_trade
 
     arch = build_architecture(SIZE)
@@ -106,7 +106,7 @@ def test_size_choice_between_searches_uses_the_same_trade() -> None:
     oracle = default_oracle(arch)
     strict = floor_decisions(net, max_decisions(net, arch), arch, oracle)
     traded = cascade_search(net, arch, SIZE, oracle, 1 << 30)
-    figures = [(peak_of(net, d), total_cycles(net, d, arch, oracle)) for d in (strict, traded)]
+    figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d in (strict, traded)]
     assert figures[0][0] < figures[1][0] and figures[0][1] > 2 * figures[1][1]
     assert size_trade(figures) == 1 and size_trade(figures[::-1]) == 0
     assert size_trade(figures, memory_weight=1000.0) == 0

@@ -14,7 +14,8 @@ from npuplan.schedule.assemble import total_cycles
 from npuplan.schedule.network import build_network
 from npuplan.schedule.oracle import default_oracle
 from npuplan.schedule.pareto import pareto_decisions
-from npuplan.schedule.planner import EQUAL_SPEED_FRACTION, peak_of
+from npuplan.schedule.planner import EQUAL_SPEED_FRACTION
+from npuplan.schedule.usage import peak_bytes
 from npuplan.schedule.trim import trim_peak
 
 from .chains import conv_chain
@@ -51,7 +52,7 @@ def test_trimming_lowers_the_peak_within_the_bound(layers, size, slack) -> None:
     if trimmed == dec:
         return
     after = total_cycles(net, trimmed, arch, oracle)
-    assert peak_of(net, trimmed) < peak_of(net, dec)
+    assert peak_bytes(net, trimmed) < peak_bytes(net, dec)
     assert after <= bound
     # never more cycles, relatively, than the peak bytes it gives back
-    assert (after - cycles) / cycles < 1 - peak_of(net, trimmed) / peak_of(net, dec)
+    assert (after - cycles) / cycles < 1 - peak_bytes(net, trimmed) / peak_bytes(net, dec)
