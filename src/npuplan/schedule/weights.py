@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-
 from collections.abc import Sequence
 from dataclasses import replace
 
