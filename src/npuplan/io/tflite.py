@@ -7,6 +7,7 @@ one-line ``ModelError``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -143,12 +144,13 @@ def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], i
 def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
     type_name = _TENSOR_TYPES.get(int(t.Type()), "UNKNOWN")
     dtype, np_dtype = _DTYPES.get(type_name, (DataType.UNKNOWN, None))
-    shape = [int(d) for d in t.ShapeAsNumpy()] if t.ShapeLength() else []
+    shape = t.ShapeAsNumpy().tolist() if t.ShapeLength() else []
     if t.ShapeSignatureLength():
-        signature = [int(d) for d in t.ShapeSignatureAsNumpy()]
+        signature = t.ShapeSignatureAsNumpy().tolist()
         if signature and signature[0] == -1 and shape:
             shape[0] = 1  # dynamic batch is planned as batch 1
-    raw = buffers[int(t.Buffer())] if int(t.Buffer()) < len(buffers) else None
+    buffer = int(t.Buffer())
+    raw = buffers[buffer] if buffer < len(buffers) else None
     values = None
     if raw is not None and np_dtype is not None:
         values = np.frombuffer(raw, dtype=np_dtype)
@@ -167,8 +169,8 @@ def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
 def _parse_quant(q: Any) -> Quantization | None:
     if q is None or q.ScaleLength() == 0:
         return None
-    scale = tuple(float(s) for s in q.ScaleAsNumpy())
-    zero_point = tuple(int(z) for z in q.ZeroPointAsNumpy()) if q.ZeroPointLength() else (0,) * len(scale)
+    scale = tuple(q.ScaleAsNumpy().tolist())  # tolist: Python floats and ints, as float()/int() give
+    zero_point = tuple(q.ZeroPointAsNumpy().tolist()) if q.ZeroPointLength() else (0,) * len(scale)
     return Quantization(scale=scale, zero_point=zero_point, axis=int(q.QuantizedDimension()))
 
 
@@ -181,6 +183,17 @@ def _snake(name: str) -> str:
     return _SNAKE.sub("_", name).lower()
 
 
+@functools.lru_cache(maxsize=None)
+def _option_fields(class_name: str) -> tuple[tuple[str, str, bool], ...]:
+    """``(accessor, snake_case key, is a vector)`` of each field of a generated options class."""
+    options_class = getattr(tflite, class_name)
+    return tuple(
+        (method, _snake(method), hasattr(options_class, method + "AsNumpy"))
+        for method in dir(options_class)
+        if not (method.startswith("_") or method.startswith(_SKIP_METHODS) or method.endswith(_SKIP_SUFFIXES))
+    )
+
+
 def _parse_options(fb_op: Any) -> Mapping[str, Any]:
     """Builtin options as a frozen snake_case mapping, enums as names, vectors as tuples."""
     options_type = int(fb_op.BuiltinOptionsType())
@@ -191,15 +204,10 @@ def _parse_options(fb_op: Any) -> Mapping[str, Any]:
     options = getattr(tflite, class_name)()
     options.Init(table.Bytes, table.Pos)
     decoded: dict[str, Any] = {}
-    for method in dir(options):
-        if method.startswith("_") or method.startswith(_SKIP_METHODS) or method.endswith(_SKIP_SUFFIXES):
-            continue
-        key = _snake(method)
-        if hasattr(options, method + "AsNumpy"):
-            if getattr(options, method + "IsNone")():
-                decoded[key] = ()
-            else:
-                decoded[key] = tuple(int(v) for v in getattr(options, method + "AsNumpy")())
+    for method, key, is_vector in _option_fields(class_name):
+        if is_vector:
+            empty = getattr(options, method + "IsNone")()
+            decoded[key] = () if empty else tuple(int(v) for v in getattr(options, method + "AsNumpy")())
             continue
         value = getattr(options, method)()
         if key in _ENUM_FIELDS:

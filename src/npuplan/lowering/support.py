@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.types import DataType
 
@@ -142,8 +144,8 @@ def _weight_sum(op: Op) -> str | None:
     # Sum of absolute (zero-point corrected) weights per output channel.
     axis = 3 if op.type == "DEPTHWISE_CONV_2D" else 0
     moved = values.reshape(values.shape[0], -1) if axis == 0 else values.reshape(-1, values.shape[-1]).T
-    zps = zp if len(zp) == moved.shape[0] else (zp[0],) * moved.shape[0]
-    worst = max(int(abs(row - z).sum()) for row, z in zip(moved, zps)) if moved.size else 0
+    zps = np.asarray(zp if len(zp) == moved.shape[0] else (zp[0],) * moved.shape[0], dtype=np.int64)
+    worst = int(np.abs(moved - zps[:, None]).sum(axis=1).max()) if moved.size else 0
     if worst > _WEIGHTS_LIMIT:
         return f"The sum of the weights cannot exceed {_WEIGHTS_LIMIT} (it is {worst})"
     return None
