@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from npuplan.commands import command_stream_json, stream_context
@@ -157,4 +158,23 @@ def _addresses(plan: "Plan") -> tuple[dict[str, Any], dict[str, Any] | None]:
 
 
 def plan_json(plan: "Plan", report: Report) -> str:
-    return json.dumps(plan_document(plan, report), indent=1, default=str) + "\n"
+    """The plan document as JSON text: one top-level key per line, and each element of a top-level
+    list or object on a line of its own, so the file diffs line by line.
+
+    Each line is encoded whole by ``json``'s C encoder (which ``indent`` would bypass for its
+    pure-Python one, several times slower on large plans); the data is what ``json.dumps`` of the
+    document gives.
+    """
+    encode = json.JSONEncoder(default=str).encode
+    members = [f" {_member(key, value, encode)}" for key, value in plan_document(plan, report).items()]
+    return "{\n" + ",\n".join(members) + "\n}\n"
+
+
+def _member(key: str, value: Any, encode: Callable[[Any], str]) -> str:
+    """``"key": value`` with a non-empty list or object value spread one element per line."""
+    head = f"{encode(key)}: "
+    if isinstance(value, list) and value:
+        return head + "[\n" + ",\n".join(f"  {encode(item)}" for item in value) + "\n ]"
+    if isinstance(value, dict) and value:
+        return head + "{\n" + ",\n".join(f"  {encode({k: v})[1:-1]}" for k, v in value.items()) + "\n }"
+    return head + encode(value)
