@@ -124,8 +124,9 @@ def plan_document(plan: "Plan", report: Report) -> dict[str, Any]:
 
 
 def _placement(p: Any) -> dict[str, Any]:
-    return {k: (str(v) if not isinstance(v, (int, float, type(None))) else v)
-            for k, v in dataclasses.asdict(p).items()}
+    """A ``TensorPlacement``'s fields (all scalars), enums and other values as strings."""
+    values = ((f.name, getattr(p, f.name)) for f in dataclasses.fields(p))
+    return {k: (str(v) if not isinstance(v, (int, float, type(None))) else v) for k, v in values}
 
 
 def _addresses(plan: "Plan") -> tuple[dict[str, Any], dict[str, Any] | None]:
