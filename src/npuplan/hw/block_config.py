@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Iterator
 from functools import lru_cache
+from itertools import chain
 
 from npuplan._compat import StrEnum
 from npuplan.errors import NpuplanError
 from npuplan.hw.accelerator import Accelerator, Block
-from npuplan.hw.shram import AccType, ElementwiseUse, ShramLayout, div_round_up, round_up, try_layout
+from npuplan.hw.shram import AccType, ElementwiseUse, ShramBudget, ShramLayout, div_round_up, round_up, try_layout
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp
 from npuplan.ir.shape import Shape4D
 
@@ -125,10 +127,23 @@ def ifm_block_for(
 
     Height and width are rounded up to the OFM micro-block, as the hardware does.
     """
-    sub = accel.sub_kernel_max
-    h = _required(ofm_block.height, kernel.stride_y, min(kernel.area_height, sub.height), resampling)
-    w = _required(ofm_block.width, kernel.stride_x, min(kernel.area_width, sub.width), resampling)
-    return Block(round_up(h, accel.ofm_ublock.height), round_up(w, accel.ofm_ublock.width), ofm_block.depth)
+    return Block(
+        _ifm_rows(ofm_block.height, kernel, accel, resampling),
+        _ifm_cols(ofm_block.width, kernel, accel, resampling),
+        ofm_block.depth,
+    )
+
+
+def _ifm_rows(ofm_rows: int, kernel: KernelGeometry, accel: Accelerator, resampling: Resampling) -> int:
+    """``ifm_block_for``'s height."""
+    rows = _required(ofm_rows, kernel.stride_y, min(kernel.area_height, accel.sub_kernel_max.height), resampling)
+    return round_up(rows, accel.ofm_ublock.height)
+
+
+def _ifm_cols(ofm_cols: int, kernel: KernelGeometry, accel: Accelerator, resampling: Resampling) -> int:
+    """``ifm_block_for``'s width."""
+    cols = _required(ofm_cols, kernel.stride_x, min(kernel.area_width, accel.sub_kernel_max.width), resampling)
+    return round_up(cols, accel.ofm_ublock.width)
 
 
 def ifm_block_depth(accel: Accelerator, ifm_depth: int, ifm_bits: int, is_partkernel: bool) -> int:
@@ -204,38 +219,70 @@ def _traits(q: BlockQuery, accel: Accelerator) -> _OpTraits:
     )
 
 
-def _ifm_block(q: BlockQuery, t: _OpTraits, accel: Accelerator, ofm_block: Block) -> Block:
-    block = ifm_block_for(ofm_block, q.kernel, accel, q.resampling)
-    if t.equal_depth:
-        return block
-    return Block(block.height, block.width, t.ifm_depth_block)
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """One OFM block height (or width) of the search and what follows from it along that axis."""
+
+    size: int  # OFM block rows (columns)
+    fitted: int  # the same with the Conv1D clamp applied (see ``_clamp_conv1d``)
+    ifm: int  # IFM block rows (columns) feeding it, rounded to the micro-block
+    full: int  # OFM blocks of ``fitted`` size along the axis, rounded up
+    blocks: float  # the same, not rounded
 
 
-def _relative_cost(q: BlockQuery, t: _OpTraits, fitted: Block, ifm_block: Block, candidate: Block) -> float:
-    """IFM + weight elements fetched per OFM element (elementwise: OFM blocks needed)."""
+def _span(size: int, fitted: int, ifm: int, ofm_size: int) -> _Span:
+    return _Span(size, fitted, ifm, div_round_up(ofm_size, fitted), ofm_size / fitted)
+
+
+def _axes(q: BlockQuery, accel: Accelerator) -> tuple[tuple[_Span, ...], tuple[_Span, ...]]:
+    """The candidate heights and widths: micro-block steps up to the OFM size (capped)."""
+    ub, cap = accel.ofm_ublock, accel.ofm_block_max
+    heights = range(ub.height, round_up(min(q.ofm.h, cap.height), ub.height) + 1, ub.height)
+    widths = range(ub.width, round_up(min(q.ofm.w, cap.width), ub.width) + 1, ub.width)
+    k, mode = q.kernel, q.resampling
+    rows = tuple(_span(h, _clamp_conv1d(q.ofm, k, accel, Block(h, ub.width, ub.depth)).height,
+                       _ifm_rows(h, k, accel, mode), q.ofm.h) for h in heights)
+    cols = tuple(_span(w, w, _ifm_cols(w, k, accel, mode), q.ofm.w) for w in widths)
+    return rows, cols
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """The blocks of one height and depth that the search scores, and their relative costs."""
+
+    row: _Span
+    cols: tuple[_Span, ...]
+    costs: list[float]
+    depth: int
+    ifm_depth: int
+
+
+def _relative_costs(q: BlockQuery, t: _OpTraits, row: _Span, cols: tuple[_Span, ...], depth: int, ifm_depth: int) -> list[float]:
+    """Per block of ``row`` x ``cols`` x ``depth``: IFM + weight elements fetched per OFM element
+    (elementwise: OFM blocks needed). The float products are grouped as Vela groups them (integer
+    ones any way), so the costs are Vela's to the last bit."""
     ofm, ifm = q.ofm, t.ifm
-    if q.block_type is BlockType.ELEMENTWISE:
-        cost = max(ofm.elements / (candidate.height * candidate.width * candidate.depth), 1)
+    ofm_elements, ifm_elements = ofm.elements, ifm.elements
+    if t.ew is not ElementwiseUse.NONE:
+        costs = [max(ofm_elements / (row.size * col.size * depth), 1) for col in cols]
     else:
-        full_h, full_w = div_round_up(ofm.h, fitted.height), div_round_up(ofm.w, fitted.width)
-        full_d = div_round_up(ofm.c, fitted.depth)
-        blocks_h, blocks_w, blocks_d = ofm.h / fitted.height, ofm.w / fitted.width, ofm.c / fitted.depth
-        weight_fetch: float = t.weight_fetch_wh * ifm.c * (full_w * full_h)
-        if not t.is_depthwise:
-            weight_fetch *= fitted.depth * blocks_d
-        ifm_fetch: float = ifm_block.width * ifm_block.height * ifm.c * t.ifm_repeats * (blocks_w * blocks_h)
-        if not t.equal_depth:
-            ifm_fetch *= full_d
-        cost = (ifm_fetch + weight_fetch) / ofm.elements
+        weights_per_col = t.weight_fetch_wh * ifm.c * row.full
+        depth_factor = 1 if t.is_depthwise else depth * (ofm.c / depth)  # weight refetch per depth block
+        ifm_per_col = row.ifm * ifm.c * t.ifm_repeats
+        refetch = 1 if t.equal_depth else div_round_up(ofm.c, depth)  # IFM fetched per OFM depth block
+        costs = [
+            (col.ifm * ifm_per_col * (col.blocks * row.blocks) * refetch + weights_per_col * col.full * depth_factor)
+            / ofm_elements
+            for col in cols
+        ]
     # Two IFM blocks hold the whole IFM: no refetching at all.
-    if ifm.elements < ifm_block.elements * 2:
-        cost = cost / 2
-    return cost
+    double_block = row.ifm * ifm_depth * 2
+    return [cost / 2 if ifm_elements < col.ifm * double_block else cost for cost, col in zip(costs, cols)]
 
 
-def _coverage(ifm: Shape4D, ifm_block: Block) -> float:
+def _coverage(ifm: Shape4D, row: _Span, col: _Span) -> float:
     """How many IFM blocks it takes to tile the IFM plane."""
-    return (ifm.w * ifm.h) / (min(ifm.w, ifm_block.width) * min(ifm.h, ifm_block.height))
+    return (ifm.w * ifm.h) / (min(ifm.w, col.ifm) * min(ifm.h, row.ifm))
 
 
 def _depths(q: BlockQuery, accel: Accelerator, max_depth: int) -> list[int]:
@@ -252,51 +299,79 @@ def _depths(q: BlockQuery, accel: Accelerator, max_depth: int) -> list[int]:
     return out
 
 
+def _fitting(
+    q: BlockQuery, t: _OpTraits, budget: ShramBudget, rows: tuple[_Span, ...], cols: tuple[_Span, ...], depth: int
+) -> Iterator[_Row]:
+    """The blocks of one depth that Vela scores, row by row: those that fit, except that a block
+    is skipped when its transpose was tried earlier and did not fit (Vela's shortcut).
+
+    SHRAM use only grows with the height and the width, so the blocks that fit in a row are its
+    first ``fit`` columns, fewer in each later row; Vela tries each row's columns up to its first
+    misfit that is not skipped (wider ones are recorded as misfits too)."""
+    ifm_depth = depth if t.equal_depth else t.ifm_depth_block
+    ifm_pixel, acc_pixel = budget.ifm_pixel_bytes(ifm_depth), budget.acc_pixel_bytes(depth)
+    width_sizes = {col.size for col in cols}
+    first_misfit: dict[int, int] = {}  # row size -> the first width Vela tried there that did not fit
+    fit = len(cols)
+    for row in rows:
+        while fit and not budget.fits(row.ifm * cols[fit - 1].ifm * ifm_pixel, row.fitted * cols[fit - 1].fitted * acc_pixel):
+            fit -= 1
+        if not fit:
+            return  # nothing fits in this row or any later one
+        skipped = _transposed_misfits(first_misfit, row.size) if row.size in width_sizes else frozenset()
+        misfit = next((col.size for col in cols[fit:] if col.size not in skipped), None)
+        if misfit is not None:
+            first_misfit[row.size] = misfit
+        tried = tuple(col for col in cols[:fit] if col.size not in skipped) if skipped else cols[:fit]
+        yield _Row(row, tried, _relative_costs(q, t, row, tried, depth, ifm_depth), depth, ifm_depth)
+
+
+def _transposed_misfits(first_misfit: dict[int, int], height: int) -> frozenset[int]:
+    """The widths whose transpose (a block ``height`` wide) an earlier row tried and found too big."""
+    return frozenset(w for w, misfit in first_misfit.items() if w < height and misfit <= height)
+
+
+def _cheapest(rows: Iterator[_Row], ifm: Shape4D) -> tuple[_Row, _Span] | None:
+    """The cheapest block (its row and column) in search order; on a tie the later one when it is
+    at most 4x4 and its IFM block covers the IFM in no more pieces."""
+    best: tuple[_Row, _Span] | None = None
+    best_cost, best_coverage = math.inf, math.inf
+    for r in rows:
+        if min(r.costs, default=math.inf) > best_cost:
+            continue
+        for col, cost in zip(r.cols, r.costs):
+            if cost > best_cost:
+                continue
+            if cost == best_cost:
+                if not (r.row.size <= 4 and col.size <= 4):
+                    continue
+                coverage = _coverage(ifm, r.row, col)
+                if not coverage <= best_coverage:
+                    continue
+                best_coverage = coverage
+            else:
+                best_coverage = math.inf
+            best_cost, best = cost, (r, col)
+    return best
+
+
 @lru_cache(maxsize=65536)
 def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
     """The cheapest fitting block for ``q`` on ``accel`` (None when nothing fits)."""
     t = _traits(q, accel)
-    ub, cap = accel.ofm_ublock, accel.ofm_block_max
-    max_h = round_up(min(q.ofm.h, cap.height), ub.height)
-    max_w = round_up(min(q.ofm.w, cap.width), ub.width)
-    max_d = round_up(min(q.ofm.c, cap.depth), ub.depth)
-    best: BlockConfig | None = None
-    best_cost, best_coverage = math.inf, math.inf
-    widths = range(ub.width, max_w + 1, ub.width)
-    # IFM block rows/columns depend on the OFM block's height/width alone (see ``ifm_block_for``)
-    ifm_rows = {h: _ifm_block(q, t, accel, Block(h, ub.width, ub.depth)).height
-                for h in range(ub.height, max_h + 1, ub.height)}
-    ifm_cols = {w: _ifm_block(q, t, accel, Block(ub.height, w, ub.depth)).width for w in widths}
-    for depth in _depths(q, accel, max_d):
-        ifm_depth = depth if t.equal_depth else t.ifm_depth_block
-        # A block that did not fit rules out its transpose at this depth (Vela's shortcut).
-        wont_fit: set[tuple[int, int]] = set()
-        for height in ifm_rows:
-            for width in widths:
-                if (height, width) in wont_fit:
-                    continue
-                candidate = Block(height, width, depth)
-                ifm_block = Block(ifm_rows[height], ifm_cols[width], ifm_depth)
-                fitted = _clamp_conv1d(q.ofm, q.kernel, accel, candidate)
-                layout = try_layout(accel, t.ew, fitted, ifm_block, q.ifm_bits, t.acc, q.lut_banks)
-                if layout is None:
-                    # SHRAM use only grows with the width: every wider block fails too (each one
-                    # the exhaustive loop would have tried is recorded, so the result is the same)
-                    wont_fit.update((w, height) for w in widths if w >= width and (height, w) not in wont_fit)
-                    break
-                cost = _relative_cost(q, t, fitted, ifm_block, candidate)
-                if cost > best_cost:
-                    continue
-                if cost == best_cost:
-                    coverage = _coverage(t.ifm, ifm_block)
-                    if not (coverage <= best_coverage and height <= 4 and width <= 4):
-                        continue
-                    best_coverage = coverage
-                else:
-                    best_coverage = math.inf
-                best_cost = cost
-                best = BlockConfig(candidate, ifm_block, layout, t.acc, t.is_partkernel)
-    return best
+    rows, cols = _axes(q, accel)
+    budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
+    max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
+    depths = _depths(q, accel, max_depth)
+    best = _cheapest(chain.from_iterable(_fitting(q, t, budget, rows, cols, d) for d in depths), t.ifm)
+    if best is None:
+        return None
+    r, col = best
+    ofm_block = Block(r.row.size, col.size, r.depth)
+    ifm_block = Block(r.row.ifm, col.ifm, r.ifm_depth)
+    layout = budget.layout(Block(r.row.fitted, col.fitted, r.depth), ifm_block)
+    assert layout is not None  # the search only proposes fitting blocks
+    return BlockConfig(ofm_block, ifm_block, layout, t.acc, t.is_partkernel)
 
 
 def try_block_config(q: BlockQuery, accel: Accelerator, ofm_block: Block, *, is_partkernel: bool) -> BlockConfig | None:

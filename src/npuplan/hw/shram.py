@@ -72,8 +72,73 @@ def acc_granule_banks(accel: Accelerator, acc: AccType) -> int:
     return {AccType.ACC16: g.acc16, AccType.ACC32: g.acc32, AccType.ACC40: g.acc40}[acc]
 
 
-def _double_buffered_banks(size_bytes: int, accel: Accelerator, granule: int) -> int:
-    return round_up(div_round_up(size_bytes, accel.shram_bank_bytes) * 2, granule)
+def _double_buffered_banks(size_bytes: int, bank_bytes: int, granule: int) -> int:
+    return round_up(div_round_up(size_bytes, bank_bytes) * 2, granule)
+
+
+@dataclass(frozen=True, slots=True)
+class ShramBudget:
+    """The shared-buffer banks one kind of op can use, and how its blocks are sized in them.
+
+    Fixed per (accelerator, elementwise use, IFM bits, accumulator, LUT): a block search tests
+    thousands of blocks against one budget. ``ifm_start``..``lut_start`` are the banks free for
+    the IFM buffer(s) and (not elementwise) the accumulators.
+    """
+
+    ew: ElementwiseUse
+    ifm_bits: int
+    acc_bits: int
+    bank_bytes: int
+    ifm_granule: int
+    acc_granule: int
+    ifm_start: int
+    lut_start: int
+
+    @classmethod
+    def of(cls, accel: Accelerator, ew: ElementwiseUse, ifm_bits: int, acc: AccType, lut_banks: int) -> "ShramBudget":
+        """``lut_banks`` is what the activation LUT needs at the top (0 or 2); at least the
+        accelerator's reserved top banks are always kept."""
+        return cls(
+            ew=ew,
+            ifm_bits=ifm_bits,
+            acc_bits=acc.bits,
+            bank_bytes=accel.shram_bank_bytes,
+            ifm_granule=ifm_granule_banks(accel, ifm_bits, ew),
+            acc_granule=acc_granule_banks(accel, acc),
+            ifm_start=accel.shram_reserved_output_banks,
+            lut_start=accel.shram_banks - max(lut_banks, accel.shram_reserved_unused_banks),
+        )
+
+    def ifm_pixel_bytes(self, ifm_depth: int) -> int:
+        """Bytes one IFM block position (all ``ifm_depth`` channels) takes in the IFM buffer."""
+        return round_up(ifm_depth * self.ifm_bits // 8, 8)
+
+    def acc_pixel_bytes(self, ofm_depth: int) -> int:
+        """Bytes one OFM block position (all ``ofm_depth`` channels) takes in the accumulators."""
+        return round_up(ofm_depth, 8) * self.acc_bits // 8
+
+    def fits(self, ifm_bytes: int, acc_bytes: int) -> bool:
+        """True when an IFM block of ``ifm_bytes`` and accumulators of ``acc_bytes`` (ignored
+        for elementwise ops), each double buffered, fit: what ``layout`` would not refuse."""
+        ifm_banks = _double_buffered_banks(ifm_bytes, self.bank_bytes, self.ifm_granule)
+        if self.ew is ElementwiseUse.NONE:
+            acc_banks = _double_buffered_banks(acc_bytes, self.bank_bytes, self.acc_granule)
+            return self.ifm_start + ifm_banks + acc_banks <= self.lut_start
+        ifm2_banks = ifm_banks if self.ew is ElementwiseUse.FULL else 0
+        return self.ifm_start + ifm_banks + ifm2_banks <= self.lut_start
+
+    def layout(self, ofm_block: Block, ifm_block: Block) -> ShramLayout | None:
+        """The layout holding ``ifm_block`` and (not elementwise) ``ofm_block`` accumulators, or None."""
+        ifm_bytes = ifm_block.height * ifm_block.width * self.ifm_pixel_bytes(ifm_block.depth)
+        acc_bytes = ofm_block.height * ofm_block.width * self.acc_pixel_bytes(ofm_block.depth)
+        if not self.fits(ifm_bytes, acc_bytes):
+            return None
+        ifm_end = self.ifm_start + _double_buffered_banks(ifm_bytes, self.bank_bytes, self.ifm_granule)
+        if self.ew is ElementwiseUse.NONE:
+            acc_start = self.lut_start - _double_buffered_banks(acc_bytes, self.bank_bytes, self.acc_granule)
+            return ShramLayout(self.ifm_start, ifm_end, ifm_end, acc_start, self.lut_start)
+        # elementwise: the IFM buffer runs up to the LUT, the second IFM from the first's end
+        return ShramLayout(self.ifm_start, self.lut_start, ifm_end, self.lut_start, self.lut_start)
 
 
 def try_layout(
@@ -90,21 +155,4 @@ def try_layout(
     ``lut_banks`` is what the activation LUT needs at the top (0 or 2); at least the
     accelerator's reserved top banks are always kept.
     """
-    ifm_bytes = ifm_block.height * ifm_block.width * round_up(ifm_block.depth * ifm_bits // 8, 8)
-    ifm_banks = _double_buffered_banks(ifm_bytes, accel, ifm_granule_banks(accel, ifm_bits, ew))
-    lut_start = accel.shram_banks - max(lut_banks, accel.shram_reserved_unused_banks)
-    ib_start = accel.shram_reserved_output_banks
-    ifm_end = ib_start + ifm_banks
-    ifm2_start = ifm_end
-    acc_start = lut_start
-    if ew is ElementwiseUse.NONE:
-        acc_bytes = ofm_block.height * ofm_block.width * round_up(ofm_block.depth, 8) * acc.bits // 8
-        acc_start -= _double_buffered_banks(acc_bytes, accel, acc_granule_banks(accel, acc))
-    else:
-        ifm2_banks = ifm_banks if ew is ElementwiseUse.FULL else 0
-        if ifm2_start + ifm2_banks > acc_start:
-            return None
-        ifm_end = acc_start
-    if ifm_end > acc_start:
-        return None
-    return ShramLayout(ib_start=ib_start, ib_end=ifm_end, ib_start2=ifm2_start, ab_start=acc_start, lut_start=lut_start)
+    return ShramBudget.of(accel, ew, ifm_bits, acc, lut_banks).layout(ofm_block, ifm_block)
