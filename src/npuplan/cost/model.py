@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from npuplan.cost.access import ElementAccess, element_access
 from npuplan.cost.cycles import hw_macs, nn_macs, op_cycles
-from npuplan.cost.query import BandwidthKey, CostQuery, Direction, OpCost, Purpose, WeightAccess, WeightFetch
+from npuplan.cost.query import BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, WeightAccess, WeightFetch
 from npuplan.cost.tables import output_timing
 from npuplan.cost.transfer import burst_scaled_bytes, dma_cycles
 from npuplan.hw.memory import Architecture, MemArea
@@ -25,47 +27,63 @@ def _const_area(query: CostQuery) -> MemArea | None:
     return query.weights.read_area if query.weights is not None else None
 
 
-# Datapath cycles read only the op, its block and operands and where its constants come from, not
-# the weight fetch plan or the previous op's slack, which is what a search mostly varies: a caller
-# costing many such variants of one op may pass a dict to memoise them in (keyed on ``id(op)``,
-# so one dict must only see ops that stay alive while it is used, e.g. one network's)
-CyclesMemo = dict[tuple[object, ...], int]
+class CostMemo:
+    """Parts of ``op_cost`` that one search may reuse between the queries it asks about one op.
+
+    Datapath cycles, element accesses, feature-map bytes and MACs read only the op, its block and
+    operands (cycles: and where its scales come from), not the weight fetch plan or the previous
+    op's slack, which is what a search mostly varies. Keyed on ``id(op)``: one memo must only
+    see ops that stay alive while it is used (one network's).
+    """
+
+    __slots__ = ("cycles", "feature_maps")
+
+    def __init__(self) -> None:
+        self.cycles: dict[tuple[object, ...], int] = {}
+        self.feature_maps: dict[tuple[object, ...], _FeatureMapSide] = {}
 
 
-def _memo_op_cycles(query: CostQuery, arch: Architecture, const_area: MemArea | None, memo: CyclesMemo | None) -> int:
-    timing = output_timing(arch.accelerator.name)
-    if memo is None:
-        return op_cycles(query, arch, timing, const_area=const_area)
-    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, const_area)
-    found = memo.get(key)
+def _cycles(
+    query: CostQuery, arch: Architecture, const_area: MemArea | None, memo: CostMemo | None, ofm: Operand | None = None
+) -> int:
+    """Datapath cycles of ``query``, or of ``query`` computing ``ofm`` instead when given."""
+    ofm = query.ofm if ofm is None else ofm
+    key = (id(query.op), id(arch), query.block, query.ifm, ofm, query.ifm2, const_area)
+    found = None if memo is None else memo.cycles.get(key)
     if found is None:
-        found = memo[key] = op_cycles(query, arch, timing, const_area=const_area)
+        if ofm is not query.ofm:
+            query = dataclasses.replace(query, ofm=ofm)
+        found = op_cycles(query, arch, output_timing(arch.accelerator.name), const_area=const_area)
+        if memo is not None:
+            memo.cycles[key] = found
     return found
 
 
-def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CyclesMemo | None = None) -> int:
+def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> int:
     """NPU datapath cycles of ``query`` alone (no DMA waits)."""
-    return _memo_op_cycles(query, arch, _const_area(query), memo)
+    return _cycles(query, arch, _const_area(query), memo)
 
 
-def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CyclesMemo | None) -> float:
+def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CostMemo | None) -> float:
     """Cycles of the op's last weight slice: the window in which the next op's weights can stream."""
     w = query.weights
     if w is not None and w.slack_npu_cycles is not None:
         return w.slack_npu_cycles
     if w is None or len(w.depth_slices) <= 2:
         return float(cycles)
-    tail_depth = w.depth_slices[-1] - w.depth_slices[-2]
-    tail = dataclasses.replace(query, ofm=dataclasses.replace(query.ofm, shape=query.ofm.shape.with_c(tail_depth)))
-    return float(_memo_op_cycles(tail, arch, arch.fast_area, memo))
+    o = query.ofm
+    tail = Operand(o.shape.with_c(w.depth_slices[-1] - w.depth_slices[-2]), o.area, o.format, o.bits)
+    return float(_cycles(query, arch, arch.fast_area, memo, tail))
 
 
 class _Bytes:
     """Accumulates raw and burst-scaled bytes per (area, purpose, direction)."""
 
-    def __init__(self) -> None:
-        self.raw: dict[BandwidthKey, float] = defaultdict(float)
-        self.scaled: dict[MemArea, float] = defaultdict(float)
+    def __init__(
+        self, raw: Iterable[tuple[BandwidthKey, float]] = (), scaled: Iterable[tuple[MemArea, float]] = ()
+    ) -> None:
+        self.raw: dict[BandwidthKey, float] = defaultdict(float, raw)
+        self.scaled: dict[MemArea, float] = defaultdict(float, scaled)
 
     def add(self, key: BandwidthKey, raw: float, scaled: float | None) -> None:
         self.raw[key] += raw
@@ -88,6 +106,34 @@ def _feature_map_bytes(query: CostQuery, arch: Architecture, acc: ElementAccess,
         out.add((operand.area, Purpose.FEATURE_MAP, direction), raw, scaled)
 
 
+@dataclass(frozen=True, slots=True)
+class _FeatureMapSide:
+    """The parts of an op's cost that read only the op, its block and its operands."""
+
+    access: ElementAccess
+    raw: tuple[tuple[BandwidthKey, float], ...]  # feature-map bytes, in ``_Bytes`` order
+    scaled: tuple[tuple[MemArea, float], ...]
+    nn_macs: int
+    hw_macs: int
+
+
+def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _FeatureMapSide:
+    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2)
+    found = None if memo is None else memo.feature_maps.get(key)
+    if found is None:
+        acc = element_access(query)
+        fm_bytes = _Bytes()
+        _feature_map_bytes(query, arch, acc, fm_bytes)
+        accel = arch.accelerator
+        found = _FeatureMapSide(
+            acc, tuple(fm_bytes.raw.items()), tuple(fm_bytes.scaled.items()),
+            nn_macs(query), hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth),
+        )
+        if memo is not None:
+            memo.feature_maps[key] = found
+    return found
+
+
 def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _Bytes) -> None:
     direct = w.fetch is WeightFetch.DIRECT
     scale_bytes = acc.scale_entries * w.scale_bytes_per_channel
@@ -105,7 +151,7 @@ def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _B
 
 
 def _npu_cycles(
-    query: CostQuery, arch: Architecture, cycles: int, lut_cycles: float, memo: CyclesMemo | None,
+    query: CostQuery, arch: Architecture, cycles: int, lut_cycles: float, memo: CostMemo | None,
 ) -> tuple[float, float, float]:
     """(NPU cycles including DMA waits, weight DMA cycles, own slack cycles)."""
     w = query.weights
@@ -133,27 +179,26 @@ def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
     return dma_cycles(arch, s.source_area, s.dest_area, s.size_bytes)
 
 
-def op_cost(query: CostQuery, arch: Architecture, *, cycles_memo: CyclesMemo | None = None) -> OpCost:
+def op_cost(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> OpCost:
     """Cycles, MACs and memory traffic of one op (or one stripe of it) on ``arch``
-    (``cycles_memo``: see ``CyclesMemo``)."""
-    cycles = datapath_cycles(query, arch, memo=cycles_memo)
-    acc = element_access(query)
-    traffic = _Bytes()
-    _feature_map_bytes(query, arch, acc, traffic)
+    (``memo``: see ``CostMemo``)."""
+    cycles = datapath_cycles(query, arch, memo=memo)
+    fm = _feature_map_side(query, arch, memo)
+    traffic = _Bytes(fm.raw, fm.scaled)
     if query.weights is not None:
-        _weight_bytes(query, query.weights, acc, traffic)
+        _weight_bytes(query, query.weights, fm.access, traffic)
     lut_cycles = 0.0
     if query.lut is not None:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)
         traffic.add((query.lut.source_area, Purpose.LUT, Direction.READ), query.lut.size_bytes, None)
     staging_cycles = _staging(query, arch, traffic)
-    npu, weight_dma, slack = _npu_cycles(query, arch, cycles, lut_cycles, cycles_memo)
+    npu, weight_dma, slack = _npu_cycles(query, arch, cycles, lut_cycles, memo)
     npu += staging_cycles
-    access_cycles = {area: traffic.scaled.get(area, 0.0) / arch.bytes_per_cycle(area) for area in MemArea}
-    accel = arch.accelerator
+    access_cycles = {area: traffic.scaled[area] / arch.bytes_per_cycle(area) if area in traffic.scaled else 0.0
+                     for area in MemArea}
     return OpCost(
-        nn_macs=nn_macs(query),
-        hw_macs=hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth),
+        nn_macs=fm.nn_macs,
+        hw_macs=fm.hw_macs,
         op_cycles=cycles,
         npu_cycles=npu,
         access_cycles=MappingProxyType(access_cycles),

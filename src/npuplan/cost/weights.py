@@ -87,11 +87,13 @@ class WeightStreamSize:
         return max(sizes[0::2], default=0) + max(sizes[1::2], default=0)
 
 
+_GRC_DIVISOR_BITS = np.arange(MAX_GRC_DIVISOR_BITS + 1, dtype=np.int64)[:, None]  # one row per divisor
+
+
 def _grc_bits(counts: np.ndarray, values: np.ndarray) -> int:
-    """Bits to Golomb-Rice code ``values`` (with ``counts``) at the best divisor."""
-    return min(
-        int((counts * ((values >> k) + 1 + k)).sum()) for k in range(MAX_GRC_DIVISOR_BITS + 1)
-    )
+    """Bits to Golomb-Rice code ``values`` (with ``counts``) at the best divisor (all tried at once)."""
+    k = _GRC_DIVISOR_BITS
+    return int((counts * ((values >> k) + 1 + k)).sum(axis=1).min())
 
 
 def estimate_compressed_bits(values: np.ndarray) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 from npuplan.cost import (
     BlockChoice, CostQuery as ModelQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
 )
+from npuplan.cost.model import CostMemo
 from npuplan.cost.weights import channel_histograms, slice_bytes_of_histograms
 from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
@@ -45,7 +46,7 @@ class CostModelOracle:
     def __init__(self, arch: Architecture) -> None:
         self._arch = arch
         self._histograms: dict[int, Any] = {}  # id(op) -> per-channel weight histograms
-        self._cycles: dict[tuple[object, ...], int] = {}  # cost.model's datapath-cycles memo
+        self._memo = CostMemo()  # what cost.model may reuse between queries
         self._slices: dict[tuple[int, int, int], int] = {}  # (id(op), start, end) -> encoded bytes
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
@@ -88,7 +89,7 @@ class CostModelOracle:
             staging=FmStaging(query.staged_ifm_bytes, self._arch.arena_area, query.ifm_area)
             if query.staged_ifm_bytes else None,
         )
-        return op_cost(model_query, self._arch, cycles_memo=self._cycles)
+        return op_cost(model_query, self._arch, memo=self._memo)
 
     def cycles(self, cost: Any) -> int:
         return int(round(cost.total_cycles))

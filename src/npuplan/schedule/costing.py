@@ -47,15 +47,21 @@ _ROLLING: dict[int, tuple[tuple[CascadeSpan, ...], frozenset[str]]] = {}
 
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:
     """Where a feature map lives: fast storage if placed or rolling there, else the arena."""
-    if name is None:
-        return arch.arena_area
-    if name in dec.fast_fms or (dec.cascades and name in rolling_names(dec.cascades)):
+    return _area(dec, arch, name, rolling_names(dec.cascades) if dec.cascades else frozenset())
+
+
+def fm_format(net: Network, dec: Decisions, name: str) -> str:
+    return _format(net, name, rolling_names(dec.cascades) if dec.cascades else frozenset())
+
+
+def _area(dec: Decisions, arch: Architecture, name: str | None, rolling: frozenset[str]) -> MemArea:
+    if name is not None and (name in dec.fast_fms or name in rolling):
         return arch.fast_area
     return arch.arena_area
 
 
-def fm_format(net: Network, dec: Decisions, name: str) -> str:
-    if dec.cascades and name in rolling_names(dec.cascades):
+def _format(net: Network, name: str, rolling: frozenset[str]) -> str:
+    if name in rolling:
         return "NHCWB16"
     fm = net.fms.get(name)
     return fm.format if fm is not None else "NHWC"
@@ -70,14 +76,15 @@ def cost_op(
     With a ``MemoOracle``, results are memoised on everything the costing reads from ``dec``."""
     op = net.npu_ops[index]
     plan = dec.weights[index] if weights is None else weights
+    rolling = rolling_names(dec.cascades) if dec.cascades else frozenset()
     staged = op.ifm.name in dec.staged_fms
-    ifm_area = arch.fast_area if staged else fm_area(net, dec, arch, op.ifm.name)
+    ifm_area = arch.fast_area if staged else _area(dec, arch, op.ifm.name, rolling)
     ifm2_area = None if op.ifm2 is None else (arch.const_area if op.ifm2.is_constant
-                                               else fm_area(net, dec, arch, op.ifm2.name))
-    ofm_area = fm_area(net, dec, arch, op.ofm.name)
-    ifm_format = fm_format(net, dec, op.ifm.name)
-    ofm_format = fm_format(net, dec, op.ofm.name)
-    ifm2_format = "NHWC" if op.ifm2 is None or op.ifm2.is_constant else fm_format(net, dec, op.ifm2.name)
+                                               else _area(dec, arch, op.ifm2.name, rolling))
+    ofm_area = _area(dec, arch, op.ofm.name, rolling)
+    ifm_format = _format(net, op.ifm.name, rolling)
+    ofm_format = _format(net, op.ofm.name, rolling)
+    ifm2_format = "NHWC" if op.ifm2 is None or op.ifm2.is_constant else _format(net, op.ifm2.name, rolling)
     in_cascade = dec.cascade_of(index) is not None
     memo: dict[tuple[Any, ...], Costed] | None = getattr(oracle, "costed", None)
     key = (id(op), id(arch), dec.ofm_rows[index], plan, prev_slack_cycles, staged, ifm_area, ifm2_area, ofm_area,
