@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -32,15 +32,17 @@ class CostMemo:
 
     Datapath cycles, element accesses, feature-map bytes and MACs read only the op, its block and
     operands (cycles: and where its scales come from), not the weight fetch plan or the previous
-    op's slack, which is what a search mostly varies. Keyed on ``id(op)``: one memo must only
-    see ops that stay alive while it is used (one network's).
+    op's slack, which is what a search mostly varies; and the whole cost but the last step reads
+    everything but that slack. Keyed on ``id(op)``: one memo must only see ops that stay alive
+    while it is used (one network's).
     """
 
-    __slots__ = ("cycles", "feature_maps")
+    __slots__ = ("cycles", "feature_maps", "slack_free")
 
     def __init__(self) -> None:
         self.cycles: dict[tuple[object, ...], int] = {}
         self.feature_maps: dict[tuple[object, ...], _FeatureMapSide] = {}
+        self.slack_free: dict[tuple[object, ...], _SlackFree] = {}
 
 
 def _cycles(
@@ -150,23 +152,51 @@ def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _B
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)
 
 
-def _npu_cycles(
-    query: CostQuery, arch: Architecture, cycles: int, lut_cycles: float, memo: CostMemo | None,
-) -> tuple[float, float, float]:
-    """(NPU cycles including DMA waits, weight DMA cycles, own slack cycles)."""
+@dataclass(frozen=True, slots=True)
+class _WeightDma:
+    """The DMA of buffered weights: the whole stream's cycles (0 when not charged) and the first slice's."""
+
+    double_buffered: bool
+    full_cycles: float
+    first_cycles: float
+
+
+def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
     w = query.weights
-    slack_own = _tail_slack_cycles(query, arch, cycles, memo)
     if w is None or w.fetch is WeightFetch.DIRECT or w.buffer_area is None:
-        return cycles + max(lut_cycles - query.prev_slack_npu_cycles, 0.0), 0.0, slack_own
+        return None
     full_bytes = w.full_stream_bytes if w.full_stream_bytes is not None else w.stream_bytes
     full = dma_cycles(arch, w.source_area, w.buffer_area, full_bytes) if w.charge_full_transfer else 0.0
     first = dma_cycles(arch, w.source_area, w.buffer_area, w.first_slice_bytes)
-    slack = query.prev_slack_npu_cycles
-    if w.fetch is WeightFetch.DOUBLE_BUFFERED:
-        npu = max(full - slack + slack_own, cycles + max(first - slack, 0.0))
+    return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first)
+
+
+@dataclass(frozen=True, slots=True)
+class _SlackFree:
+    """Everything in an op's cost that does not read the previous op's slack (a search asks for
+    the same op under many slacks)."""
+
+    cycles: int
+    tail_cycles: float  # the op's own slack: its last weight slice's cycles
+    lut_cycles: float
+    staging_cycles: float
+    weight_dma: _WeightDma | None  # None: weights read in place (or none)
+    fm: _FeatureMapSide
+    access_cycles: Mapping[MemArea, float]
+    bytes: Mapping[BandwidthKey, float]
+
+
+def _npu_cycles(f: _SlackFree, prev_slack: float) -> tuple[float, float]:
+    """(NPU cycles including the weight and LUT DMA waits, weight DMA cycles)."""
+    dma, cycles = f.weight_dma, f.cycles
+    if dma is None:
+        return cycles + max(f.lut_cycles - prev_slack, 0.0), 0.0
+    full, first = dma.full_cycles, dma.first_cycles
+    if dma.double_buffered:
+        npu = max(full - prev_slack + f.tail_cycles, cycles + max(first - prev_slack, 0.0))
     else:
-        npu = cycles + full - min(first, slack)
-    return npu + lut_cycles, full, slack_own
+        npu = cycles + full - min(first, prev_slack)
+    return npu + f.lut_cycles, full
 
 
 def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
@@ -179,9 +209,12 @@ def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
     return dma_cycles(arch, s.source_area, s.dest_area, s.size_bytes)
 
 
-def op_cost(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> OpCost:
-    """Cycles, MACs and memory traffic of one op (or one stripe of it) on ``arch``
-    (``memo``: see ``CostMemo``)."""
+def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _SlackFree:
+    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, query.weights, query.lut,
+           query.staging)
+    found = None if memo is None else memo.slack_free.get(key)
+    if found is not None:
+        return found
     cycles = datapath_cycles(query, arch, memo=memo)
     fm = _feature_map_side(query, arch, memo)
     traffic = _Bytes(fm.raw, fm.scaled)
@@ -192,18 +225,31 @@ def op_cost(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = Non
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)
         traffic.add((query.lut.source_area, Purpose.LUT, Direction.READ), query.lut.size_bytes, None)
     staging_cycles = _staging(query, arch, traffic)
-    npu, weight_dma, slack = _npu_cycles(query, arch, cycles, lut_cycles, memo)
-    npu += staging_cycles
     access_cycles = {area: traffic.scaled[area] / arch.bytes_per_cycle(area) if area in traffic.scaled else 0.0
                      for area in MemArea}
+    found = _SlackFree(
+        cycles, _tail_slack_cycles(query, arch, cycles, memo), lut_cycles, staging_cycles, _weight_dma(query, arch),
+        fm, MappingProxyType(access_cycles), MappingProxyType(dict(traffic.raw)),
+    )
+    if memo is not None:
+        memo.slack_free[key] = found
+    return found
+
+
+def op_cost(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> OpCost:
+    """Cycles, MACs and memory traffic of one op (or one stripe of it) on ``arch``
+    (``memo``: see ``CostMemo``)."""
+    f = _slack_free(query, arch, memo)
+    npu, weight_dma = _npu_cycles(f, query.prev_slack_npu_cycles)
+    npu += f.staging_cycles
     return OpCost(
-        nn_macs=fm.nn_macs,
-        hw_macs=fm.hw_macs,
-        op_cycles=cycles,
+        nn_macs=f.fm.nn_macs,
+        hw_macs=f.fm.hw_macs,
+        op_cycles=f.cycles,
         npu_cycles=npu,
-        access_cycles=MappingProxyType(access_cycles),
-        total_cycles=max([npu, *access_cycles.values()]),
-        bytes=MappingProxyType(dict(traffic.raw)),
-        dma_cycles=weight_dma + lut_cycles + staging_cycles,
-        slack_npu_cycles=slack,
+        access_cycles=f.access_cycles,
+        total_cycles=max([npu, *f.access_cycles.values()]),
+        bytes=f.bytes,
+        dma_cycles=weight_dma + f.lut_cycles + f.staging_cycles,
+        slack_npu_cycles=f.tail_cycles,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.shape import Shape4D
@@ -45,26 +45,34 @@ _ROLLING_ENTRIES = 1024
 _ROLLING: dict[int, tuple[tuple[CascadeSpan, ...], frozenset[str]]] = {}
 
 
+class _Place(NamedTuple):
+    """Where the costing sees one feature map: in fast storage or the arena, and in which format."""
+
+    fast: bool
+    format: str
+
+
+def _place(net: Network, dec: Decisions, name: str, rolling: frozenset[str]) -> _Place:
+    """Rolling buffers are NHCWB16 in fast storage; other feature maps are where ``dec`` put them."""
+    if name in rolling:
+        return _Place(True, "NHCWB16")
+    fm = net.fms.get(name)
+    return _Place(name in dec.fast_fms, fm.format if fm is not None else "NHWC")
+
+
+def _rolling(dec: Decisions) -> frozenset[str]:
+    return rolling_names(dec.cascades) if dec.cascades else frozenset()
+
+
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:
     """Where a feature map lives: fast storage if placed or rolling there, else the arena."""
-    return _area(dec, arch, name, rolling_names(dec.cascades) if dec.cascades else frozenset())
-
-
-def fm_format(net: Network, dec: Decisions, name: str) -> str:
-    return _format(net, name, rolling_names(dec.cascades) if dec.cascades else frozenset())
-
-
-def _area(dec: Decisions, arch: Architecture, name: str | None, rolling: frozenset[str]) -> MemArea:
-    if name is not None and (name in dec.fast_fms or name in rolling):
+    if name is not None and _place(net, dec, name, _rolling(dec)).fast:
         return arch.fast_area
     return arch.arena_area
 
 
-def _format(net: Network, name: str, rolling: frozenset[str]) -> str:
-    if name in rolling:
-        return "NHCWB16"
-    fm = net.fms.get(name)
-    return fm.format if fm is not None else "NHWC"
+def fm_format(net: Network, dec: Decisions, name: str) -> str:
+    return _place(net, dec, name, _rolling(dec)).format
 
 
 def cost_op(
@@ -76,21 +84,24 @@ def cost_op(
     With a ``MemoOracle``, results are memoised on everything the costing reads from ``dec``."""
     op = net.npu_ops[index]
     plan = dec.weights[index] if weights is None else weights
-    rolling = rolling_names(dec.cascades) if dec.cascades else frozenset()
+    rolling = _rolling(dec)
     staged = op.ifm.name in dec.staged_fms
-    ifm_area = arch.fast_area if staged else _area(dec, arch, op.ifm.name, rolling)
-    ifm2_area = None if op.ifm2 is None else (arch.const_area if op.ifm2.is_constant
-                                               else _area(dec, arch, op.ifm2.name, rolling))
-    ofm_area = _area(dec, arch, op.ofm.name, rolling)
-    ifm_format = _format(net, op.ifm.name, rolling)
-    ofm_format = _format(net, op.ofm.name, rolling)
-    ifm2_format = "NHWC" if op.ifm2 is None or op.ifm2.is_constant else _format(net, op.ifm2.name, rolling)
+    ifm = _place(net, dec, op.ifm.name, rolling)
+    ofm = _place(net, dec, op.ofm.name, rolling)
+    ifm2 = None if op.ifm2 is None or op.ifm2.is_constant else _place(net, dec, op.ifm2.name, rolling)
     in_cascade = dec.cascade_of(index) is not None
     memo: dict[tuple[Any, ...], Costed] | None = getattr(oracle, "costed", None)
-    key = (id(op), id(arch), dec.ofm_rows[index], plan, prev_slack_cycles, staged, ifm_area, ifm2_area, ofm_area,
-           ifm_format, ofm_format, ifm2_format, in_cascade)
-    if memo is not None and key in memo:
-        return memo[key]
+    key = (id(op), id(arch), dec.ofm_rows[index], plan, prev_slack_cycles, staged, ifm, ofm, ifm2, in_cascade)
+    found = None if memo is None else memo.get(key)
+    if found is not None:
+        return found
+    fast, arena = arch.fast_area, arch.arena_area
+    ifm_area = fast if staged or ifm.fast else arena
+    ofm_area = fast if ofm.fast else arena
+    if ifm2 is not None:
+        ifm2_area: MemArea | None = fast if ifm2.fast else arena
+    else:
+        ifm2_area = None if op.ifm2 is None else arch.const_area
     ofm_stripe = op.ofm_shape.with_h(min(dec.ofm_rows[index], op.ofm_shape.h))
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
@@ -103,9 +114,9 @@ def cost_op(
         ifm2_area=ifm2_area,
         ofm_area=ofm_area,
         weight_area=arch.fast_area if buffered else arch.const_area,
-        ifm_format=ifm_format,
-        ofm_format=ofm_format,
-        ifm2_format=ifm2_format,
+        ifm_format=ifm.format,
+        ofm_format=ofm.format,
+        ifm2_format="NHWC" if ifm2 is None else ifm2.format,
         weight_source_area=arch.const_area,
         weight_fetch=str(plan.buffering),
         weight_stream_bytes=plan.stream_bytes,
