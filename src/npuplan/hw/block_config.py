@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 from collections.abc import Iterator
 from functools import lru_cache
-from itertools import chain
 
 from npuplan._compat import StrEnum
 from npuplan.errors import NpuplanError
@@ -300,29 +299,47 @@ def _depths(q: BlockQuery, accel: Accelerator, max_depth: int) -> list[int]:
 
 
 def _fitting(
-    q: BlockQuery, t: _OpTraits, budget: ShramBudget, rows: tuple[_Span, ...], cols: tuple[_Span, ...], depth: int
+    q: BlockQuery, t: _OpTraits, budget: ShramBudget, rows: tuple[_Span, ...], cols: tuple[_Span, ...],
+    depths: list[int],
 ) -> Iterator[_Row]:
-    """The blocks of one depth that Vela scores, row by row: those that fit, except that a block
-    is skipped when its transpose was tried earlier and did not fit (Vela's shortcut).
+    """The blocks Vela scores, depth by depth and row by row: those that fit, except that a block
+    is skipped when its transpose was tried earlier at that depth and did not fit (Vela's shortcut).
 
-    SHRAM use only grows with the height and the width, so the blocks that fit in a row are its
-    first ``fit`` columns, fewer in each later row; Vela tries each row's columns up to its first
-    misfit that is not skipped (wider ones are recorded as misfits too)."""
+    SHRAM use only grows with the depth, the height and the width, so the blocks that fit in a
+    row are its first ``fit`` columns, no more than in the row above or at the depth before."""
+    fit_before = [len(cols)] * len(rows)  # each row's fitting columns at the depth before
+    for depth in depths:
+        yield from _fitting_at(q, t, budget, rows, cols, depth, fit_before)
+
+
+def _fitting_at(
+    q: BlockQuery, t: _OpTraits, budget: ShramBudget, rows: tuple[_Span, ...], cols: tuple[_Span, ...], depth: int,
+    fit_before: list[int],
+) -> Iterator[_Row]:
+    """``_fitting`` at one depth; ``fit_before`` (each row's fitting columns at a shallower depth)
+    is updated to this one. Vela tries each row's columns up to its first misfit that is not
+    skipped (wider ones are recorded as misfits too)."""
     ifm_depth = depth if t.equal_depth else t.ifm_depth_block
     ifm_pixel, acc_pixel = budget.ifm_pixel_bytes(ifm_depth), budget.acc_pixel_bytes(depth)
     width_sizes = {col.size for col in cols}
     first_misfit: dict[int, int] = {}  # row size -> the first width Vela tried there that did not fit
     fit = len(cols)
-    for row in rows:
+    for i, row in enumerate(rows):
+        fit = min(fit, fit_before[i])
         while fit and not budget.fits(row.ifm * cols[fit - 1].ifm * ifm_pixel, row.fitted * cols[fit - 1].fitted * acc_pixel):
             fit -= 1
+        fit_before[i] = fit
         if not fit:
             return  # nothing fits in this row or any later one
-        skipped = _transposed_misfits(first_misfit, row.size) if row.size in width_sizes else frozenset()
-        misfit = next((col.size for col in cols[fit:] if col.size not in skipped), None)
+        skipped = _transposed_misfits(first_misfit, row.size) if first_misfit and row.size in width_sizes else None
+        if skipped:
+            misfit = next((col.size for col in cols[fit:] if col.size not in skipped), None)
+            tried = tuple(col for col in cols[:fit] if col.size not in skipped)
+        else:
+            misfit = cols[fit].size if fit < len(cols) else None
+            tried = cols[:fit]
         if misfit is not None:
             first_misfit[row.size] = misfit
-        tried = tuple(col for col in cols[:fit] if col.size not in skipped) if skipped else cols[:fit]
         yield _Row(row, tried, _relative_costs(q, t, row, tried, depth, ifm_depth), depth, ifm_depth)
 
 
@@ -363,7 +380,7 @@ def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
     budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
     max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
     depths = _depths(q, accel, max_depth)
-    best = _cheapest(chain.from_iterable(_fitting(q, t, budget, rows, cols, d) for d in depths), t.ifm)
+    best = _cheapest(_fitting(q, t, budget, rows, cols, depths), t.ifm)
     if best is None:
         return None
     r, col = best
