@@ -8,7 +8,7 @@ overhead derived from the block's memory transfers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from npuplan.cost.query import CostQuery, Operand
 from npuplan.cost.tables import ActivationKind, OutputKind, OutputTiming
@@ -121,8 +121,7 @@ def output_cycles_per_element(query: CostQuery, arch: Architecture, timing: Outp
     return per_element
 
 
-@dataclass(frozen=True, slots=True)
-class _Ublocks:
+class _Ublocks(NamedTuple):
     x: int
     y: int
     z: int

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from npuplan.cost.access import ElementAccess, element_access
 from npuplan.cost.cycles import hw_macs, nn_macs, op_cycles
@@ -108,8 +108,7 @@ def _feature_map_bytes(query: CostQuery, arch: Architecture, acc: ElementAccess,
         out.add((operand.area, Purpose.FEATURE_MAP, direction), raw, scaled)
 
 
-@dataclass(frozen=True, slots=True)
-class _FeatureMapSide:
+class _FeatureMapSide(NamedTuple):
     """The parts of an op's cost that read only the op, its block and its operands."""
 
     access: ElementAccess
@@ -152,8 +151,7 @@ def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _B
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)
 
 
-@dataclass(frozen=True, slots=True)
-class _WeightDma:
+class _WeightDma(NamedTuple):
     """The DMA of buffered weights: the whole stream's cycles (0 when not charged) and the first slice's."""
 
     double_buffered: bool
@@ -171,8 +169,7 @@ def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
     return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first)
 
 
-@dataclass(frozen=True, slots=True)
-class _SlackFree:
+class _SlackFree(NamedTuple):
     """Everything in an op's cost that does not read the previous op's slack (a search asks for
     the same op under many slacks)."""
 

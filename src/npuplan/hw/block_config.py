@@ -12,9 +12,10 @@ covers the IFM in fewer pieces). Results are cached on the op geometry, not on o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from npuplan._compat import StrEnum
 from npuplan.errors import NpuplanError
@@ -181,8 +182,7 @@ def _clamp_conv1d(ofm: Shape4D, kernel: KernelGeometry, accel: Accelerator, bloc
 # ---------------------------------------------------------------- the search
 
 
-@dataclass(frozen=True, slots=True)
-class _OpTraits:
+class _OpTraits(NamedTuple):
     """Per-query facts shared by every candidate block."""
 
     ifm: Shape4D  # the larger of IFM and IFM2 (elementwise)
@@ -218,8 +218,7 @@ def _traits(q: BlockQuery, accel: Accelerator) -> _OpTraits:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Span:
+class _Span(NamedTuple):
     """One OFM block height (or width) of the search and what follows from it along that axis."""
 
     size: int  # OFM block rows (columns)
@@ -245,8 +244,7 @@ def _axes(q: BlockQuery, accel: Accelerator) -> tuple[tuple[_Span, ...], tuple[_
     return rows, cols
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
+class _Row(NamedTuple):
     """The blocks of one height and depth that the search scores, and their relative costs."""
 
     row: _Span

@@ -9,6 +9,7 @@ bank granule (``Accelerator.granules``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from npuplan._compat import StrEnum
 from npuplan.hw.accelerator import Accelerator, Block
@@ -76,8 +77,7 @@ def _double_buffered_banks(size_bytes: int, bank_bytes: int, granule: int) -> in
     return round_up(div_round_up(size_bytes, bank_bytes) * 2, granule)
 
 
-@dataclass(frozen=True, slots=True)
-class ShramBudget:
+class ShramBudget(NamedTuple):
     """The shared-buffer banks one kind of op can use, and how its blocks are sized in them.
 
     Fixed per (accelerator, elementwise use, IFM bits, accumulator, LUT): a block search tests
