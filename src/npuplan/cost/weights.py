@@ -98,10 +98,29 @@ def _grc_bits(counts: np.ndarray, values: np.ndarray) -> int:
 
 def estimate_compressed_bits(values: np.ndarray) -> int:
     """Estimated codec bits for signed weight ``values`` (zero point already removed)."""
-    v = values.astype(np.int64).ravel()
+    v = values.astype(np.int64).reshape(1, -1)
     if v.size == 0:
         return 0
-    return compressed_bits_of_counts(np.bincount(np.where(v < 0, -2 * v - 1, 2 * v)))
+    return compressed_bits_of_counts(_zigzag_histograms(v)[0])
+
+
+def _zigzag_histograms(rows: np.ndarray) -> np.ndarray:
+    """Per row of the 2-D int64 array ``rows``, the histogram of its zig-zagged values (``[rows,
+    bins]``, up to the largest zig-zagged value anywhere). Counted by value first (one pass over
+    the weights instead of one per step of the zig-zag), then each value's count moved to its
+    zig-zag bin."""
+    n = rows.shape[0]
+    if rows.size == 0:
+        return np.zeros((n, 1), dtype=np.int64)
+    low, high = int(rows.min()), int(rows.max())
+    span = high - low + 1
+    offsets = np.arange(n, dtype=np.int64)[:, None] * span - low
+    by_value = np.bincount((rows + offsets).ravel(), minlength=n * span).reshape(n, span)
+    values = np.arange(low, high + 1, dtype=np.int64)
+    zigzag = np.where(values < 0, -2 * values - 1, 2 * values)
+    histograms = np.zeros((n, int(zigzag.max()) + 1), dtype=np.int64)
+    histograms[:, zigzag] = by_value
+    return histograms
 
 
 def compressed_bits_of_counts(counts: np.ndarray) -> int:
@@ -166,10 +185,7 @@ def channel_histograms(op: NpuOp) -> np.ndarray:
     a slice's histogram is the sum of its channels' rows, so slices of any boundary cost a sum."""
     assert op.weights is not None
     w = _signed_weights(op)
-    zigzag = np.where(w < 0, -2 * w - 1, 2 * w).reshape(w.shape[0], -1)
-    bins = int(zigzag.max(initial=0)) + 1
-    rows = np.arange(w.shape[0], dtype=np.int64)[:, None] * bins
-    return np.bincount((zigzag + rows).ravel(), minlength=w.shape[0] * bins).reshape(w.shape[0], bins)
+    return _zigzag_histograms(w.reshape(w.shape[0], -1))
 
 
 def slice_bytes_of_histograms(histograms: np.ndarray, start: int, end: int, cores: int) -> int:
