@@ -161,23 +161,27 @@ def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None
     """
     if op.weights is None:
         return WeightStreamSize(())
-    w = _signed_weights(op)
-    ofm_depth = w.shape[0]
+    histograms = channel_histograms(op)
+    ofm_depth = histograms.shape[0]
     step = ofm_depth if depth_step is None or depth_step <= 0 else depth_step
     slices: list[WeightSlice] = []
     for start in range(0, ofm_depth, step):
-        slices += _encode_range(w, start, min(step, ofm_depth - start), accel.cores)
+        slices += _encode_range(histograms, start, min(step, ofm_depth - start), accel.cores)
     return WeightStreamSize(tuple(slices))
 
 
-def _encode_range(w: np.ndarray, start: int, depth: int, cores: int) -> list[WeightSlice]:
-    """The per-core parts of OFM depth slice ``[start, start + depth)`` of signed weights ``w``."""
+def _encode_range(histograms: np.ndarray, start: int, depth: int, cores: int) -> list[WeightSlice]:
+    """The per-core parts of OFM depth slice ``[start, start + depth)``, from ``channel_histograms``."""
     found = []
     for core in range(min(cores, depth)):
-        part = w[start + core : start + depth : cores]
-        weight_bytes = _round_up(estimate_compressed_bits(part) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
-        found.append(WeightSlice(start, depth, core, weight_bytes, SCALE_BIAS_BYTES * part.shape[0]))
+        part = histograms[start + core : start + depth : cores]
+        found.append(WeightSlice(start, depth, core, _encoded_bytes(part), SCALE_BIAS_BYTES * part.shape[0]))
     return found
+
+
+def _encoded_bytes(channel_rows: np.ndarray) -> int:
+    """Encoded weight bytes (16-aligned, header included) of the channels whose histograms these are."""
+    return _round_up(compressed_bits_of_counts(channel_rows.sum(axis=0)) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
 
 
 def channel_histograms(op: NpuOp) -> np.ndarray:
@@ -191,12 +195,7 @@ def channel_histograms(op: NpuOp) -> np.ndarray:
 def slice_bytes_of_histograms(histograms: np.ndarray, start: int, end: int, cores: int) -> int:
     """Encoded bytes (scales and weights of every core) of OFM depth slice ``[start, end)``,
     exactly as ``encoded_weight_size`` sizes it, from ``channel_histograms``."""
-    total = 0
-    for core in range(min(cores, end - start)):
-        part = histograms[start + core:end:cores]
-        weight_bytes = _round_up(compressed_bits_of_counts(part.sum(axis=0)) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
-        total += _round_up(SCALE_BIAS_BYTES * part.shape[0], ALIGN_BYTES) + weight_bytes
-    return total
+    return sum(s.total_bytes for s in _encode_range(histograms, start, end - start, cores))
 
 
 def weight_slice_sizes(
