@@ -11,6 +11,7 @@ proposing: ``_segment_options`` proposes, ``_best_split`` chooses.
 
 from __future__ import annotations
 
+import bisect
 import logging
 from dataclasses import dataclass, field, replace
 
@@ -30,11 +31,11 @@ from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle
 from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
 from npuplan.schedule.weights import (
-    best_weight_subset,
     candidate_plans,
     cascade_weight_option,
     held_bytes,
     needs_dma,
+    weight_frontier,
 )
 
 log = logging.getLogger(__name__)
@@ -60,29 +61,64 @@ class Segment:
     cycles: int
     weight_options: tuple[tuple[int, int], ...] = ()
     copy_cycles: tuple[int, ...] = ()  # DMA cycles of each cascade option's whole-weight copy
+    # the weight choices as a step function of the room left (built once: the search asks often)
+    _rooms: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _within: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _search: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
-    def _taken(self, limit: int) -> tuple[int, ...]:
-        room = limit - self.peak_bytes
-        if self.start == self.end:
-            fitting = [j for j, (size, _) in enumerate(self.weight_options) if size <= room]
-            return (max(fitting, key=lambda j: self.weight_options[j][1]),) if fitting else ()
-        return best_weight_subset(self.weight_options, room)
+    def __post_init__(self) -> None:
+        rooms, within, search = _weight_steps(self)
+        object.__setattr__(self, "_rooms", rooms)
+        object.__setattr__(self, "_within", within)
+        object.__setattr__(self, "_search", search)
+
+    def _step(self, limit: int) -> int:
+        """Index of the weight choice that ``limit`` leaves room for (-1: none for a single op)."""
+        at = bisect.bisect_right(self._rooms, limit - self.peak_bytes) - 1
+        return at if at >= 0 or self.start == self.end else len(self._rooms) - 1
 
     def cycles_within(self, limit: int | None) -> int:
         """Cycles with the weight buffering that fits between the peak and ``limit`` (None: none):
         the plan's own cycles, as the weight pass (``weights.propose_weight_buffering``) chooses."""
         if limit is None or not self.weight_options:
             return self.cycles
-        return self.cycles - sum(self.weight_options[j][1] for j in self._taken(limit))
+        at = self._step(limit)
+        return self._within[at] if at >= 0 else self.cycles
 
     def search_cycles(self, limit: int | None) -> int:
         """``cycles_within`` plus the copies of the cascade weights held: the cost model (like Vela's)
         does not charge a cascade's weight copy; the search does, so that cascading is never chosen
         just to make weight DMA look free. The weights held are the plan's either way."""
-        if limit is None or not self.copy_cycles:
-            return self.cycles_within(limit)
-        taken = self._taken(limit)
-        return self.cycles - sum(self.weight_options[j][1] - self.copy_cycles[j] for j in taken)
+        if limit is None or not self.weight_options:
+            return self.cycles
+        at = self._step(limit)
+        return self._search[at] if at >= 0 else self.cycles
+
+
+    def fewest_search_cycles(self) -> int:
+        """The least ``search_cycles`` under any limit."""
+        return min(self.cycles, *self._search) if self.weight_options else self.cycles
+
+
+def _weight_steps(seg: Segment) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Room thresholds (bytes, ascending) with the cycles within and the search cycles once that
+    much room is left. A single op takes its best-saving option that fits (none below the first
+    threshold); a cascade the best subset (``weights.weight_frontier``; a negative room takes the
+    last, as ``weights.best_weight_subset`` does), its copies charged in the search cycles."""
+    if seg.start == seg.end:
+        rooms, within, best = [], [], None
+        for size, saved in sorted(seg.weight_options):
+            best = saved if best is None else max(best, saved)
+            rooms.append(size)
+            within.append(seg.cycles - best)
+        return tuple(rooms), tuple(within), tuple(within)
+    copies = seg.copy_cycles or (0,) * len(seg.weight_options)
+    frontier = weight_frontier(tuple((size, saved, copy) for (size, saved), copy in zip(seg.weight_options, copies)))
+    return (
+        tuple(size for size, _, _, _ in frontier),
+        tuple(seg.cycles + int(less) for _, less, _, _ in frontier),
+        tuple(seg.cycles + int(less) + copied for _, less, _, copied in frontier),
+    )
 
 
 @dataclass(frozen=True)
@@ -99,6 +135,8 @@ class _Context:
     with_weights: bool
     op_memo: dict[tuple[int, int, bool, bool, int], tuple[int, tuple[int, int, int] | None, int]] = field(
         default_factory=dict)
+    span_memo: dict[tuple[int, int], int] = field(default_factory=dict)  # ``_span_peak`` of (start, end)
+    rolling_memo: dict[tuple[int, int, int], RollingBuffer] = field(default_factory=dict)
 
 
 def _context(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, with_weights: bool) -> _Context:
@@ -157,18 +195,30 @@ def segment_rows(net: Network, s: int, e: int, final_rows: int, *, minimal: bool
     return tuple(rows)
 
 
+def segment_space(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> tuple[tuple[RollingBuffer, ...], int]:
+    """The rolling buffers between ops ``s..e`` making OFM stripes of ``rows`` and the exact
+    fast-storage peak (bytes) over their time span as a cascade, without weight buffers."""
+    rolling = tuple(_rolling_buffer(ctx, k, rows[k - s], rows[k + 1 - s]) for k in range(s, e))
+    if (s, e) not in ctx.span_memo:
+        ctx.span_memo[s, e] = _span_peak(ctx, s, e, rolling)
+    return rolling, ctx.span_memo[s, e] + sum(r.size_bytes for r in rolling)
+
+
+def _rolling_buffer(ctx: _Context, k: int, rows: int, consumer_rows: int) -> RollingBuffer:
+    key = (k, rows, consumer_rows)
+    if key not in ctx.rolling_memo:
+        producer, consumer = ctx.net.npu_ops[k], ctx.net.npu_ops[k + 1]
+        ctx.rolling_memo[key] = RollingBuffer(producer.ofm.name,
+                                              rolling_rows(producer, rows, consumer, consumer_rows),
+                                              rolling_buffer_bytes(producer, rows, consumer, consumer_rows))
+    return ctx.rolling_memo[key]
+
+
 def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
-    net, dec = ctx.net, ctx.dec
-    ops = net.npu_ops
-    rolling = tuple(
-        RollingBuffer(ops[k].ofm.name,
-                      rolling_rows(ops[k], rows[k - s], ops[k + 1], rows[k + 1 - s]),
-                      rolling_buffer_bytes(ops[k], rows[k - s], ops[k + 1], rows[k + 1 - s]))
-        for k in range(s, e)
-    )
+    rolling, peak = segment_space(ctx, s, e, rows)
+    dec = ctx.dec
     trial = replace(dec, ofm_rows=dec.ofm_rows[:s] + rows + dec.ofm_rows[e + 1:],
                     cascades=dec.cascades + (CascadeSpan(-1, s, e, rolling),))
-    peak = _span_peak(ctx, trial, s, e, sum(r.size_bytes for r in rolling))
     cycles, options, copies = 0, [], []
     slack = 0  # what the op before the segment leaves is not known here; the weight pass uses it
     for k in range(s, e + 1):
@@ -201,10 +251,13 @@ def _cascaded_op(
     return direct.cycles, (held_bytes(plan), saved, copy), direct.slack_cycles
 
 
-def _span_peak(ctx: _Context, trial: Decisions, s: int, e: int, rolling_bytes: int) -> int:
-    """Exact fast-storage peak over the time span of ops ``s..e`` under ``trial`` (no new weights):
-    the feature maps live then are re-bucketed (cascade stretches, in-place sharing) from scratch."""
+def _span_peak(ctx: _Context, s: int, e: int, rolling: tuple[RollingBuffer, ...]) -> int:
+    """Exact fast-storage peak over the time span of ops ``s..e`` cascaded with ``rolling`` (no new
+    weights), less the rolling buffers (live throughout the span, so they add to every step
+    alike): the feature maps live then are re-bucketed (cascade stretches, in-place sharing) from
+    scratch. Depends only on ``s`` and ``e``: the stripe rows change the rolling buffers' sizes alone."""
     net = ctx.net
+    trial = replace(ctx.dec, cascades=ctx.dec.cascades + (CascadeSpan(-1, s, e, rolling),))
     ts, te = net.times[s], net.times[e]
     touched = set().union(*ctx.live_at[ts:te + 1])
     touched.update(net.npu_ops[k].ofm.name for k in range(s, e + 1))
@@ -216,7 +269,7 @@ def _span_peak(ctx: _Context, trial: Decisions, s: int, e: int, rolling_bytes: i
     after = fm_buffers(net, trial, names, owner=kept)
     peak = 0
     for t in range(ts, te + 1):
-        u = ctx.base[t] + rolling_bytes
+        u = ctx.base[t]
         u -= sum(b.size_bytes for b in before if b.start <= t <= b.end)
         u += sum(b.size_bytes for b in after if b.start <= t <= b.end)
         peak = max(peak, u)
@@ -259,19 +312,35 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
                 limit: int, optimise: Optimise) -> list[Segment]:
     """DP over segment ends. Performance: least bytes over ``limit``, then fastest (weights
     buffered in the room each segment leaves below ``limit``). Size: smallest peak, then fastest."""
-    best: dict[int, tuple[tuple[int, int], list[Segment]]] = {first - 1: ((0, 0), [])}
+    size = optimise is Optimise.SIZE
+    best: dict[int, tuple[tuple[int, int], Segment | None]] = {first - 1: ((0, 0), None)}
     for e in range(first, last + 1):
         for seg in options_by_end[e]:
             prev = best.get(seg.start - 1)
             if prev is None:
                 continue
-            if optimise is Optimise.SIZE:
-                key = (max(prev[0][0], seg.peak_bytes), prev[0][1] + seg.cycles)
+            (bytes_so_far, cycles_so_far), _ = prev
+            if size:
+                key = (max(bytes_so_far, seg.peak_bytes), cycles_so_far + seg.cycles)
             else:
-                key = (prev[0][0] + max(0, seg.peak_bytes - limit), prev[0][1] + seg.search_cycles(limit))
+                key = (bytes_so_far + max(0, seg.peak_bytes - limit), cycles_so_far + seg.search_cycles(limit))
             if e not in best or key < best[e][0]:
-                best[e] = (key, prev[1] + [seg])
-    return best[last][1]
+                best[e] = (key, seg)
+    split: list[Segment] = []
+    while last >= first:  # back from the last segment, each one's start tells where the one before ends
+        seg = best[last][1]
+        assert seg is not None
+        split.append(seg)
+        last = seg.start - 1
+    return split[::-1]
+
+
+def _fewest_cycles(options_by_end: dict[int, list[Segment]], first: int, last: int) -> int:
+    """The fewest search cycles any split of ``first..last`` reaches under any limit."""
+    fewest = {first - 1: 0}
+    for e in range(first, last + 1):
+        fewest[e] = min(fewest[seg.start - 1] + seg.fewest_search_cycles() for seg in options_by_end[e])
+    return fewest[last]
 
 
 def build_cascades(
@@ -346,15 +415,22 @@ def _traded_limit(ctx: _Context, options: dict[tuple[int, int], dict[int, list[S
         return total
 
     least = max(cycles_at(floor), 1)
-    best, best_score = floor, 1.0
+    # no limit makes the cycles fewer than this, so once its score is no better, neither are the rest
+    fewest = (sum(seg.fewest_search_cycles() for seg in singles)
+              + sum(_fewest_cycles(opts, run[0], run[1]) for run, opts in options.items()))
+    best, best_score, best_cycles = floor, 1.0, least
     for step in range(1, TRADE_STEPS + 1):
         limit = floor + (top - floor) * step // TRADE_STEPS
         if limit <= floor:
             continue
-        score = cycles_at(limit) / least + memory_weight * (limit / floor - 1)
+        memory = memory_weight * (limit / floor - 1)
+        if fewest / least + memory >= best_score:
+            break
+        cycles = cycles_at(limit)
+        score = cycles / least + memory
         if score < best_score:
-            best, best_score = limit, score
+            best, best_score, best_cycles = limit, score, cycles
     if best != floor:
         log.info("Size: limit %d B instead of the least peak %d B (%.0f%% of its cycles)",
-                 best, floor, 100 * cycles_at(best) / least)
+                 best, floor, 100 * best_cycles / least)
     return best

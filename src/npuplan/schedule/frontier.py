@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Point(Generic[T]):
+class Point(NamedTuple, Generic[T]):
+    """A named tuple rather than a dataclass: the search makes one per extension (tens of thousands)."""
+
     cost: float
     peak_bytes: int
     tail_bytes: int

@@ -8,8 +8,9 @@ Position ``e`` of the DP holds a Pareto frontier (``frontier.prune``) of plans f
   (the proposals of ``weights.candidate_plans``);
 * IFM streaming: ops ``s..e`` of one chain run as a cascade with rolling buffers between them, for
   each final stripe height of ``cascades.stripe_candidates`` (thinned by ``search_heights``), the
-  weights of each op read directly or kept whole (full depth) in fast storage for the cascade. ``cascades._segment`` gives the stripe rows,
-  the rolling buffers and the exact fast-storage peak over the cascade's time steps.
+  weights of each op read directly or kept whole (full depth) in fast storage for the cascade.
+  ``cascades.segment_rows`` gives the stripe rows, ``cascades.segment_space`` the rolling buffers
+  and the exact fast-storage peak over the cascade's time steps.
 
 A step's cost is the seed's search metric: bytes moved weighted by memory (SRAM 1, DRAM 10,
 on-chip flash 2, off-chip flash 20) plus 40 x cycles, all from the one cost model via
@@ -35,7 +36,14 @@ from typing import Any, Optional
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.options import Optimise, PlanOptions
-from npuplan.schedule.cascades import MAX_CASCADE_OPS, _context, _segment, chains, segment_rows, stripe_candidates
+from npuplan.schedule.cascades import (
+    MAX_CASCADE_OPS,
+    _context,
+    chains,
+    segment_rows,
+    segment_space,
+    stripe_candidates,
+)
 from npuplan.schedule.costing import Costed, cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan
 from npuplan.schedule.frontier import Point, prune
@@ -149,12 +157,12 @@ def cascade_options(space: SearchSpace, s: int, e: int, heights: list[int]) -> l
     rows_tried = {segment_rows(net, s, e, h, minimal=minimal)
                   for h in heights for minimal in ((False, True) if h == heights[0] else (False,))}
     for rows in sorted(rows_tried):
-        seg = _segment(space.cascading, s, e, rows)
-        trial = replace(base, ofm_rows=base.ofm_rows[:s] + seg.rows + base.ofm_rows[e + 1:],
-                        cascades=(CascadeSpan(-1, s, e, seg.rolling),))
+        rolling, span_peak = segment_space(space.cascading, s, e, rows)
+        trial = replace(base, ofm_rows=base.ofm_rows[:s] + rows + base.ofm_rows[e + 1:],
+                        cascades=(CascadeSpan(-1, s, e, rolling),))
         for costs, size, plans in weight_sets(space, trial, s, e):
-            peak = seg.peak_bytes + size
-            found.append((costs, peak, Option(Step(s, e, seg.rows, seg.rolling, plans), costs, peak, peak)))
+            peak = span_peak + size
+            found.append((costs, peak, Option(Step(s, e, rows, rolling, plans), costs, peak, peak)))
     return [option for _, _, option in either_front(found)]
 
 
@@ -272,14 +280,28 @@ def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, met
     fronts: list[list[Point[Trail]]] = []
     start: list[Point[Trail]] = [Point(0.0, floor, floor, None)]
     for ending in steps:
-        candidates = [
-            extend(plan, option, metric)
-            for s, options in ending.items()
-            for plan in (fronts[s - 1] if s > 0 else start)
-            for option in options
-        ]
-        fronts.append(prune(candidates, budget_bytes=budget_bytes, cap=MAX_FRONTIER))
+        front = prune(_extensions(fronts, start, ending, metric, budget_bytes), budget_bytes=budget_bytes,
+                      cap=MAX_FRONTIER)
+        if not front or front[0].peak_bytes > budget_bytes:  # nothing fits: the smallest of them all
+            front = prune(_extensions(fronts, start, ending, metric, None), budget_bytes=budget_bytes,
+                          cap=MAX_FRONTIER)
+        fronts.append(front)
     return fronts[-1] if fronts else start
+
+
+def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], ending: dict[int, list[Option]],
+                metric: int, budget_bytes: int | None) -> list[Point[Trail]]:
+    """The plans of ``fronts`` extended by the steps of ``ending``; with ``budget_bytes``, only
+    the plans and steps within it (the others cannot make a plan within it, so ``prune`` keeps
+    the same points from these as from every extension whenever any of them fits)."""
+    found: list[Point[Trail]] = []
+    for s, options in ending.items():
+        plans = fronts[s - 1] if s > 0 else start
+        if budget_bytes is not None:
+            plans = [plan for plan in plans if plan.peak_bytes <= budget_bytes]
+            options = [option for option in options if option.peak_bytes <= budget_bytes]
+        found.extend(extend(plan, option, metric) for plan in plans for option in options)
+    return found
 
 
 def steps_of(trail: Trail) -> list[Step]:

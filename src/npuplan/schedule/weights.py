@@ -95,22 +95,27 @@ def best_weight_subset(options: Sequence[tuple[int, int]], room_bytes: int) -> t
     """Indices of the ``(bytes, cycles saved)`` options that, taken together, save the most cycles
     within ``room_bytes`` (fewest bytes among equals). Exact: the best subset for any room lies on
     the frontier of bytes against saving over every subset, so more room never saves less. The
-    frontier is memoised per options: the cascade search asks for many rooms."""
-    frontier = _weight_frontier(tuple(options))
+    frontier is memoised per options: the cascade search asks for many rooms. Note that a negative
+    room (usage already over the limit) gives the last, largest subset."""
+    frontier = weight_frontier(tuple(options))
     return frontier[bisect.bisect_right(frontier, (room_bytes, math.inf)) - 1][2]
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _weight_frontier(options: tuple[tuple[int, int], ...]) -> tuple[tuple[int, float, tuple[int, ...]], ...]:
-    """``(bytes, -saving, indices)`` of the subsets that save more than every smaller one, by bytes."""
-    frontier: list[tuple[int, int, tuple[int, ...]]] = [(0, 0, ())]
-    for k, (size, saved) in enumerate(options):
-        grown = frontier + [(b + size, s + saved, taken + (k,)) for b, s, taken in frontier]
+def weight_frontier(options: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, float, tuple[int, ...], int], ...]:
+    """``(bytes, -saving, indices, extra)`` of the subsets that save more than every smaller one, by
+    bytes (strictly increasing; the first is the empty subset). Options are ``(bytes, saving)``
+    or ``(bytes, saving, extra)``: ``extra`` (say, the cycles to copy those weights) is summed over
+    each subset but plays no part in choosing it."""
+    frontier: list[tuple[int, int, tuple[int, ...], int]] = [(0, 0, (), 0)]
+    for k, (size, saved, *extra) in enumerate(options):
+        more = extra[0] if extra else 0
+        grown = frontier + [(b + size, s + saved, taken + (k,), x + more) for b, s, taken, x in frontier]
         frontier = []
         for point in sorted(grown, key=lambda f: (f[0], -f[1])):
             if not frontier or point[1] > frontier[-1][1]:
                 frontier.append(point)
-    return tuple((b, -s, taken) for b, s, taken in frontier)
+    return tuple((b, -s, taken, x) for b, s, taken, x in frontier)
 
 
 def propose_weight_buffering(
