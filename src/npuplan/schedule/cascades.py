@@ -4,9 +4,10 @@ Search: each linear chain (single-consumer links, no CPU op between, shapes matc
 into segments by dynamic programming over (segment end, segment start, final stripe height, and
 whether producers follow their consumer's stripe or make one row at a time); every segment's
 fast-storage use is computed exactly over its time span, and the DP keeps the fastest split that
-fits (Performance; weight buffers counted in the room a split leaves) or the smallest peak, then
-fastest (Size). Choosing is separate from
-proposing: ``_segment_options`` proposes, ``_best_split`` chooses.
+fits the limit (weight buffers counted in the room a split leaves): for Performance the budget,
+for Size the least peak any split reaches (``_least_peak``), or more where that buys enough speed.
+Choosing is separate from proposing: ``_proposals`` and ``_segment_options`` propose (cascades
+peaking above every limit the DP will be given are never costed), ``_best_split`` chooses.
 """
 
 from __future__ import annotations
@@ -141,10 +142,9 @@ class _Context:
 
 def _context(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, with_weights: bool) -> _Context:
     live: list[set[str]] = [set() for _ in range(net.last_time + 1)]
-    for fm in net.fms.values():
-        for b in fm_buffers(net, dec, [fm.name]):  # its own span, stretched by existing cascades
-            for t in range(b.start, b.end + 1):
-                live[t].add(fm.name)
+    for b in fm_buffers(net, dec, inplace=False):  # each FM's own span, stretched by existing cascades
+        for t in range(b.start, b.end + 1):
+            live[t].add(b.name)
     base = usage_by_time(net, fast_buffers(net, dec))
     return _Context(net, dec, arch, oracle, base, [frozenset(x) for x in live], inplace_outputs(net, dec),
                     with_weights)
@@ -290,13 +290,17 @@ def _single(ctx: _Context, k: int) -> Segment:
     return Segment(k, k, (op.ofm_shape.h,), (), ctx.base[net.times[k]], direct, tuple(options))
 
 
-def _segment_options(ctx: _Context, first: int, last: int, e: int) -> list[Segment]:
-    """Every segment ending at op ``e`` (starting no earlier than ``first``) worth considering."""
+Proposal = tuple[int, tuple[int, ...], int]  # a cascade's first op, its ops' stripe rows, its peak bytes
+
+
+def _proposals(ctx: _Context, first: int, last: int, e: int) -> list[Proposal]:
+    """Every cascade ending at op ``e`` (starting no earlier than ``first``) worth considering,
+    with its peak (``segment_space``; not yet costed)."""
     net = ctx.net
-    found = [_single(ctx, e)]
     consumer = net.npu_ops[e + 1] if e < last else None
     op_e = net.npu_ops[e]
     heights = stripe_candidates(op_e.ofm_shape.h, min_stripe_rows(op_e, consumer))
+    found: list[Proposal] = []
     seen: set[tuple[int, ...]] = set()
     for s in range(max(first, e - MAX_CASCADE_OPS + 1), e):
         for h in heights:
@@ -304,26 +308,37 @@ def _segment_options(ctx: _Context, first: int, last: int, e: int) -> list[Segme
                 rows = segment_rows(net, s, e, h, minimal=minimal)
                 if (s,) + rows not in seen:
                     seen.add((s,) + rows)
-                    found.append(_segment(ctx, s, e, rows))
+                    found.append((s, rows, segment_space(ctx, s, e, rows)[1]))
     return found
 
 
-def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
-                limit: int, optimise: Optimise) -> list[Segment]:
-    """DP over segment ends. Performance: least bytes over ``limit``, then fastest (weights
-    buffered in the room each segment leaves below ``limit``). Size: smallest peak, then fastest."""
-    size = optimise is Optimise.SIZE
+def _least_peak(ctx: _Context, run: tuple[int, int], proposals: dict[int, list[Proposal]]) -> int:
+    """The least peak (bytes) any split of ``run`` into single ops and ``proposals`` reaches."""
+    least = {run[0] - 1: 0}
+    for e in range(run[0], run[1] + 1):
+        single = max(least[e - 1], ctx.base[ctx.net.times[e]])
+        least[e] = min([single] + [max(least[s - 1], peak) for s, _, peak in proposals[e]])
+    return least[run[1]]
+
+
+def _segment_options(ctx: _Context, e: int, proposals: list[Proposal], cutoff: int | None) -> list[Segment]:
+    """Op ``e`` alone and the proposed cascades ending at it, costed; those peaking above
+    ``cutoff`` (bytes) are left out: the caller knows no split it chooses holds one."""
+    return [_single(ctx, e)] + [_segment(ctx, s, e, rows) for s, rows, peak in proposals
+                                if cutoff is None or peak <= cutoff]
+
+
+def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int, limit: int) -> list[Segment]:
+    """DP over segment ends: least bytes over ``limit``, then fastest (weights buffered in the
+    room each segment leaves below ``limit``)."""
     best: dict[int, tuple[tuple[int, int], Segment | None]] = {first - 1: ((0, 0), None)}
     for e in range(first, last + 1):
         for seg in options_by_end[e]:
             prev = best.get(seg.start - 1)
             if prev is None:
                 continue
-            (bytes_so_far, cycles_so_far), _ = prev
-            if size:
-                key = (max(bytes_so_far, seg.peak_bytes), cycles_so_far + seg.cycles)
-            else:
-                key = (bytes_so_far + max(0, seg.peak_bytes - limit), cycles_so_far + seg.search_cycles(limit))
+            (over, cycles), _ = prev
+            key = (over + max(0, seg.peak_bytes - limit), cycles + seg.search_cycles(limit))
             if e not in best or key < best[e][0]:
                 best[e] = (key, seg)
     split: list[Segment] = []
@@ -333,6 +348,11 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
         split.append(seg)
         last = seg.start - 1
     return split[::-1]
+
+
+def _trade_top(floor: int, ceiling: int, memory_weight: float) -> int:
+    """The largest limit ``_traded_limit`` tries: beyond it memory alone costs over 100%."""
+    return min(ceiling, int(floor * (1 + 1 / memory_weight)))
 
 
 def _fewest_cycles(options_by_end: dict[int, list[Segment]], first: int, last: int) -> int:
@@ -369,25 +389,30 @@ def plan_cascades(
     ctx = _context(net, dec, arch, oracle, with_weights=True)
     base = ctx.base
     runs = chains(net)
-    options = {run: {e: _segment_options(ctx, run[0], run[1], e) for e in range(run[0], run[1] + 1)}
-               for run in runs
-               if optimise is Optimise.SIZE or every_chain
-               or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > budget}
-    limit = budget
+    proposed = {run: {e: _proposals(ctx, run[0], run[1], e) for e in range(run[0], run[1] + 1)}
+                for run in runs
+                if optimise is Optimise.SIZE or every_chain
+                or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > budget}
+    least = {run: _least_peak(ctx, run, by_end) for run, by_end in proposed.items()}
+    limit = highest = budget  # the limit splits are chosen for, and the highest one tried on the way
+    trade: tuple[int, int, float] | None = None  # Size's least peak, how high it may trade, memory weight
     if optimise is Optimise.SIZE:
         in_chain = {t for a, b in runs for t in range(net.times[a], net.times[b] + 1)}
-        floor = max((u for t, u in enumerate(base) if t not in in_chain), default=0)
-        for run, opts in options.items():
-            split = _best_split(opts, run[0], run[1], budget, Optimise.SIZE)
-            floor = max(floor, max(seg.peak_bytes for seg in split))
-        limit = min(budget, floor) if floor <= budget else floor
-        if memory_weight is not None and floor <= budget:
-            ceiling = min(budget, max(base, default=0))
-            limit = _traded_limit(ctx, options, runs, floor, ceiling, memory_weight)
+        limit = highest = max([u for t, u in enumerate(base) if t not in in_chain] + list(least.values()), default=0)
+        if memory_weight is not None and limit <= budget:
+            trade = (limit, min(budget, max(base, default=0)), memory_weight)
+            highest = max(limit, _trade_top(*trade))
+    # a run whose least peak is within every limit tried gets a split within each (least bytes
+    # over the limit go first), so its cascades peaking above the highest limit are never chosen
+    options = {run: {e: _segment_options(ctx, e, by_end[e], highest if least[run] <= limit else None)
+                     for e in by_end}
+               for run, by_end in proposed.items()}
+    if trade is not None:
+        limit = _traded_limit(ctx, options, runs, *trade)
     rows = list(dec.ofm_rows)
     spans: list[CascadeSpan] = list(dec.cascades)
     for run, opts in options.items():
-        for seg in _best_split(opts, run[0], run[1], limit, Optimise.PERFORMANCE):
+        for seg in _best_split(opts, run[0], run[1], limit):
             if seg.start == seg.end:
                 continue
             rows[seg.start:seg.end + 1] = seg.rows
@@ -405,13 +430,12 @@ def _traded_limit(ctx: _Context, options: dict[tuple[int, int], dict[int, list[S
         return floor
     in_run = {k for a, b in runs for k in range(a, b + 1)}
     singles = [_single(ctx, k) for k in range(len(ctx.net.npu_ops)) if k not in in_run]
-    top = min(ceiling, int(floor * (1 + 1 / memory_weight)))  # beyond this memory alone costs > 100%
+    top = _trade_top(floor, ceiling, memory_weight)
 
     def cycles_at(limit: int) -> int:
         total = sum(seg.search_cycles(limit) for seg in singles)
         for run, opts in options.items():
-            total += sum(seg.search_cycles(limit) for seg in _best_split(opts, run[0], run[1], limit,
-                                                                           Optimise.PERFORMANCE))
+            total += sum(seg.search_cycles(limit) for seg in _best_split(opts, run[0], run[1], limit))
         return total
 
     least = max(cycles_at(floor), 1)

@@ -280,7 +280,8 @@ def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, met
     fronts: list[list[Point[Trail]]] = []
     start: list[Point[Trail]] = [Point(0.0, floor, floor, None)]
     for ending in steps:
-        front = prune(_extensions(fronts, start, ending, metric, budget_bytes), budget_bytes=budget_bytes,
+        lean = {s: undominated(options, metric) for s, options in ending.items()}
+        front = prune(_extensions(fronts, start, lean, metric, budget_bytes), budget_bytes=budget_bytes,
                       cap=MAX_FRONTIER)
         if not front or front[0].peak_bytes > budget_bytes:  # nothing fits: the smallest of them all
             front = prune(_extensions(fronts, start, ending, metric, None), budget_bytes=budget_bytes,
@@ -302,6 +303,17 @@ def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], end
             options = [option for option in options if option.peak_bytes <= budget_bytes]
         found.extend(extend(plan, option, metric) for plan in plans for option in options)
     return found
+
+
+def undominated(options: list[Option], metric: int) -> list[Option]:
+    """``options`` less those another one beats on ``metric``: no worse in cost, peak, tail and
+    prefetch, and earlier in the list or with a smaller tail. Whatever plan both extend, the
+    beaten option's point is then no better and sorts after the other's, so ``pareto_front``
+    never keeps it (and within a budget, the other fits whenever it does)."""
+    keys = [(o.costs[metric], o.peak_bytes, o.tail_bytes, o.prefetch_bytes) for o in options]
+    return [options[j] for j, (cost, peak, tail, prefetch) in enumerate(keys)
+            if not any(c <= cost and p <= peak and t <= tail and f <= prefetch and (i < j or t < tail)
+                       for i, (c, p, t, f) in enumerate(keys) if i != j)]
 
 
 def steps_of(trail: Trail) -> list[Step]:
