@@ -276,18 +276,23 @@ def _span_peak(ctx: _Context, s: int, e: int, rolling: tuple[RollingBuffer, ...]
     return peak
 
 
-def _single(ctx: _Context, k: int) -> Segment:
+def _single(ctx: _Context, k: int, highest: int) -> Segment:
+    """Op ``k`` alone, with the weight plans that fit below ``highest``, the highest limit the
+    caller will ask for (the others are never taken, so they are not costed)."""
     net = ctx.net
     op = net.npu_ops[k]
     direct = cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k).cycles
+    peak = ctx.base[net.times[k]]
     options: list[tuple[int, int]] = []
     if ctx.with_weights and needs_dma(op, ctx.arch):
         block = ctx.oracle.block_config(op, op.ofm_shape.with_h(min(ctx.dec.ofm_rows[k], op.ofm_shape.h)))
         for plan in candidate_plans(op, block, ctx.oracle):
+            if held_bytes(plan) > highest - peak:
+                continue
             saved = direct - cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k, weights=plan).cycles
             if saved > 0:
                 options.append((held_bytes(plan), saved))
-    return Segment(k, k, (op.ofm_shape.h,), (), ctx.base[net.times[k]], direct, tuple(options))
+    return Segment(k, k, (op.ofm_shape.h,), (), peak, direct, tuple(options))
 
 
 Proposal = tuple[int, tuple[int, ...], int]  # a cascade's first op, its ops' stripe rows, its peak bytes
@@ -321,11 +326,30 @@ def _least_peak(ctx: _Context, run: tuple[int, int], proposals: dict[int, list[P
     return least[run[1]]
 
 
-def _segment_options(ctx: _Context, e: int, proposals: list[Proposal], cutoff: int | None) -> list[Segment]:
-    """Op ``e`` alone and the proposed cascades ending at it, costed; those peaking above
-    ``cutoff`` (bytes) are left out: the caller knows no split it chooses holds one."""
-    return [_single(ctx, e)] + [_segment(ctx, s, e, rows) for s, rows, peak in proposals
-                                if cutoff is None or peak <= cutoff]
+def _fewest_over(ctx: _Context, run: tuple[int, int], proposals: dict[int, list[Proposal]],
+                 limit: int) -> dict[int, list[Proposal]]:
+    """The proposals on a split of ``run`` with the fewest bytes over ``limit``, by end: a DP from
+    each side on peaks alone. ``_best_split`` chooses the same split from these as from all: it
+    puts those bytes first, so the split it chooses, and every prefix it is built from, holds
+    none of the others, and none of the others ever ties with such a prefix."""
+    first, last = run
+    spans = [(e, e, max(0, ctx.base[ctx.net.times[e]] - limit)) for e in range(first, last + 1)]
+    spans += [(s, e, max(0, peak - limit)) for e in range(first, last + 1) for s, _, peak in proposals[e]]
+    inf = float("inf")
+    before: dict[int, float] = {first - 1: 0}  # fewest bytes over up to each op
+    for s, e, over in sorted(spans, key=lambda span: span[1]):
+        before[e] = min(before.get(e, inf), before[s - 1] + over)
+    after: dict[int, float] = {last: 0}  # fewest bytes over after each op
+    for s, e, over in sorted(spans, key=lambda span: -span[0]):
+        after[s - 1] = min(after.get(s - 1, inf), over + after[e])
+    return {e: [(s, rows, peak) for s, rows, peak in proposals[e]
+                if before[s - 1] + max(0, peak - limit) + after[e] == before[last]]
+            for e in range(first, last + 1)}
+
+
+def _segment_options(ctx: _Context, e: int, proposals: list[Proposal], highest: int) -> list[Segment]:
+    """Op ``e`` alone and the proposed cascades ending at it, costed for limits up to ``highest``."""
+    return [_single(ctx, e, highest)] + [_segment(ctx, s, e, rows) for s, rows, _ in proposals]
 
 
 def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int, limit: int) -> list[Segment]:
@@ -343,10 +367,10 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
                 best[e] = (key, seg)
     split: list[Segment] = []
     while last >= first:  # back from the last segment, each one's start tells where the one before ends
-        seg = best[last][1]
-        assert seg is not None
-        split.append(seg)
-        last = seg.start - 1
+        chosen = best[last][1]
+        assert chosen is not None
+        split.append(chosen)
+        last = chosen.start - 1
     return split[::-1]
 
 
@@ -393,19 +417,18 @@ def plan_cascades(
                 for run in runs
                 if optimise is Optimise.SIZE or every_chain
                 or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > budget}
-    least = {run: _least_peak(ctx, run, by_end) for run, by_end in proposed.items()}
+    # only cascades on a split with the fewest bytes over the limit can be chosen (the DP's first
+    # criterion), so only those are costed
     limit = highest = budget  # the limit splits are chosen for, and the highest one tried on the way
-    trade: tuple[int, int, float] | None = None  # Size's least peak, how high it may trade, memory weight
+    trade: tuple[int, int, float] | None = None
     if optimise is Optimise.SIZE:
-        in_chain = {t for a, b in runs for t in range(net.times[a], net.times[b] + 1)}
-        limit = highest = max([u for t, u in enumerate(base) if t not in in_chain] + list(least.values()), default=0)
-        if memory_weight is not None and limit <= budget:
-            trade = (limit, min(budget, max(base, default=0)), memory_weight)
-            highest = max(limit, _trade_top(*trade))
-    # a run whose least peak is within every limit tried gets a split within each (least bytes
-    # over the limit go first), so its cascades peaking above the highest limit are never chosen
-    options = {run: {e: _segment_options(ctx, e, by_end[e], highest if least[run] <= limit else None)
-                     for e in by_end}
+        limit, highest, trade = _size_limits(ctx, runs, proposed, budget, memory_weight)
+        # each limit tried is at least every run's least peak: those splits have none over it
+        proposed = {run: {e: [p for p in by_end[e] if p[2] <= highest] for e in by_end}
+                    for run, by_end in proposed.items()}
+    else:
+        proposed = {run: _fewest_over(ctx, run, by_end, limit) for run, by_end in proposed.items()}
+    options = {run: {e: _segment_options(ctx, e, by_end[e], highest) for e in by_end}
                for run, by_end in proposed.items()}
     if trade is not None:
         limit = _traded_limit(ctx, options, runs, *trade)
@@ -420,6 +443,22 @@ def plan_cascades(
     return replace(dec, ofm_rows=tuple(rows), cascades=tuple(sorted(spans, key=lambda c: c.start))), limit
 
 
+def _size_limits(
+    ctx: _Context, runs: list[tuple[int, int]], proposed: dict[tuple[int, int], dict[int, list[Proposal]]],
+    budget: int, memory_weight: float | None,
+) -> tuple[int, int, tuple[int, int, float] | None]:
+    """Size's least peak (bytes), the highest limit it may try, and ``_traded_limit``'s least
+    peak, ceiling and memory weight (None when it does not trade)."""
+    net, base = ctx.net, ctx.base
+    in_chain = {t for a, b in runs for t in range(net.times[a], net.times[b] + 1)}
+    least = [_least_peak(ctx, run, by_end) for run, by_end in proposed.items()]
+    floor = max([u for t, u in enumerate(base) if t not in in_chain] + least, default=0)
+    if memory_weight is None or floor > budget:
+        return floor, floor, None
+    trade = (floor, min(budget, max(base, default=0)), memory_weight)
+    return floor, max(floor, _trade_top(*trade)), trade
+
+
 TRADE_STEPS = 48  # limits tried between the least peak and where memory alone outweighs any speed-up
 
 
@@ -429,8 +468,8 @@ def _traded_limit(ctx: _Context, options: dict[tuple[int, int], dict[int, list[S
     if floor <= 0:
         return floor
     in_run = {k for a, b in runs for k in range(a, b + 1)}
-    singles = [_single(ctx, k) for k in range(len(ctx.net.npu_ops)) if k not in in_run]
     top = _trade_top(floor, ceiling, memory_weight)
+    singles = [_single(ctx, k, max(floor, top)) for k in range(len(ctx.net.npu_ops)) if k not in in_run]
 
     def cycles_at(limit: int) -> int:
         total = sum(seg.search_cycles(limit) for seg in singles)
