@@ -253,10 +253,20 @@ def search_heights(candidates: list[int], height: int) -> list[int]:
 
 def extend(plan: Point[Trail], option: Option, metric: int) -> Point[Trail]:
     """``plan`` followed by ``option``: costs add, peaks take the maximum (with the prefetch)."""
-    peak = max(plan.peak_bytes, option.peak_bytes)
-    if option.prefetch_bytes:
-        peak = max(peak, plan.tail_bytes + option.prefetch_bytes)
-    return Point(plan.cost + option.costs[metric], peak, option.tail_bytes, (option.step, plan.payload))
+    return extend_all([plan], [option], metric)[0]
+
+
+def extend_all(plans: list[Point[Trail]], options: list[Option], metric: int) -> list[Point[Trail]]:
+    """Each plan followed by each option (``extend``), plan by plan, in one loop: the search
+    makes tens of thousands of these."""
+    found: list[Point[Trail]] = []
+    for cost, plan_peak, plan_tail, trail in plans:
+        for option in options:
+            peak = option.peak_bytes if option.peak_bytes > plan_peak else plan_peak
+            if option.prefetch_bytes and plan_tail + option.prefetch_bytes > peak:
+                peak = plan_tail + option.prefetch_bytes
+            found.append(Point(cost + option.costs[metric], peak, option.tail_bytes, (option.step, trail)))
+    return found
 
 
 Catalogue = list[dict[int, list[Option]]]  # per op ``e``: the steps ending at ``e``, by first op
@@ -301,7 +311,7 @@ def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], end
         if budget_bytes is not None:
             plans = [plan for plan in plans if plan.peak_bytes <= budget_bytes]
             options = [option for option in options if option.peak_bytes <= budget_bytes]
-        found.extend(extend(plan, option, metric) for plan in plans for option in options)
+        found += extend_all(plans, options, metric)
     return found
 
 
@@ -370,8 +380,12 @@ def choose(
     from npuplan.schedule.assemble import total_cycles
     from npuplan.schedule.strategy import size_trade
 
+    figures: dict[Decisions, tuple[int, int]] = {}  # by value: proposals recur (both metrics' fronts, placing)
+
     def exact(d: Decisions) -> tuple[int, int]:
-        return peak_bytes(net, d), total_cycles(net, d, arch, oracle)
+        if d not in figures:
+            figures[d] = peak_bytes(net, d), total_cycles(net, d, arch, oracle)
+        return figures[d]
 
     if options.optimise is Optimise.SIZE:
         # Size buffers weights only in the memory left below the peak of the plan without them
