@@ -62,11 +62,13 @@ def score_candidates(
     (all the other candidates in fast storage too, so shared ops are costed realistically)."""
     names = frozenset(fm.name for fm in fms)
     inside = replace(dec, fast_fms=dec.fast_fms | names)
+    # the users' cycles with every candidate inside, once per op (ops use several candidates)
+    inside_cycles = {i: cost_op(net, inside, arch, oracle, i).cycles for fm in fms for i in _users(fm)}
     found: list[Candidate] = []
     for fm in fms:
         outside = replace(dec, fast_fms=inside.fast_fms - {fm.name})
         users = _users(fm)
-        saved = _cycles(net, outside, arch, oracle, users) - _cycles(net, inside, arch, oracle, users)
+        saved = _cycles(net, outside, arch, oracle, users) - sum(inside_cycles[i] for i in users)
         start, end = _span(net, dec, fm)
         found.append(Candidate(fm.name, start, end, round_up(fm.size_bytes, ALIGN_BYTES), saved))
     return found
