@@ -95,7 +95,6 @@ class Segment:
         at = self._step(limit)
         return self._search[at] if at >= 0 else self.cycles
 
-
     def fewest_search_cycles(self) -> int:
         """The least ``search_cycles`` under any limit."""
         return min(self.cycles, *self._search) if self.weight_options else self.cycles
