@@ -29,7 +29,7 @@ plan found, as the cascade search does (the planner then falls back to its floor
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Optional
@@ -256,12 +256,17 @@ def extend(plan: Point[Trail], option: Option, metric: int) -> Point[Trail]:
     return extend_all([plan], [option], metric)[0]
 
 
-def extend_all(plans: list[Point[Trail]], options: list[Option], metric: int) -> list[Point[Trail]]:
+def extend_all(plans: list[Point[Trail]], options: list[Option], metric: int, *,
+               shadowed: Sequence[bool] = ()) -> list[Point[Trail]]:
     """Each plan followed by each option (``extend``), plan by plan, in one loop: the search
-    makes tens of thousands of these."""
+    makes tens of thousands of these. A plan ``shadowed`` is followed only by options with a
+    prefetch (its tail matters to those alone)."""
     found: list[Point[Trail]] = []
-    for cost, plan_peak, plan_tail, trail in plans:
+    for j, (cost, plan_peak, plan_tail, trail) in enumerate(plans):
+        prefetching_only = j < len(shadowed) and shadowed[j]
         for option in options:
+            if prefetching_only and not option.prefetch_bytes:
+                continue
             peak = option.peak_bytes if option.peak_bytes > plan_peak else plan_peak
             if option.prefetch_bytes and plan_tail + option.prefetch_bytes > peak:
                 peak = plan_tail + option.prefetch_bytes
@@ -308,10 +313,15 @@ def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], end
     found: list[Point[Trail]] = []
     for s, options in ending.items():
         plans = fronts[s - 1] if s > 0 else start
+        shadowed: list[bool] = []
         if budget_bytes is not None:
             plans = [plan for plan in plans if plan.peak_bytes <= budget_bytes]
             options = [option for option in options if option.peak_bytes <= budget_bytes]
-        found += extend_all(plans, options, metric)
+            # an option without a prefetch gives a plan no cheaper nor smaller than an earlier one the
+            # same tail, so that plan's point sorts after the other's and pareto_front drops it
+            shadowed = [any(q.cost <= p.cost and q.peak_bytes <= p.peak_bytes for q in plans[:j])
+                        for j, p in enumerate(plans)]
+        found += extend_all(plans, options, metric, shadowed=shadowed)
     return found
 
 
