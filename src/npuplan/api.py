@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
+from npuplan.cost.weights import WeightEncodings
 from npuplan.errors import ConfigError, InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
@@ -18,6 +19,7 @@ from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.schedule import plan_schedule
+from npuplan.schedule.oracle import default_oracle
 from npuplan.schedule.types import Schedule
 
 log = logging.getLogger(__name__)
@@ -26,7 +28,10 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Plan:
     """A planned network: the target, the lowered graph, the schedule, every buffer's address
-    (``allocation``), the command stream the plan implies and the compile time in seconds."""
+    (``allocation``), the command stream the plan implies and the compile time in seconds.
+
+    ``weight_encodings`` holds the weight encodings the planning computed, for the report to reuse.
+    """
 
     network: str
     model_path: str
@@ -37,6 +42,7 @@ class Plan:
     compile_seconds: float
     allocation: AddressPlan | None = None
     commands: tuple[Command, ...] = ()
+    weight_encodings: WeightEncodings | None = field(default=None, compare=False, repr=False)
 
     @property
     def sram_memory_used_bytes(self) -> int:
@@ -131,9 +137,10 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     step("lower")
     lowered = lower(model, arch.accelerator)
     step("schedule")
-    schedule = plan_schedule(lowered, arch, plan_options)
+    encodings = WeightEncodings(arch.accelerator)  # each op's weights encoded once for the whole plan
+    schedule = plan_schedule(lowered, arch, plan_options, oracle=default_oracle(arch, encodings=encodings))
     step("allocate")
-    schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, plan_options)
+    schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, plan_options, encodings=encodings)
     elapsed = time.perf_counter() - started
     log.info("planned %s in %.3f s", model.name, elapsed)
     return Plan(
@@ -146,6 +153,7 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
         compile_seconds=elapsed,
         allocation=allocation,
         commands=commands,
+        weight_encodings=encodings,
     )
 
 
@@ -158,7 +166,8 @@ def fit_allocation(
 
 
 def fit_addressed_stream(
-    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions,
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions, *,
+    encodings: WeightEncodings | None = None,
 ) -> tuple[Schedule, AddressPlan, tuple[Command, ...]]:
     """Allocate the plan's buffers with the chosen allocator and build the command stream that uses
     them; keep the allocated SRAM peak within the budget.
@@ -166,13 +175,15 @@ def fit_addressed_stream(
     The scheduler already checks its own allocated peak against the budget; the command stream
     allocates at a finer grain and aligns CPU tensors, so if its SRAM peak still overshoots, the
     schedule is re-planned under a budget tightened by the overshoot. Raises ``InfeasiblePlan`` when
-    no tightening fits.
+    no tightening fits. ``encodings`` is the plan's weight-encoding memo, shared with re-planning.
     """
+    encodings = encodings or WeightEncodings(arch.accelerator)
     budget = arch.arena_cache_size_bytes
     tighter = budget
     for _ in range(MAX_TIGHTENINGS + 1):
         allocation, commands = addressed_stream(schedule, lowered, arch, allocator=options.tensor_allocator,
-                                                cpu_tensor_alignment=options.cpu_tensor_alignment_bytes)
+                                                cpu_tensor_alignment=options.cpu_tensor_alignment_bytes,
+                                                encodings=encodings)
         peak = allocation.peak_bytes(MemArea.SRAM)
         if peak <= budget:
             if tighter < budget:
@@ -184,7 +195,8 @@ def fit_addressed_stream(
             break
         log.info("allocated SRAM peak %d > budget %d: re-planning within %d bytes", peak, budget, tighter)
         try:
-            schedule = plan_schedule(lowered, arch, replace(options, arena_cache_size_bytes=tighter))
+            schedule = plan_schedule(lowered, arch, replace(options, arena_cache_size_bytes=tighter),
+                                     oracle=default_oracle(arch, encodings=encodings))
         except InfeasiblePlan:
             break
     raise InfeasiblePlan(

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from npuplan.commands.layout import ALIGN_BYTES, BufferSpec, buffer_specs, round_up
 from npuplan.commands.stream import build_command_stream, iter_operands
 from npuplan.commands.types import Address, BufferKind, Command, DmaCommand, NpuStripeCommand
+from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import CpuOp, LoweredGraph
 from npuplan.memory import Allocation, TensorUse, allocate, build_live_ranges
@@ -106,9 +107,11 @@ def allocate_plan(
 def addressed_stream(
     schedule: Schedule, lowered: LoweredGraph, arch: Architecture, *,
     allocator: TensorAllocator = TensorAllocator.HILLCLIMB, cpu_tensor_alignment: int = ALIGN_BYTES,
+    encodings: WeightEncodings | None = None,
 ) -> tuple[AddressPlan, tuple[Command, ...]]:
-    """The addresses (``allocate_plan``) and the command stream that uses them."""
-    layouts = buffer_specs(schedule, lowered, arch)
+    """The addresses (``allocate_plan``) and the command stream that uses them; ``encodings`` is
+    the plan's weight-encoding memo (see ``buffer_specs``)."""
+    layouts = buffer_specs(schedule, lowered, arch, encodings=encodings)
     specs = layouts[0]
     draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
     lifetimes = graph_lifetimes(build_command_stream(schedule, lowered, arch, draft, layouts=layouts), lowered)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npuplan.commands.types import BufferKind, WeightSlice
-from npuplan.cost.weights import encoded_weight_size
+from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
@@ -86,17 +86,17 @@ def row_bytes_of(shape: Shape4D, element_bytes: int, fmt: str) -> int:
     return shape.w * depth * element_bytes
 
 
-def weight_layout(sop: ScheduledOp, arch: Architecture) -> WeightLayout:
+def weight_layout(sop: ScheduledOp, arch: Architecture, encodings: WeightEncodings | None = None) -> WeightLayout:
     """Slices of ``sop``'s weights and their slots in its fast-storage buffer.
 
     The schedule's own slices and slice sizes when it recorded them (so the buffer is exactly the
     size the schedule reserved); otherwise uniform OFM depth slices of ``weight_depth_slice`` sized
-    by the weight encoder.
+    by the weight encoder (through the plan's ``encodings`` when given).
     """
     if sop.weight_depth_slices and len(sop.weight_slice_bytes) == len(sop.weight_depth_slices) - 1:
         bounds, sizes = sop.weight_depth_slices, [round_up(b, ALIGN_BYTES) for b in sop.weight_slice_bytes]
     else:
-        bounds, sizes = _encoded_slices(sop, arch)
+        bounds, sizes = _encoded_slices(sop, encodings or WeightEncodings(arch.accelerator))
     slices: list[WeightSlice] = []
     offset = 0
     for k, (start, end) in enumerate(zip(bounds, bounds[1:])):
@@ -115,12 +115,12 @@ def weight_layout(sop: ScheduledOp, arch: Architecture) -> WeightLayout:
     return WeightLayout(sop.op.name, sop.weight_buffering, tuple(slices), slots, offset, buffer_bytes)
 
 
-def _encoded_slices(sop: ScheduledOp, arch: Architecture) -> tuple[tuple[int, ...], list[int]]:
+def _encoded_slices(sop: ScheduledOp, encodings: WeightEncodings) -> tuple[tuple[int, ...], list[int]]:
     """Uniform depth slices of ``weight_depth_slice`` and their encoded sizes (16-byte aligned)."""
     depth = sop.op.ofm_shape.c
     sliced = sop.weight_buffering in (WeightBuffering.SINGLE, WeightBuffering.DOUBLE) and 0 < sop.weight_depth_slice < depth
     step = sop.weight_depth_slice if sliced else depth
-    stream = encoded_weight_size(sop.op, arch.accelerator, depth_step=step)
+    stream = encodings.stream_size(sop.op, depth_step=step)
     per_offset: dict[int, int] = {}
     for part in stream.slices:
         per_offset[part.depth_offset] = per_offset.get(part.depth_offset, 0) + part.total_bytes
@@ -153,9 +153,10 @@ def _fm_spec(tensor: Tensor, schedule: Schedule, arch: Architecture) -> BufferSp
 
 
 def buffer_specs(
-    schedule: Schedule, lowered: LoweredGraph, arch: Architecture,
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, *, encodings: WeightEncodings | None = None,
 ) -> tuple[dict[str, BufferSpec], dict[str, WeightLayout]]:
-    """Every buffer the plan's command stream touches, and each weighted op's slice layout."""
+    """Every buffer the plan's command stream touches, and each weighted op's slice layout
+    (weights the schedule did not size are encoded through the plan's ``encodings`` when given)."""
     specs: dict[str, BufferSpec] = {}
     for op in lowered.ops:
         for tensor in _op_tensors(op):
@@ -169,7 +170,7 @@ def buffer_specs(
     for sop in schedule.ops:
         if sop.op.weights is None:
             continue
-        layout = weight_layout(sop, arch)
+        layout = weight_layout(sop, arch, encodings)
         weights[sop.name] = layout
         name = weight_stream_name(sop.name)
         specs[name] = BufferSpec(name, arch.const_area, round_up(layout.stream_bytes, ALIGN_BYTES), BufferKind.CONSTANT)

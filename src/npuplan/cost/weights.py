@@ -157,17 +157,52 @@ def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None
     """Encoded stream sizes of ``op``'s weights, cut into OFM depth slices of ``depth_step``.
 
     ``depth_step`` of ``None`` encodes the whole OFM depth as one slice. Ops without weights
-    give an empty stream.
+    give an empty stream. (``WeightEncodings.stream_size`` is the same, memoised for a plan.)
     """
-    if op.weights is None:
-        return WeightStreamSize(())
-    histograms = channel_histograms(op)
-    ofm_depth = histograms.shape[0]
-    step = ofm_depth if depth_step is None or depth_step <= 0 else depth_step
-    slices: list[WeightSlice] = []
-    for start in range(0, ofm_depth, step):
-        slices += _encode_range(histograms, start, min(step, ofm_depth - start), accel.cores)
-    return WeightStreamSize(tuple(slices))
+    return WeightEncodings(accel).stream_size(op, depth_step=depth_step)
+
+
+class WeightEncodings:
+    """The weight encodings of one plan, shared by the scheduler, the command stream and the report:
+    each op's ``channel_histograms`` computed once, each OFM depth slice of an op encoded once.
+
+    Ops are keyed by identity (``NpuOp`` compares by identity) and kept alive by the memo.
+    """
+
+    def __init__(self, accel: Accelerator) -> None:
+        self._cores = accel.cores
+        self._histograms: dict[NpuOp, np.ndarray] = {}
+        self._ranges: dict[tuple[NpuOp, int, int], tuple[WeightSlice, ...]] = {}
+
+    def histograms(self, op: NpuOp) -> np.ndarray:
+        """``channel_histograms(op)``, computed on the first request."""
+        found = self._histograms.get(op)
+        if found is None:
+            found = self._histograms[op] = channel_histograms(op)
+        return found
+
+    def slice_parts(self, op: NpuOp, start: int, end: int) -> tuple[WeightSlice, ...]:
+        """The per-core parts of OFM depth slice ``[start, end)`` of ``op``'s weights."""
+        key = (op, start, end)
+        found = self._ranges.get(key)
+        if found is None:
+            found = self._ranges[key] = tuple(_encode_range(self.histograms(op), start, end - start, self._cores))
+        return found
+
+    def slice_bytes(self, op: NpuOp, start: int, end: int) -> int:
+        """Stream bytes (scales and weights of every core) of OFM depth slice ``[start, end)``."""
+        return sum(s.total_bytes for s in self.slice_parts(op, start, end))
+
+    def stream_size(self, op: NpuOp, *, depth_step: int | None = None) -> WeightStreamSize:
+        """``encoded_weight_size(op, accel, depth_step=depth_step)`` from the memoised slices."""
+        if op.weights is None:
+            return WeightStreamSize(())
+        ofm_depth = self.histograms(op).shape[0]
+        step = ofm_depth if depth_step is None or depth_step <= 0 else depth_step
+        slices: list[WeightSlice] = []
+        for start in range(0, ofm_depth, step):
+            slices += self.slice_parts(op, start, min(start + step, ofm_depth))
+        return WeightStreamSize(tuple(slices))
 
 
 def _encode_range(histograms: np.ndarray, start: int, depth: int, cores: int) -> list[WeightSlice]:
@@ -207,6 +242,5 @@ def weight_slice_sizes(
     del block_config
     if op.weights is None:
         return tuple(0 for _ in depth_slices[1:])
-    histograms = channel_histograms(op)
-    return tuple(slice_bytes_of_histograms(histograms, start, end, accel.cores)
-                 for start, end in zip(depth_slices, depth_slices[1:]))
+    encodings = WeightEncodings(accel)
+    return tuple(encodings.slice_bytes(op, start, end) for start, end in zip(depth_slices, depth_slices[1:]))

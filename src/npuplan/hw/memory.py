@@ -53,6 +53,9 @@ class MemoryTiming:
     ports_used: int = 1
 
 
+DEFAULT_TIMING = MemoryTiming()  # a memory the system config does not describe
+
+
 @dataclass(frozen=True)
 class SystemConfig:
     """A ``[System_Config.NAME]`` section: core clock, what sits on each AXI port, memory timings."""
@@ -112,7 +115,8 @@ class Architecture:
         return self.arena_area != self.fast_area
 
     def timing(self, area: MemArea) -> MemoryTiming:
-        return self.system.timings.get(area, MemoryTiming())
+        """``area``'s timing from the system config, or the default timing when it gives none."""
+        return self.system.timings.get(area, DEFAULT_TIMING)
 
     def bytes_per_cycle(self, area: MemArea) -> float:
         """Peak bandwidth of ``area`` in bytes per NPU cycle (AXI width x ports used x clock scale)."""

@@ -132,14 +132,16 @@ def _unique_weight_ops(schedule) -> list:  # type: ignore[no-untyped-def]
 def _weight_totals(plan: "Plan") -> tuple[int, int]:
     """(encoded weight bytes without scales, whole constant stream bytes) over unique weights.
 
-    Each op's stream is cut in the OFM depth slices the scheduler chose, as the encoder would.
+    Each op's stream is cut in the OFM depth slices the scheduler chose, as the encoder would,
+    through the plan's weight encodings (what the scheduler and command stream already encoded).
     """
-    from npuplan.cost.weights import encoded_weight_size
+    from npuplan.cost.weights import WeightEncodings
 
+    encodings = plan.weight_encodings or WeightEncodings(plan.arch.accelerator)
     encoded = stream = 0
     for s in _unique_weight_ops(plan.schedule):
         step = s.weight_depth_slice or None
-        size = encoded_weight_size(s.op, plan.arch.accelerator, depth_step=step)
+        size = encodings.stream_size(s.op, depth_step=step)
         encoded += size.weight_bytes
         stream += size.stream_bytes
     return encoded, stream

@@ -13,12 +13,12 @@ from npuplan.cost import (
     BlockChoice, CostQuery as ModelQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
 )
 from npuplan.cost.model import CostMemo
-from npuplan.cost.weights import channel_histograms, slice_bytes_of_histograms
+from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.oracle import CostQuery
+from npuplan.schedule.oracle import Costed, CostQuery
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +43,12 @@ def lut_access(op: NpuOp, arch: Architecture) -> LutAccess | None:
 class CostModelOracle:
     """Adapts ``npuplan.cost.op_cost`` and ``hw.block_config.choose_block_config``."""
 
-    def __init__(self, arch: Architecture) -> None:
+    def __init__(self, arch: Architecture, *, encodings: WeightEncodings | None = None) -> None:
+        """``encodings`` is the plan's shared weight-encoding memo (a new one when not given)."""
         self._arch = arch
-        self._histograms: dict[int, Any] = {}  # id(op) -> per-channel weight histograms
+        self._encodings = encodings or WeightEncodings(arch.accelerator)
         self._memo = CostMemo()  # what cost.model may reuse between queries
-        self._slices: dict[tuple[int, int, int], int] = {}  # (id(op), start, end) -> encoded bytes
+        self.costed: dict[tuple[Any, ...], Costed] = {}
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
@@ -98,17 +99,7 @@ class CostModelOracle:
         """The encoder's sizes (``cost.weights``); the encoding does not depend on the block."""
         if op.weights is None:
             return tuple(0 for _ in depth_slices[1:])
-        if id(op) not in self._histograms:
-            self._histograms[id(op)] = channel_histograms(op)
-        return tuple(self._slice_bytes(op, a, b) for a, b in zip(depth_slices, depth_slices[1:]))
-
-    def _slice_bytes(self, op: NpuOp, start: int, end: int) -> int:
-        """One depth slice's bytes, memoised: every block config and slicing asks for the same ones."""
-        key = (id(op), start, end)
-        if key not in self._slices:
-            self._slices[key] = slice_bytes_of_histograms(self._histograms[id(op)], start, end,
-                                                          self._arch.accelerator.cores)
-        return self._slices[key]
+        return tuple(self._encodings.slice_bytes(op, a, b) for a, b in zip(depth_slices, depth_slices[1:]))
 
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
         return int(dma_cycles(self._arch, src, dst, size_bytes))

@@ -5,7 +5,7 @@ Search steps build new ``Decisions`` values with ``dataclasses.replace``; nothin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from npuplan.schedule.types import WeightBuffering
 
@@ -53,13 +53,22 @@ class CascadeSpan:
 
 @dataclass(frozen=True, slots=True)
 class Decisions:
-    """Everything chosen for one schedule; aligned with ``Network.npu_ops``."""
+    """Everything chosen for one schedule; aligned with ``Network.npu_ops``.
+
+    ``rolling_fms`` (derived from ``cascades``) names the cascades' rolling buffers.
+    """
 
     ofm_rows: tuple[int, ...]
     weights: tuple[WeightPlan, ...]
     cascades: tuple[CascadeSpan, ...] = ()
     fast_fms: frozenset[str] = frozenset()
     staged_fms: frozenset[str] = frozenset()  # arena FMs DMA'd whole into fast storage before their one reader
+    rolling_fms: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # derived once per value: every costing asks where the rolling buffers are
+        rolling = frozenset(r.tensor_name for c in self.cascades for r in c.rolling) if self.cascades else frozenset()
+        object.__setattr__(self, "rolling_fms", rolling)
 
     def cascade_of(self, index: int) -> CascadeSpan | None:
         for c in self.cascades:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
+
+if TYPE_CHECKING:
+    from npuplan.cost.weights import WeightEncodings
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +61,28 @@ class CostQuery:
     staged_ifm_bytes: int = 0  # IFM bytes DMA'd from the arena into fast storage before the op
 
 
+@dataclass(frozen=True, slots=True)
+class Costed:
+    """One op's block config, stripes and cost, with the NPU cycles the next op may prefetch under
+    (what ``schedule.costing.cost_op`` answers)."""
+
+    block_config: Any
+    ofm_stripe: Shape4D
+    ifm_stripe: Shape4D
+    ifm2_stripe: Shape4D | None
+    cost: Any
+    cycles: int
+    slack_cycles: int
+
+
 class CostOracle(Protocol):
-    """The cost-model services the scheduler needs."""
+    """The cost-model services the scheduler needs.
+
+    ``costed`` is the memo of ``schedule.costing.cost_op``: the costings made through this oracle,
+    keyed there on everything a costing reads, so they live as long as the oracle's answers.
+    """
+
+    costed: dict[tuple[Any, ...], Costed]
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any: ...
 
@@ -96,6 +119,7 @@ class EstimateOracle:
 
     def __init__(self, arch: Architecture) -> None:
         self._arch = arch
+        self.costed: dict[tuple[Any, ...], Costed] = {}
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))
@@ -163,36 +187,31 @@ def _weight_dma_cycles(query: CostQuery, op_cycles: int, transfer: Any) -> int:
 
 
 class MemoOracle:
-    """Wraps an oracle and memoises every query (the stripe search asks the same ones often)."""
+    """Wraps an oracle and memoises its block configs and weight slice sizes (the stripe search asks
+    the same ones often); its ``costed`` memo is its own."""
 
     def __init__(self, inner: CostOracle) -> None:
         self._inner = inner
-        self._blocks: dict[tuple[int, Shape4D], Any] = {}
-        self._costs: dict[tuple[Any, ...], Any] = {}
+        self._blocks: dict[tuple[NpuOp, Shape4D], Any] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
-        self.costed: dict[tuple[Any, ...], Any] = {}  # costing.cost_op's results, keyed there
+        self.costed: dict[tuple[Any, ...], Costed] = {}
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
-        key = (id(op), ofm_stripe)
+        key = (op, ofm_stripe)
         if key not in self._blocks:
             self._blocks[key] = self._inner.block_config(op, ofm_stripe)
         return self._blocks[key]
 
     def op_cost(self, query: CostQuery) -> Any:
-        key = (id(query.op), id(query.block_config), query.ofm_stripe, query.ifm_stripe, query.ifm2_stripe,
-               query.ofm_depth, query.ifm_area, query.ifm2_area, query.ofm_area, query.weight_area,
-               query.ifm_format, query.ofm_format, query.weight_fetch, query.weight_stream_bytes, query.weight_source_area,
-               query.first_slice_bytes, query.depth_slices, query.prev_slack_cycles, query.in_cascade,
-               query.staged_ifm_bytes)
-        if key not in self._costs:
-            self._costs[key] = self._inner.op_cost(query)
-        return self._costs[key]
+        """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
+        the queries that reach this point are almost never repeated."""
+        return self._inner.op_cost(query)
 
     def cycles(self, cost: Any) -> int:
         return self._inner.cycles(cost)
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
-        key = (id(op), id(block_config), depth_slices)
+        key = (op, id(block_config), depth_slices)
         if key not in self._weights:
             self._weights[key] = self._inner.weight_slice_bytes(op, block_config, depth_slices)
         return self._weights[key]
@@ -201,12 +220,15 @@ class MemoOracle:
         return self._inner.transfer_cycles(src, dst, size_bytes)
 
 
-def default_oracle(arch: Architecture) -> CostOracle:
-    """The project's cost model behind the oracle interface, or the estimate if it is missing."""
+def default_oracle(arch: Architecture, *, encodings: WeightEncodings | None = None) -> CostOracle:
+    """The project's cost model behind the oracle interface, or the estimate if it is missing.
+
+    ``encodings`` is the plan's weight-encoding memo, to share with the command stream and report.
+    """
     try:
         from npuplan.schedule.cost_adapter import CostModelOracle
 
-        return MemoOracle(CostModelOracle(arch))
+        return MemoOracle(CostModelOracle(arch, encodings=encodings))
     except ImportError as exc:  # cost/hw helpers not installed yet
         log.debug("cost model unavailable (%s); using the roofline estimate", exc)
         return MemoOracle(EstimateOracle(arch))
