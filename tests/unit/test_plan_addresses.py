@@ -12,6 +12,7 @@ import npuplan
 from npuplan.cli import main
 from npuplan.commands import DmaCommand, NpuStripeCommand, validate_plan
 from npuplan.commands.layout import buffer_specs, weight_buffer_name
+from npuplan.commands.stream import build_command_stream, readdressed
 from npuplan.errors import ConfigError, InfeasiblePlan
 from npuplan.hw.memory import MemArea
 from npuplan.options import TensorAllocator
@@ -31,6 +32,19 @@ def test_plan_carries_every_tensor_address_and_the_command_stream(ds_cnn: Path) 
     assert plan.sram_memory_used_bytes >= plan.allocation.lower_bound_bytes(MemArea.SRAM) > 0
     assert any(isinstance(c, DmaCommand) for c in plan.commands)
     validate_plan(plan)
+
+
+def test_the_stream_moved_to_the_plan_s_addresses_is_the_stream_built_there(data_dir: Path) -> None:
+    plan = npuplan.plan(data_dir / "mobilenet_v1_025_96.tflite", **SHARED)
+    assert plan.allocation is not None
+    addresses = plan.allocation.addresses
+    drafted = build_command_stream(plan.schedule, plan.lowered, plan.arch,
+                                   {name: a._replace(offset=0) for name, a in addresses.items()})
+    assert drafted != plan.commands
+    assert readdressed(drafted, addresses) == plan.commands
+    assert plan.commands == build_command_stream(plan.schedule, plan.lowered, plan.arch, addresses)
+    with pytest.raises(ValueError, match="no address"):
+        readdressed(drafted, {})
 
 
 def test_stream_weight_buffers_are_exactly_the_schedule_s(data_dir: Path) -> None:

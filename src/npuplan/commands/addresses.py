@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from npuplan.commands.layout import ALIGN_BYTES, BufferSpec, buffer_specs, round_up
-from npuplan.commands.stream import build_command_stream, iter_operands
+from npuplan.commands.stream import build_command_stream, iter_operands, readdressed
 from npuplan.commands.types import Address, BufferKind, Command, DmaCommand, NpuStripeCommand
 from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.memory import Architecture, MemArea
@@ -114,10 +114,10 @@ def addressed_stream(
     layouts = buffer_specs(schedule, lowered, arch, encodings=encodings)
     specs = layouts[0]
     draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
-    lifetimes = graph_lifetimes(build_command_stream(schedule, lowered, arch, draft, layouts=layouts), lowered)
-    addressing = allocate_schedule_buffers(schedule, lowered, specs, lifetimes, allocator=allocator,
-                                           cpu_tensor_alignment=cpu_tensor_alignment)
-    return addressing, build_command_stream(schedule, lowered, arch, addressing.addresses, layouts=layouts)
+    drafted = build_command_stream(schedule, lowered, arch, draft, layouts=layouts)  # for the lifetimes
+    addressing = allocate_schedule_buffers(schedule, lowered, specs, graph_lifetimes(drafted, lowered),
+                                           allocator=allocator, cpu_tensor_alignment=cpu_tensor_alignment)
+    return addressing, readdressed(drafted, addressing.addresses)
 
 
 def allocate_schedule_buffers(

@@ -9,7 +9,7 @@ first slice is fetched before the previous op starts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from npuplan.commands.layout import BufferSpec, WeightLayout, buffer_specs, weight_buffer_name, weight_stream_name
@@ -51,10 +51,7 @@ class _Builder:
 
     def ref(self, name: str, base_bytes: int = 0) -> BufferRef:
         spec = self.specs[name]
-        address = self.addresses.get(name)
-        if address is None:
-            raise ValueError(f"no address for buffer '{name}'")
-        return BufferRef(name, address, spec.kind, spec.row_bytes, spec.rows, base_bytes)
+        return BufferRef(name, _address(self.addresses, name), spec.kind, spec.row_bytes, spec.rows, base_bytes)
 
     # ------------------------------------------------------------------ weights
 
@@ -258,6 +255,55 @@ def build_command_stream(
     the caller has it already. Raises ``ValueError`` for a missing address.
     """
     return _Builder(schedule, lowered, arch, addresses, layouts).build()
+
+
+def _address(addresses: Mapping[str, Address], name: str) -> Address:
+    address = addresses.get(name)
+    if address is None:
+        raise ValueError(f"no address for buffer '{name}'")
+    return address
+
+
+def readdressed(commands: Sequence[Command], addresses: Mapping[str, Address]) -> tuple[Command, ...]:
+    """``commands`` with every buffer moved to its address in ``addresses``: the stream
+    ``build_command_stream`` would give with these addresses (it depends on them only there).
+    Raises ``ValueError`` for a missing address."""
+    return tuple(_Mover(addresses).command(c) for c in commands)
+
+
+class _Mover:
+    """Rebuilds commands around re-addressed buffers; each buffer (and slot in it) moved once."""
+
+    def __init__(self, addresses: Mapping[str, Address]) -> None:
+        self.addresses = addresses
+        self.refs: dict[tuple[str, int], BufferRef] = {}
+
+    def ref(self, old: BufferRef) -> BufferRef:
+        key = (old.name, old.base_bytes)
+        found = self.refs.get(key)
+        if found is None:
+            found = self.refs[key] = BufferRef(old.name, _address(self.addresses, old.name), old.kind,
+                                               old.row_bytes, old.rows, old.base_bytes)
+        return found
+
+    def operand(self, old: Operand | None) -> Operand | None:
+        return None if old is None else Operand(old.tensor, old.box, self.ref(old.buffer))
+
+    def operands(self, old: tuple[Operand, ...]) -> tuple[Operand, ...]:
+        return tuple(Operand(o.tensor, o.box, self.ref(o.buffer)) for o in old)
+
+    def command(self, old: Command) -> Command:
+        if isinstance(old, NpuStripeCommand):
+            ofm = Operand(old.ofm.tensor, old.ofm.box, self.ref(old.ofm.buffer))
+            weights = None if old.weights is None else self.ref(old.weights)
+            return NpuStripeCommand(old.op, self.operand(old.ifm), self.operand(old.ifm2), ofm, old.weight_slice,
+                                    weights, old.block_config, old.weights_tensor, old.elementwise)
+        if isinstance(old, DmaCommand):
+            src, dst = self.ref(old.src), self.ref(old.dst)
+            return DmaCommand(src.address.area, src.address.offset + src.base_bytes, dst.address.area,
+                              dst.address.offset + dst.base_bytes, old.size_bytes, old.tensor, old.purpose, src, dst,
+                              old.weight_slice, old.op)
+        return CpuCommand(old.op, self.operands(old.inputs), self.operands(old.outputs))
 
 
 def iter_operands(command: Command) -> Iterator[Operand]:

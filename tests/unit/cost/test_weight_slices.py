@@ -33,3 +33,14 @@ def test_constant_weights_compress_below_their_raw_size() -> None:
     (size,) = weight_slice_sizes(flat, ACCEL, None, (0, 64))
     scales = 10 * 64  # 10 bytes of scale and bias per OFM channel (16-aligned per core here)
     assert size - scales < flat.weights.size // 4  # a run of zeros codes at about a bit each
+
+
+def test_a_plan_s_encodings_histogram_each_op_once_and_size_as_the_encoder() -> None:
+    from npuplan.cost.weights import WeightEncodings
+
+    op = conv("c", fm("x", 8, 8, 16), fm("y", 8, 8, 64))
+    encodings = WeightEncodings(ACCEL)
+    assert encodings.histograms(op) is encodings.histograms(op)
+    for step in (None, 16, 24):
+        assert encodings.stream_size(op, depth_step=step) == encoded_weight_size(op, ACCEL, depth_step=step)
+    assert encodings.slice_bytes(op, 16, 64) == weight_slice_sizes(op, ACCEL, None, (0, 16, 64))[1]
