@@ -53,8 +53,11 @@ def cost_op(
     ofm = _place(net, dec, op.ofm.name)
     ifm2 = None if op.ifm2 is None or op.ifm2.is_constant else _place(net, dec, op.ifm2.name)
     in_cascade = dec.cascade_of(index) is not None
+    rows = min(dec.ofm_rows[index], op.ofm_shape.h)
     memo = oracle.costed
-    key = (op, id(arch), dec.ofm_rows[index], plan, prev_slack_cycles, staged, ifm, ofm, ifm2, in_cascade)
+    # only what the query below reads: plans that differ in buffer size or prebuffering cost the same
+    key = (op, id(arch), rows, plan.buffering, plan.stream_bytes, plan.first_buffer_bytes, plan.depth_slices,
+           prev_slack_cycles, staged, ifm, ofm, ifm2, in_cascade)
     found = memo.get(key)
     if found is not None:
         return found
@@ -65,7 +68,7 @@ def cost_op(
         ifm2_area: MemArea | None = fast if ifm2.fast else arena
     else:
         ifm2_area = None if op.ifm2 is None else arch.const_area
-    ofm_stripe = op.ofm_shape.with_h(min(dec.ofm_rows[index], op.ofm_shape.h))
+    ofm_stripe = op.ofm_shape.with_h(rows)
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
     block = oracle.block_config(op, ofm_stripe)
