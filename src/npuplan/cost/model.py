@@ -152,7 +152,8 @@ def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _B
 
 
 class _WeightDma(NamedTuple):
-    """The DMA of buffered weights: the whole stream's cycles (0 when not charged) and the first slice's."""
+    """The DMA of buffered weights: the whole stream's cycles and the first slice's. A cascade's whole
+    weights are charged too (Vela charges nothing for them; the copy is real DMA all the same)."""
 
     double_buffered: bool
     full_cycles: float
@@ -164,7 +165,7 @@ def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
     if w is None or w.fetch is WeightFetch.DIRECT or w.buffer_area is None:
         return None
     full_bytes = w.full_stream_bytes if w.full_stream_bytes is not None else w.stream_bytes
-    full = dma_cycles(arch, w.source_area, w.buffer_area, full_bytes) if w.charge_full_transfer else 0.0
+    full = dma_cycles(arch, w.source_area, w.buffer_area, full_bytes)
     first = dma_cycles(arch, w.source_area, w.buffer_area, w.first_slice_bytes)
     return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first)
 

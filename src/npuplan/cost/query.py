@@ -98,7 +98,6 @@ class WeightAccess:
     first_slice_bytes: int = 0
     depth_slices: tuple[int, ...] = ()
     scale_bytes_per_channel: int = 10
-    charge_full_transfer: bool = True  # False inside a cascade: Vela does not charge the full copy
     full_stream_bytes: int | None = None  # unsliced encoding used to time the full copy (default: stream)
     slack_npu_cycles: float | None = None  # own DMA window for the next op (default: last slice's cycles)
 

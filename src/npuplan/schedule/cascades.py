@@ -50,8 +50,9 @@ class Segment:
 
     ``peak_bytes`` is the fast-storage peak over its time span without weight buffers; ``cycles``
     its cycles with weights read in place. ``weight_options`` are ``(bytes, cycles saved)`` choices
-    that buffering weights offers: for a cascade, one per op (full depth, any subset may be taken,
-    ``copy_cycles`` beside each); for a single op, alternative plans (at most one is taken).
+    that buffering weights offers: for a cascade, one per op (full depth, any subset may be taken;
+    the saving is net of the whole-weight copy, which the cost model charges); for a single op,
+    alternative plans (at most one is taken).
     """
 
     start: int
@@ -61,17 +62,14 @@ class Segment:
     peak_bytes: int
     cycles: int
     weight_options: tuple[tuple[int, int], ...] = ()
-    copy_cycles: tuple[int, ...] = ()  # DMA cycles of each cascade option's whole-weight copy
     # the weight choices as a step function of the room left (built once: the search asks often)
     _rooms: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _within: tuple[int, ...] = field(init=False, repr=False, compare=False)
-    _search: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        rooms, within, search = _weight_steps(self)
+        rooms, within = _weight_steps(self)
         object.__setattr__(self, "_rooms", rooms)
         object.__setattr__(self, "_within", within)
-        object.__setattr__(self, "_search", search)
 
     def _step(self, limit: int) -> int:
         """Index of the weight choice that ``limit`` leaves room for (-1: none for a single op)."""
@@ -86,39 +84,25 @@ class Segment:
         at = self._step(limit)
         return self._within[at] if at >= 0 else self.cycles
 
-    def search_cycles(self, limit: int | None) -> int:
-        """``cycles_within`` plus the copies of the cascade weights held: the cost model (like Vela's)
-        does not charge a cascade's weight copy; the search does, so that cascading is never chosen
-        just to make weight DMA look free. The weights held are the plan's either way."""
-        if limit is None or not self.weight_options:
-            return self.cycles
-        at = self._step(limit)
-        return self._search[at] if at >= 0 else self.cycles
-
-    def fewest_search_cycles(self) -> int:
-        """The least ``search_cycles`` under any limit."""
-        return min(self.cycles, *self._search) if self.weight_options else self.cycles
+    def fewest_cycles(self) -> int:
+        """The least ``cycles_within`` under any limit."""
+        return min(self.cycles, *self._within) if self.weight_options else self.cycles
 
 
-def _weight_steps(seg: Segment) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """Room thresholds (bytes, ascending) with the cycles within and the search cycles once that
-    much room is left. A single op takes its best-saving option that fits (none below the first
-    threshold); a cascade the best subset (``weights.weight_frontier``; a negative room takes the
-    last, as ``weights.best_weight_subset`` does), its copies charged in the search cycles."""
+def _weight_steps(seg: Segment) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Room thresholds (bytes, ascending) with the cycles within once that much room is left. A
+    single op takes its best-saving option that fits (none below the first threshold); a cascade
+    the best subset (``weights.weight_frontier``; a negative room takes the last, as
+    ``weights.best_weight_subset`` does)."""
     if seg.start == seg.end:
         rooms, within, best = [], [], None
         for size, saved in sorted(seg.weight_options):
             best = saved if best is None else max(best, saved)
             rooms.append(size)
             within.append(seg.cycles - best)
-        return tuple(rooms), tuple(within), tuple(within)
-    copies = seg.copy_cycles or (0,) * len(seg.weight_options)
-    frontier = weight_frontier(tuple((size, saved, copy) for (size, saved), copy in zip(seg.weight_options, copies)))
-    return (
-        tuple(size for size, _, _, _ in frontier),
-        tuple(seg.cycles + int(less) for _, less, _, _ in frontier),
-        tuple(seg.cycles + int(less) + copied for _, less, _, copied in frontier),
-    )
+        return tuple(rooms), tuple(within)
+    frontier = weight_frontier(seg.weight_options)
+    return tuple(size for size, _, _ in frontier), tuple(seg.cycles + int(less) for _, less, _ in frontier)
 
 
 @dataclass(frozen=True)
@@ -218,7 +202,7 @@ def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
     dec = ctx.dec
     trial = replace(dec, ofm_rows=dec.ofm_rows[:s] + rows + dec.ofm_rows[e + 1:],
                     cascades=dec.cascades + (CascadeSpan(-1, s, e, rolling),))
-    cycles, options, copies = 0, [], []
+    cycles, options = 0, []
     slack = 0  # what the op before the segment leaves is not known here; the weight pass uses it
     for k in range(s, e + 1):
         # an op's cost in a cascade depends only on its rows, on whether its IFM and OFM roll and on
@@ -229,25 +213,23 @@ def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
         direct, option, slack = ctx.op_memo[key]
         cycles += direct
         if option is not None:
-            options.append(option[:2])
-            copies.append(option[2])
-    return Segment(s, e, rows, rolling, peak, cycles, tuple(options), tuple(copies))
+            options.append(option)
+    return Segment(s, e, rows, rolling, peak, cycles, tuple(options))
 
 
 def _cascaded_op(
     ctx: _Context, trial: Decisions, k: int, prev_slack: int,
-) -> tuple[int, tuple[int, int, int] | None, int]:
-    """Op ``k``'s cycles in a cascade with weights read in place; ``(bytes, cycles saved, copy
-    cycles)`` of holding its whole weights (``weights.cascade_weight_option``: the figures the
-    weight pass chooses by); and the slack it leaves the next op."""
+) -> tuple[int, tuple[int, int] | None, int]:
+    """Op ``k``'s cycles in a cascade with weights read in place; ``(bytes, cycles saved)`` of
+    holding its whole weights, their copy charged (``weights.cascade_weight_option``: the figures
+    the weight pass chooses by); and the slack it leaves the next op."""
     direct = cost_op(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack)
     found = (cascade_weight_option(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack)
              if ctx.with_weights else None)
     if found is None:
         return direct.cycles, None, direct.slack_cycles
     plan, saved = found
-    copy = ctx.oracle.transfer_cycles(ctx.arch.const_area, ctx.arch.fast_area, plan.stream_bytes)
-    return direct.cycles, (held_bytes(plan), saved, copy), direct.slack_cycles
+    return direct.cycles, (held_bytes(plan), saved), direct.slack_cycles
 
 
 def _span_peak(ctx: _Context, s: int, e: int, rolling: tuple[RollingBuffer, ...]) -> int:
@@ -361,7 +343,7 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
             if prev is None:
                 continue
             (over, cycles), _ = prev
-            key = (over + max(0, seg.peak_bytes - limit), cycles + seg.search_cycles(limit))
+            key = (over + max(0, seg.peak_bytes - limit), cycles + seg.cycles_within(limit))
             if e not in best or key < best[e][0]:
                 best[e] = (key, seg)
     split: list[Segment] = []
@@ -379,10 +361,10 @@ def _trade_top(floor: int, ceiling: int, memory_weight: float) -> int:
 
 
 def _fewest_cycles(options_by_end: dict[int, list[Segment]], first: int, last: int) -> int:
-    """The fewest search cycles any split of ``first..last`` reaches under any limit."""
+    """The fewest cycles any split of ``first..last`` reaches under any limit."""
     fewest = {first - 1: 0}
     for e in range(first, last + 1):
-        fewest[e] = min(fewest[seg.start - 1] + seg.fewest_search_cycles() for seg in options_by_end[e])
+        fewest[e] = min(fewest[seg.start - 1] + seg.fewest_cycles() for seg in options_by_end[e])
     return fewest[last]
 
 
@@ -471,14 +453,14 @@ def _traded_limit(ctx: _Context, options: dict[tuple[int, int], dict[int, list[S
     singles = [_single(ctx, k, max(floor, top)) for k in range(len(ctx.net.npu_ops)) if k not in in_run]
 
     def cycles_at(limit: int) -> int:
-        total = sum(seg.search_cycles(limit) for seg in singles)
+        total = sum(seg.cycles_within(limit) for seg in singles)
         for run, opts in options.items():
-            total += sum(seg.search_cycles(limit) for seg in _best_split(opts, run[0], run[1], limit))
+            total += sum(seg.cycles_within(limit) for seg in _best_split(opts, run[0], run[1], limit))
         return total
 
     least = max(cycles_at(floor), 1)
     # no limit makes the cycles fewer than this, so once its score is no better, neither are the rest
-    fewest = (sum(seg.fewest_search_cycles() for seg in singles)
+    fewest = (sum(seg.fewest_cycles() for seg in singles)
               + sum(_fewest_cycles(opts, run[0], run[1]) for run, opts in options.items()))
     best, best_score, best_cycles = floor, 1.0, least
     for step in range(1, TRADE_STEPS + 1):

@@ -14,12 +14,11 @@ Position ``e`` of the DP holds a Pareto frontier (``frontier.prune``) of plans f
 
 A step's cost is the seed's search metric: bytes moved weighted by memory (SRAM 1, DRAM 10,
 on-chip flash 2, off-chip flash 20) plus 40 x cycles, all from the one cost model via
-``costing.cost_op``; the DP also runs on cycles alone (``METRICS``). A cascade's whole-weight copy
-is charged (the cost model, like Vela's, does not), as the cascade search does. Plans over the
-budget are dropped and each frontier is capped (``frontier.prune``).
+``costing.cost_op`` (which charges a cascade's whole-weight copy); the DP also runs on cycles
+alone (``METRICS``). Plans over the budget are dropped and each frontier is capped (``frontier.prune``).
 
-Choosing is a separate step (``choose``): the last frontiers' plans become ``Decisions``; the
-fastest few also get their weights re-chosen by exact costing (the DP prices a prefetch with an
+Choosing is a separate step (``choose``): the last frontiers' plans become ``Decisions``; each
+also gets its weights re-chosen by exact costing (the DP prices a prefetch with an
 estimated slack); on Dedicated_Sram feature maps are placed in the cache left and inputs staged;
 the fastest plan by ``assemble.total_cycles`` wins for Performance, ``strategy.size_trade`` of
 peak and cycles for Size. Nothing fits: ``check_fits`` raises ``InfeasiblePlan`` for the smallest
@@ -57,7 +56,6 @@ log = logging.getLogger(__name__)
 
 MAX_FRONTIER = 16  # plans kept per position (the seed's cap)
 MAX_STEP_OPTIONS = 12  # cascade options kept per (start, end) after their own frontier
-REBUFFERED = 3  # fastest proposals whose weights are also chosen again by exact costing
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +179,8 @@ def either_front(items: list[Priced]) -> list[Priced]:
     return [items[k] for k in sorted(kept)]
 
 
-def _costs(costed: Costed, extra_cycles: int = 0) -> tuple[float, float]:
-    return search_cost(costed) + SEED_WEIGHTS.cycles * extra_cycles, float(costed.cycles + extra_cycles)
+def _costs(costed: Costed) -> tuple[float, float]:
+    return search_cost(costed), float(costed.cycles)
 
 
 def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Priced]:
@@ -219,10 +217,7 @@ def cascaded_choices(space: SearchSpace, trial: Decisions, k: int, s: int, e: in
     if needs_dma(op, arch):
         stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
         plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
-        # the cost model (like Vela's) does not charge a cascade's weight copy; the search
-        # does, as the cascade search does, so a cascade is never chosen to hide weight DMA
-        copy = oracle.transfer_cycles(arch.const_area, arch.fast_area, plan.stream_bytes)
-        choices.append((_costs(cost_op(net, trial, arch, oracle, k, weights=plan), copy),
+        choices.append((_costs(cost_op(net, trial, arch, oracle, k, weights=plan)),
                         round_up(plan.buffer_bytes, ALIGN_BYTES), plan))
     space.cascaded_costs[key] = choices
     return choices
@@ -405,8 +400,10 @@ def choose(
         finalists = [rebuffered(net, chosen, arch, oracle, below)] + ([chosen] if peak_bytes(net, chosen) <= below else [])
         chosen = min(finalists, key=lambda d: exact(d)[::-1])
         return _cache_fms(net, chosen, arch, options, oracle, peak_bytes(net, chosen))
-    ranked = sorted(proposals, key=lambda d: exact(d)[::-1])[:REBUFFERED]
-    finalists = proposals + [rebuffered(net, d, arch, oracle, budget) for d in ranked]
+    # every proposal also with its weights chosen again: re-choosing only the fastest few let a
+    # larger budget, which changes which are fastest, plan slower (bench/budget_sweep.py)
+    unique = list(dict.fromkeys(proposals))
+    finalists = dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget) for d in unique])
     placed = [_cache_fms(net, d, arch, options, oracle, budget) for d in finalists]
     return min(placed, key=lambda d: exact(d)[::-1])
 

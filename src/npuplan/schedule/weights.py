@@ -102,20 +102,17 @@ def best_weight_subset(options: Sequence[tuple[int, int]], room_bytes: int) -> t
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def weight_frontier(options: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, float, tuple[int, ...], int], ...]:
-    """``(bytes, -saving, indices, extra)`` of the subsets that save more than every smaller one, by
-    bytes (strictly increasing; the first is the empty subset). Options are ``(bytes, saving)``
-    or ``(bytes, saving, extra)``: ``extra`` (say, the cycles to copy those weights) is summed over
-    each subset but plays no part in choosing it."""
-    frontier: list[tuple[int, int, tuple[int, ...], int]] = [(0, 0, (), 0)]
-    for k, (size, saved, *extra) in enumerate(options):
-        more = extra[0] if extra else 0
-        grown = frontier + [(b + size, s + saved, taken + (k,), x + more) for b, s, taken, x in frontier]
+def weight_frontier(options: tuple[tuple[int, int], ...]) -> tuple[tuple[int, float, tuple[int, ...]], ...]:
+    """``(bytes, -saving, indices)`` of the subsets of ``(bytes, saving)`` options that save more
+    than every smaller one, by bytes (strictly increasing; the first is the empty subset)."""
+    frontier: list[tuple[int, int, tuple[int, ...]]] = [(0, 0, ())]
+    for k, (size, saved) in enumerate(options):
+        grown = frontier + [(b + size, s + saved, taken + (k,)) for b, s, taken in frontier]
         frontier = []
         for point in sorted(grown, key=lambda f: (f[0], -f[1])):
             if not frontier or point[1] > frontier[-1][1]:
                 frontier.append(point)
-    return tuple((b, -s, taken, x) for b, s, taken, x in frontier)
+    return tuple((b, -s, taken) for b, s, taken in frontier)
 
 
 def propose_weight_buffering(
