@@ -50,8 +50,7 @@ class Tensor:
     def size_bytes(self) -> int:
         return self.elements * self.dtype.size_bytes
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # identity, hashed in C (a Python __hash__ slows every memo key)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,8 +68,7 @@ class Op:
         """The TFLite name of the op's first output tensor (how Vela names layers)."""
         return self.outputs[0].name if self.outputs else f"{self.type}_{self.index}"
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # identity, hashed in C (a Python __hash__ slows every memo key)
 
 
 @dataclass(frozen=True, eq=False)

@@ -121,8 +121,7 @@ class NpuOp:
     def has_weights(self) -> bool:
         return self.weights is not None
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # identity, hashed in C (a Python __hash__ slows every memo key)
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,8 +139,7 @@ class CpuOp:
     def tflite_type(self) -> str:
         return self.op.type
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # identity, hashed in C (a Python __hash__ slows every memo key)
 
 
 LoweredOp = NpuOp | CpuOp

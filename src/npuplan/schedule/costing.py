@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.ir.shape import Shape4D
+from npuplan.ir.lowered import NpuOp
 from npuplan.schedule.decisions import Decisions, WeightPlan
 from npuplan.schedule.geometry import ifm2_stripe_for, ifm_stripe_for
 from npuplan.schedule.network import Network
@@ -13,30 +13,29 @@ from npuplan.schedule.oracle import CostOracle, CostQuery, Costed
 from npuplan.schedule.types import WeightBuffering
 
 
-class _Place(NamedTuple):
-    """Where the costing sees one feature map: in fast storage or the arena, and in which format."""
-
-    fast: bool
-    format: str
+# Where a feature map lives under a ``Decisions``: the costing memo's key holds only this
+_ARENA, _FAST, _ROLLING = 0, 1, 2
 
 
-def _place(net: Network, dec: Decisions, name: str) -> _Place:
-    """Rolling buffers are NHCWB16 in fast storage; other feature maps are where ``dec`` put them."""
+def _residence(dec: Decisions, name: str) -> int:
+    """Rolling buffers are in fast storage as NHCWB16; other feature maps are where ``dec`` put them."""
     if name in dec.rolling_fms:
-        return _Place(True, "NHCWB16")
+        return _ROLLING
+    return _FAST if name in dec.fast_fms else _ARENA
+
+
+def _format(net: Network, residence: int, name: str) -> str:
+    if residence == _ROLLING:
+        return "NHCWB16"
     fm = net.fms.get(name)
-    return _Place(name in dec.fast_fms, fm.format if fm is not None else "NHWC")
+    return fm.format if fm is not None else "NHWC"
 
 
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:
     """Where a feature map lives: fast storage if placed or rolling there, else the arena."""
-    if name is not None and _place(net, dec, name).fast:
+    if name is not None and _residence(dec, name) != _ARENA:
         return arch.fast_area
     return arch.arena_area
-
-
-def fm_format(net: Network, dec: Decisions, name: str) -> str:
-    return _place(net, dec, name).format
 
 
 def cost_op(
@@ -48,46 +47,51 @@ def cost_op(
     Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``."""
     op = net.npu_ops[index]
     plan = dec.weights[index] if weights is None else weights
-    staged = op.ifm.name in dec.staged_fms
-    ifm = _place(net, dec, op.ifm.name)
-    ofm = _place(net, dec, op.ofm.name)
-    ifm2 = None if op.ifm2 is None or op.ifm2.is_constant else _place(net, dec, op.ifm2.name)
-    in_cascade = dec.cascade_of(index) is not None
-    rows = min(dec.ofm_rows[index], op.ofm_shape.h)
+    ifm2 = op.ifm2
+    # only what the query reads: plans that differ in buffer size or prebuffering cost the same
+    key = (
+        op, id(arch), min(dec.ofm_rows[index], op.ofm_shape.h),
+        plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
+        prev_slack_cycles, op.ifm.name in dec.staged_fms,
+        _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
+        None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
+        bool(dec.cascades) and dec.cascade_of(index) is not None,
+    )
     memo = oracle.costed
-    # only what the query below reads: plans that differ in buffer size or prebuffering cost the same
-    key = (op, id(arch), rows, plan.buffering, plan.stream_bytes, plan.first_buffer_bytes, plan.depth_slices,
-           prev_slack_cycles, staged, ifm, ofm, ifm2, in_cascade)
     found = memo.get(key)
-    if found is not None:
-        return found
+    if found is None:
+        found = memo[key] = _cost(net, arch, oracle, op, key)
+    return found
+
+
+def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...]) -> Costed:
+    """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order)."""
+    _, _, rows, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, staged, ifm, ofm, ifm2, \
+        in_cascade = key
     fast, arena = arch.fast_area, arch.arena_area
-    ifm_area = fast if staged or ifm.fast else arena
-    ofm_area = fast if ofm.fast else arena
     if ifm2 is not None:
-        ifm2_area: MemArea | None = fast if ifm2.fast else arena
+        ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast
     else:
         ifm2_area = None if op.ifm2 is None else arch.const_area
     ofm_stripe = op.ofm_shape.with_h(rows)
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
     block = oracle.block_config(op, ofm_stripe)
-    buffered = plan.buffering is not WeightBuffering.NONE
     query = CostQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,
-        ifm_area=ifm_area,
+        ifm_area=fast if staged or ifm != _ARENA else arena,
         ifm2_area=ifm2_area,
-        ofm_area=ofm_area,
-        weight_area=arch.fast_area if buffered else arch.const_area,
-        ifm_format=ifm.format,
-        ofm_format=ofm.format,
-        ifm2_format="NHWC" if ifm2 is None else ifm2.format,
+        ofm_area=arena if ofm == _ARENA else fast,
+        weight_area=arch.const_area if buffering is WeightBuffering.NONE else fast,
+        ifm_format=_format(net, ifm, op.ifm.name),
+        ofm_format=_format(net, ofm, op.ofm.name),
+        ifm2_format="NHWC" if ifm2 is None else _format(net, ifm2, op.ifm2.name),  # type: ignore[union-attr]
         weight_source_area=arch.const_area,
-        weight_fetch=str(plan.buffering),
-        weight_stream_bytes=plan.stream_bytes,
-        first_slice_bytes=plan.first_buffer_bytes,
-        depth_slices=plan.depth_slices,
+        weight_fetch=str(buffering),
+        weight_stream_bytes=stream_bytes,
+        first_slice_bytes=first_bytes,
+        depth_slices=depth_slices,
         prev_slack_cycles=prev_slack_cycles,
         in_cascade=in_cascade,
         staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged else 0,
@@ -95,6 +99,4 @@ def cost_op(
     cost = oracle.op_cost(query)
     cycles = oracle.cycles(cost)
     slack = int(getattr(cost, "slack_npu_cycles", cycles))  # NPU time of the last depth slice
-    costed = Costed(block, ofm_stripe, ifm_stripe, ifm2_stripe, cost, cycles, slack)
-    memo[key] = costed
-    return costed
+    return Costed(block, ofm_stripe, ifm_stripe, ifm2_stripe, cost, cycles, slack)
