@@ -16,6 +16,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -28,6 +29,8 @@ from scenarios import SCENARIOS as PUBLIC
 SCENARIOS = {name: cli_flags(options) for name, options in {**PUBLIC, **BUDGET_256K}.items()}
 
 SEARCHES = ("cascade", "pareto", "auto")
+# this tree's npuplan, whatever is installed
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
 
 
 def run(model: Path, flags: list[str], search: str) -> dict[str, object]:
@@ -36,7 +39,7 @@ def run(model: Path, flags: list[str], search: str) -> dict[str, object]:
         cmd = [sys.executable, "-m", "npuplan.cli", "plan", str(model), *flags, "--search", search,
                "--quiet", "--output-dir", out]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         secs = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if proc.returncode != 0:
