@@ -23,6 +23,7 @@ from npuplan.schedule.network import FeatureMap, Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.placement_groups import Candidate, choose
 from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.weights import ScoreMemo
 
 log = logging.getLogger(__name__)
 
@@ -115,13 +116,14 @@ def cascade_for_cache(
 
 def _both_orders(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int,
+    memo: ScoreMemo,
 ) -> list[Decisions]:
     from npuplan.schedule.weights import propose_weight_buffering
 
-    weights_first = place_feature_maps(net, propose_weight_buffering(net, dec, arch, oracle, limit_bytes),
-                                       arch, oracle, budget)
+    weights_first = place_feature_maps(
+        net, propose_weight_buffering(net, dec, arch, oracle, limit_bytes, memo=memo), arch, oracle, budget)
     fms_first = propose_weight_buffering(net, place_feature_maps(net, dec, arch, oracle, limit_bytes),
-                                         arch, oracle, limit_bytes)
+                                         arch, oracle, limit_bytes, memo=memo)
     return [weights_first, fms_first]
 
 
@@ -134,11 +136,12 @@ def place_with_weights(
     ``limit_bytes`` caps weight buffering (``<= budget``)."""
     from npuplan.schedule.assemble import total_cycles
 
-    proposals = _both_orders(net, dec, arch, oracle, budget, limit_bytes)
+    memo: ScoreMemo = {}
+    proposals = _both_orders(net, dec, arch, oracle, budget, limit_bytes, memo)
     if try_cascades:
         cascaded = cascade_for_cache(net, dec, arch, oracle, budget)
         if cascaded.cascades != dec.cascades:
-            proposals += _both_orders(net, cascaded, arch, oracle, budget, limit_bytes)
+            proposals += _both_orders(net, cascaded, arch, oracle, budget, limit_bytes, memo)
 
     def key(d: Decisions) -> tuple[int, int]:
         return total_cycles(net, d, arch, oracle), max(usage_by_time(net, fast_buffers(net, d)), default=0)

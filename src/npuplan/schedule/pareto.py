@@ -50,7 +50,7 @@ from npuplan.schedule.geometry import min_stripe_rows
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
-from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
+from npuplan.schedule.weights import ScoreMemo, candidate_plans, full_depth_plan, needs_dma
 
 log = logging.getLogger(__name__)
 
@@ -403,17 +403,20 @@ def choose(
     # every proposal also with its weights chosen again: re-choosing only the fastest few let a
     # larger budget, which changes which are fastest, plan slower (bench/budget_sweep.py)
     unique = list(dict.fromkeys(proposals))
-    finalists = dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget) for d in unique])
+    memo: ScoreMemo = {}  # the proposals share most ops' contexts
+    finalists = dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget, memo) for d in unique])
     placed = [_cache_fms(net, d, arch, options, oracle, budget) for d in finalists]
     return min(placed, key=lambda d: exact(d)[::-1])
 
 
-def rebuffered(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit: int) -> Decisions:
+def rebuffered(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit: int, memo: ScoreMemo | None = None,
+) -> Decisions:
     """``dec``'s stripes and cascades with weights chosen again, op by op, by the exact costing of
     ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack)."""
     from npuplan.schedule.weights import propose_weight_buffering
 
-    return propose_weight_buffering(net, dec, arch, oracle, limit)
+    return propose_weight_buffering(net, dec, arch, oracle, limit, memo=memo)
 
 
 def _cache_fms(
