@@ -14,16 +14,17 @@ maps in the memory left (Vela's order), or feature maps first and weight buffers
 from __future__ import annotations
 
 import logging
+from typing import Any
 from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
+from npuplan.schedule.choice_memo import ChoiceMemo, op_context
 from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.network import FeatureMap, Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.placement_groups import Candidate, choose
 from npuplan.schedule.usage import fast_buffers, usage_by_time
-from npuplan.schedule.weights import ScoreMemo
 
 log = logging.getLogger(__name__)
 
@@ -52,31 +53,52 @@ def _users(fm: FeatureMap) -> tuple[int, ...]:
     return tuple(sorted({fm.producer, *fm.consumers}))
 
 
-def _cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, ops: tuple[int, ...]) -> int:
-    return sum(cost_op(net, dec, arch, oracle, i).cycles for i in ops)
-
-
 def score_candidates(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, fms: list[FeatureMap],
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, fms: list[FeatureMap], *,
+    memo: ChoiceMemo | None = None,
 ) -> list[Candidate]:
     """Each candidate with the cycles its users save when it alone moves to fast storage
-    (all the other candidates in fast storage too, so shared ops are costed realistically)."""
+    (all the other candidates in fast storage too, so shared ops are costed realistically).
+    Callers placing feature maps for many decisions of one network may share ``memo``."""
     names = frozenset(fm.name for fm in fms)
     inside = replace(dec, fast_fms=dec.fast_fms | names)
-    # the users' cycles with every candidate inside, once per op (ops use several candidates)
-    inside_cycles = {i: cost_op(net, inside, arch, oracle, i).cycles for fm in fms for i in _users(fm)}
+    cycles = _user_cycles(net, inside, arch, oracle, fms, (ChoiceMemo() if memo is None else memo).fm_cycles)
     found: list[Candidate] = []
     for fm in fms:
-        outside = replace(dec, fast_fms=inside.fast_fms - {fm.name})
-        users = _users(fm)
-        saved = _cycles(net, outside, arch, oracle, users) - sum(inside_cycles[i] for i in users)
+        saved = sum(cycles[i, fm.name] - cycles[i, None] for i in _users(fm))
         start, end = _span(net, dec, fm)
         found.append(Candidate(fm.name, start, end, round_up(fm.size_bytes, ALIGN_BYTES), saved))
     return found
 
 
+def _user_cycles(
+    net: Network, inside: Decisions, arch: Architecture, oracle: CostOracle, fms: list[FeatureMap],
+    memo: dict[tuple[Any, ...], int],
+) -> dict[tuple[int, str | None], int]:
+    """The cycles of each user ``i`` of the candidates ``fms``, by ``(i, None)`` under ``inside``
+    (every candidate in fast storage) and by ``(i, name)`` with candidate ``name`` left out;
+    ``memo`` holds them by the op's context under ``inside``, its weight plan and what is left out."""
+    found: dict[tuple[int, str | None], int] = {}
+    contexts: dict[int, tuple[Any, ...]] = {}
+    for fm in fms:
+        outside: Decisions | None = None
+        for i in _users(fm):
+            if i not in contexts:
+                contexts[i] = (op_context(net, inside, i), inside.weights[i])
+                if (contexts[i], None) not in memo:
+                    memo[contexts[i], None] = cost_op(net, inside, arch, oracle, i).cycles
+                found[i, None] = memo[contexts[i], None]
+            if (contexts[i], fm.name) not in memo:
+                if outside is None:
+                    outside = replace(inside, fast_fms=inside.fast_fms - {fm.name})
+                memo[contexts[i], fm.name] = cost_op(net, outside, arch, oracle, i).cycles
+            found[i, fm.name] = memo[contexts[i], fm.name]
+    return found
+
+
 def place_feature_maps(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, *,
+    memo: ChoiceMemo | None = None,
 ) -> Decisions:
     """``dec`` with the best set of candidate feature maps in fast storage, on top of the buffers
     ``dec`` already holds there (rolling buffers, weight buffers), within ``budget`` bytes."""
@@ -85,7 +107,7 @@ def place_feature_maps(
     usage = usage_by_time(net, fast_buffers(net, base))
     if not fms or max(usage, default=0) > budget:
         return base
-    candidates = score_candidates(net, base, arch, oracle, fms)
+    candidates = score_candidates(net, base, arch, oracle, fms, memo=memo)
     kept = choose(candidates, usage, budget)
     log.debug("fast storage: %d of %d feature maps kept", len(kept), len(fms))
     return replace(base, fast_fms=base.fast_fms | kept)
@@ -116,13 +138,13 @@ def cascade_for_cache(
 
 def _both_orders(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int,
-    memo: ScoreMemo,
+    memo: ChoiceMemo,
 ) -> list[Decisions]:
     from npuplan.schedule.weights import propose_weight_buffering
 
     weights_first = place_feature_maps(
-        net, propose_weight_buffering(net, dec, arch, oracle, limit_bytes, memo=memo), arch, oracle, budget)
-    fms_first = propose_weight_buffering(net, place_feature_maps(net, dec, arch, oracle, limit_bytes),
+        net, propose_weight_buffering(net, dec, arch, oracle, limit_bytes, memo=memo), arch, oracle, budget, memo=memo)
+    fms_first = propose_weight_buffering(net, place_feature_maps(net, dec, arch, oracle, limit_bytes, memo=memo),
                                          arch, oracle, limit_bytes, memo=memo)
     return [weights_first, fms_first]
 
@@ -136,7 +158,7 @@ def place_with_weights(
     ``limit_bytes`` caps weight buffering (``<= budget``)."""
     from npuplan.schedule.assemble import total_cycles
 
-    memo: ScoreMemo = {}
+    memo = ChoiceMemo()
     proposals = _both_orders(net, dec, arch, oracle, budget, limit_bytes, memo)
     if try_cascades:
         cascaded = cascade_for_cache(net, dec, arch, oracle, budget)

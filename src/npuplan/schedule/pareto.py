@@ -50,7 +50,8 @@ from npuplan.schedule.geometry import min_stripe_rows
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
-from npuplan.schedule.weights import ScoreMemo, candidate_plans, full_depth_plan, needs_dma
+from npuplan.schedule.choice_memo import ChoiceMemo
+from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
 
 log = logging.getLogger(__name__)
 
@@ -392,25 +393,25 @@ def choose(
             figures[d] = peak_bytes(net, d), total_cycles(net, d, arch, oracle)
         return figures[d]
 
+    memo = ChoiceMemo()  # the proposals share most ops' contexts
     if options.optimise is Optimise.SIZE:
         # Size buffers weights only in the memory left below the peak of the plan without them
         # (seed 004): the DP's own weights are kept only when they stay below it
         chosen = proposals[size_trade([exact(d) for d in proposals])]
-        below = peak_bytes(net, rebuffered(net, chosen, arch, oracle, 0))
-        finalists = [rebuffered(net, chosen, arch, oracle, below)] + ([chosen] if peak_bytes(net, chosen) <= below else [])
+        below = peak_bytes(net, rebuffered(net, chosen, arch, oracle, 0, memo))
+        finalists = [rebuffered(net, chosen, arch, oracle, below, memo)] + ([chosen] if peak_bytes(net, chosen) <= below else [])
         chosen = min(finalists, key=lambda d: exact(d)[::-1])
-        return _cache_fms(net, chosen, arch, options, oracle, peak_bytes(net, chosen))
+        return _cache_fms(net, chosen, arch, options, oracle, peak_bytes(net, chosen), memo)
     # every proposal also with its weights chosen again: re-choosing only the fastest few let a
     # larger budget, which changes which are fastest, plan slower (bench/budget_sweep.py)
     unique = list(dict.fromkeys(proposals))
-    memo: ScoreMemo = {}  # the proposals share most ops' contexts
-    finalists = dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget, memo) for d in unique])
-    placed = [_cache_fms(net, d, arch, options, oracle, budget) for d in finalists]
+    finalists = list(dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget, memo) for d in unique]))
+    placed = [_cache_fms(net, d, arch, options, oracle, budget, memo) for d in finalists]
     return min(placed, key=lambda d: exact(d)[::-1])
 
 
 def rebuffered(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit: int, memo: ScoreMemo | None = None,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit: int, memo: ChoiceMemo,
 ) -> Decisions:
     """``dec``'s stripes and cascades with weights chosen again, op by op, by the exact costing of
     ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack)."""
@@ -421,6 +422,7 @@ def rebuffered(
 
 def _cache_fms(
     net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle, limit: int,
+    memo: ChoiceMemo,
 ) -> Decisions:
     """Dedicated_Sram: feature maps in the cache within ``limit``, then staged inputs (as the
     cascade search); other memory modes: ``dec``."""
@@ -429,5 +431,5 @@ def _cache_fms(
     from npuplan.schedule.fast_storage import place_feature_maps
     from npuplan.schedule.staging import stage_inputs
 
-    placed = place_feature_maps(net, dec, arch, oracle, limit)
+    placed = place_feature_maps(net, dec, arch, oracle, limit, memo=memo)
     return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed

@@ -18,7 +18,8 @@ from dataclasses import replace
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
-from npuplan.schedule.costing import cost_op, fm_area, fm_format
+from npuplan.schedule.choice_memo import ChoiceMemo, op_context
+from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, WeightPlan
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, OFM_SPLIT_DEPTH, CostOracle, round_up
@@ -116,23 +117,22 @@ def weight_frontier(options: tuple[tuple[int, int], ...]) -> tuple[tuple[int, fl
     return tuple((b, -s, taken) for b, s, taken in frontier)
 
 
-# An op's weight plans scored by ``_scored``, by what their costings read (``_scoring_key``)
-ScoreMemo = dict[tuple[Any, ...], tuple["Scored", ...]]
 Scored = tuple[int, int, int, WeightPlan]  # (cycles, bytes ranked by, bytes held, plan)
 
 
 def propose_weight_buffering(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, *,
-    memo: ScoreMemo | None = None,
+    memo: ChoiceMemo | None = None,
 ) -> Decisions:
     """Choose each op's weight plan in order; usage never exceeds ``limit_bytes`` at any step
     where it did not already. Returns new decisions (``dec`` is not changed). Callers choosing
     weights for many decisions of one network (same ``arch`` and ``oracle``) may share ``memo``:
-    an op's plans are then costed once per context the ops share (stripe, feature-map places)."""
+    an op's plans are then costed once per context (``choice_memo.op_context``)."""
     weights = [NO_WEIGHT_BUFFER] * len(net.npu_ops)
     current = replace(dec, weights=tuple(weights))
     usage = usage_by_time(net, fast_buffers(net, current))
     prev_slack = 0
+    scores = (ChoiceMemo() if memo is None else memo).weight_scores
     for i, op in enumerate(net.npu_ops):
         t = net.times[i]
         cascade = current.cascade_of(i)
@@ -145,7 +145,7 @@ def propose_weight_buffering(
             continue
         block = oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[i], op.ofm_shape.h)))
         chosen = _choose(net, current, arch, oracle, i, block, usage, limit_bytes, prev_slack,
-                         {} if memo is None else memo)
+                         scores)
         usage[t] += held_bytes(chosen)
         if chosen.prebuffer and i > 0:
             usage[net.times[i - 1]] += held_bytes(chosen)
@@ -188,43 +188,40 @@ def _cascade_weights(
 
 def _choose(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, block: object,
-    usage: list[int], limit_bytes: int, prev_slack: int, memo: ScoreMemo,
+    usage: list[int], limit_bytes: int, prev_slack: int, memo: dict[tuple[Any, ...], Any],
 ) -> WeightPlan:
     """Search proposes (every candidate, with and without prebuffering), this step chooses the
     fastest that fits the room at op ``i`` (and at op ``i-1`` for a prebuffer), then the smallest."""
     room = limit_bytes - usage[net.times[i]]
     prev_room = limit_bytes - usage[net.times[i - 1]] if i > 0 else -1
-    key = _scoring_key(net, dec, arch, i, prev_slack)
-    scored = memo.get(key)
-    if scored is None:
-        scored = memo[key] = _scored(net, dec, arch, oracle, i, block, prev_slack)
-    fitting = (s for k, s in enumerate(scored)
+    fitting = (s for k, s in enumerate(_scored(net, dec, arch, oracle, i, block, prev_slack, memo))
                if k == 0 or (s[2] <= room and (not s[3].prebuffer or s[2] <= prev_room)))
     return min(fitting, key=lambda s: (s[0], s[1]))[3]
 
 
-def _scoring_key(net: Network, dec: Decisions, arch: Architecture, i: int, prev_slack: int) -> tuple[Any, ...]:
-    """What ``cost_op`` reads of ``dec`` for op ``i`` given its weight plan: stripe rows, where and
-    in which format its feature maps are (staged, fast, arena), whether it is in a cascade."""
-    op = net.npu_ops[i]
-    fms = [op.ifm.name, op.ofm.name] + ([op.ifm2.name] if op.ifm2 is not None and not op.ifm2.is_constant else [])
-    return (i, min(dec.ofm_rows[i], op.ofm_shape.h), prev_slack, op.ifm.name in dec.staged_fms,
-            dec.cascade_of(i) is not None,
-            *((fm_area(net, dec, arch, name), fm_format(net, dec, name)) for name in fms))
-
-
 def _scored(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, block: object, prev_slack: int,
+    memo: dict[tuple[Any, ...], Any],
 ) -> tuple[Scored, ...]:
-    """Reading in place first, then every candidate plan, with and without prebuffering (``i > 0``)."""
-    base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack)
-    scored: list[Scored] = [(base.cycles, 0, 0, NO_WEIGHT_BUFFER)]
-    for plan in candidate_plans(net.npu_ops[i], block, oracle):
-        held = held_bytes(plan)
-        c = cost_op(net, dec, arch, oracle, i, weights=plan)
-        scored.append((c.cycles, plan.buffer_bytes, held, plan))
-        if i > 0:
-            early = replace(plan, prebuffer=True)
-            c = cost_op(net, dec, arch, oracle, i, weights=early, prev_slack_cycles=prev_slack)
-            scored.append((c.cycles, plan.buffer_bytes * 2, held, early))
-    return tuple(scored)
+    """Reading in place first, then every candidate plan, with and without prebuffering (``i > 0``).
+    Memoised in two parts: the plans read without prefetch cost the same after any slack."""
+    context = op_context(net, dec, i)
+    plain = memo.get(context)
+    if plain is None:
+        plain = memo[context] = tuple(
+            (cost_op(net, dec, arch, oracle, i, weights=plan).cycles, plan.buffer_bytes, held_bytes(plan), plan)
+            for plan in candidate_plans(net.npu_ops[i], block, oracle))
+    key = (context, prev_slack)
+    found = memo.get(key)
+    if found is None:
+        early: list[Scored] = []
+        for _, size, held, plan in plain if i > 0 else ():
+            ahead = replace(plan, prebuffer=True)
+            cycles = cost_op(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=prev_slack).cycles
+            early.append((cycles, size * 2, held, ahead))
+        base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack)
+        scored: list[Scored] = [(base.cycles, 0, 0, NO_WEIGHT_BUFFER)]
+        for k, entry in enumerate(plain):
+            scored += [entry, early[k]] if early else [entry]
+        found = memo[key] = tuple(scored)
+    return found
