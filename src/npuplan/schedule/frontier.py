@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
@@ -38,7 +39,7 @@ def pareto_front(points: Iterable[Point[T]]) -> list[Point[T]]:
     # the least tail among kept points of peak <= p's is the entry just left of p's peak
     peaks: list[int] = []
     tails: list[int] = []
-    for p in sorted(points, key=lambda q: (q.cost, q.peak_bytes, q.tail_bytes)):
+    for p in sorted(points, key=itemgetter(0, 1, 2)):  # cost, peak, tail
         at = bisect_right(peaks, p.peak_bytes)
         if at and tails[at - 1] <= p.tail_bytes:
             continue  # a cheaper kept point is no worse in peak and tail

@@ -191,18 +191,19 @@ def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Pr
     per_op = [cascaded_choices(space, trial, k, s, e) for k in range(s, e + 1)]
     direct = [choices[0] for choices in per_op]
     total = (sum(c[0][0] for c in direct), sum(c[0][1] for c in direct))
-    found: dict[tuple[WeightPlan, ...], Priced] = {}
     plans = tuple(c[2] for c in direct)
-    found[plans] = (total, 0, plans)
+    found: dict[int, Priced] = {0: (total, 0, plans)}  # by the ops holding their weights, a bit each
     for metric in METRICS:
         savings = [(direct[i][0][metric] - held[0][metric], i, held) for i, choices in enumerate(per_op)
                    for held in choices[1:] if direct[i][0][metric] > held[0][metric]]
-        costs, size, chosen = total, 0, list(plans)
+        costs, size, chosen, holding = total, 0, list(plans), 0
         for _, i, held in sorted(savings, key=lambda g: -g[0] / max(g[2][1], 1)):
             costs = (costs[0] - direct[i][0][0] + held[0][0], costs[1] - direct[i][0][1] + held[0][1])
             size += held[1]
             chosen[i] = held[2]
-            found.setdefault(tuple(chosen), (costs, size, tuple(chosen)))
+            holding |= 1 << i
+            if holding not in found:
+                found[holding] = (costs, size, tuple(chosen))
     return list(found.values())
 
 
@@ -258,15 +259,14 @@ def extend_all(plans: list[Point[Trail]], options: list[Option], metric: int, *,
     makes tens of thousands of these. A plan ``shadowed`` is followed only by options with a
     prefetch (its tail matters to those alone)."""
     found: list[Point[Trail]] = []
+    fields = [(o.costs[metric], o.peak_bytes, o.tail_bytes, o.prefetch_bytes, o.step) for o in options]
+    prefetching = [f for f in fields if f[3]]
     for j, (cost, plan_peak, plan_tail, trail) in enumerate(plans):
-        prefetching_only = j < len(shadowed) and shadowed[j]
-        for option in options:
-            if prefetching_only and not option.prefetch_bytes:
-                continue
-            peak = option.peak_bytes if option.peak_bytes > plan_peak else plan_peak
-            if option.prefetch_bytes and plan_tail + option.prefetch_bytes > peak:
-                peak = plan_tail + option.prefetch_bytes
-            found.append(Point(cost + option.costs[metric], peak, option.tail_bytes, (option.step, trail)))
+        for step_cost, step_peak, tail, prefetch, step in prefetching if j < len(shadowed) and shadowed[j] else fields:
+            peak = step_peak if step_peak > plan_peak else plan_peak
+            if prefetch and plan_tail + prefetch > peak:
+                peak = plan_tail + prefetch
+            found.append(Point(cost + step_cost, peak, tail, (step, trail)))
     return found
 
 
@@ -315,10 +315,18 @@ def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], end
             options = [option for option in options if option.peak_bytes <= budget_bytes]
             # an option without a prefetch gives a plan no cheaper nor smaller than an earlier one the
             # same tail, so that plan's point sorts after the other's and pareto_front drops it
-            shadowed = [any(q.cost <= p.cost and q.peak_bytes <= p.peak_bytes for q in plans[:j])
-                        for j, p in enumerate(plans)]
+            shadowed = [_beaten(plans, j) for j in range(len(plans))]
         found += extend_all(plans, options, metric, shadowed=shadowed)
     return found
+
+
+def _beaten(plans: list[Point[Trail]], j: int) -> bool:
+    """Whether a plan before ``plans[j]`` is no worse in cost and peak."""
+    cost, peak = plans[j].cost, plans[j].peak_bytes
+    for q in plans[:j]:
+        if q.cost <= cost and q.peak_bytes <= peak:
+            return True
+    return False
 
 
 def undominated(options: list[Option], metric: int) -> list[Option]:
@@ -327,9 +335,14 @@ def undominated(options: list[Option], metric: int) -> list[Option]:
     beaten option's point is then no better and sorts after the other's, so ``pareto_front``
     never keeps it (and within a budget, the other fits whenever it does)."""
     keys = [(o.costs[metric], o.peak_bytes, o.tail_bytes, o.prefetch_bytes) for o in options]
-    return [options[j] for j, (cost, peak, tail, prefetch) in enumerate(keys)
-            if not any(c <= cost and p <= peak and t <= tail and f <= prefetch and (i < j or t < tail)
-                       for i, (c, p, t, f) in enumerate(keys) if i != j)]
+    kept: list[Option] = []
+    for j, (cost, peak, tail, prefetch) in enumerate(keys):
+        for i, (c, p, t, f) in enumerate(keys):  # plain loops: the search asks this thousands of times
+            if c <= cost and p <= peak and t <= tail and f <= prefetch and (i < j or t < tail) and i != j:
+                break
+        else:
+            kept.append(options[j])
+    return kept
 
 
 def steps_of(trail: Trail) -> list[Step]:
@@ -399,7 +412,8 @@ def choose(
         # (seed 004): the DP's own weights are kept only when they stay below it
         chosen = proposals[size_trade([exact(d) for d in proposals])]
         below = peak_bytes(net, rebuffered(net, chosen, arch, oracle, 0, memo))
-        finalists = [rebuffered(net, chosen, arch, oracle, below, memo)] + ([chosen] if peak_bytes(net, chosen) <= below else [])
+        finalists = [rebuffered(net, chosen, arch, oracle, below, memo)]
+        finalists += [chosen] if peak_bytes(net, chosen) <= below else []
         chosen = min(finalists, key=lambda d: exact(d)[::-1])
         return _cache_fms(net, chosen, arch, options, oracle, peak_bytes(net, chosen), memo)
     # every proposal also with its weights chosen again: re-choosing only the fastest few let a
