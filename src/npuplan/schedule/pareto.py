@@ -122,6 +122,7 @@ class SearchSpace:
     usage: tuple[int, ...]
     cascading: Any  # the cascade search's segment context over ``base`` (exact cascade peaks)
     cascaded_costs: dict[tuple[int, int, bool, bool], list[Priced]] = field(default_factory=dict)  # a memo
+    lean_options: dict[tuple[int, int, int], list[Option]] = field(default_factory=dict)  # (e, s, metric)
 
 
 def single_options(space: SearchSpace, i: int) -> list[Option]:
@@ -284,14 +285,15 @@ def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, met
 
     Under a hard cap the peak so far never limits what may follow, so the cheapest plan within
     the budget at each position is always kept (``frontier.spread``) and the cheapest complete
-    plan is optimal for the metric; the peak axis keeps smaller alternatives beside it."""
+    plan is optimal for the metric; the peak axis keeps smaller alternatives beside it. ``steps`` is
+    ``catalogue(space)``: the undominated steps are memoised in ``space``."""
     net = space.net
     npu_times = set(net.times)
     floor = max((u for t, u in enumerate(space.usage) if t not in npu_times), default=0)
     fronts: list[list[Point[Trail]]] = []
     start: list[Point[Trail]] = [Point(0.0, floor, floor, None)]
-    for ending in steps:
-        lean = {s: undominated(options, metric) for s, options in ending.items()}
+    for e, ending in enumerate(steps):
+        lean = {s: _lean(space, e, s, options, metric) for s, options in ending.items()}
         front = prune(_extensions(fronts, start, lean, metric, budget_bytes), budget_bytes=budget_bytes,
                       cap=MAX_FRONTIER)
         if not front or front[0].peak_bytes > budget_bytes:  # nothing fits: the smallest of them all
@@ -327,6 +329,14 @@ def _beaten(plans: list[Point[Trail]], j: int) -> bool:
         if q.cost <= cost and q.peak_bytes <= peak:
             return True
     return False
+
+
+def _lean(space: SearchSpace, e: int, s: int, options: list[Option], metric: int) -> list[Option]:
+    """``undominated(options, metric)`` for the steps ``s..e``, memoised: Size searches twice."""
+    key = (e, s, metric)
+    if key not in space.lean_options:
+        space.lean_options[key] = undominated(options, metric)
+    return space.lean_options[key]
 
 
 def undominated(options: list[Option], metric: int) -> list[Option]:
