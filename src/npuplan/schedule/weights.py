@@ -143,8 +143,7 @@ def propose_weight_buffering(
         if cascade is not None or not needs_dma(op, arch):
             prev_slack = cost_op(net, current, arch, oracle, i, prev_slack_cycles=prev_slack).slack_cycles
             continue
-        block = oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[i], op.ofm_shape.h)))
-        chosen = _choose(net, current, arch, oracle, i, block, usage, limit_bytes, prev_slack,
+        chosen = _choose(net, current, arch, oracle, i, usage, limit_bytes, prev_slack,
                          scores)
         usage[t] += held_bytes(chosen)
         if chosen.prebuffer and i > 0:
@@ -187,20 +186,20 @@ def _cascade_weights(
 
 
 def _choose(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, block: object,
-    usage: list[int], limit_bytes: int, prev_slack: int, memo: dict[tuple[Any, ...], Any],
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, usage: list[int],
+    limit_bytes: int, prev_slack: int, memo: dict[tuple[Any, ...], Any],
 ) -> WeightPlan:
     """Search proposes (every candidate, with and without prebuffering), this step chooses the
     fastest that fits the room at op ``i`` (and at op ``i-1`` for a prebuffer), then the smallest."""
     room = limit_bytes - usage[net.times[i]]
     prev_room = limit_bytes - usage[net.times[i - 1]] if i > 0 else -1
-    fitting = (s for k, s in enumerate(_scored(net, dec, arch, oracle, i, block, prev_slack, memo))
+    fitting = (s for k, s in enumerate(_scored(net, dec, arch, oracle, i, prev_slack, memo))
                if k == 0 or (s[2] <= room and (not s[3].prebuffer or s[2] <= prev_room)))
     return min(fitting, key=lambda s: (s[0], s[1]))[3]
 
 
 def _scored(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, block: object, prev_slack: int,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, prev_slack: int,
     memo: dict[tuple[Any, ...], Any],
 ) -> tuple[Scored, ...]:
     """Reading in place first, then every candidate plan, with and without prebuffering (``i > 0``).
@@ -208,9 +207,11 @@ def _scored(
     context = op_context(net, dec, i)
     plain = memo.get(context)
     if plain is None:
+        op = net.npu_ops[i]
+        block = oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[i], op.ofm_shape.h)))
         plain = memo[context] = tuple(
             (cost_op(net, dec, arch, oracle, i, weights=plan).cycles, plan.buffer_bytes, held_bytes(plan), plan)
-            for plan in candidate_plans(net.npu_ops[i], block, oracle))
+            for plan in candidate_plans(op, block, oracle))
     key = (context, prev_slack)
     found = memo.get(key)
     if found is None:
