@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.ir.lowered import NpuOp
 from npuplan.schedule.decisions import Decisions, WeightPlan
 from npuplan.schedule.geometry import ifm2_stripe_for, ifm_stripe_for
 from npuplan.schedule.network import Network
@@ -38,6 +37,22 @@ def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) 
     return arch.arena_area
 
 
+def op_context(net: Network, dec: Decisions, index: int) -> tuple[Any, ...]:
+    """Everything costing op ``index`` reads of ``dec`` besides its weight plan and the previous op's
+    slack: the op, its stripe rows, whether its IFM is staged, where each feature map lives (arena,
+    fast storage or a rolling buffer; their formats follow) and whether it is in a cascade. Costs
+    made under one decision set answer every other with the same context (``cost_op``'s memo, and
+    the choices of ``choice_memo.ChoiceMemo``)."""
+    op = net.npu_ops[index]
+    ifm2 = op.ifm2
+    return (
+        op, min(dec.ofm_rows[index], op.ofm_shape.h), op.ifm.name in dec.staged_fms,
+        _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
+        None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
+        bool(dec.cascades) and dec.cascade_of(index) is not None,
+    )
+
+
 def cost_op(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, index: int, *,
     weights: WeightPlan | None = None, prev_slack_cycles: int = 0,
@@ -45,29 +60,24 @@ def cost_op(
     """Cost op ``index`` with its stripe from ``dec`` and ``weights`` (default ``dec``'s plan).
 
     Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``."""
-    op = net.npu_ops[index]
     plan = dec.weights[index] if weights is None else weights
-    ifm2 = op.ifm2
     # only what the query reads: plans that differ in buffer size or prebuffering cost the same
     key = (
-        op, id(arch), min(dec.ofm_rows[index], op.ofm_shape.h),
+        op_context(net, dec, index), id(arch),
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
-        prev_slack_cycles, op.ifm.name in dec.staged_fms,
-        _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
-        None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
-        bool(dec.cascades) and dec.cascade_of(index) is not None,
+        prev_slack_cycles,
     )
     memo = oracle.costed
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _cost(net, arch, oracle, op, key)
+        found = memo[key] = _cost(net, arch, oracle, key)
     return found
 
 
-def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...]) -> Costed:
+def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
     """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order)."""
-    _, _, rows, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, staged, ifm, ofm, ifm2, \
-        in_cascade = key
+    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles = key
+    op, rows, staged, ifm, ofm, ifm2, in_cascade = context
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:
         ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast

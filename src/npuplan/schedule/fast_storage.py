@@ -18,8 +18,8 @@ from typing import Any
 from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.choice_memo import ChoiceMemo, op_context
-from npuplan.schedule.costing import cost_op
+from npuplan.schedule.choice_memo import ChoiceMemo
+from npuplan.schedule.costing import cost_op, op_context
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.network import FeatureMap, Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up

@@ -18,8 +18,8 @@ from dataclasses import replace
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
-from npuplan.schedule.choice_memo import ChoiceMemo, op_context
-from npuplan.schedule.costing import cost_op
+from npuplan.schedule.choice_memo import ChoiceMemo
+from npuplan.schedule.costing import cost_op, op_context
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, WeightPlan
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, OFM_SPLIT_DEPTH, CostOracle, round_up
@@ -127,7 +127,7 @@ def propose_weight_buffering(
     """Choose each op's weight plan in order; usage never exceeds ``limit_bytes`` at any step
     where it did not already. Returns new decisions (``dec`` is not changed). Callers choosing
     weights for many decisions of one network (same ``arch`` and ``oracle``) may share ``memo``:
-    an op's plans are then costed once per context (``choice_memo.op_context``)."""
+    an op's plans are then costed once per context (``costing.op_context``)."""
     weights = [NO_WEIGHT_BUFFER] * len(net.npu_ops)
     current = replace(dec, weights=tuple(weights))
     usage = usage_by_time(net, fast_buffers(net, current))
