@@ -3,8 +3,9 @@
 The arena lives in DRAM and fast storage (SRAM) is a cache of ``budget`` bytes. Candidates are the
 OFMs of NPU ops outside cascades that another NPU op reads and that leave no subgraph (cascade
 rolling buffers are already in fast storage and counted against the budget). ``placement_groups``
-keeps what always fits, evicts what never fits and solves the competing groups; each candidate's
-score is the NPU cycles its producer and consumers save when it is in fast storage.
+keeps what always fits, evicts what never fits and solves the competing groups by score: the NPU
+cycles a candidate's producer and consumers save when it is in fast storage (only the competing
+candidates are costed).
 
 ``place_with_weights`` proposes two orders and keeps the faster: weight buffers first and feature
 maps in the memory left (Vela's order), or feature maps first and weight buffers in what is left
@@ -23,7 +24,7 @@ from npuplan.schedule.costing import cost_op, op_context
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.network import FeatureMap, Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
-from npuplan.schedule.placement_groups import Candidate, choose
+from npuplan.schedule.placement_groups import Candidate, choose, contested
 from npuplan.schedule.usage import fast_buffers, usage_by_time
 
 log = logging.getLogger(__name__)
@@ -55,20 +56,27 @@ def _users(fm: FeatureMap) -> tuple[int, ...]:
 
 def score_candidates(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, fms: list[FeatureMap], *,
-    memo: ChoiceMemo | None = None,
+    scored: frozenset[str] | None = None, memo: ChoiceMemo | None = None,
 ) -> list[Candidate]:
     """Each candidate with the cycles its users save when it alone moves to fast storage
     (all the other candidates in fast storage too, so shared ops are costed realistically).
+    With ``scored``, only the candidates named there are costed and the others score 0 (for
+    ``placement_groups.choose``, which reads only the ``contested`` candidates' scores).
     Callers placing feature maps for many decisions of one network may share ``memo``."""
     names = frozenset(fm.name for fm in fms)
     inside = replace(dec, fast_fms=dec.fast_fms | names)
-    cycles = _user_cycles(net, inside, arch, oracle, fms, (ChoiceMemo() if memo is None else memo).fm_cycles)
-    found: list[Candidate] = []
-    for fm in fms:
-        saved = sum(cycles[i, fm.name] - cycles[i, None] for i in _users(fm))
-        start, end = _span(net, dec, fm)
-        found.append(Candidate(fm.name, start, end, round_up(fm.size_bytes, ALIGN_BYTES), saved))
-    return found
+    costed = [fm for fm in fms if scored is None or fm.name in scored]
+    cycles = _user_cycles(net, inside, arch, oracle, costed, (ChoiceMemo() if memo is None else memo).fm_cycles)
+    return [
+        _candidate(net, dec, fm, sum(cycles[i, fm.name] - cycles[i, None] for i in _users(fm))
+                   if scored is None or fm.name in scored else 0)
+        for fm in fms
+    ]
+
+
+def _candidate(net: Network, dec: Decisions, fm: FeatureMap, saved: int) -> Candidate:
+    start, end = _span(net, dec, fm)
+    return Candidate(fm.name, start, end, round_up(fm.size_bytes, ALIGN_BYTES), saved)
 
 
 def _user_cycles(
@@ -107,7 +115,9 @@ def place_feature_maps(
     usage = usage_by_time(net, fast_buffers(net, base))
     if not fms or max(usage, default=0) > budget:
         return base
-    candidates = score_candidates(net, base, arch, oracle, fms, memo=memo)
+    # most candidates usually fit whatever the others do: only those competing for room are costed
+    scored = contested([_candidate(net, base, fm, 0) for fm in fms], usage, budget)
+    candidates = score_candidates(net, base, arch, oracle, fms, scored=scored, memo=memo)
     kept = choose(candidates, usage, budget)
     log.debug("fast storage: %d of %d feature maps kept", len(kept), len(fms))
     return replace(base, fast_fms=base.fast_fms | kept)

@@ -88,30 +88,43 @@ def solve_greedy(members: list[Candidate], usage: list[int], limit_bytes: int) -
     return frozenset(kept)
 
 
+def _partition(
+    candidates: list[Candidate], usage: list[int], limit_bytes: int,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """``(kept, competing)``: the candidates that fit even when all the others are in, and those that
+    fit alone but not then (candidates that can never fit are in neither). Reads no score."""
+    possible = [c for c in candidates if c.size_bytes > 0 and _fits(usage, c, limit_bytes)]
+    everything = list(usage)
+    for c in possible:
+        _add(everything, c, 1)
+    kept: list[Candidate] = []
+    competing: list[Candidate] = []
+    for c in possible:
+        (kept if max(everything[c.start:c.end + 1]) <= limit_bytes else competing).append(c)
+    return kept, competing
+
+
+def contested(candidates: list[Candidate], usage: list[int], limit_bytes: int) -> frozenset[str]:
+    """Names of the candidates ``choose`` decides by score (the others' scores are never read)."""
+    return frozenset(c.name for c in _partition(candidates, usage, limit_bytes)[1])
+
+
 def choose(candidates: list[Candidate], usage: list[int], limit_bytes: int) -> frozenset[str]:
     """Names of the candidates to hold in fast storage on top of ``usage`` within ``limit_bytes``.
 
     Candidates that fit even when all the others are in are kept; candidates that can never fit
     are evicted; the rest compete group by group.
     """
+    kept, competing = _partition(candidates, usage, limit_bytes)
     base = list(usage)
-    possible = [c for c in candidates if c.size_bytes > 0 and _fits(base, c, limit_bytes)]
-    everything = list(base)
-    for c in possible:
-        _add(everything, c, 1)
-    kept: set[str] = set()
-    competing: list[Candidate] = []
-    for c in possible:
-        if max(everything[c.start:c.end + 1]) <= limit_bytes:
-            kept.add(c.name)
-            _add(base, c, 1)
-        else:
-            competing.append(c)
+    for c in kept:
+        _add(base, c, 1)
+    names = {c.name for c in kept}
     for group in groups(competing):
         solve = solve_exact if len(group) <= MAX_EXACT_MEMBERS else solve_greedy
         picked = solve(group, base, limit_bytes)
         for c in group:
             if c.name in picked:
                 _add(base, c, 1)
-        kept |= picked
-    return frozenset(kept)
+        names |= picked
+    return frozenset(names)

@@ -37,13 +37,15 @@ def staging_candidates(net: Network, dec: Decisions, arch: Architecture) -> list
 
 def stage_inputs(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int) -> Decisions:
     """``dec`` with the arena feature maps worth staging added to ``staged_fms`` (within ``budget``)."""
-    usage = usage_by_time(net, fast_buffers(net, dec))
     scored = []
     for fm, i in staging_candidates(net, dec, arch):
         trial = replace(dec, staged_fms=dec.staged_fms | {fm.name})
         saved = cost_op(net, dec, arch, oracle, i).cycles - cost_op(net, trial, arch, oracle, i).cycles
         if saved > 0:
             scored.append((saved, fm.name, net.times[i], round_up(fm.size_bytes, ALIGN_BYTES)))
+    if not scored:  # usually: the buffers live over time need not be gathered
+        return dec
+    usage = usage_by_time(net, fast_buffers(net, dec))
     staged = set(dec.staged_fms)
     for _, name, t, size in sorted(scored, reverse=True):
         if usage[t] + size <= budget:
