@@ -117,7 +117,7 @@ class _Context:
     live_at: list[frozenset[str]]  # full feature maps in fast storage at each time step
     owner: dict[str, str]  # in-place pairs of ``dec``: OFM -> the input it overwrites
     with_weights: bool
-    op_memo: dict[tuple[int, int, bool, bool, int], tuple[int, tuple[int, int, int] | None, int]] = field(
+    op_memo: dict[tuple[int, int, bool, bool, int], tuple[int, tuple[int, int] | None, int]] = field(
         default_factory=dict)
     span_memo: dict[tuple[int, int], int] = field(default_factory=dict)  # ``_span_peak`` of (start, end)
     rolling_memo: dict[tuple[int, int, int], RollingBuffer] = field(default_factory=dict)

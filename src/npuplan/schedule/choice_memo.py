@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-
 @dataclass(frozen=True)
 class ChoiceMemo:
     """``weight_scores``: an op's weight plans scored (``weights._scored``), by context and, for

@@ -40,8 +40,7 @@ def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) 
 def op_context(net: Network, dec: Decisions, index: int) -> tuple[Any, ...]:
     """Everything costing op ``index`` reads of ``dec`` besides its weight plan and the previous op's
     slack: the op, its stripe rows, whether its IFM is staged, where each feature map lives (arena,
-    fast storage or a rolling buffer; their formats follow) and whether it is in a cascade. Costs
-    made under one decision set answer every other with the same context (``cost_op``'s memo, and
+    fast storage or a rolling buffer; their formats follow). Costs made under one decision set answer every other with the same context (``cost_op``'s memo, and
     the choices of ``choice_memo.ChoiceMemo``)."""
     op = net.npu_ops[index]
     ifm2 = op.ifm2
@@ -49,7 +48,6 @@ def op_context(net: Network, dec: Decisions, index: int) -> tuple[Any, ...]:
         op, min(dec.ofm_rows[index], op.ofm_shape.h), op.ifm.name in dec.staged_fms,
         _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
         None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
-        bool(dec.cascades) and dec.cascade_of(index) is not None,
     )
 
 
@@ -77,7 +75,7 @@ def cost_op(
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
     """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order)."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles = key
-    op, rows, staged, ifm, ofm, ifm2, in_cascade = context
+    op, rows, staged, ifm, ofm, ifm2 = context
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:
         ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast
@@ -103,7 +101,6 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
         first_slice_bytes=first_bytes,
         depth_slices=depth_slices,
         prev_slack_cycles=prev_slack_cycles,
-        in_cascade=in_cascade,
         staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged else 0,
     )
     cost = oracle.op_cost(query)

@@ -15,8 +15,8 @@ maps in the memory left (Vela's order), or feature maps first and weight buffers
 from __future__ import annotations
 
 import logging
-from typing import Any
 from dataclasses import replace
+from typing import Any
 
 from npuplan.hw.memory import Architecture
 from npuplan.schedule.choice_memo import ChoiceMemo

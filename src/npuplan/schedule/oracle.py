@@ -57,7 +57,6 @@ class CostQuery:
     first_slice_bytes: int = 0
     depth_slices: tuple[int, ...] = ()
     prev_slack_cycles: int = 0
-    in_cascade: bool = False  # weights fetched once for the whole cascade
     staged_ifm_bytes: int = 0  # IFM bytes DMA'd from the arena into fast storage before the op
 
 

@@ -43,6 +43,7 @@ from npuplan.schedule.cascades import (
     segment_space,
     stripe_candidates,
 )
+from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import Costed, cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan
 from npuplan.schedule.frontier import Point, prune
@@ -50,7 +51,6 @@ from npuplan.schedule.geometry import min_stripe_rows
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
-from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
 
 log = logging.getLogger(__name__)

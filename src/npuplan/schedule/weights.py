@@ -13,8 +13,8 @@ import bisect
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 from dataclasses import replace
+from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
@@ -143,8 +143,7 @@ def propose_weight_buffering(
         if cascade is not None or not needs_dma(op, arch):
             prev_slack = cost_op(net, current, arch, oracle, i, prev_slack_cycles=prev_slack).slack_cycles
             continue
-        chosen = _choose(net, current, arch, oracle, i, usage, limit_bytes, prev_slack,
-                         scores)
+        chosen = _choose(net, current, arch, oracle, i, usage, limit_bytes, prev_slack, scores)
         usage[t] += held_bytes(chosen)
         if chosen.prebuffer and i > 0:
             usage[net.times[i - 1]] += held_bytes(chosen)
