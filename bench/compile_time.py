@@ -21,8 +21,14 @@ Several npuplan source trees can be timed in the same run (``--src before=/work/
 Prints per scenario: each model's seconds (npuplan per source tree, Vela) and ratio, then the
 geomean of ours/Vela per scenario and over all scenarios. Asserts nothing.
 
-Usage: python bench/compile_time.py --vela PATH/TO/vela [--zoo DIR] [--scenario NAME ...]
-                                    [--model NAME ...] [--src LABEL=DIR ...] [--repeat N]
+Interpreter: Vela runs from a venv that holds only its own dependencies. ``--python`` runs npuplan
+the same way (a venv with numpy, flatbuffers, tflite and rich; npuplan itself comes from
+``--src``), so that start-up hooks other packages install in a shared site-packages (``.pth``
+files; this machine's certifi hook costs about 0.04 s a process) are not counted against either.
+
+Usage: python bench/compile_time.py --vela PATH/TO/vela [--python PATH/TO/venv/python] [--zoo DIR]
+                                    [--scenario NAME ...] [--model NAME ...] [--src LABEL=DIR ...]
+                                    [--repeat N]
 """
 
 from __future__ import annotations
@@ -66,8 +72,8 @@ def least_cpu_seconds(cmd: list[str], repeat: int, env: dict[str, str] | None = 
     return best, rc
 
 
-def ours_cmd(model: Path, flags: list[str]) -> list[str]:
-    return [sys.executable, "-m", "npuplan.cli", "plan", str(model), *flags, "--quiet"]
+def ours_cmd(python: str, model: Path, flags: list[str]) -> list[str]:
+    return [python, "-m", "npuplan.cli", "plan", str(model), *flags, "--quiet"]
 
 
 def vela_cmd(vela: str, model: Path, flags: list[str]) -> list[str]:
@@ -105,6 +111,10 @@ def main() -> None:
     parser.add_argument("--model", action="append", default=None)
     parser.add_argument("--src", action="append", default=[], metavar="LABEL=DIR", help="npuplan source tree to time")
     parser.add_argument("--repeat", type=int, default=1, help="runs per figure; the minimum is kept")
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter that runs npuplan (default: this one); a venv holding only npuplan's "
+                             "dependencies, as Vela's venv holds only Vela's, keeps other packages' start-up "
+                             "hooks (.pth files) out of the figure")
     args = parser.parse_args()
 
     sources = parse_sources(args.src)
@@ -114,8 +124,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         envs = {label: ours_env(src, Path(cache) / label) for label, src in sources.items()}
         for label, env in envs.items():  # untimed: fills the bytecode cache
-            cpu_seconds(ours_cmd(models[0], []) + ["--output-dir", cache], env)
-        starts = {label: start_up([sys.executable, "-m", "npuplan.cli", "--version"], args.repeat, env)
+            cpu_seconds(ours_cmd(args.python, models[0], []) + ["--output-dir", cache], env)
+        starts = {label: start_up([args.python, "-m", "npuplan.cli", "--version"], args.repeat, env)
                   for label, env in envs.items()}
         starts["vela"] = start_up([args.vela, "--version"], args.repeat)
         print("start-up CPU s (--version): " + ", ".join(f"{k} {v:.2f}" for k, v in starts.items()))
@@ -139,7 +149,7 @@ def scenario_table(
           + " ".join(f"{label + '/vela':>12}" for label in envs))
     ratios: dict[str, list[float]] = {label: [] for label in envs}
     for model in models:
-        ours = {label: least_cpu_seconds(ours_cmd(model, flags), args.repeat, env) for label, env in envs.items()}
+        ours = {label: least_cpu_seconds(ours_cmd(args.python, model, flags), args.repeat, env) for label, env in envs.items()}
         vela, vela_rc = least_cpu_seconds(vela_cmd(args.vela, model, flags), args.repeat)
         cells = []
         for label, (secs, rc) in ours.items():

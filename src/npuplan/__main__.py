@@ -1,5 +1,5 @@
 import sys
 
-from npuplan.cli import main
+from npuplan.cli import run
 
-sys.exit(main())
+sys.exit(run())

@@ -121,5 +121,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
+def run() -> int:
+    """The ``npuplan`` program: ``main`` on the process's arguments, in a process of its own.
+
+    Owning the process, it loads only the schema-binding modules the reader uses
+    (``npuplan.lean_bindings``); ``main`` called from other Python code leaves ``tflite`` alone.
+    """
+    from npuplan.lean_bindings import use_lean_bindings
+
+    use_lean_bindings()
+    return main()
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(run())

@@ -8,13 +8,13 @@ one-line ``ModelError``.
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tflite
 
 from npuplan.errors import ModelError
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
@@ -23,16 +23,35 @@ from npuplan.ir.types import DataType, Quantization
 _FILE_IDENTIFIER = b"TFL3"
 
 
+@functools.lru_cache(maxsize=None)
+def _binding(name: str) -> Any:
+    """The generated class ``name`` of the schema bindings, from its own module ``tflite.<name>``.
+
+    Reaching each class through its module works whether or not the ``tflite`` package's
+    ``__init__`` (which imports all ~190 generated modules) has run; see ``npuplan.lean_bindings``.
+    """
+    return getattr(importlib.import_module(f"tflite.{name}"), name)
+
+
+@functools.lru_cache(maxsize=None)
+def _options_class(name: str) -> Any:
+    """The generated options class ``name``, or ``None`` if these bindings predate it."""
+    try:
+        return _binding(name)
+    except (ImportError, AttributeError):
+        return None
+
+
 def _enum_names(enum_class: type) -> dict[int, str]:
     """``{value: NAME}`` of a flatbuffers-generated enum class."""
     return {v: k for k, v in vars(enum_class).items() if not k.startswith("_") and isinstance(v, int)}
 
 
-_BUILTIN_NAMES = _enum_names(tflite.BuiltinOperator)
-_TENSOR_TYPES = _enum_names(tflite.TensorType)
-_PADDING_NAMES = _enum_names(tflite.Padding)
-_ACTIVATION_NAMES = _enum_names(tflite.ActivationFunctionType)
-_OPTIONS_NAMES = _enum_names(tflite.BuiltinOptions)
+_BUILTIN_NAMES = _enum_names(_binding("BuiltinOperator"))
+_TENSOR_TYPES = _enum_names(_binding("TensorType"))
+_PADDING_NAMES = _enum_names(_binding("Padding"))
+_ACTIVATION_NAMES = _enum_names(_binding("ActivationFunctionType"))
+_OPTIONS_NAMES = _enum_names(_binding("BuiltinOptions"))
 
 _DTYPES: dict[str, tuple[DataType, Any]] = {
     "INT8": (DataType.INT8, np.int8),
@@ -84,7 +103,7 @@ def parse_tflite(data: bytes, *, name: str = "model", label: str | None = None) 
 
 
 def _parse_model(data: bytes, name: str) -> Model:
-    fb = tflite.Model.GetRootAsModel(data, 0)
+    fb = _binding("Model").GetRootAsModel(data, 0)
     op_types = [_op_type_name(fb.OperatorCodes(i)) for i in range(fb.OperatorCodesLength())]
     buffers = [_buffer_bytes(fb.Buffers(i), data, i) for i in range(fb.BuffersLength())]
     subgraphs = tuple(
@@ -186,7 +205,7 @@ def _snake(name: str) -> str:
 @functools.lru_cache(maxsize=None)
 def _option_fields(class_name: str) -> tuple[tuple[str, str, bool], ...]:
     """``(accessor, snake_case key, is a vector)`` of each field of a generated options class."""
-    options_class = getattr(tflite, class_name)
+    options_class = _options_class(class_name)
     return tuple(
         (method, _snake(method), hasattr(options_class, method + "AsNumpy"))
         for method in dir(options_class)
@@ -199,9 +218,10 @@ def _parse_options(fb_op: Any) -> Mapping[str, Any]:
     options_type = int(fb_op.BuiltinOptionsType())
     table = fb_op.BuiltinOptions()
     class_name = _OPTIONS_NAMES.get(options_type, "NONE")
-    if options_type == 0 or table is None or not hasattr(tflite, class_name):
+    options_class = _options_class(class_name) if options_type != 0 and table is not None else None
+    if options_class is None:
         return frozen_options({})
-    options = getattr(tflite, class_name)()
+    options = options_class()
     options.Init(table.Bytes, table.Pos)
     decoded: dict[str, Any] = {}
     for method, key, is_vector in _option_fields(class_name):

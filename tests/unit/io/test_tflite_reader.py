@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,26 @@ def test_corrupt_bytes() -> None:
     data[0:4] = b"\xff\xff\xff\x7f"  # root table offset far outside the file
     with pytest.raises(ModelError, match="truncated or corrupt"):
         parse_tflite(bytes(data), name="bad")
+
+
+_LEAN_READ = """
+import sys
+from npuplan.lean_bindings import use_lean_bindings
+use_lean_bindings()
+from npuplan.io.tflite import read_tflite
+graph = read_tflite(sys.argv[1]).main
+print(sum(name.startswith("tflite.") for name in sys.modules))
+print(repr([(op.type, dict(op.options), [t.name for t in op.inputs if t]) for op in graph.ops]))
+"""
+
+
+@pytest.mark.parametrize("name", ["ds_cnn_kws.tflite", "resnet8_cifar.tflite"])
+def test_lean_bindings_read_the_same_model_from_a_few_modules(name: str) -> None:
+    """The program entry's bare ``tflite`` package: the reader imports only the modules it reads,
+    and reads the same ops and options as with the package's full ``__init__``."""
+    model = DATA / name
+    done = subprocess.run([sys.executable, "-c", _LEAN_READ, str(model)], capture_output=True, text=True, check=True)
+    count, ops = done.stdout.splitlines()
+    graph = read_tflite(model).main
+    assert int(count) < 30
+    assert ops == repr([(op.type, dict(op.options), [t.name for t in op.inputs if t]) for op in graph.ops])
