@@ -10,6 +10,7 @@ Measured against the real codec on the public models this is within ~1% per mode
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,13 +88,20 @@ class WeightStreamSize:
         return max(sizes[0::2], default=0) + max(sizes[1::2], default=0)
 
 
-_GRC_DIVISOR_BITS = np.arange(MAX_GRC_DIVISOR_BITS + 1, dtype=np.int64)[:, None]  # one row per divisor
+@functools.lru_cache(maxsize=None)
+def _grc_code_bits(bins: int) -> np.ndarray:
+    """``[divisor bits k, value v]``: bits of the Golomb-Rice code of each value ``0..bins-1`` at
+    each divisor ``2**k`` (unary quotient, a stop bit, ``k`` remainder bits)."""
+    k = np.arange(MAX_GRC_DIVISOR_BITS + 1, dtype=np.int64)[:, None]
+    table = (np.arange(bins, dtype=np.int64) >> k) + 1 + k
+    table.flags.writeable = False
+    return table
 
 
-def _grc_bits(counts: np.ndarray, values: np.ndarray) -> int:
-    """Bits to Golomb-Rice code ``values`` (with ``counts``) at the best divisor (all tried at once)."""
-    k = _GRC_DIVISOR_BITS
-    return int((counts * ((values >> k) + 1 + k)).sum(axis=1).min())
+def _grc_bits(counts: np.ndarray) -> int:
+    """Bits to Golomb-Rice code the values ``0..len(counts)-1``, each ``counts[v]`` times, at the
+    best divisor (all tried at once)."""
+    return int((_grc_code_bits(len(counts)) @ counts).min())
 
 
 def estimate_compressed_bits(values: np.ndarray) -> int:
@@ -105,7 +113,7 @@ def estimate_compressed_bits(values: np.ndarray) -> int:
 
 
 def _zigzag_histograms(rows: np.ndarray) -> np.ndarray:
-    """Per row of the 2-D int64 array ``rows``, the histogram of its zig-zagged values (``[rows,
+    """Per row of the 2-D integer array ``rows``, the histogram of its zig-zagged values (``[rows,
     bins]``, up to the largest zig-zagged value anywhere). Counted by value first (one pass over
     the weights instead of one per step of the zig-zag), then each value's count moved to its
     zig-zag bin."""
@@ -114,8 +122,10 @@ def _zigzag_histograms(rows: np.ndarray) -> np.ndarray:
         return np.zeros((n, 1), dtype=np.int64)
     low, high = int(rows.min()), int(rows.max())
     span = high - low + 1
-    offsets = np.arange(n, dtype=np.int64)[:, None] * span - low
-    by_value = np.bincount((rows + offsets).ravel(), minlength=n * span).reshape(n, span)
+    # each row's values counted in a band of bins of its own; int32 indices while the bands fit
+    index_type = np.int32 if n * span < 2**31 else np.int64
+    offsets = np.arange(n, dtype=index_type)[:, None] * span - low
+    by_value = np.bincount(np.add(rows, offsets, dtype=index_type).ravel(), minlength=n * span).reshape(n, span)
     values = np.arange(low, high + 1, dtype=np.int64)
     zigzag = np.where(values < 0, -2 * values - 1, 2 * values)
     histograms = np.zeros((n, int(zigzag.max()) + 1), dtype=np.int64)
@@ -128,29 +138,32 @@ def compressed_bits_of_counts(counts: np.ndarray) -> int:
     size = int(counts.sum())
     if size == 0:
         return 0
-    direct = _grc_bits(counts, np.arange(len(counts)))
+    direct = _grc_bits(counts)
     freq = np.sort(counts[counts > 0])[::-1]
     palette = direct
     if len(freq) <= PALETTE_ENTRIES:
-        palette = _grc_bits(freq, np.arange(len(freq))) + PALETTE_ENTRY_BITS * len(freq)
+        palette = _grc_bits(freq) + PALETTE_ENTRY_BITS * len(freq)
     return min(8 * size, direct, palette)
 
 
 def _signed_weights(op: NpuOp) -> np.ndarray:
-    """Weights minus their zero point, int64, OFM channels on axis 0."""
+    """Weights minus their zero point, OFM channels on axis 0: int16 when the weights are 8-bit
+    (8-bit weights less an 8-bit zero point fit; the arrays are large, int64 would move four times
+    the bytes), else int64."""
     assert op.weights is not None
-    w = op.weights.astype(np.int64)
+    w = op.weights
+    signed = np.int16 if w.dtype.itemsize == 1 else np.int64
     if op.block_type is BlockType.DEPTHWISE:
         w = np.moveaxis(w, -1, 0)
     quant = op.weight_tensor.quant if op.weight_tensor is not None else None
     if quant is not None and quant.zero_point:
-        zp = np.asarray(quant.zero_point, dtype=np.int64)
+        zp = np.asarray(quant.zero_point, dtype=signed)
         if zp.size == w.shape[0]:
             zp = zp.reshape((-1,) + (1,) * (w.ndim - 1))
         else:
             zp = zp.ravel()[0]
-        w = w - zp
-    return w
+        return np.subtract(w, zp, dtype=signed)
+    return w.astype(signed)
 
 
 def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None = None) -> WeightStreamSize:

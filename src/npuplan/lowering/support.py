@@ -140,12 +140,14 @@ def _weight_sum(op: Op) -> str | None:
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
     zp = weights.quant.zero_point if weights.quant and weights.quant.zero_point else (0,)
-    values = weights.data.astype("int64")
-    # Sum of absolute (zero-point corrected) weights per output channel.
+    values = weights.data
+    # Sum of absolute (zero-point corrected) weights per output channel. 8-bit weights less an
+    # 8-bit zero point fit int16 (the arrays are large: int16, not int64, until the sums).
     axis = 3 if op.type == "DEPTHWISE_CONV_2D" else 0
     moved = values.reshape(values.shape[0], -1) if axis == 0 else values.reshape(-1, values.shape[-1]).T
-    zps = np.asarray(zp if len(zp) == moved.shape[0] else (zp[0],) * moved.shape[0], dtype=np.int64)
-    worst = int(np.abs(moved - zps[:, None]).sum(axis=1).max()) if moved.size else 0
+    zps = np.asarray(zp if len(zp) == moved.shape[0] else (zp[0],) * moved.shape[0], dtype=np.int16)
+    corrected = moved.astype(np.int16) - zps[:, None]
+    worst = int(np.abs(corrected, out=corrected).sum(axis=1, dtype=np.int64).max()) if moved.size else 0
     if worst > _WEIGHTS_LIMIT:
         return f"The sum of the weights cannot exceed {_WEIGHTS_LIMIT} (it is {worst})"
     return None
