@@ -28,7 +28,7 @@ plan found, as the cascade search does (the planner then falls back to its floor
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Optional
@@ -46,7 +46,7 @@ from npuplan.schedule.cascades import (
 from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import Costed, cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan
-from npuplan.schedule.frontier import Point, prune
+from npuplan.schedule.frontier import Point, prune, spread
 from npuplan.schedule.geometry import min_stripe_rows
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
@@ -152,15 +152,13 @@ def cascade_options(space: SearchSpace, s: int, e: int, heights: list[int]) -> l
     their consumer's stripe, or one row at a time for the smallest height, as the cascade search)
     and per set of ops whose weights are kept whole in fast storage for the cascade. The tail is
     the cascade's peak (a safe bound for a prefetch under its last op)."""
-    net, base = space.net, space.base
+    net = space.net
     found: list[tuple[tuple[float, float], int, Option]] = []
     rows_tried = {segment_rows(net, s, e, h, minimal=minimal)
                   for h in heights for minimal in ((False, True) if h == heights[0] else (False,))}
     for rows in sorted(rows_tried):
         rolling, span_peak = segment_space(space.cascading, s, e, rows)
-        trial = replace(base, ofm_rows=base.ofm_rows[:s] + rows + base.ofm_rows[e + 1:],
-                        cascades=(CascadeSpan(-1, s, e, rolling),))
-        for costs, size, plans in weight_sets(space, trial, s, e):
+        for costs, size, plans in weight_sets(space, s, e, rows, rolling):
             peak = span_peak + size
             found.append((costs, peak, Option(Step(s, e, rows, rolling, plans), costs, peak, peak)))
     return [option for _, _, option in either_front(found)]
@@ -171,35 +169,51 @@ Priced = tuple[tuple[float, float], int, Any]  # (costs per metric, bytes, what 
 
 def either_front(items: list[Priced]) -> list[Priced]:
     """The items on the (cost, bytes) frontier of either metric, each capped, in input order."""
-    if not items:
-        return []
     kept: set[int] = set()
     for metric in METRICS:
-        points = [Point(costs[metric], size, size, k) for k, (costs, size, _) in enumerate(items)]
-        kept.update(p.payload for p in prune(points, budget_bytes=max(p.peak_bytes for p in points),
-                                              cap=MAX_STEP_OPTIONS))
+        kept.update(_front_indices([(costs[metric], size) for costs, size, _ in items], MAX_STEP_OPTIONS))
     return [items[k] for k in sorted(kept)]
+
+
+def _front_indices(points: list[tuple[float, int]], cap: int) -> list[int]:
+    """Indices of the ``(cost, bytes)`` points ``frontier.prune`` keeps (bytes as both peak and
+    tail, the budget their largest): those no earlier nor cheaper point is as small as, cheapest
+    first, then ``spread`` past ``cap``."""
+    front: list[int] = []
+    least = None
+    for k in sorted(range(len(points)), key=points.__getitem__):  # cost, bytes, then input order
+        size = points[k][1]
+        if least is None or size < least:
+            front.append(k)
+            least = size
+    if len(front) <= cap:
+        return front
+    return [p.payload for p in spread([Point(*points[k], points[k][1], k) for k in front], cap)]
 
 
 def _costs(costed: Costed) -> tuple[float, float]:
     return search_cost(costed), float(costed.cycles)
 
 
-def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Priced]:
-    """Which ops of cascade ``s..e`` keep their weights whole in fast storage: none, then for each
-    metric the ops that save on it taken greedily by saving per byte (an op's cost depends only on
-    its own weights, so each set's cost is a sum)."""
-    per_op = [cascaded_choices(space, trial, k, s, e) for k in range(s, e + 1)]
-    direct = [choices[0] for choices in per_op]
-    total = (sum(c[0][0] for c in direct), sum(c[0][1] for c in direct))
-    plans = tuple(c[2] for c in direct)
+def weight_sets(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
+                rolling: tuple[RollingBuffer, ...]) -> list[Priced]:
+    """Which ops of cascade ``s..e`` (with OFM stripes of ``rows`` and ``rolling`` buffers) keep
+    their weights whole in fast storage: none, then for each metric the ops that save on it taken
+    greedily by saving per byte (an op's cost depends only on its own weights, so each set's cost
+    is a sum)."""
+    per_op = _cascaded_ops(space, s, e, rows, rolling)
+    direct = [choices[0][0] for choices in per_op]
+    total = (sum(c[0] for c in direct), sum(c[1] for c in direct))
+    plans = (NO_WEIGHT_BUFFER,) * len(per_op)
     found: dict[int, Priced] = {0: (total, 0, plans)}  # by the ops holding their weights, a bit each
+    held_by = [(i, direct[i], choices[1]) for i, choices in enumerate(per_op) if len(choices) > 1]
+    if not held_by:
+        return list(found.values())
     for metric in METRICS:
-        savings = [(direct[i][0][metric] - held[0][metric], i, held) for i, choices in enumerate(per_op)
-                   for held in choices[1:] if direct[i][0][metric] > held[0][metric]]
+        savings = [(d[metric] - held[0][metric], i, held) for i, d, held in held_by if d[metric] > held[0][metric]]
         costs, size, chosen, holding = total, 0, list(plans), 0
         for _, i, held in sorted(savings, key=lambda g: -g[0] / max(g[2][1], 1)):
-            costs = (costs[0] - direct[i][0][0] + held[0][0], costs[1] - direct[i][0][1] + held[0][1])
+            costs = (costs[0] - direct[i][0] + held[0][0], costs[1] - direct[i][1] + held[0][1])
             size += held[1]
             chosen[i] = held[2]
             holding |= 1 << i
@@ -208,12 +222,27 @@ def weight_sets(space: SearchSpace, trial: Decisions, s: int, e: int) -> list[Pr
     return list(found.values())
 
 
-def cascaded_choices(space: SearchSpace, trial: Decisions, k: int, s: int, e: int) -> list[Priced]:
-    """Op ``k`` of cascade ``s..e`` with weights read in place, then held whole; memoised on what
-    its cost depends on (its stripe rows, whether its IFM and OFM are rolling buffers)."""
-    key = (k, trial.ofm_rows[k], k > s, k < e)
-    if key in space.cascaded_costs:
-        return space.cascaded_costs[key]
+def _cascaded_ops(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
+                  rolling: tuple[RollingBuffer, ...]) -> list[list[Priced]]:
+    """``cascaded_choices`` of each op of cascade ``s..e``, memoised on what an op's cost depends
+    on: its stripe rows and whether its IFM and OFM are rolling buffers."""
+    found: list[list[Priced]] = []
+    trial: Decisions | None = None  # made on a memo miss only
+    for k in range(s, e + 1):
+        key = (k, rows[k - s], k > s, k < e)
+        choices = space.cascaded_costs.get(key)
+        if choices is None:
+            if trial is None:
+                base = space.base
+                trial = replace(base, ofm_rows=base.ofm_rows[:s] + rows + base.ofm_rows[e + 1:],
+                                cascades=(CascadeSpan(-1, s, e, rolling),))
+            choices = space.cascaded_costs[key] = cascaded_choices(space, trial, k)
+        found.append(choices)
+    return found
+
+
+def cascaded_choices(space: SearchSpace, trial: Decisions, k: int) -> list[Priced]:
+    """Op ``k`` of ``trial``'s cascade with weights read in place, then held whole."""
     net, arch, oracle = space.net, space.arch, space.oracle
     op = net.npu_ops[k]
     choices: list[Priced] = [(_costs(cost_op(net, trial, arch, oracle, k)), 0, NO_WEIGHT_BUFFER)]
@@ -222,7 +251,6 @@ def cascaded_choices(space: SearchSpace, trial: Decisions, k: int, s: int, e: in
         plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
         choices.append((_costs(cost_op(net, trial, arch, oracle, k, weights=plan)),
                         round_up(plan.buffer_bytes, ALIGN_BYTES), plan))
-    space.cascaded_costs[key] = choices
     return choices
 
 
@@ -255,19 +283,33 @@ def extend(plan: Point[Trail], option: Option, metric: int) -> Point[Trail]:
 
 
 def extend_all(plans: list[Point[Trail]], options: list[Option], metric: int, *,
-               shadowed: Sequence[bool] = ()) -> list[Point[Trail]]:
+               lean: bool = False) -> list[Point[Trail]]:
     """Each plan followed by each option (``extend``), plan by plan, in one loop: the search
-    makes tens of thousands of these. A plan ``shadowed`` is followed only by options with a
-    prefetch (its tail matters to those alone)."""
+    makes tens of thousands of these. With ``lean`` (``plans`` cheapest first, as fronts are),
+    the points ``pareto_front`` would drop for an earlier one no worse are left out: an option
+    without a prefetch gives a plan beaten by an earlier one in cost and peak (shadowed) a point
+    no better than that one's, so a shadowed plan is followed only by options with a prefetch
+    (its tail matters to those alone); and such an option follows no plan after the first one
+    within its peak (the later ones cost no less, and their points have its peak and tail)."""
     found: list[Point[Trail]] = []
     fields = [(o.costs[metric], o.peak_bytes, o.tail_bytes, o.prefetch_bytes, o.step) for o in options]
     prefetching = [f for f in fields if f[3]]
-    for j, (cost, plan_peak, plan_tail, trail) in enumerate(plans):
-        for step_cost, step_peak, tail, prefetch, step in prefetching if j < len(shadowed) and shadowed[j] else fields:
+    live = fields  # lean: the options still worth following the next plan with
+    least = None  # lean: the least peak of the plans so far
+    for cost, plan_peak, plan_tail, trail in plans:
+        followed = live
+        if lean and least is not None:
+            if least <= plan_peak:
+                followed = prefetching
+            else:
+                live = followed = [f for f in live if f[3] or f[1] < least]
+        for step_cost, step_peak, tail, prefetch, step in followed:
             peak = step_peak if step_peak > plan_peak else plan_peak
             if prefetch and plan_tail + prefetch > peak:
                 peak = plan_tail + prefetch
             found.append(Point(cost + step_cost, peak, tail, (step, trail)))
+        if least is None or plan_peak < least:
+            least = plan_peak
     return found
 
 
@@ -311,24 +353,11 @@ def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], end
     found: list[Point[Trail]] = []
     for s, options in ending.items():
         plans = fronts[s - 1] if s > 0 else start
-        shadowed: list[bool] = []
         if budget_bytes is not None:
             plans = [plan for plan in plans if plan.peak_bytes <= budget_bytes]
             options = [option for option in options if option.peak_bytes <= budget_bytes]
-            # an option without a prefetch gives a plan no cheaper nor smaller than an earlier one the
-            # same tail, so that plan's point sorts after the other's and pareto_front drops it
-            shadowed = [_beaten(plans, j) for j in range(len(plans))]
-        found += extend_all(plans, options, metric, shadowed=shadowed)
+        found += extend_all(plans, options, metric, lean=budget_bytes is not None)
     return found
-
-
-def _beaten(plans: list[Point[Trail]], j: int) -> bool:
-    """Whether a plan before ``plans[j]`` is no worse in cost and peak."""
-    cost, peak = plans[j].cost, plans[j].peak_bytes
-    for q in plans[:j]:
-        if q.cost <= cost and q.peak_bytes <= peak:
-            return True
-    return False
 
 
 def _lean(space: SearchSpace, e: int, s: int, options: list[Option], metric: int) -> list[Option]:
@@ -406,32 +435,52 @@ def choose(
 ) -> Decisions:
     """The fastest proposal (Performance), or Size's trade of peak for cycles, by exact costing;
     on Dedicated_Sram after placing feature maps (and staging inputs) in the cache left."""
+    memo = ChoiceMemo()  # the proposals share most ops' contexts
+    if options.optimise is Optimise.SIZE:
+        return _smallest(net, proposals, arch, options, oracle, memo)
+    # every proposal also with its weights chosen again: re-choosing only the fastest few let a
+    # larger budget, which changes which are fastest, plan slower (bench/budget_sweep.py)
+    unique = list(dict.fromkeys(proposals))
+    finalists = list(dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget, memo) for d in unique]))
+    placed = [_cache_fms(net, d, arch, options, oracle, budget, memo) for d in finalists]
+    return _fastest(net, placed, arch, oracle)
+
+
+def _smallest(
+    net: Network, proposals: list[Decisions], arch: Architecture, options: PlanOptions, oracle: CostOracle,
+    memo: ChoiceMemo,
+) -> Decisions:
+    """Size's trade of peak for cycles; weights are buffered only in the memory left below the peak
+    of the plan without them (seed 004): the DP's own weights are kept only when they stay below it."""
     from npuplan.schedule.assemble import total_cycles
     from npuplan.schedule.strategy import size_trade
 
-    figures: dict[Decisions, tuple[int, int]] = {}  # by value: proposals recur (both metrics' fronts, placing)
+    figures: dict[Decisions, tuple[int, int]] = {}  # by value: proposals recur (both metrics' fronts)
 
     def exact(d: Decisions) -> tuple[int, int]:
         if d not in figures:
             figures[d] = peak_bytes(net, d), total_cycles(net, d, arch, oracle)
         return figures[d]
 
-    memo = ChoiceMemo()  # the proposals share most ops' contexts
-    if options.optimise is Optimise.SIZE:
-        # Size buffers weights only in the memory left below the peak of the plan without them
-        # (seed 004): the DP's own weights are kept only when they stay below it
-        chosen = proposals[size_trade([exact(d) for d in proposals])]
-        below = peak_bytes(net, rebuffered(net, chosen, arch, oracle, 0, memo))
-        finalists = [rebuffered(net, chosen, arch, oracle, below, memo)]
-        finalists += [chosen] if peak_bytes(net, chosen) <= below else []
-        chosen = min(finalists, key=lambda d: exact(d)[::-1])
-        return _cache_fms(net, chosen, arch, options, oracle, peak_bytes(net, chosen), memo)
-    # every proposal also with its weights chosen again: re-choosing only the fastest few let a
-    # larger budget, which changes which are fastest, plan slower (bench/budget_sweep.py)
-    unique = list(dict.fromkeys(proposals))
-    finalists = list(dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget, memo) for d in unique]))
-    placed = [_cache_fms(net, d, arch, options, oracle, budget, memo) for d in finalists]
-    return min(placed, key=lambda d: exact(d)[::-1])
+    chosen = proposals[size_trade([exact(d) for d in proposals])]
+    below = peak_bytes(net, rebuffered(net, chosen, arch, oracle, 0, memo))
+    finalists = [rebuffered(net, chosen, arch, oracle, below, memo)]
+    finalists += [chosen] if exact(chosen)[0] <= below else []
+    chosen = min(finalists, key=lambda d: exact(d)[::-1])
+    return _cache_fms(net, chosen, arch, options, oracle, exact(chosen)[0], memo)
+
+
+def _fastest(net: Network, decisions: list[Decisions], arch: Architecture, oracle: CostOracle) -> Decisions:
+    """The decisions with the fewest cycles, then the least peak, the first of equals: the peak is
+    worked out only for the fastest ones (it only breaks their ties)."""
+    from npuplan.schedule.assemble import total_cycles
+
+    cycles: dict[Decisions, int] = {}  # by value: placing makes the same decisions from several
+    for d in decisions:
+        if d not in cycles:
+            cycles[d] = total_cycles(net, d, arch, oracle)
+    fewest = min(cycles.values())
+    return min((d for d in decisions if cycles[d] == fewest), key=lambda d: peak_bytes(net, d))
 
 
 def rebuffered(

@@ -129,28 +129,27 @@ def propose_weight_buffering(
     weights for many decisions of one network (same ``arch`` and ``oracle``) may share ``memo``:
     an op's plans are then costed once per context (``costing.op_context``)."""
     weights = [NO_WEIGHT_BUFFER] * len(net.npu_ops)
-    current = replace(dec, weights=tuple(weights))
-    usage = usage_by_time(net, fast_buffers(net, current))
+    # costing never reads the weight plans of the decisions it is given past the one it is told
+    # (``costing.op_context``): ``bare`` stands for the decisions chosen so far with ``weights``
+    bare = replace(dec, weights=tuple(weights))
+    usage = usage_by_time(net, fast_buffers(net, bare))
+    cascade_at = {k: c for c in dec.cascades for k in range(c.start, c.end + 1)}
     prev_slack = 0
     scores = (ChoiceMemo() if memo is None else memo).weight_scores
     for i, op in enumerate(net.npu_ops):
         t = net.times[i]
-        cascade = current.cascade_of(i)
+        cascade = cascade_at.get(i)
         if cascade is not None and i == cascade.start:
-            weights[i:cascade.end + 1] = _cascade_weights(net, current, arch, oracle, cascade, usage, limit_bytes,
+            weights[i:cascade.end + 1] = _cascade_weights(net, bare, arch, oracle, cascade, usage, limit_bytes,
                                                           prev_slack)
-            current = replace(current, weights=tuple(weights))
-        if cascade is not None or not needs_dma(op, arch):
-            prev_slack = cost_op(net, current, arch, oracle, i, prev_slack_cycles=prev_slack).slack_cycles
-            continue
-        chosen = _choose(net, current, arch, oracle, i, usage, limit_bytes, prev_slack, scores)
-        usage[t] += held_bytes(chosen)
-        if chosen.prebuffer and i > 0:
-            usage[net.times[i - 1]] += held_bytes(chosen)
-        weights[i] = chosen
-        current = replace(current, weights=tuple(weights))
-        prev_slack = cost_op(net, current, arch, oracle, i, prev_slack_cycles=prev_slack).slack_cycles
-    return current
+        if cascade is None and needs_dma(op, arch):
+            chosen = _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, scores)
+            usage[t] += held_bytes(chosen)
+            if chosen.prebuffer and i > 0:
+                usage[net.times[i - 1]] += held_bytes(chosen)
+            weights[i] = chosen
+        prev_slack = cost_op(net, bare, arch, oracle, i, weights=weights[i], prev_slack_cycles=prev_slack).slack_cycles
+    return replace(dec, weights=tuple(weights))
 
 
 def _cascade_weights(
