@@ -28,6 +28,7 @@ plan found, as the cascade search does (the planner then falls back to its floor
 from __future__ import annotations
 
 import logging
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -153,15 +154,14 @@ def cascade_options(space: SearchSpace, s: int, e: int, heights: list[int]) -> l
     and per set of ops whose weights are kept whole in fast storage for the cascade. The tail is
     the cascade's peak (a safe bound for a prefetch under its last op)."""
     net = space.net
-    found: list[tuple[tuple[float, float], int, Option]] = []
+    found: list[Priced] = []  # the steps are made only for those either_front keeps
     rows_tried = {segment_rows(net, s, e, h, minimal=minimal)
                   for h in heights for minimal in ((False, True) if h == heights[0] else (False,))}
     for rows in sorted(rows_tried):
         rolling, span_peak = segment_space(space.cascading, s, e, rows)
         for costs, size, plans in weight_sets(space, s, e, rows, rolling):
-            peak = span_peak + size
-            found.append((costs, peak, Option(Step(s, e, rows, rolling, plans), costs, peak, peak)))
-    return [option for _, _, option in either_front(found)]
+            found.append((costs, span_peak + size, (rows, rolling, plans)))
+    return [Option(Step(s, e, *step), costs, peak, peak) for costs, peak, step in either_front(found)]
 
 
 Priced = tuple[tuple[float, float], int, Any]  # (costs per metric, bytes, what they price)
@@ -373,11 +373,13 @@ def undominated(options: list[Option], metric: int) -> list[Option]:
     prefetch, and earlier in the list or with a smaller tail. Whatever plan both extend, the
     beaten option's point is then no better and sorts after the other's, so ``pareto_front``
     never keeps it (and within a budget, the other fits whenever it does)."""
-    keys = [(o.costs[metric], o.peak_bytes, o.tail_bytes, o.prefetch_bytes) for o in options]
+    keys = [(o.costs[metric], o.peak_bytes, o.tail_bytes, o.prefetch_bytes, i) for i, o in enumerate(options)]
+    by_cost = sorted(keys)  # only the options no dearer can beat one: a prefix of these
+    costs = [k[0] for k in by_cost]
     kept: list[Option] = []
-    for j, (cost, peak, tail, prefetch) in enumerate(keys):
-        for i, (c, p, t, f) in enumerate(keys):  # plain loops: the search asks this thousands of times
-            if c <= cost and p <= peak and t <= tail and f <= prefetch and (i < j or t < tail) and i != j:
+    for cost, peak, tail, prefetch, j in keys:
+        for c, p, t, f, i in by_cost[:bisect_right(costs, cost)]:  # plain loops: asked thousands of times
+            if p <= peak and t <= tail and f <= prefetch and (i < j or t < tail) and i != j:
                 break
         else:
             kept.append(options[j])
