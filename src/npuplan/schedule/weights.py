@@ -191,17 +191,19 @@ def _choose(
     fastest that fits the room at op ``i`` (and at op ``i-1`` for a prebuffer), then the smallest."""
     room = limit_bytes - usage[net.times[i]]
     prev_room = limit_bytes - usage[net.times[i - 1]] if i > 0 else -1
-    fitting = (s for k, s in enumerate(_scored(net, dec, arch, oracle, i, prev_slack, memo))
-               if k == 0 or (s[2] <= room and (not s[3].prebuffer or s[2] <= prev_room)))
-    return min(fitting, key=lambda s: (s[0], s[1]))[3]
+    ranked = _scored(net, dec, arch, oracle, i, prev_slack, memo)
+    return next(s[3] for k, s in ranked  # reading in place (k 0) always fits
+                if k == 0 or (s[2] <= room and (not s[3].prebuffer or s[2] <= prev_room)))
 
 
 def _scored(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, prev_slack: int,
     memo: dict[tuple[Any, ...], Any],
-) -> tuple[Scored, ...]:
-    """Reading in place first, then every candidate plan, with and without prebuffering (``i > 0``).
-    Memoised in two parts: the plans read without prefetch cost the same after any slack."""
+) -> tuple[tuple[int, Scored], ...]:
+    """Reading in place (index 0), then every candidate plan, with and without prebuffering
+    (``i > 0``): each with its index, fastest first, then by the bytes ranked by, then by index
+    (so the first that fits is what ``min`` would choose of those that fit). Memoised in two
+    parts: the plans read without prefetch cost the same after any slack."""
     context = op_context(net, dec, i)
     plain = memo.get(context)
     if plain is None:
@@ -222,5 +224,5 @@ def _scored(
         scored: list[Scored] = [(base.cycles, 0, 0, NO_WEIGHT_BUFFER)]
         for k, entry in enumerate(plain):
             scored += [entry, early[k]] if early else [entry]
-        found = memo[key] = tuple(scored)
+        found = memo[key] = tuple(sorted(enumerate(scored), key=lambda ks: (ks[1][0], ks[1][1])))
     return found
