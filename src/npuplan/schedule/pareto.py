@@ -171,11 +171,11 @@ def either_front(items: list[Priced]) -> list[Priced]:
     """The items on the (cost, bytes) frontier of either metric, each capped, in input order."""
     kept: set[int] = set()
     for metric in METRICS:
-        kept.update(_front_indices([(costs[metric], size) for costs, size, _ in items], MAX_STEP_OPTIONS))
+        kept.update(front_indices([(costs[metric], size) for costs, size, _ in items], MAX_STEP_OPTIONS))
     return [items[k] for k in sorted(kept)]
 
 
-def _front_indices(points: list[tuple[float, int]], cap: int) -> list[int]:
+def front_indices(points: list[tuple[float, int]], cap: int) -> list[int]:
     """Indices of the ``(cost, bytes)`` points ``frontier.prune`` keeps (bytes as both peak and
     tail, the budget their largest): those no earlier nor cheaper point is as small as, cheapest
     first, then ``spread`` past ``cap``."""

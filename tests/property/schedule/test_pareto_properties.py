@@ -11,6 +11,8 @@ from npuplan.errors import InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule import plan_schedule
+from npuplan.schedule.frontier import Point, pareto_front, prune
+from npuplan.schedule.pareto import CYCLES, SEED, Option, Step, extend_all, front_indices
 
 from tests.unit.commands.graphs import chain, diamond
 
@@ -71,3 +73,37 @@ def test_auto_is_never_slower_than_the_cascade_search(graph, budget) -> None:  #
         assert auto is not None
         assert sum(o.npu_cycles for o in auto.ops) <= sum(o.npu_cycles for o in cascade.ops)
         assert auto.sram_peak_bytes <= budget
+
+
+POINT = st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6))  # cost, peak, tail: small, so ties
+
+
+@st.composite
+def fronts_and_options(draw):  # type: ignore[no-untyped-def]
+    plans = pareto_front(Point(float(c), p, t, ("plan", k)) for k, (c, p, t) in enumerate(draw(st.lists(POINT, max_size=8))))
+    raw = draw(st.lists(st.tuples(POINT, st.sampled_from([0, 0, 1, 3])), max_size=8))
+    options = [Option(Step(k, k, (1,), (), ()), (float(c), float(c)), p, t, f) for k, ((c, p, t), f) in enumerate(raw)]
+    return plans, options
+
+
+@seed(13)
+@settings(max_examples=300, deadline=None)
+@given(fronts_and_options(), st.sampled_from([SEED, CYCLES]))
+def test_lean_extensions_keep_the_front(case, metric) -> None:  # type: ignore[no-untyped-def]
+    """The extensions ``extend_all`` leaves out with ``lean`` change no point of the front, nor
+    which of equal points is kept (plans cheapest first, as the search's fronts are)."""
+    plans, options = case
+    assert pareto_front(extend_all(plans, options, metric, lean=True)) == \
+        pareto_front(extend_all(plans, options, metric))
+
+
+@seed(17)
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30).map(float), st.integers(0, 30)), min_size=1, max_size=40),
+       st.integers(2, 12))
+def test_front_indices_are_what_prune_keeps(points, cap) -> None:  # type: ignore[no-untyped-def]
+    """A cascade's step options on a 2-D front (bytes as both peak and tail) are found without
+    ``prune``, but are the ones it keeps."""
+    pruned = prune([Point(c, b, b, k) for k, (c, b) in enumerate(points)], budget_bytes=max(b for _, b in points),
+                   cap=cap)
+    assert sorted(front_indices(points, cap)) == sorted(p.payload for p in pruned)
