@@ -32,7 +32,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.options import Optimise, PlanOptions
@@ -122,7 +122,7 @@ class SearchSpace:
     base: Decisions
     usage: tuple[int, ...]
     cascading: Any  # the cascade search's segment context over ``base`` (exact cascade peaks)
-    cascaded_costs: dict[tuple[int, int, bool, bool], list[Priced]] = field(default_factory=dict)  # a memo
+    cascaded_costs: dict[tuple[int, int, bool, bool], CascadedOp] = field(default_factory=dict)  # a memo
     lean_options: dict[tuple[int, int, int], list[Option]] = field(default_factory=dict)  # (e, s, metric)
 
 
@@ -195,6 +195,19 @@ def _costs(costed: Costed) -> tuple[float, float]:
     return search_cost(costed), float(costed.cycles)
 
 
+class Held(NamedTuple):
+    """An op of a cascade holding its whole weights: its costs, the bytes held, the plan and, per
+    metric, its place in the greedy order (``-saving / bytes``; None: it saves nothing there)."""
+
+    costs: tuple[float, float]
+    size_bytes: int
+    plan: WeightPlan
+    ranks: tuple[float | None, ...]
+
+
+CascadedOp = tuple[tuple[float, float], Optional[Held]]  # costs reading weights in place, and holding them
+
+
 def weight_sets(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
                 rolling: tuple[RollingBuffer, ...]) -> list[Priced]:
     """Which ops of cascade ``s..e`` (with OFM stripes of ``rows`` and ``rolling`` buffers) keep
@@ -202,20 +215,18 @@ def weight_sets(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
     greedily by saving per byte (an op's cost depends only on its own weights, so each set's cost
     is a sum)."""
     per_op = _cascaded_ops(space, s, e, rows, rolling)
-    direct = [choices[0][0] for choices in per_op]
-    total = (sum(c[0] for c in direct), sum(c[1] for c in direct))
+    total = (sum(d[0] for d, _ in per_op), sum(d[1] for d, _ in per_op))
     plans = (NO_WEIGHT_BUFFER,) * len(per_op)
     found: dict[int, Priced] = {0: (total, 0, plans)}  # by the ops holding their weights, a bit each
-    held_by = [(i, direct[i], choices[1]) for i, choices in enumerate(per_op) if len(choices) > 1]
-    if not held_by:
-        return list(found.values())
+    held_by = [(i, d, held) for i, (d, held) in enumerate(per_op) if held is not None]
     for metric in METRICS:
-        savings = [(d[metric] - held[0][metric], i, held) for i, d, held in held_by if d[metric] > held[0][metric]]
+        # ties in rank go by op, as a stable sort on the rank alone would have them
+        ranked = sorted((held.ranks[metric], i, d, held) for i, d, held in held_by if held.ranks[metric] is not None)
         costs, size, chosen, holding = total, 0, list(plans), 0
-        for _, i, held in sorted(savings, key=lambda g: -g[0] / max(g[2][1], 1)):
-            costs = (costs[0] - direct[i][0] + held[0][0], costs[1] - direct[i][1] + held[0][1])
-            size += held[1]
-            chosen[i] = held[2]
+        for _, i, d, held in ranked:
+            costs = (costs[0] - d[0] + held.costs[0], costs[1] - d[1] + held.costs[1])
+            size += held.size_bytes
+            chosen[i] = held.plan
             holding |= 1 << i
             if holding not in found:
                 found[holding] = (costs, size, tuple(chosen))
@@ -223,10 +234,10 @@ def weight_sets(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
 
 
 def _cascaded_ops(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
-                  rolling: tuple[RollingBuffer, ...]) -> list[list[Priced]]:
+                  rolling: tuple[RollingBuffer, ...]) -> list[CascadedOp]:
     """``cascaded_choices`` of each op of cascade ``s..e``, memoised on what an op's cost depends
     on: its stripe rows and whether its IFM and OFM are rolling buffers."""
-    found: list[list[Priced]] = []
+    found: list[CascadedOp] = []
     trial: Decisions | None = None  # made on a memo miss only
     for k in range(s, e + 1):
         key = (k, rows[k - s], k > s, k < e)
@@ -241,17 +252,20 @@ def _cascaded_ops(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
     return found
 
 
-def cascaded_choices(space: SearchSpace, trial: Decisions, k: int) -> list[Priced]:
-    """Op ``k`` of ``trial``'s cascade with weights read in place, then held whole."""
+def cascaded_choices(space: SearchSpace, trial: Decisions, k: int) -> CascadedOp:
+    """Op ``k`` of ``trial``'s cascade with weights read in place, and held whole (None when its
+    weights are not worth copying)."""
     net, arch, oracle = space.net, space.arch, space.oracle
     op = net.npu_ops[k]
-    choices: list[Priced] = [(_costs(cost_op(net, trial, arch, oracle, k)), 0, NO_WEIGHT_BUFFER)]
-    if needs_dma(op, arch):
-        stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
-        plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
-        choices.append((_costs(cost_op(net, trial, arch, oracle, k, weights=plan)),
-                        round_up(plan.buffer_bytes, ALIGN_BYTES), plan))
-    return choices
+    direct = _costs(cost_op(net, trial, arch, oracle, k))
+    if not needs_dma(op, arch):
+        return direct, None
+    stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
+    plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
+    costs = _costs(cost_op(net, trial, arch, oracle, k, weights=plan))
+    size = round_up(plan.buffer_bytes, ALIGN_BYTES)
+    ranks = tuple(-(direct[m] - costs[m]) / max(size, 1) if direct[m] > costs[m] else None for m in METRICS)
+    return direct, Held(costs, size, plan, ranks)
 
 
 def options_ending_at(space: SearchSpace, e: int, chain: tuple[int, int] | None) -> dict[int, list[Option]]:
