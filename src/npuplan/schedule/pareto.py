@@ -177,8 +177,8 @@ def either_front(items: list[Priced]) -> list[Priced]:
 
 def front_indices(points: list[tuple[float, int]], cap: int) -> list[int]:
     """Indices of the ``(cost, bytes)`` points ``frontier.prune`` keeps (bytes as both peak and
-    tail, the budget their largest): those no earlier nor cheaper point is as small as, cheapest
-    first, then ``spread`` past ``cap``."""
+    tail, the budget their largest): in (cost, bytes, index) order, those smaller than every one
+    before them, then ``spread`` past ``cap``."""
     front: list[int] = []
     least = None
     for k in sorted(range(len(points)), key=points.__getitem__):  # cost, bytes, then input order

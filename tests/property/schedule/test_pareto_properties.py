@@ -80,7 +80,8 @@ POINT = st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6))  # co
 
 @st.composite
 def fronts_and_options(draw):  # type: ignore[no-untyped-def]
-    plans = pareto_front(Point(float(c), p, t, ("plan", k)) for k, (c, p, t) in enumerate(draw(st.lists(POINT, max_size=8))))
+    drawn = draw(st.lists(POINT, max_size=8))
+    plans = pareto_front(Point(float(c), p, t, ("plan", k)) for k, (c, p, t) in enumerate(drawn))
     raw = draw(st.lists(st.tuples(POINT, st.sampled_from([0, 0, 1, 3])), max_size=8))
     options = [Option(Step(k, k, (1,), (), ()), (float(c), float(c)), p, t, f) for k, ((c, p, t), f) in enumerate(raw)]
     return plans, options
