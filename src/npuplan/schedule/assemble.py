@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import MappingProxyType
 
 from npuplan.hw.memory import Architecture
@@ -18,7 +19,7 @@ from npuplan.schedule.types import (
     TensorPlacement,
     WeightBuffering,
 )
-from npuplan.schedule.usage import allocated_peak_bytes, fast_buffers, usage_by_time
+from npuplan.schedule.usage import allocated_peak_bytes, fast_buffers, peak_bytes, usage_by_time
 
 
 def total_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle) -> int:
@@ -29,6 +30,17 @@ def total_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostO
         total += c.cycles
         slack = c.slack_cycles
     return total
+
+
+def fastest(net: Network, proposals: Sequence[Decisions], arch: Architecture, oracle: CostOracle) -> Decisions:
+    """The proposal with the fewest cycles, then the smallest fast-storage peak, the first among
+    equals; peaks are gathered only for the proposals tied on cycles (they decide nothing else)."""
+    cycles: dict[Decisions, int] = {}  # by value: placing often makes the same decisions from several
+    for d in proposals:
+        if d not in cycles:
+            cycles[d] = total_cycles(net, d, arch, oracle)
+    fewest = min(cycles.values())
+    return min((d for d in proposals if cycles[d] == fewest), key=lambda d: peak_bytes(net, d))
 
 
 def assemble(

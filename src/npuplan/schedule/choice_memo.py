@@ -1,4 +1,4 @@
-"""Costings shared by choices made for many decisions of one network (one architecture and oracle).
+"""Costings (and placement candidates) shared by choices made for many decisions of one network (one architecture and oracle).
 
 The Pareto search's ``choose`` and the cascade search's ``place_with_weights`` choose weight plans
 and fast-storage feature maps for tens of decision sets that share most ops' stripes and feature-map
@@ -15,8 +15,14 @@ from typing import Any
 @dataclass(frozen=True)
 class ChoiceMemo:
     """``weight_scores``: an op's weight plans scored (``weights._scored``), by context and, for
-    the prefetching plans, the previous op's slack; ``fm_cycles``: an op's cycles by context,
-    weight plan and the candidate feature map left out of fast storage (``fast_storage``)."""
+    the prefetching plans, the previous op's slack; ``cascade_offers``: a cascade's offers of whole
+    weights, by its ops' contexts and the slack before it (``weights._cascade_offers``);
+    ``fm_cycles``: an op's cycles by context,
+    weight plan and the candidate feature map left out of fast storage (``fast_storage``);
+    ``fm_candidates``: the feature maps that may go to fast storage and their unscored
+    ``placement_groups.Candidate`` values, by the cascades of the decisions (all they read)."""
 
     weight_scores: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    cascade_offers: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     fm_cycles: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    fm_candidates: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = field(default_factory=dict)

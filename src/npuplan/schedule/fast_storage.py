@@ -15,6 +15,7 @@ maps in the memory left (Vela's order), or feature maps first and weight buffers
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +25,7 @@ from npuplan.schedule.costing import cost_op, op_context
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.network import FeatureMap, Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
-from npuplan.schedule.placement_groups import Candidate, choose, contested
+from npuplan.schedule.placement_groups import Candidate, choose_partitioned, partition
 from npuplan.schedule.usage import fast_buffers, usage_by_time
 
 log = logging.getLogger(__name__)
@@ -54,29 +55,31 @@ def _users(fm: FeatureMap) -> tuple[int, ...]:
     return tuple(sorted({fm.producer, *fm.consumers}))
 
 
-def score_candidates(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, fms: list[FeatureMap], *,
-    scored: frozenset[str] | None = None, memo: ChoiceMemo | None = None,
-) -> list[Candidate]:
-    """Each candidate with the cycles its users save when it alone moves to fast storage
-    (all the other candidates in fast storage too, so shared ops are costed realistically).
-    With ``scored``, only the candidates named there are costed and the others score 0 (for
-    ``placement_groups.choose``, which reads only the ``contested`` candidates' scores).
-    Callers placing feature maps for many decisions of one network may share ``memo``."""
-    names = frozenset(fm.name for fm in fms)
-    inside = replace(dec, fast_fms=dec.fast_fms | names)
-    costed = [fm for fm in fms if scored is None or fm.name in scored]
-    cycles = _user_cycles(net, inside, arch, oracle, costed, (ChoiceMemo() if memo is None else memo).fm_cycles)
-    return [
-        _candidate(net, dec, fm, sum(cycles[i, fm.name] - cycles[i, None] for i in _users(fm))
-                   if scored is None or fm.name in scored else 0)
-        for fm in fms
-    ]
+def _candidates(
+    net: Network, dec: Decisions, memo: ChoiceMemo,
+) -> tuple[tuple[FeatureMap, ...], tuple[Candidate, ...]]:
+    """``candidate_fms`` and each one's ``Candidate`` with score 0; both read only ``dec``'s
+    cascades, so ``memo`` holds them by those."""
+    found = memo.fm_candidates.get(dec.cascades)
+    if found is None:
+        fms = tuple(candidate_fms(net, dec))
+        unscored = tuple(Candidate(fm.name, *_span(net, dec, fm), round_up(fm.size_bytes, ALIGN_BYTES), 0)
+                         for fm in fms)
+        found = memo.fm_candidates[dec.cascades] = fms, unscored
+    return found
 
 
-def _candidate(net: Network, dec: Decisions, fm: FeatureMap, saved: int) -> Candidate:
-    start, end = _span(net, dec, fm)
-    return Candidate(fm.name, start, end, round_up(fm.size_bytes, ALIGN_BYTES), saved)
+def savings(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, fms: Sequence[FeatureMap],
+    scored: Collection[str], memo: ChoiceMemo,
+) -> dict[str, int]:
+    """The cycles the users of each candidate named in ``scored`` save when it alone moves to fast
+    storage (all the candidates ``fms`` in fast storage too, so shared ops are costed realistically).
+    ``memo`` may be shared by callers placing feature maps for many decisions of one network."""
+    inside = replace(dec, fast_fms=dec.fast_fms | {fm.name for fm in fms})
+    costed = [fm for fm in fms if fm.name in scored]
+    cycles = _user_cycles(net, inside, arch, oracle, costed, memo.fm_cycles)
+    return {fm.name: sum(cycles[i, fm.name] - cycles[i, None] for i in _users(fm)) for fm in costed}
 
 
 def _user_cycles(
@@ -109,18 +112,20 @@ def place_feature_maps(
     memo: ChoiceMemo | None = None,
 ) -> Decisions:
     """``dec`` with the best set of candidate feature maps in fast storage, on top of the buffers
-    ``dec`` already holds there (rolling buffers, weight buffers), within ``budget`` bytes."""
-    fms = candidate_fms(net, dec)
+    ``dec`` already holds there (rolling buffers, weight buffers), within ``budget`` bytes.
+    Callers placing feature maps for many decisions of one network may share ``memo``."""
+    memo = ChoiceMemo() if memo is None else memo
+    fms, unscored = _candidates(net, dec, memo)
     base = replace(dec, fast_fms=dec.fast_fms - {fm.name for fm in fms})
     usage = usage_by_time(net, fast_buffers(net, base))
     if not fms or max(usage, default=0) > budget:
         return base
     # most candidates usually fit whatever the others do: only those competing for room are costed
-    scored = contested([_candidate(net, base, fm, 0) for fm in fms], usage, budget)
-    candidates = score_candidates(net, base, arch, oracle, fms, scored=scored, memo=memo)
-    kept = choose(candidates, usage, budget)
-    log.debug("fast storage: %d of %d feature maps kept", len(kept), len(fms))
-    return replace(base, fast_fms=base.fast_fms | kept)
+    kept, competing = partition(list(unscored), usage, budget)
+    saved = savings(net, base, arch, oracle, fms, {c.name for c in competing}, memo)
+    chosen = choose_partitioned(kept, [replace(c, score_cycles=saved[c.name]) for c in competing], usage, budget)
+    log.debug("fast storage: %d of %d feature maps kept", len(chosen), len(fms))
+    return replace(base, fast_fms=base.fast_fms | chosen)
 
 
 def cascade_for_cache(
@@ -166,7 +171,7 @@ def place_with_weights(
     """Weight buffers and fast-storage feature maps together: propose both orders (and, with
     ``try_cascades``, both on ``cascade_for_cache(dec)``), keep the faster, then the smaller peak.
     ``limit_bytes`` caps weight buffering (``<= budget``)."""
-    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.assemble import fastest
 
     memo = ChoiceMemo()
     proposals = _both_orders(net, dec, arch, oracle, budget, limit_bytes, memo)
@@ -174,8 +179,4 @@ def place_with_weights(
         cascaded = cascade_for_cache(net, dec, arch, oracle, budget)
         if cascaded.cascades != dec.cascades:
             proposals += _both_orders(net, cascaded, arch, oracle, budget, limit_bytes, memo)
-
-    def key(d: Decisions) -> tuple[int, int]:
-        return total_cycles(net, d, arch, oracle), max(usage_by_time(net, fast_buffers(net, d)), default=0)
-
-    return min(proposals, key=key)
+    return fastest(net, proposals, arch, oracle)

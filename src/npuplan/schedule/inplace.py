@@ -18,6 +18,8 @@ from npuplan.schedule.network import Network
 
 def inplace_outputs(net: Network, dec: Decisions) -> dict[str, str]:
     """OFM name -> name of the input feature map whose fast-storage buffer it overwrites."""
+    if not dec.fast_fms:  # both must be in fast storage
+        return {}
     rolling = {r.tensor_name for c in dec.cascades for r in c.rolling}
     found: dict[str, str] = {}
     for i, op in enumerate(net.npu_ops):

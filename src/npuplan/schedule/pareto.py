@@ -451,6 +451,8 @@ def choose(
 ) -> Decisions:
     """The fastest proposal (Performance), or Size's trade of peak for cycles, by exact costing;
     on Dedicated_Sram after placing feature maps (and staging inputs) in the cache left."""
+    from npuplan.schedule.assemble import fastest
+
     memo = ChoiceMemo()  # the proposals share most ops' contexts
     if options.optimise is Optimise.SIZE:
         return _smallest(net, proposals, arch, options, oracle, memo)
@@ -459,7 +461,7 @@ def choose(
     unique = list(dict.fromkeys(proposals))
     finalists = list(dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget, memo) for d in unique]))
     placed = [_cache_fms(net, d, arch, options, oracle, budget, memo) for d in finalists]
-    return _fastest(net, placed, arch, oracle)
+    return fastest(net, placed, arch, oracle)
 
 
 def _smallest(
@@ -484,19 +486,6 @@ def _smallest(
     finalists += [chosen] if exact(chosen)[0] <= below else []
     chosen = min(finalists, key=lambda d: exact(d)[::-1])
     return _cache_fms(net, chosen, arch, options, oracle, exact(chosen)[0], memo)
-
-
-def _fastest(net: Network, decisions: list[Decisions], arch: Architecture, oracle: CostOracle) -> Decisions:
-    """The decisions with the fewest cycles, then the least peak, the first of equals: the peak is
-    worked out only for the fastest ones (it only breaks their ties)."""
-    from npuplan.schedule.assemble import total_cycles
-
-    cycles: dict[Decisions, int] = {}  # by value: placing makes the same decisions from several
-    for d in decisions:
-        if d not in cycles:
-            cycles[d] = total_cycles(net, d, arch, oracle)
-    fewest = min(cycles.values())
-    return min((d for d in decisions if cycles[d] == fewest), key=lambda d: peak_bytes(net, d))
 
 
 def rebuffered(

@@ -88,11 +88,12 @@ def solve_greedy(members: list[Candidate], usage: list[int], limit_bytes: int) -
     return frozenset(kept)
 
 
-def _partition(
+def partition(
     candidates: list[Candidate], usage: list[int], limit_bytes: int,
 ) -> tuple[list[Candidate], list[Candidate]]:
     """``(kept, competing)``: the candidates that fit even when all the others are in, and those that
-    fit alone but not then (candidates that can never fit are in neither). Reads no score."""
+    fit alone but not then (candidates that can never fit are in neither). Reads no score, so a
+    caller may cost only the competing candidates and hand both lists to ``choose_partitioned``."""
     possible = [c for c in candidates if c.size_bytes > 0 and _fits(usage, c, limit_bytes)]
     everything = list(usage)
     for c in possible:
@@ -104,18 +105,20 @@ def _partition(
     return kept, competing
 
 
-def contested(candidates: list[Candidate], usage: list[int], limit_bytes: int) -> frozenset[str]:
-    """Names of the candidates ``choose`` decides by score (the others' scores are never read)."""
-    return frozenset(c.name for c in _partition(candidates, usage, limit_bytes)[1])
-
-
 def choose(candidates: list[Candidate], usage: list[int], limit_bytes: int) -> frozenset[str]:
     """Names of the candidates to hold in fast storage on top of ``usage`` within ``limit_bytes``.
 
     Candidates that fit even when all the others are in are kept; candidates that can never fit
     are evicted; the rest compete group by group.
     """
-    kept, competing = _partition(candidates, usage, limit_bytes)
+    kept, competing = partition(candidates, usage, limit_bytes)
+    return choose_partitioned(kept, competing, usage, limit_bytes)
+
+
+def choose_partitioned(
+    kept: list[Candidate], competing: list[Candidate], usage: list[int], limit_bytes: int,
+) -> frozenset[str]:
+    """``choose`` given ``partition``'s lists (only the ``competing`` candidates' scores are read)."""
     base = list(usage)
     for c in kept:
         _add(base, c, 1)

@@ -36,21 +36,24 @@ def fm_buffers(
     (``inplace.inplace_outputs``, or ``owner`` when the caller already has them); ``names`` must
     then be closed under those pairs (``inplace_group``) for shared buffers to come out whole.
     """
+    if not dec.fast_fms:  # nothing to gather, nor any in-place pair to look for
+        return []
     rolling_names = {r.tensor_name for c in dec.cascades for r in c.rolling}
     if owner is None:
         owner = inplace_outputs(net, dec) if inplace else {}
+    # a cascade reads its input and writes its output throughout: its last op's time step by its
+    # first op, and its first op's by its last
+    read_until = {c.start: net.times[c.end] for c in dec.cascades}
+    written_from = {c.end: net.times[c.start] for c in dec.cascades}
     spans: dict[str, tuple[int, int, int]] = {}
     for name in net.fms if names is None else names:
         fm = net.fms[name]
         if fm.name not in dec.fast_fms or fm.name in rolling_names:
             continue
-        start, end = fm.start, fm.end
-        for c in dec.cascades:  # a cascade reads its input and writes its output throughout
-            t0, t1 = net.times[c.start], net.times[c.end]
-            if c.start in fm.consumers:
-                end = max(end, t1)
-            if fm.producer == c.end:
-                start = min(start, t0)
+        start, end = min(fm.start, written_from.get(fm.producer, fm.start)), fm.end
+        for k in fm.consumers:
+            if k in read_until:
+                end = max(end, read_until[k])
         root = fm.name
         while root in owner:
             root = owner[root]

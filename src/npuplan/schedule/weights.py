@@ -135,13 +135,14 @@ def propose_weight_buffering(
     usage = usage_by_time(net, fast_buffers(net, bare))
     cascade_at = {k: c for c in dec.cascades for k in range(c.start, c.end + 1)}
     prev_slack = 0
-    scores = (ChoiceMemo() if memo is None else memo).weight_scores
+    memo = ChoiceMemo() if memo is None else memo
+    scores = memo.weight_scores
     for i, op in enumerate(net.npu_ops):
         t = net.times[i]
         cascade = cascade_at.get(i)
         if cascade is not None and i == cascade.start:
             weights[i:cascade.end + 1] = _cascade_weights(net, bare, arch, oracle, cascade, usage, limit_bytes,
-                                                          prev_slack)
+                                                          prev_slack, memo.cascade_offers)
         if cascade is None and needs_dma(op, arch):
             chosen = _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, scores)
             usage[t] += held_bytes(chosen)
@@ -154,19 +155,15 @@ def propose_weight_buffering(
 
 def _cascade_weights(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, cascade: CascadeSpan,
-    usage: list[int], limit_bytes: int, prev_slack: int,
+    usage: list[int], limit_bytes: int, prev_slack: int, memo: dict[tuple[Any, ...], Any],
 ) -> list[WeightPlan]:
     """The weight plans of the cascade's ops (whole or none), chosen together in the room its time
     span leaves below ``limit_bytes``; ``usage`` gains the bytes held over the span. Each op's
     saving is costed after the slack its predecessor leaves with weights read in place (the
-    cascade search's figures; ``prev_slack`` is what the op before the cascade leaves)."""
+    cascade search's figures; ``prev_slack`` is what the op before the cascade leaves; ``memo``
+    holds them, ``_cascade_offers``)."""
     span = range(net.times[cascade.start], net.times[cascade.end] + 1)
-    offered: list[tuple[int, WeightPlan, int]] = []
-    for k in range(cascade.start, cascade.end + 1):
-        found = cascade_weight_option(net, dec, arch, oracle, k, prev_slack_cycles=prev_slack)
-        if found is not None:
-            offered.append((k, found[0], found[1]))
-        prev_slack = cost_op(net, dec, arch, oracle, k, prev_slack_cycles=prev_slack).slack_cycles
+    offered = _cascade_offers(net, dec, arch, oracle, cascade, prev_slack, memo)
     room = limit_bytes - max(usage[s] for s in span)
     taken = best_weight_subset([(held_bytes(plan), saved) for _, plan, saved in offered], room)
     room -= sum(held_bytes(offered[j][1]) for j in taken)
@@ -181,6 +178,28 @@ def _cascade_weights(
         for s in span:
             usage[s] += held_bytes(plan)
     return plans
+
+
+def _cascade_offers(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, cascade: CascadeSpan, prev_slack: int,
+    memo: dict[tuple[Any, ...], Any],
+) -> tuple[tuple[int, WeightPlan, int], ...]:
+    """``(op index, whole-weights plan, cycles saved)`` of the cascade's ops that may hold their
+    weights (``cascade_weight_option``), each after the slack its predecessor leaves reading its
+    weights in place; ``memo`` holds them by the ops' contexts and ``prev_slack``."""
+    ops = range(cascade.start, cascade.end + 1)
+    key = (tuple(op_context(net, dec, k) for k in ops), prev_slack)
+    found = memo.get(key)
+    if found is None:
+        offered: list[tuple[int, WeightPlan, int]] = []
+        for k in ops:
+            option = cascade_weight_option(net, dec, arch, oracle, k, prev_slack_cycles=prev_slack)
+            if option is not None:
+                offered.append((k, option[0], option[1]))
+            prev_slack = cost_op(net, dec, arch, oracle, k, weights=NO_WEIGHT_BUFFER,
+                                 prev_slack_cycles=prev_slack).slack_cycles
+        found = memo[key] = tuple(offered)
+    return found
 
 
 def _choose(
