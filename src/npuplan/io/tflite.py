@@ -151,9 +151,9 @@ def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], i
     for i in range(sg.OperatorsLength()):
         fb_op = sg.Operators(i)
         op_type = op_types[fb_op.OpcodeIndex()]
-        inputs = pick(fb_op.InputsAsNumpy()) if fb_op.InputsLength() else ()
-        outputs = tuple(t for t in pick(fb_op.OutputsAsNumpy()) if t is not None) if fb_op.OutputsLength() else ()
-        ops.append(Op(op_type, inputs, outputs, _parse_options(fb_op), index=i))
+        op_inputs = pick(fb_op.InputsAsNumpy()) if fb_op.InputsLength() else ()
+        op_outputs = tuple(t for t in pick(fb_op.OutputsAsNumpy()) if t is not None) if fb_op.OutputsLength() else ()
+        ops.append(Op(op_type, op_inputs, op_outputs, _parse_options(fb_op), index=i))
     inputs = tuple(t for t in pick(sg.InputsAsNumpy()) if t is not None) if sg.InputsLength() else ()
     outputs = tuple(t for t in pick(sg.OutputsAsNumpy()) if t is not None) if sg.OutputsLength() else ()
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{index}"

@@ -97,9 +97,9 @@ class Graph:
         for t in self.inputs:
             seen.setdefault(id(t), t)
         for op in self.ops:
-            for t in (*op.inputs, *op.outputs):
-                if t is not None:
-                    seen.setdefault(id(t), t)
+            for used in (*op.inputs, *op.outputs):
+                if used is not None:
+                    seen.setdefault(id(used), used)
         return list(seen.values())
 
 

@@ -90,9 +90,9 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
             continue
         t = net.times[i]
         start, end = t, t
-        c = dec.cascade_of(i)
-        if c is not None:
-            start, end = net.times[c.start], net.times[c.end]
+        cascade = dec.cascade_of(i)
+        if cascade is not None:
+            start, end = net.times[cascade.start], net.times[cascade.end]
         elif plan.prebuffer and i > 0:
             start = net.times[i - 1]
         out.append(Buffer(f"{net.npu_ops[i].name}_weights", start, end,
