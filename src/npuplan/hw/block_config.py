@@ -174,9 +174,14 @@ def acc_type_for(block_type: BlockType, ifm_bits: int, scaled: bool) -> AccType:
 
 def _clamp_conv1d(ofm: Shape4D, kernel: KernelGeometry, accel: Accelerator, block: Block) -> Block:
     """On 2-high micro-blocks a 1-high OFM with a 1-high kernel uses a 1-high block (Conv1D)."""
-    if ofm.h == 1 and kernel.height == 1 and accel.ofm_ublock.height == 2:
+    if _is_conv1d(ofm.h, kernel, accel):
         return Block(min(block.height, ofm.h), block.width, block.depth)
     return block
+
+
+def _is_conv1d(ofm_h: int, kernel: KernelGeometry, accel: Accelerator) -> bool:
+    """``_clamp_conv1d``'s case."""
+    return ofm_h == 1 and kernel.height == 1 and accel.ofm_ublock.height == 2
 
 
 # ---------------------------------------------------------------- the search
@@ -234,22 +239,33 @@ def _span(size: int, fitted: int, ifm: int, ofm_size: int) -> _Span:
 
 def _axes(q: BlockQuery, accel: Accelerator) -> tuple[tuple[_Span, ...], tuple[_Span, ...]]:
     """The candidate heights and widths: micro-block steps up to the OFM size (capped)."""
+    return _heights(q.ofm.h, q.kernel, accel, q.resampling), _widths(q.ofm.w, q.kernel, accel, q.resampling)
+
+
+@lru_cache(maxsize=4096)
+def _heights(ofm_h: int, kernel: KernelGeometry, accel: Accelerator, mode: Resampling) -> tuple[_Span, ...]:
+    """``_axes``' heights (the stripes of one op share them when their heights do)."""
     ub, cap = accel.ofm_ublock, accel.ofm_block_max
-    heights = range(ub.height, round_up(min(q.ofm.h, cap.height), ub.height) + 1, ub.height)
-    widths = range(ub.width, round_up(min(q.ofm.w, cap.width), ub.width) + 1, ub.width)
-    k, mode = q.kernel, q.resampling
-    rows = tuple(_span(h, _clamp_conv1d(q.ofm, k, accel, Block(h, ub.width, ub.depth)).height,
-                       _ifm_rows(h, k, accel, mode), q.ofm.h) for h in heights)
-    cols = tuple(_span(w, w, _ifm_cols(w, k, accel, mode), q.ofm.w) for w in widths)
-    return rows, cols
+    heights = range(ub.height, round_up(min(ofm_h, cap.height), ub.height) + 1, ub.height)
+    conv1d = _is_conv1d(ofm_h, kernel, accel)
+    return tuple(_span(h, min(h, ofm_h) if conv1d else h, _ifm_rows(h, kernel, accel, mode), ofm_h) for h in heights)
+
+
+@lru_cache(maxsize=4096)
+def _widths(ofm_w: int, kernel: KernelGeometry, accel: Accelerator, mode: Resampling) -> tuple[_Span, ...]:
+    """``_axes``' widths (every stripe of an op shares them)."""
+    ub, cap = accel.ofm_ublock, accel.ofm_block_max
+    widths = range(ub.width, round_up(min(ofm_w, cap.width), ub.width) + 1, ub.width)
+    return tuple(_span(w, w, _ifm_cols(w, kernel, accel, mode), ofm_w) for w in widths)
 
 
 class _Row(NamedTuple):
-    """The blocks of one height and depth that the search scores, and their relative costs."""
+    """The blocks of one height and depth that the search scores (``cols``: the first ``fit``
+    columns, less those Vela skips)."""
 
     row: _Span
     cols: tuple[_Span, ...]
-    costs: list[float]
+    fit: int
     depth: int
     ifm_depth: int
 
@@ -338,7 +354,7 @@ def _fitting_at(
             tried = cols[:fit]
         if misfit is not None:
             first_misfit[row.size] = misfit
-        yield _Row(row, tried, _relative_costs(q, t, row, tried, depth, ifm_depth), depth, ifm_depth)
+        yield _Row(row, tried, fit, depth, ifm_depth)
 
 
 def _transposed_misfits(first_misfit: dict[int, int], height: int) -> frozenset[int]:
@@ -346,21 +362,70 @@ def _transposed_misfits(first_misfit: dict[int, int], height: int) -> frozenset[
     return frozenset(w for w, misfit in first_misfit.items() if w < height and misfit <= height)
 
 
-def _cheapest(rows: Iterator[_Row], ifm: Shape4D) -> tuple[_Row, _Span] | None:
+class _Floors(NamedTuple):
+    """Per count ``n`` of leading columns: the least ``col.ifm * col.blocks`` and the least
+    ``col.full`` over them (the column factors of ``_relative_costs``)."""
+
+    ifm_blocks: tuple[float, ...]
+    full: tuple[int, ...]
+
+
+@lru_cache(maxsize=4096)
+def _floors(ofm_w: int, kernel: KernelGeometry, accel: Accelerator, mode: Resampling) -> _Floors:
+    """``_Floors`` of ``_widths``."""
+    ifm_blocks, full = [math.inf], [1 << 62]
+    for col in _widths(ofm_w, kernel, accel, mode):
+        ifm_blocks.append(min(ifm_blocks[-1], col.ifm * col.blocks))
+        full.append(min(full[-1], col.full))
+    return _Floors(tuple(ifm_blocks), tuple(full))
+
+
+# Relative slack of ``_cost_floor`` for float rounding: the costs and the floor are products of a
+# few floats each, so each is within a few ulps (~1e-15) of its exact value
+_ROUNDING = 1e-9
+
+
+def _cost_floor(q: BlockQuery, t: _OpTraits, floors: _Floors, r: _Row) -> float:
+    """No more than any of ``_relative_costs`` of ``r``'s blocks, less ``_ROUNDING``: the column
+    factors replaced by their least over the first ``r.fit`` columns (the tried ones are among
+    them), halved when the widest of them would be."""
+    row, widest = r.row, r.cols[-1] if r.cols else None
+    if widest is None:
+        return math.inf
+    ofm_elements = q.ofm.elements
+    if t.ew is not ElementwiseUse.NONE:
+        floor = max(ofm_elements / (row.size * widest.size * r.depth), 1)
+    else:
+        ifm = t.ifm
+        depth_factor = 1 if t.is_depthwise else r.depth * (q.ofm.c / r.depth)
+        refetch = 1 if t.equal_depth else div_round_up(q.ofm.c, r.depth)
+        floor = (floors.ifm_blocks[r.fit] * (row.ifm * ifm.c * t.ifm_repeats) * row.blocks * refetch
+                 + floors.full[r.fit] * (t.weight_fetch_wh * ifm.c * row.full) * depth_factor) / ofm_elements
+    if t.ifm.elements < widest.ifm * row.ifm * r.ifm_depth * 2:
+        floor /= 2
+    return floor * (1 - _ROUNDING)
+
+
+def _cheapest(q: BlockQuery, t: _OpTraits, accel: Accelerator, rows: Iterator[_Row]) -> tuple[_Row, _Span] | None:
     """The cheapest block (its row and column) in search order; on a tie the later one when it is
-    at most 4x4 and its IFM block covers the IFM in no more pieces."""
+    at most 4x4 and its IFM block covers the IFM in no more pieces. Rows whose every block costs
+    more than the best so far (by ``_cost_floor``) are not costed."""
+    floors = _floors(q.ofm.w, q.kernel, accel, q.resampling)
     best: tuple[_Row, _Span] | None = None
     best_cost, best_coverage = math.inf, math.inf
     for r in rows:
-        if min(r.costs, default=math.inf) > best_cost:
+        if best is not None and _cost_floor(q, t, floors, r) > best_cost:
             continue
-        for col, cost in zip(r.cols, r.costs):
+        costs = _relative_costs(q, t, r.row, r.cols, r.depth, r.ifm_depth)
+        if min(costs, default=math.inf) > best_cost:
+            continue
+        for col, cost in zip(r.cols, costs):
             if cost > best_cost:
                 continue
             if cost == best_cost:
                 if not (r.row.size <= 4 and col.size <= 4):
                     continue
-                coverage = _coverage(ifm, r.row, col)
+                coverage = _coverage(t.ifm, r.row, col)
                 if not coverage <= best_coverage:
                     continue
                 best_coverage = coverage
@@ -378,7 +443,7 @@ def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
     budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
     max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
     depths = _depths(q, accel, max_depth)
-    best = _cheapest(_fitting(q, t, budget, rows, cols, depths), t.ifm)
+    best = _cheapest(q, t, accel, _fitting(q, t, budget, rows, cols, depths))
     if best is None:
         return None
     r, col = best

@@ -160,3 +160,25 @@ def test_lut_activation_and_scalar_detected_from_op() -> None:
     q = query_for(op)
     assert q.lut_banks == 2 and q.uses_scalar
     assert choose_block_config(op, accelerator("ethos-u55-64")).vela_repr == (8, 12, 64, 64)
+
+
+def test_cost_floor_bounds_every_row_it_may_skip() -> None:
+    """The search skips costing a row whose floor exceeds the best cost so far: the floor must be
+    no more than any block's cost in the row, or the block chosen could change."""
+    from npuplan.hw.block_config import _axes, _cost_floor, _depths, _fitting, _floors, _relative_costs, _traits
+    from npuplan.hw.shram import ShramBudget
+    from npuplan.hw.shram import round_up as up
+
+    checked = 0
+    for case in CASES[::7]:
+        accel, q = accelerator(case["accel"]), _query(case)
+        t = _traits(q, accel)
+        rows, cols = _axes(q, accel)
+        budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
+        depths = _depths(q, accel, up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth))
+        floors = _floors(q.ofm.w, q.kernel, accel, q.resampling)
+        for r in _fitting(q, t, budget, rows, cols, depths):
+            costs = _relative_costs(q, t, r.row, r.cols, r.depth, r.ifm_depth)
+            assert _cost_floor(q, t, floors, r) <= min(costs, default=float("inf"))
+            checked += 1
+    assert checked > 1000
