@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import math
 from dataclasses import dataclass, field, replace
 
 from npuplan.hw.memory import Architecture
@@ -62,47 +63,59 @@ class Segment:
     peak_bytes: int
     cycles: int
     weight_options: tuple[tuple[int, int], ...] = ()
-    # the weight choices as a step function of the room left (built once: the search asks often)
+    # a single op's weight choices as a step function of the room left (built once: the search
+    # asks often); a cascade's cycles with every weight that saves any held
     _rooms: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _within: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _all_bytes: int = field(init=False, repr=False, compare=False)
+    _all_cycles: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        rooms, within = _weight_steps(self)
+        rooms, within = _single_steps(self) if self.start == self.end else ((), ())
+        saving = [(size, saved) for size, saved in self.weight_options if saved > 0]
         object.__setattr__(self, "_rooms", rooms)
         object.__setattr__(self, "_within", within)
-
-    def _step(self, limit: int) -> int:
-        """Index of the weight choice that ``limit`` leaves room for (-1: none for a single op)."""
-        at = bisect.bisect_right(self._rooms, limit - self.peak_bytes) - 1
-        return at if at >= 0 or self.start == self.end else len(self._rooms) - 1
+        object.__setattr__(self, "_all_bytes", sum(size for size, _ in saving))
+        object.__setattr__(self, "_all_cycles", self.cycles - sum(saved for _, saved in saving))
 
     def cycles_within(self, limit: int | None) -> int:
         """Cycles with the weight buffering that fits between the peak and ``limit`` (None: none):
         the plan's own cycles, as the weight pass (``weights.propose_weight_buffering``) chooses."""
         if limit is None or not self.weight_options:
             return self.cycles
-        at = self._step(limit)
-        return self._within[at] if at >= 0 else self.cycles
+        room = limit - self.peak_bytes
+        if self.start == self.end:
+            at = bisect.bisect_right(self._rooms, room) - 1
+            return self._within[at] if at >= 0 else self.cycles
+        if room < 0 or room >= self._all_bytes:
+            return self._all_cycles
+        return self.cycles - _most_saved(self.weight_options, room)
 
     def fewest_cycles(self) -> int:
         """The least ``cycles_within`` under any limit."""
+        if self.start != self.end:
+            return self._all_cycles
         return min(self.cycles, *self._within) if self.weight_options else self.cycles
 
 
-def _weight_steps(seg: Segment) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Room thresholds (bytes, ascending) with the cycles within once that much room is left. A
-    single op takes its best-saving option that fits (none below the first threshold); a cascade
-    the best subset (``weights.weight_frontier``; a negative room takes the last, as
-    ``weights.best_weight_subset`` does)."""
-    if seg.start == seg.end:
-        rooms, within, best = [], [], None
-        for size, saved in sorted(seg.weight_options):
-            best = saved if best is None else max(best, saved)
-            rooms.append(size)
-            within.append(seg.cycles - best)
-        return tuple(rooms), tuple(within)
-    frontier = weight_frontier(seg.weight_options)
-    return tuple(size for size, _, _ in frontier), tuple(seg.cycles + int(less) for _, less, _ in frontier)
+def _single_steps(seg: Segment) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Room thresholds (bytes, ascending) with a single op's cycles within once that much room is
+    left: it takes its best-saving option that fits (none below the first threshold)."""
+    rooms, within, best = [], [], None
+    for size, saved in sorted(seg.weight_options):
+        best = saved if best is None else max(best, saved)
+        rooms.append(size)
+        within.append(seg.cycles - best)
+    return tuple(rooms), tuple(within)
+
+
+def _most_saved(options: tuple[tuple[int, int], ...], room: int) -> int:
+    """The most cycles a subset of a cascade's ``(bytes, cycles saved)`` weight options saves
+    within ``room`` bytes (``weights.weight_frontier``; the best subset ``weights.best_weight_subset``
+    takes). Only a room short of every saving option needs the frontier: a negative room takes
+    them all, as ``best_weight_subset`` does, and so does one that holds them all."""
+    frontier = weight_frontier(options)
+    return -int(frontier[bisect.bisect_right(frontier, (room, math.inf)) - 1][1])
 
 
 @dataclass(frozen=True)
