@@ -259,15 +259,13 @@ def _span_peak(ctx: _Context, s: int, e: int, rolling: tuple[RollingBuffer, ...]
     names = [n for n in inplace_group(ctx.owner, touched) if n in net.fms]
     # adding the cascade only drops the in-place pairs of the ops it takes in (their FMs roll)
     kept = {out: inp for out, inp in ctx.owner.items() if not s <= net.fms[out].producer <= e}
-    before = fm_buffers(net, ctx.dec, names, owner=ctx.owner)
-    after = fm_buffers(net, trial, names, owner=kept)
-    peak = 0
-    for t in range(ts, te + 1):
-        u = ctx.base[t]
-        u -= sum(b.size_bytes for b in before if b.start <= t <= b.end)
-        u += sum(b.size_bytes for b in after if b.start <= t <= b.end)
-        peak = max(peak, u)
-    return peak
+    usage = ctx.base[ts:te + 1]
+    for buffers, sign in ((fm_buffers(net, ctx.dec, names, owner=ctx.owner), -1),
+                          (fm_buffers(net, trial, names, owner=kept), 1)):
+        for b in buffers:  # each buffer over the steps of the span it is live at
+            for t in range(max(b.start, ts), min(b.end, te) + 1):
+                usage[t - ts] += sign * b.size_bytes
+    return max(0, *usage)
 
 
 def _single(ctx: _Context, k: int, highest: int) -> Segment:
