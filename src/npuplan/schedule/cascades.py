@@ -354,8 +354,14 @@ def _best_split(options_by_end: dict[int, list[Segment]], first: int, last: int,
             if prev is None:
                 continue
             (over, cycles), _ = prev
-            key = (over + max(0, seg.peak_bytes - limit), cycles + seg.cycles_within(limit))
-            if e not in best or key < best[e][0]:
+            over += max(0, seg.peak_bytes - limit)
+            current = best.get(e)
+            # its fewest cycles under any limit not beating the best so far, its own do not either
+            # (and are not worked out: a cascade's may need its weight frontier)
+            if current is not None and (over, cycles + seg.fewest_cycles()) >= current[0]:
+                continue
+            key = (over, cycles + seg.cycles_within(limit))
+            if current is None or key < current[0]:
                 best[e] = (key, seg)
     split: list[Segment] = []
     while last >= first:  # back from the last segment, each one's start tells where the one before ends
