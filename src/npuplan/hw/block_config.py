@@ -6,7 +6,9 @@ steps up to the OFM size (capped at 32 x 64 x 128); keep blocks whose IFM and ac
 fit the shared buffer; score each by the IFM and weight elements fetched per OFM element (for
 elementwise ops: the number of blocks), halve the score when two IFM blocks hold the whole IFM,
 and keep the cheapest (ties: the later candidate, and for blocks up to 4x4 the one whose IFM block
-covers the IFM in fewer pieces). Results are cached on the op geometry, not on object identity.
+covers the IFM in fewer pieces). A row of blocks none of which can cost as little as the best so
+far (by a floor on their costs, with room for float rounding) is not costed: the choice is the same.
+Results are cached on the op geometry, not on object identity.
 """
 
 from __future__ import annotations
