@@ -16,6 +16,7 @@ import bisect
 import logging
 import math
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
@@ -194,10 +195,19 @@ def segment_rows(net: Network, s: int, e: int, final_rows: int, *, minimal: bool
 def segment_space(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> tuple[tuple[RollingBuffer, ...], int]:
     """The rolling buffers between ops ``s..e`` making OFM stripes of ``rows`` and the exact
     fast-storage peak (bytes) over their time span as a cascade, without weight buffers."""
-    rolling = tuple(_rolling_buffer(ctx, k, rows[k - s], rows[k + 1 - s]) for k in range(s, e))
+    rolling = _rolling_buffers(ctx, s, e, rows)
+    return rolling, _span_base(ctx, s, e, rolling) + sum(r.size_bytes for r in rolling)
+
+
+def _rolling_buffers(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> tuple[RollingBuffer, ...]:
+    return tuple(_rolling_buffer(ctx, k, rows[k - s], rows[k + 1 - s]) for k in range(s, e))
+
+
+def _span_base(ctx: _Context, s: int, e: int, rolling: tuple[RollingBuffer, ...]) -> int:
+    """``_span_peak`` of ``s..e``, worked out once (it does not depend on the stripe rows)."""
     if (s, e) not in ctx.span_memo:
         ctx.span_memo[s, e] = _span_peak(ctx, s, e, rolling)
-    return rolling, ctx.span_memo[s, e] + sum(r.size_bytes for r in rolling)
+    return ctx.span_memo[s, e]
 
 
 def _rolling_buffer(ctx: _Context, k: int, rows: int, consumer_rows: int) -> RollingBuffer:
@@ -297,15 +307,23 @@ def _proposals(ctx: _Context, first: int, last: int, e: int) -> list[Proposal]:
     consumer = net.npu_ops[e + 1] if e < last else None
     op_e = net.npu_ops[e]
     heights = stripe_candidates(op_e.ofm_shape.h, min_stripe_rows(op_e, consumer))
+    s0 = max(first, e - MAX_CASCADE_OPS + 1)
+    # each final height's rows, rolling buffers and their bytes (summed from each op on) from the
+    # earliest start: a later start takes their tails (a producer's rows depend on its consumer's)
+    longest = []
+    for h in heights:
+        for minimal in (False, True) if h == heights[0] else (False,):
+            rows = segment_rows(net, s0, e, h, minimal=minimal)
+            rolling = _rolling_buffers(ctx, s0, e, rows)
+            longest.append((rows, rolling, list(accumulate((r.size_bytes for r in reversed(rolling)), initial=0))))
     found: list[Proposal] = []
     seen: set[tuple[int, ...]] = set()
-    for s in range(max(first, e - MAX_CASCADE_OPS + 1), e):
-        for h in heights:
-            for minimal in (False, True) if h == heights[0] else (False,):
-                rows = segment_rows(net, s, e, h, minimal=minimal)
-                if (s,) + rows not in seen:
-                    seen.add((s,) + rows)
-                    found.append((s, rows, segment_space(ctx, s, e, rows)[1]))
+    for s in range(s0, e):
+        for all_rows, all_rolling, tail_bytes in longest:
+            rows = all_rows[s - s0:]
+            if (s,) + rows not in seen:
+                seen.add((s,) + rows)
+                found.append((s, rows, _span_base(ctx, s, e, all_rolling[s - s0:]) + tail_bytes[e - s]))
     return found
 
 
