@@ -308,14 +308,7 @@ def _proposals(ctx: _Context, first: int, last: int, e: int) -> list[Proposal]:
     op_e = net.npu_ops[e]
     heights = stripe_candidates(op_e.ofm_shape.h, min_stripe_rows(op_e, consumer))
     s0 = max(first, e - MAX_CASCADE_OPS + 1)
-    # each final height's rows, rolling buffers and their bytes (summed from each op on) from the
-    # earliest start: a later start takes their tails (a producer's rows depend on its consumer's)
-    longest = []
-    for h in heights:
-        for minimal in (False, True) if h == heights[0] else (False,):
-            rows = segment_rows(net, s0, e, h, minimal=minimal)
-            rolling = _rolling_buffers(ctx, s0, e, rows)
-            longest.append((rows, rolling, list(accumulate((r.size_bytes for r in reversed(rolling)), initial=0))))
+    longest = _longest(ctx, s0, e, heights)
     found: list[Proposal] = []
     seen: set[tuple[int, ...]] = set()
     for s in range(s0, e):
@@ -325,6 +318,21 @@ def _proposals(ctx: _Context, first: int, last: int, e: int) -> list[Proposal]:
                 seen.add((s,) + rows)
                 found.append((s, rows, _span_base(ctx, s, e, all_rolling[s - s0:]) + tail_bytes[e - s]))
     return found
+
+
+def _longest(
+    ctx: _Context, s0: int, e: int, heights: list[int],
+) -> list[tuple[tuple[int, ...], tuple[RollingBuffer, ...], list[int]]]:
+    """Per final height tried (the first also one row at a time), the cascade ``s0..e``'s stripe
+    rows, its rolling buffers and their bytes summed over the last ``j`` of them (``[j]``): a
+    cascade starting later takes their tails (a producer's rows depend only on its consumer's)."""
+    longest = []
+    for h in heights:
+        for minimal in (False, True) if h == heights[0] else (False,):
+            rows = segment_rows(ctx.net, s0, e, h, minimal=minimal)
+            rolling = _rolling_buffers(ctx, s0, e, rows)
+            longest.append((rows, rolling, list(accumulate((r.size_bytes for r in reversed(rolling)), initial=0))))
+    return longest
 
 
 def _least_peak(ctx: _Context, run: tuple[int, int], proposals: dict[int, list[Proposal]]) -> int:
