@@ -94,6 +94,12 @@ class CostModelOracle:
     def cycles(self, cost: Any) -> int:
         return int(round(cost.total_cycles))
 
+    def floor_cycles(self, cost: Any) -> int:
+        """The datapath cycles and each area's access cycles: with weights buffered the datapath
+        reads them from fast storage and their reads and DMA add no access cycles (``cost.model``),
+        whatever the plan; the weight DMA wait only adds to the NPU cycles. Rounded as ``cycles``."""
+        return int(round(max(cost.op_cycles, *cost.access_cycles.values())))
+
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         """The encoder's sizes (``cost.weights``); the encoding does not depend on the block."""
         if op.weights is None:

@@ -89,6 +89,12 @@ class CostOracle(Protocol):
 
     def cycles(self, cost: Any) -> int: ...
 
+    def floor_cycles(self, cost: Any) -> int:
+        """Given ``cost``, a costing with weights buffered (any fetch plan), cycles that no costing
+        of the same op and context with weights buffered goes below, whatever the plan or the
+        previous op's slack: what no weight fetch or prefetch can hide."""
+        ...
+
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         """Encoded weight + scale bytes of each OFM depth slice ``[d0, d1)``, ``[d1, d2)``..."""
         ...
@@ -104,6 +110,7 @@ class EstimateCost:
     npu_cycles: int
     access_cycles: int
     slack_npu_cycles: int = 0
+    datapath_cycles: int = 0  # the NPU cycles before any DMA wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,15 +154,20 @@ class EstimateOracle:
             wbytes = op.weights.size * ratio
             traffic[query.weight_area] = traffic.get(query.weight_area, 0) + wbytes
         access = max((b / max(arch.bytes_per_cycle(a), 1e-9) for a, b in traffic.items()), default=0.0)
+        datapath = npu
         npu += _weight_dma_cycles(query, npu, self.transfer_cycles)
         if query.staged_ifm_bytes:
             npu += self.transfer_cycles(self._arch.arena_area, self._arch.fast_area, query.staged_ifm_bytes)
         total = max(npu, math.ceil(access))
         tail = query.depth_slices[-1] - query.depth_slices[-2] if len(query.depth_slices) > 2 else ofm.c
-        return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)))
+        return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)), datapath)
 
     def cycles(self, cost: Any) -> int:
         return int(cost.total_cycles)
+
+    def floor_cycles(self, cost: Any) -> int:
+        """The datapath and memory cycles: buffered weights are read from fast storage whatever the plan."""
+        return max(cost.datapath_cycles, cost.access_cycles)
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         if op.weights is None:
@@ -208,6 +220,9 @@ class MemoOracle:
 
     def cycles(self, cost: Any) -> int:
         return self._inner.cycles(cost)
+
+    def floor_cycles(self, cost: Any) -> int:
+        return self._inner.floor_cycles(cost)
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         key = (op, id(block_config), depth_slices)

@@ -221,27 +221,58 @@ def _scored(
 ) -> tuple[tuple[int, Scored], ...]:
     """Reading in place (index 0), then every candidate plan, with and without prebuffering
     (``i > 0``): each with its index, fastest first, then by the bytes ranked by, then by index
-    (so the first that fits is what ``min`` would choose of those that fit). Memoised in two
-    parts: the plans read without prefetch cost the same after any slack."""
+    (so the first that fits is what ``min`` would choose of those that fit). Plans that can never
+    come first are left out uncosted (``_ranked``). Memoised by context and ``prev_slack``."""
+    key = (op_context(net, dec, i), prev_slack)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _ranked(net, dec, arch, oracle, i, prev_slack, memo)
+    return found
+
+
+def _ranked(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, prev_slack: int,
+    memo: dict[tuple[Any, ...], Any],
+) -> tuple[tuple[int, Scored], ...]:
+    """``_scored``'s ranking, costed. No buffered plan costs less than ``floor``
+    (``CostOracle.floor_cycles``): when reading in place costs no more, it ranks first and is
+    chosen, so nothing else is costed; a prebuffered plan is costed only when the plan read without
+    prefetch costs more than ``floor`` (else that plan ranks first of the two and fits whenever the
+    prebuffered one does)."""
+    base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack).cycles
+    scored: list[Scored] = [(base, 0, 0, NO_WEIGHT_BUFFER)]
+    floor = _floor_cycles(net, dec, arch, oracle, i)
+    if base > floor:
+        for entry in _plain(net, dec, arch, oracle, i, memo):
+            scored.append(entry)
+            if i > 0 and entry[0] > floor:
+                ahead = replace(entry[3], prebuffer=True)
+                cycles = cost_op(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=prev_slack).cycles
+                scored.append((cycles, entry[1] * 2, entry[2], ahead))
+    return tuple(sorted(enumerate(scored), key=lambda ks: (ks[1][0], ks[1][1])))
+
+
+def _floor_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int) -> int:
+    """Cycles no buffered weight plan of op ``i`` goes below (after any slack), from its whole
+    weights' costing (which ``_plain`` makes too)."""
+    plan = full_depth_plan(net.npu_ops[i], _block(net, dec, oracle, i), oracle)
+    return oracle.floor_cycles(cost_op(net, dec, arch, oracle, i, weights=plan).cost)
+
+
+def _plain(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, memo: dict[tuple[Any, ...], Any],
+) -> tuple[Scored, ...]:
+    """Every candidate plan of op ``i`` read without prefetch, scored; these cost the same after
+    any slack, so they are memoised by context alone."""
     context = op_context(net, dec, i)
     plain = memo.get(context)
     if plain is None:
-        op = net.npu_ops[i]
-        block = oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[i], op.ofm_shape.h)))
         plain = memo[context] = tuple(
             (cost_op(net, dec, arch, oracle, i, weights=plan).cycles, plan.buffer_bytes, held_bytes(plan), plan)
-            for plan in candidate_plans(op, block, oracle))
-    key = (context, prev_slack)
-    found = memo.get(key)
-    if found is None:
-        early: list[Scored] = []
-        for _, size, held, plan in plain if i > 0 else ():
-            ahead = replace(plan, prebuffer=True)
-            cycles = cost_op(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=prev_slack).cycles
-            early.append((cycles, size * 2, held, ahead))
-        base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack)
-        scored: list[Scored] = [(base.cycles, 0, 0, NO_WEIGHT_BUFFER)]
-        for k, entry in enumerate(plain):
-            scored += [entry, early[k]] if early else [entry]
-        found = memo[key] = tuple(sorted(enumerate(scored), key=lambda ks: (ks[1][0], ks[1][1])))
-    return found
+            for plan in candidate_plans(net.npu_ops[i], _block(net, dec, oracle, i), oracle))
+    return plain
+
+
+def _block(net: Network, dec: Decisions, oracle: CostOracle, i: int) -> Any:
+    op = net.npu_ops[i]
+    return oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[i], op.ofm_shape.h)))

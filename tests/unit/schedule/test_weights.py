@@ -1,0 +1,100 @@
+"""Weight plans: choosing one leaves uncosted the plans that can never come first, and chooses as
+costing every plan would."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from npuplan.hw import build_architecture
+from npuplan.hw.memory import Architecture
+from npuplan.options import PlanOptions
+from npuplan.schedule import weights
+from npuplan.schedule.costing import cost_op
+from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
+from npuplan.schedule.network import Network, build_network
+from npuplan.schedule.oracle import CostOracle, EstimateOracle, MemoOracle, default_oracle
+from npuplan.schedule.planner import max_decisions
+
+from .chains import conv_chain
+
+# weights in flash, so every conv may buffer them
+OPTIONS = PlanOptions(accelerator_config="ethos-u55-256", system_config="Ethos_U55_High_End_Embedded",
+                      memory_mode="Shared_Sram")
+# compute-bound convs (wide maps, few channels) and weight-bound ones (small maps, many channels)
+LAYERS = [(8, 1), (16, 1), (32, 2), (128, 2), (256, 2), (16, 1), (192, 1)]
+SLACKS = (0, 300, 3000, 10**9)
+
+
+def _setup() -> tuple[Network, Architecture, list[Decisions]]:
+    net = build_network(conv_chain(LAYERS, h=48, w=48))
+    arch = build_architecture(OPTIONS)
+    whole = max_decisions(net, arch)
+    striped = replace(whole, ofm_rows=tuple(max(op.ofm_shape.h // 4, 1) for op in net.npu_ops))
+    return net, arch, [whole, striped, replace(whole, fast_fms=frozenset())]
+
+
+def _oracle(arch: Architecture, estimate: bool) -> CostOracle:
+    return MemoOracle(EstimateOracle(arch)) if estimate else default_oracle(arch)
+
+
+def _every_plan(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int,
+                slack: int) -> list[tuple[int, int, int, WeightPlan]]:
+    """Reading in place, then each candidate plan and its prebuffered variant, all costed, in the
+    order the choice breaks ties by: ``(cycles, bytes ranked by, bytes held, plan)``."""
+    op = net.npu_ops[i]
+    block = oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[i], op.ofm_shape.h)))
+    found = [(cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=slack).cycles, 0, 0,
+              NO_WEIGHT_BUFFER)]
+    for plan in weights.candidate_plans(op, block, oracle):
+        held = weights.held_bytes(plan)
+        found.append((cost_op(net, dec, arch, oracle, i, weights=plan).cycles, plan.buffer_bytes, held, plan))
+        if i > 0:
+            ahead = replace(plan, prebuffer=True)
+            cycles = cost_op(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=slack).cycles
+            found.append((cycles, plan.buffer_bytes * 2, held, ahead))
+    return found
+
+
+def _best(every: list[tuple[int, int, int, WeightPlan]], room: int, prev_room: int) -> WeightPlan:
+    fits = [(s[0], s[1], k, s[3]) for k, s in enumerate(every)
+            if k == 0 or (s[2] <= room and (not s[3].prebuffer or s[2] <= prev_room))]
+    return min(fits, key=lambda f: f[:3])[3]
+
+
+@pytest.mark.parametrize("estimate", [False, True])
+def test_no_buffered_plan_costs_less_than_the_floor(estimate: bool) -> None:
+    net, arch, decisions = _setup()
+    oracle = _oracle(arch, estimate)
+    for dec in decisions:
+        for i in range(len(net.npu_ops)):
+            floor = weights._floor_cycles(net, dec, arch, oracle, i)
+            for slack in SLACKS:
+                buffered = _every_plan(net, dec, arch, oracle, i, slack)[1:]
+                assert buffered and min(s[0] for s in buffered) >= floor
+
+
+@pytest.mark.parametrize("estimate", [False, True])
+def test_the_choice_is_the_one_costing_every_plan_gives(estimate: bool) -> None:
+    net, arch, decisions = _setup()
+    oracle = _oracle(arch, estimate)
+    memo: dict[tuple[object, ...], object] = {}
+    usage = [0] * (max(net.times) + 1)
+    uncosted = buffered = 0
+    for dec in decisions:
+        for i in range(len(net.npu_ops)):
+            for slack in SLACKS:
+                every = _every_plan(net, dec, arch, oracle, i, slack)
+                ranked = weights._scored(net, dec, arch, oracle, i, slack, memo)
+                uncosted += len(every) - len(ranked)
+                buffered += _best(every, 10**9, 10**9) is not NO_WEIGHT_BUFFER
+                rooms = sorted({0, 10**9} | {s[2] + d for s in every for d in (-1, 0)})
+                for room in rooms:
+                    for prev_room in (-1, room, 10**9) if i > 0 else (-1,):
+                        at = usage[:]  # nothing held at op i; room - prev_room held at op i-1
+                        if i > 0:
+                            at[net.times[i - 1]] = room - prev_room
+                        chosen = weights._choose(net, dec, arch, oracle, i, at, room, slack, memo)
+                        assert chosen == _best(every, room, prev_room)
+    assert uncosted > 0 and buffered > 0  # both paths were taken
