@@ -17,6 +17,7 @@ import numpy as np
 
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.quantized import signed_channel_rows
 
 ALIGN_BYTES = 16
 SCALE_BIAS_BYTES = 10  # 40-bit bias, 32-bit scale, 6-bit shift per OFM channel
@@ -146,26 +147,6 @@ def compressed_bits_of_counts(counts: np.ndarray) -> int:
     return min(8 * size, direct, palette)
 
 
-def _signed_weights(op: NpuOp) -> np.ndarray:
-    """Weights minus their zero point, OFM channels on axis 0: int16 when the weights are 8-bit
-    (8-bit weights less an 8-bit zero point fit; the arrays are large, int64 would move four times
-    the bytes), else int64."""
-    assert op.weights is not None
-    w = op.weights
-    signed = np.int16 if w.dtype.itemsize == 1 else np.int64
-    if op.block_type is BlockType.DEPTHWISE:
-        w = np.moveaxis(w, -1, 0)
-    quant = op.weight_tensor.quant if op.weight_tensor is not None else None
-    if quant is not None and quant.zero_point:
-        zp = np.asarray(quant.zero_point, dtype=signed)
-        if zp.size == w.shape[0]:
-            zp = zp.reshape((-1,) + (1,) * (w.ndim - 1))
-        else:
-            zp = zp.ravel()[0]
-        return np.subtract(w, zp, dtype=signed)
-    return w.astype(signed)
-
-
 def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None = None) -> WeightStreamSize:
     """Encoded stream sizes of ``op``'s weights, cut into OFM depth slices of ``depth_step``.
 
@@ -236,8 +217,10 @@ def channel_histograms(op: NpuOp) -> np.ndarray:
     """Per OFM channel, the histogram of its zig-zagged signed weights (``[channels, bins]``):
     a slice's histogram is the sum of its channels' rows, so slices of any boundary cost a sum."""
     assert op.weights is not None
-    w = _signed_weights(op)
-    return _zigzag_histograms(w.reshape(w.shape[0], -1))
+    quant = op.weight_tensor.quant if op.weight_tensor is not None else None
+    zero_point = quant.zero_point if quant is not None and quant.zero_point else (0,)
+    channel_axis = -1 if op.block_type is BlockType.DEPTHWISE else 0
+    return _zigzag_histograms(signed_channel_rows(op.weights, zero_point, channel_axis))
 
 
 def slice_bytes_of_histograms(histograms: np.ndarray, start: int, end: int, cores: int) -> int:

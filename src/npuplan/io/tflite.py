@@ -33,7 +33,6 @@ def _binding(name: str) -> Any:
     return getattr(importlib.import_module(f"tflite.{name}"), name)
 
 
-@functools.lru_cache(maxsize=None)
 def _options_class(name: str) -> Any:
     """The generated options class ``name``, or ``None`` if these bindings predate it."""
     try:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
@@ -140,14 +141,9 @@ def _weight_sum(op: Op) -> str | None:
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
     zp = weights.quant.zero_point if weights.quant and weights.quant.zero_point else (0,)
-    values = weights.data
-    # Sum of absolute (zero-point corrected) weights per output channel. 8-bit weights less an
-    # 8-bit zero point fit int16 (the arrays are large: int16, not int64, until the sums).
-    axis = 3 if op.type == "DEPTHWISE_CONV_2D" else 0
-    moved = values.reshape(values.shape[0], -1) if axis == 0 else values.reshape(-1, values.shape[-1]).T
-    zps = np.asarray(zp if len(zp) == moved.shape[0] else (zp[0],) * moved.shape[0], dtype=np.int16)
-    corrected = moved.astype(np.int16) - zps[:, None]
-    worst = int(np.abs(corrected, out=corrected).sum(axis=1, dtype=np.int64).max()) if moved.size else 0
+    # Sum of absolute (zero-point corrected) weights per output channel.
+    rows = signed_channel_rows(weights.data, zp, -1 if op.type == "DEPTHWISE_CONV_2D" else 0)
+    worst = int(np.abs(rows, out=rows).sum(axis=1, dtype=np.int64).max()) if rows.size else 0
     if worst > _WEIGHTS_LIMIT:
         return f"The sum of the weights cannot exceed {_WEIGHTS_LIMIT} (it is {worst})"
     return None

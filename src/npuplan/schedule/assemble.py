@@ -71,14 +71,14 @@ def assemble(
     for fm in net.fms.values():
         placements[fm.name] = TensorPlacement(fm.name, fm_area(net, dec, arch, fm.name), fm.size_bytes, fm.format)  # type: ignore[arg-type]
     cascades: list[Cascade] = []
-    for span_of in dec.cascades:
+    for cascade in dec.cascades:
         rolling = tuple(TensorPlacement(r.tensor_name, arch.fast_area, r.size_bytes, "NHCWB16",
-                                        BufferMode.ROLLING, r.rows) for r in span_of.rolling)
+                                        BufferMode.ROLLING, r.rows) for r in cascade.rolling)
         for p in rolling:
             placements[p.tensor_name] = p
-        span = range(net.times[span_of.start], net.times[span_of.end] + 1)
-        cascades.append(Cascade(span_of.id, tuple(net.npu_ops[k].name for k in range(span_of.start, span_of.end + 1)),
-                                rolling, max(usage[t] for t in span)))
+        span = range(net.times[cascade.start], net.times[cascade.end] + 1)
+        members = tuple(net.npu_ops[k].name for k in range(cascade.start, cascade.end + 1))
+        cascades.append(Cascade(cascade.id, members, rolling, max(usage[t] for t in span)))
     peak = allocated_peak_bytes(buffers, allocator)
     aliases = tuple(inplace_outputs(net, dec).items())
     return Schedule(tuple(ops), MappingProxyType(placements), tuple(cascades), peak, notes, aliases,

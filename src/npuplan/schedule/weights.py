@@ -136,7 +136,6 @@ def propose_weight_buffering(
     cascade_at = {k: c for c in dec.cascades for k in range(c.start, c.end + 1)}
     prev_slack = 0
     memo = ChoiceMemo() if memo is None else memo
-    scores = memo.weight_scores
     for i, op in enumerate(net.npu_ops):
         t = net.times[i]
         cascade = cascade_at.get(i)
@@ -144,7 +143,7 @@ def propose_weight_buffering(
             weights[i:cascade.end + 1] = _cascade_weights(net, bare, arch, oracle, cascade, usage, limit_bytes,
                                                           prev_slack, memo.cascade_offers)
         if cascade is None and needs_dma(op, arch):
-            chosen = _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, scores)
+            chosen = _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, memo)
             usage[t] += held_bytes(chosen)
             if chosen.prebuffer and i > 0:
                 usage[net.times[i - 1]] += held_bytes(chosen)
@@ -204,7 +203,7 @@ def _cascade_offers(
 
 def _choose(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, usage: list[int],
-    limit_bytes: int, prev_slack: int, memo: dict[tuple[Any, ...], Any],
+    limit_bytes: int, prev_slack: int, memo: ChoiceMemo,
 ) -> WeightPlan:
     """Search proposes (every candidate, with and without prebuffering), this step chooses the
     fastest that fits the room at op ``i`` (and at op ``i-1`` for a prebuffer), then the smallest."""
@@ -217,22 +216,22 @@ def _choose(
 
 def _scored(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, prev_slack: int,
-    memo: dict[tuple[Any, ...], Any],
+    memo: ChoiceMemo,
 ) -> tuple[tuple[int, Scored], ...]:
     """Reading in place (index 0), then every candidate plan, with and without prebuffering
     (``i > 0``): each with its index, fastest first, then by the bytes ranked by, then by index
     (so the first that fits is what ``min`` would choose of those that fit). Plans that can never
     come first are left out uncosted (``_ranked``). Memoised by context and ``prev_slack``."""
     key = (op_context(net, dec, i), prev_slack)
-    found = memo.get(key)
+    found = memo.weight_scores.get(key)
     if found is None:
-        found = memo[key] = _ranked(net, dec, arch, oracle, i, prev_slack, memo)
+        found = memo.weight_scores[key] = _ranked(net, dec, arch, oracle, i, prev_slack, memo)
     return found
 
 
 def _ranked(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, prev_slack: int,
-    memo: dict[tuple[Any, ...], Any],
+    memo: ChoiceMemo,
 ) -> tuple[tuple[int, Scored], ...]:
     """``_scored``'s ranking, costed. No buffered plan costs less than ``floor``
     (``CostOracle.floor_cycles``): when reading in place costs no more, it ranks first and is
@@ -260,14 +259,14 @@ def _floor_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: Cost
 
 
 def _plain(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, memo: dict[tuple[Any, ...], Any],
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, memo: ChoiceMemo,
 ) -> tuple[Scored, ...]:
     """Every candidate plan of op ``i`` read without prefetch, scored; these cost the same after
     any slack, so they are memoised by context alone."""
     context = op_context(net, dec, i)
-    plain = memo.get(context)
+    plain = memo.plain_scores.get(context)
     if plain is None:
-        plain = memo[context] = tuple(
+        plain = memo.plain_scores[context] = tuple(
             (cost_op(net, dec, arch, oracle, i, weights=plan).cycles, plan.buffer_bytes, held_bytes(plan), plan)
             for plan in candidate_plans(net.npu_ops[i], _block(net, dec, oracle, i), oracle))
     return plain

@@ -11,6 +11,7 @@ from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture
 from npuplan.options import PlanOptions
 from npuplan.schedule import weights
+from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
 from npuplan.schedule.network import Network, build_network
@@ -79,7 +80,7 @@ def test_no_buffered_plan_costs_less_than_the_floor(estimate: bool) -> None:
 def test_the_choice_is_the_one_costing_every_plan_gives(estimate: bool) -> None:
     net, arch, decisions = _setup()
     oracle = _oracle(arch, estimate)
-    memo: dict[tuple[object, ...], object] = {}
+    memo = ChoiceMemo()
     usage = [0] * (max(net.times) + 1)
     uncosted = buffered = 0
     for dec in decisions:
