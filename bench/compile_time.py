@@ -1,11 +1,12 @@
 """Compile time of npuplan against Vela 5.2.0's legacy core, side by side (issue 3's target).
 
 Both sides run as fresh processes, as a user would run them, each writing its reports to a
-temporary directory: ``python -m npuplan.cli plan MODEL <scenario flags> --quiet`` and
-``vela MODEL --debug-force-legacy-core <scenario flags>``. Compile time is the process's CPU
-seconds (user + system, interpreter start-up and imports included), which other load on the
-machine does not inflate as it does wall-clock time. With ``--repeat N`` each figure is the
-minimum over N runs.
+temporary directory and printing its summary to a pipe: ``python -m npuplan.cli plan MODEL
+<scenario flags>`` and ``vela MODEL --debug-force-legacy-core <scenario flags>``. Compile time
+is the process's CPU seconds (user + system, interpreter start-up and imports included), which
+other load on the machine does not inflate as it does wall-clock time. With ``--repeat N`` each
+figure is the minimum over N runs. The environment is passed on as it is, so exporting e.g.
+OPENBLAS_NUM_THREADS=1 applies to both tools (npuplan's program sets it for itself when unset).
 
 Bytecode: Vela runs from its venv, which pip byte-compiled at install; this machine sets
 PYTHONDONTWRITEBYTECODE, so a source tree would be recompiled on every run. Each npuplan tree is
@@ -73,7 +74,7 @@ def least_cpu_seconds(cmd: list[str], repeat: int, env: dict[str, str] | None = 
 
 
 def ours_cmd(python: str, model: Path, flags: list[str]) -> list[str]:
-    return [python, "-m", "npuplan.cli", "plan", str(model), *flags, "--quiet"]
+    return [python, "-m", "npuplan.cli", "plan", str(model), *flags]
 
 
 def vela_cmd(vela: str, model: Path, flags: list[str]) -> list[str]:

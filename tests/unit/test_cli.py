@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +109,24 @@ def test_budget_below_the_floor_names_it_and_the_floor_plans(tmp_path, capsys, d
     summary = next((tmp_path / "floor").glob("*_summary_*.csv")).read_text().splitlines()
     row = dict(zip(summary[0].split(","), summary[1].split(",")))
     assert float(row["sram_memory_used"]) * 1024 <= floor
+
+
+_OWN_PROCESS = """
+import os, sys
+from npuplan import cli
+sys.argv = ["npuplan", "plan", sys.argv[1], "--output-dir", sys.argv[2]]
+status = cli.run()
+threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+print(status, threads, "rich" in sys.modules)
+"""
+
+
+def test_program_runs_in_one_thread_without_rich_when_piped(tmp_path, ds_cnn):
+    """The program's own process: numpy's OpenBLAS starts no threads (nothing here needs them), and
+    a summary printed to a pipe is plain text, so rich is never imported."""
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", _OWN_PROCESS, str(ds_cnn), str(tmp_path / "out")],
+                          capture_output=True, text=True, check=True, env=env)
+    lines = done.stdout.splitlines()
+    assert "Network summary for ds_cnn_kws" in done.stdout
+    assert lines[-1] == "0 1 False"

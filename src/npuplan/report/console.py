@@ -1,14 +1,14 @@
-"""Console output in the manner of Vela's network summary, drawn with rich."""
+"""Console output in the manner of Vela's network summary."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from npuplan.report.model import AREAS, Report, build_report
 
-if TYPE_CHECKING:  # rich is imported where it draws: a --quiet compile never pays its import
-    from rich.console import Console
+if TYPE_CHECKING:  # rich is imported where it draws the per-layer table, the only thing it draws
     from rich.table import Table
 
     from npuplan.api import Plan
@@ -63,28 +63,31 @@ def render_console(
     verbose_performance: bool = False,
     show_cpu_operations: bool = False,
     written: list[Path] | None = None,
-    console: Console | None = None,
+    report: Report | None = None,
+    file: TextIO | None = None,
 ) -> None:
-    """Print the network summary (and optionally the per-layer table and op placements)."""
-    from rich.console import Console
+    """Print the network summary (and optionally the per-layer table and op placements).
 
-    out = console or Console(highlight=False, soft_wrap=True)
-    report = build_report(plan)
+    Only the per-layer table is drawn with rich; the rest is plain lines, so names are printed as
+    they are (never read as markup) and a compile that prints no table never imports rich.
+    """
+    out = file or sys.stdout
+    report = report or build_report(plan)
     if verbose_performance:
-        out.print(_per_layer_table(report))
-    out.print(f"\nNetwork summary for {report.network}")
-    for label, value in _summary_lines(report):
-        out.print(f"{label:<40} {value}")
+        from rich.console import Console
+
+        Console(file=out, highlight=False, soft_wrap=True).print(_per_layer_table(report))
+    lines = [f"\nNetwork summary for {report.network}"]
+    lines += [f"{label:<40} {value}" for label, value in _summary_lines(report)]
     if show_cpu_operations:
-        out.print("")
+        lines.append("")
         for op in plan.lowered.ops:
             if hasattr(op, "reason"):
-                out.print(f"   CPU: {op.tflite_type} = {op.name} ({op.reason})")  # type: ignore[union-attr]
+                lines.append(f"   CPU: {op.tflite_type} = {op.name} ({op.reason})")  # type: ignore[union-attr]
             else:
-                out.print(f"   NPU: {op.op_type} = {op.name}")  # type: ignore[union-attr]
-        for name, reason in plan.lowered.removed:
-            out.print(f"   removed: {name} ({reason})")
-    for note in report.notes:
-        out.print(f"note: {note}")
+                lines.append(f"   NPU: {op.op_type} = {op.name}")  # type: ignore[union-attr]
+        lines += [f"   removed: {name} ({reason})" for name, reason in plan.lowered.removed]
+    lines += [f"note: {note}" for note in report.notes]
     if written:
-        out.print("\nWrote " + ", ".join(str(p) for p in written))
+        lines.append("\nWrote " + ", ".join(str(p) for p in written))
+    print("\n".join(lines), file=out)

@@ -144,11 +144,12 @@ def _write_atomically(files: dict[Path, str]) -> None:
                 os.unlink(tmp)
 
 
-def write_reports(plan: "Plan", output_dir: str | Path) -> list[Path]:
-    """Write the summary CSV, per-layer CSV and plan JSON; return their paths."""
+def write_reports(plan: "Plan", output_dir: str | Path, report: Report | None = None) -> list[Path]:
+    """Write the summary CSV, per-layer CSV and plan JSON (from ``report``, built from the plan
+    when not given); return their paths."""
     from npuplan.errors import NpuplanError
 
-    report = build_report(plan)
+    report = report or build_report(plan)
     directory = Path(output_dir)
     files = {
         directory / f"{report.network}_summary_{report.system_config}.csv": summary_csv(report),

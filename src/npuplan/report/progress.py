@@ -11,9 +11,10 @@ from contextlib import contextmanager
 def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
     """Yield an ``on_step(name)`` callback that advances a bar over ``npuplan.api.STEPS``.
 
-    The bar goes to stderr and only when stderr is a terminal; otherwise the callback does nothing.
+    The bar goes to stderr and only when stderr is a terminal; otherwise the callback does nothing
+    and rich is not even imported (start-up counts in every compile).
     """
-    if not enabled:  # rich is not even imported: start-up counts in every compile
+    if not enabled or not sys.stderr.isatty():
         yield lambda _name: None
         return
     from rich.console import Console
