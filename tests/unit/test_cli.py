@@ -130,3 +130,16 @@ def test_program_runs_in_one_thread_without_rich_when_piped(tmp_path, ds_cnn):
     lines = done.stdout.splitlines()
     assert "Network summary for ds_cnn_kws" in done.stdout
     assert lines[-1] == "0 1 False"
+
+
+def test_summary_prints_names_as_they_are(ds_cnn):
+    """Brackets in names and paths are printed, not read as markup (rich dropped ``[abc]`` and
+    raised on ``[/x]``)."""
+    import io
+
+    from npuplan.api import plan
+    from npuplan.report import render_console
+
+    out = io.StringIO()
+    render_console(plan(str(ds_cnn)), written=[Path("out/[/x]_[abc].json")], show_cpu_operations=True, file=out)
+    assert "Wrote out/[/x]_[abc].json" in out.getvalue()
