@@ -107,7 +107,8 @@ def _run_validate(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan)."""
+    """Entry point; returns the exit status (0 ok, 1 stdout closed early, 2 bad input or no fit,
+    3 invalid plan)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = _parser().parse_args(argv)
     try:
@@ -121,7 +122,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("npuplan: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `| head`: the reports are written, the reader left
+        _silence_stdout()
+        return 1  # as rich does when its console meets a closed pipe (the per-layer table)
     return 2
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush to a closed pipe does not
+    print an error of its own."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (stdout replaced): nothing to flush
+        pass
 
 
 def run() -> int:

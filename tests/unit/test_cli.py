@@ -143,3 +143,30 @@ def test_summary_prints_names_as_they_are(ds_cnn):
     out = io.StringIO()
     render_console(plan(str(ds_cnn)), written=[Path("out/[/x]_[abc].json")], show_cpu_operations=True, file=out)
     assert "Wrote out/[/x]_[abc].json" in out.getvalue()
+
+
+def test_per_layer_table_to_a_file_is_drawn_whole(ds_cnn):
+    """A file or pipe has no width: the table is not cut to 80 columns of ellipses."""
+    import io
+
+    from npuplan.api import plan
+    from npuplan.report import render_console
+
+    out = io.StringIO()
+    render_console(plan(str(ds_cnn)), verbose_performance=True, file=out)
+    text = out.getvalue()
+    assert "TFLite_operator" in text and "DEPTHWISE_CONV_2D" in text
+    assert "\u2026" not in text
+
+
+def test_reader_closing_the_pipe_is_not_a_traceback(tmp_path, ds_cnn):
+    """``npuplan plan ... | head``: the reports are written; exit 1 and no traceback, whether the
+    plain summary (ours) or the per-layer table (rich's) meets the closed pipe."""
+    for flags in ([], ["--verbose-performance"]):
+        out = tmp_path / f"out{len(flags)}"
+        proc = subprocess.Popen([sys.executable, "-m", "npuplan", "plan", str(ds_cnn), "--output-dir", str(out),
+                                 *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()  # before it prints: planning takes far longer than this
+        err = proc.stderr.read().decode()
+        assert (proc.wait(), err) == (1, "")
+        assert len(list(out.iterdir())) == 3

@@ -28,6 +28,18 @@ def _per_layer_table(report: Report) -> Table:
     return table
 
 
+def _print_table(table: Table, out: TextIO) -> None:
+    """Draw ``table`` on a terminal's width, or whole on a file or pipe (which has no width to fit:
+    rich would assume 80 columns and cut every cell to an ellipsis)."""
+    from rich.console import Console
+
+    console = Console(file=out, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        unbounded = console.options.update_width(1 << 16)
+        console.width = max(console.measure(table, options=unbounded).maximum, console.width)
+    console.print(table)
+
+
 def _summary_lines(report: Report) -> list[tuple[str, str]]:
     lines = [
         ("Accelerator configuration", report.accelerator),
@@ -74,9 +86,7 @@ def render_console(
     out = file or sys.stdout
     report = report or build_report(plan)
     if verbose_performance:
-        from rich.console import Console
-
-        Console(file=out, highlight=False, soft_wrap=True).print(_per_layer_table(report))
+        _print_table(_per_layer_table(report), out)
     lines = [f"\nNetwork summary for {report.network}"]
     lines += [f"{label:<40} {value}" for label, value in _summary_lines(report)]
     if show_cpu_operations:
