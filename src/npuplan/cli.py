@@ -107,8 +107,8 @@ def _run_validate(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 1 stdout closed early, 2 bad input or no fit,
-    3 invalid plan)."""
+    """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan). A closed
+    stdout raises ``BrokenPipeError`` to the caller (``run`` ends the program quietly with 1)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = _parser().parse_args(argv)
     try:
@@ -122,9 +122,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("npuplan: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `| head`: the reports are written, the reader left
-        _silence_stdout()
-        return 1  # as rich does when its console meets a closed pipe (the per-layer table)
     return 2
 
 
@@ -145,13 +142,19 @@ def run() -> int:
     (``npuplan.lean_bindings``), and asks OpenBLAS for one thread unless the user chose a number:
     nothing here multiplies matrices large enough to share, and numpy's import starting a pool of
     spinning threads costs about 0.08 s of CPU per compile. ``main`` called from other Python code
-    leaves both ``tflite`` and the environment alone.
+    leaves both ``tflite`` and the environment alone. A reader that closes the pipe early
+    (``| head``) ends the program quietly with status 1, after the reports are written, as rich does
+    when the per-layer table meets a closed pipe.
     """
     from npuplan.lean_bindings import use_lean_bindings
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     use_lean_bindings()
-    return main()
+    try:
+        return main()
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
