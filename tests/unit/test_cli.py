@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from npuplan.api import Plan, plan
 from npuplan.cli import main
+from npuplan.report import render_console
 
 
 def run(tmp_path: Path, capsys, *args: str) -> tuple[int, str]:
@@ -132,28 +135,23 @@ def test_program_runs_in_one_thread_without_rich_when_piped(tmp_path, ds_cnn):
     assert lines[-1] == "0 1 False"
 
 
-def test_summary_prints_names_as_they_are(ds_cnn):
+@pytest.fixture(scope="module")
+def ds_cnn_plan(ds_cnn) -> Plan:  # type: ignore[no-untyped-def]
+    return plan(str(ds_cnn))
+
+
+def test_summary_prints_names_as_they_are(ds_cnn_plan):
     """Brackets in names and paths are printed, not read as markup (rich dropped ``[abc]`` and
     raised on ``[/x]``)."""
-    import io
-
-    from npuplan.api import plan
-    from npuplan.report import render_console
-
     out = io.StringIO()
-    render_console(plan(str(ds_cnn)), written=[Path("out/[/x]_[abc].json")], show_cpu_operations=True, file=out)
+    render_console(ds_cnn_plan, written=[Path("out/[/x]_[abc].json")], show_cpu_operations=True, file=out)
     assert "Wrote out/[/x]_[abc].json" in out.getvalue()
 
 
-def test_per_layer_table_to_a_file_is_drawn_whole(ds_cnn):
+def test_per_layer_table_to_a_file_is_drawn_whole(ds_cnn_plan):
     """A file or pipe has no width: the table is not cut to 80 columns of ellipses."""
-    import io
-
-    from npuplan.api import plan
-    from npuplan.report import render_console
-
     out = io.StringIO()
-    render_console(plan(str(ds_cnn)), verbose_performance=True, file=out)
+    render_console(ds_cnn_plan, verbose_performance=True, file=out)
     text = out.getvalue()
     assert "TFLite_operator" in text and "DEPTHWISE_CONV_2D" in text
     assert "\u2026" not in text

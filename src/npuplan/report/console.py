@@ -84,7 +84,7 @@ def render_console(
     they are (never read as markup) and a compile that prints no table never imports rich.
     """
     out = file or sys.stdout
-    report = report or build_report(plan)
+    report = build_report(plan) if report is None else report
     if verbose_performance:
         _print_table(_per_layer_table(report), out)
     lines = [f"\nNetwork summary for {report.network}"]

@@ -149,7 +149,7 @@ def write_reports(plan: "Plan", output_dir: str | Path, report: Report | None = 
     when not given); return their paths."""
     from npuplan.errors import NpuplanError
 
-    report = report or build_report(plan)
+    report = build_report(plan) if report is None else report
     directory = Path(output_dir)
     files = {
         directory / f"{report.network}_summary_{report.system_config}.csv": summary_csv(report),

@@ -23,9 +23,6 @@ def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
     from npuplan.api import STEPS
 
     console = Console(file=sys.stderr)
-    if not console.is_terminal:
-        yield lambda _name: None
-        return
     columns = (TextColumn("{task.description:<10}"), BarColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("planning", total=len(STEPS))
