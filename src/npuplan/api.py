@@ -15,6 +15,7 @@ from npuplan.errors import ConfigError, InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.io.tflite import read_tflite
+from npuplan.ir.model_checks import check_model
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
@@ -133,7 +134,7 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     plan_options = make_options(**options)
     arch = build_architecture(plan_options)
     step("read")
-    model = read_tflite(path)
+    model = check_model(read_tflite(path))
     step("lower")
     lowered = lower(model, arch.accelerator)
     step("schedule")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from npuplan import __version__
-from npuplan.errors import NpuplanError
+from npuplan.errors import InternalError, NpuplanError, marked_op
 from npuplan.options import DEFAULT_CONFIG, Optimise, Search, TensorAllocator
 
 
@@ -44,23 +44,49 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
     p.add_argument("--validate", action="store_true", help="replay the command stream and check the plan")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream and check it")
     v.add_argument("plan_json", metavar="PLAN.json", help="a <network>_plan.json written by npuplan plan")
+    v.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return parser
 
 
-def _run_plan(args: argparse.Namespace) -> int:
+class _Stage:
+    """What the command is doing, for the one-line report of an internal error."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def step(self, name: str) -> None:
+        self.name = _STAGE_NAMES.get(name, name)
+
+
+_STAGE_NAMES = {
+    "options": "reading the options", "read": "reading the model", "lower": "lowering the network",
+    "schedule": "scheduling", "allocate": "allocating addresses",
+}
+
+
+def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.api import plan
     from npuplan.report import build_report, render_console, write_reports
     from npuplan.report.progress import step_progress
 
     with step_progress(enabled=not args.quiet) as on_step:
-        result = _plan_with(plan, args, on_step)
+
+        def on_each_step(name: str) -> None:
+            stage.step(name)
+            on_step(name)
+
+        result = _plan_with(plan, args, on_each_step)
     if args.validate:
+        stage.step("validating the plan")
         _validate(result)
+    stage.step("writing the reports")
     report = build_report(result)
     written = write_reports(result, args.output_dir, report)
+    stage.step("printing the summary")
     if not args.quiet:
         render_console(
             result,
@@ -97,9 +123,10 @@ def _validate(result: object) -> None:
     validate_plan(result)
 
 
-def _run_validate(args: argparse.Namespace) -> int:
+def _run_validate(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.commands.plan_file import validate_plan_file
 
+    stage.step("validating the plan file")
     stream = validate_plan_file(args.plan_json)
     print(f"{args.plan_json}: valid ({len(stream.commands)} commands of {stream.network} replayed, "
           f"{len(stream.addresses)} buffers)")
@@ -107,15 +134,24 @@ def _run_validate(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan). A closed
-    stdout raises ``BrokenPipeError`` to the caller (``run`` ends the program quietly with 1)."""
+    """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan, 4 internal
+    error: a bug). A closed stdout raises ``BrokenPipeError`` to the caller (``run`` ends the program
+    quietly with 1)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = _parser().parse_args(argv)
+    stage = _Stage("starting")
     try:
-        if args.command == "plan":
-            return _run_plan(args)
-        if args.command == "validate":
-            return _run_validate(args)
+        try:
+            if args.command == "plan":
+                return _run_plan(args, stage)
+            if args.command == "validate":
+                return _run_validate(args, stage)
+        except (NpuplanError, KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as error:  # noqa: BLE001 - an unexpected error is a bug: one line, status 4
+            if args.debug:
+                raise
+            raise InternalError(stage=stage.name, op=marked_op(error), cause=error) from error
     except NpuplanError as error:
         print(f"npuplan: error: {error}", file=sys.stderr)
         return error.exit_status

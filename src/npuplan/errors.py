@@ -40,3 +40,33 @@ class ValidationError(NpuplanError):
     """A plan's command stream violates a memory invariant (CLI exit status 3)."""
 
     exit_status = 3
+
+
+class InternalError(NpuplanError):
+    """An unexpected exception inside the pipeline: a bug in npuplan (CLI exit status 4).
+
+    ``stage`` is what npuplan was doing, ``op`` the operator it was working on when known.
+    """
+
+    exit_status = 4
+
+    def __init__(self, *, stage: str, op: str | None, cause: BaseException) -> None:
+        self.stage = stage
+        self.op = op
+        where = f" on op '{op}'" if op else ""
+        detail = str(cause).splitlines()[0] if str(cause) else ""
+        super().__init__(
+            f"internal error while {stage}{where}: {type(cause).__name__}{': ' + detail if detail else ''}. "
+            "This is a bug in npuplan; rerun with --debug for the traceback"
+        )
+
+
+def mark_op(error: BaseException, op_name: str) -> None:
+    """Record on ``error`` the operator being worked on (the innermost mark is kept)."""
+    if getattr(error, "_npuplan_op", None) is None:
+        error._npuplan_op = op_name  # type: ignore[attr-defined]
+
+
+def marked_op(error: BaseException) -> str | None:
+    """The operator ``mark_op`` recorded on ``error``, if any."""
+    return getattr(error, "_npuplan_op", None)

@@ -168,3 +168,38 @@ def test_reader_closing_the_pipe_is_not_a_traceback(tmp_path, ds_cnn):
         err = proc.stderr.read().decode()
         assert (proc.wait(), err) == (1, "")
         assert len(list(out.iterdir())) == 3
+
+
+def test_internal_error_is_one_line_status_4_and_no_files(tmp_path, capsys, monkeypatch):
+    import npuplan.api as api
+
+    def broken(*_args, **_kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(api, "plan_schedule", broken)
+    model = Path(__file__).resolve().parents[1] / "data" / "ds_cnn_kws.tflite"
+    status = main(["plan", str(model), "--output-dir", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 4
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err
+    assert "internal error while scheduling: ZeroDivisionError: boom" in lines[0]
+    assert "bug in npuplan" in lines[0] and "--debug" in lines[0]
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ZeroDivisionError):
+        main(["plan", str(model), "--output-dir", str(tmp_path / "out"), "--quiet", "--debug"])
+
+
+def test_internal_error_in_lowering_names_the_op(tmp_path, capsys, monkeypatch):
+    import importlib
+
+    lower_module = importlib.import_module("npuplan.lowering.lower")
+
+    def broken(_op):
+        raise KeyError("x")
+
+    monkeypatch.setitem(lower_module._CONVERTERS, "CONV_2D", broken)
+    model = Path(__file__).resolve().parents[1] / "data" / "ds_cnn_kws.tflite"
+    status = main(["plan", str(model), "--output-dir", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 4 and "while lowering the network on op '" in err

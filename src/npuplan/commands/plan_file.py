@@ -6,15 +6,17 @@ tensor's shape and address, the network's inputs and outputs and the SRAM limit.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from npuplan.commands.serial import StreamFormatError, read_command_stream, read_layouts
+from npuplan.commands.serial import StreamFormatError, plan_int, plan_str, read_command_stream, read_layouts
 from npuplan.commands.types import Address, Command
 from npuplan.commands.validate import StreamContext, raise_first, validate_stream
 from npuplan.errors import ModelError
+from npuplan.ir.model_checks import LIMITS
 
 
 class PlanFileError(ModelError):
@@ -61,20 +63,29 @@ def read_plan_stream(path: str | Path) -> PlanStream:
     allocation = _section(document, "allocation", dict, path)
     entries = _section(document, "commands", list, path)
     try:
-        layouts = read_layouts([tensors, _section(allocation, "buffers", dict, path)])
-        commands, addresses = read_command_stream(entries, layouts)
-        shapes = {name: tuple(int(v) for v in entry["shape"])
+        shapes = {name: _shape(entry["shape"])
                   for name, entry in tensors.items() if isinstance(entry, dict) and entry.get("shape")}
+        layouts = read_layouts([tensors, _section(allocation, "buffers", dict, path)])
+        commands, addresses = read_command_stream(entries, layouts, shapes)
+        inputs = tuple(plan_str(t, "input") for t in _section(document, "inputs", list, path))
+        outputs = tuple(plan_str(t, "output") for t in _section(document, "outputs", list, path))
+        limit = allocation.get("sram_limit_bytes")
+        limit = None if limit is None else plan_int(limit, "sram_limit_bytes")
     except (StreamFormatError, TypeError, ValueError, KeyError) as error:
         raise PlanFileError(f"plan '{path}': {error}") from None
-    context = StreamContext(
-        MappingProxyType(shapes),  # type: ignore[arg-type]
-        tuple(_section(document, "inputs", list, path)),
-        tuple(_section(document, "outputs", list, path)),
-    )
-    limit = allocation.get("sram_limit_bytes")
-    return PlanStream(str(document.get("network", path.stem)), commands, addresses, context,
-                      None if limit is None else int(limit))
+    context = StreamContext(MappingProxyType(shapes), inputs, outputs)  # type: ignore[arg-type]
+    return PlanStream(str(document.get("network", path.stem)), commands, addresses, context, limit)
+
+
+def _shape(values: Any) -> tuple[int, ...]:
+    """A tensor shape from the plan (NHWC, at most ``LIMITS.max_tensor_bytes``
+    elements: the replay keeps a mask of each tensor's written elements)."""
+    if not isinstance(values, list) or len(values) != 4:
+        raise StreamFormatError(f"a shape must be a list of 4 whole numbers (NHWC; it is {values!r:.40})")
+    shape = tuple(plan_int(v, "shape dimension") for v in values)
+    if math.prod(shape) > LIMITS.max_tensor_bytes:
+        raise StreamFormatError(f"shape {list(shape)} has more than {LIMITS.max_tensor_bytes} elements")
+    return shape
 
 
 def validate_plan_file(path: str | Path) -> PlanStream:

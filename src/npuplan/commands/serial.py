@@ -110,79 +110,132 @@ class StreamFormatError(ValueError):
     """A plan JSON whose command stream or buffer tables cannot be read."""
 
 
+# The largest address, size or coordinate a plan JSON may hold (1 TiB: beyond any NPU's memory).
+MAX_PLAN_VALUE = 1 << 40
+
+
+def plan_int(value: Any, what: str) -> int:
+    """``value`` as a whole number in ``[0, MAX_PLAN_VALUE]``; a JSON float, bool, string or
+    anything else is a malformed plan, not something to coerce."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PLAN_VALUE:
+        raise StreamFormatError(f"{what} must be a whole number in [0, {MAX_PLAN_VALUE}] (it is {value!r:.40})")
+    return value
+
+
+def plan_str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise StreamFormatError(f"{what} must be a string (it is {value!r:.40})")
+    return value
+
+
 def _layout(entry: Mapping[str, Any]) -> Layout:
     rows = entry.get("rows")
-    return (Address(MemArea(entry["area"]), int(entry["offset"]), int(entry["size_bytes"])),
-            BufferKind(entry["kind"]), int(entry.get("row_bytes") or 0), None if rows is None else int(rows))
+    return (Address(MemArea(entry["area"]), plan_int(entry["offset"], "offset"),
+                    plan_int(entry["size_bytes"], "size_bytes")),
+            BufferKind(entry["kind"]), plan_int(entry.get("row_bytes") or 0, "row_bytes"),
+            None if rows is None else max(plan_int(rows, "rows"), 1) if rows else _no_rows())
+
+
+def _no_rows() -> int:
+    raise StreamFormatError("a rolling buffer must hold at least one row")
 
 
 def read_layouts(tables: Sequence[Mapping[str, Any]]) -> dict[str, Layout]:
     """Buffer layouts from the plan JSON's tables (``tensors``, ``allocation.buffers``)."""
-    try:
-        return {name: _layout(entry) for table in tables for name, entry in table.items() if "offset" in entry}
-    except (KeyError, TypeError, ValueError) as error:
-        raise StreamFormatError(f"bad buffer entry ({error})") from None
+    layouts: dict[str, Layout] = {}
+    for table in tables:
+        for name, entry in table.items():
+            if not isinstance(entry, Mapping) or "offset" not in entry:
+                continue
+            try:
+                layouts[name] = _layout(entry)
+            except (KeyError, TypeError, ValueError) as error:
+                raise StreamFormatError(f"bad buffer entry '{name:.60}' ({error})") from None
+    return layouts
+
+
+# The largest batch a plan's box may span when its tensor's shape is not recorded.
+MAX_BATCH = 1 << 16
 
 
 class _Reader:
-    def __init__(self, layouts: Mapping[str, Layout]) -> None:
+    def __init__(self, layouts: Mapping[str, Layout], shapes: Mapping[str, tuple[int, ...]]) -> None:
         self.layouts = layouts
+        self.shapes = shapes
 
-    def ref(self, name: str, address: int) -> BufferRef:
+    def ref(self, name: Any, address: Any) -> BufferRef:
+        name = plan_str(name, "buffer name")
         if name not in self.layouts:
-            raise StreamFormatError(f"command names buffer '{name}', which has no address")
+            raise StreamFormatError(f"command names buffer '{name:.60}', which has no address")
         where, kind, row_bytes, rows = self.layouts[name]
-        return BufferRef(name, where, kind, row_bytes, rows, int(address) - where.offset)
+        return BufferRef(name, where, kind, row_bytes, rows, plan_int(address, "address") - where.offset)
 
     def operand(self, data: Mapping[str, Any] | None) -> Operand | None:
         if data is None:
             return None
-        box = Box(tuple(data["start"]), tuple(data["end"]))  # type: ignore[arg-type]
-        return Operand(data["tensor"], box, self.ref(data["buffer"], data["address"]))
+        box = Box(_coordinates(data["start"]), _coordinates(data["end"]))  # type: ignore[arg-type]
+        tensor = plan_str(data["tensor"], "tensor")
+        shape = self.shapes.get(tensor, (MAX_BATCH, MAX_PLAN_VALUE, MAX_PLAN_VALUE, MAX_PLAN_VALUE))
+        if any(not 0 <= a <= b <= d for a, b, d in zip(box.start, box.end, shape)):
+            raise StreamFormatError(f"box {list(box.start)}..{list(box.end)} of '{tensor:.60}' is not inside "
+                                    f"its shape {list(shape)}")
+        return Operand(tensor, box, self.ref(data["buffer"], data["address"]))
 
     def command(self, data: Mapping[str, Any]) -> Command:
         kind = data["kind"]
         if kind == "dma":
             piece = None if data.get("slice") is None else _slice(data["slice"], data["size_bytes"])
-            return DmaCommand(MemArea(data["src_area"]), int(data["src_address"]), MemArea(data["dst_area"]),
-                              int(data["dst_address"]), int(data["size_bytes"]), data["tensor"],
+            return DmaCommand(MemArea(data["src_area"]), plan_int(data["src_address"], "src_address"),
+                              MemArea(data["dst_area"]), plan_int(data["dst_address"], "dst_address"),
+                              plan_int(data["size_bytes"], "size_bytes"), plan_str(data["tensor"], "tensor"),
                               DmaPurpose(data["purpose"]), self.ref(data["src_buffer"], data["src_address"]),
-                              self.ref(data["dst_buffer"], data["dst_address"]), piece, data.get("op", ""))
+                              self.ref(data["dst_buffer"], data["dst_address"]), piece, plan_str(data.get("op", ""), "op"))
         if kind == "npu_stripe":
             w = data.get("weights")
             ofm = self.operand(data["ofm"])
             assert ofm is not None
             return NpuStripeCommand(
-                data["op"], self.operand(data.get("ifm")), self.operand(data.get("ifm2")), ofm,
+                plan_str(data["op"], "op"), self.operand(data.get("ifm")), self.operand(data.get("ifm2")), ofm,
                 None if w is None else _slice(w, w["size_bytes"]),
                 None if w is None else self.ref(w["buffer"], w["address"]),
                 data.get("block_config", ""), "" if w is None else w["content"], bool(data.get("elementwise", False)))
         if kind == "cpu":
-            return CpuCommand(data["op"], tuple(self.operand(o) for o in data["inputs"]),  # type: ignore[misc]
+            return CpuCommand(plan_str(data["op"], "op"), tuple(self.operand(o) for o in data["inputs"]),  # type: ignore[misc]
                               tuple(self.operand(o) for o in data["outputs"]))  # type: ignore[misc]
         raise StreamFormatError(f"unknown command kind '{kind}'")
 
 
-def _slice(data: Mapping[str, Any], size_bytes: int) -> WeightSlice:
+def _coordinates(values: Any) -> tuple[int, ...]:
+    if not isinstance(values, list) or len(values) != 4:
+        raise StreamFormatError(f"a box corner must be a list of 4 whole numbers (it is {values!r:.40})")
+    return tuple(plan_int(v, "box coordinate") for v in values)
+
+
+def _slice(data: Mapping[str, Any], size_bytes: Any) -> WeightSlice:
     depth = data["depth"]
-    return WeightSlice(int(data["index"]), int(depth[0]), int(depth[1]), int(data["stream_offset_bytes"]),
-                       int(size_bytes))
+    if not isinstance(depth, list) or len(depth) != 2:
+        raise StreamFormatError(f"weight slice depth must be [start, end] (it is {depth!r:.40})")
+    return WeightSlice(plan_int(data["index"], "slice index"), plan_int(depth[0], "depth"),
+                       plan_int(depth[1], "depth"), plan_int(data["stream_offset_bytes"], "stream_offset_bytes"),
+                       plan_int(size_bytes, "size_bytes"))
 
 
 def read_command_stream(
     entries: Sequence[Mapping[str, Any]], layouts: Mapping[str, Layout],
+    shapes: Mapping[str, tuple[int, ...]] | None = None,
 ) -> tuple[tuple[Command, ...], dict[str, Address]]:
-    """Commands and every buffer's address from a plan JSON's ``commands`` and buffer layouts.
+    """Commands and every buffer's address from a plan JSON's ``commands`` and buffer layouts;
+    ``shapes`` (4D, per tensor) bound the boxes the commands may name.
 
     Raises ``StreamFormatError`` naming the first command that cannot be read.
     """
-    reader = _Reader(layouts)
+    reader = _Reader(layouts, shapes or {})
     commands: list[Command] = []
     for k, entry in enumerate(entries):
         try:
             commands.append(reader.command(entry))
         except StreamFormatError as error:
             raise StreamFormatError(f"command {k}: {error}") from None
-        except (KeyError, TypeError, ValueError, AssertionError) as error:
+        except (KeyError, TypeError, ValueError, AssertionError, AttributeError, IndexError) as error:
             raise StreamFormatError(f"command {k} is malformed ({type(error).__name__}: {error})") from None
     return tuple(commands), {name: layout[0] for name, layout in layouts.items()}

@@ -18,6 +18,7 @@ import numpy as np
 
 from npuplan.errors import ModelError
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+from npuplan.ir.model_checks import LIMITS
 from npuplan.ir.types import DataType, Quantization
 
 _FILE_IDENTIFIER = b"TFL3"
@@ -141,22 +142,39 @@ def _buffer_bytes(buffer: Any, data: bytes, index: int) -> bytes | None:
 
 
 def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], index: int) -> Graph:
+    _check_counts(sg, index)
     tensors = [_parse_tensor(sg.Tensors(i), buffers) for i in range(sg.TensorsLength())]
 
-    def pick(indices: Any) -> tuple[Tensor | None, ...]:
+    def pick(indices: Any, what: str) -> tuple[Tensor | None, ...]:
+        for i in indices:
+            if not -1 <= int(i) < len(tensors):
+                raise ModelError(f"subgraph {index}: {what} refers to tensor {int(i)} but the subgraph has "
+                                 f"{len(tensors)} tensors")
         return tuple(tensors[int(i)] if int(i) >= 0 else None for i in indices)
 
     ops = []
     for i in range(sg.OperatorsLength()):
         fb_op = sg.Operators(i)
-        op_type = op_types[fb_op.OpcodeIndex()]
-        op_inputs = pick(fb_op.InputsAsNumpy()) if fb_op.InputsLength() else ()
-        op_outputs = tuple(t for t in pick(fb_op.OutputsAsNumpy()) if t is not None) if fb_op.OutputsLength() else ()
+        code = int(fb_op.OpcodeIndex())
+        if not 0 <= code < len(op_types):
+            raise ModelError(f"subgraph {index}: op {i} has operator code {code} but the model has {len(op_types)}")
+        op_type = op_types[code]
+        op_inputs = pick(fb_op.InputsAsNumpy(), f"op {i} ({op_type}) input") if fb_op.InputsLength() else ()
+        op_outputs = (tuple(t for t in pick(fb_op.OutputsAsNumpy(), f"op {i} ({op_type}) output") if t is not None)
+                      if fb_op.OutputsLength() else ())
         ops.append(Op(op_type, op_inputs, op_outputs, _parse_options(fb_op), index=i))
-    inputs = tuple(t for t in pick(sg.InputsAsNumpy()) if t is not None) if sg.InputsLength() else ()
-    outputs = tuple(t for t in pick(sg.OutputsAsNumpy()) if t is not None) if sg.OutputsLength() else ()
+    inputs = tuple(t for t in pick(sg.InputsAsNumpy(), "an input") if t is not None) if sg.InputsLength() else ()
+    outputs = tuple(t for t in pick(sg.OutputsAsNumpy(), "an output") if t is not None) if sg.OutputsLength() else ()
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{index}"
     return Graph(name=name, ops=tuple(ops), inputs=inputs, outputs=outputs)
+
+
+def _check_counts(sg: Any, index: int) -> None:
+    """Refuse absurd operator and tensor counts before decoding them (each costs Python objects)."""
+    if sg.OperatorsLength() > LIMITS.max_ops:
+        raise ModelError(f"subgraph {index} has {sg.OperatorsLength()} operators; npuplan plans at most {LIMITS.max_ops}")
+    if sg.TensorsLength() > LIMITS.max_tensors:
+        raise ModelError(f"subgraph {index} has {sg.TensorsLength()} tensors; npuplan plans at most {LIMITS.max_tensors}")
 
 
 def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
@@ -167,15 +185,21 @@ def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
         signature = t.ShapeSignatureAsNumpy().tolist()
         if signature and signature[0] == -1 and shape:
             shape[0] = 1  # dynamic batch is planned as batch 1
+    name = (t.Name() or b"").decode("utf-8", errors="replace")
     buffer = int(t.Buffer())
+    if buffer >= len(buffers) and (buffer != 0 or buffers):
+        raise ModelError(f"tensor '{name}' refers to buffer {buffer} but the model has {len(buffers)} buffers")
     raw = buffers[buffer] if buffer < len(buffers) else None
     values = None
     if raw is not None and np_dtype is not None:
+        if len(raw) % np.dtype(np_dtype).itemsize:
+            raise ModelError(f"tensor '{name}': buffer {buffer} holds {len(raw)} bytes, not a whole number of "
+                             f"{type_name.lower()} values")
         values = np.frombuffer(raw, dtype=np_dtype)
         values = values.reshape(shape) if values.size == int(np.prod(shape, dtype=np.int64)) else values
         values.flags.writeable = False
     return Tensor(
-        name=(t.Name() or b"").decode("utf-8", errors="replace"),
+        name=name,
         shape=tuple(shape),
         dtype=dtype,
         quant=_parse_quant(t.Quantization()),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from npuplan.errors import NpuplanError, mark_op
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
@@ -84,7 +85,13 @@ def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:
     graph, removed = rewrite_graph(source, accelerator)
     ops: list[LoweredOp] = []
     for op in graph.ops:
-        ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lower_op(op))
+        try:
+            ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lower_op(op))
+        except NpuplanError:
+            raise
+        except Exception as error:
+            mark_op(error, op.name)
+            raise
     return LoweredGraph(
         name=source.name,
         ops=tuple(ops),

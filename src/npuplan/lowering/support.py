@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.model_checks import operand_count_problem
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 
@@ -62,6 +63,11 @@ def _feature_maps(op: Op) -> list[Tensor]:
 
 
 # ---------------------------------------------------------------- generic (semantic) checks
+def _arity(op: Op) -> str | None:
+    """The operand counts of TFLite (a graph built in code may break them; a read model cannot)."""
+    return operand_count_problem(op)
+
+
 def _no_dynamic(op: Op) -> str | None:
     bad = [t.name for t in _tensors(op) if t.shape == () and not t.is_constant]
     if bad:
@@ -311,7 +317,7 @@ def unsupported_reason(op: Op) -> str | None:
             return reason
     if op.type not in LOWERED_TYPES:
         return f"{op.type} is not supported on the NPU"
-    for check in (*_GENERIC, _SPECIFIC.get(op.type, lambda _op: None)):
+    for check in (_arity, *_GENERIC, _SPECIFIC.get(op.type, lambda _op: None)):
         reason = check(op)
         if reason is not None:
             return reason

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,11 +77,31 @@ def summary_row(report: Report) -> dict[str, object]:
     return row
 
 
+# A cell a spreadsheet would read as a formula starts with one of these.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# What a name may keep in a file name; anything else becomes '_'.
+_FILE_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def text_cell(value: object) -> object:
+    """``value`` as a CSV cell that stays text: a string a spreadsheet would evaluate as a formula
+    gets a leading apostrophe (the usual CSV-injection defence). Numbers are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def file_name_part(name: str) -> str:
+    """``name`` made safe to be part of a file name: no separators, no '..', nothing hidden."""
+    safe = _FILE_NAME_UNSAFE.sub("_", name).strip(".")
+    return safe or "_"
+
+
 def _csv_text(header: tuple[str, ...], rows: list[list[object]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([text_cell(v) for v in row] for row in rows)
     return buffer.getvalue()
 
 
@@ -151,10 +172,11 @@ def write_reports(plan: "Plan", output_dir: str | Path, report: Report | None = 
 
     report = build_report(plan) if report is None else report
     directory = Path(output_dir)
+    network, system = file_name_part(report.network), file_name_part(report.system_config)
     files = {
-        directory / f"{report.network}_summary_{report.system_config}.csv": summary_csv(report),
-        directory / f"{report.network}_per-layer.csv": per_layer_csv(report),
-        directory / f"{report.network}_plan.json": plan_json(plan, report),
+        directory / f"{network}_summary_{system}.csv": summary_csv(report),
+        directory / f"{network}_per-layer.csv": per_layer_csv(report),
+        directory / f"{network}_plan.json": plan_json(plan, report),
     }
     try:
         directory.mkdir(parents=True, exist_ok=True)

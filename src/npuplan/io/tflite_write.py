@@ -1,0 +1,247 @@
+"""TFLite flatbuffer writer: ``write_tflite(model) -> bytes``, the inverse of ``io.tflite``.
+
+The field slots and scalar types come from the published schema bindings (the ``tflite``
+package) themselves: each generated accessor reads its field at a vtable offset with a typed
+``Get``, and ``_field`` reads both from the accessor's source, so nothing here restates the
+schema by hand. Operator options are written back from ``Op.options`` (the reader's snake_case
+keys) into the options table the operator type uses.
+
+Used by tests and fuzzers to build models, and by anything that emits a TFLite file.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import flatbuffers
+import numpy as np
+
+from npuplan.ir.graph import Graph, Model, Op, Tensor
+from npuplan.ir.types import DataType
+
+_OFFSET = re.compile(r"self\._tab\.Offset\((\d+)\)")
+_FLAGS = re.compile(r"number_types\.(\w+)Flags, (?:o|a) \+")
+
+# Operator types whose options table is not named after the operator (CamelCase + "Options").
+_OPTIONS_OF = {
+    "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions", "L2_POOL_2D": "Pool2DOptions",
+    "MEAN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions", "REDUCE_PROD": "ReducerOptions", "REDUCE_ANY": "ReducerOptions",
+    "CONCATENATION": "ConcatenationOptions", "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "LOGISTIC": None, "RELU": None, "RELU6": None, "TANH": None, "HARD_SWISH": None, "RELU_N1_TO_1": None,
+    "RELU_0_TO_1": None, "EXP": "ExpOptions", "ABS": "AbsOptions", "RSQRT": None, "LOG": None,
+    "PRELU": None, "QUANTIZE": None, "DEQUANTIZE": None, "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+    "ARG_MAX": "ArgMaxOptions", "MIRROR_PAD": "MirrorPadOptions", "PADV2": "PadV2Options",
+    "BATCH_MATMUL": "BatchMatMulOptions", "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+}
+_DTYPE_CODES = {
+    DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT32: 2, DataType.UINT8: 3, DataType.INT64: 4,
+    DataType.STRING: 5, DataType.BOOL: 6, DataType.INT16: 7, DataType.INT8: 9,
+}
+
+
+def _binding(name: str) -> Any:
+    return getattr(importlib.import_module(f"tflite.{name}"), name)
+
+
+def _enum(name: str) -> dict[str, int]:
+    return {k: v for k, v in vars(_binding(name)).items() if not k.startswith("_") and isinstance(v, int)}
+
+
+@functools.lru_cache(maxsize=None)
+def _field(class_name: str, accessor: str) -> tuple[int, str | None]:
+    """The slot of ``class_name.accessor`` and its scalar kind (``Int32``, ``Bool``...; None for
+    tables, strings and vectors of tables), read from the generated accessor's source."""
+    source = inspect.getsource(getattr(_binding(class_name), accessor))
+    offset = _OFFSET.search(source)
+    if offset is None:
+        raise ValueError(f"{class_name}.{accessor} has no field offset")
+    flags = _FLAGS.search(source)
+    return (int(offset.group(1)) - 4) // 2, flags.group(1) if flags else None
+
+
+@functools.lru_cache(maxsize=None)
+def _options_accessors(class_name: str) -> tuple[tuple[str, str], ...]:
+    """``(accessor, snake key)`` of each scalar or vector field of an options table."""
+    cls = _binding(class_name)
+    skip = ("Init", "GetRootAs")
+    found = []
+    for name in dir(cls):
+        if name.startswith("_") or name.startswith(skip) or name.endswith(
+            ("AsNumpy", "IsNone", "Length", "BufferHasIdentifier")
+        ):
+            continue
+        found.append((name, re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()))
+    return tuple(found)
+
+
+def options_table_name(op_type: str) -> str | None:
+    """The options table an operator type writes (None: it has none we write)."""
+    if op_type in _OPTIONS_OF:
+        return _OPTIONS_OF[op_type]
+    camel = "".join(part.capitalize() if not part[0].isdigit() else part.upper() for part in op_type.split("_"))
+    name = camel + "Options"
+    return name if name in _enum("BuiltinOptions") else None
+
+
+class _Writer:
+    """One model being written: the builder and the buffers gathered so far."""
+
+    def __init__(self) -> None:
+        self.b = flatbuffers.Builder(1 << 16)
+        self.buffers: list[bytes | None] = [None]  # buffer 0 is the empty buffer, by convention
+        self.buffer_of: dict[int, int] = {}
+
+    # ---- primitives
+    def scalars(self, values: Sequence[Any] | np.ndarray, kind: str) -> int:
+        np_type = {"Int32": np.int32, "Int64": np.int64, "Float32": np.float32, "Uint8": np.uint8,
+                   "Int8": np.int8, "Bool": np.bool_, "Int16": np.int16, "Uint32": np.uint32}[kind]
+        return int(self.b.CreateNumpyVector(np.asarray(values, dtype=np_type)))
+
+    def tables(self, offsets: Sequence[int]) -> int:
+        self.b.StartVector(4, len(offsets), 4)
+        for o in reversed(offsets):
+            self.b.PrependUOffsetTRelative(o)
+        return int(self.b.EndVector())
+
+    def table(self, class_name: str, fields: Mapping[str, Any]) -> int:
+        """A table of ``class_name`` with ``fields`` (accessor -> int offset of a child, or a scalar)."""
+        slots = {accessor: _field(class_name, accessor) for accessor in fields}
+        self.b.StartObject(max((s for s, _ in slots.values()), default=-1) + 1)
+        for accessor, value in fields.items():
+            slot, kind = slots[accessor]
+            if kind is None or isinstance(value, _Ref):
+                self.b.PrependUOffsetTRelativeSlot(slot, int(value), 0)
+            else:
+                getattr(self.b, f"Prepend{kind}Slot")(slot, _scalar(value, kind), _default(kind))
+        return int(self.b.EndObject())
+
+    # ---- model parts
+    def tensor(self, t: Tensor) -> int:
+        name = self.b.CreateString(t.name)
+        shape = self.scalars(list(t.shape), "Int32")
+        fields: dict[str, Any] = {"Shape": _Ref(shape), "Type": _DTYPE_CODES.get(t.dtype, 9), "Name": _Ref(name),
+                                  "Buffer": self.buffer_for(t), "IsVariable": t.is_variable}
+        if t.quant is not None:
+            q = t.quant
+            scale = self.scalars(q.scale, "Float32")
+            zero = self.scalars(q.zero_point, "Int64")
+            fields["Quantization"] = _Ref(self.table("QuantizationParameters", {
+                "Scale": _Ref(scale), "ZeroPoint": _Ref(zero), "QuantizedDimension": q.axis}))
+        return self.table("Tensor", fields)
+
+    def buffer_for(self, t: Tensor) -> int:
+        if t.data is None:
+            return 0
+        if id(t.data) not in self.buffer_of:  # tensors sharing one array share one buffer
+            self.buffer_of[id(t.data)] = len(self.buffers)
+            self.buffers.append(np.ascontiguousarray(t.data).tobytes())
+        return self.buffer_of[id(t.data)]
+
+    def options(self, op: Op) -> tuple[int, int]:
+        """``(BuiltinOptions type, table offset)`` for ``op`` (0, 0 when it has none)."""
+        name = options_table_name(op.type)
+        if name is None or not op.options:
+            return 0, 0
+        enums = {"padding": _enum("Padding"), "fused_activation_function": _enum("ActivationFunctionType")}
+        fields: dict[str, Any] = {}
+        for accessor, key in _options_accessors(name):
+            if key not in op.options:
+                continue
+            value = op.options[key]
+            slot_kind = _field(name, accessor)[1]
+            if isinstance(value, tuple):
+                fields[accessor] = _Ref(self.scalars(value, slot_kind or "Int32"))
+            elif isinstance(value, str):
+                if key in enums and value in enums[key]:
+                    fields[accessor] = enums[key][value]
+                elif slot_kind is None:
+                    fields[accessor] = _Ref(self.b.CreateString(value))
+            elif slot_kind is not None:
+                fields[accessor] = value
+        return _enum("BuiltinOptions")[name], self.table(name, fields)
+
+    def operator(self, op: Op, code_index: int, index_of: Mapping[int, int]) -> int:
+        inputs = self.scalars([index_of[id(t)] if t is not None else -1 for t in op.inputs], "Int32")
+        outputs = self.scalars([index_of[id(t)] for t in op.outputs], "Int32")
+        options_type, options = self.options(op)
+        fields: dict[str, Any] = {"OpcodeIndex": code_index, "Inputs": _Ref(inputs), "Outputs": _Ref(outputs)}
+        if options_type:
+            fields["BuiltinOptionsType"] = options_type
+            fields["BuiltinOptions"] = _Ref(options)
+        return self.table("Operator", fields)
+
+    def subgraph(self, g: Graph, codes: Mapping[str, int]) -> int:
+        tensors = g.tensors()
+        index_of = {id(t): i for i, t in enumerate(tensors)}
+        tensor_offsets = [self.tensor(t) for t in tensors]
+        op_offsets = [self.operator(op, codes[op.type], index_of) for op in g.ops]
+        fields = {
+            "Tensors": _Ref(self.tables(tensor_offsets)),
+            "Inputs": _Ref(self.scalars([index_of[id(t)] for t in g.inputs], "Int32")),
+            "Outputs": _Ref(self.scalars([index_of[id(t)] for t in g.outputs], "Int32")),
+            "Operators": _Ref(self.tables(op_offsets)),
+            "Name": _Ref(self.b.CreateString(g.name)),
+        }
+        return self.table("SubGraph", fields)
+
+    def operator_code(self, op_type: str) -> int:
+        builtins = _enum("BuiltinOperator")
+        fields: dict[str, Any] = {"Version": 1}
+        if op_type.startswith("CUSTOM:"):
+            fields["CustomCode"] = _Ref(self.b.CreateString(op_type[len("CUSTOM:"):]))
+            code = builtins["CUSTOM"]
+        else:
+            code = builtins[op_type]
+        fields["DeprecatedBuiltinCode"] = min(code, 127)
+        fields["BuiltinCode"] = code
+        return self.table("OperatorCode", fields)
+
+
+class _Ref(int):
+    """An offset to a child object (as opposed to a scalar field value)."""
+
+
+def _default(kind: str) -> Any:
+    return False if kind == "Bool" else (0.0 if kind.startswith("Float") else 0)
+
+
+def _scalar(value: Any, kind: str) -> Any:
+    if kind == "Bool":
+        return bool(value)
+    if kind.startswith("Float"):
+        return float(value)
+    return int(value)
+
+
+def write_tflite(model: Model) -> bytes:
+    """``model`` as TFLite flatbuffer bytes (file identifier ``TFL3``, schema version 3).
+
+    Tensors are numbered in each graph's ``tensors()`` order; each constant gets a buffer of its own.
+    """
+    w = _Writer()
+    op_types = sorted({op.type for g in model.subgraphs for op in g.ops})
+    codes = {t: i for i, t in enumerate(op_types)}
+    subgraphs = [w.subgraph(g, codes) for g in model.subgraphs]
+    code_offsets = [w.operator_code(t) for t in op_types]
+    buffer_offsets = []
+    for data in w.buffers:
+        fields: dict[str, Any] = {}
+        if data:
+            fields["Data"] = _Ref(w.scalars(np.frombuffer(data, dtype=np.uint8), "Uint8"))
+        buffer_offsets.append(w.table("Buffer", fields))
+    fields = {
+        "Version": 3,
+        "OperatorCodes": _Ref(w.tables(code_offsets)),
+        "Subgraphs": _Ref(w.tables(subgraphs)),
+        "Description": _Ref(w.b.CreateString(model.description)),
+        "Buffers": _Ref(w.tables(buffer_offsets)),
+    }
+    root = w.table("Model", fields)
+    w.b.Finish(root, file_identifier=b"TFL3")
+    return bytes(w.b.Output())
