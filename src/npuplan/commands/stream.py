@@ -201,11 +201,11 @@ def input_rows(op: NpuOp, view: Shape4D, ofm_rows: tuple[int, int]) -> tuple[int
     """IFM rows ``[lo, hi)`` (in ``view``) that OFM rows ``ofm_rows`` of ``op`` read.
 
     Kernel footprint: ``a * stride - pad_top`` to ``(b - 1) * stride + dilated_height - pad_top``,
-    divided by the upscaling factor for ops whose OFM is taller than their IFM at stride 1.
+    in the upscaled IFM for ops that upscale it (divided by the factor).
     """
     k = op.kernel
     a, b = ofm_rows
-    up = op.ofm_shape.h // view.h if (op.ofm_shape.h > view.h and k.stride_y == 1 and view.h > 0) else 1
+    up = op.upscale
     lo = (a * k.stride_y - k.padding.top) // up
     hi = -(-((b - 1) * k.stride_y + k.dilated_height - k.padding.top) // up)
     lo = min(max(lo, 0), view.h - 1)

@@ -41,6 +41,15 @@ class Activation(StrEnum):
     LUT = "lut"  # any table lookup (hard-swish, exp, ...)
 
 
+class Resampling(StrEnum):
+    """IFM upscaling done by the NPU while reading: none, nearest x2 (resize), transpose-conv x2
+    (zeros inserted between the rows and columns)."""
+
+    NONE = "none"
+    NEAREST = "nearest"
+    TRANSPOSE = "transpose"
+
+
 class PoolKind(StrEnum):
     AVERAGE = "avg"
     MAX = "max"
@@ -115,7 +124,13 @@ class NpuOp:
     ofm_write_offset: Shape4D | None = None  # concat: where this op writes inside ``ofm``
     ofm_write_shape: Shape4D | None = None  # the box written at ``ofm_write_offset`` (None: all of ``ofm_shape``)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
+    resampling: Resampling = Resampling.NONE  # upscaling of the IFM (x2 in H and W) before the kernel
     source_index: int = -1  # index of the TFLite operator it came from
+
+    @property
+    def upscale(self) -> int:
+        """How many OFM-space rows (and columns) each IFM row (column) becomes before the kernel."""
+        return 1 if self.resampling is Resampling.NONE else 2
 
     @property
     def has_weights(self) -> bool:

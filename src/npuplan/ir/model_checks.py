@@ -25,7 +25,7 @@ class Limits:
     dimensions per tensor, ``max_tensor_bytes`` bytes per tensor, ``max_dim`` per dimension.
     """
 
-    max_ops: int = 20_000
+    max_ops: int = 10_000
     max_tensors: int = 100_000
     max_rank: int = 8
     max_tensor_bytes: int = 1 << 31

@@ -26,6 +26,9 @@ STANDALONE_ACTIVATIONS: dict[str, Activation] = {
     "RELU_N1_TO_1": Activation.RELU_N1_TO_1,
     "RELU_0_TO_1": Activation.CLAMP,
     "HARD_SWISH": Activation.LUT,
+    "LEAKY_RELU": Activation.LUT,
+    "EXP": Activation.LUT,
+    "RSQRT": Activation.LUT,
     "TANH": Activation.LUT,
     "LOGISTIC": Activation.LUT,
 }

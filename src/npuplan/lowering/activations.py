@@ -13,12 +13,14 @@ from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Op
 from npuplan.ir.lowered import Activation
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, replace_op, with_options, without_op
+from npuplan.lowering.resize import RESIZE_TYPES
 from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES, unsupported_reason
 
 Removed = tuple[tuple[str, str], ...]
 
 # Producers with an output stage that can apply an activation.
-_FUSABLE_PRODUCERS = CONV_TYPES | POOL_TYPES | frozenset(BINARY_ELEMENTWISE) | frozenset({"FULLY_CONNECTED", "MEAN"})
+_FUSABLE_PRODUCERS = (CONV_TYPES | POOL_TYPES | frozenset(BINARY_ELEMENTWISE) | RESIZE_TYPES
+                      | frozenset({"FULLY_CONNECTED", "MEAN", "TRANSPOSE_CONV"}))
 
 
 def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerator) -> bool:

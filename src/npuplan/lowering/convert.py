@@ -22,7 +22,8 @@ from npuplan.lowering.support import BINARY_ELEMENTWISE
 Converter = Callable[[Op], tuple[NpuOp, ...]]
 
 # Vela's suffix for a standalone LUT activation (``<name>_lut_<suffix>``).
-_LUT_NAMES = {"HARD_SWISH": "hardswish", "TANH": "tanh", "LOGISTIC": "sigmoid"}
+_LUT_NAMES = {"HARD_SWISH": "hardswish", "TANH": "tanh", "LOGISTIC": "sigmoid", "LEAKY_RELU": "lrelu", "EXP": "exp",
+              "RSQRT": "rsqrt"}
 
 
 def op_name(op: Op) -> str:

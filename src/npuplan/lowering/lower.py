@@ -15,6 +15,7 @@ from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations
+from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.convert import (
     Converter,
     convert_binary_elementwise,
@@ -30,9 +31,11 @@ from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
+from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
+from npuplan.lowering.upsampling import fold_upsampling
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +49,9 @@ _CONVERTERS: dict[str, Converter] = {
     "SOFTMAX": convert_softmax,
     "PAD": convert_pad,
     "CONCATENATION": convert_concat,
+    "RESIZE_NEAREST_NEIGHBOR": convert_resize,
+    "RESIZE_BILINEAR": convert_resize,
+    "TRANSPOSE_CONV": convert_transpose_conv,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
 }
@@ -65,6 +71,10 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     """Run the graph-level passes in order; return the graph and every op they removed."""
     removed: tuple[tuple[str, str], ...] = ()
     graph, gone = fold_shape_ops(graph)
+    removed += gone
+    graph, gone = fold_constants(graph)
+    removed += gone
+    graph, gone = fold_upsampling(graph)
     removed += gone
     graph, gone = drop_noop_reshapes(graph)
     removed += gone

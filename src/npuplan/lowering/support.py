@@ -17,11 +17,14 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.model_checks import operand_count_problem
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
+from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
 BINARY_ELEMENTWISE = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "MAXIMUM": "Maximum", "MINIMUM": "Minimum"}
-ACTIVATION_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "HARD_SWISH", "TANH", "LOGISTIC"})
+# Table-lookup unary operators (besides TANH/LOGISTIC): each becomes an Add(x, 0) with its LUT.
+LUT_TYPES = frozenset({"HARD_SWISH", "LEAKY_RELU", "EXP", "RSQRT"})
+ACTIVATION_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "TANH", "LOGISTIC"}) | LUT_TYPES
 MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 # Operator types npuplan lowers to NPU operations.
 LOWERED_TYPES = (
@@ -30,7 +33,8 @@ LOWERED_TYPES = (
     | frozenset(BINARY_ELEMENTWISE)
     | ACTIVATION_TYPES
     | MEMORY_TYPES
-    | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION"})
+    | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV"})
+    | RESIZE_TYPES
 )
 
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
@@ -228,12 +232,33 @@ def _softmax(op: Op) -> str | None:
     assert ifm is not None
     if ifm.dtype != ofm.dtype:
         return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
-    if list(ifm.shape) != list(ofm.shape):
+    if ifm.shape4d != ofm.shape4d:  # as 4D shapes: a removed reshape may have left another rank
         return f"IFM and OFM shapes must match ({list(ifm.shape)} and {list(ofm.shape)})"
     if float(op.options.get("beta", 1.0)) < 0:
         return "Beta value needs to be positive"
     if ifm.dtype not in (DataType.INT8, DataType.UINT8, DataType.INT16):
         return f"IFM must be int8, uint8 or int16 (it is {ifm.dtype})"
+    return None
+
+
+# The input types each table-lookup operator's LUT is built for (Vela 5.2.0's constraints).
+_LUT_DTYPES = {
+    "LEAKY_RELU": (DataType.INT8, DataType.UINT8),
+    "EXP": (DataType.INT8, DataType.INT16),
+    "RSQRT": (DataType.INT8,),
+    "HARD_SWISH": (DataType.INT8, DataType.UINT8),
+}
+
+
+def _lut(op: Op) -> str | None:
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    allowed = _LUT_DTYPES[op.type]
+    if ifm.dtype not in allowed:
+        names = ", ".join(str(d) for d in allowed)
+        return f"IFM must be {names} for {op.type} (it is {ifm.dtype}): its lookup table is built for those"
+    if ifm.dtype != ofm.dtype:
+        return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
     return None
 
 
@@ -302,6 +327,9 @@ _SPECIFIC: dict[str, Check] = {
     "PAD": _pad,
     "CONCATENATION": _concat,
     **{t: _elementwise for t in BINARY_ELEMENTWISE},
+    **{t: _lut for t in LUT_TYPES},
+    **{t: resize_reason for t in RESIZE_TYPES},
+    "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }
 
 

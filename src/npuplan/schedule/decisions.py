@@ -64,14 +64,15 @@ class Decisions:
     fast_fms: frozenset[str] = frozenset()
     staged_fms: frozenset[str] = frozenset()  # arena FMs DMA'd whole into fast storage before their one reader
     rolling_fms: frozenset[str] = field(init=False, repr=False, compare=False)
+    _cascade_at: dict[int, CascadeSpan] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # derived once per value: every costing asks where the rolling buffers are
         rolling = frozenset(r.tensor_name for c in self.cascades for r in c.rolling) if self.cascades else frozenset()
         object.__setattr__(self, "rolling_fms", rolling)
+        # op index -> its cascade, so cascade_of is a lookup, not a scan of every cascade per op
+        at = {i: c for c in reversed(self.cascades) for i in range(c.start, c.end + 1)} if self.cascades else {}
+        object.__setattr__(self, "_cascade_at", at)
 
     def cascade_of(self, index: int) -> CascadeSpan | None:
-        for c in self.cascades:
-            if c.start <= index <= c.end:
-                return c
-        return None
+        return self._cascade_at.get(index)

@@ -16,9 +16,13 @@ def storage_bytes(shape: Shape4D, element_bytes: int, fmt: str = "NHWC") -> int:
 
 
 def ifm_rows_for(op: NpuOp, ofm_rows: int) -> int:
-    """IFM rows read to produce ``ofm_rows`` OFM rows (clipped to the IFM height)."""
+    """IFM rows read to produce ``ofm_rows`` OFM rows (clipped to the IFM height). An upscaling op
+    reads its window in the upscaled IFM, so a row more than the window over the factor when the
+    window does not start on a source row."""
     k = op.kernel
     rows = (ofm_rows - 1) * k.stride_y + k.dilated_height
+    if op.upscale > 1:
+        rows = -(-rows // op.upscale) + 1
     return max(1, min(rows, op.ifm_shape.h))
 
 
@@ -38,10 +42,11 @@ def ifm2_stripe_for(op: NpuOp, ifm_stripe: Shape4D) -> Shape4D | None:
 def producer_rows_for(consumer: NpuOp, consumer_ofm_rows: int) -> int:
     """Rows the producer must output per step so ``consumer`` can make ``consumer_ofm_rows`` rows.
 
-    As in Vela's stripe proposal: the consumer's stripe times its vertical stride, clipped to the
-    producer's OFM height.
+    As in Vela's stripe proposal: the consumer's stripe times its vertical stride (over its upscaling
+    factor), clipped to the producer's OFM height.
     """
-    return max(1, min(consumer_ofm_rows * consumer.kernel.stride_y, consumer.ifm_shape.h))
+    rows = -(-consumer_ofm_rows * consumer.kernel.stride_y // consumer.upscale)
+    return max(1, min(rows, consumer.ifm_shape.h))
 
 
 def rolling_buffer_rows(producer_rows: int, consumer_ifm_rows: int) -> int:

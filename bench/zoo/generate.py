@@ -1,0 +1,319 @@
+"""Generate the differential zoo: small int8 TFLite networks across architecture families and one
+per operator type, for comparing npuplan with Vela on networks neither was tuned on.
+
+Run with a Python that has TensorFlow (a tool, never a dependency of npuplan):
+  /path/to/tf-venv/bin/python bench/zoo/generate.py --out /work/zoo [--only NAME ...]
+
+Seeded: the same TensorFlow version gives the same files. Weights are random; each model is
+converted with full-integer post-training quantization (int8 inputs and outputs) from a random
+representative dataset. Writes DIR/<name>.tflite and DIR/manifest.json (family, input shape and
+the TFLite operator types each file really contains).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import zlib
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+L = tf.keras.layers
+
+
+def _conv_bn(x, filters, k=3, s=1, act="relu", name=None):
+    x = L.Conv2D(filters, k, strides=s, padding="same", use_bias=False)(x)
+    x = L.BatchNormalization()(x)
+    if act == "leaky":
+        return L.LeakyReLU(0.1)(x)
+    return L.Activation(act)(x) if act else x
+
+
+# ---------------------------------------------------------------- families
+def tiny_yolo(size=96, width=16, classes=3):
+    inp = L.Input((size, size, 3))
+    x = inp
+    skips = []
+    for i, f in enumerate((width, width * 2, width * 4, width * 8)):
+        x = _conv_bn(x, f, act="leaky")
+        skips.append(x)
+        x = L.MaxPooling2D(2)(x)
+    x = _conv_bn(x, width * 8, act="leaky")
+    head1 = L.Conv2D(3 * (5 + classes), 1)(x)
+    y = _conv_bn(x, width * 4, 1, act="leaky")
+    y = L.UpSampling2D(2)(y)
+    y = L.Concatenate()([y, skips[-1]])
+    y = _conv_bn(y, width * 4, act="leaky")
+    head2 = L.Conv2D(3 * (5 + classes), 1)(y)
+    return tf.keras.Model(inp, [head1, head2])
+
+
+def unet(size=64, width=8, depth=3, up="transpose", channels=1):
+    inp = L.Input((size, size, channels))
+    x, skips = inp, []
+    for d in range(depth):
+        x = _conv_bn(x, width * 2**d)
+        skips.append(x)
+        x = L.MaxPooling2D(2)(x)
+    x = _conv_bn(x, width * 2**depth)
+    for d in reversed(range(depth)):
+        if up == "transpose":
+            x = L.Conv2DTranspose(width * 2**d, 2, strides=2, padding="same")(x)
+        elif up == "bilinear":
+            x = L.UpSampling2D(2, interpolation="bilinear")(x)
+        else:
+            x = L.UpSampling2D(2)(x)
+        x = L.Concatenate()([x, skips[d]])
+        x = _conv_bn(x, width * 2**d)
+    return tf.keras.Model(inp, L.Conv2D(1, 1, activation="sigmoid")(x))
+
+
+def densenet(size=32, growth=8, blocks=(3, 3)):
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(2 * growth, 3, padding="same")(inp)
+    for b, n in enumerate(blocks):
+        for _ in range(n):
+            y = L.BatchNormalization()(x)
+            y = L.ReLU()(y)
+            y = L.Conv2D(growth, 3, padding="same")(y)
+            x = L.Concatenate()([x, y])
+        if b < len(blocks) - 1:
+            x = L.Conv2D(x.shape[-1] // 2, 1)(x)
+            x = L.AveragePooling2D(2)(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return tf.keras.Model(inp, L.Dense(10)(x))
+
+
+def squeezenet(size=64, fires=3):
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(32, 3, strides=2, padding="same", activation="relu")(inp)
+    x = L.MaxPooling2D(3, 2)(x)
+    for i in range(fires):
+        s = L.Conv2D(8 + 4 * i, 1, activation="relu")(x)
+        e1 = L.Conv2D(16 + 8 * i, 1, activation="relu")(s)
+        e3 = L.Conv2D(16 + 8 * i, 3, padding="same", activation="relu")(s)
+        x = L.Concatenate()([e1, e3])
+    x = L.Conv2D(10, 1)(x)
+    return tf.keras.Model(inp, L.GlobalAveragePooling2D()(x))
+
+
+def inception(size=48, width=8, cells=2):
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(width * 2, 3, strides=2, padding="same", activation="relu")(inp)
+    for _ in range(cells):
+        a = L.Conv2D(width, 1, activation="relu")(x)
+        b = L.Conv2D(width, 3, padding="same", activation="relu")(L.Conv2D(width, 1, activation="relu")(x))
+        c = L.Conv2D(width, 5, padding="same", activation="relu")(L.Conv2D(width // 2, 1, activation="relu")(x))
+        d = L.Conv2D(width, 1, activation="relu")(L.MaxPooling2D(3, 1, padding="same")(x))
+        e = L.SeparableConv2D(width, 3, padding="same")(x)
+        x = L.Concatenate()([a, b, c, d, e])
+    return tf.keras.Model(inp, L.Dense(10)(L.GlobalAveragePooling2D()(x)))
+
+
+def transformer(tokens=16, dim=32, heads=2, layers=1):
+    inp = L.Input((tokens, dim))
+    x = inp
+    for _ in range(layers):
+        y = L.LayerNormalization()(x)
+        y = L.MultiHeadAttention(heads, dim // heads)(y, y)
+        x = L.Add()([x, y])
+        y = L.LayerNormalization()(x)
+        y = L.Dense(dim * 2, activation="gelu")(y)
+        y = L.Dense(dim)(y)
+        x = L.Add()([x, y])
+    return tf.keras.Model(inp, L.Dense(4)(L.GlobalAveragePooling1D()(x)))
+
+
+def mlp_mixer(size=32, patch=8, dim=32):
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(dim, patch, strides=patch)(inp)
+    n = (size // patch) ** 2
+    x = L.Reshape((n, dim))(x)
+    for _ in range(2):
+        y = L.LayerNormalization()(x)
+        y = L.Permute((2, 1))(y)
+        y = L.Dense(n, activation="gelu")(y)
+        y = L.Permute((2, 1))(y)
+        x = L.Add()([x, y])
+        y = L.LayerNormalization()(x)
+        y = L.Dense(dim, activation="gelu")(y)
+        x = L.Add()([x, y])
+    return tf.keras.Model(inp, L.Dense(10)(L.GlobalAveragePooling1D()(x)))
+
+
+def audio1d(length=256, channels=1, width=16):
+    inp = L.Input((length, channels))
+    x = inp
+    for i in range(3):
+        x = L.Conv1D(width * 2**i, 5, strides=2, padding="same", activation="relu")(x)
+    x = L.GlobalAveragePooling1D()(x)
+    return tf.keras.Model(inp, L.Dense(8, activation="softmax")(x))
+
+
+def decoder(latent=32, size=4, width=32, steps=3):
+    inp = L.Input((latent,))
+    x = L.Dense(size * size * width, activation="relu")(inp)
+    x = L.Reshape((size, size, width))(x)
+    for i in range(steps):
+        x = L.Conv2DTranspose(max(width // 2**i, 4), 3, strides=2, padding="same", activation="relu")(x)
+    return tf.keras.Model(inp, L.Conv2D(1, 3, padding="same", activation="sigmoid")(x))
+
+
+def prelu_net(size=32, width=16):
+    inp = L.Input((size, size, 3))
+    x = inp
+    for i in range(3):
+        x = L.Conv2D(width, 3, padding="same")(x)
+        x = L.PReLU(shared_axes=[1, 2])(x)
+    return tf.keras.Model(inp, L.Conv2D(4, 1)(x))
+
+
+def dilated(size=32, width=16, rate=2):
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(width, 3, padding="same", activation="relu")(inp)
+    x = L.Conv2D(width, 3, padding="same", dilation_rate=rate, activation="relu")(x)
+    x = L.DepthwiseConv2D(3, padding="same", dilation_rate=rate)(x)
+    return tf.keras.Model(inp, L.Conv2D(4, 1)(x))
+
+
+def lstm_net(steps=8, features=16, units=16):
+    inp = L.Input((steps, features))
+    return tf.keras.Model(inp, L.Dense(4)(L.LSTM(units, unroll=True)(inp)))
+
+
+def single(op, shape=(16, 16, 8)):
+    """One operator on a feature map (with a conv before it so the input is an NPU tensor)."""
+    inp = L.Input(shape)
+    x = L.Conv2D(shape[-1], 1)(inp)
+    layer = op if isinstance(op, L.Layer) else L.Lambda(op)
+    return tf.keras.Model(inp, layer(x))
+
+
+def _slice_op(x):
+    return x[:, 2:10, 1:13, :]
+
+
+def _strided(x):
+    return x[:, ::2, :, 2:6]
+
+
+FAMILIES = {
+    "tiny_yolo_96": ("tiny_yolo", lambda: tiny_yolo(96, 16)),
+    "tiny_yolo_160": ("tiny_yolo", lambda: tiny_yolo(160, 8, 5)),
+    "tiny_yolo_64w32": ("tiny_yolo", lambda: tiny_yolo(64, 32)),
+    "unet_transpose_64": ("unet", lambda: unet(64, 8, 3, "transpose")),
+    "unet_nearest_64": ("unet", lambda: unet(64, 8, 3, "nearest")),
+    "unet_bilinear_48": ("unet", lambda: unet(48, 8, 2, "bilinear")),
+    "unet_transpose_96_rgb": ("unet", lambda: unet(96, 4, 3, "transpose", 3)),
+    "densenet_32": ("densenet", lambda: densenet(32, 8, (3, 3))),
+    "densenet_48_g12": ("densenet", lambda: densenet(48, 12, (4, 4))),
+    "squeezenet_64": ("squeezenet", lambda: squeezenet(64, 3)),
+    "squeezenet_96": ("squeezenet", lambda: squeezenet(96, 4)),
+    "inception_48": ("inception", lambda: inception(48, 8, 2)),
+    "inception_64_w16": ("inception", lambda: inception(64, 16, 1)),
+    "transformer_16x32": ("transformer", lambda: transformer(16, 32, 2, 1)),
+    "transformer_32x64": ("transformer", lambda: transformer(32, 64, 4, 1)),
+    "mlp_mixer_32": ("mlp_mixer", lambda: mlp_mixer(32, 8, 32)),
+    "mlp_mixer_48": ("mlp_mixer", lambda: mlp_mixer(48, 8, 24)),
+    "audio1d_256": ("audio1d", lambda: audio1d(256, 1, 16)),
+    "audio1d_1024x2": ("audio1d", lambda: audio1d(1024, 2, 8)),
+    "decoder_4to32": ("decoder", lambda: decoder(32, 4, 32, 3)),
+    "decoder_8to32": ("decoder", lambda: decoder(16, 8, 16, 2)),
+    "prelu_32": ("prelu", lambda: prelu_net(32, 16)),
+    "dilated_32": ("dilated", lambda: dilated(32, 16, 2)),
+    "dilated_48_r3": ("dilated", lambda: dilated(48, 8, 3)),
+    "lstm_8x16": ("lstm", lambda: lstm_net(8, 16, 16)),
+    "op_leaky_relu": ("single", lambda: single(L.LeakyReLU(0.2))),
+    "op_prelu": ("single", lambda: single(L.PReLU(shared_axes=[1, 2]))),
+    "op_transpose_conv": ("single", lambda: single(L.Conv2DTranspose(8, 3, strides=2, padding="same"))),
+    "op_resize_bilinear": ("single", lambda: single(L.UpSampling2D(2, interpolation="bilinear"))),
+    "op_resize_nearest": ("single", lambda: single(lambda x: tf.image.resize(x, (32, 32), "nearest"))),
+    "op_resize_nearest_x3": ("single", lambda: single(lambda x: tf.image.resize(x, (48, 48), "nearest"))),
+    "op_resize_bilinear_hp": ("single", lambda: single(lambda x: tf.image.resize(x, (32, 32), "bilinear"))),
+    "op_concat_channels": ("single", lambda: single(lambda x: tf.concat([x, x * 2.0, x], axis=-1))),
+    "op_fc_tokens": ("single", lambda: single(L.Dense(24), (16, 32))),
+    "op_mul_broadcast": ("single", lambda: single(lambda x: x * tf.reduce_mean(x, axis=[1, 2], keepdims=True))),
+    "op_add_relu6": ("single", lambda: single(lambda x: tf.nn.relu6(x + x))),
+    "op_depth_to_space": ("single", lambda: single(lambda x: tf.nn.depth_to_space(x, 2))),
+    "op_maximum": ("single", lambda: single(lambda x: tf.maximum(x, x * 0.3))),
+    "op_upsampling2d": ("single", lambda: single(L.UpSampling2D(2))),
+    "op_strided_slice": ("single", lambda: single(_strided)),
+    "op_slice": ("single", lambda: single(_slice_op)),
+    "op_split": ("single", lambda: single(lambda x: L.Add()(tf.split(x, 2, axis=-1)))),
+    "op_split_v": ("single", lambda: single(lambda x: L.Concatenate()(tf.split(x, [2, 6], axis=-1)[::-1]))),
+    "op_unpack_pack": ("single", lambda: single(lambda x: tf.stack(tf.unstack(x, axis=1)[::-1], axis=1))),
+    "op_transpose": ("single", lambda: single(lambda x: tf.transpose(x, (0, 2, 1, 3)))),
+    "op_rsqrt": ("single", lambda: single(lambda x: tf.math.rsqrt(tf.abs(x) + 1.0))),
+    "op_squared_difference": ("single", lambda: single(lambda x: tf.math.squared_difference(x, x * 0.5))),
+    "op_exp": ("single", lambda: single(tf.exp)),
+    "op_log": ("single", lambda: single(lambda x: tf.math.log(tf.abs(x) + 1.0))),
+    "op_abs": ("single", lambda: single(tf.abs)),
+    "op_argmax": ("single", lambda: single(lambda x: tf.cast(tf.argmax(x, axis=-1), tf.int32))),
+    "op_mirror_pad": ("single", lambda: single(lambda x: tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], "REFLECT"))),
+    "op_hard_swish": ("single", lambda: single(lambda x: x * tf.nn.relu6(x + 3.0) / 6.0)),
+    "op_tanh": ("single", lambda: single(tf.tanh)),
+    "op_logistic": ("single", lambda: single(tf.sigmoid)),
+    "op_gelu": ("single", lambda: single(tf.nn.gelu)),
+    "op_mean": ("single", lambda: single(lambda x: tf.reduce_mean(x, axis=[1, 2], keepdims=True))),
+    "op_batchnorm_mul": ("single", lambda: single(lambda x: x * tf.constant(np.linspace(0.5, 2, 8), tf.float32))),
+}
+
+
+def representative(model, rng):
+    shapes = [tuple(d or 1 for d in inp.shape) for inp in model.inputs]
+
+    def data():
+        for _ in range(8):
+            yield [rng.standard_normal((1, *s[1:])).astype(np.float32) for s in shapes]
+
+    return data
+
+
+def convert(model, rng) -> bytes:
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative(model, rng)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = tf.int8
+    converter.inference_output_type = tf.int8
+    return converter.convert()
+
+
+def op_types(data: bytes) -> dict[str, int]:
+    interpreter = tf.lite.Interpreter(model_content=data)
+    return dict(Counter(op["op_name"] for op in interpreter._get_ops_details()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=Path("/work/zoo"))
+    parser.add_argument("--only", nargs="*")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    manifest_path = args.out / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    for name, (family, build) in FAMILIES.items():
+        if args.only and name not in args.only:
+            continue
+        tf.keras.utils.set_random_seed(zlib.crc32(name.encode()))
+        rng = np.random.default_rng(len(name))
+        try:
+            model = build()
+            data = convert(model, rng)
+        except Exception as error:  # noqa: BLE001 - report and go on with the rest of the zoo
+            print(f"{name}: FAILED {type(error).__name__}: {str(error).splitlines()[0][:200]}", file=sys.stderr)
+            continue
+        (args.out / f"{name}.tflite").write_bytes(data)
+        manifest[name] = {"family": family, "input": [list(i.shape) for i in model.inputs], "ops": op_types(data)}
+        print(name, len(data), manifest[name]["ops"], flush=True)
+        manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Upscaling operators, lowered onto the NPU's IFM resampling (x2 in height and width while reading).
+
+- RESIZE_NEAREST_NEIGHBOR by 2, 4 or 8: a chain of 1x1 average pools reading their IFM upscaled
+  x2 by nearest neighbour (one per factor of 2), as Vela does.
+- RESIZE_BILINEAR by 2, 4 or 8 without half-pixel centres: the same chain whose last pool averages
+  a ``factor x factor`` window padded at the bottom and right (align_corners: unpadded).
+- An IFM already the OFM's size: one 1x1 average pool (a copy).
+- TRANSPOSE_CONV: a convolution with stride 1 over the IFM upscaled by its stride with zeros
+  inserted (the hardware's transpose resampling), padded so the OFM has the declared size.
+
+The cases Vela 5.2.0 runs on the NPU that are not lowered here (bilinear with half-pixel centres,
+align_corners nearest, a 1x1 IFM) stay on the CPU with that reason.
+"""
+
+from __future__ import annotations
+
+import math
+
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, Padding, PoolKind, Resampling
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
+from npuplan.lowering._util import fused_activation
+
+RESIZE_TYPES = frozenset({"RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"})
+_FACTORS = (2, 4, 8)
+
+
+def _op_name(op: Op) -> str:
+    return str(op.options.get("npu_name", op.name))
+
+
+def resize_factor(ifm: Shape4D, ofm: Shape4D) -> int | None:
+    """The common power-of-two upscaling factor of a resize (a dimension of 1 may stay 1)."""
+    factors = {o // i for i, o in ((ifm.h, ofm.h), (ifm.w, ofm.w)) if not (i == o == 1) and i and o % i == 0}
+    exact = all(o % i == 0 for i, o in ((ifm.h, ofm.h), (ifm.w, ofm.w)) if i)
+    if len(factors) != 1 or not exact:
+        return None
+    factor = factors.pop()
+    return factor if factor in _FACTORS else None
+
+
+def resize_reason(op: Op) -> str | None:
+    """Why a resize stays on the CPU, or None."""
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    size = op.inputs[1] if len(op.inputs) > 1 else None
+    assert ifm is not None
+    if len(ifm.shape) != 4 or len(ofm.shape) != 4:
+        return "IFM and OFM must be 4D"
+    if size is None or size.data is None or size.data.size != 2:
+        return "The size tensor must be constant with two elements"
+    if [int(v) for v in size.data.reshape(-1)] != [ofm.shape[1], ofm.shape[2]]:
+        return f"The size tensor must match the output tensor shape (size {size.data.tolist()}, OFM {list(ofm.shape)})"
+    align, half = bool(op.options.get("align_corners", False)), bool(op.options.get("half_pixel_centers", False))
+    if align and half:
+        return "Both align_corners and half_pixel_centers can't be True"
+    if ifm.dtype != ofm.dtype:
+        return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
+    i, o = ifm.shape4d, ofm.shape4d
+    if i.h == o.h and i.w == o.w:
+        return None
+    if i.h == 1 and i.w == 1:
+        return "resizing a 1x1 IFM (an elementwise broadcast in Vela) is not lowered by npuplan"
+    if resize_factor(i, o) is None:
+        return (f"OFM height and width must be 2x, 4x or 8x the IFM's, the same factor for both "
+                f"(IFM {i.h}x{i.w}, OFM {o.h}x{o.w})")
+    if align:
+        return "align_corners resizes are not lowered by npuplan"
+    if half and op.type == "RESIZE_BILINEAR":
+        return "bilinear resizes with half_pixel_centers (depthwise convolutions in Vela) are not lowered by npuplan"
+    return None
+
+
+def _pool(op: Op, name: str, ifm: Tensor, ofm: Tensor, ofm_shape: Shape4D, kernel: Kernel,
+          resampling: Resampling, activation: Activation) -> NpuOp:
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=ifm,
+        ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm_shape, kernel=kernel, activation=activation,
+        pool=PoolKind.AVERAGE, resampling=resampling, source_index=op.index,
+    )
+
+
+def convert_resize(op: Op) -> tuple[NpuOp, ...]:
+    """RESIZE_* -> a chain of x2 nearest-upscaling average pools (see the module docstring)."""
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    i, o = ifm.shape4d, ofm.shape4d
+    name = _op_name(op)
+    activation = fused_activation(op.options)
+    if i.h == o.h and i.w == o.w:
+        return (_pool(op, name, ifm, ofm, o, Kernel(), Resampling.NONE, activation),)
+    factor = resize_factor(i, o)
+    assert factor is not None
+    steps = int(math.log2(factor))
+    ops: list[NpuOp] = []
+    source = ifm
+    for step in range(steps - 1):
+        shape = (1, source.shape4d.h * (2 if i.h > 1 else 1), source.shape4d.w * (2 if i.w > 1 else 1), o.c)
+        middle = Tensor(f"{ofm.name}_{step}", shape, ofm.dtype, ofm.quant)
+        ops.append(_pool(op, f"{name}_{step}", source, middle, middle.shape4d, Kernel(), Resampling.NEAREST,
+                         Activation.NONE))
+        source = middle
+    kernel = Kernel()
+    if op.type == "RESIZE_BILINEAR":
+        kh, kw = (factor if i.h > 1 else 1), (factor if i.w > 1 else 1)
+        pad = Padding() if op.options.get("align_corners") else Padding(bottom=kh - 1, right=kw - 1)
+        kernel = Kernel(kh, kw, padding=pad)
+    ops.append(_pool(op, name, source, ofm, o, kernel, Resampling.NEAREST, activation))
+    return tuple(ops)
+
+
+# ---------------------------------------------------------------- transpose convolution
+def transpose_conv_reason(op: Op) -> str | None:
+    """Why a TRANSPOSE_CONV stays on the CPU, or None (Vela 5.2.0's constraints)."""
+    weights, ifm, ofm = op.inputs[1], op.inputs[2], op.outputs[0]
+    assert weights is not None and ifm is not None
+    if not weights.is_constant or len(weights.shape) != 4:
+        return "Weight tensor must be constant"
+    if weights.dtype not in (DataType.INT8, DataType.UINT8):
+        return f"Weight tensor must be 8-bit (it is {weights.dtype})"
+    if len(ifm.shape) != 4 or len(ofm.shape) != 4:
+        return "IFM and OFM must be 4D"
+    sh, sw = int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1))
+    _, kh, kw, _ = weights.shape
+    ih, iw = ifm.shape[1], ifm.shape[2]
+    if not ((sh, sw) in ((1, 1), (2, 2)) or (sw == 2 and sh == 1 and ih == 1 and kh == 1)):
+        return f"Stride values WxH must be 1x1 or 2x2, or 2x1 when IFM height and kernel height are 1 (they are {sw}x{sh})"
+    oh, ow = ofm.shape[1], ofm.shape[2]
+    if op.options.get("padding") == "SAME" and (oh != ih * sh or ow != iw * sw):
+        return f"SAME padding: OFM dimensions must equal IFM dimensions multiplied by stride ({list(ofm.shape)})"
+    if op.options.get("padding") == "VALID" and (oh != ih * sh + max(kh - sh, 0) or ow != iw * sw + max(kw - sw, 0)):
+        return (f"VALID padding: OFM dimensions must equal IFM dimensions multiplied by stride, plus the kernel "
+                f"less the stride ({list(ofm.shape)})")
+    return None
+
+
+def _span_padding(out_size: int, upscaled: int, kernel: int) -> tuple[int, int]:
+    """Padding (before, after) of a stride-1 kernel over ``upscaled`` rows giving ``out_size``."""
+    total = max(out_size + kernel - 1 - upscaled, 0)
+    before = total // 2 + (total % 2)
+    return before, total - before
+
+
+def convert_transpose_conv(op: Op) -> tuple[NpuOp, ...]:
+    """TRANSPOSE_CONV -> a stride-1 convolution over the IFM upscaled by the stride (zeros inserted)."""
+    weights, ifm, ofm = op.inputs[1], op.inputs[2], op.outputs[0]
+    bias = op.inputs[3] if len(op.inputs) > 3 else None
+    assert weights is not None and weights.data is not None and ifm is not None
+    _, kh, kw, _ = weights.shape
+    sh, sw = int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1))
+    i, o = ifm.shape4d, ofm.shape4d
+    upscaled = max(sh, sw) > 1
+    top, bottom = _span_padding(o.h, i.h * (2 if upscaled and i.h > 1 else 1), kh)
+    left, right = _span_padding(o.w, i.w * (2 if upscaled else 1), kw)
+    return (
+        NpuOp(
+            name=_op_name(op), tflite_type=op.type, op_type="Conv2DBackpropInputSwitchedBias",
+            block_type=BlockType.CONV, ifm=ifm, ifm_shape=i, ofm=ofm, ofm_shape=o,
+            weights=weights.data[:, ::-1, ::-1, :], weight_tensor=weights,
+            bias=bias.data if bias is not None else None, bias_tensor=bias,
+            kernel=Kernel(kh, kw, padding=Padding(top, left, bottom, right)),
+            activation=fused_activation(op.options),
+            resampling=Resampling.TRANSPOSE if upscaled else Resampling.NONE, source_index=op.index,
+        ),
+    )

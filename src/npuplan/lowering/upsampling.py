@@ -1,0 +1,112 @@
+"""Recognise Keras' UpSampling2D export (EXPAND_DIMS -> TILE -> RESHAPE along H, then W) as one
+nearest-neighbour resize.
+
+Keras 3 exports ``UpSampling2D(f)`` as a repeat along the height then along the width, each as a
+5-D EXPAND_DIMS / TILE / RESHAPE chain; 5-D tensors cannot run on the NPU, so left alone the six
+ops fall to the CPU and split the network. The two repeats together are exactly
+``RESIZE_NEAREST_NEIGHBOR`` by ``f`` (without align_corners or half-pixel centres), which the NPU
+runs with its nearest-neighbour resampling. A lone repeat, different factors or a chain that
+tiles rather than repeats is left as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
+from npuplan.ir.types import DataType
+from npuplan.lowering._util import replace_tensor
+
+Removed = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Repeat:
+    """An EXPAND_DIMS -> TILE -> RESHAPE chain equal to ``np.repeat(source, factor, axis)``."""
+
+    ops: tuple[Op, Op, Op]
+    source: Tensor
+    result: Tensor  # as declared (exporters may leave dynamic dims as 1)
+    shape: tuple[int, ...]  # what the repeat really makes
+    axis: int
+    factor: int
+
+
+def _sole(graph: Graph, tensor: Tensor, kind: str) -> Op | None:
+    readers = graph.consumers().get(tensor, [])
+    if len(readers) != 1 or readers[0].type != kind or tensor in graph.outputs:
+        return None
+    return readers[0]
+
+
+def _repeat_at(graph: Graph, expand: Op) -> _Repeat | None:
+    source, axis_tensor = expand.inputs[0], expand.inputs[1] if len(expand.inputs) > 1 else None
+    if source is None or axis_tensor is None or axis_tensor.data is None or len(source.shape) != 4:
+        return None
+    inserted = int(axis_tensor.data.reshape(-1)[0]) % 5
+    tile = _sole(graph, expand.outputs[0], "TILE")
+    if tile is None or len(tile.inputs) < 2 or tile.inputs[1] is None or tile.inputs[1].data is None:
+        return None
+    multiples = [int(v) for v in tile.inputs[1].data.reshape(-1)]
+    reshape = _sole(graph, tile.outputs[0], "RESHAPE")
+    if reshape is None or inserted not in (2, 3) or len(multiples) != 5:
+        return None
+    factor = multiples[inserted]
+    if factor < 2 or any(m != 1 for i, m in enumerate(multiples) if i != inserted):
+        return None
+    axis = inserted - 1  # the new axis after ``axis``: each element repeated ``factor`` times
+    expected = list(source.shape)
+    expected[axis] *= factor
+    result = reshape.outputs[0]
+    new_shape = reshape.inputs[1] if len(reshape.inputs) > 1 else None
+    declared = list(result.shape)
+    if new_shape is not None and new_shape.data is not None:  # exporters may leave dynamic dims as 1
+        declared = [int(v) for v in new_shape.data.reshape(-1)]
+    if declared != expected or result.dtype != source.dtype:
+        return None
+    return _Repeat((expand, tile, reshape), source, result, tuple(expected), axis, factor)
+
+
+def fold_upsampling(graph: Graph) -> tuple[Graph, Removed]:
+    """Replace each height-and-width repeat pair by one RESIZE_NEAREST_NEIGHBOR op."""
+    removed: list[tuple[str, str]] = []
+    changed = True
+    while changed:
+        changed = False
+        for op in graph.ops:
+            if op.type != "EXPAND_DIMS":
+                continue
+            first = _repeat_at(graph, op)
+            follow = _sole(graph, first.result, "EXPAND_DIMS") if first is not None else None
+            second = _repeat_at(graph, follow) if follow is not None else None
+            if first is None or second is None or {first.axis, second.axis} != {1, 2}:
+                continue
+            if first.factor != second.factor:
+                continue
+            graph = _replace(graph, first, second)
+            removed.extend((o.name, f"{o.type} of an UpSampling2D chain: one nearest-neighbour resize")
+                           for o in (*first.ops, *second.ops[:2]))
+            changed = True
+            break
+    return graph, tuple(removed)
+
+
+def _replace(graph: Graph, first: _Repeat, second: _Repeat) -> Graph:
+    declared = second.result
+    out = declared if declared.shape == second.shape else replace(declared, shape=second.shape)
+    size = np.array(out.shape[1:3], dtype=np.int32)
+    size.flags.writeable = False
+    size_tensor = Tensor(f"{out.name}_size", (2,), DataType.INT32, None, size)
+    resize = Op("RESIZE_NEAREST_NEIGHBOR", (first.source, size_tensor), (out,),
+                frozen_options({"align_corners": False, "half_pixel_centers": False}), first.ops[0].index)
+    gone = {id(o) for o in (*first.ops, *second.ops)}
+    ops: list[Op] = []
+    for o in graph.ops:
+        if id(o) == id(second.ops[2]):
+            ops.append(resize)
+        elif id(o) not in gone:
+            ops.append(o)
+    graph = Graph(graph.name, tuple(ops), graph.inputs, graph.outputs)
+    return graph if declared is out else replace_tensor(graph, declared, out)

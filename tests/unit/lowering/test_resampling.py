@@ -1,0 +1,116 @@
+"""Upscaling lowerings: resizes and transpose convolutions on the NPU's IFM resampling, and the
+UpSampling2D export recognised as one resize."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npuplan.hw.accelerator import accelerator
+from npuplan.ir.lowered import BlockType, CpuOp, Padding, Resampling
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
+from npuplan.lowering import lower
+from npuplan.schedule.geometry import ifm_rows_for, producer_rows_for
+
+from ._build import Q, WQ, const, fm, graph, model, op
+
+U55_128 = accelerator("ethos-u55-128")
+
+
+def _resize(kind: str, ifm_hw: tuple[int, int], ofm_hw: tuple[int, int], **options: object):
+    x, y = fm("x", (1, *ifm_hw, 8)), fm("y", (1, *ofm_hw, 8))
+    size = const("size", list(ofm_hw), DataType.INT32, None)
+    return lower(model(graph([op(kind, [x, size], [y], 0, **options)], [x], [y])), U55_128)
+
+
+def test_nearest_x2_is_one_upscaling_pool() -> None:
+    (npu,) = _resize("RESIZE_NEAREST_NEIGHBOR", (8, 8), (16, 16)).npu_ops
+    assert (npu.op_type, npu.block_type, npu.resampling, npu.upscale) == ("AvgPool", BlockType.POOLING,
+                                                                           Resampling.NEAREST, 2)
+    assert npu.kernel.elements == 1 and npu.ofm_shape == Shape4D(1, 16, 16, 8)
+
+
+def test_x4_is_a_chain_and_bilinear_averages_the_last_window() -> None:
+    first, last = _resize("RESIZE_BILINEAR", (4, 4), (16, 16)).npu_ops
+    assert first.ofm_shape == Shape4D(1, 8, 8, 8) and first.kernel.elements == 1 and first.ofm is last.ifm
+    assert (last.kernel.height, last.kernel.width) == (4, 4) and last.kernel.padding == Padding(bottom=3, right=3)
+    assert last.ofm_shape == Shape4D(1, 16, 16, 8) and last.resampling is Resampling.NEAREST
+
+
+def test_resizes_the_npu_does_not_run_give_reasons() -> None:
+    cases = [
+        ((8, 8), (24, 24), {}, "2x, 4x or 8x"),
+        ((8, 8), (16, 16), {"align_corners": True, "half_pixel_centers": True}, "can't be True"),
+        ((1, 1), (8, 8), {}, "1x1 IFM"),
+    ]
+    for ifm_hw, ofm_hw, options, fragment in cases:
+        (cpu,) = _resize("RESIZE_NEAREST_NEIGHBOR", ifm_hw, ofm_hw, **options).ops
+        assert isinstance(cpu, CpuOp) and fragment in cpu.reason
+    (cpu,) = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True).ops
+    assert isinstance(cpu, CpuOp) and "half_pixel_centers" in cpu.reason
+
+
+def _tconv(stride: int, padding: str, ofm_hw: tuple[int, int], k: int = 3):
+    x, y = fm("x", (1, 6, 6, 4)), fm("y", (1, *ofm_hw, 8))
+    w = const("w", np.ones((8, k, k, 4)), DataType.INT8, WQ)
+    shape = const("shape", [1, *ofm_hw, 8], DataType.INT32, None)
+    b = const("b", np.zeros(8), DataType.INT32, None)
+    tconv = op("TRANSPOSE_CONV", [shape, w, x, b], [y], 0, padding=padding, stride_h=stride, stride_w=stride)
+    return lower(model(graph([tconv], [x], [y])), U55_128)
+
+
+def test_transpose_conv_is_a_stride_1_conv_over_the_upscaled_ifm() -> None:
+    (npu,) = _tconv(2, "SAME", (12, 12)).npu_ops
+    assert (npu.op_type, npu.block_type, npu.resampling) == ("Conv2DBackpropInputSwitchedBias", BlockType.CONV,
+                                                              Resampling.TRANSPOSE)
+    assert npu.kernel.stride_y == 1 and npu.ifm_shape == Shape4D(1, 6, 6, 4) and npu.ofm_shape.h == 12
+    p = npu.kernel.padding
+    assert p.top + p.bottom == 2 and p.left + p.right == 2  # 12 + 3 - 1 - 12 rows of padding
+    assert npu.weights is not None and npu.weights.shape == (8, 3, 3, 4)
+    (valid,) = _tconv(2, "VALID", (13, 13)).npu_ops
+    assert valid.kernel.padding.top + valid.kernel.padding.bottom == 3
+
+
+def test_transpose_conv_shape_constraints() -> None:
+    (cpu,) = _tconv(2, "SAME", (13, 13)).ops
+    assert isinstance(cpu, CpuOp) and "SAME padding" in cpu.reason
+    (cpu,) = _tconv(3, "SAME", (18, 18)).ops
+    assert isinstance(cpu, CpuOp) and "Stride values" in cpu.reason
+
+
+def test_upscaling_geometry_reads_half_the_rows() -> None:
+    (npu,) = _resize("RESIZE_NEAREST_NEIGHBOR", (8, 8), (16, 16)).npu_ops
+    assert ifm_rows_for(npu, 4) == 3  # 4 upscaled rows = 2 source rows, plus one when unaligned
+    assert ifm_rows_for(npu, 16) == 8
+    assert producer_rows_for(npu, 4) == 2
+
+
+def test_upsampling2d_export_becomes_one_resize() -> None:
+    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 8, 12, 8))
+    e1, t1, r1 = fm("e1", (1, 4, 1, 6, 8)), fm("t1", (1, 4, 2, 6, 8)), fm("r1", (1, 8, 6, 8))
+    e2, t2 = fm("e2", (1, 8, 6, 1, 8)), fm("t2", (1, 8, 6, 2, 8))
+
+    def c(name: str, values: list[int]):
+        return const(name, values, DataType.INT32, None)
+
+    ops = [
+        op("EXPAND_DIMS", [x, c("a1", 2)], [e1], 0), op("TILE", [e1, c("m1", [1, 1, 2, 1, 1])], [t1], 1),
+        op("RESHAPE", [t1, c("s1", [1, 8, 6, 8])], [r1], 2), op("EXPAND_DIMS", [r1, c("a2", 3)], [e2], 3),
+        op("TILE", [e2, c("m2", [1, 1, 1, 2, 1])], [t2], 4), op("RESHAPE", [t2, c("s2", [1, 8, 12, 8])], [y], 5),
+    ]
+    lg = lower(model(graph(ops, [x], [y])), U55_128)
+    (npu,) = lg.npu_ops
+    assert not lg.cpu_ops and npu.resampling is Resampling.NEAREST and npu.ofm is y
+    assert sum("UpSampling2D" in reason for _, reason in lg.removed) == 5
+
+
+def test_a_tile_that_is_not_a_repeat_is_left_alone() -> None:
+    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 8, 6, 8))
+    e1, t1 = fm("e1", (1, 1, 4, 6, 8)), fm("t1", (1, 2, 4, 6, 8))
+    a = const("a", 1, DataType.INT32, None)
+    m = const("m", [1, 2, 1, 1, 1], DataType.INT32, None)
+    s = const("s", [1, 8, 6, 8], DataType.INT32, None)
+    ops = [op("EXPAND_DIMS", [x, a], [e1], 0), op("TILE", [e1, m], [t1], 1), op("RESHAPE", [t1, s], [y], 2)]
+    lg = lower(model(graph(ops, [x], [y])), U55_128)
+    assert [o.tflite_type for o in lg.cpu_ops] == ["EXPAND_DIMS", "TILE", "RESHAPE"]
+    assert Q is not None
