@@ -26,8 +26,8 @@ from pathlib import Path
 from scenarios import BUDGET_256K, SCENARIOS, cli_flags
 
 HERE = Path(__file__).resolve().parent
-LAYER_COLUMNS = ("Name", "NPU cycles", "SRAM AC", "DRAM AC", "OnFlash AC", "OffFlash AC", "MAC count",
-                 "Network%", "Util%", "Operator")
+LAYER_COLUMNS = ("TFLite_operator", "NNG Operator", "SRAM Usage", "Op Cycles", "NPU", "SRAM AC", "DRAM AC",
+                 "OnFlash AC", "OffFlash AC", "MAC Count", "Name")
 
 
 def sha256(path: Path) -> str:
@@ -71,6 +71,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "zoo_vela_5.2.0.jsonl")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--model", nargs="*")
+    parser.add_argument("--scenario", nargs="*", help="only these scenarios")
+    parser.add_argument("--core", nargs="*", default=["legacy", "default"], help="legacy and/or default")
     args = parser.parse_args()
     done = set()
     if args.out.exists():
@@ -84,7 +86,9 @@ def main() -> None:
             continue
         digest = sha256(model)
         for scenario, options in scenarios.items():
-            for core in ("legacy", "default"):
+            if args.scenario and scenario not in args.scenario:
+                continue
+            for core in args.core:
                 if (digest, scenario, core) not in done:
                     jobs.append((model, scenario, options, core))
     args.out.parent.mkdir(parents=True, exist_ok=True)
