@@ -177,3 +177,15 @@ def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
             pool=PoolKind.AVERAGE, source_index=op.index,
         ),
     )
+
+
+def convert_unary_elementwise(op: Op) -> tuple[NpuOp, ...]:
+    """ABS -> one unary ElementWise op."""
+    ifm, ofm = _ifm_ofm(op)
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type=op.type.capitalize(), block_type=BlockType.ELEMENTWISE,
+            ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, activation=fused_activation(op.options),
+            elementwise=op.type, source_index=op.index,
+        ),
+    )

@@ -24,7 +24,9 @@ from npuplan.lowering.convert import (
     convert_fully_connected,
     convert_pool,
     convert_standalone_activation,
+    convert_unary_elementwise,
 )
+from npuplan.lowering.decompose import convert_prelu, convert_squared_difference
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_pad
 from npuplan.lowering.operands import primary_input_first
@@ -33,6 +35,7 @@ from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
+from npuplan.lowering.slices import convert_pack, convert_slice, convert_split
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
 from npuplan.lowering.upsampling import fold_upsampling
@@ -52,6 +55,15 @@ _CONVERTERS: dict[str, Converter] = {
     "RESIZE_NEAREST_NEIGHBOR": convert_resize,
     "RESIZE_BILINEAR": convert_resize,
     "TRANSPOSE_CONV": convert_transpose_conv,
+    "ABS": convert_unary_elementwise,
+    "PRELU": convert_prelu,
+    "SQUARED_DIFFERENCE": convert_squared_difference,
+    "SLICE": convert_slice,
+    "STRIDED_SLICE": convert_slice,
+    "SPLIT": convert_split,
+    "SPLIT_V": convert_split,
+    "UNPACK": convert_split,
+    "PACK": convert_pack,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
 }

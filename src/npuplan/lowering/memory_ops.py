@@ -63,6 +63,6 @@ def convert_concat(op: Op) -> tuple[NpuOp, ...]:
     for i, t in enumerate(x for x in op.inputs if x is not None):
         offset = [0, 0, 0, 0]
         offset[axis4] = position
-        ops.append(_copy(op, f"{op.name}_concat{i}", t, t.shape4d, ofm, Shape4D(*offset)))
+        ops.append(_copy(op, f"{op.name}{i}_avgpool", t, t.shape4d, ofm, Shape4D(*offset)))  # Vela's names
         position += t.shape4d.as_list()[axis4]
     return tuple(ops)

@@ -17,7 +17,9 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.model_checks import operand_count_problem
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
+from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
+from npuplan.lowering.slices import SLICE_TYPES, slice_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
@@ -33,8 +35,10 @@ LOWERED_TYPES = (
     | frozenset(BINARY_ELEMENTWISE)
     | ACTIVATION_TYPES
     | MEMORY_TYPES
-    | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV"})
+    | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
+                 "SQUARED_DIFFERENCE"})
     | RESIZE_TYPES
+    | SLICE_TYPES
 )
 
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
@@ -262,6 +266,18 @@ def _lut(op: Op) -> str | None:
     return None
 
 
+def _unary_elementwise(op: Op) -> str | None:
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    if ifm.dtype not in (DataType.INT8, DataType.UINT8, DataType.INT16, DataType.INT32):
+        return f"IFM must be int8, uint8, int16 or int32 (it is {ifm.dtype})"
+    if ifm.dtype != ofm.dtype:
+        return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
+    if ifm.shape4d != ofm.shape4d:
+        return f"IFM and OFM shapes must match ({list(ifm.shape)} and {list(ofm.shape)})"
+    return None
+
+
 def _reshape(op: Op) -> str | None:
     if op.type == "RESHAPE" and len(op.inputs) > 1 and op.inputs[1] is not None and not op.inputs[1].is_constant:
         return f"Shape must be constant ('{op.inputs[1].name}' is not)"
@@ -329,6 +345,10 @@ _SPECIFIC: dict[str, Check] = {
     **{t: _elementwise for t in BINARY_ELEMENTWISE},
     **{t: _lut for t in LUT_TYPES},
     **{t: resize_reason for t in RESIZE_TYPES},
+    **{t: slice_reason for t in SLICE_TYPES},
+    "ABS": _unary_elementwise,
+    "PRELU": prelu_reason,
+    "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }
 

@@ -74,13 +74,14 @@ class CostModelOracle:
         if op.ifm2 is not None and query.ifm2_stripe is not None and query.ifm2_area is not None:
             ifm2 = Operand(query.ifm2_stripe, query.ifm2_area, query.ifm2_format,  # type: ignore[arg-type]
                            op.ifm2.dtype.bits)
-        written = op.ofm_write_shape or op.ofm_shape  # Vela costs the box an op writes, not all its OFM
+        # Vela costs the box an op writes, not all its OFM (a concatenation copy writes its slice)
+        written = op.ofm_write_shape if op.ofm_write_shape is not None else op.ofm_shape.with_c(query.ofm_depth)
         model_query = ModelQuery(
             op=op,
             block=BlockChoice.of(query.block_config),
             # Vela costs a striped op over its whole OFM with the stripe's block config
             ifm=Operand(op.ifm_shape, query.ifm_area, query.ifm_format, bits_in),  # type: ignore[arg-type]
-            ofm=Operand(written.with_c(query.ofm_depth), query.ofm_area, query.ofm_format,  # type: ignore[arg-type]
+            ofm=Operand(written, query.ofm_area, query.ofm_format,  # type: ignore[arg-type]
                         op.ofm.dtype.bits),
             ifm2=ifm2,
             weights=weights,

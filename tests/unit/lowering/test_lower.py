@@ -163,3 +163,10 @@ def test_leaky_relu_fuses_into_the_conv_before_it_on_u55_128() -> None:
     (small,) = [o for o in lower(model(graph([conv(x, y), op("LEAKY_RELU", [y], [z], 1, alpha=0.1)], [x], [z])),
                                  accelerator("ethos-u55-64")).npu_ops if o.op_type == "Add"]
     assert small.name == "z_lut_lrelu"
+
+
+def test_concatenation_copies_are_named_as_vela_names_them() -> None:
+    a, b, y = fm("a", (1, 4, 4, 8)), fm("b", (1, 4, 4, 8)), fm("y", (1, 4, 4, 16))
+    ops = lower(model(graph([op("CONCATENATION", [a, b], [y], 0, axis=3)], [a, b], [y])), U55_128).npu_ops
+    assert [o.name for o in ops] == ["y0_avgpool", "y1_avgpool"]
+    assert [o.ofm_write_shape for o in ops] == [Shape4D(1, 4, 4, 8)] * 2

@@ -78,3 +78,19 @@ def test_equally_fast_candidates_go_by_smaller_peak_and_clearly_faster_ones_firs
     scored = [(1000, 9000, 0), (just_slower, 5000, 1), (clearly_slower, 1000, 2), (1000, 7000, 3)]
     assert order_by_speed(scored) == [1, 3, 0, 2]
     assert order_by_speed([]) == []
+
+
+def test_a_concatenation_copy_is_costed_on_the_channels_it_writes() -> None:
+    """A copy writing 8 of 24 channels costs a third of the elements (Vela: 2048 MACs, 2413 cycles
+    for each copy of a 16x16x8 slice into a 16x16x24 concatenation on ethos-u55-128)."""
+    from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
+    from npuplan.ir.shape import Shape4D
+
+    from .chains import fm
+
+    x, out = fm("x", 16, 16, 8), fm("cat", 16, 16, 24)
+    copy = NpuOp(name="cat0_avgpool", tflite_type="CONCATENATION", op_type="AvgPool", block_type=BlockType.POOLING,
+                 ifm=x, ifm_shape=Shape4D.of(x.shape), ofm=out, ofm_shape=Shape4D.of(out.shape),
+                 pool=PoolKind.AVERAGE, ofm_write_offset=Shape4D(0, 0, 0, 8), ofm_write_shape=Shape4D.of(x.shape))
+    schedule = plan_schedule(LoweredGraph("cat", (copy,), (x,), (out,)), build_architecture(SHARED), SHARED)
+    assert schedule.ops[0].cost.nn_macs == 2048

@@ -1,0 +1,156 @@
+"""Operators the NPU runs as a few elementwise operations, decomposed the way Vela 5.2.0 does.
+
+- PRELU: with one alpha value for every channel, a LEAKY_RELU (a lookup table for 8-bit types) or
+  a clamp at zero; with every alpha below 1, ``max(x * alpha, x)``; otherwise
+  ``min(x, 0) * alpha + relu(x)``.
+- SQUARED_DIFFERENCE: both inputs widened to 32 bits (a 1x1 depthwise convolution each) and
+  rescaled (a multiplication each), subtracted, squared, and rescaled to the output.
+
+Intermediate tensors are named ``<op>_<role>`` and take the output's quantization (32-bit ones
+none), so the plan allocates and costs each step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
+from npuplan.lowering._util import fused_activation
+
+
+def _name(op: Op) -> str:
+    return str(op.options.get("npu_name", op.name))
+
+
+def _elementwise(op: Op, name: str, kind: str, a: Tensor, b: Tensor | None, out: Tensor,
+                 activation: Activation = Activation.NONE) -> NpuOp:
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type=kind.capitalize(),
+        block_type=BlockType.ELEMENTWISE, ifm=a, ifm_shape=a.shape4d, ifm2=b,
+        ifm2_shape=None if b is None else b.shape4d, ofm=out, ofm_shape=out.shape4d, activation=activation,
+        elementwise=kind, source_index=op.index,
+    )
+
+
+def _like(tensor: Tensor, name: str, dtype: DataType | None = None) -> Tensor:
+    if dtype is not None and dtype != tensor.dtype:
+        return Tensor(name, tensor.shape, dtype, None)
+    return Tensor(name, tensor.shape, tensor.dtype, tensor.quant)
+
+
+def _scalar(name: str, like: Tensor, value: int) -> Tensor:
+    data = np.full((), value, dtype=np.int8 if like.dtype.bits == 8 else np.int32)
+    data.flags.writeable = False
+    return Tensor(name, (), like.dtype, like.quant, data)
+
+
+def _real_alphas(alpha: Tensor) -> np.ndarray | None:
+    if alpha.data is None or alpha.quant is None or not alpha.quant.scale:
+        return None
+    zero = np.asarray(alpha.quant.zero_point or (0,), dtype=np.int64)
+    scale = np.asarray(alpha.quant.scale, dtype=np.float64)
+    values = alpha.data.astype(np.int64)
+    if scale.size > 1 and values.shape and values.shape[-1] == scale.size:
+        return (values - zero.reshape(-1)[: scale.size]) * scale
+    return (values - int(zero.reshape(-1)[0])) * float(scale[0])
+
+
+def convert_prelu(op: Op) -> tuple[NpuOp, ...]:
+    """PRELU -> a LUT, a clamp, ``max(x * alpha, x)`` or ``min(x, 0) * alpha + relu(x)``."""
+    ifm, alpha, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert ifm is not None and alpha is not None
+    name = _name(op)
+    reals = _real_alphas(alpha)
+    if reals is not None and reals.size and float(reals.min()) == float(reals.max()):
+        if float(reals.min()) == 0.0:
+            return (NpuOp(name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
+                          ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d,
+                          activation=Activation.RELU, pool=PoolKind.AVERAGE, source_index=op.index),)
+        if ifm.dtype.bits == 8:
+            zero = _scalar(ifm.name + "_scalar0", ifm, 0)
+            return (NpuOp(name=f"{name}_lut_lrelu", tflite_type=op.type, op_type="Add",
+                          block_type=BlockType.ELEMENTWISE, ifm=ifm, ifm_shape=ifm.shape4d, ifm2=zero,
+                          ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=ofm.shape4d, activation=Activation.LUT,
+                          elementwise="ADD", source_index=op.index),)
+    if reals is not None and reals.size and float(reals.max()) < 1.0:
+        scaled = _like(ofm, f"{name}_alpha")
+        ops = [_elementwise(op, f"{name}_mul_alpha", "MUL", ifm, alpha, scaled)]
+        identity = ifm
+        if ifm.quant != ofm.quant:
+            identity = _like(ofm, f"{name}_id")
+            ops.append(_elementwise(op, f"{name}_mul_identity", "MUL", ifm, _scalar(f"{name}_one", ifm, 1), identity))
+        ops.append(_elementwise(op, f"{name}_max", "MAXIMUM", scaled, identity, ofm, fused_activation(op.options)))
+        return tuple(ops)
+    negative = _like(ifm, f"{name}_negative")
+    scaled = _like(ofm, f"{name}_negative_alpha")
+    positive = _like(ofm, f"{name}_positive_scaled")
+    return (
+        _elementwise(op, f"{name}_min", "MINIMUM", ifm, _scalar(f"{name}_zero", ifm, 0), negative),
+        _elementwise(op, f"{name}_mul_alpha", "MUL", negative, alpha, scaled),
+        NpuOp(name=f"{name}_relu", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=ifm,
+              ifm_shape=ifm.shape4d, ofm=positive, ofm_shape=positive.shape4d, activation=Activation.RELU,
+              pool=PoolKind.AVERAGE, source_index=op.index),
+        _elementwise(op, f"{name}_add", "ADD", scaled, positive, ofm, fused_activation(op.options)),
+    )
+
+
+def _widen(op: Op, name: str, source: Tensor) -> tuple[NpuOp, Tensor]:
+    """A 1x1 depthwise convolution with unit weights copying ``source`` into 32 bits (Vela's cast)."""
+    out = Tensor(name, source.shape, DataType.INT32, None)
+    channels = source.shape4d.c
+    weights = np.ones((1, 1, 1, channels), dtype=np.int8)
+    bias = np.zeros(channels, dtype=np.int64)
+    cast = NpuOp(name=name, tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
+                 ifm=source, ifm_shape=source.shape4d, ofm=out, ofm_shape=out.shape4d, weights=weights, bias=bias,
+                 kernel=Kernel(), source_index=op.index)
+    return cast, out
+
+
+def convert_squared_difference(op: Op) -> tuple[NpuOp, ...]:
+    """SQUARED_DIFFERENCE -> widen, rescale (each input), subtract, square, rescale to the output."""
+    a, b, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert a is not None and b is not None
+    name = _name(op)
+    ops: list[NpuOp] = []
+    scaled: list[Tensor] = []
+    for i, source in enumerate((a, b), start=1):
+        suffix = "" if i == 1 else "2"
+        cast, wide = _widen(op, f"{name}_ifm{suffix}_32bit_shifted", source)
+        out = Tensor(f"{name}_ifm{suffix}_scaled", source.shape, DataType.INT32, None)
+        ops += [cast, _elementwise(op, f"{name}_scaled_input{i}", "MUL", wide, _scalar(f"{name}_m{i}", wide, 1), out)]
+        scaled.append(out)
+    raw = Tensor(f"{name}_raw_diff", ofm.shape, DataType.INT32, None)
+    squared = Tensor(f"{name}_squared_raw", ofm.shape, DataType.INT32, None)
+    ops += [
+        _elementwise(op, f"{name}_raw_diff", "SUB", scaled[0], scaled[1], raw),
+        _elementwise(op, f"{name}_squared_raw", "MUL", raw, raw, squared),
+        _elementwise(op, name, "MUL", squared, _scalar(f"{name}_output_multiplier", squared, 1), ofm,
+                     fused_activation(op.options)),
+    ]
+    return tuple(ops)
+
+
+def prelu_reason(op: Op) -> str | None:
+    ifm, alpha, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert ifm is not None and alpha is not None
+    if ifm.dtype not in (DataType.INT8, DataType.UINT8, DataType.INT16) or ifm.dtype != ofm.dtype:
+        return f"IFM and OFM must be int8, uint8 or int16 and match ({ifm.dtype} and {ofm.dtype})"
+    if ifm.shape4d != ofm.shape4d:
+        return "IFM and OFM shapes must match"
+    if any(x != y and x != 1 for x, y in zip(alpha.shape4d.as_list(), ifm.shape4d.as_list())):
+        return f"Alpha must broadcast to the IFM ({list(alpha.shape)} and {list(ifm.shape)})"
+    return None
+
+
+def squared_difference_reason(op: Op) -> str | None:
+    a, b, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert a is not None and b is not None
+    if a.dtype != b.dtype or a.dtype not in (DataType.INT8, DataType.UINT8, DataType.INT16):
+        return f"Both inputs must be int8, uint8 or int16 and match ({a.dtype} and {b.dtype})"
+    sa, sb, so = (t.shape4d.as_list() for t in (a, b, ofm))
+    if any(x != y and 1 not in (x, y) for x, y in zip(sa, sb)) or (sa != so and sb != so):
+        return f"Inputs must broadcast to the OFM ({sa}, {sb} and {so})"
+    return None

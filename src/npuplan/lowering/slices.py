@@ -1,0 +1,164 @@
+"""Operators that read or write sub-regions of feature maps, lowered to 1x1 average-pool copies.
+
+- SLICE, STRIDED_SLICE: one copy reading the box at its offset (strides in height and width as the
+  pool's stride; batch and channel strides must be 1, as in Vela);
+- SPLIT, SPLIT_V, UNPACK: one copy per output, each reading its slice of the input;
+- PACK: one copy per input, each writing its slot of the output (as CONCATENATION does).
+
+Boxes are worked out on the tensors' 4D views (a tensor of rank r < 4 is padded with leading 1s),
+so an axis ``a`` of a rank-r tensor is axis ``a + 4 - r`` of its view. Copies are named as Vela
+names them (``<name>_avgpool``, ``<name><i>_avgpool``).
+"""
+
+from __future__ import annotations
+
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.lowered import BlockType, Kernel, NpuOp, PoolKind
+from npuplan.ir.shape import Shape4D
+
+SLICE_TYPES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})
+
+
+def _axis4(axis: int, rank: int) -> int:
+    return axis % rank + 4 - rank
+
+
+def _read(op: Op, name: str, src: Tensor, box: Shape4D, offset: Shape4D, dst: Tensor,
+          stride: tuple[int, int] = (1, 1)) -> NpuOp:
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=src, ifm_shape=box,
+        ofm=dst, ofm_shape=dst.shape4d, kernel=Kernel(stride_y=stride[0], stride_x=stride[1]),
+        pool=PoolKind.AVERAGE, ifm_read_offset=offset, source_index=op.index,
+    )
+
+
+def _ints(t: Tensor | None) -> list[int]:
+    assert t is not None and t.data is not None
+    return [int(v) for v in t.data.reshape(-1)]
+
+
+def strided_box(op: Op) -> tuple[list[int], list[int], list[int]]:
+    """(begin, extent, stride) per 4D axis of the read of a SLICE or STRIDED_SLICE."""
+    src = op.inputs[0]
+    assert src is not None
+    rank = len(src.shape)
+    dims = list(src.shape)
+    if op.type == "SLICE":
+        begin, size = _ints(op.inputs[1]), _ints(op.inputs[2])
+        extent = [d - b if n == -1 else n for b, n, d in zip(begin, size, dims)]
+        stride = [1] * rank
+    else:
+        begin, end, stride = _ints(op.inputs[1]), _ints(op.inputs[2]), _ints(op.inputs[3])
+        o = op.options
+        bmask, emask, shrink = (int(o.get(k, 0)) for k in ("begin_mask", "end_mask", "shrink_axis_mask"))
+        extent = []
+        for axis in range(rank):
+            d = dims[axis]
+            b = 0 if bmask >> axis & 1 else begin[axis] % d if begin[axis] < 0 else min(begin[axis], d)
+            e = b + 1 if shrink >> axis & 1 else d if emask >> axis & 1 else end[axis] % d if end[axis] < 0 else min(end[axis], d)
+            begin[axis] = b
+            extent.append(max(e - b, 0))
+    pad = 4 - rank
+    return [0] * pad + begin, [1] * pad + extent, [1] * pad + stride
+
+
+def slice_reason(op: Op) -> str | None:
+    """Why a slicing or packing op stays on the CPU, or None."""
+    src = op.inputs[0] if op.type not in ("SPLIT",) else (op.inputs[1] if len(op.inputs) > 1 else None)
+    if op.type == "PACK":
+        return _pack_reason(op)
+    if src is None or len(src.shape) == 0 or len(src.shape) > 4:
+        return "IFM must be 1D to 4D"
+    if any(t.dtype != src.dtype for t in op.outputs):
+        return "IFM and OFM data types must match"
+    if any(t.quant != src.quant for t in op.outputs):
+        return "IFM and OFM quantization must match (a slice only moves data)"
+    if op.type in ("SLICE", "STRIDED_SLICE"):
+        return _box_reason(op)
+    if op.type in ("SPLIT", "SPLIT_V"):
+        axis_tensor = op.inputs[0] if op.type == "SPLIT" else (op.inputs[2] if len(op.inputs) > 2 else None)
+        if axis_tensor is None or axis_tensor.data is None:
+            return "Axis must be constant"
+        if op.type == "SPLIT_V" and (op.inputs[1] is None or op.inputs[1].data is None):
+            return "Size splits must be constant"
+    return None
+
+
+def _box_reason(op: Op) -> str | None:
+    consts = op.inputs[1:]
+    if any(t is None or t.data is None for t in consts):
+        return "Begin, end/size and stride tensors must be constant"
+    if op.type == "STRIDED_SLICE":
+        o = op.options
+        if int(o.get("ellipsis_mask", 0)) or int(o.get("new_axis_mask", 0)):
+            return "ellipsis_mask and new_axis_mask must be 0"
+        if bool(o.get("offset", False)):
+            return "Offset attribute must be False"
+    begin, extent, stride = strided_box(op)
+    if stride[0] != 1 or stride[3] != 1:
+        return f"Batch and channel stride values must be 1 (strides {stride})"
+    if not all(1 <= s <= 3 for s in stride[1:3]):
+        return f"Height and width strides must be in the range [1, 3] (strides {stride})"
+    if any(e <= 0 for e in extent):
+        return "The slice must not be empty"
+    return None
+
+
+def _pack_reason(op: Op) -> str | None:
+    out = op.outputs[0]
+    if len(out.shape) > 4:
+        return "OFM must be at most 4D"
+    if any(t is None or t.is_constant or t.dtype != out.dtype or t.quant != out.quant for t in op.inputs):
+        return "Inputs must be feature maps of the OFM's data type and quantization"
+    return None
+
+
+def convert_slice(op: Op) -> tuple[NpuOp, ...]:
+    """SLICE / STRIDED_SLICE -> one strided copy of the box."""
+    src, dst = op.inputs[0], op.outputs[0]
+    assert src is not None
+    begin, extent, stride = strided_box(op)
+    read = Shape4D(*[(e - 1) // s * s + 1 for e, s in zip(extent, stride)])  # rows the stride reaches
+    return (_read(op, f"{op.name}_avgpool", src, read, Shape4D(*begin), dst, (stride[1], stride[2])),)
+
+
+def convert_split(op: Op) -> tuple[NpuOp, ...]:
+    """SPLIT / SPLIT_V / UNPACK -> one copy per output, reading consecutive slices along the axis."""
+    if op.type == "SPLIT":
+        src, axis = op.inputs[1], _ints(op.inputs[0])[0]
+    elif op.type == "SPLIT_V":
+        src, axis = op.inputs[0], _ints(op.inputs[2])[0]
+    else:
+        src, axis = op.inputs[0], int(op.options.get("axis", 0))
+    assert src is not None
+    a4 = _axis4(axis, len(src.shape))
+    view = src.shape4d.as_list()
+    ops: list[NpuOp] = []
+    position = 0
+    for i, out in enumerate(op.outputs):
+        box = list(view)
+        box[a4] = 1 if op.type == "UNPACK" else out.shape[axis % len(src.shape)]
+        offset = [0, 0, 0, 0]
+        offset[a4] = position
+        position += box[a4]
+        ops.append(_read(op, f"{out.name}_avgpool" if op.type != "UNPACK" else f"{op.name}{i}_avgpool",
+                         src, Shape4D(*box), Shape4D(*offset), out))
+    return tuple(ops)
+
+
+def convert_pack(op: Op) -> tuple[NpuOp, ...]:
+    """PACK -> one copy per input writing its slot (size 1 along the new axis) of the output."""
+    out = op.outputs[0]
+    a4 = _axis4(int(op.options.get("axis", 0)), len(out.shape))
+    slot = out.shape4d.as_list()
+    slot[a4] = 1
+    ops: list[NpuOp] = []
+    for i, t in enumerate(x for x in op.inputs if x is not None):
+        offset = [0, 0, 0, 0]
+        offset[a4] = i
+        ops.append(NpuOp(
+            name=f"{op.name}{i}_avgpool", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
+            ifm=t, ifm_shape=Shape4D(*slot), ofm=out, ofm_shape=out.shape4d, pool=PoolKind.AVERAGE,
+            ofm_write_offset=Shape4D(*offset), ofm_write_shape=Shape4D(*slot), source_index=op.index,
+        ))
+    return tuple(ops)

@@ -1,0 +1,79 @@
+"""Slices, splits and packs as copies at offsets; PRELU, SQUARED_DIFFERENCE and ABS on the NPU."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npuplan.hw.accelerator import accelerator
+from npuplan.ir.lowered import Activation, BlockType, CpuOp
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType, Quantization
+from npuplan.lowering import lower
+
+from ._build import Q, const, fm, graph, model, op
+
+U55_128 = accelerator("ethos-u55-128")
+
+
+def _i32(name: str, values: object):
+    return const(name, values, DataType.INT32, None)
+
+
+def _lower(ops, inputs, outputs):
+    return lower(model(graph(ops, inputs, outputs)), U55_128)
+
+
+def test_strided_slice_is_one_strided_copy_at_its_offset() -> None:
+    x, y = fm("x", (1, 16, 16, 8)), fm("y", (1, 8, 16, 4))
+    sl = op("STRIDED_SLICE", [x, _i32("b", [0, 0, 0, 2]), _i32("e", [1, 16, 16, 6]), _i32("s", [1, 2, 1, 1])], [y], 0)
+    (npu,) = _lower([sl], [x], [y]).npu_ops
+    assert (npu.op_type, npu.name, npu.kernel.stride_y) == ("AvgPool", "y_avgpool", 2)
+    assert npu.ifm_read_offset == Shape4D(0, 0, 0, 2) and npu.ifm_shape == Shape4D(1, 15, 16, 4)
+    assert npu.ofm_shape == Shape4D(1, 8, 16, 4)
+
+
+def test_slice_with_channel_stride_stays_on_cpu() -> None:
+    x, y = fm("x", (1, 16, 16, 8)), fm("y", (1, 16, 16, 4))
+    sl = op("STRIDED_SLICE", [x, _i32("b", [0, 0, 0, 0]), _i32("e", [1, 16, 16, 8]), _i32("s", [1, 1, 1, 2])], [y], 0)
+    (cpu,) = _lower([sl], [x], [y]).ops
+    assert isinstance(cpu, CpuOp) and "Batch and channel stride" in cpu.reason
+
+
+def test_split_reads_consecutive_slices_and_pack_writes_slots() -> None:
+    x, a, b = fm("x", (1, 4, 4, 8)), fm("a", (1, 4, 4, 2)), fm("b", (1, 4, 4, 6))
+    split = op("SPLIT_V", [x, _i32("sizes", [2, 6]), _i32("axis", 3)], [a, b], 0, num_splits=2)
+    first, second = _lower([split], [x], [a, b]).npu_ops
+    assert first.ifm_read_offset == Shape4D(0, 0, 0, 0) and first.ifm_shape.c == 2
+    assert second.ifm_read_offset == Shape4D(0, 0, 0, 2) and second.ifm_shape.c == 6
+    p, q, out = fm("p", (1, 4, 8)), fm("q", (1, 4, 8)), fm("out", (1, 2, 4, 8))
+    copies = _lower([op("PACK", [p, q], [out], 0, axis=1, values_count=2)], [p, q], [out]).npu_ops
+    assert [c.ofm_write_offset for c in copies] == [Shape4D(0, 0, 0, 0), Shape4D(0, 1, 0, 0)]
+    assert all(c.ofm_write_shape == Shape4D(1, 1, 4, 8) for c in copies)
+
+
+def test_prelu_by_its_alphas() -> None:
+    x, y = fm("x", (1, 4, 4, 8)), fm("y", (1, 4, 4, 8))
+    aq = Quantization((0.01,), (0,))
+    uniform = const("alpha", np.full((1, 1, 8), 20), DataType.INT8, aq)
+    (lut,) = _lower([op("PRELU", [x, uniform], [y], 0)], [x], [y]).npu_ops
+    assert lut.activation is Activation.LUT and lut.name == "y_lut_lrelu"
+    below_one = const("alpha", np.arange(8).reshape(1, 1, 8), DataType.INT8, aq)
+    ops = _lower([op("PRELU", [x, below_one], [y], 0)], [x], [y]).npu_ops
+    assert [o.op_type for o in ops] == ["Mul", "Maximum"] and ops[-1].ofm is y
+    large = const("alpha", np.arange(8).reshape(1, 1, 8) * 30, DataType.INT8, Quantization((0.1,), (0,)))
+    ops = _lower([op("PRELU", [x, large], [y], 0)], [x], [y]).npu_ops
+    assert [o.op_type for o in ops] == ["Minimum", "Mul", "AvgPool", "Add"]
+
+
+def test_squared_difference_widens_rescales_subtracts_and_squares() -> None:
+    a, b, y = fm("a", (1, 4, 4, 8)), fm("b", (1, 1, 1, 8)), fm("y", (1, 4, 4, 8))
+    ops = _lower([op("SQUARED_DIFFERENCE", [a, b], [y], 0)], [a, b], [y]).npu_ops
+    assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "Mul", "DepthwiseConv2DBias", "Mul", "Sub", "Mul", "Mul"]
+    assert ops[0].ofm.dtype == DataType.INT32 and ops[-1].ofm is y and ops[-1].name == "y"
+
+
+def test_abs_is_a_unary_elementwise_op() -> None:
+    x, y = fm("x", (1, 4, 4, 8)), fm("y", (1, 4, 4, 8))
+    (npu,) = _lower([op("ABS", [x], [y], 0)], [x], [y]).npu_ops
+    assert (npu.op_type, npu.block_type, npu.ifm2, npu.elementwise) == ("Abs", BlockType.ELEMENTWISE, None, "ABS")
+    assert Q is not None
