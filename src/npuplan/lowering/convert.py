@@ -103,18 +103,31 @@ def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
     )
 
 
+# How Vela lays out a batch of FC rows on the OFM plane (rows -> height x width); other row
+# counts run as one row of ``rows`` columns.
+_BATCH_SPLIT = {4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3), 12: (3, 4), 16: (4, 4)}
+
+
 def convert_fully_connected(op: Op) -> tuple[NpuOp, ...]:
-    """FULLY_CONNECTED -> FullyConnected; IFM seen as rows x K, weights O x 1 x 1 x K."""
+    """FULLY_CONNECTED -> FullyConnected over rows x K, weights O x 1 x 1 x K.
+
+    Several rows (tokens x features) are laid out on the OFM plane as Vela does; when they make a
+    single row longer than 4 the op runs as a 1x1 convolution (Conv2DBias), so its weights are
+    read once for all the rows rather than once per row.
+    """
     ifm, ofm = _ifm_ofm(op)
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
     out_channels, depth = weights.shape[0], int(np.prod(weights.shape[1:]))
     rows = max(ifm.elements // depth, 1)
+    h, w = _BATCH_SPLIT.get(rows, (1, rows))
+    as_conv = h == 1 and w > 4
     bias, bias_tensor = _bias(op)
     return (
         NpuOp(
-            name=op_name(op), tflite_type=op.type, op_type="FullyConnected", block_type=BlockType.VECTOR_PRODUCT,
-            ifm=ifm, ifm_shape=Shape4D(1, 1, rows, depth), ofm=ofm, ofm_shape=Shape4D(1, 1, rows, out_channels),
+            name=op_name(op), tflite_type=op.type, op_type="Conv2DBias" if as_conv else "FullyConnected",
+            block_type=BlockType.CONV if as_conv else BlockType.VECTOR_PRODUCT,
+            ifm=ifm, ifm_shape=Shape4D(1, h, w, depth), ofm=ofm, ofm_shape=Shape4D(1, h, w, out_channels),
             weights=weights.data.reshape(out_channels, 1, 1, depth), weight_tensor=weights,
             bias=bias, bias_tensor=bias_tensor, activation=fused_activation(op.options), source_index=op.index,
         ),

@@ -35,7 +35,7 @@ from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
-from npuplan.lowering.slices import convert_pack, convert_slice, convert_split
+from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, convert_transpose
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
 from npuplan.lowering.upsampling import fold_upsampling
@@ -64,6 +64,7 @@ _CONVERTERS: dict[str, Converter] = {
     "SPLIT_V": convert_split,
     "UNPACK": convert_split,
     "PACK": convert_pack,
+    "TRANSPOSE": convert_transpose,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
 }

@@ -19,7 +19,7 @@ from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
-from npuplan.lowering.slices import SLICE_TYPES, slice_reason
+from npuplan.lowering.slices import SLICE_TYPES, slice_reason, transpose_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
@@ -36,14 +36,14 @@ LOWERED_TYPES = (
     | ACTIVATION_TYPES
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
-                 "SQUARED_DIFFERENCE"})
+                 "SQUARED_DIFFERENCE", "TRANSPOSE"})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
 
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
 _INT32_OK = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "MEAN", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                       "CONCATENATION", "PAD"})
+                       "CONCATENATION", "PAD", "TRANSPOSE", "ABS"})
 _TENS_DIM_RANGE = (1, 65535)
 _STRIDE_RANGE = (1, 3)
 _DILATED_HEIGHT_RANGE = (1, 64)
@@ -348,6 +348,7 @@ _SPECIFIC: dict[str, Check] = {
     **{t: slice_reason for t in SLICE_TYPES},
     "ABS": _unary_elementwise,
     "PRELU": prelu_reason,
+    "TRANSPOSE": transpose_reason,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }

@@ -80,6 +80,8 @@ def is_cascadable(op: NpuOp) -> bool:
         return False
     if op.ofm_write_offset is not None or op.ifm_read_offset is not None:
         return False
+    if op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape:
+        return False  # its OFM rows are not the tensor's rows (a transpose writes with strides swapped)
     if op.ofm_shape.h <= 1:
         return False
     if op.ifm2 is not None and not op.ifm2.is_constant:

@@ -77,3 +77,13 @@ def test_abs_is_a_unary_elementwise_op() -> None:
     (npu,) = _lower([op("ABS", [x], [y], 0)], [x], [y]).npu_ops
     assert (npu.op_type, npu.block_type, npu.ifm2, npu.elementwise) == ("Abs", BlockType.ELEMENTWISE, None, "ABS")
     assert Q is not None
+
+
+def test_transpose_of_height_and_width_is_a_pool_over_the_ifm_view() -> None:
+    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 6, 4, 8))
+    (npu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 2, 1, 3])], [y], 0)], [x], [y]).npu_ops
+    assert (npu.op_type, npu.name) == ("AvgPool", "y_avgpool")
+    assert npu.ifm_shape == npu.ofm_shape == Shape4D(1, 4, 6, 8)
+    z = fm("z", (1, 8, 4, 6))
+    (cpu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)], [x], [z]).ops
+    assert isinstance(cpu, CpuOp) and "Only these transposes" in cpu.reason
