@@ -22,6 +22,10 @@ CASES = {
     "resnet8_cifar_u55_128": ("resnet8_cifar.tflite", CASCADE),
     "ds_cnn_kws_u55_128_auto": ("ds_cnn_kws.tflite", SCENARIO),
     "resnet8_cifar_u55_128_auto": ("resnet8_cifar.tflite", SCENARIO),
+    # zoo networks with the long-tail ops: LEAKY_RELU, an UpSampling2D export, concatenations,
+    # max pools (tiny YOLO); TRANSPOSE_CONV decoders with skip concatenations (U-Net)
+    "tiny_yolo_160_u55_128_auto": ("tiny_yolo_160.tflite", SCENARIO),
+    "unet_transpose_64_u55_128_auto": ("unet_transpose_64.tflite", SCENARIO),
 }
 
 FIELDS = (

@@ -1,0 +1,35 @@
+"""Write seeded random networks (tests/random_graphs.py) as .tflite files, e.g. to run Vela on them.
+
+Usage: python bench/random_nets.py --out DIR [--seed 0] [--count 20]
+
+Network ``random_<seed + i>`` is the same file for the same tree; compare it with
+``bench/zoo_vela.py --zoo DIR`` and ``bench/zoo_compare.py --zoo DIR``. Prints the files written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
+
+from tests.random_graphs import network_bytes  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--count", type=int, default=20)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for i in range(args.count):
+        path = args.out / f"random_{args.seed + i}.tflite"
+        path.write_bytes(network_bytes(args.seed + i))
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
