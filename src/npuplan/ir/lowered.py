@@ -124,8 +124,14 @@ class NpuOp:
     ofm_write_offset: Shape4D | None = None  # concat: where this op writes inside ``ofm``
     ofm_write_shape: Shape4D | None = None  # the box written at ``ofm_write_offset`` (None: all of ``ofm_shape``)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
+    ifm2_read_offset: Shape4D | None = None  # ... and inside ``ifm2``
     resampling: Resampling = Resampling.NONE  # upscaling of the IFM (x2 in H and W) before the kernel
     source_index: int = -1  # index of the TFLite operator it came from
+
+    @property
+    def reads_at_offset(self) -> bool:
+        """Whether the op reads a box of an input at an offset (a slice read without a copy)."""
+        return self.ifm_read_offset is not None or self.ifm2_read_offset is not None
 
     @property
     def upscale(self) -> int:

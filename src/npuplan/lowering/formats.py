@@ -28,7 +28,7 @@ def _view_mismatch(op: NpuOp, tensor: Tensor) -> bool:
     if op.ifm.name == tensor.name and op.ifm_read_offset is None and op.ifm_shape != shape:
         return True
     if (op.ifm2 is not None and op.ifm2.name == tensor.name and op.block_type is BlockType.ELEMENTWISE
-            and op.ifm2_shape is not None and op.ifm2_shape != shape):
+            and op.ifm2_read_offset is None and op.ifm2_shape is not None and op.ifm2_shape != shape):
         return True
     return False
 
@@ -38,6 +38,8 @@ def _restricted(op: NpuOp, tensor: Tensor) -> bool:
     if op.ofm.name == tensor.name and _offset_unaligned(op.ofm_write_offset):
         return True
     if op.ifm.name == tensor.name and _offset_unaligned(op.ifm_read_offset):
+        return True
+    if op.ifm2 is not None and op.ifm2.name == tensor.name and _offset_unaligned(op.ifm2_read_offset):
         return True
     if op.ifm.name == tensor.name and op.block_type is BlockType.REDUCE_SUM and tensor.dtype.bits == 32:
         return True

@@ -35,7 +35,7 @@ from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
-from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, convert_transpose
+from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, convert_transpose, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
 from npuplan.lowering.upsampling import fold_upsampling
@@ -117,7 +117,7 @@ def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:
             raise
     return LoweredGraph(
         name=source.name,
-        ops=tuple(ops),
+        ops=fuse_slice_reads(tuple(ops), graph.outputs),
         inputs=graph.inputs,
         outputs=graph.outputs,
         tflite_op_count=len(source.ops),

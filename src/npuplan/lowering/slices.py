@@ -12,8 +12,10 @@ names them (``<name>_avgpool``, ``<name><i>_avgpool``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from npuplan.ir.graph import Op, Tensor
-from npuplan.ir.lowered import BlockType, Kernel, NpuOp, PoolKind
+from npuplan.ir.lowered import BlockType, Kernel, LoweredOp, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 
 SLICE_TYPES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})
@@ -212,3 +214,55 @@ def convert_transpose(op: Op) -> tuple[NpuOp, ...]:
         name=f"{op.name}_avgpool", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=src,
         ifm_shape=view, ofm=out, ofm_shape=view, pool=PoolKind.AVERAGE, source_index=op.index,
     ),)
+
+
+# ---------------------------------------------------------------- reads without copies
+_READ_COPIES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
+_OFFSET_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING, BlockType.ELEMENTWISE})
+
+
+def _fusable_copy(op: NpuOp) -> bool:
+    return (op.tflite_type in _READ_COPIES and op.ifm_read_offset is not None and op.ofm_write_offset is None
+            and op.kernel.stride_y == op.kernel.stride_x == 1 and op.ifm_shape == op.ofm_shape)
+
+
+def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
+    """Drop each slice copy whose readers can read the slice where it lies: they take the copy's
+    source and read offset instead (as Vela's split/slice reads do). A copy stays when its output
+    is a network output, is read by the CPU, through another view, as both operands of one op or by
+    an op that cannot read at an offset."""
+    readers: dict[int, list[LoweredOp]] = {}
+    for op in ops:
+        tensors = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
+        for t in tensors:
+            if t is not None:
+                readers.setdefault(id(t), []).append(op)
+    kept_outputs = {id(t) for t in outputs}
+    rewired: dict[int, NpuOp] = {}
+    dropped: set[int] = set()
+    for copy in ops:
+        if not isinstance(copy, NpuOp) or not _fusable_copy(copy) or id(copy.ofm) in kept_outputs:
+            continue
+        users = readers.get(id(copy.ofm), [])
+        if not users or not all(_reads_as_view(u, copy) for u in users):
+            continue
+        for user in users:
+            assert isinstance(user, NpuOp)
+            current = rewired.get(id(user), user)
+            if current.ifm is copy.ofm:
+                current = replace(current, ifm=copy.ifm, ifm_read_offset=copy.ifm_read_offset)
+            if current.ifm2 is copy.ofm:
+                current = replace(current, ifm2=copy.ifm, ifm2_read_offset=copy.ifm_read_offset)
+            rewired[id(user)] = current
+        dropped.add(id(copy))
+    return tuple(rewired.get(id(op), op) for op in ops if id(op) not in dropped)  # type: ignore[arg-type]
+
+
+def _reads_as_view(user: LoweredOp, copy: NpuOp) -> bool:
+    """Whether ``user`` reads the copy's output through the copy's own view (as first or second
+    operand, not both), so it can read the source box instead."""
+    if not isinstance(user, NpuOp) or user.block_type not in _OFFSET_READERS or _fusable_copy(user):
+        return False
+    first = user.ifm is copy.ofm and user.ifm_read_offset is None and user.ifm_shape == copy.ofm_shape
+    second = (user.ifm2 is copy.ofm and user.ifm2_read_offset is None and user.ifm2_shape == copy.ofm_shape)
+    return first != second if (user.ifm is copy.ofm and user.ifm2 is copy.ofm) else first or second

@@ -94,7 +94,7 @@ def cascade_blocker(op: NpuOp) -> str:
     """Why ``op`` cannot run in a cascade (Vela's rules), or "" when it can."""
     if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM):
         return "reads its whole input"
-    if op.ofm_write_offset is not None or op.ifm_read_offset is not None:
+    if op.ofm_write_offset is not None or op.reads_at_offset:
         return "reads or writes at an offset (pad, concat, slice)"
     if op.ifm2 is not None and not op.ifm2.is_constant:
         return "has two feature-map inputs"

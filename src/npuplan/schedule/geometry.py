@@ -78,7 +78,7 @@ def is_cascadable(op: NpuOp) -> bool:
     """Whether ``op`` can run stripe by stripe (Vela's rules: no FC/reduce, no offsets, no FM ifm2)."""
     if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM):
         return False
-    if op.ofm_write_offset is not None or op.ifm_read_offset is not None:
+    if op.ofm_write_offset is not None or op.reads_at_offset:
         return False
     if op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape:
         return False  # its OFM rows are not the tensor's rows (a transpose writes with strides swapped)

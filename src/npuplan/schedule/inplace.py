@@ -36,7 +36,7 @@ def inplace_outputs(net: Network, dec: Decisions) -> dict[str, str]:
 
 def _may_overwrite(op: NpuOp) -> bool:
     return (op.block_type is BlockType.ELEMENTWISE and op.ofm_write_offset is None
-            and op.ifm_read_offset is None)
+            and not op.reads_at_offset)
 
 
 def _overwritable(

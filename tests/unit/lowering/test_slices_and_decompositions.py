@@ -39,6 +39,17 @@ def test_slice_with_channel_stride_stays_on_cpu() -> None:
     assert isinstance(cpu, CpuOp) and "Batch and channel stride" in cpu.reason
 
 
+def test_split_halves_are_read_where_they_lie_without_copies() -> None:
+    x, a, b, y = fm("x", (1, 4, 4, 8)), fm("a", (1, 4, 4, 4)), fm("b", (1, 4, 4, 4)), fm("y", (1, 4, 4, 4))
+    ops = [op("SPLIT", [_i32("axis", 3), x], [a, b], 0, num_splits=2), op("ADD", [a, b], [y], 1)]
+    (add,) = _lower(ops, [x], [y]).npu_ops
+    assert add.ifm is x and add.ifm2 is x
+    assert add.ifm_read_offset == Shape4D(0, 0, 0, 0) and add.ifm2_read_offset == Shape4D(0, 0, 0, 4)
+    assert add.reads_at_offset and add.ifm_shape == add.ifm2_shape == Shape4D(1, 4, 4, 4)
+    kept = _lower(ops, [x], [y, a]).npu_ops  # a network output keeps its copy
+    assert [o.op_type for o in kept] == ["AvgPool", "Add"] and kept[1].ifm is a
+
+
 def test_split_reads_consecutive_slices_and_pack_writes_slots() -> None:
     x, a, b = fm("x", (1, 4, 4, 8)), fm("a", (1, 4, 4, 2)), fm("b", (1, 4, 4, 6))
     split = op("SPLIT_V", [x, _i32("sizes", [2, 6]), _i32("axis", 3)], [a, b], 0, num_splits=2)
