@@ -95,7 +95,12 @@ class _Builder:
         if op.ifm2 is not None and op.ifm2_shape is not None:
             rows2 = (0, op.ifm2_shape.h) if whole or op.ifm2_shape.h != op.ofm_shape.h else rows
             ifm2 = self.operand(op.ifm2, op.ifm2_shape, op.ifm2_read_offset, rows2, _in_depth(op, op.ifm2_shape, depth))
-        ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth)
+        if op.ofm_write_shape is not None:  # the op writes only its box (a concatenated slice, a pad border)
+            box = op.ofm_write_shape
+            ofm = self.operand(op.ofm, box, op.ofm_write_offset, (min(rows[0], box.h), min(rows[1], box.h)),
+                               (min(depth[0], box.c), min(depth[1], box.c)))
+        else:
+            ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth)
         weights = None if piece is None else self.weight_ref(sop, piece)
         return NpuStripeCommand(op.name, ifm, ifm2, ofm, piece, weights, _block_text(sop.block_config),
                                 weight_stream_name(op.name) if piece is not None else "",

@@ -28,7 +28,7 @@ from npuplan.lowering.convert import (
 )
 from npuplan.lowering.decompose import convert_prelu, convert_squared_difference
 from npuplan.lowering.mean import convert_mean, drop_noop_means
-from npuplan.lowering.memory_ops import convert_concat, convert_pad
+from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
@@ -65,6 +65,7 @@ _CONVERTERS: dict[str, Converter] = {
     "UNPACK": convert_split,
     "PACK": convert_pack,
     "TRANSPOSE": convert_transpose,
+    "MIRROR_PAD": convert_mirror_pad,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
 }

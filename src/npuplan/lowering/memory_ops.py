@@ -66,3 +66,63 @@ def convert_concat(op: Op) -> tuple[NpuOp, ...]:
         ops.append(_copy(op, f"{op.name}{i}_avgpool", t, t.shape4d, ofm, Shape4D(*offset)))  # Vela's names
         position += t.shape4d.as_list()[axis4]
     return tuple(ops)
+
+
+def _box_copy(op: Op, name: str, src: Tensor, read: Shape4D, read_at: Shape4D, dst: Tensor, write_at: Shape4D,
+              ) -> NpuOp:
+    """A 1x1 average pool copying the box ``read`` of ``src`` at ``read_at`` to ``dst`` at ``write_at``."""
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=src, ifm_shape=read,
+        ofm=dst, ofm_shape=dst.shape4d, pool=PoolKind.AVERAGE, ifm_read_offset=read_at, ofm_write_offset=write_at,
+        ofm_write_shape=read, source_index=op.index,
+    )
+
+
+def mirror_pad_reason(op: Op) -> str | None:
+    ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert ifm is not None
+    if pads is None or pads.data is None or list(pads.shape) not in ([3, 2], [4, 2]):
+        return "The padding tensor must be constant with the shape [3,2] or [4,2]"
+    rows = pads.data.reshape(-1, 2)
+    if rows[-1].any() or (len(rows) == 4 and rows[0].any()):
+        return "The pad tensor can only pad width and height"
+    reflect = str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0")
+    for (before, after), size in zip(rows[-3:-1], ifm.shape[-3:-1]):
+        if max(before, after) > size - (1 if reflect else 0):
+            return "The number of pad values for each direction must not be larger than the ifm size in that dimension"
+    if ifm.dtype != ofm.dtype or ifm.quant != ofm.quant:
+        return "IFM and OFM data types and quantization must match"
+    return None
+
+
+def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
+    """MIRROR_PAD -> copies: the input, then its reflected border rows (and, padding the width, the
+    reflected border columns of that, through an intermediate tensor), as Vela lays it out."""
+    ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert ifm is not None and pads is not None and pads.data is not None
+    rows = [[0, 0]] * (4 - len(pads.data)) + pads.data.reshape(-1, 2).tolist()
+    (top, bot), (left, right) = rows[1], rows[2]
+    skip = 1 if str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0") else 0  # REFLECT leaves out the edge
+    n, h, w, c = ifm.shape4d.as_list()
+    tall = ofm if not (left or right) else Tensor(f"{op.name}_rows", (1, h + top + bot, w, c), ofm.dtype, ofm.quant)
+    x0 = 0 if tall is not ofm else left
+    ops = [_box_copy(op, f"{op.name}_init_pool", ifm, Shape4D(n, h, w, c), Shape4D(0, 0, 0, 0), tall,
+                     Shape4D(0, top, x0, 0))]
+    if top:
+        ops.append(_box_copy(op, f"{op.name}_pad_top", ifm, Shape4D(n, top, w, c), Shape4D(0, skip, 0, 0), tall,
+                             Shape4D(0, 0, x0, 0)))
+    if bot:
+        ops.append(_box_copy(op, f"{op.name}_pad_bottom", ifm, Shape4D(n, bot, w, c), Shape4D(0, h - bot - skip, 0, 0),
+                             tall, Shape4D(0, top + h, x0, 0)))
+    if tall is ofm:
+        return tuple(ops)
+    th = h + top + bot
+    if left:
+        ops.append(_box_copy(op, f"{op.name}_pad_left", tall, Shape4D(n, th, left, c), Shape4D(0, 0, skip, 0), ofm,
+                             Shape4D(0, 0, 0, 0)))
+    if right:
+        ops.append(_box_copy(op, f"{op.name}_pad_right", tall, Shape4D(n, th, right, c),
+                             Shape4D(0, 0, w - right - skip, 0), ofm, Shape4D(0, 0, left + w, 0)))
+    ops.append(_box_copy(op, f"{op.name}_final_copy", tall, Shape4D(n, th, w, c), Shape4D(0, 0, 0, 0), ofm,
+                         Shape4D(0, 0, left, 0)))
+    return tuple(ops)

@@ -18,6 +18,7 @@ from npuplan.ir.model_checks import operand_count_problem
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
+from npuplan.lowering.memory_ops import mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
 from npuplan.lowering.slices import SLICE_TYPES, slice_reason, transpose_reason
 
@@ -36,14 +37,14 @@ LOWERED_TYPES = (
     | ACTIVATION_TYPES
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
-                 "SQUARED_DIFFERENCE", "TRANSPOSE"})
+                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD"})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
 
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
 _INT32_OK = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "MEAN", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                       "CONCATENATION", "PAD", "TRANSPOSE", "ABS"})
+                       "CONCATENATION", "PAD", "TRANSPOSE", "ABS", "MIRROR_PAD"})
 _TENS_DIM_RANGE = (1, 65535)
 _STRIDE_RANGE = (1, 3)
 _DILATED_HEIGHT_RANGE = (1, 64)
@@ -349,6 +350,7 @@ _SPECIFIC: dict[str, Check] = {
     "ABS": _unary_elementwise,
     "PRELU": prelu_reason,
     "TRANSPOSE": transpose_reason,
+    "MIRROR_PAD": mirror_pad_reason,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }

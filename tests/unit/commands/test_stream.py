@@ -79,3 +79,21 @@ def test_diamond_stream_validates_and_serialises() -> None:
     first = json.loads(text)[0]
     assert first["kind"] == "npu_stripe" and first["ofm"]["tensor"] == "stem"
     assert set(first["ofm"]) >= {"start", "end", "area", "address", "buffer"}
+
+
+def test_a_copy_writing_part_of_its_ofm_writes_only_its_box() -> None:
+    """A concatenation copy (ofm_write_shape) writes its slice, not the rest of the tensor."""
+    from pathlib import Path
+
+    from npuplan.api import plan
+    from npuplan.commands.types import NpuStripeCommand
+
+    data = Path(__file__).resolve().parents[2] / "data" / "unet_transpose_64.tflite"
+    result = plan(data)
+    copies = [c for c in result.commands if isinstance(c, NpuStripeCommand) and c.op.endswith("_avgpool")]
+    assert copies
+    for command in copies:
+        op = next(o for o in result.lowered.npu_ops if o.name == command.op)
+        assert op.ofm_write_shape is not None and op.ofm_write_offset is not None
+        start, end = command.ofm.box.start, command.ofm.box.end
+        assert start[3] == op.ofm_write_offset.c and end[3] - start[3] == op.ofm_write_shape.c

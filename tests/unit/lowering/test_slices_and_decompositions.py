@@ -98,3 +98,17 @@ def test_transpose_of_height_and_width_is_a_pool_over_the_ifm_view() -> None:
     z = fm("z", (1, 8, 4, 6))
     (cpu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)], [x], [z]).ops
     assert isinstance(cpu, CpuOp) and "Only these transposes" in cpu.reason
+
+
+def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
+    x, y = fm("x", (1, 4, 5, 8)), fm("y", (1, 6, 9, 8))
+    pads = _i32("pads", [[0, 0], [1, 1], [2, 2], [0, 0]])
+    ops = _lower([op("MIRROR_PAD", [x, pads], [y], 0, mode=0)], [x], [y]).npu_ops
+    assert [o.name.rsplit("_", 2)[-2:] for o in ops][0] == ["init", "pool"]
+    by_name = {o.name.split("y_")[-1]: o for o in ops}
+    assert by_name["pad_top"].ifm_read_offset == Shape4D(0, 1, 0, 0)  # REFLECT leaves the edge row out
+    assert by_name["pad_right"].ofm_write_offset == Shape4D(0, 0, 7, 0) and by_name["pad_right"].ofm is y
+    assert by_name["final_copy"].ofm_write_shape == Shape4D(1, 6, 5, 8)
+    (cpu,) = _lower([op("MIRROR_PAD", [x, _i32("p", [[0, 0], [4, 0], [0, 0], [0, 0]])], [y], 0, mode=0)],
+                    [x], [y]).ops
+    assert isinstance(cpu, CpuOp) and "must not be larger" in cpu.reason
