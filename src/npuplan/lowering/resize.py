@@ -3,18 +3,21 @@
 - RESIZE_NEAREST_NEIGHBOR by 2, 4 or 8: a chain of 1x1 average pools reading their IFM upscaled
   x2 by nearest neighbour (one per factor of 2), as Vela does.
 - RESIZE_BILINEAR by 2, 4 or 8 without half-pixel centres: the same chain whose last pool averages
-  a ``factor x factor`` window padded at the bottom and right (align_corners: unpadded).
+  a ``factor x factor`` window padded at the bottom and right (align_corners: unpadded); by 2 with
+  half-pixel centres: four 2x2 depthwise convolutions, one per output phase.
 - An IFM already the OFM's size: one 1x1 average pool (a copy).
 - TRANSPOSE_CONV: a convolution with stride 1 over the IFM upscaled by its stride with zeros
   inserted (the hardware's transpose resampling), padded so the OFM has the declared size.
 
-The cases Vela 5.2.0 runs on the NPU that are not lowered here (bilinear with half-pixel centres,
-align_corners nearest, a 1x1 IFM) stay on the CPU with that reason.
+The cases Vela 5.2.0 runs on the NPU that are not lowered here (align_corners nearest, a 1x1 IFM)
+stay on the CPU with that reason.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, Padding, PoolKind, Resampling
@@ -66,8 +69,8 @@ def resize_reason(op: Op) -> str | None:
                 f"(IFM {i.h}x{i.w}, OFM {o.h}x{o.w})")
     if align:
         return "align_corners resizes are not lowered by npuplan"
-    if half and op.type == "RESIZE_BILINEAR":
-        return "bilinear resizes with half_pixel_centers (depthwise convolutions in Vela) are not lowered by npuplan"
+    if half and op.type == "RESIZE_BILINEAR" and resize_factor(i, o) != 2:
+        return f"For half_pixel_centers the OFM height and width must be 2x the IFM's (IFM {i.h}x{i.w}, OFM {o.h}x{o.w})"
     return None
 
 
@@ -87,6 +90,8 @@ def convert_resize(op: Op) -> tuple[NpuOp, ...]:
     i, o = ifm.shape4d, ofm.shape4d
     name = _op_name(op)
     activation = fused_activation(op.options)
+    if op.type == "RESIZE_BILINEAR" and op.options.get("half_pixel_centers") and (i.h, i.w) != (o.h, o.w):
+        return _half_pixel_bilinear(op, ifm, ofm, activation)
     if i.h == o.h and i.w == o.w:
         return (_pool(op, name, ifm, ofm, o, Kernel(), Resampling.NONE, activation),)
     factor = resize_factor(i, o)
@@ -106,6 +111,35 @@ def convert_resize(op: Op) -> tuple[NpuOp, ...]:
         pad = Padding() if op.options.get("align_corners") else Padding(bottom=kh - 1, right=kw - 1)
         kernel = Kernel(kh, kw, padding=pad)
     ops.append(_pool(op, name, source, ofm, o, kernel, Resampling.NEAREST, activation))
+    return tuple(ops)
+
+
+# The four 2x2 interpolation kernels of a half-pixel x2 bilinear resize (weights in 16ths), one per
+# output phase, and the padding (top, left, bottom, right) that aligns each on the input.
+_PHASES = (
+    (((1, 3), (3, 9)), Padding(1, 1, 0, 0)),
+    (((3, 1), (9, 3)), Padding(1, 0, 0, 1)),
+    (((3, 9), (1, 3)), Padding(0, 1, 1, 0)),
+    (((9, 3), (3, 1)), Padding(0, 0, 1, 1)),
+)
+
+
+def _half_pixel_bilinear(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation) -> tuple[NpuOp, ...]:
+    """A half-pixel x2 bilinear resize as Vela runs it: a copy of the IFM, then four 2x2 depthwise
+    convolutions, one per output phase, each writing every other row and column of the OFM (so
+    each is costed on an IFM-sized output and, as its writes interleave, touches the whole OFM)."""
+    i = ifm.shape4d
+    name = _op_name(op)
+    copy = Tensor(f"{name}_rb_init", ifm.shape, ifm.dtype, ifm.quant)
+    ops = [_pool(op, f"{name}_rb_init_avgpool", ifm, copy, i, Kernel(), Resampling.NONE, Activation.NONE)]
+    for index, (kernel, padding) in enumerate(_PHASES):
+        weights = np.repeat(np.asarray(kernel, dtype=np.int8)[np.newaxis, :, :, np.newaxis], i.c, axis=3)
+        ops.append(NpuOp(
+            name=f"{name}_depthwise_conv_{index}", tflite_type=op.type, op_type="DepthwiseConv2DBias",
+            block_type=BlockType.DEPTHWISE, ifm=copy, ifm_shape=i, ofm=ofm, ofm_shape=i, weights=weights,
+            bias=np.zeros(i.c, dtype=np.int64), kernel=Kernel(2, 2, padding=padding), activation=activation,
+            source_index=op.index,
+        ))
     return tuple(ops)
 
 

@@ -46,8 +46,17 @@ def test_resizes_the_npu_does_not_run_give_reasons() -> None:
     for ifm_hw, ofm_hw, options, fragment in cases:
         (cpu,) = _resize("RESIZE_NEAREST_NEIGHBOR", ifm_hw, ofm_hw, **options).ops
         assert isinstance(cpu, CpuOp) and fragment in cpu.reason
-    (cpu,) = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True).ops
+    (cpu,) = _resize("RESIZE_BILINEAR", (4, 4), (16, 16), half_pixel_centers=True).ops
     assert isinstance(cpu, CpuOp) and "half_pixel_centers" in cpu.reason
+
+
+def test_half_pixel_bilinear_x2_is_a_copy_and_four_phase_depthwise_convolutions() -> None:
+    ops = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True).npu_ops
+    assert [o.op_type for o in ops] == ["AvgPool"] + ["DepthwiseConv2DBias"] * 4
+    phases = ops[1:]
+    assert all(o.ofm_shape == Shape4D(1, 8, 8, 8) and o.ofm.shape == (1, 16, 16, 8) for o in phases)
+    assert all(o.weights is not None and int(o.weights.sum()) == 16 * 8 for o in phases)  # each sums to 1 (16ths)
+    assert len({o.kernel.padding for o in phases}) == 4
 
 
 def _tconv(stride: int, padding: str, ofm_hw: tuple[int, int], k: int = 3):
