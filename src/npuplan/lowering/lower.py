@@ -27,6 +27,7 @@ from npuplan.lowering.convert import (
     convert_unary_elementwise,
 )
 from npuplan.lowering.decompose import convert_prelu, convert_squared_difference
+from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad
 from npuplan.lowering.operands import primary_input_first
@@ -89,6 +90,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     graph, gone = fold_constants(graph)
     removed += gone
     graph, gone = fold_upsampling(graph)
+    removed += gone
+    graph, gone = fold_dilated_convolutions(graph)
     removed += gone
     graph, gone = drop_noop_reshapes(graph)
     removed += gone
