@@ -29,6 +29,8 @@ STANDALONE_ACTIVATIONS: dict[str, Activation] = {
     "LEAKY_RELU": Activation.LUT,
     "EXP": Activation.LUT,
     "RSQRT": Activation.LUT,
+    "GELU": Activation.LUT,
+    "LOG": Activation.LUT,
     "TANH": Activation.LUT,
     "LOGISTIC": Activation.LUT,
 }

@@ -23,7 +23,7 @@ Converter = Callable[[Op], tuple[NpuOp, ...]]
 
 # Vela's suffix for a standalone LUT activation (``<name>_lut_<suffix>``).
 _LUT_NAMES = {"HARD_SWISH": "hardswish", "TANH": "tanh", "LOGISTIC": "sigmoid", "LEAKY_RELU": "lrelu", "EXP": "exp",
-              "RSQRT": "rsqrt"}
+              "RSQRT": "rsqrt", "GELU": "gelu", "LOG": "log"}
 
 
 def op_name(op: Op) -> str:
@@ -200,5 +200,16 @@ def convert_unary_elementwise(op: Op) -> tuple[NpuOp, ...]:
             name=op_name(op), tflite_type=op.type, op_type=op.type.capitalize(), block_type=BlockType.ELEMENTWISE,
             ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, activation=fused_activation(op.options),
             elementwise=op.type, source_index=op.index,
+        ),
+    )
+
+
+def convert_requantize(op: Op) -> tuple[NpuOp, ...]:
+    """QUANTIZE between fixed-point types -> a 1x1 average pool whose output stage rescales."""
+    ifm, ofm = _ifm_ofm(op)
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=ifm,
+            ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, pool=PoolKind.AVERAGE, source_index=op.index,
         ),
     )

@@ -23,6 +23,7 @@ from npuplan.lowering.convert import (
     convert_depthwise,
     convert_fully_connected,
     convert_pool,
+    convert_requantize,
     convert_standalone_activation,
     convert_unary_elementwise,
 )
@@ -67,6 +68,7 @@ _CONVERTERS: dict[str, Converter] = {
     "PACK": convert_pack,
     "TRANSPOSE": convert_transpose,
     "MIRROR_PAD": convert_mirror_pad,
+    "QUANTIZE": convert_requantize,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
 }

@@ -26,7 +26,7 @@ CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
 BINARY_ELEMENTWISE = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "MAXIMUM": "Maximum", "MINIMUM": "Minimum"}
 # Table-lookup unary operators (besides TANH/LOGISTIC): each becomes an Add(x, 0) with its LUT.
-LUT_TYPES = frozenset({"HARD_SWISH", "LEAKY_RELU", "EXP", "RSQRT"})
+LUT_TYPES = frozenset({"HARD_SWISH", "LEAKY_RELU", "EXP", "RSQRT", "GELU", "LOG"})
 ACTIVATION_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "TANH", "LOGISTIC"}) | LUT_TYPES
 MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 # Operator types npuplan lowers to NPU operations.
@@ -37,7 +37,7 @@ LOWERED_TYPES = (
     | ACTIVATION_TYPES
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
-                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD"})
+                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE"})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
@@ -252,6 +252,8 @@ _LUT_DTYPES = {
     "EXP": (DataType.INT8, DataType.INT16),
     "RSQRT": (DataType.INT8,),
     "HARD_SWISH": (DataType.INT8, DataType.UINT8),
+    "GELU": (DataType.INT8, DataType.UINT8),  # as Vela's default core
+    "LOG": (DataType.INT8,),  # as Vela's default core
 }
 
 
@@ -276,6 +278,17 @@ def _unary_elementwise(op: Op) -> str | None:
         return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
     if ifm.shape4d != ofm.shape4d:
         return f"IFM and OFM shapes must match ({list(ifm.shape)} and {list(ofm.shape)})"
+    return None
+
+
+def _requantize(op: Op) -> str | None:
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    fixed = (DataType.INT8, DataType.UINT8, DataType.INT16)
+    if ifm.dtype not in fixed or ofm.dtype not in fixed:
+        return f"Only requantizing between int8, uint8 and int16 runs on the NPU ({ifm.dtype} to {ofm.dtype})"
+    if ifm.shape4d != ofm.shape4d:
+        return "IFM and OFM shapes must match"
     return None
 
 
@@ -351,6 +364,7 @@ _SPECIFIC: dict[str, Check] = {
     "PRELU": prelu_reason,
     "TRANSPOSE": transpose_reason,
     "MIRROR_PAD": mirror_pad_reason,
+    "QUANTIZE": _requantize,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }

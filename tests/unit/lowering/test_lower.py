@@ -140,7 +140,7 @@ def _unary(kind: str, dtype: DataType = DataType.INT8, **options: object):
 
 
 def test_table_lookup_unary_ops_become_add_with_lut() -> None:
-    for kind, suffix in (("LEAKY_RELU", "lrelu"), ("EXP", "exp"), ("RSQRT", "rsqrt")):
+    for kind, suffix in (("LEAKY_RELU", "lrelu"), ("EXP", "exp"), ("RSQRT", "rsqrt"), ("GELU", "gelu"), ("LOG", "log")):
         lg = _unary(kind, alpha=0.1)
         (npu,) = lg.npu_ops
         assert (npu.op_type, npu.block_type, npu.activation) == ("Add", BlockType.ELEMENTWISE, Activation.LUT)
@@ -170,3 +170,12 @@ def test_concatenation_copies_are_named_as_vela_names_them() -> None:
     ops = lower(model(graph([op("CONCATENATION", [a, b], [y], 0, axis=3)], [a, b], [y])), U55_128).npu_ops
     assert [o.name for o in ops] == ["y0_avgpool", "y1_avgpool"]
     assert [o.ofm_write_shape for o in ops] == [Shape4D(1, 4, 4, 8)] * 2
+
+
+def test_requantize_is_a_rescaling_copy_and_float_quantize_stays_on_cpu() -> None:
+    x, y = fm("x", (1, 4, 4, 8)), fm("y", (1, 4, 4, 8), DataType.INT16)
+    (npu,) = lower(model(graph([op("QUANTIZE", [x], [y], 0)], [x], [y])), U55_128).npu_ops
+    assert (npu.op_type, npu.ofm) == ("AvgPool", y)
+    f = fm("f", (1, 4, 4, 8), DataType.FLOAT32, None)
+    (cpu,) = lower(model(graph([op("QUANTIZE", [f], [x], 0)], [f], [x])), U55_128).ops
+    assert isinstance(cpu, CpuOp)
