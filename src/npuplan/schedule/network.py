@@ -12,7 +12,7 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering.formats import linear_format_tensors
-from npuplan.schedule.geometry import storage_bytes
+from npuplan.schedule.geometry import BRICK_DEPTH, storage_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +52,11 @@ def _shape_of(tensor: Tensor, npu_views: dict[str, Shape4D]) -> Shape4D:
     return npu_views.get(tensor.name, tensor.shape4d)
 
 
-def build_network(graph: LoweredGraph) -> Network:
-    """Index the graph: NPU ops with their time steps and every feature map's live range."""
+def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Network:
+    """Index the graph: NPU ops with their time steps and every feature map's live range.
+
+    With ``pack_unaligned`` (Size), a feature map whose depth is not a multiple of 16 is stored
+    NHWC rather than in bricks, which would pad its depth (a 4-channel map takes 4x the bytes)."""
     npu_ops = tuple(op for op in graph.ops if isinstance(op, NpuOp))
     npu_index = {id(op): i for i, op in enumerate(npu_ops)}
     times = tuple(t for t, op in enumerate(graph.ops) if isinstance(op, NpuOp))
@@ -89,6 +92,8 @@ def build_network(graph: LoweredGraph) -> Network:
         reason = _whole_reason(name, graph_in, graph_out, cpu_touch)
         npu_only = name not in cpu_touch and name not in graph_in and name not in graph_out
         fmt = "NHCWB16" if npu_only and name not in linear else "NHWC"
+        if pack_unaligned and tensor.shape4d.c % BRICK_DEPTH:
+            fmt = "NHWC"  # bricks would pad the depth to a multiple of 16: keep the bytes packed
         size = storage_bytes(tensor.shape4d, tensor.dtype.size_bytes, fmt)
         fms[name] = FeatureMap(name, size, fmt, start, end, producer.get(name, -1),
                                tuple(consumers.get(name, ())), reason)

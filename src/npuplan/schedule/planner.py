@@ -50,11 +50,23 @@ def plan_schedule(
     """Plan the NPU ops of ``lowered`` on ``arch`` within the fast-storage budget.
 
     The budget is a cap: the fastest candidate whose allocated peak fits is returned; if none does,
-    the floor schedule (``schedule.floor``) with weight buffers in what is left. Raises
-    ``InfeasiblePlan`` naming the floor's allocated peak when even that does not fit.
+    the floor schedule (``schedule.floor``) with weight buffers in what is left. Size stores feature
+    maps of unaligned depth packed (NHWC, ``build_network``); Performance does so only when nothing
+    fits otherwise. Raises ``InfeasiblePlan`` naming the floor's allocated peak when even that does
+    not fit.
     """
     oracle = oracle or default_oracle(arch)
-    net = build_network(lowered)
+    size = options.optimise is Optimise.SIZE
+    try:
+        return _plan(build_network(lowered, pack_unaligned=size), arch, options, oracle)
+    except InfeasiblePlan:
+        if size:
+            raise
+    schedule = _plan(build_network(lowered, pack_unaligned=True), arch, options, oracle)
+    return replace(schedule, notes=(*schedule.notes, "feature maps of unaligned depth kept NHWC to fit the budget"))
+
+
+def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle) -> Schedule:
     budget = budget_bytes(arch, options)
     try:
         candidates = _search(net, arch, options, oracle, budget)
