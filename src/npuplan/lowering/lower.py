@@ -15,6 +15,7 @@ from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations
+from npuplan.lowering.argmax import convert_argmax
 from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.convert import (
     Converter,
@@ -69,6 +70,7 @@ _CONVERTERS: dict[str, Converter] = {
     "TRANSPOSE": convert_transpose,
     "MIRROR_PAD": convert_mirror_pad,
     "QUANTIZE": convert_requantize,
+    "ARG_MAX": convert_argmax,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
 }

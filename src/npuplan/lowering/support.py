@@ -17,6 +17,7 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.model_checks import operand_count_problem
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
+from npuplan.lowering.argmax import argmax_reason
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
 from npuplan.lowering.memory_ops import mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
@@ -37,14 +38,15 @@ LOWERED_TYPES = (
     | ACTIVATION_TYPES
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
-                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE"})
+                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE", "ARG_MAX"})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
 
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
 _INT32_OK = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "MEAN", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
-                       "CONCATENATION", "PAD", "TRANSPOSE", "ABS", "MIRROR_PAD"})
+                       "CONCATENATION", "PAD", "TRANSPOSE", "ABS", "MIRROR_PAD",
+                       "ARG_MAX"})
 _TENS_DIM_RANGE = (1, 65535)
 _STRIDE_RANGE = (1, 3)
 _DILATED_HEIGHT_RANGE = (1, 64)
@@ -91,6 +93,8 @@ def _max_4d(op: Op) -> str | None:
 
 def _dtypes(op: Op) -> str | None:
     for t in _feature_maps(op):
+        if op.type == "ARG_MAX" and t in op.outputs and t.dtype == DataType.INT64:
+            continue  # its index output may be int64 (copied into place as two 32-bit halves)
         if t.dtype not in _OP_DTYPES:
             return f"Tensors must be of type: int16, int32, int8, uint8 ('{t.name}' is {t.dtype})"
         if t.dtype == DataType.INT32 and op.type not in _INT32_OK:
@@ -365,6 +369,7 @@ _SPECIFIC: dict[str, Check] = {
     "TRANSPOSE": transpose_reason,
     "MIRROR_PAD": mirror_pad_reason,
     "QUANTIZE": _requantize,
+    "ARG_MAX": argmax_reason,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }

@@ -112,3 +112,14 @@ def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
     (cpu,) = _lower([op("MIRROR_PAD", [x, _i32("p", [[0, 0], [4, 0], [0, 0], [0, 0]])], [y], 0, mode=0)],
                     [x], [y]).ops
     assert isinstance(cpu, CpuOp) and "must not be larger" in cpu.reason
+
+
+def test_argmax_over_depth_is_shift_maxpool_and_widen() -> None:
+    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 4, 6), DataType.INT64, None)
+    ops = _lower([op("ARG_MAX", [x, _i32("axis", 3)], [y], 0, output_type=4)], [x], [y]).npu_ops
+    assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "MaxPool", "DepthwiseConv2DBias", "AvgPool"]
+    pool = ops[1]
+    assert pool.ifm_shape == Shape4D(1, 24, 8, 1) and (pool.kernel.height, pool.kernel.width) == (1, 8)
+    deep = fm("deep", (1, 4, 6, 200))
+    (cpu,) = _lower([op("ARG_MAX", [deep, _i32("axis", 3)], [y], 0)], [deep], [y]).ops
+    assert isinstance(cpu, CpuOp) and "no greater than 127" in cpu.reason
