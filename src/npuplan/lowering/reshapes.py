@@ -13,13 +13,32 @@ Removed = tuple[tuple[str, str], ...]
 _VIEW_FREE_CONSUMERS = frozenset({"FULLY_CONNECTED", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "SOFTMAX"})
 # Producers whose view of their output does not depend on its declared shape.
 _VIEW_FREE_PRODUCERS = frozenset({"FULLY_CONNECTED"})
+# Ops whose axes, paddings or slices count the dimensions of the tensor as declared: rewired to a
+# tensor of another rank, they would reduce, split or pad the wrong axis.
+_AXIS_SENSITIVE = frozenset({
+    "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "CONCATENATION", "PACK", "UNPACK", "SPLIT",
+    "SPLIT_V", "STRIDED_SLICE", "SLICE", "ARG_MAX", "ARG_MIN", "TRANSPOSE", "PAD", "PADV2", "MIRROR_PAD", "GATHER",
+})
 
 
 def _needs_output_view(graph: Graph, ifm: Tensor, ofm: Tensor) -> bool:
-    """Whether a consumer of ``ofm`` reads it through its own 4D shape, which differs from ``ifm``'s."""
+    """Whether a consumer of ``ofm`` must see ``ofm`` itself: it reads it through its own 4D shape,
+    which differs from ``ifm``'s, or counts its axes and the two ranks or shapes differ."""
+    readers = graph.consumers().get(ofm, [])
+    if ifm.shape != ofm.shape and any(c.type in _AXIS_SENSITIVE for c in readers):
+        return True
     if ifm.shape4d == ofm.shape4d:
         return False
-    return any(c.type not in _VIEW_FREE_CONSUMERS for c in graph.consumers().get(ofm, []))
+    return any(c.type not in _VIEW_FREE_CONSUMERS for c in readers)
+
+
+def _producer_may_write(graph: Graph, ifm: Tensor, ofm: Tensor) -> bool:
+    """Whether the producer of ``ifm`` can write ``ofm`` instead: it sees its output through a view
+    of its own (or the two 4D views agree) and does not count the output's axes."""
+    producer = graph.producers().get(ifm)
+    if producer is None or producer.type in _AXIS_SENSITIVE:
+        return False
+    return producer.type in _VIEW_FREE_PRODUCERS or ifm.shape4d == ofm.shape4d
 
 
 def drop_noop_reshapes(graph: Graph) -> tuple[Graph, Removed]:
@@ -41,9 +60,9 @@ def drop_noop_reshapes(graph: Graph) -> tuple[Graph, Removed]:
         sole_reader = len(graph.consumers().get(ifm, [])) == 1 and ifm in producers
         keep_output = ofm in graph.outputs and ifm not in graph.inputs and not ifm.is_constant
         if _needs_output_view(graph, ifm, ofm):
-            # a spatial consumer needs the reshaped 4D view: the producer writes the reshaped tensor,
-            # when its own view does not come from its output's shape; otherwise the reshape stays
-            if not (sole_reader and producers[ifm].type in _VIEW_FREE_PRODUCERS and ofm not in graph.outputs):
+            # a consumer needs the reshaped tensor itself: the producer writes it when it can;
+            # otherwise the reshape stays
+            if not (sole_reader and ofm not in graph.outputs and _producer_may_write(graph, ifm, ofm)):
                 continue
             graph = replace_tensor(without_op(graph, op), ifm, ofm)
         elif keep_output and sole_reader:

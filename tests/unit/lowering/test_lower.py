@@ -179,3 +179,14 @@ def test_requantize_is_a_rescaling_copy_and_float_quantize_stays_on_cpu() -> Non
     f = fm("f", (1, 4, 4, 8), DataType.FLOAT32, None)
     (cpu,) = lower(model(graph([op("QUANTIZE", [f], [x], 0)], [f], [x])), U55_128).ops
     assert isinstance(cpu, CpuOp)
+
+
+def test_a_reshape_before_a_mean_keeps_the_rank_the_mean_counts_axes_in() -> None:
+    """MEAN over axis 1 of a 3-D tensor must not be rewired to the 4-D tensor before the reshape
+    (its axis 1 there has size 1: the mean would vanish as a no-op)."""
+    x, y, r, m = fm("x", (1, 1, 32, 8)), fm("y", (1, 1, 32, 8)), fm("r", (1, 32, 8)), fm("m", (1, 8))
+    ops = [conv(x, y), op("RESHAPE", [y, const("s", [1, 32, 8], DataType.INT32, None)], [r], 1),
+           op("MEAN", [r, const("axes", [1], DataType.INT32, None)], [m], 2, keep_dims=False)]
+    lg = lower(model(graph(ops, [x], [m])), U55_128)
+    assert [o.op_type for o in lg.npu_ops] == ["Conv2DBias", "DepthwiseConv2DBias", "Mul"]
+    assert lg.npu_ops[0].ofm is r and not lg.cpu_ops
