@@ -32,6 +32,7 @@ from npuplan.lowering.decompose import convert_prelu, convert_squared_difference
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad
+from npuplan.lowering.mul_max import fold_mul_max
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
@@ -96,6 +97,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     graph, gone = fold_upsampling(graph)
     removed += gone
     graph, gone = fold_dilated_convolutions(graph)
+    removed += gone
+    graph, gone = fold_mul_max(graph)
     removed += gone
     graph, gone = drop_noop_reshapes(graph)
     removed += gone

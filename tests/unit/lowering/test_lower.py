@@ -10,7 +10,7 @@ from npuplan.hw.accelerator import accelerator
 from npuplan.io.tflite import read_tflite
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, NpuOp, Padding, PoolKind
 from npuplan.ir.shape import Shape4D
-from npuplan.ir.types import DataType
+from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
 from npuplan.lowering.softmax import softmax_steps
 
@@ -190,3 +190,14 @@ def test_a_reshape_before_a_mean_keeps_the_rank_the_mean_counts_axes_in() -> Non
     lg = lower(model(graph(ops, [x], [m])), U55_128)
     assert [o.op_type for o in lg.npu_ops] == ["Conv2DBias", "DepthwiseConv2DBias", "Mul"]
     assert lg.npu_ops[0].ofm is r and not lg.cpu_ops
+
+
+def test_max_of_x_and_x_times_alpha_is_a_leaky_relu() -> None:
+    x, y, p, z = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8)), fm("p", (1, 8, 8, 8)), fm("z", (1, 8, 8, 8))
+    alpha = const("alpha", 30, DataType.INT8, Quantization((0.01,), (0,)))
+    ops = [conv(x, y), op("MUL", [y, alpha], [p], 1, fused_activation_function="NONE"),
+           op("MAXIMUM", [y, p], [z], 2)]
+    lg = lower(model(graph(ops, [x], [z])), U55_128)
+    (npu,) = lg.npu_ops
+    assert npu.activation is Activation.LUT and npu.ofm is z
+    assert any("one LEAKY_RELU (alpha 0.3)" in reason for _, reason in lg.removed)
