@@ -52,9 +52,10 @@ def load_vela(path: Path) -> dict[tuple[str, str, str], dict]:
     return found
 
 
-def ours(model: Path, scenario: str) -> dict:
+def ours(model: Path, scenario: str, comparable: bool = False) -> dict:
+    extra = {"search": "cascade", "fm_staging": False} if comparable else {}
     try:
-        result = plan(model, **OPTIONS[scenario])
+        result = plan(model, **OPTIONS[scenario], **extra)
     except NpuplanError as error:
         return {"error": str(error)}
     report = build_report(result)
@@ -101,6 +102,9 @@ def main() -> None:
     parser.add_argument("--vela-results", type=Path, default=HERE / "results" / "zoo_vela_5.2.0.jsonl")
     parser.add_argument("--model", nargs="*")
     parser.add_argument("--save", type=Path)
+    parser.add_argument("--vela-comparable", action="store_true",
+                        help="plan u55-128 with Vela's own search (--search cascade --no-fm-staging): the cycles "
+                             "then measure the estimator rather than the planner")
     args = parser.parse_args()
     vela = load_vela(args.vela_results)
     rows = []
@@ -109,7 +113,7 @@ def main() -> None:
         name = model.stem
         if args.model and name not in args.model:
             continue
-        perf, size, budget = ours(model, PERF), ours(model, SIZE), ours(model, BUDGET)
+        perf, size, budget = ours(model, PERF, args.vela_comparable), ours(model, SIZE), ours(model, BUDGET)
         leg, dflt = vela.get((name, PERF, "legacy")), vela.get((name, PERF, "default"))
         vc = [vela_cpu(leg), vela_cpu(dflt)]
         err = None

@@ -136,12 +136,14 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     step("read")
     model = check_model(read_tflite(path))
     step("lower")
-    lowered = lower(model, arch.accelerator)
+    variants = [lower(model, arch.accelerator)]
+    fused = lower(model, arch.accelerator, concat_writes=True)
+    if len(fused.ops) != len(variants[0].ops):
+        variants.append(fused)
     step("schedule")
     encodings = WeightEncodings(arch.accelerator)  # each op's weights encoded once for the whole plan
-    schedule = plan_schedule(lowered, arch, plan_options, oracle=default_oracle(arch, encodings=encodings))
-    step("allocate")
-    schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, plan_options, encodings=encodings)
+    planned = [_planned(v, arch, plan_options, encodings, step) for v in variants]
+    lowered, schedule, allocation, commands = _better(planned, plan_options)
     elapsed = time.perf_counter() - started
     log.info("planned %s in %.3f s", model.name, elapsed)
     return Plan(
@@ -156,6 +158,30 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
         commands=commands,
         weight_encodings=encodings,
     )
+
+
+def _planned(lowered: LoweredGraph, arch: Architecture, options: PlanOptions, encodings: WeightEncodings,
+             step: Callable[[str], None]) -> tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]] | Exception:
+    """``lowered`` planned and allocated, or the ``InfeasiblePlan`` it met."""
+    try:
+        schedule = plan_schedule(lowered, arch, options, oracle=default_oracle(arch, encodings=encodings))
+        step("allocate")
+        schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, options, encodings=encodings)
+    except InfeasiblePlan as error:
+        return error
+    return lowered, schedule, allocation, commands
+
+
+def _better(planned: list[Any], options: PlanOptions) -> tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]]:
+    """The better of the lowerings' plans: Performance the fewer cycles, Size the smaller SRAM
+    peak (then cycles). Raises the first lowering's ``InfeasiblePlan`` when none fits."""
+    fits = [p for p in planned if not isinstance(p, Exception)]
+    if not fits:
+        raise planned[0]
+    def key(p: Any) -> tuple[int, int]:
+        cycles, peak = p[1].total_npu_cycles, p[2].peak_bytes(MemArea.SRAM)
+        return (peak, cycles) if options.optimise is Optimise.SIZE else (cycles, peak)
+    return min(fits, key=key)
 
 
 def fit_allocation(

@@ -12,7 +12,7 @@ import logging
 
 from npuplan.errors import NpuplanError, mark_op
 from npuplan.hw.accelerator import Accelerator
-from npuplan.ir.graph import Graph, Model, Op
+from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations
 from npuplan.lowering.argmax import convert_argmax
@@ -31,7 +31,7 @@ from npuplan.lowering.convert import (
 from npuplan.lowering.decompose import convert_prelu, convert_squared_difference
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.mean import convert_mean, drop_noop_means
-from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad
+from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad, fuse_concat_writes
 from npuplan.lowering.mul_max import fold_mul_max
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
@@ -111,8 +111,17 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     return vela_order(graph), removed
 
 
-def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:
-    """Lower the main subgraph of ``model`` for ``accelerator``."""
+def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool) -> tuple[LoweredOp, ...]:
+    """Slices read where they lie; with ``concat_writes``, concatenated slices written in place."""
+    ops = fuse_slice_reads(ops, outputs)
+    return fuse_concat_writes(ops, outputs) if concat_writes else ops
+
+
+def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False) -> LoweredGraph:
+    """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
+    producers of concatenated inputs write their slices directly where they can
+    (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
+    whether it pays is the planner's choice."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) ignored", len(model.subgraphs) - 1)
     source = model.main
@@ -128,7 +137,7 @@ def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:
             raise
     return LoweredGraph(
         name=source.name,
-        ops=fuse_slice_reads(tuple(ops), graph.outputs),
+        ops=_placed(tuple(ops), graph.outputs, concat_writes),
         inputs=graph.inputs,
         outputs=graph.outputs,
         tflite_op_count=len(source.ops),

@@ -7,10 +7,12 @@ CONCATENATION becomes one copy per input, each writing at its offset along the a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
-from npuplan.ir.lowered import BlockType, NpuOp, PoolKind
+from npuplan.ir.lowered import BlockType, LoweredOp, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 
 
@@ -126,3 +128,40 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     ops.append(_box_copy(op, f"{op.name}_final_copy", tall, Shape4D(n, th, w, c), Shape4D(0, 0, 0, 0), ofm,
                          Shape4D(0, 0, left, 0)))
     return tuple(ops)
+
+
+def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
+    """Drop each concatenation copy whose input's producer can write its slice directly: that op
+    writes into the concatenated tensor at the copy's offset (as Vela's concat writes do), so the
+    input never exists on its own. A copy stays when its input is a network output, has another
+    reader, is written by several ops, the CPU or an op already writing at an offset, or when the
+    copy rescales (other quantization) or reshapes it."""
+    producers: dict[int, list[LoweredOp]] = {}
+    readers: dict[int, int] = {}
+    for op in ops:
+        written = (op.ofm,) if isinstance(op, NpuOp) else op.op.outputs
+        for t in written:
+            producers.setdefault(id(t), []).append(op)
+        read = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
+        for r in read:
+            if r is not None:
+                readers[id(r)] = readers.get(id(r), 0) + 1
+    kept_outputs = {id(t) for t in outputs}
+    rewired: dict[int, NpuOp] = {}
+    dropped: set[int] = set()
+    for copy in ops:
+        if not (isinstance(copy, NpuOp) and copy.tflite_type == "CONCATENATION" and copy.ofm_write_offset is not None):
+            continue
+        source = copy.ifm
+        writers = producers.get(id(source), [])
+        if id(source) in kept_outputs or readers.get(id(source)) != 1 or len(writers) != 1:
+            continue
+        producer = writers[0]
+        if not isinstance(producer, NpuOp) or id(producer) in rewired or producer.ofm_write_offset is not None:
+            continue
+        if source.quant != copy.ofm.quant or source.dtype != copy.ofm.dtype or producer.ofm_shape != copy.ifm_shape:
+            continue
+        rewired[id(producer)] = replace(producer, ofm=copy.ofm, ofm_write_offset=copy.ofm_write_offset,
+                                        ofm_write_shape=producer.ofm_shape)
+        dropped.add(id(copy))
+    return tuple(rewired.get(id(op), op) for op in ops if id(op) not in dropped)  # type: ignore[arg-type]

@@ -201,3 +201,14 @@ def test_max_of_x_and_x_times_alpha_is_a_leaky_relu() -> None:
     (npu,) = lg.npu_ops
     assert npu.activation is Activation.LUT and npu.ofm is z
     assert any("one LEAKY_RELU (alpha 0.3)" in reason for _, reason in lg.removed)
+
+
+def test_concat_writes_let_producers_write_their_slices_in_place() -> None:
+    x, a, b, y = fm("x", (1, 8, 8, 4)), fm("a", (1, 8, 8, 8)), fm("b", (1, 8, 8, 8)), fm("y", (1, 8, 8, 16))
+    ops = [conv(x, a, index=0), conv(x, b, index=1), op("CONCATENATION", [a, b], [y], 2, axis=3)]
+    m = model(graph(ops, [x], [y]))
+    assert [o.op_type for o in lower(m, U55_128).npu_ops] == ["Conv2DBias", "Conv2DBias", "AvgPool", "AvgPool"]
+    first, second = lower(m, U55_128, concat_writes=True).npu_ops
+    assert first.ofm is y and second.ofm is y
+    assert first.ofm_write_offset == Shape4D(0, 0, 0, 0) and second.ofm_write_offset == Shape4D(0, 0, 0, 8)
+    assert second.ofm_write_shape == second.ofm_shape == Shape4D(1, 8, 8, 8)
