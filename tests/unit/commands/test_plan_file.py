@@ -116,3 +116,29 @@ def test_a_staged_plan_lists_its_copies_as_buffers_and_replays_from_json(tmp_pat
     assert any(c["kind"] == "dma" and c["dst_buffer"] in staged for c in document["commands"])
     status, out_text, _ = _validate(capsys, path)
     assert status == 0 and "valid" in out_text
+
+
+def _stripe(document: dict) -> dict:
+    return next(c for c in document["commands"] if c["kind"] == "npu_stripe")
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [  # each was a traceback found by bench/fuzz.py before plan JSON values were read strictly
+        (lambda d: _stripe(d)["ofm"].__setitem__("address", 1.5), "whole number"),
+        (lambda d: _stripe(d)["ofm"].__setitem__("address", None), "whole number"),
+        (lambda d: _stripe(d)["ofm"].__setitem__("start", []), "list of 4 whole numbers"),
+        (lambda d: _stripe(d)["ofm"].__setitem__("buffer", {}), "must be a string"),
+        (lambda d: _stripe(d)["ofm"].__setitem__("end", [1, 2**40, 1, 1]), "not inside its shape"),
+        (lambda d: next(iter(d["tensors"].values())).__setitem__("shape", [2**20, 2**20, 2**20, 1]), "more than"),
+        (lambda d: next(iter(d["tensors"].values())).__setitem__("size_bytes", -1), "whole number"),
+        (lambda d: d["allocation"].__setitem__("sram_limit_bytes", "x"), "sram_limit_bytes"),
+    ],
+)
+def test_malformed_plan_values_are_one_line_errors(tmp_path: Path, capsys, written: Path, edit, fragment) -> None:
+    document = json.loads(written.read_text())
+    edit(document)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    status, _, err = _validate(capsys, path)
+    assert status == 2 and fragment in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -104,3 +104,19 @@ def test_operator_count_limit() -> None:
     m = Model("big", (Graph("main", (op("RELU", [x], [y], 0),), (x,), (y,)),))
     with pytest.raises(ModelError, match="has 1 operators; npuplan plans at most 0"):
         check_model(m, Limits(max_ops=0))
+
+
+def test_wrong_operand_counts_are_refused() -> None:
+    """Found by the structure-aware fuzzer: a CONV_2D without its weights reached lowering."""
+    x, y = fm("x", (1, 4, 4, 4)), fm("y", (1, 4, 4, 4))
+    _expect(model(graph([op("CONV_2D", [x], [y], 0)], [x], [y])), "CONV_2D takes 2 to 3 input tensors (this one has 1)")
+    _expect(model(graph([op("ADD", [x, None], [y], 0)], [x], [y])), "ADD takes 2 input tensors")
+
+
+def test_weights_with_an_out_of_range_zero_point_are_refused() -> None:
+    """Found by byte fuzzing: a zero point of 3690987520 overflowed the weight correction (int16)."""
+    m, _, _ = _conv_model()
+    weights = m.main.ops[0].inputs[1]
+    assert weights is not None
+    bad = replace(weights, quant=Quantization((0.01,), (3690987520,)))
+    _expect(_with_tensor(m, weights, bad), "'y_w'", "zero point 3690987520")
