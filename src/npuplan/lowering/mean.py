@@ -30,7 +30,7 @@ def _reduced_axes(op: Op) -> list[bool]:
     ifm, axis = op.inputs[0], op.inputs[1]
     assert ifm is not None and axis is not None and axis.data is not None
     rank = len(ifm.shape)
-    axes = {int(a) % rank for a in axis.data.reshape(-1)}
+    axes = {int(a) % rank for a in axis.data.reshape(-1) if rank and -rank <= int(a) < rank}
     reduce = [i in axes for i in range(rank)]
     return [False] * (4 - rank) + reduce
 

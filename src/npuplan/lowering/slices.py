@@ -79,10 +79,36 @@ def slice_reason(op: Op) -> str | None:
         return _box_reason(op)
     if op.type in ("SPLIT", "SPLIT_V"):
         axis_tensor = op.inputs[0] if op.type == "SPLIT" else (op.inputs[2] if len(op.inputs) > 2 else None)
-        if axis_tensor is None or axis_tensor.data is None:
+        if axis_tensor is None or axis_tensor.data is None or axis_tensor.data.size != 1:
             return "Axis must be constant"
         if op.type == "SPLIT_V" and (op.inputs[1] is None or op.inputs[1].data is None):
             return "Size splits must be constant"
+        return _parts_reason(src, int(axis_tensor.data.reshape(-1)[0]), op.outputs, keep_rank=True)
+    if op.type == "UNPACK":
+        return _parts_reason(src, int(op.options.get("axis", 0)), op.outputs, keep_rank=False)
+    return None
+
+
+def _parts_reason(src: Tensor, axis: int, parts: tuple[Tensor, ...], *, keep_rank: bool) -> str | None:
+    """Why the outputs of a split or unpack do not tile its input along ``axis``, or None."""
+    rank = len(src.shape)
+    if not -rank <= axis < rank:
+        return f"Axis value must be in the range [-{rank}, {rank}) (it is {axis})"
+    axis %= rank
+    rest = [d for i, d in enumerate(src.shape) if i != axis]
+    sizes = []
+    for part in parts:
+        shape = list(part.shape)
+        if keep_rank:
+            if len(shape) != rank or [d for i, d in enumerate(shape) if i != axis] != rest:
+                return f"Each output must match the input outside the split axis ({list(part.shape)})"
+            sizes.append(shape[axis])
+        elif shape != rest:
+            return f"Each output must be the input without the unpacked axis ({list(part.shape)})"
+        else:
+            sizes.append(1)
+    if sum(sizes) != src.shape[axis]:
+        return f"The outputs must add up to the input along the axis ({sum(sizes)} of {src.shape[axis]})"
     return None
 
 
@@ -108,8 +134,14 @@ def _box_reason(op: Op) -> str | None:
 
 def _pack_reason(op: Op) -> str | None:
     out = op.outputs[0]
-    if len(out.shape) > 4:
-        return "OFM must be at most 4D"
+    if not 1 <= len(out.shape) <= 4:
+        return "OFM must be 1D to 4D"
+    axis = int(op.options.get("axis", 0))
+    if not -len(out.shape) <= axis < len(out.shape) or out.shape[axis] != len(op.inputs):
+        return f"The OFM must stack the {len(op.inputs)} inputs along axis {axis} ({list(out.shape)})"
+    slot = [d for i, d in enumerate(out.shape) if i != axis % len(out.shape)]
+    if any(t is not None and list(t.shape) != slot for t in op.inputs):
+        return f"Every input must have the shape {slot}"
     if any(t is None or t.is_constant or t.dtype != out.dtype or t.quant != out.quant for t in op.inputs):
         return "Inputs must be feature maps of the OFM's data type and quantization"
     return None

@@ -308,7 +308,10 @@ def _mean(op: Op) -> str | None:
     if axis is None or axis.data is None:
         return "Axis indices must be constant"
     rank = len(ifm.shape)
-    axes = sorted({int(a) % rank for a in axis.data.reshape(-1)})
+    values = [int(a) for a in axis.data.reshape(-1)]
+    if rank == 0 or not values or any(not -rank <= a < rank for a in values):
+        return f"Axis indices must be in the range [-rank, rank) of the IFM (axes {values}, rank {rank})"
+    axes = sorted({a % rank for a in values})
     if rank == 4 and 0 in axes:
         return "Mean over the batch axis is not supported"
     if ifm.dtype not in _MEAN_KERNEL_PRODUCT:

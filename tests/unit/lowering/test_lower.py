@@ -212,3 +212,15 @@ def test_concat_writes_let_producers_write_their_slices_in_place() -> None:
     assert first.ofm is y and second.ofm is y
     assert first.ofm_write_offset == Shape4D(0, 0, 0, 0) and second.ofm_write_offset == Shape4D(0, 0, 0, 8)
     assert second.ofm_write_shape == second.ofm_shape == Shape4D(1, 8, 8, 8)
+
+
+def test_axes_out_of_range_stay_on_cpu_with_a_reason() -> None:
+    """Found by the structure-aware fuzzer: a MEAN of a scalar took an axis modulo rank 0."""
+    s, y = fm("s", ()), fm("y", ())
+    (cpu,) = lower(model(graph([op("MEAN", [s, const("axes", [1], DataType.INT32, None)], [y], 0)], [s], [y])),
+                   U55_128).ops
+    assert isinstance(cpu, CpuOp) and "Axis indices must be in the range" in cpu.reason
+    x, a, b = fm("x", (1, 4, 4, 8)), fm("a", (1, 4, 4, 4)), fm("b", (1, 4, 4, 3))
+    split = op("SPLIT", [const("axis", 3, DataType.INT32, None), x], [a, b], 0, num_splits=2)
+    (cpu,) = lower(model(graph([split], [x], [a, b])), U55_128).ops
+    assert isinstance(cpu, CpuOp) and "add up to the input" in cpu.reason
