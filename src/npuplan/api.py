@@ -137,7 +137,7 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     model = check_model(read_tflite(path))
     step("lower")
     variants = [lower(model, arch.accelerator)]
-    fused = lower(model, arch.accelerator, concat_writes=True)
+    fused = lower(model, arch.accelerator, concat_writes=True) if plan_options.concat_in_place else variants[0]
     if len(fused.ops) != len(variants[0].ops):
         variants.append(fused)
     step("schedule")

@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--search", default=Search.AUTO.value, help="scheduler search: auto, cascade or pareto")
     p.add_argument("--no-fm-staging", action="store_true",
                    help="never DMA arena feature maps into the cache before their reader (Vela-comparable plans)")
+    p.add_argument("--no-concat-in-place", action="store_true",
+                   help="always copy concatenated inputs into place (Vela-comparable plans)")
     p.add_argument("--output-dir", default="output", help="where reports are written (default: output)")
     p.add_argument("--verbose-performance", action="store_true", help="print the per-layer performance table")
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
@@ -112,6 +114,7 @@ def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-unty
         cpu_tensor_alignment=args.cpu_tensor_alignment,
         search=args.search,
         fm_staging=not args.no_fm_staging,
+        concat_in_place=not args.no_concat_in_place,
     )
 
 

@@ -50,3 +50,4 @@ class PlanOptions:
     cpu_tensor_alignment_bytes: int = 16
     search: Search = Search.AUTO
     fm_staging: bool = True  # Dedicated_Sram: DMA arena feature maps into the cache before their reader when faster
+    concat_in_place: bool = True  # also plan producers writing concatenated slices in place; keep the better plan

@@ -28,3 +28,15 @@ def test_vela_names_map_to_options():
 def test_bad_values_are_config_errors(kwargs, fragment):
     with pytest.raises(ConfigError, match=fragment):
         make_options(**kwargs)
+
+
+def test_no_concat_in_place_plans_the_copies_as_vela_does() -> None:
+    from pathlib import Path
+
+    from npuplan.api import plan
+
+    unet = Path(__file__).resolve().parents[1] / "data" / "unet_transpose_64.tflite"
+    copies = [o for o in plan(unet, concat_in_place=False).lowered.npu_ops if o.tflite_type == "CONCATENATION"]
+    assert copies and all(o.op_type == "AvgPool" for o in copies)
+    default = plan(unet).lowered.npu_ops
+    assert sum(o.tflite_type == "CONCATENATION" for o in default) < len(copies)
