@@ -34,7 +34,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from npuplan.api import plan  # noqa: E402
-from npuplan.errors import NpuplanError  # noqa: E402
+from npuplan.commands import validate_plan  # noqa: E402
+from npuplan.errors import InfeasiblePlan, NpuplanError  # noqa: E402
 from npuplan.report import build_report  # noqa: E402
 from npuplan.report.files import per_layer_rows, summary_row  # noqa: E402
 from npuplan.report.files import PER_LAYER_COLUMNS  # noqa: E402
@@ -52,12 +53,19 @@ def load_vela(path: Path) -> dict[tuple[str, str, str], dict]:
     return found
 
 
+VALIDATE = False  # --validate: replay every plan's command stream (a violation is an error row)
+
+
 def ours(model: Path, scenario: str, comparable: bool = False) -> dict:
     extra = {"search": "cascade", "fm_staging": False, "concat_in_place": False} if comparable else {}
     try:
         result = plan(model, **OPTIONS[scenario], **extra)
-    except NpuplanError as error:
+        if VALIDATE:
+            validate_plan(result)
+    except InfeasiblePlan as error:
         return {"error": str(error)}
+    except NpuplanError as error:
+        return {"error": str(error), "invalid": True}
     report = build_report(result)
     row = summary_row(report)
     name_at, npu_at = PER_LAYER_COLUMNS.index("Name"), PER_LAYER_COLUMNS.index("NPU")
@@ -105,7 +113,10 @@ def main() -> None:
     parser.add_argument("--vela-comparable", action="store_true",
                         help="plan u55-128 as Vela would (--search cascade --no-fm-staging --no-concat-in-place): the cycles "
                              "then measure the estimator rather than the planner")
+    parser.add_argument("--validate", action="store_true", help="replay every plan (violations are listed)")
     args = parser.parse_args()
+    global VALIDATE
+    VALIDATE = args.validate
     vela = load_vela(args.vela_results)
     rows = []
     print(f"{'model':<26} {'cpu o/l/d':>10} {'cyc err':>8} {'layers':>7} {'size KiB o/l/d':>22} {'256k o/l/d':>10}")
@@ -132,7 +143,8 @@ def main() -> None:
                "comparable": comparable,
                "layers_close": close, "layers_matched": matched, "size_ours_kib": size.get("sram_kib"),
                "size_legacy_kib": size_v[0], "size_default_kib": size_v[1], "fits_ours": fits_o,
-               "fits_legacy": fits_v[0], "fits_default": fits_v[1], "error": perf.get("error") or size.get("error")}
+               "fits_legacy": fits_v[0], "fits_default": fits_v[1], "error": perf.get("error") or size.get("error"),
+               "invalid": any(r.get("invalid") for r in (perf, size, budget))}
         rows.append(row)
         yn = lambda v: "x" if v is None else ("Y" if v else "n")  # noqa: E731
         shown = fmt(err, "+7.1%") + (" " if comparable or err is None else "*")
@@ -171,6 +183,8 @@ def summarise(rows: list[dict]) -> None:
     print(f"Size SRAM above Vela legacy: {len(size_worse)} {size_worse}")
     print(f"256 KiB: no plan where a Vela core fits: {len(fit_miss)} {fit_miss}")
     print(f"planned where Vela legacy failed (wins to keep): {len(wins)} {wins}")
+    invalid = [r["model"] for r in rows if r["invalid"]]
+    print(f"plans that failed to plan or validate (other than not fitting): {len(invalid)} {invalid}")
 
 
 if __name__ == "__main__":
