@@ -144,7 +144,7 @@ def main() -> None:
                "layers_close": close, "layers_matched": matched, "size_ours_kib": size.get("sram_kib"),
                "size_legacy_kib": size_v[0], "size_default_kib": size_v[1], "fits_ours": fits_o,
                "fits_legacy": fits_v[0], "fits_default": fits_v[1], "error": perf.get("error") or size.get("error"),
-               "invalid": any(r.get("invalid") for r in (perf, size, budget))}
+               "invalid": any(r.get("invalid") for r in (perf, size, budget)), "vela_ran": leg is not None}
         rows.append(row)
         yn = lambda v: "x" if v is None else ("Y" if v else "n")  # noqa: E731
         shown = fmt(err, "+7.1%") + (" " if comparable or err is None else "*")
@@ -171,8 +171,8 @@ def summarise(rows: list[dict]) -> None:
     size_worse = [r["model"] for r in rows if r["size_ours_kib"] is not None and r["size_legacy_kib"] is not None
                   and r["size_ours_kib"] > r["size_legacy_kib"] + 1e-9]
     fit_miss = [r["model"] for r in rows if not r["fits_ours"] and (r["fits_legacy"] or r["fits_default"])]
-    wins = [r["model"] for r in rows if r["cycles_ours"] is not None and r["cycles_legacy"] is None]
-    print(f"models: {len(rows)}")
+    wins = [r["model"] for r in rows if r["cycles_ours"] is not None and r["cycles_legacy"] is None and r["vela_ran"]]
+    print(f"models: {len(rows)} ({sum(not r['vela_ran'] for r in rows)} without Vela results: run bench/zoo_vela.py)")
     print(f"CPU ops above the fewer of Vela's cores: {len(cpu_worse)} {cpu_worse}")
     if errors:
         print(f"u55-128 cycles vs Vela legacy, models with the same CPU ops: median {statistics.median(errors):+.1%}, "
