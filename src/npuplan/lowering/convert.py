@@ -9,6 +9,7 @@ operations live in their own modules (mean, softmax, pad, concat).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -50,6 +51,24 @@ def _conv_kernel(op: Op, ifm_shape: Shape4D, kh: int, kw: int) -> Kernel:
     return Kernel(kh, kw, sy, sx, dy, dx, padding)
 
 
+def hardware_dilation(op: Op, weights: np.ndarray, zero_point: int) -> tuple[np.ndarray, Kernel]:
+    """The weights and kernel the hardware runs: it dilates by 1 or 2 only, so a larger factor
+    spreads the kernel (zero-point taps in between) and keeps a dilation of 2 when the factor is
+    even, 1 when odd, as Vela does. The dilated extent, and so the padding, is unchanged."""
+    ifm_shape = op.inputs[0].shape4d if op.inputs[0] is not None else Shape4D()
+    _, kh, kw, _ = weights.shape
+    kernel = _conv_kernel(op, ifm_shape, kh, kw)
+    if kernel.dilation_y <= 2 and kernel.dilation_x <= 2:
+        return weights, kernel
+    hw_y, hw_x = (1 if kernel.dilation_y % 2 else 2), (1 if kernel.dilation_x % 2 else 2)
+    step_y, step_x = kernel.dilation_y // hw_y, kernel.dilation_x // hw_x
+    spread = np.full((weights.shape[0], (kh - 1) * step_y + 1, (kw - 1) * step_x + 1, weights.shape[3]),
+                     zero_point, dtype=weights.dtype)
+    spread[:, ::step_y, ::step_x, :] = weights
+    spread.flags.writeable = False
+    return spread, replace(kernel, height=spread.shape[1], width=spread.shape[2], dilation_y=hw_y, dilation_x=hw_x)
+
+
 def convert_conv(op: Op) -> tuple[NpuOp, ...]:
     """CONV_2D -> Conv2DBias; a 1x1 kernel on a 1x1 IFM -> FullyConnected (as Vela does)."""
     ifm, ofm = _ifm_ofm(op)
@@ -67,12 +86,12 @@ def convert_conv(op: Op) -> tuple[NpuOp, ...]:
                 activation=fused_activation(op.options), source_index=op.index,
             ),
         )
+    data, kernel = hardware_dilation(op, weights.data, _scalar_zero_point(weights))
     conv = NpuOp(
         name=op_name(op), tflite_type=op.type, op_type="Conv2DBias", block_type=BlockType.CONV,
         ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm_shape,
-        weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
-        kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
-        source_index=op.index,
+        weights=data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+        kernel=kernel, activation=fused_activation(op.options), source_index=op.index,
     )
     mode = "EXPLICIT" if "explicit_padding" in op.options else str(op.options.get("padding", "VALID"))
     return (fold_stride_into_depth(conv, padding_mode=mode, weight_zero_point=_scalar_zero_point(weights)),)
@@ -90,15 +109,14 @@ def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
     ifm_shape = ifm.shape4d
-    _, kh, kw, _ = weights.shape
     bias, bias_tensor = _bias(op)
+    data, kernel = hardware_dilation(op, weights.data, _scalar_zero_point(weights))
     return (
         NpuOp(
             name=op_name(op), tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
             ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm.shape4d,
-            weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
-            kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
-            source_index=op.index,
+            weights=data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+            kernel=kernel, activation=fused_activation(op.options), source_index=op.index,
         ),
     )
 

@@ -224,3 +224,16 @@ def test_axes_out_of_range_stay_on_cpu_with_a_reason() -> None:
     split = op("SPLIT", [const("axis", 3, DataType.INT32, None), x], [a, b], 0, num_splits=2)
     (cpu,) = lower(model(graph([split], [x], [a, b])), U55_128).ops
     assert isinstance(cpu, CpuOp) and "add up to the input" in cpu.reason
+
+
+def test_dilations_above_2_spread_the_kernel_as_the_hardware_runs_it() -> None:
+    x, y = fm("x", (1, 16, 16, 4)), fm("y", (1, 16, 16, 8))
+    for rate, size, hardware in ((3, 7, 1), (4, 5, 2), (2, 3, 2)):
+        c = conv(x, y)
+        c = type(c)(c.type, c.inputs, c.outputs, {**dict(c.options), "dilation_h_factor": rate,
+                                                 "dilation_w_factor": rate}, c.index)
+        (npu,) = lower(model(graph([c], [x], [y])), U55_128).npu_ops
+        k = npu.kernel
+        assert (k.height, k.width, k.dilation_y, k.dilation_x) == (size, size, hardware, hardware)
+        assert k.dilated_height == 2 * rate + 1 and npu.weights is not None and npu.weights.shape[1] == size
+        assert int(np.count_nonzero(npu.weights)) == 8 * 9 * 4  # the 3x3 taps, zeros in between
