@@ -13,6 +13,7 @@ from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Op
 from npuplan.ir.lowered import Activation
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, replace_op, with_options, without_op
+from npuplan.lowering.decompose import is_decomposed_leaky_relu
 from npuplan.lowering.resize import RESIZE_TYPES
 from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES, unsupported_reason
 
@@ -45,7 +46,7 @@ def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerat
 def fuse_activations(graph: Graph, accelerator: Accelerator) -> tuple[Graph, Removed]:
     """Fold each fusable standalone activation into its producer; return graph and removed ops."""
     removed: list[tuple[str, str]] = []
-    for act in [o for o in graph.ops if o.type in STANDALONE_ACTIVATIONS]:
+    for act in [o for o in graph.ops if o.type in STANDALONE_ACTIVATIONS and not is_decomposed_leaky_relu(o)]:
         ifm = act.inputs[0]
         producer = graph.producers().get(ifm) if ifm is not None else None
         if not _can_fuse(graph, producer, act, accelerator):

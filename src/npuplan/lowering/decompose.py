@@ -17,7 +17,7 @@ import numpy as np
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
-from npuplan.ir.types import DataType
+from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering._util import fused_activation
 
 
@@ -95,6 +95,26 @@ def convert_prelu(op: Op) -> tuple[NpuOp, ...]:
               pool=PoolKind.AVERAGE, source_index=op.index),
         _elementwise(op, f"{name}_add", "ADD", scaled, positive, ofm, fused_activation(op.options)),
     )
+
+
+def is_decomposed_leaky_relu(op: Op) -> bool:
+    """A 16-bit LEAKY_RELU: Vela runs it as elementwise ops, not as a lookup table."""
+    ifm = op.inputs[0] if op.inputs else None
+    return op.type == "LEAKY_RELU" and ifm is not None and ifm.dtype == DataType.INT16
+
+
+def convert_leaky_relu_16(op: Op) -> tuple[NpuOp, ...]:
+    """16-bit LEAKY_RELU as PRELU with one alpha: ``max(x * alpha, x)`` for 0 < alpha < 1, else
+    ``min(x, 0) * alpha + relu(x)`` (Vela's MUL/MAXIMUM lowering)."""
+    ifm = op.inputs[0]
+    assert ifm is not None
+    alpha = float(op.options.get("alpha", 0.2))
+    q = Quantization((max(abs(alpha), 1e-9) / 16384,), (0,))
+    data = np.full((), 16384 if alpha >= 0 else -16384, dtype=np.int16)
+    data.flags.writeable = False
+    as_prelu = Op("PRELU", (ifm, Tensor(f"{op.name}_alpha", (), DataType.INT16, q, data)), op.outputs,
+                  op.options, op.index)
+    return convert_prelu(as_prelu)
 
 
 def _widen(op: Op, name: str, source: Tensor) -> tuple[NpuOp, Tensor]:

@@ -28,7 +28,12 @@ from npuplan.lowering.convert import (
     convert_standalone_activation,
     convert_unary_elementwise,
 )
-from npuplan.lowering.decompose import convert_prelu, convert_squared_difference
+from npuplan.lowering.decompose import (
+    convert_leaky_relu_16,
+    convert_prelu,
+    convert_squared_difference,
+    is_decomposed_leaky_relu,
+)
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad, fuse_concat_writes
@@ -74,6 +79,8 @@ _CONVERTERS: dict[str, Converter] = {
     "ARG_MAX": convert_argmax,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
+    "LEAKY_RELU": lambda op: (convert_leaky_relu_16(op) if is_decomposed_leaky_relu(op)
+                              else convert_standalone_activation(op)),
 }
 
 

@@ -9,8 +9,10 @@
 - TRANSPOSE_CONV: a convolution with stride 1 over the IFM upscaled by its stride with zeros
   inserted (the hardware's transpose resampling), padded so the OFM has the declared size.
 
-The cases Vela 5.2.0 runs on the NPU that are not lowered here (align_corners nearest, a 1x1 IFM)
-stay on the CPU with that reason.
+- A 1x1 IFM: an elementwise ADD of the input to zeros of the OFM's shape (a broadcast).
+
+The case Vela 5.2.0 runs on the NPU that is not lowered here (align_corners nearest, a depthwise
+convolution picking the neighbour) stays on the CPU with that reason.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def resize_reason(op: Op) -> str | None:
     if i.h == o.h and i.w == o.w:
         return None
     if i.h == 1 and i.w == 1:
-        return "resizing a 1x1 IFM (an elementwise broadcast in Vela) is not lowered by npuplan"
+        return None  # a broadcast: an elementwise ADD to zeros of the OFM's shape
     if resize_factor(i, o) is None:
         return (f"OFM height and width must be 2x, 4x or 8x the IFM's, the same factor for both "
                 f"(IFM {i.h}x{i.w}, OFM {o.h}x{o.w})")
@@ -90,6 +92,8 @@ def convert_resize(op: Op) -> tuple[NpuOp, ...]:
     i, o = ifm.shape4d, ofm.shape4d
     name = _op_name(op)
     activation = fused_activation(op.options)
+    if i.h == i.w == 1 and (o.h, o.w) != (1, 1):
+        return (_broadcast(op, ifm, ofm, activation),)
     if op.type == "RESIZE_BILINEAR" and op.options.get("half_pixel_centers") and (i.h, i.w) != (o.h, o.w):
         return _half_pixel_bilinear(op, ifm, ofm, activation)
     if i.h == o.h and i.w == o.w:
@@ -112,6 +116,17 @@ def convert_resize(op: Op) -> tuple[NpuOp, ...]:
         kernel = Kernel(kh, kw, padding=pad)
     ops.append(_pool(op, name, source, ofm, o, kernel, Resampling.NEAREST, activation))
     return tuple(ops)
+
+
+def _broadcast(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation) -> NpuOp:
+    """A resize of a 1x1 IFM: every output pixel is the input, an ADD of the input to zeros of the
+    OFM's shape (Vela's lowering)."""
+    zeros = np.zeros(ofm.shape4d.as_list(), dtype=np.int8)
+    zeros.flags.writeable = False
+    const = Tensor(f"{ofm.name}_zeros", tuple(ofm.shape4d.as_list()), ifm.dtype, ifm.quant, zeros)
+    return NpuOp(name=f"{_op_name(op)}_add", tflite_type=op.type, op_type="Add", block_type=BlockType.ELEMENTWISE,
+                 ifm=const, ifm_shape=const.shape4d, ifm2=ifm, ifm2_shape=ifm.shape4d, ofm=ofm,
+                 ofm_shape=ofm.shape4d, activation=activation, elementwise="ADD", source_index=op.index)
 
 
 # The four 2x2 interpolation kernels of a half-pixel x2 bilinear resize (weights in 16ths), one per

@@ -252,7 +252,7 @@ def _softmax(op: Op) -> str | None:
 
 # The input types each table-lookup operator's LUT is built for (Vela 5.2.0's constraints).
 _LUT_DTYPES = {
-    "LEAKY_RELU": (DataType.INT8, DataType.UINT8),
+    "LEAKY_RELU": (DataType.INT8, DataType.UINT8, DataType.INT16),  # int16: elementwise ops, not a table
     "EXP": (DataType.INT8, DataType.INT16),
     "RSQRT": (DataType.INT8,),
     "HARD_SWISH": (DataType.INT8, DataType.UINT8),

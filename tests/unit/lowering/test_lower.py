@@ -150,8 +150,10 @@ def test_table_lookup_unary_ops_become_add_with_lut() -> None:
 def test_table_lookup_types_outside_their_tables_stay_on_cpu() -> None:
     (cpu,) = _unary("RSQRT", DataType.INT16).ops
     assert isinstance(cpu, CpuOp) and "IFM must be int8 for RSQRT" in cpu.reason
-    (cpu,) = _unary("LEAKY_RELU", DataType.INT16, alpha=0.1).ops
-    assert isinstance(cpu, CpuOp) and "LEAKY_RELU" in cpu.reason
+    ops = _unary("LEAKY_RELU", DataType.INT16, alpha=0.1).npu_ops  # 16 bits: elementwise ops, as Vela
+    assert [o.op_type for o in ops] == ["Mul", "Maximum"]
+    ops = _unary("LEAKY_RELU", DataType.INT16, alpha=1.5).npu_ops
+    assert [o.op_type for o in ops] == ["Minimum", "Mul", "AvgPool", "Add"]
     assert isinstance(_unary("EXP", DataType.INT16).ops[0], NpuOp)
 
 

@@ -41,7 +41,6 @@ def test_resizes_the_npu_does_not_run_give_reasons() -> None:
     cases = [
         ((8, 8), (24, 24), {}, "2x, 4x or 8x"),
         ((8, 8), (16, 16), {"align_corners": True, "half_pixel_centers": True}, "can't be True"),
-        ((1, 1), (8, 8), {}, "1x1 IFM"),
     ]
     for ifm_hw, ofm_hw, options, fragment in cases:
         (cpu,) = _resize("RESIZE_NEAREST_NEIGHBOR", ifm_hw, ofm_hw, **options).ops
@@ -123,3 +122,10 @@ def test_a_tile_that_is_not_a_repeat_is_left_alone() -> None:
     lg = lower(model(graph(ops, [x], [y])), U55_128)
     assert [o.tflite_type for o in lg.cpu_ops] == ["EXPAND_DIMS", "TILE", "RESHAPE"]
     assert Q is not None
+
+
+def test_a_1x1_ifm_resize_is_a_broadcast_add() -> None:
+    (npu,) = _resize("RESIZE_NEAREST_NEIGHBOR", (1, 1), (8, 8)).npu_ops
+    assert (npu.op_type, npu.elementwise) == ("Add", "ADD") and npu.ofm_shape == Shape4D(1, 8, 8, 8)
+    shapes = {npu.ifm_shape, npu.ifm2_shape}
+    assert shapes == {Shape4D(1, 1, 1, 8), Shape4D(1, 8, 8, 8)}
