@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from scenarios import SCENARIOS, cli_flags
+from vela_layers import layer_agreement, npu_cycles_by_name
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared"
@@ -107,13 +108,7 @@ def main() -> None:
             hits = total = 0
             if vela_layers:
                 ours_npu = {row[-1]: row[6] for row in per_layer_rows(report)}
-                for row in vela_layers:
-                    if row.get("NPU") in (None, "", "NPU"):
-                        continue
-                    name, theirs = row["Name"], float(row["NPU"])
-                    if name in ours_npu:
-                        total += 1
-                        hits += abs(ours_npu[name] - theirs) <= 0.10 * max(theirs, 1.0)
+                hits, total = layer_agreement(ours_npu, npu_cycles_by_name(vela_layers))
                 layer_hits += hits
                 layer_total += total
             cyc_v = float(vs.get("cycles_total", 0) or 0)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from scenarios import SCENARIOS
+from vela_layers import agrees
 
 from npuplan.api import make_options
 from npuplan.cost import BlockChoice, CostQuery, LutAccess, Operand, WeightAccess, WeightFetch, op_cost
@@ -150,8 +151,7 @@ def run(scenario: str, verbose: bool) -> tuple[int, int]:
             macs_ours += cost.nn_macs
             macs_vela += rec["macs"]
             ref = table.get(rec["name"], rec["cycles"][0])
-            err = abs(cost.npu_cycles - ref) / max(ref, 1.0)
-            ok = err <= 0.10 or abs(cost.npu_cycles - ref) <= 2
+            ok = agrees(cost.npu_cycles, ref, slack_cycles=2)
             m_within += ok
             m_total += 1
             if verbose and not ok:

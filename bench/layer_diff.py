@@ -18,6 +18,7 @@ import npuplan
 from npuplan.report import build_report
 
 from scenarios import SCENARIOS  # noqa: E402
+from vela_layers import TOLERANCE, relative_error  # noqa: E402
 
 
 def vela_schedule(path: Path) -> dict[str, dict[str, str]]:
@@ -64,13 +65,13 @@ def main() -> None:
             if row.get("NPU") in (None, "", "NPU") or row["Name"] not in ours:
                 continue
             layer, theirs = ours[row["Name"]], float(row["NPU"])
-            err = (layer.npu_cycles - theirs) / max(theirs, 1.0)
+            err = relative_error(layer.npu_cycles, theirs)
             v = sched.get(row["Name"], {})
             wb = v.get("Weight buffer1", "-") + ("+" + v["Weight buffer2"] if "Weight buffer2" in v else "")
             rows.append((abs(err), err, row["NNG Operator"], layer.npu_cycles, theirs, layer.macs, int(row["MAC Count"]),
                          layer.block_config, v.get("Block Config", "-"), layer.weight_buffering, wb,
                          v.get("Depth slices", ""), row["Name"][:50]))
-        hits = sum(r[0] <= 0.10 for r in rows)
+        hits = sum(r[0] <= TOLERANCE for r in rows)
         print(f"\n== {model.stem}: {hits}/{len(rows)} within 10%")
         for r in sorted(rows, reverse=True)[: args.top]:
             print(f"{r[1]*100:7.1f}% {r[2]:20} ours {r[3]:9.0f} vela {r[4]:9.0f} macs {r[5]:>9}/{r[6]:<9} "

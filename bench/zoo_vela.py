@@ -6,8 +6,12 @@ Usage:
 
 Each line: model, its sha256, scenario, core (``legacy``: ``--debug-force-legacy-core``;
 ``default``), return code, the summary CSV row, the CPU/NPU operator counts Vela prints, the
-per-layer rows of ``--verbose-performance`` (name and cycle columns) and the tail of the error
-when Vela fails. Runs already in the file for the same model bytes are skipped. Asserts nothing.
+per-layer rows of ``--verbose-performance``, the CPU operators (Vela's type and output name, from
+``--show-cpu-operations``) and the tail of the error when Vela fails. The
+per-layer rows keep the operator, target, cycle, access and MAC columns of the header Vela
+writes (the two cores name the operator column differently: ``TFLite_operator`` in legacy,
+``Original Operator`` in default), as ``layer_columns`` once and ``layers`` as lists, numbers as
+numbers. Runs already in the file for the same model bytes are skipped. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -26,8 +31,30 @@ from pathlib import Path
 from scenarios import BUDGET_256K, SCENARIOS, cli_flags
 
 HERE = Path(__file__).resolve().parent
-LAYER_COLUMNS = ("TFLite_operator", "NNG Operator", "SRAM Usage", "Op Cycles", "NPU", "SRAM AC", "DRAM AC",
-                 "OnFlash AC", "OffFlash AC", "MAC Count", "Name")
+LAYER_COLUMNS = ("TFLite_operator", "Original Operator", "NNG Operator", "Target", "Op Cycles", "NPU", "SRAM AC",
+                 "DRAM AC", "OnFlash AC", "OffFlash AC", "MAC Count", "Name")
+
+
+CPU_OP = re.compile(r"^\s*CPU: (\S+) = (.*?) \((?:inputs|outputs) ", re.M)  # --show-cpu-operations: type, name
+
+
+def _number(text: str) -> str | int | float:
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() else value
+
+
+def read_layers(path: Path) -> tuple[list[str], list[list]]:
+    """The columns of LAYER_COLUMNS that Vela's per-layer CSV has, and its rows in those columns."""
+    with path.open() as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return [], []
+    header = rows[0]
+    kept = [header.index(c) for c in LAYER_COLUMNS if c in header]
+    return [header[i] for i in kept], [[_number(row[i]) for i in kept] for row in rows[1:]]
 
 
 def sha256(path: Path) -> str:
@@ -54,13 +81,12 @@ def run(vela: str, model: Path, scenario: str, options: dict[str, str], core: st
             rec["error"] = (stderr or stdout)[-600:]
         layers = glob.glob(os.path.join(out, "*_per-layer.csv"))
         if layers:
-            with open(layers[0]) as f:
-                rec["layers"] = [{k: row.get(k) for k in LAYER_COLUMNS if k in row} for row in csv.DictReader(f)]
+            rec["layer_columns"], rec["layers"] = read_layers(Path(layers[0]))
         for line in stdout.splitlines():
             for key in ("CPU operators", "NPU operators"):
                 if line.startswith(key) and "=" in line:
                     rec[key] = line.split("=")[1].strip().split()[0]
-        rec["cpu_ops"] = [line.strip() for line in stdout.splitlines() if line.strip().startswith("CPU:")][:50]
+        rec["cpu_ops"] = [[m.group(1), m.group(2)] for m in CPU_OP.finditer(stdout)]
         return rec
 
 

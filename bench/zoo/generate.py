@@ -4,7 +4,9 @@ per operator type, for comparing npuplan with Vela on networks neither was tuned
 Run with a Python that has TensorFlow (a tool, never a dependency of npuplan):
   /path/to/tf-venv/bin/python bench/zoo/generate.py --out /work/zoo [--only NAME ...]
 
-Seeded: the same TensorFlow version gives the same files. Weights are random; each model is
+Then ``python3 bench/zoo/op_census.py --zoo DIR`` (system Python, ``tflite`` package) checks and
+records which operator types each file really holds. Seeded: the same TensorFlow version gives the
+same files. Weights are random; each model is
 converted with full-integer post-training quantization (int8 inputs and outputs) from a random
 representative dataset. Writes DIR/<name>.tflite and DIR/manifest.json (family, input shape and
 the TFLite operator types each file really contains).
@@ -165,12 +167,12 @@ def decoder(latent=32, size=4, width=32, steps=3):
     return tf.keras.Model(inp, L.Conv2D(1, 3, padding="same", activation="sigmoid")(x))
 
 
-def prelu_net(size=32, width=16):
+def prelu_net(size=32, width=16, shared=True):
     inp = L.Input((size, size, 3))
     x = inp
     for i in range(3):
         x = L.Conv2D(width, 3, padding="same")(x)
-        x = L.PReLU(shared_axes=[1, 2])(x)
+        x = L.PReLU(shared_axes=[1, 2] if shared else None)(x)
     return tf.keras.Model(inp, L.Conv2D(4, 1)(x))
 
 
@@ -183,14 +185,26 @@ def dilated(size=32, width=16, rate=2):
 
 
 def lstm_net(steps=8, features=16, units=16):
+    """The LSTM unrolled into its gate ops. Not unrolled (one UNIDIRECTIONAL_SEQUENCE_LSTM), TF
+    2.21's int8 converter crashes (segmentation fault in calibration), so the zoo has none."""
     inp = L.Input((steps, features))
     return tf.keras.Model(inp, L.Dense(4)(L.LSTM(units, unroll=True)(inp)))
 
 
+def keras3_tokens(size=16, channels=8, dim=24):
+    """Keras 3 style shape arithmetic: a RESHAPE whose shape is SHAPE/STRIDED_SLICE/PACK of its input."""
+    inp = L.Input((size, size, channels))
+    x = L.Conv2D(channels, 3, padding="same", activation="relu")(inp)
+    x = L.Lambda(lambda t: tf.reshape(t, tf.stack([tf.shape(t)[0], -1, tf.shape(t)[3]])))(x)
+    x = L.Dense(dim, activation="relu")(x)
+    return tf.keras.Model(inp, L.Dense(4)(L.GlobalAveragePooling1D()(x)))
+
+
 def single(op, shape=(16, 16, 8)):
-    """One operator on a feature map (with a conv before it so the input is an NPU tensor)."""
+    """One operator on a feature map (with a conv, or for tokens x features a dense layer, before
+    it so the input is an NPU tensor)."""
     inp = L.Input(shape)
-    x = L.Conv2D(shape[-1], 1)(inp)
+    x = L.Conv2D(shape[-1], 1)(inp) if len(shape) == 3 else L.Dense(shape[-1])(inp)
     layer = op if isinstance(op, L.Layer) else L.Lambda(op)
     return tf.keras.Model(inp, layer(x))
 
@@ -229,6 +243,10 @@ FAMILIES = {
     "dilated_32": ("dilated", lambda: dilated(32, 16, 2)),
     "dilated_48_r3": ("dilated", lambda: dilated(48, 8, 3)),
     "lstm_8x16": ("lstm", lambda: lstm_net(8, 16, 16)),
+    "lstm_16x8": ("lstm", lambda: lstm_net(16, 8, 24)),
+    "prelu_48_channel": ("prelu", lambda: prelu_net(48, 8, shared=False)),
+    "keras3_tokens_16": ("keras3", lambda: keras3_tokens(16, 8, 24)),
+    "keras3_tokens_32w16": ("keras3", lambda: keras3_tokens(32, 16, 32)),
     "op_leaky_relu": ("single", lambda: single(L.LeakyReLU(0.2))),
     "op_prelu": ("single", lambda: single(L.PReLU(shared_axes=[1, 2]))),
     "op_transpose_conv": ("single", lambda: single(L.Conv2DTranspose(8, 3, strides=2, padding="same"))),
@@ -261,6 +279,16 @@ FAMILIES = {
     "op_logistic": ("single", lambda: single(tf.sigmoid)),
     "op_gelu": ("single", lambda: single(tf.nn.gelu)),
     "op_mean": ("single", lambda: single(lambda x: tf.reduce_mean(x, axis=[1, 2], keepdims=True))),
+    "op_quantize_uint8": ("single", lambda: single(L.ReLU())),
+    "op_slice_tf": ("single", lambda: single(lambda x: tf.slice(x, [0, 2, 1, 0], [1, 8, 12, 8]))),
+    "op_pad": ("single", lambda: single(lambda x: tf.pad(x, [[0, 0], [1, 2], [2, 1], [0, 0]]))),
+    "op_sub": ("single", lambda: single(lambda x: x - tf.reduce_mean(x, axis=[1, 2], keepdims=True))),
+    "op_minimum": ("single", lambda: single(lambda x: tf.minimum(x, x * 0.5 + 1.0))),
+    "op_reduce_sum": ("single", lambda: single(lambda x: tf.reduce_sum(x, axis=-1, keepdims=True))),
+    "op_reduce_max": ("single", lambda: single(lambda x: tf.reduce_max(x, axis=[1, 2], keepdims=True))),
+    "op_squeeze": ("single", lambda: single(lambda x: tf.squeeze(x, axis=2), (16, 1, 8))),
+    "op_softmax": ("single", lambda: single(L.Softmax(), (16, 32))),
+    "op_batch_matmul": ("single", lambda: single(lambda x: tf.matmul(x, x, transpose_b=True), (16, 32))),
     "op_batchnorm_mul": ("single", lambda: single(lambda x: x * tf.constant(np.linspace(0.5, 2, 8), tf.float32))),
 }
 
@@ -275,13 +303,16 @@ def representative(model, rng):
     return data
 
 
-def convert(model, rng) -> bytes:
+UINT8_IO = {"op_quantize_uint8"}  # uint8 inputs and outputs: QUANTIZE ops convert them from and to int8
+
+
+def convert(model, rng, io_type=tf.int8) -> bytes:
     converter = tf.lite.TFLiteConverter.from_keras_model(model)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = representative(model, rng)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    converter.inference_input_type = tf.int8
-    converter.inference_output_type = tf.int8
+    converter.inference_input_type = io_type
+    converter.inference_output_type = io_type
     return converter.convert()
 
 
@@ -305,7 +336,7 @@ def main() -> None:
         rng = np.random.default_rng(len(name))
         try:
             model = build()
-            data = convert(model, rng)
+            data = convert(model, rng, tf.uint8 if name in UINT8_IO else tf.int8)
         except Exception as error:  # noqa: BLE001 - report and go on with the rest of the zoo
             print(f"{name}: FAILED {type(error).__name__}: {str(error).splitlines()[0][:200]}", file=sys.stderr)
             continue
