@@ -200,12 +200,13 @@ class _Builder:
 def input_rows(op: NpuOp, view: Shape4D, ofm_rows: tuple[int, int]) -> tuple[int, int]:
     """IFM rows ``[lo, hi)`` (in ``view``) that OFM rows ``ofm_rows`` of ``op`` read.
 
-    Kernel footprint: ``a * stride - pad_top`` to ``(b - 1) * stride + dilated_height - pad_top``,
-    divided by the upscaling factor for ops whose OFM is taller than their IFM at stride 1.
+    Kernel footprint: ``a * stride - pad_top`` to ``(b - 1) * stride + dilated_height - pad_top``
+    in the IFM as the kernel sees it, divided by the upscaling factor for ops that upscale their
+    IFM while reading it.
     """
     k = op.kernel
     a, b = ofm_rows
-    up = op.ofm_shape.h // view.h if (op.ofm_shape.h > view.h and k.stride_y == 1 and view.h > 0) else 1
+    up = op.resampling.factor
     lo = (a * k.stride_y - k.padding.top) // up
     hi = -(-((b - 1) * k.stride_y + k.dilated_height - k.padding.top) // up)
     lo = min(max(lo, 0), view.h - 1)

@@ -19,20 +19,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from npuplan._compat import StrEnum
 from npuplan.errors import NpuplanError
 from npuplan.hw.accelerator import Accelerator, Block
 from npuplan.hw.shram import AccType, ElementwiseUse, ShramBudget, ShramLayout, div_round_up, round_up, try_layout
-from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, Resampling
 from npuplan.ir.shape import Shape4D
-
-
-class Resampling(StrEnum):
-    """IFM upscaling done by the NPU while reading: none, nearest x2 (resize), transpose-conv x2."""
-
-    NONE = "none"
-    NEAREST = "nearest"
-    TRANSPOSE = "transpose"
 
 
 class NoBlockConfig(NpuplanError):
@@ -489,12 +480,9 @@ def lut_banks_for(op: NpuOp) -> int:
 
 
 def resampling_for(op: NpuOp) -> Resampling:
-    """Transpose convolutions with stride > 1 and 2x resizes upscale the IFM while reading it."""
-    if op.tflite_type == "TRANSPOSE_CONV" and op.ofm_shape.h > op.ifm_shape.h:
-        return Resampling.TRANSPOSE
-    if op.tflite_type.startswith("RESIZE") and (op.ofm_shape.h > op.ifm_shape.h or op.ofm_shape.w > op.ifm_shape.w):
-        return Resampling.NEAREST
-    return Resampling.NONE
+    """How the op upscales its IFM while reading it (set by lowering: transpose convolutions with
+    stride 2, each 2x step of a resize)."""
+    return op.resampling
 
 
 def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None) -> BlockQuery:

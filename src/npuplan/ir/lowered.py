@@ -41,6 +41,20 @@ class Activation(StrEnum):
     LUT = "lut"  # any table lookup (hard-swish, exp, ...)
 
 
+class Resampling(StrEnum):
+    """IFM upscaling done by the NPU while reading: none, nearest x2 (resize), transpose-conv x2
+    (zero insertion)."""
+
+    NONE = "none"
+    NEAREST = "nearest"
+    TRANSPOSE = "transpose"
+
+    @property
+    def factor(self) -> int:
+        """How many OFM-side rows (columns) one IFM row (column) becomes."""
+        return 1 if self is Resampling.NONE else 2
+
+
 class PoolKind(StrEnum):
     AVERAGE = "avg"
     MAX = "max"
@@ -116,6 +130,7 @@ class NpuOp:
     ofm_write_shape: Shape4D | None = None  # the box written at ``ofm_write_offset`` (None: all of ``ofm_shape``)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
     source_index: int = -1  # index of the TFLite operator it came from
+    resampling: Resampling = Resampling.NONE  # IFM upscaled x2 while read (resize, transpose conv)
 
     @property
     def has_weights(self) -> bool:

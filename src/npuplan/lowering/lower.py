@@ -29,9 +29,12 @@ from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
+from npuplan.lowering.resize import RESIZE_TYPES, convert_resize, drop_identity_resizes
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
+from npuplan.lowering.transpose_conv import convert_transpose_conv
+from npuplan.lowering.upsampling import fold_upsampling_chains
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,8 @@ _CONVERTERS: dict[str, Converter] = {
     "CONCATENATION": convert_concat,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
+    "TRANSPOSE_CONV": convert_transpose_conv,
+    **{t: convert_resize for t in RESIZE_TYPES},
 }
 
 
@@ -64,6 +69,10 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     """Run the graph-level passes in order; return the graph and every op they removed."""
     removed: tuple[tuple[str, str], ...] = ()
     graph, gone = fold_shape_ops(graph)
+    removed += gone
+    graph, gone = fold_upsampling_chains(graph)
+    removed += gone
+    graph, gone = drop_identity_resizes(graph)
     removed += gone
     graph, gone = drop_noop_reshapes(graph)
     removed += gone

@@ -16,6 +16,8 @@ import numpy as np
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
+from npuplan.lowering import transpose_conv
+from npuplan.lowering.resize import RESIZE_TYPES, resize_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
@@ -30,6 +32,8 @@ LOWERED_TYPES = (
     | ACTIVATION_TYPES
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION"})
+    | RESIZE_TYPES
+    | frozenset({"TRANSPOSE_CONV"})
 )
 
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
@@ -56,7 +60,7 @@ def _tensors(op: Op) -> list[Tensor]:
 def _feature_maps(op: Op) -> list[Tensor]:
     """The non-constant tensors of an op, plus its weights for weighted ops."""
     fms = [t for t in op.inputs if t is not None and not t.is_constant] + list(op.outputs)
-    if op.type in CONV_TYPES or op.type == "FULLY_CONNECTED":
+    if op.type in CONV_TYPES or op.type in ("FULLY_CONNECTED", "TRANSPOSE_CONV"):
         fms += [t for t in op.inputs[1:2] if t is not None]
     return fms
 
@@ -102,8 +106,9 @@ def _dims(op: Op) -> str | None:
 
 
 def _batch(op: Op) -> str | None:
-    if op.type in CONV_TYPES | POOL_TYPES and op.inputs and op.inputs[0] is not None:
-        shape = op.inputs[0].shape
+    ifm = op.inputs[2] if op.type == "TRANSPOSE_CONV" and len(op.inputs) > 2 else op.inputs[0] if op.inputs else None
+    if op.type in CONV_TYPES | POOL_TYPES | {"TRANSPOSE_CONV"} and ifm is not None:
+        shape = ifm.shape
         if len(shape) == 4 and shape[0] != 1:
             return f"IFM Tensor batch size must be 1 (it is {shape[0]})"
     return None
@@ -161,6 +166,15 @@ def _bias(op: Op) -> str | None:
         if int(abs(bias.data.astype("int64")).max()) >= 2**39:
             return "Optional Bias tensor values must fit within 40-bits"
     return None
+
+
+def _transpose_conv(op: Op) -> str | None:
+    """Transpose convolution: Vela's stride and padding rules, then the convolution weight and bias checks."""
+    reason = transpose_conv.geometry_reason(op)
+    if reason is not None:
+        return reason
+    as_conv = transpose_conv.as_conv(op)
+    return _conv(Op(as_conv.type, as_conv.inputs, as_conv.outputs, {"stride_h": 1, "stride_w": 1}, as_conv.index))
 
 
 def _depth_multiplier(op: Op) -> str | None:
@@ -295,6 +309,8 @@ _SPECIFIC: dict[str, Check] = {
     "MEAN": _mean,
     "PAD": _pad,
     "CONCATENATION": _concat,
+    "TRANSPOSE_CONV": _transpose_conv,
+    **{t: resize_reason for t in RESIZE_TYPES},
     **{t: _elementwise for t in BINARY_ELEMENTWISE},
 }
 

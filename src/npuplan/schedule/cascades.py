@@ -28,6 +28,7 @@ from npuplan.schedule.geometry import (
     producer_rows_for,
     rolling_buffer_bytes,
     rolling_rows,
+    stripe_rows_of,
 )
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
@@ -186,9 +187,9 @@ def segment_rows(net: Network, s: int, e: int, final_rows: int, *, minimal: bool
     (``minimal=False``), or one row at a time (``minimal``: the smallest rolling buffers)."""
     ops = net.npu_ops
     rows = [0] * (e - s + 1)
-    rows[-1] = final_rows
+    rows[-1] = stripe_rows_of(ops[e], final_rows)
     for k in range(e, s, -1):
-        rows[k - 1 - s] = 1 if minimal else producer_rows_for(ops[k], rows[k - s])
+        rows[k - 1 - s] = stripe_rows_of(ops[k - 1], 1 if minimal else producer_rows_for(ops[k], rows[k - s]))
     return tuple(rows)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.lowered import NpuOp
 from npuplan.schedule.decisions import Decisions, WeightPlan
 from npuplan.schedule.geometry import ifm2_stripe_for, ifm_stripe_for
 from npuplan.schedule.network import Network
@@ -35,6 +36,12 @@ def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) 
     if name is not None and _residence(dec, name) != _ARENA:
         return arch.fast_area
     return arch.arena_area
+
+
+def _constant_operand(op: NpuOp) -> bool:
+    """An elementwise op whose primary IFM is a constant (a resize of a 1x1 IFM adds it to zeros)
+    reads it from the constants' area."""
+    return op.ifm.is_constant and op.ifm2 is not None
 
 
 def op_context(net: Network, dec: Decisions, index: int) -> tuple[Any, ...]:
@@ -88,7 +95,7 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
     query = CostQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,
-        ifm_area=fast if staged or ifm != _ARENA else arena,
+        ifm_area=arch.const_area if _constant_operand(op) else fast if staged or ifm != _ARENA else arena,
         ifm2_area=ifm2_area,
         ofm_area=arena if ofm == _ARENA else fast,
         weight_area=arch.const_area if buffering is WeightBuffering.NONE else fast,

@@ -16,9 +16,18 @@ def storage_bytes(shape: Shape4D, element_bytes: int, fmt: str = "NHWC") -> int:
 
 
 def ifm_rows_for(op: NpuOp, ofm_rows: int) -> int:
-    """IFM rows read to produce ``ofm_rows`` OFM rows (clipped to the IFM height)."""
+    """IFM rows read to produce ``ofm_rows`` OFM rows (clipped to the IFM height).
+
+    An op that upscales its IFM x2 while reading it reads half the rows of its kernel window, and
+    one more when a stripe's window can start on the second copy of an IFM row (an odd stripe
+    height or top padding).
+    """
     k = op.kernel
     rows = (ofm_rows - 1) * k.stride_y + k.dilated_height
+    up = op.resampling.factor
+    if up > 1:
+        aligned = ofm_rows % up == 0 and k.padding.top % up == 0
+        rows = -(-rows // up) + (0 if aligned else 1)
     return max(1, min(rows, op.ifm_shape.h))
 
 
@@ -39,9 +48,19 @@ def producer_rows_for(consumer: NpuOp, consumer_ofm_rows: int) -> int:
     """Rows the producer must output per step so ``consumer`` can make ``consumer_ofm_rows`` rows.
 
     As in Vela's stripe proposal: the consumer's stripe times its vertical stride, clipped to the
-    producer's OFM height.
+    producer's OFM height; a consumer that upscales x2 needs half its stripe (rounded up).
     """
-    return max(1, min(consumer_ofm_rows * consumer.kernel.stride_y, consumer.ifm_shape.h))
+    rows = -(-consumer_ofm_rows * consumer.kernel.stride_y // consumer.resampling.factor)
+    return max(1, min(rows, consumer.ifm_shape.h))
+
+
+def stripe_rows_of(op: NpuOp, rows: int) -> int:
+    """``rows`` as an OFM stripe height ``op`` can run: an op that upscales its IFM makes whole
+    upscaled row pairs per stripe (even heights, as in Vela), else any height."""
+    up = op.resampling.factor
+    if up > 1:
+        rows = -(-rows // up) * up
+    return max(1, min(rows, op.ofm_shape.h))
 
 
 def rolling_buffer_rows(producer_rows: int, consumer_ifm_rows: int) -> int:
