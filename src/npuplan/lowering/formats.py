@@ -25,6 +25,8 @@ def _view_mismatch(op: NpuOp, tensor: Tensor) -> bool:
     shape = tensor.shape4d
     if op.ofm.name == tensor.name and op.ofm_write_offset is None and op.ofm_shape != shape:
         return True
+    if op.ofm.name == tensor.name and op.ofm_write_offset is None and op.ofm_write_shape not in (None, op.ofm_shape):
+        return True  # strided writes (half-pixel bilinear phases) need the linear format
     if op.ifm.name == tensor.name and op.ifm_read_offset is None and op.ifm_shape != shape:
         return True
     if (op.ifm2 is not None and op.ifm2.name == tensor.name and op.block_type is BlockType.ELEMENTWISE

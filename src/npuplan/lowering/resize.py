@@ -12,7 +12,8 @@ chain of ops that each double the IFM:
 A 1x1 IFM becomes an elementwise ADD of the IFM (broadcast) to zeros of the OFM shape. Bilinear
 with ``half_pixel_centers`` (2x only) is a 1x1 average-pool copy of the IFM followed by four 2x2
 depthwise convolutions, one per output phase, each writing every other row and column of the OFM
-(edge-padded towards its own corner). A resize whose OFM is its IFM is dropped (``drop_identity_resizes``).
+(edge-padded towards its own corner): each is costed for the IFM-sized box it writes
+(``ofm_write_shape``), its block chosen for the whole OFM, as Vela does; none can be cascaded. A resize whose OFM is its IFM is dropped (``drop_identity_resizes``).
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def _half_pixel_bilinear(op: Op) -> tuple[NpuOp, ...]:
         top, left, bottom, right = _PHASE_PADDING[index]
         ops.append(NpuOp(
             name=f"{name}_depthwise_conv_{index}", tflite_type=op.type, op_type="DepthwiseConv2DBias",
-            block_type=BlockType.DEPTHWISE, ifm=inter, ifm_shape=shape, ofm=ofm, ofm_shape=shape,
+            block_type=BlockType.DEPTHWISE, ifm=inter, ifm_shape=shape, ofm=ofm, ofm_shape=ofm.shape4d,
+            ofm_write_shape=shape,
             weights=w.data, weight_tensor=w, bias=np.zeros(shape.c, dtype=np.int32),
             bias_tensor=_zero_bias(f"{name}_depthwise_conv_{index}_bias", shape.c),
             kernel=Kernel(2, 2, padding=Padding(top=top, left=left, bottom=bottom, right=right)),

@@ -94,6 +94,8 @@ def is_cascadable(op: NpuOp) -> bool:
         return False
     if op.ofm_write_offset is not None or op.ifm_read_offset is not None:
         return False
+    if op.ofm_write_shape is not None and op.ofm_write_shape != op.ofm_shape:
+        return False  # writes every other row of its OFM (a half-pixel bilinear phase)
     if op.ofm_shape.h <= 1:
         return False
     if op.ifm2 is not None and not op.ifm2.is_constant:

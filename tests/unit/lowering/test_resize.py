@@ -75,7 +75,8 @@ def test_nearest_align_corners_picks_with_a_one_hot_depthwise_conv() -> None:
 def test_half_pixel_bilinear_is_a_copy_and_four_phase_convs() -> None:
     ops = resize("BILINEAR", (16, 16), (32, 32), half_pixel=True).npu_ops
     assert [o.op_type for o in ops] == ["AvgPool"] + ["DepthwiseConv2DBias"] * 4
-    assert all(o.ofm.name == "y" and o.ofm_shape.h == 16 for o in ops[1:])
+    assert all(o.ofm.name == "y" and o.ofm_shape.h == 32 and o.ofm_write_shape is not None
+               and o.ofm_write_shape.h == 16 for o in ops[1:])
     assert ops[1].kernel.padding == Padding(1, 1, 0, 0) and ops[4].kernel.padding == Padding(0, 0, 1, 1)
     # phase TL of a 2x half-pixel resize: 0.75 * 0.75 of the nearest pixel
     assert half_pixel_kernels(16, 16)[0][1, 1] == pytest.approx(0.5625)
