@@ -224,11 +224,12 @@ def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
                rows: tuple[int, int], depth: tuple[int, int], *, full: Shape4D | None = None) -> Box:
     """The box ``rows`` x ``depth`` of the op's ``view`` in the tensor's own coordinates.
 
-    A view that reshapes the tensor (same bytes, other shape) touches the whole tensor. ``full`` is
+    A view that reshapes the tensor (same bytes, other shape) touches the whole tensor, at an offset
+    or not (its boxes are not boxes of the tensor). ``full`` is
     the tensor's own shape when the caller has it already.
     """
     full = full or tensor.shape4d
-    if offset is None and (view.h, view.w, view.c) != (full.h, full.w, full.c):
+    if (view.h, view.w, view.c) != (full.h, full.w, full.c):
         return Box((0, 0, 0, 0), (full.n, full.h, full.w, full.c))
     o = offset or Shape4D(0, 0, 0, 0)
     start = (o.n, o.h + rows[0], o.w, o.c + depth[0])

@@ -23,7 +23,7 @@ def _offset_unaligned(offset: object) -> bool:
 def _view_mismatch(op: NpuOp, tensor: Tensor) -> bool:
     """Whether ``op`` reads or writes ``tensor`` with a shape other than the tensor's own."""
     shape = tensor.shape4d
-    if op.ofm.name == tensor.name and op.ofm_write_offset is None and op.ofm_shape != shape:
+    if op.ofm.name == tensor.name and op.ofm_shape != shape:
         return True
     if op.ofm.name == tensor.name and op.ofm_write_offset is None and op.ofm_write_shape not in (None, op.ofm_shape):
         return True  # strided writes (half-pixel bilinear phases) need the linear format

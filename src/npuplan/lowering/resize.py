@@ -9,7 +9,8 @@ chain of ops that each double the IFM:
   right neighbour (VALID); bilinear, an f x f average pool (VALID with ``align_corners``, else
   padded by f - 1 rows and columns at the bottom and right), f being the whole upscale factor.
 
-A 1x1 IFM becomes an elementwise ADD of the IFM (broadcast) to zeros of the OFM shape. Bilinear
+A nearest upscale from Keras' UpSampling2D by factors the resampling cannot do runs as copies
+(``tile_copies``). A 1x1 IFM becomes an elementwise ADD of the IFM (broadcast) to zeros of the OFM shape. Bilinear
 with ``half_pixel_centers`` (2x only) is a 1x1 average-pool copy of the IFM followed by four 2x2
 depthwise convolutions, one per output phase, each writing every other row and column of the OFM
 (edge-padded towards its own corner): each is costed for the IFM-sized box it writes
@@ -27,6 +28,7 @@ from npuplan.ir.lowered import BlockType, Kernel, NpuOp, Padding, PoolKind, Resa
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering._util import fused_activation, replace_tensor, without_op
+from npuplan.lowering.tile_copies import convert_tile_copies, copy_reason
 
 RESIZE_TYPES = frozenset({"RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"})
 _OP_TYPES = {"RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighbor", "RESIZE_BILINEAR": "ResizeBilinear"}
@@ -75,8 +77,20 @@ def _shape_reason(op: Op) -> str | None:
             f" (IFM {list(ifm.shape)}, OFM {list(ofm.shape)}, align_corners={_flag(op, 'align_corners')})")
 
 
+def upsampling_copies(op: Op) -> tuple[int, int] | None:
+    """The (height, width) factors of a nearest upscale from a reshape/tile chain
+    (``upsampling.fold_upsampling_chains``) that runs as copies rather than resampling, else None."""
+    factors = op.options.get("upsampling_factors")
+    if factors is None or _shape_reason(op) is None:
+        return None
+    return int(factors[0]), int(factors[1])
+
+
 def resize_reason(op: Op) -> str | None:
     """Why Vela would not run this resize on the NPU, or None."""
+    copies = upsampling_copies(op)
+    if copies is not None:
+        return copy_reason(_ifm(op).shape4d, copies)
     reason = _shape_reason(op)
     if reason is not None:
         return reason
@@ -233,6 +247,9 @@ def _last_step(op: Op, name: str, source: Tensor, shape: Shape4D, kernel_hw: tup
 def convert_resize(op: Op) -> tuple[NpuOp, ...]:
     """RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR -> the NPU ops above."""
     ifm = _ifm(op)
+    copies = upsampling_copies(op)
+    if copies is not None:
+        return convert_tile_copies(op, copies)
     if _hw(ifm) == (1, 1):
         return _add_to_zeros(op)
     if op.type == "RESIZE_BILINEAR" and _flag(op, "half_pixel_centers"):

@@ -3,8 +3,8 @@ tensors (RESHAPE/EXPAND_DIMS, TILE or BROADCAST_TO, ... back to 4-D) and replace
 RESIZE_NEAREST_NEIGHBOR, which the NPU runs as nearest x2 upscaling steps.
 
 Vela's legacy core leaves such a chain on the CPU (its tensors are 5-D); its default core runs it
-as memory copies. A chain is replaced only when the resize it becomes runs on the NPU (factors 2,
-4 or 8, equal in height and width); whether the chain really is a nearest upscale is checked by
+as memory copies. The resize it becomes runs as x2 resampling steps for factors 2, 4 or 8 equal in
+height and width, else as copies (``tile_copies``); whether the chain really is a nearest upscale is checked by
 running it on an index tensor, not by matching the exporter's exact pattern.
 """
 

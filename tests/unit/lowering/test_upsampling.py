@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from npuplan.hw.accelerator import accelerator
 from npuplan.ir.graph import Op
 from npuplan.ir.lowered import Resampling
@@ -52,10 +54,33 @@ def test_x4_chain_is_two_doublings() -> None:
     assert [o.ofm_shape.h for o in lg.npu_ops] == [8, 16]
 
 
-def test_unequal_factors_stay_on_cpu_as_5d_tensors() -> None:
-    ops, x, y = chain(4, 4, 8, 2, 3)
+def test_unequal_factors_run_as_width_then_height_copies() -> None:
+    ops, x, y = chain(4, 5, 8, 2, 3)
     lg = lower(model(graph(ops, [x], [y])), U55_128)
-    assert len(lg.cpu_ops) == 5 and "greater than 4D" in lg.cpu_ops[0].reason
+    assert not lg.cpu_ops
+    copies = lg.npu_ops
+    assert [o.name for o in copies] == ["y_w0", "y_w1", "y_w2", "y_h0", "y_h1"]
+    assert all(o.op_type == "MemoryCopy" and o.resampling is Resampling.NONE for o in copies)
+    wide = copies[0].ofm
+    assert wide.shape == (1, 20, 3, 8) and copies[2].ofm_write_offset is not None and copies[2].ofm_write_offset.w == 2
+    assert copies[3].ifm is wide and copies[4].ofm.name == "y"
+    assert (copies[4].ofm_shape.h, copies[4].ofm_shape.w, copies[4].ofm_shape.c) == (4, 2, 3 * 5 * 8)
+
+
+def test_copies_compute_the_nearest_upscale() -> None:
+    """Replaying the copies on an index tensor gives numpy's nearest upscale."""
+    ops, x, y = chain(3, 4, 2, 3, 2)
+    npu = lower(model(graph(ops, [x], [y])), U55_128).npu_ops
+    data = {"x": np.arange(3 * 4 * 2).reshape(1, 3, 4, 2)}
+    for o in npu:
+        out = data.setdefault(o.ofm.name, np.zeros(o.ofm.shape, dtype=np.int64))
+        src = data[o.ifm.name].reshape(o.ifm_shape.as_list())
+        view = out.reshape(o.ofm_shape.as_list())  # a view of the same bytes
+        assert o.ofm_write_offset is not None and o.ofm_write_shape is not None
+        w = o.ofm_write_offset.w
+        view[:, :, w:w + o.ofm_write_shape.w, :] = src
+    expected = np.repeat(np.repeat(data["x"], 3, axis=1), 2, axis=2)
+    assert np.array_equal(data["y"], expected)
 
 
 def test_a_chain_that_is_not_an_upscale_is_left_alone() -> None:
