@@ -18,7 +18,8 @@ from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES,
 Removed = tuple[tuple[str, str], ...]
 
 # Producers with an output stage that can apply an activation.
-_FUSABLE_PRODUCERS = CONV_TYPES | POOL_TYPES | frozenset(BINARY_ELEMENTWISE) | frozenset({"FULLY_CONNECTED", "MEAN"})
+_FUSABLE_PRODUCERS = CONV_TYPES | POOL_TYPES | frozenset(BINARY_ELEMENTWISE) | frozenset({"FULLY_CONNECTED", "MEAN"}) \
+    | frozenset({"TRANSPOSE_CONV", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"})
 
 
 def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerator) -> bool:

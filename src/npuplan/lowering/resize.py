@@ -64,10 +64,10 @@ def axis_factors(op: Op) -> tuple[float, float]:
 def _shape_reason(op: Op) -> str | None:
     ifm, ofm = _ifm(op), op.outputs[0]
     (ih, iw), (oh, ow) = _hw(ifm), _hw(ofm)
-    if len(ifm.shape) != 4 or (ih == iw == 1) or list(ifm.shape) == list(ofm.shape):
+    if len(ifm.shape) == 4 and ((ih == iw == 1) or list(ifm.shape) == list(ofm.shape)):
         return None
     fh, fw = axis_factors(op)
-    if fh in _FACTORS and fw in _FACTORS:
+    if len(ifm.shape) == 4 and fh in _FACTORS and fw in _FACTORS:
         if oh != 1 and ow != 1 and fh == fw:
             return None
         if (oh == 1 or ow == 1) and ((fh == ih == 1) or (fw == iw == 1)):
@@ -88,9 +88,12 @@ def upsampling_copies(op: Op) -> tuple[int, int] | None:
 
 def resize_reason(op: Op) -> str | None:
     """Why Vela would not run this resize on the NPU, or None."""
+    ifm = _ifm(op)
+    if ifm.shape4d.n != 1:
+        return f"Tensor batch size must be 1 ('{ifm.name}' has batch size {ifm.shape4d.n})"
     copies = upsampling_copies(op)
     if copies is not None:
-        return copy_reason(_ifm(op).shape4d, copies)
+        return copy_reason(ifm.shape4d, copies)
     reason = _shape_reason(op)
     if reason is not None:
         return reason

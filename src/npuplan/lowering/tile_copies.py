@@ -16,6 +16,7 @@ from __future__ import annotations
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import BlockType, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
+from npuplan.lowering._util import fused_activation
 
 MAX_VIEW_DIM = 65535
 
@@ -35,7 +36,7 @@ def _copy(op: Op, name: str, ifm: Tensor, ifm_view: Shape4D, ofm: Tensor, ofm_vi
     return NpuOp(
         name=name, tflite_type=op.type, op_type="MemoryCopy", block_type=BlockType.POOLING,
         ifm=ifm, ifm_shape=ifm_view, ofm=ofm, ofm_shape=ofm_view, pool=PoolKind.AVERAGE,
-        ofm_write_offset=Shape4D(0, 0, column, 0), ofm_write_shape=ifm_view, source_index=op.index,
+        activation=fused_activation(op.options), ofm_write_offset=Shape4D(0, 0, column, 0), ofm_write_shape=ifm_view, source_index=op.index,
     )
 
 

@@ -83,3 +83,13 @@ def test_datapath_cycles_match_vela_for_the_upscaled_conv() -> None:
     cost = op_cost(query, arch)
     assert cost.op_cycles == 13312
     assert cost.nn_macs == 3 * 3 * 8 * 32 * 32 * 16
+
+
+def test_a_relu_keeping_the_quantization_fuses_into_the_transpose_conv() -> None:
+    x, t, y = fm("x", (1, 8, 8, 4)), fm("t", (1, 16, 16, 4)), fm("y", (1, 16, 16, 4))
+    weights = const("w", np.ones((4, 3, 3, 4)))
+    shape = const("shape", [1, 16, 16, 4], DataType.INT32, None)
+    ops = [op("TRANSPOSE_CONV", [shape, weights, x], [t], 0, padding="SAME", stride_h=2, stride_w=2),
+           op("RELU", [t], [y], 1)]
+    (npu,) = lower(model(graph(ops, [x], [y])), U55_128).npu_ops
+    assert npu.activation.value == "relu" and npu.ofm is y and npu.name == "t"
