@@ -76,27 +76,23 @@ convert("up_nearest4", seq(S, layers.UpSampling2D(4, interpolation="nearest")), 
 convert("up_nearest_2x3", seq(S, layers.UpSampling2D((2, 3), interpolation="nearest")), S)
 convert("up_bilinear2", seq(S, layers.UpSampling2D(2, interpolation="bilinear")), S)
 convert("up_bilinear4", seq(S, layers.UpSampling2D(4, interpolation="bilinear")), S)
-# tf.image / compat resize variants
+# tf.image / compat resize variants: name, kind, IFM (h, w, c), OFM size, flags
 v1 = tf.compat.v1.image
-convert("rnn2", fn(S, lambda x: v1.resize_nearest_neighbor(x, (32, 32))), S)
-convert("rnn2_hpc", fn(S, lambda x: v1.resize_nearest_neighbor(x, (32, 32), half_pixel_centers=True)), S)
-convert("rnn2_ac", fn(S, lambda x: v1.resize_nearest_neighbor(x, (31, 31), align_corners=True)), S)
-convert("rnn4", fn(S, lambda x: v1.resize_nearest_neighbor(x, (64, 64))), S)
-convert("rnn8", fn((8, 8, 8), lambda x: v1.resize_nearest_neighbor(x, (64, 64))), (8, 8, 8))
-convert("rnn4_ac", fn(S, lambda x: v1.resize_nearest_neighbor(x, (61, 61), align_corners=True)), S)
-convert("rnn3", fn(S, lambda x: v1.resize_nearest_neighbor(x, (48, 48))), S)
-convert("rnn_1x1", fn((1, 1, 8), lambda x: v1.resize_nearest_neighbor(x, (7, 7))), (1, 1, 8))
-convert("rnn_h1", fn((1, 16, 8), lambda x: v1.resize_nearest_neighbor(x, (1, 32))), (1, 16, 8))
-convert("rbl2", fn(S, lambda x: v1.resize_bilinear(x, (32, 32))), S)
-convert("rbl2_hpc", fn(S, lambda x: v1.resize_bilinear(x, (32, 32), half_pixel_centers=True)), S)
-convert("rbl2_ac", fn(S, lambda x: v1.resize_bilinear(x, (31, 31), align_corners=True)), S)
-convert("rbl4", fn(S, lambda x: v1.resize_bilinear(x, (64, 64))), S)
-convert("rbl8", fn((8, 8, 8), lambda x: v1.resize_bilinear(x, (64, 64))), (8, 8, 8))
-convert("rbl4_hpc", fn(S, lambda x: v1.resize_bilinear(x, (64, 64), half_pixel_centers=True)), S)
-convert("rbl_1x1", fn((1, 1, 8), lambda x: v1.resize_bilinear(x, (5, 5))), (1, 1, 8))
-convert("rbl_1x1_hpc", fn((1, 1, 8), lambda x: v1.resize_bilinear(x, (5, 5), half_pixel_centers=True)), (1, 1, 8))
-convert("rbl_w1", fn((16, 1, 8), lambda x: v1.resize_bilinear(x, (32, 1))), (16, 1, 8))
-convert("rbl2_c24", fn((10, 14, 24), lambda x: v1.resize_bilinear(x, (20, 28))), (10, 14, 24))
+RESIZES = [
+    ("rnn2", "nn", S, (32, 32), {}), ("rnn2_hpc", "nn", S, (32, 32), {"half_pixel_centers": True}),
+    ("rnn2_ac", "nn", S, (31, 31), {"align_corners": True}), ("rnn4", "nn", S, (64, 64), {}),
+    ("rnn8", "nn", (8, 8, 8), (64, 64), {}), ("rnn4_ac", "nn", S, (61, 61), {"align_corners": True}),
+    ("rnn3", "nn", S, (48, 48), {}), ("rnn_1x1", "nn", (1, 1, 8), (7, 7), {}),
+    ("rnn_h1", "nn", (1, 16, 8), (1, 32), {}), ("rbl2", "bl", S, (32, 32), {}),
+    ("rbl2_hpc", "bl", S, (32, 32), {"half_pixel_centers": True}),
+    ("rbl2_ac", "bl", S, (31, 31), {"align_corners": True}), ("rbl4", "bl", S, (64, 64), {}),
+    ("rbl8", "bl", (8, 8, 8), (64, 64), {}), ("rbl4_hpc", "bl", S, (64, 64), {"half_pixel_centers": True}),
+    ("rbl_1x1", "bl", (1, 1, 8), (5, 5), {}), ("rbl_1x1_hpc", "bl", (1, 1, 8), (5, 5), {"half_pixel_centers": True}),
+    ("rbl_w1", "bl", (16, 1, 8), (32, 1), {}), ("rbl2_c24", "bl", (10, 14, 24), (20, 28), {}),
+]
+for name, kind, shape, size, flags in RESIZES:
+    op = v1.resize_nearest_neighbor if kind == "nn" else v1.resize_bilinear
+    convert(name, fn(shape, lambda x, op=op, size=size, flags=flags: op(x, size, **flags)), shape)
 
 
 def unet_decoder():
