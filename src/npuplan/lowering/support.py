@@ -222,7 +222,7 @@ def _softmax(op: Op) -> str | None:
     assert ifm is not None
     if ifm.dtype != ofm.dtype:
         return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
-    if list(ifm.shape) != list(ofm.shape):
+    if ifm.shape4d != ofm.shape4d:  # 4D: a removed reshape may have left the IFM with another rank
         return f"IFM and OFM shapes must match ({list(ifm.shape)} and {list(ofm.shape)})"
     if float(op.options.get("beta", 1.0)) < 0:
         return "Beta value needs to be positive"

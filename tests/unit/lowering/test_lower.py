@@ -96,9 +96,10 @@ def test_concat_writes_at_offsets() -> None:
 
 def test_ds_cnn_counts_and_removed() -> None:
     lg = lower(read_tflite(DATA / "ds_cnn_kws.tflite"), U55_128)
-    assert (len(lg.npu_ops), len(lg.cpu_ops), lg.tflite_op_count) == (42, 3, 16)
-    assert [c.tflite_type for c in lg.cpu_ops] == ["STRIDED_SLICE", "PACK", "RESHAPE"]
-    assert any("SHAPE" in reason for _, reason in lg.removed)
+    assert (len(lg.npu_ops), len(lg.cpu_ops), lg.tflite_op_count) == (42, 0, 16)
+    # the Keras flatten's shape arithmetic is folded, and the RESHAPE it fed is then a no-op
+    reasons = [reason.split(" ")[0] for _, reason in lg.removed]
+    assert reasons[:4] == ["SHAPE", "STRIDED_SLICE", "PACK", "RESHAPE"]
     first = lg.npu_ops[0]
     assert isinstance(first, NpuOp) and first.name == "functional_1/re_lu_1/Relu;functional_1/conv2d_1/convolution"
     dw = lg.npu_ops[1]
@@ -106,7 +107,7 @@ def test_ds_cnn_counts_and_removed() -> None:
 
 
 def test_shipped_model_counts() -> None:
-    expected = {"autoencoder_ad": (10, 0), "resnet8_cifar": (45, 3), "mobilenet_v1_025_96": (61, 3)}
+    expected = {"autoencoder_ad": (10, 0), "resnet8_cifar": (45, 0), "mobilenet_v1_025_96": (61, 0)}
     for name, counts in expected.items():
         lg = lower(read_tflite(DATA / f"{name}.tflite"), U55_128)
         assert (len(lg.npu_ops), len(lg.cpu_ops)) == counts, name
