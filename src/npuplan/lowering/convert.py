@@ -102,20 +102,36 @@ def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
     )
 
 
+# Batched fully-connected rows laid out as H x W so the OFM blocks cover them (Vela's table).
+_ROW_SPLITS = {4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3), 12: (3, 4), 16: (4, 4)}
+# Above this many rows in a single line, the op runs as a 1x1 convolution (its weights can be buffered).
+_VECTOR_PRODUCT_MAX_WIDTH = 4
+
+
 def convert_fully_connected(op: Op) -> tuple[NpuOp, ...]:
-    """FULLY_CONNECTED -> FullyConnected; IFM seen as rows x K, weights O x 1 x 1 x K."""
+    """FULLY_CONNECTED -> FullyConnected over rows x K, weights O x 1 x 1 x K.
+
+    Several rows (a 3-D input, tokens x features, or a 2-D input with batch > 1) are laid out as
+    an H x W feature map so the OFM blocks cover several rows per weight pass; rows that form no
+    rectangle from the table and number more than four become a 1x1 convolution over a 1 x rows
+    map, as Vela does, so its weights are streamed once and can be buffered.
+    """
     ifm, ofm = _ifm_ofm(op)
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
     out_channels, depth = weights.shape[0], int(np.prod(weights.shape[1:]))
     rows = max(ifm.elements // depth, 1)
+    h, w = _ROW_SPLITS.get(rows, (1, rows))
     bias, bias_tensor = _bias(op)
+    as_conv = h == 1 and w > _VECTOR_PRODUCT_MAX_WIDTH
     return (
         NpuOp(
-            name=op_name(op), tflite_type=op.type, op_type="FullyConnected", block_type=BlockType.VECTOR_PRODUCT,
-            ifm=ifm, ifm_shape=Shape4D(1, 1, rows, depth), ofm=ofm, ofm_shape=Shape4D(1, 1, rows, out_channels),
+            name=op_name(op), tflite_type=op.type, op_type="Conv2DBias" if as_conv else "FullyConnected",
+            block_type=BlockType.CONV if as_conv else BlockType.VECTOR_PRODUCT,
+            ifm=ifm, ifm_shape=Shape4D(1, h, w, depth), ofm=ofm, ofm_shape=Shape4D(1, h, w, out_channels),
             weights=weights.data.reshape(out_channels, 1, 1, depth), weight_tensor=weights,
-            bias=bias, bias_tensor=bias_tensor, activation=fused_activation(op.options), source_index=op.index,
+            bias=bias, bias_tensor=bias_tensor,
+            activation=fused_activation(op.options), source_index=op.index,
         ),
     )
 

@@ -4,14 +4,16 @@ import numpy as np
 import pytest
 
 from npuplan.cost import BlockChoice, CostQuery, Operand, WeightAccess, WeightFetch, op_cost
+from npuplan.cost.query import Purpose
 from npuplan.cost.weights import encoded_weight_size, estimate_compressed_bits
 from npuplan.hw import build_architecture
 from npuplan.hw.accelerator import Block, accelerator
 from npuplan.hw.memory import MemArea
-from npuplan.ir.graph import Tensor
+from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
+from npuplan.lowering.convert import convert_fully_connected
 from npuplan.options import PlanOptions
 
 
@@ -114,3 +116,23 @@ def test_slices_from_channel_histograms_match_the_encoder(accel_name):
             per_slice[s.depth_offset] = per_slice.get(s.depth_offset, 0) + s.total_bytes
         assert per_slice == {a: slice_bytes_of_histograms(histograms, a, min(a + step, 72), accel.cores)
                              for a in range(0, 72, step)}
+
+
+@pytest.mark.parametrize(("block_width", "passes"), [(64, 1), (16, 4)])
+def test_token_fully_connected_streams_its_weights_once_per_row_block(arch, block_width, passes):
+    # a 64-token x 96-feature FULLY_CONNECTED to 192 outputs, lowered as Vela does: a 1x1 conv over a
+    # 1x64 map. Weights read in place are fetched once per OFM block of rows: with the 1x64x32 block
+    # Vela picks, 192 x 96 = 18432 weight bytes (plus 10 scale bytes per channel), not 64 times that
+    # (each row a vector product re-reading the weights, the old lowering: 1.18 MB).
+    x, y = Tensor("x", (1, 64, 96), DataType.INT8), Tensor("y", (1, 64, 192), DataType.INT8)
+    w = Tensor("w", (192, 96), DataType.INT8, data=np.ones((192, 96), np.int8))
+    (op,) = convert_fully_connected(Op("FULLY_CONNECTED", (x, w, None), (y,)))
+    query = CostQuery(
+        op=op, block=BlockChoice(Block(1, block_width, 32), Block(1, block_width, 32)),
+        ifm=Operand(op.ifm_shape, MemArea.SRAM, "NHWC"), ofm=Operand(op.ofm_shape, MemArea.SRAM, "NHWC"),
+        weights=WeightAccess(192 * 96 + 192 * 10, MemArea.OFF_CHIP_FLASH),
+    )
+    cost = op_cost(query, arch)
+    assert cost.bytes_in(MemArea.OFF_CHIP_FLASH, Purpose.WEIGHTS) == 192 * 96 * passes
+    assert cost.bytes_in(MemArea.OFF_CHIP_FLASH, Purpose.SCALES) == 192 * 10
+    assert cost.nn_macs == 64 * 96 * 192
