@@ -23,6 +23,7 @@ from npuplan.lowering.convert import (
     convert_pool,
     convert_standalone_activation,
 )
+from npuplan.lowering.dilated_conv import fuse_dilated_convs
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_pad
 from npuplan.lowering.operands import primary_input_first
@@ -70,6 +71,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     graph, gone = drop_noop_means(graph)
     removed += gone
     graph, gone = fold_pads(graph)
+    removed += gone
+    graph, gone = fuse_dilated_convs(graph)
     removed += gone
     graph, gone = fuse_activations(graph, accelerator)
     removed += gone
