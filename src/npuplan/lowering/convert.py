@@ -16,6 +16,7 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding
+from npuplan.lowering.dilated_conv import hardware_dilation
 from npuplan.lowering.strided_conv import fold_stride_into_depth
 from npuplan.lowering.support import BINARY_ELEMENTWISE
 
@@ -41,12 +42,16 @@ def _ifm_ofm(op: Op) -> tuple[Tensor, Tensor]:
     return ifm, op.outputs[0]
 
 
-def _conv_kernel(op: Op, ifm_shape: Shape4D, kh: int, kw: int) -> Kernel:
+def _conv_kernel(op: Op, ifm_shape: Shape4D, weights: Tensor) -> tuple[Kernel, np.ndarray]:
+    """The kernel and weights the hardware runs (a dilation above 2 spread into the weights)."""
+    assert weights.data is not None
     o = op.options
+    _, kh, kw, _ = weights.shape
     sy, sx = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
     dy, dx = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
     padding = op_padding(o, ifm_shape.h, ifm_shape.w, ((kh - 1) * dy + 1, (kw - 1) * dx + 1), (sy, sx))
-    return Kernel(kh, kw, sy, sx, dy, dx, padding)
+    data, (hy, hx) = hardware_dilation(weights.data, (dy, dx), _scalar_zero_point(weights))
+    return Kernel(data.shape[1], data.shape[2], sy, sx, hy, hx, padding), data
 
 
 def convert_conv(op: Op) -> tuple[NpuOp, ...]:
@@ -66,11 +71,12 @@ def convert_conv(op: Op) -> tuple[NpuOp, ...]:
                 activation=fused_activation(op.options), source_index=op.index,
             ),
         )
+    kernel, data = _conv_kernel(op, ifm_shape, weights)
     conv = NpuOp(
         name=op_name(op), tflite_type=op.type, op_type="Conv2DBias", block_type=BlockType.CONV,
         ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm_shape,
-        weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
-        kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
+        weights=data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+        kernel=kernel, activation=fused_activation(op.options),
         source_index=op.index,
     )
     mode = "EXPLICIT" if "explicit_padding" in op.options else str(op.options.get("padding", "VALID"))
@@ -89,14 +95,14 @@ def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
     ifm_shape = ifm.shape4d
-    _, kh, kw, _ = weights.shape
     bias, bias_tensor = _bias(op)
+    kernel, data = _conv_kernel(op, ifm_shape, weights)
     return (
         NpuOp(
             name=op_name(op), tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
             ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm.shape4d,
-            weights=weights.data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
-            kernel=_conv_kernel(op, ifm_shape, kh, kw), activation=fused_activation(op.options),
+            weights=data, weight_tensor=weights, bias=bias, bias_tensor=bias_tensor,
+            kernel=kernel, activation=fused_activation(op.options),
             source_index=op.index,
         ),
     )

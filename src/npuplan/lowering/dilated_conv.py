@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.lowering._util import same_padding, with_options
 from npuplan.lowering.support import CONV_TYPES
@@ -135,3 +137,29 @@ def fuse_dilated_convs(graph: Graph) -> tuple[Graph, Removed]:
         return graph, ()
     ops = tuple(new for op in graph.ops if (new := replaced.get(op, op)) is not None)
     return replace(graph, ops=ops), tuple(removed)
+
+
+# The convolution engine dilates by 1 or 2 only.
+_HARDWARE_DILATIONS = (1, 2)
+
+
+def hardware_dilation(
+    weights: np.ndarray, dilation_hw: tuple[int, int], zero_point: int
+) -> tuple[np.ndarray, tuple[int, int]]:
+    """Weights and (height, width) dilation as the hardware runs a conv dilated by ``dilation_hw``.
+
+    ``weights`` has its kernel height and width on axes 1 and 2 (OHWI, or 1HWC for depthwise).
+    A dilation above 2 is spread into the kernel: an even factor keeps a hardware dilation of 2
+    and spreads half of it, an odd one spreads all of it, the new taps set to the weights' zero
+    point. The dilated extent, and so the padding, is unchanged.
+    """
+    if all(d in _HARDWARE_DILATIONS for d in dilation_hw):
+        return weights, dilation_hw
+    hardware = tuple(1 if d % 2 else 2 for d in dilation_hw)
+    spread = [d // h for d, h in zip(dilation_hw, hardware)]
+    kh, kw = weights.shape[1], weights.shape[2]
+    shape = (weights.shape[0], (kh - 1) * spread[0] + 1, (kw - 1) * spread[1] + 1, weights.shape[3])
+    spread_weights = np.full(shape, zero_point, dtype=weights.dtype)
+    spread_weights[:, :: spread[0], :: spread[1], :] = weights
+    spread_weights.flags.writeable = False
+    return spread_weights, (hardware[0], hardware[1])

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.types import DataType, Quantization
-from npuplan.lowering.dilated_conv import fuse_dilated_convs
+from npuplan.lowering.dilated_conv import fuse_dilated_convs, hardware_dilation
 from npuplan.lowering.lower import lower
 from tests.unit.lowering._build import const, fm, graph, model, op
 from tests.unit.lowering.test_lower import U55_128
@@ -154,3 +155,35 @@ def test_not_rewritten_when_it_does_not_match() -> None:
     shared = Graph(base.name, (*base.ops, op("NEG", [conv.outputs[0]], [extra])), base.inputs, (*base.outputs, extra))
     for g in (strided, other_block, requantized, shared):
         assert fuse_dilated_convs(g) == (g, ())
+
+
+@pytest.mark.parametrize(("dilation", "kernel", "hardware"),
+                         [((4, 4), (5, 5), (2, 2)), ((3, 3), (7, 7), (1, 1)), ((2, 3), (3, 7), (2, 1)),
+                          ((6, 1), (7, 3), (2, 1)), ((2, 2), (3, 3), (2, 2))])
+def test_hardware_dilation_spreads_large_factors_into_the_kernel(
+    dilation: tuple[int, int], kernel: tuple[int, int], hardware: tuple[int, int]
+) -> None:
+    rng = np.random.default_rng(7)
+    w = rng.integers(0, 5, (2, 3, 3, 1)).astype(np.int8)  # never the zero point -2
+    spread, hw = hardware_dilation(w, dilation, zero_point=-2)
+    assert spread.shape == (2, *kernel, 1) and hw == hardware
+    x = rng.integers(-9, 9, (30, 30)).astype(np.int64)
+    for o in range(2):
+        expected = _conv(x, w[o, :, :, 0].astype(np.int64), (0, 0, 0, 0), dilation)
+        taps = spread[o, :, :, 0].astype(np.int64)
+        got = _conv(x, np.where(taps == -2, 0, taps), (0, 0, 0, 0), hw)  # a zero-point tap adds nothing
+        assert (got == expected).all()
+    assert (spread == -2).sum() == 2 * (kernel[0] * kernel[1] - 9)
+
+
+def test_dilation_four_depthwise_runs_as_a_five_by_five() -> None:
+    x, y = fm("x", (1, 16, 16, 4)), fm("y", (1, 16, 16, 4))
+    w = const("w", np.ones((1, 3, 3, 4)))
+    g = graph([op("DEPTHWISE_CONV_2D", [x, w, const("b", [0] * 4, I32, None)], [y], 0, padding="SAME", stride_h=1,
+                  stride_w=1, dilation_h_factor=4, dilation_w_factor=4, depth_multiplier=1,
+                  fused_activation_function="NONE")], [x], [y])
+    (dw,) = lower(model(g), U55_128).npu_ops
+    k = dw.kernel  # type: ignore[union-attr]
+    assert (k.height, k.width, k.dilation_y, k.dilation_x) == (5, 5, 2, 2)
+    assert (k.padding.top, k.padding.left, k.padding.bottom, k.padding.right) == (4, 4, 4, 4)
+    assert dw.weights is not None and dw.weights.shape == (1, 5, 5, 4) and int(dw.weights.sum()) == 9 * 4  # type: ignore[union-attr]
