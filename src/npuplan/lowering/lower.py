@@ -32,6 +32,7 @@ from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.softmax import convert_softmax
+from npuplan.lowering.views import lower_with_views
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def lower(model: Model, accelerator: Accelerator) -> LoweredGraph:
     graph, removed = rewrite_graph(source, accelerator)
     ops: list[LoweredOp] = []
     for op in graph.ops:
-        ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lower_op(op))
+        ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lower_with_views(op, lower_op))
     return LoweredGraph(
         name=source.name,
         ops=tuple(ops),
