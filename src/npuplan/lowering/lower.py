@@ -32,8 +32,8 @@ from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.softmax import convert_softmax
-from npuplan.lowering.views import lower_with_views
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
+from npuplan.lowering.views import lower_with_views
 
 logger = logging.getLogger(__name__)
 

@@ -9,12 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.graph import Tensor
+from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering.const_eval import evaluate
+from npuplan.lowering.lower import lower
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.shape_ops import MAX_FOLDED_ELEMENTS, fold_shape_ops
-from tests.unit.lowering._build import conv, const, fm, graph, op
+from tests.unit.lowering._build import conv, const, fm, graph, model, op
+from tests.unit.lowering.test_lower import U55_128
 
 I32 = DataType.INT32
 
@@ -203,3 +206,26 @@ def test_chain_folds_and_unrelated_ops_are_kept() -> None:
     folded, removed = fold_shape_ops(g)
     assert folded.ops[0] is keep and removed == (("s", "NEG of constants is the constant [-3]"),)
     assert folded.ops[1].inputs[0] is not None and folded.ops[1].inputs[0].data.tolist() == [-3]  # type: ignore[union-attr]
+
+
+def test_dynamic_placeholder_shapes_of_a_keras_tensordot_are_inferred() -> None:
+    # Dense on a 3-D input with a dynamic batch: reshape to [-1, 16] (declared 1 x 1), matmul, reshape back
+    x, flat, mm, out = fm("x", (1, 8, 8, 16)), fm("flat", (1, 1)), fm("mm", (1, 32)), fm("out", (1, 64, 32))
+    w = const("w", np.ones((32, 16)))
+    g = graph([op("RESHAPE", [x, c32("s1", [-1, 16])], [flat], 0),
+               op("FULLY_CONNECTED", [flat, w, None], [mm], 1, keep_num_dims=False),
+               op("RESHAPE", [mm, c32("s2", [1, 64, 32])], [out], 2)], [x], [out])
+    fixed, removed = fold_shape_ops(g)
+    assert removed == ()
+    reshape, fc, back = fixed.ops
+    assert reshape.outputs[0].shape == (64, 16) and fc.inputs[0] is reshape.outputs[0]
+    assert fc.outputs[0].shape == (64, 32) and back.inputs[0] is fc.outputs[0]
+    assert back.outputs[0] is out and fixed.outputs == (out,)  # declared right: kept
+    (matmul,) = lower(model(g), U55_128).npu_ops  # 64 token rows, not the placeholder's one
+    assert matmul.op_type == "Conv2DBias" and matmul.ifm_shape == Shape4D(1, 1, 64, 16)
+
+
+def test_consistent_declared_shapes_are_kept() -> None:
+    x, r = fm("x", (1, 4, 4, 2)), fm("r", (1, 32))
+    g = graph([op("RESHAPE", [x, c32("s", [1, -1])], [r], 0)], [x], [r])
+    assert fold_shape_ops(g) == (g, ())
