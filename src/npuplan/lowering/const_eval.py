@@ -4,8 +4,8 @@
 ``None`` when the op cannot be folded exactly: an unknown operator type, options this module does
 not model (ellipsis or new-axis masks, a fused activation, batched gathers), quantized operands
 (whose arithmetic would need TFLite's requantization), a result that would overflow its integer
-type or leave the output's declared shape, an out-of-range index, or a result larger than
-``limit_elements`` (checked before anything is allocated, so a hostile FILL, RANGE, TILE or
+type or leave the output's declared shape, an out-of-range index, or an input or result larger
+than ``limit_elements`` (checked before anything is allocated, so a hostile FILL, RANGE, TILE or
 broadcast cannot make a giant array). Each evaluator follows the TFLite reference kernel.
 """
 
@@ -37,15 +37,19 @@ def _ints(value: np.ndarray) -> list[int]:
 
 
 def _fits(values: np.ndarray, dtype: np.dtype) -> bool:
-    """Whether every value of an exact (Python-int or float64) array is representable in ``dtype``."""
-    if values.size == 0:
-        return True
+    """Whether an exact result (Python ints in an object array, or a typed array) is
+    representable in ``dtype`` without changing kind: integers in range, floats as floats, bools."""
+    kind: str = values.dtype.kind
+    if kind == "O":
+        kind = "i" if all(isinstance(v, int) for v in values.reshape(-1).tolist()) else "?"
     if dtype.kind in "iu":
+        if kind not in "iub":
+            return False
         info = np.iinfo(dtype)
-        return bool(values.min() >= info.min and values.max() <= info.max)
-    if dtype.kind == "b":
-        return True
-    return bool(np.all(np.isfinite(values)) or dtype.kind == "f")
+        return values.size == 0 or bool(values.min() >= info.min and values.max() <= info.max)
+    if dtype.kind == "f":
+        return kind == "f"
+    return kind == "b"
 
 
 # ---------------------------------------------------------------- shape arithmetic
@@ -211,7 +215,8 @@ def _cast(op: Op, values: Values, limit: int) -> np.ndarray | None:
     if a.dtype.kind == "f" and target.kind in "iu":
         if not np.all(np.isfinite(a)):
             return None
-        return np.trunc(a.astype(np.float64)).astype(object)  # C++ static_cast truncates toward zero
+        truncated = np.asarray(np.trunc(a.astype(np.float64)))  # C++ static_cast truncates toward zero
+        return np.asarray([int(v) for v in truncated.reshape(-1)], dtype=object).reshape(truncated.shape)
     if target.kind == "b":
         return a != 0
     if a.dtype.kind == "b":
@@ -352,15 +357,13 @@ def evaluate(op: Op, values: Values, limit_elements: int) -> np.ndarray | None:
         return None
     out = op.outputs[0]
     target = numpy_dtype(out.dtype)
-    if target is None:
-        return None
+    if target is None or any(v is not None and v.size > limit_elements for v in values):
+        return None  # inputs are bounded too: exact integer arithmetic goes through Python ints
     try:
         result = fold(op, values, limit_elements)
     except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError):
         return None
     if result is None or result.size > limit_elements or not _fits(result, target):
-        return None
-    if target.kind in "iu" and result.dtype.kind == "f" and op.type != "CAST":
         return None
     result = result.astype(target)
     declared = out.shape

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from npuplan.ir.graph import Tensor
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
-from npuplan.lowering.const_eval import evaluate
+from npuplan.lowering.const_eval import EVALUATORS, evaluate
 from npuplan.lowering.lower import lower
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.shape_ops import MAX_FOLDED_ELEMENTS, fold_shape_ops
@@ -229,3 +229,26 @@ def test_consistent_declared_shapes_are_kept() -> None:
     x, r = fm("x", (1, 4, 4, 2)), fm("r", (1, 32))
     g = graph([op("RESHAPE", [x, c32("s", [1, -1])], [r], 0)], [x], [r])
     assert fold_shape_ops(g) == (g, ())
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(
+    st.sampled_from(sorted(EVALUATORS)),
+    st.lists(st.tuples(st.sampled_from(["int32", "int64", "float32", "int8", "bool"]),
+                       st.lists(st.integers(0, 3), max_size=3), st.booleans()), max_size=4),
+    st.sampled_from(["int32", "int64", "float32", "int8", "bool"]),
+    st.dictionaries(st.sampled_from(["axis", "begin_mask", "end_mask", "shrink_axis_mask", "batch_dims"]),
+                    st.integers(-3, 7)),
+    st.randoms(use_true_random=False),
+)
+def test_hostile_inputs_never_raise_and_stay_bounded(kind: str, specs: list[Any], out_dtype: str,
+                                                     options: dict[str, int], rnd: Any) -> None:
+    rng = np.random.default_rng(rnd.randint(0, 2**31))
+    values = []
+    for dtype, shape, big in specs:
+        bound = 2**31 - 1 if big else 7
+        values.append(rng.integers(-bound, bound, size=tuple(shape)).astype(dtype))
+    inputs = [Tensor(f"i{n}", v.shape, DataType(str(v.dtype)), None, v) for n, v in enumerate(values)]
+    out = Tensor("o", (), DataType(out_dtype))
+    got = evaluate(op(kind, inputs, [out], **options), values, 50)
+    assert got is None or (got.size <= 50 and got.dtype == np.dtype(out_dtype))
