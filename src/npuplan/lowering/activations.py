@@ -14,6 +14,7 @@ from npuplan.ir.graph import Graph, Op
 from npuplan.ir.lowered import Activation
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, replace_op, with_options, without_op
 from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES, unsupported_reason
+from npuplan.lowering.views import OUTPUT_VIEWS, add_view
 
 Removed = tuple[tuple[str, str], ...]
 
@@ -55,6 +56,10 @@ def fuse_activations(graph: Graph, accelerator: Accelerator) -> tuple[Graph, Rem
             npu_lut=act.type,
             npu_name=producer.options.get("npu_name", producer.name),
         )
+        # the producer now writes the activation's output, which a removed reshape may have reshaped
+        out = producer.outputs[0]
+        written_as = dict(producer.options.get(OUTPUT_VIEWS, ())).get(out, out.shape)
+        fused = add_view(fused, OUTPUT_VIEWS, act.outputs[0], written_as)
         fused = type(fused)(fused.type, fused.inputs, act.outputs, fused.options, fused.index)
         graph = without_op(replace_op(graph, producer, fused), act)
         removed.append((act.name, f"{act.type} fused into '{producer.name}'"))

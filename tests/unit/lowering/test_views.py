@@ -43,3 +43,10 @@ def test_residual_add_across_a_flatten_runs_on_the_npu() -> None:
     add = lg.npu_ops[2]
     assert {add.ifm.name, add.ifm2.name} == {"p", "m"}  # type: ignore[union-attr]
     assert add.ifm_shape == add.ifm2_shape == Shape4D(1, 1, 16, 8)
+
+
+def test_activation_fused_across_a_removed_reshape_keeps_the_producer_geometry() -> None:
+    x, y, r, z = fm("x", (1, 4, 4, 8)), fm("y", (1, 4, 4, 8)), fm("r", (1, 16, 8)), fm("z", (1, 16, 8))
+    g = graph([conv(x, y, 3), op("RESHAPE", [y, _shape([1, 16, 8])], [r], 1), op("RELU", [r], [z], 2)], [x], [z])
+    (c,) = lower(model(g), U55_128).npu_ops
+    assert c.ofm is z and c.ofm_shape == Shape4D(1, 4, 4, 8) and c.activation.value == "relu"
