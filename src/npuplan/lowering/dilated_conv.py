@@ -15,7 +15,7 @@ the rewrite is done only when both paddings come out non-negative and every shap
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,17 +27,31 @@ from npuplan.lowering.support import CONV_TYPES
 Removed = tuple[tuple[str, str], ...]
 
 
-def _pairs(tensor: Tensor | None, rows: int) -> list[list[int]] | None:
-    """A constant ``rows x 2`` integer tensor as lists, or None."""
-    if tensor is None or tensor.data is None or tensor.data.size != 2 * rows:
-        return None
-    return [[int(v) for v in row] for row in tensor.data.reshape(rows, 2)]
+@dataclass(frozen=True, slots=True)
+class _Reshuffle:
+    """The constant operands of a SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND pair, per spatial axis."""
+
+    block: tuple[int, int]
+    pads: tuple[tuple[int, int], tuple[int, int]]
+    crops: tuple[tuple[int, int], tuple[int, int]]
 
 
-def _block(tensor: Tensor | None) -> list[int] | None:
-    if tensor is None or tensor.data is None or tensor.data.size != 2:
+def _constant(op: Op, index: int, size: int) -> list[int] | None:
+    """Input ``index`` of ``op`` as ``size`` non-negative integers, when it is such a constant."""
+    t = op.inputs[index] if len(op.inputs) > index else None
+    if t is None or t.data is None or t.data.size != size:
         return None
-    return [int(v) for v in tensor.data.reshape(-1)]
+    values = [int(v) for v in t.data.reshape(-1)]
+    return values if min(values) >= 0 else None
+
+
+def _reshuffle(s2b: Op, b2s: Op) -> _Reshuffle | None:
+    block, pads = _constant(s2b, 1, 2), _constant(s2b, 2, 4)
+    block2, crops = _constant(b2s, 1, 2), _constant(b2s, 2, 4)
+    if block is None or pads is None or crops is None or block != block2 or min(block) < 1:
+        return None
+    return _Reshuffle((block[0], block[1]), ((pads[0], pads[1]), (pads[2], pads[3])),
+                      ((crops[0], crops[1]), (crops[2], crops[3])))
 
 
 def _same_quant(a: Tensor, b: Tensor) -> bool:
@@ -45,7 +59,8 @@ def _same_quant(a: Tensor, b: Tensor) -> bool:
 
 
 def _axis_padding(
-    size: int, out_size: int, *, block: int, pads: list[int], crops: list[int], kernel: int, inner_before: int
+    size: int, out_size: int, *, block: int, pads: tuple[int, int], crops: tuple[int, int], kernel: int,
+    inner_before: int,
 ) -> tuple[int, int] | None:
     """(before, after) padding of the dilated conv along one axis, or None when not exact."""
     before = pads[0] + inner_before * block - crops[0]
@@ -62,46 +77,42 @@ def _inner_padding(conv: Op, phase_h: int, phase_w: int, kh: int, kw: int) -> tu
     return None
 
 
+def _shapes_agree(x: Tensor, phases: Tensor, conv_out: Tensor, out: Tensor, r: _Reshuffle) -> bool:
+    """Whether the tensors have the shapes the reshuffles imply (4D, batch 1 outside)."""
+    if any(len(t.shape) != 4 for t in (x, phases, conv_out, out)) or x.shape[0] != 1:
+        return False
+    (_, h, w, c), (bh, bw) = x.shape, r.block
+    if (h + sum(r.pads[0])) % bh or (w + sum(r.pads[1])) % bw:
+        return False
+    if list(phases.shape) != [bh * bw, (h + sum(r.pads[0])) // bh, (w + sum(r.pads[1])) // bw, c]:
+        return False
+    n, ch, cw, cc = conv_out.shape
+    return n == bh * bw and list(out.shape) == [1, ch * bh - sum(r.crops[0]), cw * bw - sum(r.crops[1]), cc]
+
+
 def _rewrite(s2b: Op, conv: Op, b2s: Op) -> Op | None:
     """The single dilated conv equivalent to the three ops, or None when they do not match."""
     x, phases, out = s2b.inputs[0], s2b.outputs[0], b2s.outputs[0]
     weights, conv_out = conv.inputs[1] if len(conv.inputs) > 1 else None, conv.outputs[0]
-    block, pads = _block(s2b.inputs[1] if len(s2b.inputs) > 1 else None), _pairs(
-        s2b.inputs[2] if len(s2b.inputs) > 2 else None, 2)
-    block2, crops = _block(b2s.inputs[1] if len(b2s.inputs) > 1 else None), _pairs(
-        b2s.inputs[2] if len(b2s.inputs) > 2 else None, 2)
-    if x is None or weights is None or block is None or pads is None or crops is None or block != block2:
+    r = _reshuffle(s2b, b2s)
+    if x is None or weights is None or len(weights.shape) != 4 or r is None:
         return None
-    if len(x.shape) != 4 or x.shape[0] != 1 or len(out.shape) != 4 or len(conv_out.shape) != 4 or len(weights.shape) != 4:
+    if any(int(conv.options.get(k, 1)) != 1 for k in ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor")):
         return None
-    if min(block) < 1 or min(min(p) for p in pads) < 0 or min(min(c) for c in crops) < 0:
-        return None
-    o = conv.options
-    if any(int(o.get(k, 1)) != 1 for k in ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor")):
-        return None
-    if not (_same_quant(x, phases) and _same_quant(conv_out, b2s.inputs[0] or conv_out) and _same_quant(conv_out, out)):
-        return None
-    (_, h, w, _), (bh, bw) = x.shape, block
-    if (h + sum(pads[0])) % bh or (w + sum(pads[1])) % bw:
-        return None
-    phase_h, phase_w = (h + sum(pads[0])) // bh, (w + sum(pads[1])) // bw
-    if list(phases.shape) != [bh * bw, phase_h, phase_w, x.shape[3]]:
+    if not (_same_quant(x, phases) and _same_quant(conv_out, out) and _shapes_agree(x, phases, conv_out, out, r)):
         return None
     kh, kw = weights.shape[1], weights.shape[2]
-    inner = _inner_padding(conv, phase_h, phase_w, kh, kw)
+    inner = _inner_padding(conv, phases.shape[1], phases.shape[2], kh, kw)
     if inner is None:
         return None
-    n, ch, cw, cc = conv_out.shape
-    if n != bh * bw or list(out.shape) != [1, ch * bh - sum(crops[0]), cw * bw - sum(crops[1]), cc]:
-        return None
-    rows = _axis_padding(h, out.shape[1], block=bh, pads=pads[0], crops=crops[0], kernel=kh, inner_before=inner[0])
-    cols = _axis_padding(w, out.shape[2], block=bw, pads=pads[1], crops=crops[1], kernel=kw, inner_before=inner[1])
+    (bh, bw), (_, h, w, _) = r.block, x.shape
+    rows = _axis_padding(h, out.shape[1], block=bh, pads=r.pads[0], crops=r.crops[0], kernel=kh, inner_before=inner[0])
+    cols = _axis_padding(w, out.shape[2], block=bw, pads=r.pads[1], crops=r.crops[1], kernel=kw, inner_before=inner[1])
     if rows is None or cols is None:
         return None
     options: dict[str, Any] = {"dilation_h_factor": bh, "dilation_w_factor": bw, "padding": "VALID",
                                "explicit_padding": (rows[0], cols[0], rows[1], cols[1])}
-    rewritten = with_options(conv, **options)
-    return replace(rewritten, inputs=(x, *conv.inputs[1:]), outputs=(out,))
+    return replace(with_options(conv, **options), inputs=(x, *conv.inputs[1:]), outputs=(out,))
 
 
 def fuse_dilated_convs(graph: Graph) -> tuple[Graph, Removed]:
