@@ -39,8 +39,9 @@ def _fold(op: Op, inputs: tuple[Tensor | None, ...], output_names: frozenset[str
     if op.type == "SHAPE":
         values: list[np.ndarray | None] = []
     else:
-        values = [constant_value(t) for t in inputs if t is not None]
-        if not values or any(v is None for v in values):
+        # positions kept (an absent optional input is None); every present input must be constant
+        values = [constant_value(t) if t is not None else None for t in inputs]
+        if not any(t is not None for t in inputs) or any(t is not None and v is None for t, v in zip(inputs, values)):
             return None
     result = evaluate(replace(op, inputs=inputs), values, MAX_FOLDED_ELEMENTS)
     if result is None:

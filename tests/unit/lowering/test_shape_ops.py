@@ -252,3 +252,9 @@ def test_hostile_inputs_never_raise_and_stay_bounded(kind: str, specs: list[Any]
     out = Tensor("o", (), DataType(out_dtype))
     got = evaluate(op(kind, inputs, [out], **options), values, 50)
     assert got is None or (got.size <= 50 and got.dtype == np.dtype(out_dtype))
+
+
+def test_absent_optional_input_keeps_positions() -> None:
+    # STRIDED_SLICE with its (optional) strides absent: begin/end stay at their positions
+    got = fold_one("STRIDED_SLICE", [c32("d", [1, 8, 8, 16]), c32("b", [1]), c32("e", [3]), None], out32("o", (2,)))
+    assert got is not None and got.tolist() == [8, 8]
