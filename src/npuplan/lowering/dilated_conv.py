@@ -142,7 +142,7 @@ def fuse_dilated_convs(graph: Graph) -> tuple[Graph, Removed]:
             continue
         replaced.update({s2b: None, b2s: None, conv: fused})
         dh, dw = fused.options["dilation_h_factor"], fused.options["dilation_w_factor"]
-        why = f"folded into '{fused.name}' as a {dh}x{dw} dilated {conv.type}"
+        why = f"folded with {conv.type} '{conv.name}' into one {dh}x{dw} dilated {conv.type} writing '{fused.name}'"
         removed += [(s2b.name, f"SPACE_TO_BATCH_ND {why}"), (b2s.name, f"BATCH_TO_SPACE_ND {why}")]
     if not removed:
         return graph, ()

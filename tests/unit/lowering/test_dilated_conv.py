@@ -127,7 +127,7 @@ def test_keras_same_dilated_conv_runs_on_the_npu() -> None:
     pad = conv.kernel.padding  # type: ignore[union-attr]
     assert (pad.top, pad.left, pad.bottom, pad.right) == (2, 2, 2, 2)
     assert [name for name, _ in lg.removed] == ["phases", "out"]
-    assert lg.removed[0][1] == "SPACE_TO_BATCH_ND folded into 'out' as a 2x2 dilated CONV_2D"
+    assert lg.removed[0][1] == "SPACE_TO_BATCH_ND folded with CONV_2D 'conv_out' into one 2x2 dilated CONV_2D writing 'out'"
 
 
 def test_depthwise_sandwich_is_rewritten() -> None:
