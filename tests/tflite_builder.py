@@ -25,8 +25,10 @@ def _offsets(builder: flatbuffers.Builder, offsets: list[int]) -> int:
     return builder.EndVector()
 
 
-def elementwise_model(*, opcode: int = ADD, dtype: int = FLOAT32, shape: tuple[int, ...] = (1, 8, 8, 4)) -> bytes:
-    """A model computing ``out = op(a, b)`` (ADD) or ``out = op(a)`` (RELU) on ``shape`` tensors."""
+def elementwise_model(*, opcode: int = ADD, dtype: int = FLOAT32, shape: tuple[int, ...] = (1, 8, 8, 4),
+                      signature: tuple[int, ...] | None = None) -> bytes:
+    """A model computing ``out = op(a, b)`` (ADD) or ``out = op(a)`` (RELU) on ``shape`` tensors
+    (``signature``: every tensor's shape signature, -1 for an open axis)."""
     b = flatbuffers.Builder(1024)
     binary = opcode == ADD
     names = ["a", "b", "out"] if binary else ["a", "out"]
@@ -34,6 +36,7 @@ def elementwise_model(*, opcode: int = ADD, dtype: int = FLOAT32, shape: tuple[i
     for name in names:
         name_off = b.CreateString(name)
         shape_off = _ints(b, list(shape))
+        signature_off = _ints(b, list(signature)) if signature is not None else None
         quant = None
         if dtype == INT8:
             b.StartVector(4, 1, 4)
@@ -53,6 +56,8 @@ def elementwise_model(*, opcode: int = ADD, dtype: int = FLOAT32, shape: tuple[i
         b.PrependUOffsetTRelativeSlot(3, name_off, 0)
         if quant is not None:
             b.PrependUOffsetTRelativeSlot(4, quant, 0)
+        if signature_off is not None:
+            b.PrependUOffsetTRelativeSlot(7, signature_off, 0)
         tensors.append(b.EndObject())
     inputs = list(range(len(names) - 1))
     op_inputs = _ints(b, inputs)

@@ -163,10 +163,12 @@ def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
     type_name = _TENSOR_TYPES.get(int(t.Type()), "UNKNOWN")
     dtype, np_dtype = _DTYPES.get(type_name, (DataType.UNKNOWN, None))
     shape = t.ShapeAsNumpy().tolist() if t.ShapeLength() else []
+    dynamic_axes: tuple[int, ...] = ()
     if t.ShapeSignatureLength():
         signature = t.ShapeSignatureAsNumpy().tolist()
         if signature and signature[0] == -1 and shape:
             shape[0] = 1  # dynamic batch is planned as batch 1
+        dynamic_axes = tuple(i for i, d in enumerate(signature) if i > 0 and d < 0)
     buffer = int(t.Buffer())
     raw = buffers[buffer] if buffer < len(buffers) else None
     values = None
@@ -181,6 +183,7 @@ def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
         quant=_parse_quant(t.Quantization()),
         data=values,
         is_variable=bool(t.IsVariable()),
+        dynamic_axes=dynamic_axes,
     )
 
 

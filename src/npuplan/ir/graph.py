@@ -22,7 +22,11 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 @dataclass(frozen=True, eq=False)
 class Tensor:
-    """A tensor: ``shape`` as read (batch set to 1 if dynamic); ``data`` is set for constants."""
+    """A tensor: ``shape`` as read (batch set to 1 if dynamic); ``data`` is set for constants.
+
+    ``dynamic_axes`` are the axes after the first whose size the file leaves open (-1 in its
+    shape signature): ``shape`` holds a placeholder there, not a size.
+    """
 
     name: str
     shape: tuple[int, ...]
@@ -30,6 +34,7 @@ class Tensor:
     quant: Quantization | None = None
     data: np.ndarray | None = field(default=None, repr=False)
     is_variable: bool = False
+    dynamic_axes: tuple[int, ...] = ()
 
     @property
     def is_constant(self) -> bool:

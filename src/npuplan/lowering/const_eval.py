@@ -55,8 +55,8 @@ def _fits(values: np.ndarray, dtype: np.dtype) -> bool:
 # ---------------------------------------------------------------- shape arithmetic
 def _shape(op: Op, values: Values, limit: int) -> np.ndarray | None:
     ifm = op.inputs[0]
-    if ifm is None or any(d < 0 for d in ifm.shape):
-        return None
+    if ifm is None or ifm.dynamic_axes or any(d < 0 for d in ifm.shape):
+        return None  # a dynamic axis holds a placeholder, not its size
     return np.array(ifm.shape, dtype=np.int64)
 
 

@@ -54,7 +54,7 @@ def _fold(op: Op, inputs: tuple[Tensor | None, ...], output_names: frozenset[str
 def _inferred_shape(op: Op, inputs: tuple[Tensor | None, ...]) -> tuple[int, ...] | None:
     """The output shape of a RESHAPE with a constant shape, or of a FULLY_CONNECTED, from its input."""
     ifm = inputs[0] if inputs else None
-    if ifm is None or any(d < 1 for d in ifm.shape):
+    if ifm is None or ifm.dynamic_axes or any(d < 1 for d in ifm.shape):
         return None
     if op.type == "RESHAPE":
         value = constant_value(inputs[1]) if len(inputs) > 1 else None
@@ -84,9 +84,9 @@ def _placeholder_fixed(op: Op, inputs: tuple[Tensor | None, ...]) -> Tensor | No
     if len(op.outputs) != 1:
         return None
     out, shape = op.outputs[0], _inferred_shape(op, inputs)
-    if shape is None or math.prod(shape) == out.elements:
+    if shape is None or (math.prod(shape) == out.elements and not out.dynamic_axes):
         return None
-    return replace(out, shape=shape)
+    return replace(out, shape=shape, dynamic_axes=())
 
 
 def fold_shape_ops(graph: Graph) -> tuple[Graph, Removed]:

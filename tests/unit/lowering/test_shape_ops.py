@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from npuplan.io.tflite import read_tflite
 from npuplan.ir.graph import Tensor
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
@@ -16,10 +18,12 @@ from npuplan.lowering.const_eval import EVALUATORS, evaluate
 from npuplan.lowering.lower import lower
 from npuplan.lowering.reshapes import drop_noop_reshapes
 from npuplan.lowering.shape_ops import MAX_FOLDED_ELEMENTS, fold_shape_ops
+from tests.tflite_builder import elementwise_model
 from tests.unit.lowering._build import conv, const, fm, graph, model, op
 from tests.unit.lowering.test_lower import U55_128
 
 I32 = DataType.INT32
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def c32(name: str, values: Any) -> Tensor:
@@ -258,3 +262,33 @@ def test_absent_optional_input_keeps_positions() -> None:
     # STRIDED_SLICE with its (optional) strides absent: begin/end stay at their positions
     got = fold_one("STRIDED_SLICE", [c32("d", [1, 8, 8, 16]), c32("b", [1]), c32("e", [3]), None], out32("o", (2,)))
     assert got is not None and got.tolist() == [8, 8]
+
+
+def test_shape_of_a_tensor_with_an_open_axis_is_not_folded() -> None:
+    # shape signature [-1, -1, 16]: the 1 stored on axis 1 is a placeholder, not a size
+    x = Tensor("x", (1, 1, 16), DataType.INT8, dynamic_axes=(1,))
+    assert fold_one("SHAPE", [x], out32("s", (3,))) is None
+
+
+def test_inferred_shape_closes_open_axes_even_when_the_placeholder_size_matches() -> None:
+    x, flat = fm("x", (1, 1, 1, 16)), Tensor("flat", (1, 16), DataType.INT8, dynamic_axes=(1,))
+    y = fm("y", (1, 16))
+    g = graph([op("RESHAPE", [x, c32("s", [-1, 16])], [flat], 0), op("NEG", [flat], [y], 1)], [x], [y])
+    fixed, _ = fold_shape_ops(g)
+    assert fixed.ops[0].outputs[0].dynamic_axes == () and fixed.ops[0].outputs[0].shape == (1, 16)
+    assert fixed.ops[1].inputs[0] is fixed.ops[0].outputs[0]
+    # and a SHAPE of the closed tensor now folds
+    s = out32("s2", (2,))
+    g2 = graph([op("RESHAPE", [x, c32("s", [-1, 16])], [flat], 0), op("SHAPE", [flat], [s], 1),
+                op("CUSTOM:sink", [s], [y], 2)], [x], [y])
+    folded, removed = fold_shape_ops(g2)
+    assert [o.type for o in folded.ops] == ["RESHAPE", "CUSTOM:sink"] and removed[0][0] == "s2"
+
+
+def test_reader_marks_only_open_axes_after_the_first(tmp_path: Path) -> None:
+    tensors = read_tflite(DATA / "ds_cnn_kws.tflite").main.tensors()
+    assert all(t.dynamic_axes == () for t in tensors)  # only the batch is dynamic there
+    path = tmp_path / "open.tflite"
+    path.write_bytes(elementwise_model(shape=(1, 1, 8, 4), signature=(-1, -1, 8, 4)))
+    (x, *_) = read_tflite(path).main.tensors()
+    assert x.shape == (1, 1, 8, 4) and x.dynamic_axes == (1,)
