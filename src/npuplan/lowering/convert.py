@@ -231,3 +231,16 @@ def convert_requantize(op: Op) -> tuple[NpuOp, ...]:
             ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, pool=PoolKind.AVERAGE, source_index=op.index,
         ),
     )
+
+
+def convert_reduce_max(op: Op) -> tuple[NpuOp, ...]:
+    """REDUCE_MAX over height and width -> one max pool over the whole plane."""
+    ifm, ofm = _ifm_ofm(op)
+    shape = ifm.shape4d
+    return (
+        NpuOp(
+            name=op_name(op), tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING, ifm=ifm,
+            ifm_shape=shape, ofm=ofm, ofm_shape=Shape4D(1, 1, 1, shape.c), kernel=Kernel(shape.h, shape.w),
+            pool=PoolKind.MAX, source_index=op.index,
+        ),
+    )

@@ -24,6 +24,7 @@ from npuplan.lowering.convert import (
     convert_depthwise,
     convert_fully_connected,
     convert_pool,
+    convert_reduce_max,
     convert_requantize,
     convert_standalone_activation,
     convert_unary_elementwise,
@@ -77,6 +78,8 @@ _CONVERTERS: dict[str, Converter] = {
     "MIRROR_PAD": convert_mirror_pad,
     "QUANTIZE": convert_requantize,
     "ARG_MAX": convert_argmax,
+    "SUM": convert_mean,
+    "REDUCE_MAX": convert_reduce_max,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
     "LEAKY_RELU": lambda op: (convert_leaky_relu_16(op) if is_decomposed_leaky_relu(op)

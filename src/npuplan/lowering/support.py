@@ -38,7 +38,8 @@ LOWERED_TYPES = (
     | ACTIVATION_TYPES
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
-                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE", "ARG_MAX"})
+                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE", "ARG_MAX", "SUM",
+                 "REDUCE_MAX"})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
@@ -322,6 +323,19 @@ def _mean(op: Op) -> str | None:
     return None
 
 
+def _reduce_max(op: Op) -> str | None:
+    ifm, axis = op.inputs[0], op.inputs[1]
+    assert ifm is not None and axis is not None
+    if axis.data is None or len(ifm.shape) != 4:
+        return "Axis indices must be constant and the IFM 4D"
+    if sorted({int(a) % 4 for a in axis.data.reshape(-1)}) != [1, 2]:
+        return "REDUCE_MAX runs on the NPU over height and width only (a max pool)"
+    h, w = ifm.shape[1], ifm.shape[2]
+    if not (_FILTER_HEIGHT_RANGE[0] <= h <= _FILTER_HEIGHT_RANGE[1] and h * w <= _FILTER_PRODUCT_RANGE[1]):
+        return f"The pooled area must be at most 256 rows and 65536 elements (it is {h}x{w})"
+    return None
+
+
 def _pad(op: Op) -> str | None:
     pads = op.inputs[1] if len(op.inputs) > 1 else None
     if pads is None or pads.data is None:
@@ -373,6 +387,8 @@ _SPECIFIC: dict[str, Check] = {
     "MIRROR_PAD": mirror_pad_reason,
     "QUANTIZE": _requantize,
     "ARG_MAX": argmax_reason,
+    "SUM": _mean,  # a MEAN whose last step scales by the output's quantization instead of 1/N
+    "REDUCE_MAX": _reduce_max,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }

@@ -239,3 +239,15 @@ def test_dilations_above_2_spread_the_kernel_as_the_hardware_runs_it() -> None:
         assert (k.height, k.width, k.dilation_y, k.dilation_x) == (size, size, hardware, hardware)
         assert k.dilated_height == 2 * rate + 1 and npu.weights is not None and npu.weights.shape[1] == size
         assert int(np.count_nonzero(npu.weights)) == 8 * 9 * 4  # the 3x3 taps, zeros in between
+
+
+def test_sum_is_a_mean_and_reduce_max_over_the_plane_is_a_max_pool() -> None:
+    x, y = fm("x", (1, 6, 5, 8)), fm("y", (1, 1, 1, 8))
+    axes = const("axes", [1, 2], DataType.INT32, None)
+    ops = lower(model(graph([op("SUM", [x, axes], [y], 0, keep_dims=True)], [x], [y])), U55_128).npu_ops
+    assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "Mul"]
+    (pool,) = lower(model(graph([op("REDUCE_MAX", [x, axes], [y], 0, keep_dims=True)], [x], [y])), U55_128).npu_ops
+    assert (pool.op_type, pool.kernel.height, pool.kernel.width) == ("MaxPool", 6, 5)
+    depth, z = const("depth", [3], DataType.INT32, None), fm("z", (1, 6, 5, 1))
+    (cpu,) = lower(model(graph([op("REDUCE_MAX", [x, depth], [z], 0)], [x], [z])), U55_128).ops
+    assert isinstance(cpu, CpuOp) and "height and width only" in cpu.reason
