@@ -198,7 +198,8 @@ class _Reader:
                 plan_str(data["op"], "op"), self.operand(data.get("ifm")), self.operand(data.get("ifm2")), ofm,
                 None if w is None else _slice(w, w["size_bytes"]),
                 None if w is None else self.ref(w["buffer"], w["address"]),
-                data.get("block_config", ""), "" if w is None else w["content"], bool(data.get("elementwise", False)))
+                plan_str(data.get("block_config", ""), "block_config"),
+                "" if w is None else plan_str(w["content"], "weights content"), bool(data.get("elementwise", False)))
         if kind == "cpu":
             return CpuCommand(plan_str(data["op"], "op"), tuple(self.operand(o) for o in data["inputs"]),  # type: ignore[misc]
                               tuple(self.operand(o) for o in data["outputs"]))  # type: ignore[misc]

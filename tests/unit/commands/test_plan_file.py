@@ -142,3 +142,15 @@ def test_malformed_plan_values_are_one_line_errors(tmp_path: Path, capsys, writt
     path.write_text(json.dumps(document))
     status, _, err = _validate(capsys, path)
     assert status == 2 and fragment in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_weight_slice_naming_its_content_with_a_non_string_is_a_one_line_error(tmp_path: Path, capsys,
+                                                                                  written: Path) -> None:
+    """Found by bench/fuzz.py (seed 2026): a dict as the weights' content reached a set lookup."""
+    document = json.loads(written.read_text())
+    stripe = next(c for c in document["commands"] if c["kind"] == "npu_stripe" and c.get("weights"))
+    stripe["weights"]["content"] = {}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    status, _, err = _validate(capsys, path)
+    assert status == 2 and "weights content must be a string" in err
