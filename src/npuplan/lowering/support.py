@@ -147,7 +147,16 @@ def _conv(op: Op) -> str | None:
         return "Weight tensor must be constant"
     if weights.dtype not in (DataType.INT8, DataType.UINT8):
         return f"Weight tensor must be 8-bit (it is {weights.dtype})"
-    _, kh, kw, _ = (1, *weights.shape[1:3], 1) if len(weights.shape) == 4 else (1, 1, 1, 1)
+    if len(weights.shape) != 4:
+        return f"Weight tensor must be 4D (it is {list(weights.shape)})"
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    out_channels = weights.shape[3] if op.type == "DEPTHWISE_CONV_2D" else weights.shape[0]
+    if out_channels != ofm.shape4d.c:
+        return f"Weight tensor must have the OFM's {ofm.shape4d.c} output channels (it is {list(weights.shape)})"
+    if op.type == "CONV_2D" and (weights.shape[3] == 0 or ifm.shape4d.c % weights.shape[3]):
+        return f"Weight tensor input channels must divide the IFM's {ifm.shape4d.c} (it is {list(weights.shape)})"
+    _, kh, kw, _ = weights.shape
     dh, dw = int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1))
     dkh, dkw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
     if not (_DILATED_HEIGHT_RANGE[0] <= dkh <= _DILATED_HEIGHT_RANGE[1]):

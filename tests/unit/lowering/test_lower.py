@@ -14,7 +14,7 @@ from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
 from npuplan.lowering.softmax import softmax_steps
 
-from ._build import conv, const, fm, graph, model, op
+from ._build import WQ, conv, const, fm, graph, model, op
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 U55_128 = accelerator("ethos-u55-128")
@@ -251,3 +251,17 @@ def test_sum_is_a_mean_and_reduce_max_over_the_plane_is_a_max_pool() -> None:
     depth, z = const("depth", [3], DataType.INT32, None), fm("z", (1, 6, 5, 1))
     (cpu,) = lower(model(graph([op("REDUCE_MAX", [x, depth], [z], 0)], [x], [z])), U55_128).ops
     assert isinstance(cpu, CpuOp) and "height and width only" in cpu.reason
+
+
+def test_conv_weights_of_the_wrong_rank_or_channels_stay_on_cpu() -> None:
+    """Found by bench/fuzz.py (seed 4242): 3-D conv weights reached the converter."""
+    x, y = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8))
+    c = conv(x, y)
+    flat = const("w3", np.ones((8, 3, 12)), DataType.INT8, WQ)
+    (cpu,) = lower(model(graph([type(c)(c.type, (x, flat, c.inputs[2]), c.outputs, c.options, 0)], [x], [y])),
+                   U55_128).ops
+    assert isinstance(cpu, CpuOp) and "must be 4D" in cpu.reason
+    wide = const("w9", np.ones((9, 3, 3, 4)), DataType.INT8, WQ)
+    (cpu,) = lower(model(graph([type(c)(c.type, (x, wide, c.inputs[2]), c.outputs, c.options, 0)], [x], [y])),
+                   U55_128).ops
+    assert isinstance(cpu, CpuOp) and "output channels" in cpu.reason
