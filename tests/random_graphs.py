@@ -1,6 +1,7 @@
 """A seeded generator of valid int8 networks from the operator set npuplan lowers.
 
-``random_network(seed)`` builds an ``ir.Model`` (chains, residual adds, concatenations, branches;
+``random_network(seed)`` builds an ``ir.Model`` (chains, residual adds, concatenations, branches,
+Inception-style cells with interleaved branches;
 random shapes within the hardware's limits; random but valid quantization) and ``network_bytes``
 writes it with npuplan's own TFLite writer, so a failing seed reproduces the file exactly. Each
 operator kind is one small function in ``LAYERS``: adding a kind is adding a function.
@@ -174,22 +175,39 @@ def _prelu(b: _Builder, x: Tensor) -> Tensor:
     return y
 
 
+def _cell(b: _Builder, x: Tensor) -> Tensor:
+    """An Inception-style cell: 2-4 branches of 1-3 convs of random widths, joined by a
+    concatenation, with the branches' ops interleaved in the file (as converters often emit them)."""
+    _, h, w, _c = x.shape
+    branches: list[list[int]] = [[b.rng.choice((4, 8, 16, 32)) for _ in range(b.rng.randint(1, 3))]
+                                 for _ in range(b.rng.randint(2, 4))]
+    tails = [x] * len(branches)
+    for depth in range(max(len(widths) for widths in branches)):
+        for i, widths in enumerate(branches):
+            if depth < len(widths):
+                tails[i] = _conv_same(b, tails[i], widths[depth])
+    y = b.fm((1, h, w, sum(t.shape[-1] for t in tails)))
+    b.add("CONCATENATION", list(tails), [y], axis=3, fused_activation_function="NONE")
+    return y
+
+
 LAYERS: dict[str, Layer] = {
     "conv": _conv, "depthwise": _depthwise, "pool": _pool, "activation": _activation, "residual": _residual,
     "concat": _concat, "split": _split, "slice": _slice, "pad": _pad, "resize": _resize,
-    "transpose_conv": _transpose_conv, "prelu": _prelu,
+    "transpose_conv": _transpose_conv, "prelu": _prelu, "cell": _cell,
 }
 
 
-def random_network(seed: int, *, layers: int | None = None) -> Model:
-    """A valid int8 network of random layers from ``LAYERS`` (a conv first and last)."""
+def random_network(seed: int, *, layers: int | None = None, kinds: tuple[str, ...] | None = None) -> Model:
+    """A valid int8 network of random layers from ``LAYERS`` (or those named in ``kinds``), a conv
+    first and last."""
     rng = random.Random(seed)
     b = _Builder(rng)
     size = rng.choice((8, 12, 16, 24, 32))
     x = b.fm((1, size, size, rng.choice((1, 3, 8))), kind="input")
     y = _conv(b, x)
     for _ in range(layers if layers is not None else rng.randint(2, 8)):
-        y = LAYERS[rng.choice(sorted(LAYERS))](b, y)
+        y = LAYERS[rng.choice(sorted(kinds or LAYERS))](b, y)
     y = _conv(b, y)
     return Model(f"random_{seed}", (Graph("main", tuple(b.ops), (x,), (y,)),))
 

@@ -20,7 +20,9 @@ from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.schedule import plan_schedule
+from npuplan.schedule.network import build_network
 from npuplan.schedule.oracle import default_oracle
+from npuplan.schedule.order import least_peak_order, reordered
 from npuplan.schedule.types import Schedule
 
 log = logging.getLogger(__name__)
@@ -140,10 +142,16 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     fused = lower(model, arch.accelerator, concat_writes=True) if plan_options.concat_in_place else variants[0]
     if len(fused.ops) != len(variants[0].ops):
         variants.append(fused)
+    reorders = [(r, v) for v in (variants if plan_options.reorder else [])
+                for r in [_least_peak_variant(v, plan_options)] if r is not None]
+    variants += [r for r, _ in reorders]
+    bases = {id(r): v for r, v in reorders}
     step("schedule")
     encodings = WeightEncodings(arch.accelerator)  # each op's weights encoded once for the whole plan
     planned = [_planned(v, arch, plan_options, encodings, step) for v in variants]
     lowered, schedule, allocation, commands = _better(planned, plan_options)
+    if id(lowered) in bases:
+        schedule = replace(schedule, notes=(*schedule.notes, _order_note(bases[id(lowered)], lowered)))
     elapsed = time.perf_counter() - started
     log.info("planned %s in %.3f s", model.name, elapsed)
     return Plan(
@@ -158,6 +166,23 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
         commands=commands,
         weight_encodings=encodings,
     )
+
+
+def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions) -> LoweredGraph | None:
+    """``lowered`` with its ops in the order of least whole-feature-map peak, or None when that is
+    the file's order (``schedule.order``)."""
+    sizes = {name: fm.size_bytes for name, fm in
+             build_network(lowered, pack_unaligned=options.optimise is Optimise.SIZE).fms.items()}
+    order = least_peak_order(lowered, sizes)
+    if order == tuple(range(len(lowered.ops))):
+        return None
+    return reordered(lowered, order)
+
+
+def _order_note(base: LoweredGraph, chosen: LoweredGraph) -> str:
+    moved = sum(a is not b for a, b in zip(base.ops, chosen.ops))
+    return (f"operators reordered for the least memory: {moved} of {len(base.ops)} ops run at another "
+            "position than in the file")
 
 
 def _planned(lowered: LoweredGraph, arch: Architecture, options: PlanOptions, encodings: WeightEncodings,

@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="never DMA arena feature maps into the cache before their reader (Vela-comparable plans)")
     p.add_argument("--no-concat-in-place", action="store_true",
                    help="always copy concatenated inputs into place (Vela-comparable plans)")
+    p.add_argument("--no-reorder", action="store_true",
+                   help="run the operators in the file's order, never in the order of least memory (as Vela)")
     p.add_argument("--output-dir", default="output", help="where reports are written (default: output)")
     p.add_argument("--verbose-performance", action="store_true", help="print the per-layer performance table")
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
@@ -115,6 +117,7 @@ def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-unty
         search=args.search,
         fm_staging=not args.no_fm_staging,
         concat_in_place=not args.no_concat_in_place,
+        reorder=not args.no_reorder,
     )
 
 

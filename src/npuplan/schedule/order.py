@@ -1,0 +1,216 @@
+"""Operator order: the topological order of a lowered graph with the least whole-feature-map peak.
+
+The file's order is one topological order of the graph among many; on a network with branches it
+is often far from the one that needs the least memory (Serenity, MLSys 2020). ``least_peak_order``
+searches the orders by dynamic programming over the graph's frontier (the set of ops already run),
+as Serenity does, with two reductions that keep it exact on most graphs and fast on all of them:
+
+- runs of ops linked one to one (an op's only successor has it as its only predecessor) move as one
+  step, so chains stay contiguous, which is also what lets the cascade search stripe them;
+- each level keeps at most ``MAX_STATES`` frontiers (the least peak first, then the least memory
+  held), so the search is exact while the frontier count stays under it and a beam search beyond.
+
+The memory counted is each feature map's whole storage from its first access to its last (network
+inputs from the start, outputs to the end), the peak of the max schedule under that order. Which
+order plans best after cascading is the planner's call: ``api.plan`` plans the file order and this
+one and keeps the better plan.
+
+Dependencies keep every read after the writes before it in the file and every write after the
+accesses before it, except that writes of disjoint boxes of one tensor (producers writing their
+slice of a concatenation in place) may run in any order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from npuplan.ir.graph import Tensor
+from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
+
+# Frontiers kept per step of the search (the beam beyond which it is no longer exact): at most
+# MAX_STATES, fewer on large graphs so that ops x frontiers stays near STATE_STEPS.
+MAX_STATES = 512
+MIN_STATES = 16
+STATE_STEPS = 60_000
+
+
+def _accesses(op: LoweredOp) -> tuple[list[Tensor], list[Tensor]]:
+    """The non-constant tensors ``op`` reads and writes (a CPU op's variable inputs are both)."""
+    if isinstance(op, NpuOp):
+        reads = [t for t in (op.ifm, op.ifm2) if t is not None and not t.is_constant]
+        return reads, [op.ofm]
+    inputs = [t for t in op.op.inputs if t is not None and not t.is_constant]
+    writes = [t for t in op.op.outputs if t is not None] + [t for t in inputs if t.is_variable]
+    return inputs, writes
+
+
+def _box_write(op: LoweredOp) -> bool:
+    return isinstance(op, NpuOp) and op.ofm_write_offset is not None
+
+
+def dependencies(graph: LoweredGraph) -> list[frozenset[int]]:
+    """For each op (by position in ``graph.ops``), the positions of the ops it must follow."""
+    readers: dict[str, list[int]] = {}
+    writers: dict[str, list[int]] = {}
+    preds: list[frozenset[int]] = []
+    for k, op in enumerate(graph.ops):
+        reads, writes = _accesses(op)
+        found: set[int] = set()
+        for tensor in reads:
+            found.update(writers.get(tensor.name, ()))
+        for tensor in writes:
+            found.update(readers.get(tensor.name, ()))
+            if not _box_write(op):
+                found.update(writers.get(tensor.name, ()))
+            else:
+                found.update(w for w in writers.get(tensor.name, ()) if not _box_write(graph.ops[w]))
+        found.discard(k)
+        preds.append(frozenset(found))
+        for tensor in reads:
+            readers.setdefault(tensor.name, []).append(k)
+        for tensor in writes:
+            writers.setdefault(tensor.name, []).append(k)
+    return preds
+
+
+def reordered(graph: LoweredGraph, order: tuple[int, ...]) -> LoweredGraph:
+    """``graph`` with its ops in ``order`` (positions in ``graph.ops``; must be topological)."""
+    if order == tuple(range(len(graph.ops))):
+        return graph
+    return replace(graph, ops=tuple(graph.ops[k] for k in order))
+
+
+def is_topological(graph: LoweredGraph, order: tuple[int, ...]) -> bool:
+    """Whether ``order`` runs every op of ``graph`` once, after every op it depends on."""
+    if sorted(order) != list(range(len(graph.ops))):
+        return False
+    position = {k: i for i, k in enumerate(order)}
+    return all(position[p] < position[k] for k, preds in enumerate(dependencies(graph)) for p in preds)
+
+
+class _Memory:
+    """Whole-feature-map storage of a graph's tensors, as bit masks over op positions."""
+
+    def __init__(self, graph: LoweredGraph, sizes: dict[str, int]) -> None:
+        names: dict[str, int] = {}
+        self.size: list[int] = []
+        self.access_mask: list[int] = []
+        op_tensors: list[list[int]] = []
+        for k, op in enumerate(graph.ops):
+            reads, writes = _accesses(op)
+            ids = []
+            for tensor in reads + writes:
+                t = names.get(tensor.name)
+                if t is None:
+                    t = names[tensor.name] = len(self.size)
+                    self.size.append(sizes.get(tensor.name, tensor.size_bytes))
+                    self.access_mask.append(0)
+                self.access_mask[t] |= 1 << k
+                ids.append(t)
+            op_tensors.append(list(dict.fromkeys(ids)))
+        pinned = {names[t.name] for t in graph.outputs if t.name in names}  # held to the end
+        # per op: (tensor bit, bytes, mask of the tensor's accesses, pinned) for each tensor it touches
+        self.op_tensors = tuple(
+            tuple((1 << t, self.size[t], self.access_mask[t], t in pinned) for t in ids) for ids in op_tensors)
+        self.start = [names[t.name] for t in graph.inputs if t.name in names]
+
+    def initial(self) -> tuple[int, int]:
+        """(bytes held, tensors held as a bit mask) before the first op: the network inputs."""
+        return sum(self.size[t] for t in self.start), sum(1 << t for t in set(self.start))
+
+    def run(self, done: int, held_bytes: int, held: int, k: int) -> tuple[int, int, int]:
+        """Run op ``k`` after the ops in mask ``done``: (step peak, bytes held after, tensors held
+        after). Only the op's own tensors start or end at its step."""
+        after = done | (1 << k)
+        step = held_bytes
+        for bit, size, accesses, pinned in self.op_tensors[k]:
+            if not held & bit:
+                step += size
+                held_bytes += size
+                held |= bit
+            if not pinned and not accesses & ~after:
+                held_bytes -= size
+                held &= ~bit
+        return step, held_bytes, held
+
+
+def order_peak_bytes(graph: LoweredGraph, order: tuple[int, ...], sizes: dict[str, int]) -> int:
+    """The whole-feature-map peak of running ``graph``'s ops in ``order``."""
+    memory = _Memory(graph, sizes)
+    held_bytes, held = memory.initial()
+    done, peak = 0, held_bytes
+    for k in order:
+        step, held_bytes, held = memory.run(done, held_bytes, held, k)
+        done |= 1 << k
+        peak = max(peak, step)
+    return peak
+
+
+@dataclass(frozen=True, slots=True)
+class _Frontier:
+    """A set of ops done: the peak so far, what is held, the ops ready next and how it got here.
+
+    ``breaks`` counts the ops run right after an op they do not read from (each one may cut a
+    cascade): among frontiers of equal peak and memory, the fewer the better."""
+
+    peak_bytes: int
+    held_bytes: int
+    held: int
+    breaks: int
+    ready: tuple[int, ...]
+    path: tuple[int, Any] | None  # (last op, the path before it), a shared linked list
+
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        return self.peak_bytes, self.held_bytes, self.breaks
+
+
+def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: int | None = None) -> tuple[int, ...]:
+    """A topological order of ``graph.ops`` with the least whole-feature-map peak the search finds
+    (exact while every level holds at most ``max_states`` frontiers, by default ``MAX_STATES``
+    scaled down on large graphs), never above the file order's; ties keep ops that feed each other
+    adjacent. ``sizes`` gives each feature map's storage bytes by name (others count their
+    element bytes)."""
+    count = len(graph.ops)
+    identity = tuple(range(count))
+    if count < 3:
+        return identity
+    limit = max_states or max(MIN_STATES, min(MAX_STATES, STATE_STEPS // count))
+    preds = dependencies(graph)
+    succs: list[list[int]] = [[] for _ in range(count)]
+    for k, ps in enumerate(preds):
+        for p in ps:
+            succs[p].append(k)
+    memory = _Memory(graph, sizes)
+    held_bytes, held = memory.initial()
+    ready = tuple(k for k, ps in enumerate(preds) if not ps)
+    level = {0: _Frontier(held_bytes, held_bytes, held, 0, ready, None)}
+    for _ in range(count):
+        following: dict[int, _Frontier] = {}
+        for done, state in level.items():
+            last = -1 if state.path is None else state.path[0]
+            for k in state.ready:
+                step, b, h = memory.run(done, state.held_bytes, state.held, k)
+                key = done | (1 << k)
+                candidate_rank = (max(state.peak_bytes, step), b, state.breaks + (last not in preds[k]))
+                best = following.get(key)
+                if best is not None and best.rank <= candidate_rank:
+                    continue
+                now_ready = [r for r in state.ready if r != k]
+                now_ready += [s for s in succs[k] if all(key >> p & 1 for p in preds[s])]
+                following[key] = _Frontier(*candidate_rank[:2], h, candidate_rank[2], tuple(sorted(now_ready)),
+                                           (k, state.path))
+        if len(following) > limit:
+            following = dict(sorted(following.items(), key=lambda item: item[1].rank)[:limit])
+        level = following
+    (final,) = level.values()
+    found: list[int] = []
+    path = final.path
+    while path is not None:
+        found.append(path[0])
+        path = path[1]
+    order = tuple(reversed(found))
+    if final.peak_bytes >= order_peak_bytes(graph, identity, sizes):
+        return identity
+    return order

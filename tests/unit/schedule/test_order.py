@@ -1,0 +1,95 @@
+"""Operator order: dependencies, the least-peak search and its use by ``npuplan.plan``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from npuplan.api import plan
+from npuplan.commands import validate_plan
+from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.lowered import CpuOp, LoweredGraph
+from npuplan.ir.types import DataType
+from npuplan.schedule.order import dependencies, is_topological, least_peak_order, order_peak_bytes, reordered
+from tests.random_graphs import network_bytes
+from tests.unit.schedule.chains import conv, fm
+
+SIZE = dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram",
+            optimise="Size")
+
+
+def _two_branches() -> LoweredGraph:
+    """x -> a1 (wide) -> a2 (narrow) and x -> b1 (wide) -> b2 (narrow), the file interleaving the
+    branches so that both wide maps are live at once; c joins the narrow ones (as its two inputs)."""
+    x = fm("x", 16, 16, 8)
+    a1, b1 = fm("a1", 16, 16, 64), fm("b1", 16, 16, 64)
+    a2, b2 = fm("a2", 16, 16, 4), fm("b2", 16, 16, 4)
+    ops = (conv("a1", x, a1, 1), conv("b1", x, b1, 1, seed=1), conv("a2", a1, a2, 1, seed=2),
+           conv("b2", b1, b2, 1, seed=3))
+    return LoweredGraph("branches", ops, (x,), (a2, b2))
+
+
+def _sizes(graph: LoweredGraph) -> dict[str, int]:
+    return {t.name: t.size_bytes for op in graph.ops for t in (op.ifm, op.ofm)}  # type: ignore[union-attr]
+
+
+def test_dependencies_follow_the_data() -> None:
+    assert dependencies(_two_branches()) == [frozenset(), frozenset(), frozenset({0}), frozenset({1})]
+
+
+def test_the_search_runs_each_branch_to_its_narrow_end_before_the_next() -> None:
+    graph = _two_branches()
+    sizes = _sizes(graph)
+    order = least_peak_order(graph, sizes)
+    assert is_topological(graph, order)
+    assert order in ((0, 2, 1, 3), (1, 3, 0, 2))
+    file_peak = order_peak_bytes(graph, (0, 1, 2, 3), sizes)
+    assert file_peak == 2048 + 2 * 16384  # x, a1 and b1 at b1's step
+    # at most x, one wide map and one narrow one at a time
+    assert order_peak_bytes(graph, order, sizes) == 2048 + 16384 + 1024
+
+
+def test_a_chain_keeps_the_file_order() -> None:
+    x, y, z, w = fm("x", 8, 8, 8), fm("y", 8, 8, 8), fm("z", 8, 8, 8), fm("w", 8, 8, 8)
+    graph = LoweredGraph("chain", (conv("y", x, y), conv("z", y, z), conv("w", z, w)), (x,), (w,))
+    assert least_peak_order(graph, _sizes(graph)) == (0, 1, 2)
+
+
+def test_a_cpu_op_updating_a_variable_keeps_its_place_among_the_variable_s_readers() -> None:
+    state = Tensor("state", (1, 1, 1, 8), DataType.INT8, is_variable=True)
+    x, y, out = fm("x", 1, 1, 8), fm("y", 1, 1, 8), fm("out", 1, 1, 8)
+    read = CpuOp(Op("ADD", (x, state), (y,)), "test")
+    update = CpuOp(Op("ASSIGN_VARIABLE", (state, y), ()), "test")
+    later = CpuOp(Op("ADD", (x, state), (out,)), "test")
+    graph = LoweredGraph("variable", (read, update, later), (x,), (out,))
+    deps = dependencies(graph)
+    assert 0 in deps[1] and 1 in deps[2]
+
+
+def test_reordered_is_the_same_graph_for_the_file_order() -> None:
+    graph = _two_branches()
+    assert reordered(graph, (0, 1, 2, 3)) is graph
+    assert [op.name for op in reordered(graph, (0, 2, 1, 3)).ops] == ["a1", "a2", "b1", "b2"]
+
+
+def test_plan_notes_and_validates_a_reordered_network(tmp_path: Path) -> None:
+    """Seeded cells with interleaved branches: some plan in another order, and every plan validates
+    with its ops in a topological order of the file's."""
+    from npuplan.io.tflite import read_tflite
+    from npuplan.lowering import lower
+
+    reordered_seen = 0
+    for seed in range(6):
+        path = tmp_path / f"cells_{seed}.tflite"
+        path.write_bytes(network_bytes(seed, layers=3, kinds=("cell",)))
+        result = plan(path, **SIZE)
+        validate_plan(result)
+        reordered_seen += any("reordered" in note for note in result.schedule.notes)
+        for concat_writes in (False, True):
+            file_order = lower(read_tflite(path), result.arch.accelerator, concat_writes=concat_writes)
+            if len(file_order.ops) == len(result.lowered.ops):
+                break
+        position = {id(op): k for k, op in enumerate(file_order.ops)}
+        order = tuple(position[id(op)] for op in result.lowered.ops if id(op) in position)
+        if len(order) == len(file_order.ops):  # the plan's ops are this lowering's, in some order
+            assert is_topological(file_order, order)
+    assert reordered_seen
