@@ -24,6 +24,7 @@ from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import CascadeSpan, Decisions, RollingBuffer
 from npuplan.schedule.geometry import (
     is_cascadable,
+    links_rolling,
     min_stripe_rows,
     producer_rows_for,
     rolling_buffer_bytes,
@@ -166,7 +167,7 @@ def _linked(net: Network, a: int, b: int) -> bool:
         and pb.ifm.name == pa.ofm.name
         and fm is not None and fm.consumers == (b,) and not fm.whole_reason
         and pa.ofm_shape == pb.ifm_shape
-        and is_cascadable(pa) and is_cascadable(pb)
+        and is_cascadable(pa) and is_cascadable(pb) and links_rolling(pa, pb)
     )
 
 

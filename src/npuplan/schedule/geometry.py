@@ -75,11 +75,15 @@ def rolling_buffer_bytes(producer: NpuOp, producer_rows: int, consumer: NpuOp, c
 
 
 def is_cascadable(op: NpuOp) -> bool:
-    """Whether ``op`` can run stripe by stripe (Vela's rules: no FC/reduce, no offsets, no FM ifm2)."""
+    """Whether ``op`` can run stripe by stripe in a cascade (Vela's rules: no FC/reduce, no FM ifm2).
+
+    Unlike Vela, an op reading a box of a whole input (a slice read in place) may start a cascade
+    and an op writing its box of a whole output (a concatenated slice written in place) may end
+    one: only the maps between cascaded ops are rolling buffers (``links_rolling``)."""
     if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM):
         return False
-    if op.ofm_write_offset is not None or op.reads_at_offset:
-        return False
+    if op.ofm_write_shape is not None and op.ofm_write_shape != op.ofm_shape:
+        return False  # it writes a box other than its OFM rows (a pad border)
     if op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape:
         return False  # its OFM rows are not the tensor's rows (a transpose writes with strides swapped)
     if op.ofm_shape.h <= 1:
@@ -87,6 +91,12 @@ def is_cascadable(op: NpuOp) -> bool:
     if op.ifm2 is not None and not op.ifm2.is_constant:
         return False
     return True
+
+
+def links_rolling(producer: NpuOp, consumer: NpuOp) -> bool:
+    """Whether the map between two cascadable ops can be a rolling buffer: the producer writes it
+    whole (not a box of a larger map) and the consumer reads it from its first row (no offset)."""
+    return producer.ofm_write_offset is None and not consumer.reads_at_offset
 
 
 def min_stripe_rows(op: NpuOp, consumer: NpuOp | None) -> int:
