@@ -142,7 +142,7 @@ def _fm_spec(tensor: Tensor, schedule: Schedule, arch: Architecture) -> BufferSp
         return BufferSpec(tensor.name, arch.const_area, round_up(tensor.size_bytes, ALIGN_BYTES),
                           BufferKind.CONSTANT, shape, row_bytes_of(shape, element, "NHWC"))
     if placement is not None and placement.buffer_mode is BufferMode.ROLLING and placement.rows:
-        rb = row_bytes_of(shape, element, "NHCWB16")
+        rb = row_bytes_of(shape, element, placement.format)
         size = round_up(max(placement.size_bytes, placement.rows * rb), ALIGN_BYTES)
         return BufferSpec(tensor.name, placement.area, size, BufferKind.ROLLING, shape, rb, placement.rows)
     fmt = placement.format if placement is not None else "NHWC"

@@ -29,6 +29,8 @@ from npuplan.hw.memory import Architecture
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.schedule.geometry import input_rows
+from npuplan.schedule.stripes import cascade_stripes
 from npuplan.schedule.types import Schedule, ScheduledOp
 from npuplan.schedule.usage import staged_name
 
@@ -129,21 +131,10 @@ class _Builder:
 
     def emit_cascade(self, sops: list[ScheduledOp]) -> None:
         """Pull the last op's stripes; each stripe first pulls the producer rows it reads."""
-        produced = [0] * len(sops)
-
-        def pull(j: int, rows_end: int) -> None:
-            sop = sops[j]
-            height = sop.op.ofm_shape.h
-            step = max(1, min(sop.ofm_stripe.h, height))
-            while produced[j] < min(rows_end, height):
-                a = produced[j]
-                b = min(a + step, height)
-                if j > 0:
-                    pull(j - 1, input_rows(sop.op, sop.op.ifm_shape, (a, b))[1])
-                self.emit_op_rows(sop, (a, b), prefetched_first=False)
-                produced[j] = b
-
-        pull(len(sops) - 1, sops[-1].op.ofm_shape.h)
+        rolling = {p.tensor_name for c in self.schedule.cascades if c.id == sops[0].cascade_id
+                   for p in c.rolling_buffers}
+        for j, a, b in cascade_stripes([s.op for s in sops], [s.ofm_stripe.h for s in sops], rolling):
+            self.emit_op_rows(sops[j], (a, b), prefetched_first=False)
 
     def emit_single(self, sop: ScheduledOp, prefetched_first: bool) -> None:
         height = sop.op.ofm_shape.h
@@ -200,22 +191,6 @@ class _Builder:
             out.extend(self.early.get(k, ()))
             out.append(command)
         return tuple(out)
-
-
-def input_rows(op: NpuOp, view: Shape4D, ofm_rows: tuple[int, int]) -> tuple[int, int]:
-    """IFM rows ``[lo, hi)`` (in ``view``) that OFM rows ``ofm_rows`` of ``op`` read.
-
-    Kernel footprint: ``a * stride - pad_top`` to ``(b - 1) * stride + dilated_height - pad_top``,
-    in the upscaled IFM for ops that upscale it (divided by the factor).
-    """
-    k = op.kernel
-    a, b = ofm_rows
-    up = op.upscale
-    lo = (a * k.stride_y - k.padding.top) // up
-    hi = -(-((b - 1) * k.stride_y + k.dilated_height - k.padding.top) // up)
-    lo = min(max(lo, 0), view.h - 1)
-    hi = min(max(hi, lo + 1), view.h)
-    return lo, hi
 
 
 def _in_depth(op: NpuOp, view: Shape4D, depth: tuple[int, int]) -> tuple[int, int]:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.costing import cost_op, fm_area
+from npuplan.schedule.costing import cost_op, fm_area, rolling_format
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
@@ -72,7 +72,8 @@ def assemble(
         placements[fm.name] = TensorPlacement(fm.name, fm_area(net, dec, arch, fm.name), fm.size_bytes, fm.format)  # type: ignore[arg-type]
     cascades: list[Cascade] = []
     for cascade in dec.cascades:
-        rolling = tuple(TensorPlacement(r.tensor_name, arch.fast_area, r.size_bytes, "NHCWB16",
+        rolling = tuple(TensorPlacement(r.tensor_name, arch.fast_area, r.size_bytes,
+                                        rolling_format(net, r.tensor_name),  # type: ignore[arg-type]
                                         BufferMode.ROLLING, r.rows) for r in cascade.rolling)
         for p in rolling:
             placements[p.tensor_name] = p

@@ -25,9 +25,15 @@ def _residence(dec: Decisions, name: str) -> int:
 
 def _format(net: Network, residence: int, name: str) -> str:
     if residence == _ROLLING:
-        return "NHCWB16"
+        return rolling_format(net, name)
     fm = net.fms.get(name)
     return fm.format if fm is not None else "NHWC"
+
+
+def rolling_format(net: Network, name: str) -> str:
+    """A rolling buffer's format: NHCWB16, except for a map written in depth slices the brick
+    format cannot hold (``Network.linear_slices``)."""
+    return "NHWC" if name in net.linear_slices else "NHCWB16"
 
 
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:

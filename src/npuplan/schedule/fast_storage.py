@@ -46,8 +46,10 @@ def _span(net: Network, dec: Decisions, fm: FeatureMap) -> tuple[int, int]:
     """Time steps over which ``fm`` occupies fast storage (cascades read their input throughout)."""
     start, end = fm.start, fm.end
     for c in dec.cascades:
-        if c.start in fm.consumers:
+        if any(c.start <= k <= c.end for k in fm.consumers):
             end = max(end, net.times[c.end])
+        if c.start <= fm.producer <= c.end:
+            start = min(start, net.times[c.start])
     return start, end
 
 

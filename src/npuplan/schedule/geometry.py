@@ -26,6 +26,22 @@ def ifm_rows_for(op: NpuOp, ofm_rows: int) -> int:
     return max(1, min(rows, op.ifm_shape.h))
 
 
+def input_rows(op: NpuOp, view: Shape4D, ofm_rows: tuple[int, int]) -> tuple[int, int]:
+    """IFM rows ``[lo, hi)`` (in ``view``) that OFM rows ``ofm_rows`` of ``op`` read.
+
+    Kernel footprint: ``a * stride - pad_top`` to ``(b - 1) * stride + dilated_height - pad_top``,
+    in the upscaled IFM for ops that upscale it (divided by the factor).
+    """
+    k = op.kernel
+    a, b = ofm_rows
+    up = op.upscale
+    lo = (a * k.stride_y - k.padding.top) // up
+    hi = -(-((b - 1) * k.stride_y + k.dilated_height - k.padding.top) // up)
+    lo = min(max(lo, 0), view.h - 1)
+    hi = min(max(hi, lo + 1), view.h)
+    return lo, hi
+
+
 def ifm_stripe_for(op: NpuOp, ofm_stripe: Shape4D) -> Shape4D:
     """The IFM box read per step when producing ``ofm_stripe``."""
     if ofm_stripe.h >= op.ofm_shape.h:
@@ -74,7 +90,7 @@ def rolling_buffer_bytes(producer: NpuOp, producer_rows: int, consumer: NpuOp, c
     return round_up(rows * width * depth * producer.ofm.dtype.size_bytes, ALIGN_BYTES)
 
 
-def is_cascadable(op: NpuOp) -> bool:
+def is_cascadable(op: NpuOp, *, fm_ifm2: bool = False) -> bool:
     """Whether ``op`` can run stripe by stripe in a cascade (Vela's rules: no FC/reduce, no FM ifm2).
 
     Unlike Vela, an op reading a box of a whole input (a slice read in place) may start a cascade
@@ -82,14 +98,18 @@ def is_cascadable(op: NpuOp) -> bool:
     one: only the maps between cascaded ops are rolling buffers (``links_rolling``)."""
     if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM):
         return False
-    if op.ofm_write_shape is not None and op.ofm_write_shape != op.ofm_shape:
-        return False  # it writes a box other than its OFM rows (a pad border)
+    box = op.ofm_write_shape
+    if box is not None and (box.h != op.ofm_shape.h or box.w != op.ofm_shape.w):
+        return False  # it writes part of its OFM rows (a pad border), not whole rows of a depth slice
     if op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape:
         return False  # its OFM rows are not the tensor's rows (a transpose writes with strides swapped)
     if op.ofm_shape.h <= 1:
         return False
     if op.ifm2 is not None and not op.ifm2.is_constant:
-        return False
+        # with ``fm_ifm2`` (cascades through branches), an elementwise op reading its second
+        # feature map row for row or as one broadcast row
+        return (fm_ifm2 and op.block_type is BlockType.ELEMENTWISE and op.ifm2_shape is not None
+                and op.ifm2_shape.h in (1, op.ofm_shape.h))
     return True
 
 

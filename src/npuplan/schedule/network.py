@@ -27,6 +27,7 @@ class FeatureMap:
     producer: int  # index into ``Network.npu_ops`` of the NPU producer, -1 if none
     consumers: tuple[int, ...]  # indices into ``Network.npu_ops`` of NPU consumers
     whole_reason: str  # why it must stay whole ("" if it may be striped)
+    writers: int = 1  # how many NPU ops write it (a concatenation written in slices has several)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class Network:
     times: tuple[int, ...]  # time step of each NPU op
     fms: dict[str, FeatureMap]
     last_time: int
+    # maps that must be linear (NHWC) and are written in slices (a concatenation at depth offsets
+    # that are not multiples of 16): if one rolls, its rolling buffer is NHWC too
+    linear_slices: frozenset[str] = frozenset()
 
     def fm(self, tensor: Tensor | None) -> FeatureMap | None:
         return None if tensor is None else self.fms.get(tensor.name)
@@ -67,6 +71,7 @@ def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Netwo
     producer: dict[str, int] = {}
     consumers: dict[str, list[int]] = {}
     cpu_touch: set[str] = set()
+    writers: dict[str, int] = {}
     for t, op in enumerate(graph.ops):
         ins, outs = _op_tensors(op)
         for tensor in ins + outs:
@@ -79,6 +84,7 @@ def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Netwo
                 cpu_touch.add(tensor.name)
         if isinstance(op, NpuOp):
             producer.setdefault(op.ofm.name, npu_index[id(op)])
+            writers[op.ofm.name] = writers.get(op.ofm.name, 0) + 1
             for tensor in ins:
                 if not tensor.is_constant:
                     consumers.setdefault(tensor.name, []).append(npu_index[id(op)])
@@ -96,8 +102,9 @@ def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Netwo
             fmt = "NHWC"  # bricks would pad the depth to a multiple of 16: keep the bytes packed
         size = storage_bytes(tensor.shape4d, tensor.dtype.size_bytes, fmt)
         fms[name] = FeatureMap(name, size, fmt, start, end, producer.get(name, -1),
-                               tuple(consumers.get(name, ())), reason)
-    return Network(graph, npu_ops, times, fms, last)
+                               tuple(consumers.get(name, ())), reason, writers.get(name, 0))
+    sliced = {op.ofm.name for op in npu_ops if op.ofm_write_offset is not None}
+    return Network(graph, npu_ops, times, fms, last, frozenset(sliced & set(linear)))
 
 
 def _whole_reason(name: str, graph_in: set[str], graph_out: set[str], cpu_touch: set[str]) -> str:

@@ -166,7 +166,19 @@ def _search(
         from npuplan.schedule.strategy import size_trade
 
         found = [found[size_trade([(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found])]]
+    if options.optimise is Optimise.SIZE:
+        found = [_through_branches(net, d, notes, arch, oracle) for d, notes in found]
     return found
+
+
+def _through_branches(
+    net: Network, dec: Decisions, notes: tuple[str, ...], arch: Architecture, oracle: CostOracle,
+) -> tuple[Decisions, tuple[str, ...]]:
+    """Size: ``dec`` with cascades through branches where they lower its peak (``branch_cascades``)."""
+    from npuplan.schedule.branch_cascades import with_branch_cascades
+
+    branched = with_branch_cascades(net, dec, arch, oracle)
+    return (branched, notes + ("cascades through branches",)) if branched != dec else (dec, notes)
 
 
 def _has_pareto() -> bool:

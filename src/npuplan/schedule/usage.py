@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from npuplan.schedule.decisions import Decisions
+from npuplan.schedule.decisions import CascadeSpan, Decisions
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, round_up
@@ -41,10 +41,10 @@ def fm_buffers(
     rolling_names = {r.tensor_name for c in dec.cascades for r in c.rolling}
     if owner is None:
         owner = inplace_outputs(net, dec) if inplace else {}
-    # a cascade reads its input and writes its output throughout: its last op's time step by its
-    # first op, and its first op's by its last
-    read_until = {c.start: net.times[c.end] for c in dec.cascades}
-    written_from = {c.end: net.times[c.start] for c in dec.cascades}
+    # a cascade reads its whole inputs and writes its whole outputs throughout: a map read by any
+    # of its ops lives to its last op's time step, one written by any of them from its first op's
+    read_until = {k: net.times[c.end] for c in dec.cascades for k in range(c.start, c.end + 1)}
+    written_from = {k: net.times[c.start] for c in dec.cascades for k in range(c.start, c.end + 1)}
     spans: dict[str, tuple[int, int, int]] = {}
     for name in net.fms if names is None else names:
         fm = net.fms[name]
@@ -82,10 +82,27 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
     """Every buffer the decisions put in fast storage. With ``inplace``, an elementwise op's OFM
     shares the buffer of the input it overwrites (``inplace.inplace_outputs``)."""
     out = fm_buffers(net, dec, inplace=inplace)
-    for c in dec.cascades:
-        for r in c.rolling:
-            out.append(Buffer(r.tensor_name, net.times[c.start], net.times[c.end], r.size_bytes, "rolling"))
-    for i, plan in enumerate(dec.weights):
+    out += rolling_buffers(net, dec.cascades)
+    out += weight_buffers(net, dec, range(len(net.npu_ops)))
+    for name in sorted(dec.staged_fms):  # a staged copy lives while its one reader runs
+        fm = net.fms[name]
+        t = net.times[fm.consumers[0]]
+        out.append(Buffer(staged_name(name), t, t, round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
+    return out
+
+
+def rolling_buffers(net: Network, cascades: Iterable[CascadeSpan]) -> list[Buffer]:
+    """The rolling buffers of ``cascades``, each live over its cascade's time span."""
+    return [Buffer(r.tensor_name, net.times[c.start], net.times[c.end], r.size_bytes, "rolling")
+            for c in cascades for r in c.rolling]
+
+
+def weight_buffers(net: Network, dec: Decisions, indices: Iterable[int]) -> list[Buffer]:
+    """The fast-storage weight buffers of the NPU ops at ``indices``: over the op's time step, its
+    cascade's span, or from the op before when prebuffered."""
+    out: list[Buffer] = []
+    for i in indices:
+        plan = dec.weights[i]
         if plan.buffer_bytes == 0:
             continue
         t = net.times[i]
@@ -97,10 +114,6 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
             start = net.times[i - 1]
         out.append(Buffer(f"{net.npu_ops[i].name}_weights", start, end,
                           round_up(plan.buffer_bytes, ALIGN_BYTES), "weights"))
-    for name in sorted(dec.staged_fms):  # a staged copy lives while its one reader runs
-        fm = net.fms[name]
-        t = net.times[fm.consumers[0]]
-        out.append(Buffer(staged_name(name), t, t, round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
     return out
 
 

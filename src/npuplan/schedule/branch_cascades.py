@@ -1,0 +1,279 @@
+"""Cascades through branches: a run of ops from a branch point to where its branches end, striped
+together, with rolling buffers on every branch.
+
+Chain cascades (``schedule.cascades``) stop at a branch point: a map read by two ops stays whole.
+Here a contiguous run of NPU ops ``s..e`` (the operator order puts a cell's ops next to each other,
+``schedule.order``) runs as one cascade whose maps roll whenever every reader is in the run: the
+branch point itself, each branch's intermediate maps, and the inputs of a residual add or an
+elementwise join (read as IFM2, row for row). Maps read after the run, and the concatenation the
+branch ends write their slices into, stay whole. The stripes run in the order
+``stripes.cascade_stripes`` gives, which also sizes the rolling buffers exactly.
+
+``with_branch_cascades`` proposes such runs at each branch point of a Size plan, from the smallest
+run that makes the branch point roll to a few ops beyond, in several stripe heights, and keeps
+those that lower the plan's fast-storage peak. Its ops
+read their weights in place: Size spends memory on weights only below the peak afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from npuplan.hw.memory import Architecture
+from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.schedule.assemble import total_cycles
+from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer
+from npuplan.ir.shape import Shape4D
+from npuplan.schedule.costing import rolling_format
+from npuplan.schedule.geometry import is_cascadable
+from npuplan.schedule.network import Network
+from npuplan.schedule.oracle import CostOracle
+from npuplan.schedule.strategy import size_trade
+from npuplan.schedule.stripes import rolling_bytes, rolling_rows_needed
+from npuplan.schedule.inplace import inplace_outputs
+from npuplan.schedule.usage import (
+    fast_buffers,
+    fm_buffers,
+    inplace_group,
+    rolling_buffers,
+    usage_by_time,
+    weight_buffers,
+)
+
+log = logging.getLogger(__name__)
+
+# Ops a branch cascade may take in, and how many ops past the last reader of its branch point it
+# tries to extend to (to take in the ends of the branches).
+MAX_BRANCH_CASCADE_OPS = 24
+EXTRA_OPS = 6
+# OFM stripe heights tried for every op of the run (at least the rows its readers step by).
+STRIPE_ROWS = (1, 2, 4, 8)
+
+
+def rolling_maps(net: Network, s: int, e: int) -> list[str]:
+    """The maps of run ``s..e`` that can roll: written only by ops of the run, each writing whole
+    rows (the whole map, or its slice of the depth of a concatenation; NHWC when the slices are
+    not on 16-channel bricks, ``costing.rolling_format``), and read, from their first row, only by ops of the run (as IFM of the map's shape,
+    or as an elementwise IFM2 row for row)."""
+    writers: dict[str, list[NpuOp]] = {}
+    for k in range(s, e + 1):
+        writers.setdefault(net.npu_ops[k].ofm.name, []).append(net.npu_ops[k])
+    found: list[str] = []
+    for name, ops in writers.items():
+        fm = net.fms.get(name)
+        if fm is None or fm.whole_reason or not fm.consumers or not s <= fm.producer <= e:
+            continue
+        shape = ops[0].ofm.shape4d
+        if fm.writers != len(ops):
+            continue  # written outside the run too
+        if not all(_writes_rows(op, shape) for op in ops):
+            continue
+        if all(s <= k <= e and _reads_rows(net.npu_ops[k], name, shape) for k in fm.consumers):
+            found.append(name)
+    return found
+
+
+def _writes_rows(op: NpuOp, shape: Shape4D) -> bool:
+    """Whether ``op`` writes whole rows of a map of ``shape``: all of it, or a depth slice of it."""
+    offset = op.ofm_write_offset
+    if offset is None:
+        return op.ofm_write_shape is None and op.ofm_shape == shape
+    box = op.ofm_write_shape or op.ofm_shape
+    return offset.n == offset.h == offset.w == 0 and box.h == shape.h and box.w == shape.w
+
+
+def _reads_rows(consumer: NpuOp, name: str, shape: Shape4D) -> bool:
+    as_ifm = consumer.ifm.name == name
+    as_ifm2 = consumer.ifm2 is not None and consumer.ifm2.name == name
+    if as_ifm == as_ifm2:  # read twice, or not at all
+        return False
+    if as_ifm:
+        return consumer.ifm_read_offset is None and consumer.ifm_shape == shape
+    return (consumer.block_type is BlockType.ELEMENTWISE and consumer.ifm2_read_offset is None
+            and consumer.ifm2_shape == shape and consumer.ofm_shape.h == shape.h)
+
+
+def branch_cascade(net: Network, dec: Decisions, s: int, e: int, rows: int) -> Decisions | None:
+    """``dec`` with ops ``s..e`` (widened to whole cascades where one crosses an end) run as one
+    cascade of ``rows``-row stripes (each op at least the rows its readers step by), replacing the
+    cascades inside the run; None when the run cannot be one (a CPU op inside, an op that cannot
+    be striped, too many ops) or rolls nothing a chain cascade does not already roll."""
+    s, e = widened(dec, s, e)
+    if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
+        return None
+    ops = net.npu_ops[s:e + 1]
+    if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
+        return None
+    names = rolling_maps(net, s, e)
+    inside = [c for c in dec.cascades if s <= c.start and c.end <= e]
+    if not names or set(names) <= {r.tensor_name for c in inside for r in c.rolling}:
+        return None
+    stripe = [_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1)]
+    needed = rolling_rows_needed(ops, stripe, set(names))
+    tensors = {op.ofm.name: op.ofm for op in ops}
+    rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
+                    for n in names)
+    kept = [c for c in dec.cascades if c not in inside]
+    spans = sorted([*kept, CascadeSpan(-1, s, e, rolling)], key=lambda c: c.start)
+    return replace(
+        dec,
+        ofm_rows=dec.ofm_rows[:s] + tuple(stripe) + dec.ofm_rows[e + 1:],
+        weights=dec.weights[:s] + tuple(NO_WEIGHT_BUFFER for _ in ops) + dec.weights[e + 1:],
+        cascades=tuple(replace(c, id=k) for k, c in enumerate(spans)),
+    )
+
+
+def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
+    """Run ``s..e`` widened until no cascade of ``dec`` crosses either end."""
+    crossing = True
+    while crossing:
+        crossing = False
+        for c in dec.cascades:
+            if c.start <= e and c.end >= s and not (s <= c.start and c.end <= e):
+                s, e, crossing = min(s, c.start), max(e, c.end), True
+    return s, e
+
+
+def _stripe_rows(net: Network, s: int, e: int, k: int, rows: int) -> int:
+    op = net.npu_ops[k]
+    fm = net.fms.get(op.ofm.name)
+    step = max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
+    return max(1, min(max(rows, step), op.ofm_shape.h))
+
+
+def _runs(net: Network) -> list[tuple[int, int]]:
+    """Candidate runs: from each NPU-made branch point's producer to its last reader, and up to
+    ``EXTRA_OPS`` ops beyond."""
+    found: list[tuple[int, int]] = []
+    for fm in net.fms.values():
+        if fm.producer < 0 or len(fm.consumers) < 2 or fm.whole_reason:
+            continue
+        last = max(fm.consumers)
+        found += [(fm.producer, e) for e in range(last, min(last + EXTRA_OPS, len(net.npu_ops) - 1) + 1)]
+    return sorted(set(found))
+
+
+# Forward passes over the branch points, and how close to the plan's peak (a fraction of it) the
+# peak over a run's span must be for the run to be tried: lowering memory elsewhere buys nothing.
+PASSES = 3
+HOT_FRACTION = 0.9
+
+
+class _Search:
+    """One network's search: its candidate runs and each decision set's usage, worked out once."""
+
+    def __init__(self, net: Network, arch: Architecture, oracle: CostOracle) -> None:
+        self.net, self.arch, self.oracle = net, arch, oracle
+        self.runs = _runs(net)
+        self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
+        self._owner: dict[int, tuple[Decisions, dict[str, str]]] = {}
+        self._cycles: dict[int, tuple[Decisions, int]] = {}
+
+    def usage(self, dec: Decisions) -> list[int]:
+        if id(dec) not in self._usage:
+            self._usage[id(dec)] = (dec, usage_by_time(self.net, fast_buffers(self.net, dec)))
+        return self._usage[id(dec)][1]
+
+    def trial(self, current: Decisions, s: int, e: int, rows: int) -> Decisions | None:
+        """``branch_cascade`` of ``current``, its usage worked out from ``current``'s by redoing
+        only the buffers of the maps, rolling buffers and weights its run touches (as
+        ``cascades._span_peak`` does)."""
+        found = branch_cascade(self.net, current, s, e, rows)
+        if found is None or current.staged_fms:
+            return found
+        net = self.net
+        s, e = widened(current, s, e)
+        if id(current) not in self._owner:
+            self._owner[id(current)] = (current, inplace_outputs(net, current))
+        owner = self._owner[id(current)][1]
+        touched = {t.name for op in net.npu_ops[s:e + 1] for t in (op.ifm, op.ifm2, op.ofm) if t is not None}
+        names = [n for n in inplace_group(owner, touched) if n in net.fms]
+        kept = {out: inp for out, inp in owner.items() if not s <= net.fms[out].producer <= e}
+        usage = list(self.usage(current))
+        for dec, pairs, sign in ((current, owner, -1), (found, kept, 1)):
+            inside = [c for c in dec.cascades if s <= c.start and c.end <= e]
+            for b in (fm_buffers(net, dec, names, owner=pairs) + rolling_buffers(net, inside)
+                      + weight_buffers(net, dec, range(s, e + 1))):
+                for t in range(b.start, b.end + 1):
+                    usage[t] += sign * b.size_bytes
+        self._usage[id(found)] = (found, usage)
+        return found
+
+    def peak(self, dec: Decisions, span: tuple[int, int] | None = None) -> int:
+        """The fast-storage peak of ``dec``, over the time span of ops ``span`` if given."""
+        usage = self.usage(dec)
+        if span is None:
+            return max(usage, default=0)
+        return max(usage[self.net.times[span[0]]:self.net.times[span[1]] + 1], default=0)
+
+    def cycles(self, dec: Decisions) -> int:
+        if id(dec) not in self._cycles:
+            self._cycles[id(dec)] = (dec, total_cycles(self.net, dec, self.arch, self.oracle))
+        return self._cycles[id(dec)][1]
+
+    def improve_at(self, current: Decisions, start: int) -> tuple[Decisions, tuple[int, int, int] | None]:
+        """The runs from ``start`` and stripe heights that lower the peak over their span, and no
+        run, chosen among as Size chooses."""
+        span = (start, max(e for s, e in self.runs if s == start))
+        here = self.peak(current, span)
+        if here < HOT_FRACTION * self.peak(current):
+            return current, None
+        options: list[tuple[int, int, tuple[int, int, int] | None, Decisions]] = []
+        for s, e in (r for r in self.runs if r[0] == start):
+            for rows in STRIPE_ROWS:
+                trial = self.trial(current, s, e, rows)
+                if trial is not None and self.peak(trial, span) < here:
+                    options.append((self.peak(trial, span), self.cycles(trial), (s, e, rows), trial))
+        if not options:
+            return current, None
+        options.append((here, self.cycles(current), None, current))
+        _, _, step, chosen = options[size_trade([(m, c) for m, c, _, _ in options])]
+        return chosen, step
+
+
+def with_branch_cascades(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle) -> Decisions:
+    """``dec`` with the branch cascades that lower its fast-storage peak (Size).
+
+    Forward, each branch point whose runs span steps near the plan's peak chooses among the runs
+    and stripe heights that lower the peak over their span, and no run, as Size chooses (two cells
+    may share the plan's peak: neither alone lowers it); passes repeat while they find runs, as
+    the peak moves. Backward, a run whose removal leaves the plan's peak where it is goes again
+    (it only costs cycles). Last, Size's rule (``strategy.size_trade``) chooses between the result
+    and ``dec``."""
+    search = _Search(net, arch, oracle)
+    steps: list[tuple[int, int, int]] = []
+    current = dec
+    for _ in range(PASSES):
+        found = len(steps)
+        for start in sorted({s for s, _ in search.runs}):
+            current, step = search.improve_at(current, start)
+            if step is not None:
+                steps.append(step)
+        if len(steps) == found:
+            break
+    if not steps:
+        return dec
+    peak = search.peak(current)
+    for i in reversed(range(len(steps))):
+        fewer = _replayed(net, dec, steps[:i] + steps[i + 1:])
+        if fewer is not None and search.peak(fewer) <= peak:
+            steps, current = steps[:i] + steps[i + 1:], fewer
+    if current is dec:
+        return dec
+    figures = [(search.peak(d), search.cycles(d)) for d in (dec, current)]
+    chosen = (dec, current)[size_trade(figures)]
+    if chosen is current:
+        log.info("%d branch cascades: peak %d -> %d bytes", len(steps), figures[0][0], figures[1][0])
+    return chosen
+
+
+def _replayed(net: Network, dec: Decisions, steps: list[tuple[int, int, int]]) -> Decisions | None:
+    """``dec`` with the branch cascades ``steps`` (run start, end, stripe rows), or None when one
+    no longer applies."""
+    for step in steps:
+        found = branch_cascade(net, dec, *step)
+        if found is None:
+            return None
+        dec = found
+    return dec

@@ -1,0 +1,72 @@
+"""Cascades through branches: the stripe order, rolling rows, and plans that take them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from npuplan.api import plan
+from npuplan.commands import validate_plan
+from npuplan.ir.lowered import LoweredGraph
+from npuplan.schedule.branch_cascades import branch_cascade, rolling_maps
+from npuplan.schedule.network import build_network
+from npuplan.schedule.planner import max_decisions
+from npuplan.schedule.stripes import cascade_stripes, rolling_rows_needed
+from npuplan.schedule.usage import peak_bytes
+from tests.random_graphs import network_bytes
+from tests.unit.commands.graphs import add, arch, conv, fm
+
+SIZE = dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram",
+            optimise="Size")
+
+
+def _residual() -> LoweredGraph:
+    """x -> stem -> s; s -> a (3x3) -> b (3x3); add(b, s) -> y -> head: the stem's output s is
+    read by two ops, so no chain cascade can roll it."""
+    x = fm("x", 32, 16, 8)
+    stem = conv("s", x, 16)
+    a = conv("a", stem.ofm, 16, seed=1)
+    b = conv("b", a.ofm, 16, seed=2)
+    join = add("y", b.ofm, stem.ofm)
+    head = conv("out", join.ofm, 8, k=1, seed=3)
+    return LoweredGraph("residual", (stem, a, b, join, head), (x,), (head.ofm,))
+
+
+def test_a_chain_pulls_each_producer_just_before_its_reader() -> None:
+    graph = _residual()
+    ops = graph.ops[1:3]  # a -> b, a chain
+    order = cascade_stripes(ops, [1, 1], {"a"})  # type: ignore[arg-type]
+    assert order[:3] == [(0, 0, 1), (0, 1, 2), (1, 0, 1)]  # b's first row reads a's rows 0..1
+    assert rolling_rows_needed(ops, [1, 1], {"a"}) == {"a": 3}  # type: ignore[arg-type]
+
+
+def test_a_branch_point_rolls_for_both_of_its_readers() -> None:
+    graph = _residual()
+    ops = graph.ops[:4]
+    rows = rolling_rows_needed(ops, [1, 1, 1, 1], {"s", "a", "b"})  # type: ignore[arg-type]
+    # the add reads s's row r after b made row r, which needed a's row r+1 and so s's rows up to
+    # r+2: three rows of s held, as many as a's 3x3 window needs anyway
+    assert rows == {"s": 3, "a": 3, "b": 1}
+    assert [j for j, _, _ in cascade_stripes(ops, [1, 1, 1, 1], {"s", "a", "b"})].count(3) == 32  # type: ignore[arg-type]
+
+
+def test_branch_cascade_rolls_the_branch_point_and_lowers_the_peak() -> None:
+    net = build_network(_residual())
+    whole = max_decisions(net, arch())
+    assert rolling_maps(net, 0, 3) == ["s", "a", "b"]
+    branched = branch_cascade(net, whole, 0, 3, 1)
+    assert branched is not None and len(branched.cascades) == 1
+    assert {r.tensor_name for r in branched.cascades[0].rolling} == {"s", "a", "b"}
+    assert peak_bytes(net, branched) < peak_bytes(net, whole)
+    chain = branch_cascade(net, whole, 1, 2, 1)  # a plain chain rolls 'a'...
+    assert chain is not None and branch_cascade(net, chain, 1, 2, 1) is None  # ...and nothing more after
+
+
+def test_size_plans_of_random_cells_validate(tmp_path: Path) -> None:
+    seen = 0
+    for seed in range(8):
+        path = tmp_path / f"cells_{seed}.tflite"
+        path.write_bytes(network_bytes(seed, layers=3, kinds=("cell", "residual")))
+        result = plan(path, **SIZE)
+        validate_plan(result)
+        seen += "cascades through branches" in result.schedule.notes
+    assert seen
