@@ -163,8 +163,8 @@ HOT_FRACTION = 0.9
 class _Search:
     """One network's search: its candidate runs and each decision set's usage, worked out once."""
 
-    def __init__(self, net: Network, arch: Architecture, oracle: CostOracle) -> None:
-        self.net, self.arch, self.oracle = net, arch, oracle
+    def __init__(self, net: Network, arch: Architecture, oracle: CostOracle, *, least: bool) -> None:
+        self.net, self.arch, self.oracle, self.least = net, arch, oracle, least
         self.runs = _runs(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         self._owner: dict[int, tuple[Decisions, dict[str, str]]] = {}
@@ -214,7 +214,7 @@ class _Search:
 
     def improve_at(self, current: Decisions, start: int) -> tuple[Decisions, tuple[int, int, int] | None]:
         """The runs from ``start`` and stripe heights that lower the peak over their span, and no
-        run, chosen among as Size chooses."""
+        run, chosen among as Size chooses (or the least peak, with ``least``)."""
         span = (start, max(e for s, e in self.runs if s == start))
         here = self.peak(current, span)
         if here < HOT_FRACTION * self.peak(current):
@@ -227,13 +227,19 @@ class _Search:
                     options.append((self.peak(trial, span), self.cycles(trial), (s, e, rows), trial))
         if not options:
             return current, None
+        if self.least:
+            _, _, step, chosen = min(options, key=lambda o: (o[0], o[1]))
+            return chosen, step
         options.append((here, self.cycles(current), None, current))
         _, _, step, chosen = options[size_trade([(m, c) for m, c, _, _ in options])]
         return chosen, step
 
 
-def with_branch_cascades(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle) -> Decisions:
-    """``dec`` with the branch cascades that lower its fast-storage peak (Size).
+def with_branch_cascades(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, least: bool = False,
+) -> Decisions:
+    """``dec`` with the branch cascades that lower its fast-storage peak (Size; with ``least``,
+    the least peak whatever the cycles, for the floor plan).
 
     Forward, each branch point whose runs span steps near the plan's peak chooses among the runs
     and stripe heights that lower the peak over their span, and no run, as Size chooses (two cells
@@ -241,7 +247,7 @@ def with_branch_cascades(net: Network, dec: Decisions, arch: Architecture, oracl
     the peak moves. Backward, a run whose removal leaves the plan's peak where it is goes again
     (it only costs cycles). Last, Size's rule (``strategy.size_trade``) chooses between the result
     and ``dec``."""
-    search = _Search(net, arch, oracle)
+    search = _Search(net, arch, oracle, least=least)
     steps: list[tuple[int, int, int]] = []
     current = dec
     for _ in range(PASSES):
@@ -262,7 +268,7 @@ def with_branch_cascades(net: Network, dec: Decisions, arch: Architecture, oracl
     if current is dec:
         return dec
     figures = [(search.peak(d), search.cycles(d)) for d in (dec, current)]
-    chosen = (dec, current)[size_trade(figures)]
+    chosen = (dec, current)[1 if least else size_trade(figures)]
     if chosen is current:
         log.info("%d branch cascades: peak %d -> %d bytes", len(steps), figures[0][0], figures[1][0])
     return chosen

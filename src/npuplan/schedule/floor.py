@@ -23,11 +23,20 @@ from npuplan.schedule.usage import Buffer, fast_buffers, usage_by_time
 
 
 def floor_decisions(net: Network, start: Decisions, arch: Architecture, oracle: CostOracle) -> Decisions:
-    """Cascades of least peak from the max schedule ``start``, no weight buffers (budget-independent)."""
+    """Chain cascades of least peak from the max schedule ``start``, no weight buffers
+    (budget-independent)."""
     from npuplan.schedule.cascades import build_cascades
 
     dec = build_cascades(net, start, arch, oracle, 0, Optimise.SIZE)
     return replace(dec, weights=tuple(NO_WEIGHT_BUFFER for _ in net.npu_ops))
+
+
+def branched_floor(net: Network, floor: Decisions, arch: Architecture, oracle: CostOracle) -> Decisions:
+    """``floor`` with cascades through branches wherever they lower its peak (least peak, whatever
+    the cycles; ``branch_cascades``)."""
+    from npuplan.schedule.branch_cascades import with_branch_cascades
+
+    return with_branch_cascades(net, floor, arch, oracle, least=True)
 
 
 def infeasible(net: Network, dec: Decisions, *, allocated_bytes: int, budget_bytes: int) -> InfeasiblePlan:

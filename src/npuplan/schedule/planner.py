@@ -17,7 +17,7 @@ from npuplan.ir.lowered import LoweredGraph
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule.assemble import assemble, total_cycles
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
-from npuplan.schedule.floor import floor_decisions, infeasible
+from npuplan.schedule.floor import branched_floor, floor_decisions, infeasible
 from npuplan.schedule.network import Network, build_network
 from npuplan.schedule.oracle import CostOracle, default_oracle
 from npuplan.schedule.types import Schedule
@@ -59,10 +59,13 @@ def plan_schedule(
     size = options.optimise is Optimise.SIZE
     try:
         return _plan(build_network(lowered, pack_unaligned=size), arch, options, oracle)
-    except InfeasiblePlan:
+    except InfeasiblePlan as bricks:
         if size:
             raise
-    schedule = _plan(build_network(lowered, pack_unaligned=True), arch, options, oracle)
+        try:
+            schedule = _plan(build_network(lowered, pack_unaligned=True), arch, options, oracle)
+        except InfeasiblePlan as packed:  # name the smaller of the two floors: that budget plans
+            raise min((bricks, packed), key=lambda e: e.needed_bytes) from None
     return replace(schedule, notes=(*schedule.notes, "feature maps of unaligned depth kept NHWC to fit the budget"))
 
 
@@ -119,9 +122,14 @@ def order_by_speed(scored: list[tuple[int, int, int]]) -> list[int]:
 
 
 def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int) -> Schedule:
-    """The least-peak schedule, with weight buffering in the memory the budget leaves."""
-    floor = floor_decisions(net, max_decisions(net, arch), arch, oracle)
-    bare = assemble(net, floor, arch, oracle, allocator=options.tensor_allocator, notes=("floor schedule",))
+    """The least-peak schedule (chain cascades, or also through branches: the smaller allocated
+    peak), with weight buffering in the memory the budget leaves."""
+    chains = floor_decisions(net, max_decisions(net, arch), arch, oracle)
+    candidates = list(dict.fromkeys((chains, branched_floor(net, chains, arch, oracle))))
+    floors = [assemble(net, d, arch, oracle, allocator=options.tensor_allocator, notes=("floor schedule",))
+              for d in candidates]
+    k = min(range(len(floors)), key=lambda i: (floors[i].sram_peak_bytes, i))
+    floor, bare = candidates[k], floors[k]
     if bare.sram_peak_bytes > budget:
         raise infeasible(net, floor, allocated_bytes=bare.sram_peak_bytes, budget_bytes=budget)
     limit = budget if options.optimise is Optimise.PERFORMANCE else bare.sram_peak_bytes
