@@ -1,0 +1,62 @@
+"""The HTML report in a real browser: headless Chromium draws every chart, offline, with no
+console message (a script error, a refused request or a failed chart would log one), and the
+markup-named tensors stay text."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from npuplan.cli import main
+
+from .plans import SCENARIO, hostile_model
+
+pytest.importorskip("plotly")
+
+CHROMIUM = "/usr/bin/chromium"
+TARGET = ["--system-config", SCENARIO["system_config"], "--memory-mode", SCENARIO["memory_mode"]]
+
+
+def _dump_dom(page: Path, profile: Path) -> tuple[str, str]:
+    """The page's DOM after its scripts ran, and Chromium's log."""
+    if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
+        pytest.skip("chromium not installed: apt-get install chromium")
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000",
+         "--dump-dom", page.resolve().as_uri()],
+        capture_output=True, text=True, timeout=180, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, done.stderr
+
+
+def _check_rendered(page: Path, profile: Path) -> str:
+    source = page.read_text(encoding="utf-8")
+    charts = len(re.findall(r'<div class="chart" id="', source))
+    dom, log = _dump_dom(page, profile)
+    console = [line for line in log.splitlines() if "CONSOLE" in line]
+    assert not console, console[:5]
+    assert charts >= 2 and dom.count('class="plot-container plotly"') == charts
+    assert dom.count("main-svg") >= charts and "\">chart failed" not in dom
+    return dom
+
+
+def test_chromium_draws_every_chart_of_a_report_and_a_comparison(tmp_path, ds_cnn: Path) -> None:
+    model = hostile_model(ds_cnn, tmp_path / "hostile.tflite")
+    plans = []
+    for name, accelerator in (("a", "ethos-u55-128"), ("b", "ethos-u65-256")):
+        out = tmp_path / name
+        memory = ["--memory-mode", "Dedicated_Sram", "--system-config", "Ethos_U65_High_End"] if name == "b" else TARGET
+        assert main(["plan", str(model), "--accelerator-config", accelerator, *memory, "--output-dir", str(out),
+                     "--quiet", "--html"]) == 0
+        plans.append(out / "hostile_plan.json")
+    dom = _check_rendered(tmp_path / "a" / "hostile_report.html", tmp_path / "profile")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in dom and '<img src="x"' not in dom
+    assert main(["report", *map(str, plans), "-o", str(tmp_path / "diff.html")]) == 0
+    _check_rendered(tmp_path / "diff.html", tmp_path / "profile")
