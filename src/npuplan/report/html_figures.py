@@ -9,6 +9,7 @@ cannot become a tag or a link. Units: bytes shown in KiB, cycles as counts.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,9 +61,15 @@ def _short(name: str, limit: int = 90) -> str:
 def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
     return {
         "title": {"text": esc(title)}, "xaxis": {"title": {"text": x_title}},
-        "yaxis": {"title": {"text": y_title}}, "margin": {"l": 70, "r": 20, "t": 50, "b": 50},
-        "legend": {"orientation": "h", "y": -0.18}, "hoverlabel": {"align": "left"}, **extra,
+        "yaxis": {"title": {"text": y_title}}, "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
+        "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"}, "hoverlabel": {"align": "left"}, **extra,
     }
+
+
+def step_axis(steps: int) -> dict[str, Any]:
+    """An x axis over op steps ``0..steps-1``: whole-number ticks, the ends in view."""
+    return {"title": {"text": "op step"}, "range": [-0.6, max(steps, 1) - 0.4], "tick0": 0,
+            "dtick": max(1, math.ceil(steps / 25)), "zeroline": False}
 
 
 # ---------------------------------------------------------------------------- SRAM over the schedule
@@ -114,7 +121,7 @@ def sram_figure(report: HtmlReport) -> Figure:
                             "yanchor": "bottom", "showarrow": False,
                             "text": f"allocated peak address {size_text(report.sram_allocated_bytes)}"})
     layout = _layout(title, "op step", "KiB", barmode="stack", bargap=0.05, hovermode="closest",
-                     shapes=shapes, annotations=annotations)
+                     shapes=shapes, annotations=annotations, xaxis=step_axis(len(report.ops)))
     return {"data": data, "layout": layout}
 
 
@@ -155,7 +162,11 @@ def cycles_figure(report: HtmlReport) -> Figure:
         {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]},
     ]}]
     layout = _layout("Cycles per NPU op: compute and each memory's transfers (the op takes the longest)",
-                     "op step", "cycles", barmode="group", bargap=0.15, hovermode="closest", updatemenus=menus)
+                     "op step", "cycles", barmode="group", bargap=0.15, hovermode="closest", updatemenus=menus,
+                     xaxis=step_axis(len(report.ops)))
+    if not npu:
+        layout["annotations"] = [{"text": "no op runs on the NPU", "xref": "paper", "yref": "paper", "x": 0.5,
+                                  "y": 0.5, "showarrow": False}]
     return {"data": data, "layout": layout}
 
 
@@ -196,7 +207,7 @@ def cascade_figure(report: HtmlReport) -> Figure:
                      "x": [c.last_step - c.first_step + 0.9 for c in cascades],
                      "marker": {"color": "#54a24b"}, "hovertext": hover, "hoverinfo": "text"})
     layout = _layout("Cascades and stripes along the op sequence", "op step", "", barmode="overlay",
-                     height=260, hovermode="closest")
+                     height=260, hovermode="closest", xaxis=step_axis(len(report.ops)))
     return {"data": data, "layout": layout}
 
 
@@ -209,11 +220,11 @@ def memory_map_figures(report: HtmlReport) -> list[tuple[str, Figure]]:
     for area in sorted({t.area for t in report.tensors}):
         rows = [t for t in report.tensors if t.area == area and t.first_step >= 0]
         if rows:
-            out.append((area, _memory_map(area, rows)))
+            out.append((area, _memory_map(area, rows, len(report.ops))))
     return out
 
 
-def _memory_map(area: str, rows: Sequence[TensorRow]) -> Figure:
+def _memory_map(area: str, rows: Sequence[TensorRow], steps: int) -> Figure:
     data = []
     for kind, label in KIND_LABELS.items():
         mine = [t for t in rows if t.kind == kind]
@@ -229,5 +240,5 @@ def _memory_map(area: str, rows: Sequence[TensorRow]) -> Figure:
             "hoverinfo": "text", "opacity": 0.85,
         })
     layout = _layout(f"{area}: buffers by address over the op steps", "op step", "address (KiB)",
-                     barmode="overlay", hovermode="closest", height=360)
+                     barmode="overlay", hovermode="closest", height=360, xaxis=step_axis(steps))
     return {"data": data, "layout": layout}

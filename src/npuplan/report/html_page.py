@@ -29,7 +29,7 @@ _SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-.sub{color:#666;margin-top:0;word-break:break-all}
+.sub{color:#666;margin-top:0;word-break:break-all} code{word-break:break-all}
 .cards{display:flex;flex-wrap:wrap;gap:.6em;margin:.8em 0}
 .card{border:1px solid #ddd;border-radius:6px;padding:.5em .8em;min-width:9em}
 .card b{display:block;font-size:1.25em}.card span{color:#666;font-size:.85em}
