@@ -83,12 +83,17 @@ def _op_row(change: OpChange) -> list[object]:
         *both("step"), change.name, *(p.upper() if isinstance(p, str) else None for p in both("placement")),
         ca, cb, delta, 100.0 * delta / ca if delta is not None and ca else None,
         *both("sram_usage_bytes"), *both("block_config"), *both("cascade"),
+        *(_stripe_rows(op) for op in (a, b)), *both("weight_buffering"),
     ]
+
+
+def _stripe_rows(op: OpRow | None) -> int | None:
+    return op.ofm_stripe[1] if op is not None and len(op.ofm_stripe) == 4 else None
 
 
 OP_HEADERS = ("step A", "step B", "name", "placement A", "placement B", "cycles A", "cycles B", "cycles B-A",
               "cycles change %", "SRAM bytes A", "SRAM bytes B", "block config A", "block config B", "cascade A",
-              "cascade B")
+              "cascade B", "OFM stripe rows A", "OFM stripe rows B", "weights A", "weights B")
 
 
 def _sram_compare(a: HtmlReport, b: HtmlReport) -> Figure:

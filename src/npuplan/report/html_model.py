@@ -127,6 +127,10 @@ def html_report(document: Mapping[str, Any], source: str | Path) -> HtmlReport:
     """The report of a plan document read from ``source`` (named in errors). Raises
     ``PlanFileError`` naming the first field that is missing or of the wrong type."""
     path = Path(source)
+    target = document.get("target")
+    if isinstance(target, Mapping) and "accelerator_config" in target and "macs_per_cycle" not in target:
+        raise PlanFileError(f"plan '{path}' lacks the target rates the HTML report needs (written by an older "
+                            "npuplan?): plan the model again")
     try:
         return _report(Fields(document, "plan"), path)
     except (StreamFormatError, TypeError, ValueError, KeyError) as error:
