@@ -118,7 +118,8 @@ def render(report: HtmlReport) -> bytes:
         "<h2>SRAM over the schedule</h2>", _sram_text(report), chart("chart-sram"),
         "<h2>Cycles per op</h2><p>Bars: compute and each memory's transfer time; the op takes the longest. "
         "Dash: the op's lower bound (MACs at the array's peak rate, weight bytes at their memory's bandwidth). "
-        "Triangles: ops bound by a memory.</p>", chart("chart-cycles"),
+        "Triangles: ops bound by a memory. Crosses: estimates below their own lower bound (weight transfers "
+        "the cost model does not charge to the op).</p>", chart("chart-cycles"),
         "<h2>Cascades and stripes</h2>", chart("chart-cascades"),
         "<h2>Where each buffer lives</h2>",
         *(chart(f"chart-map-{k}") for k in range(len(maps))),
