@@ -149,7 +149,9 @@ def _run_report(args: argparse.Namespace, stage: _Stage) -> int:
     if len(args.plans) > 2:
         raise NpuplanError(f"report takes one plan JSON, or two to compare (got {len(args.plans)})")
     stage.step("writing the HTML report")
-    write_html_report(args.plans, args.output)
+    written = write_html_report(args.plans, args.output)
+    what = "comparison" if len(args.plans) == 2 else "report"
+    print(f"wrote {written} ({what}, {written.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from npuplan.cli import main
+from npuplan.report import html_page
 from npuplan.report.html_page import plotly_js, script_json, table
 
 from .plans import HOSTILE, SCENARIO, SCRIPT_END, hostile_model
@@ -108,7 +108,7 @@ def test_bad_plan_files_fail_in_one_line_and_write_nothing(tmp_path, capsys, hos
 
 
 def test_missing_plotly_is_one_line_naming_the_extra(tmp_path, capsys, monkeypatch, ds_cnn: Path) -> None:
-    monkeypatch.setitem(sys.modules, "plotly", None)
+    monkeypatch.setattr(html_page, "PLOTLY_PACKAGE", "no_such_plotly_package")
     plotly_js.cache_clear()  # read by an earlier test
     out = tmp_path / "out"
     assert main(["plan", str(ds_cnn), *TARGET, "--output-dir", str(out), "--quiet", "--html"]) == 2
