@@ -151,7 +151,7 @@ def _run_report(args: argparse.Namespace, stage: _Stage) -> int:
     stage.step("writing the HTML report")
     written = write_html_report(args.plans, args.output)
     what = "comparison" if len(args.plans) == 2 else "report"
-    print(f"wrote {written} ({what}, {written.stat().st_size / 1e6:.1f} MB)")
+    print(f"Wrote {written} ({what}, {written.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 

@@ -61,8 +61,8 @@ def _short(name: str, limit: int = 90) -> str:
 def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
     return {
         "title": {"text": esc(title)}, "xaxis": {"title": {"text": x_title}},
-        "yaxis": {"title": {"text": y_title}}, "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
-        "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"}, "hoverlabel": {"align": "left"}, **extra,
+        "yaxis": {"title": {"text": y_title}}, "margin": {"l": 70, "r": 20, "t": 50, "b": 50},
+        "height": 440, "hoverlabel": {"align": "left"}, **extra,
     }
 
 
@@ -110,14 +110,14 @@ def sram_figure(report: HtmlReport) -> Figure:
     if budget and kib(budget) <= BUDGET_IN_VIEW * max(top, 1.0):
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": kib(budget), "y1": kib(budget),
                        "line": {"color": "#d62728", "dash": "dash"}})
-        annotations.append({"xref": "paper", "x": 1, "y": kib(budget), "xanchor": "right", "yanchor": "bottom",
+        annotations.append({"xref": "paper", "x": 0, "y": kib(budget), "xanchor": "left", "yanchor": "bottom",
                             "text": f"budget (arena cache size) {size_text(budget)}", "showarrow": False})
     else:
         title += f" (budget {size_text(budget)}, off the chart)"
     if report.sram_allocated_bytes:
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": kib(report.sram_allocated_bytes),
                        "y1": kib(report.sram_allocated_bytes), "line": {"color": "#888", "dash": "dot", "width": 1}})
-        annotations.append({"xref": "paper", "x": 0, "y": kib(report.sram_allocated_bytes), "xanchor": "left",
+        annotations.append({"xref": "paper", "x": 1, "y": kib(report.sram_allocated_bytes), "xanchor": "right",
                             "yanchor": "bottom", "showarrow": False,
                             "text": f"allocated peak address {size_text(report.sram_allocated_bytes)}"})
     layout = _layout(title, "op step", "KiB", barmode="stack", bargap=0.05, hovermode="closest",
@@ -149,7 +149,7 @@ def cycles_figure(report: HtmlReport) -> Figure:
         data.append({"type": "bar", "name": f"{esc(area)} transfers", "x": steps,
                      "y": [c.access_cycles.get(area, 0.0) for c in splits],
                      "marker": {"color": AREA_COLOURS.get(area, "#999")}, "hovertext": hover, "hoverinfo": "text"})
-    data.append({"type": "scatter", "mode": "markers", "name": "lower bound (MACs at peak rate, weights at bandwidth)",
+    data.append({"type": "scatter", "mode": "markers", "name": "lower bound",
                  "x": steps, "y": [c.lower_bound_cycles for c in splits],
                  "marker": {"symbol": "line-ew-open", "size": 12, "color": "#000", "line": {"width": 2}},
                  "hovertext": hover, "hoverinfo": "text"})
@@ -165,7 +165,7 @@ def cycles_figure(report: HtmlReport) -> Figure:
         data.append({"type": "scatter", "mode": "markers", "name": f"estimate below its lower bound ({len(under)})",
                      "x": [s for s, _ in under], "y": [v for _, v in under],
                      "marker": {"symbol": "x", "size": 10, "color": "#9467bd"}, "hoverinfo": "skip"})
-    menus = [{"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1.15, "buttons": [
+    menus = [{"type": "buttons", "direction": "right", "x": 0, "xanchor": "left", "y": 1.12, "buttons": [
         {"label": "linear", "method": "relayout", "args": [{"yaxis.type": "linear"}]},
         {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]},
     ]}]
