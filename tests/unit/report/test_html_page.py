@@ -105,6 +105,10 @@ def test_bad_plan_files_fail_in_one_line_and_write_nothing(tmp_path, capsys, hos
     broken.write_text(json.dumps(document))
     _fails_cleanly(capsys, ["report", str(broken), "-o", str(out)], out, "target")
     _fails_cleanly(capsys, ["report", str(junk), str(junk), str(junk), "-o", str(out)], out, "two")
+    plan = hostile_report.parent / "hostile_plan.json"
+    before = plan.read_bytes()
+    assert main(["report", str(plan), "-o", str(plan)]) == 2
+    assert "overwrite its own plan JSON" in capsys.readouterr().err and plan.read_bytes() == before
 
 
 def test_missing_plotly_is_one_line_naming_the_extra(tmp_path, capsys, monkeypatch, ds_cnn: Path) -> None:
