@@ -4,6 +4,10 @@
 Every name from the model in hover text is HTML-escaped: plotly.js reads a few tags in hover text
 (``<br>``, ``<b>``, ``<a href>``), so an escaped name shows as text (``&lt;`` as ``<``) and
 cannot become a tag or a link. Units: bytes shown in KiB, cycles as counts.
+
+Hover text travels as ``"hoverlines"``: per point a list of lines (the page joins them with
+``<br>``), or the index of an earlier trace of the figure whose hover text to share, which keeps
+large networks' pages small.
 """
 
 from __future__ import annotations
@@ -47,11 +51,11 @@ def size_text(size_bytes: float) -> str:
     return f"{size_bytes:g} bytes"
 
 
-def _names(lines: Sequence[str]) -> str:
+def _names(lines: Sequence[str]) -> list[str]:
     shown = list(lines[:HOVER_NAMES])
     if len(lines) > HOVER_NAMES:
         shown.append(f"... and {len(lines) - HOVER_NAMES} more")
-    return "<br>".join(shown)
+    return shown
 
 
 def _short(name: str, limit: int = 90) -> str:
@@ -75,12 +79,12 @@ def step_axis(steps: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- SRAM over the schedule
 
 
-def _live_hover(report: HtmlReport, s: SramStep) -> str:
+def _live_hover(report: HtmlReport, s: SramStep) -> list[str]:
     op = report.ops[s.step]
     lines = [f"{esc(_short(b.name))} ({KIND_LABELS.get(b.kind, esc(b.kind))}, {kib(b.size_bytes):g} KiB)"
              for b in s.live]
-    head = f"<b>step {s.step}</b> {esc(_short(op.name))}<br>{kib(s.total_bytes):g} KiB live in {len(s.live)} buffers"
-    return head + ("<br>" + _names(lines) if lines else "")
+    return [f"<b>step {s.step}</b> {esc(_short(op.name))}", f"{kib(s.total_bytes):g} KiB live in {len(s.live)} buffers",
+            *_names(lines)]
 
 
 def sram_figure(report: HtmlReport) -> Figure:
@@ -95,7 +99,7 @@ def sram_figure(report: HtmlReport) -> Figure:
                          "marker": {"color": KIND_COLOURS[kind]}, "hovertemplate": "%{y:.1f} KiB<extra>" + label + "</extra>"})
     totals = [kib(s.total_bytes) for s in report.sram]
     data.append({"type": "scatter", "mode": "lines", "name": "live total", "x": steps, "y": totals,
-                 "line": {"color": "#333", "width": 1}, "hovertext": [_live_hover(report, s) for s in report.sram],
+                 "line": {"color": "#333", "width": 1}, "hoverlines": [_live_hover(report, s) for s in report.sram],
                  "hoverinfo": "text"})
     peak = report.peak_step
     shapes, annotations = [], []
@@ -128,11 +132,12 @@ def sram_figure(report: HtmlReport) -> Figure:
 # ---------------------------------------------------------------------------- cycles per op
 
 
-def _cycle_hover(op: OpRow, c: CycleSplit) -> str:
-    access = "".join(f"<br>{esc(area)} transfers: {v:,.0f}" for area, v in c.access_cycles.items() if v)
-    return (f"<b>step {op.step}</b> {esc(_short(op.name))}<br>{esc(op.operator)}: {c.total_cycles:,.0f} cycles, "
-            f"bound by {esc(c.bound_by)}<br>compute: {c.compute_cycles:,.0f}{access}<br>lower bound: "
-            f"{c.lower_bound_cycles:,.0f} (MACs {c.mac_bound_cycles:,.0f}, weights {c.weight_bound_cycles:,.0f})")
+def _cycle_hover(op: OpRow, c: CycleSplit) -> list[str]:
+    access = [f"{esc(area)} transfers: {v:,.0f}" for area, v in c.access_cycles.items() if v]
+    return [f"<b>step {op.step}</b> {esc(_short(op.name))}",
+            f"{esc(op.operator)}: {c.total_cycles:,.0f} cycles, bound by {esc(c.bound_by)}",
+            f"compute: {c.compute_cycles:,.0f}", *access, "lower bound: "
+            f"{c.lower_bound_cycles:,.0f} (MACs {c.mac_bound_cycles:,.0f}, weights {c.weight_bound_cycles:,.0f})"]
 
 
 def cycles_figure(report: HtmlReport) -> Figure:
@@ -143,16 +148,16 @@ def cycles_figure(report: HtmlReport) -> Figure:
     splits = [op.cycles for op in npu if op.cycles is not None]
     hover = [_cycle_hover(op, c) for op, c in zip(npu, splits)]
     data: list[dict[str, Any]] = [{"type": "bar", "name": "compute", "x": steps, "y": [c.compute_cycles for c in splits],
-                                   "marker": {"color": "#9d9d9d"}, "hovertext": hover, "hoverinfo": "text"}]
+                                   "marker": {"color": "#9d9d9d"}, "hoverlines": hover, "hoverinfo": "text"}]
     areas = sorted({a for c in splits for a, v in c.access_cycles.items() if v})
     for area in areas:
         data.append({"type": "bar", "name": f"{esc(area)} transfers", "x": steps,
                      "y": [c.access_cycles.get(area, 0.0) for c in splits],
-                     "marker": {"color": AREA_COLOURS.get(area, "#999")}, "hovertext": hover, "hoverinfo": "text"})
+                     "marker": {"color": AREA_COLOURS.get(area, "#999")}, "hoverlines": 0, "hoverinfo": "text"})
     data.append({"type": "scatter", "mode": "markers", "name": "lower bound",
                  "x": steps, "y": [c.lower_bound_cycles for c in splits],
                  "marker": {"symbol": "line-ew-open", "size": 12, "color": "#000", "line": {"width": 2}},
-                 "hovertext": hover, "hoverinfo": "text"})
+                 "hoverlines": 0, "hoverinfo": "text"})
     bound = [(op.step, c.total_cycles) for op, c in zip(npu, splits) if c.bound_by != "compute"]
     data.append({"type": "scatter", "mode": "markers", "name": f"memory-bound ops ({len(bound)})",
                  "x": [s for s, _ in bound], "y": [v for _, v in bound],
@@ -200,20 +205,20 @@ def cascade_figure(report: HtmlReport) -> Figure:
         if ops:
             data.append({"type": "bar", "orientation": "h", "name": label, "y": ["ops"] * len(ops),
                          "base": [op.step - 0.45 for op in ops], "x": [0.9] * len(ops), "marker": {"color": colour},
-                         "hovertext": [f"<b>step {op.step}</b> {esc(_short(op.name))}<br>{_stripe(op)}" for op in ops],
+                         "hoverlines": [[f"<b>step {op.step}</b> {esc(_short(op.name))}", _stripe(op)] for op in ops],
                          "hoverinfo": "text"})
     by_name = {op.name: op for op in report.ops}
     cascades = [c for c in report.cascades if c.first_step >= 0]
     if cascades:
-        hover = []
+        hover: list[list[str]] = []
         for c in cascades:
             lines = [f"{esc(_short(n, 60))}: {_stripe(by_name[n])}" for n in c.ops if n in by_name]
-            hover.append(f"<b>cascade {c.id}</b>, steps {c.first_step}-{c.last_step}, "
-                         f"{kib(c.sram_bytes):g} KiB<br>" + _names(lines))
+            hover.append([f"<b>cascade {c.id}</b>, steps {c.first_step}-{c.last_step}, "
+                         f"{kib(c.sram_bytes):g} KiB", *_names(lines)])
         data.append({"type": "bar", "orientation": "h", "name": "cascade", "y": ["cascades"] * len(cascades),
                      "base": [c.first_step - 0.45 for c in cascades],
                      "x": [c.last_step - c.first_step + 0.9 for c in cascades],
-                     "marker": {"color": "#54a24b"}, "hovertext": hover, "hoverinfo": "text"})
+                     "marker": {"color": "#54a24b"}, "hoverlines": hover, "hoverinfo": "text"})
     layout = _layout("Cascades and stripes along the op sequence", "op step", "", barmode="overlay",
                      height=260, hovermode="closest", xaxis=step_axis(len(report.ops)))
     return {"data": data, "layout": layout}
@@ -243,8 +248,8 @@ def _memory_map(area: str, rows: Sequence[TensorRow], steps: int) -> Figure:
             "width": [t.last_step - t.first_step + 0.9 for t in mine], "base": [kib(t.offset) for t in mine],
             "y": [max(kib(t.size_bytes), 0.001) for t in mine], "marker": {"color": KIND_COLOURS[kind],
                                                                            "line": {"width": 0.5, "color": "#fff"}},
-            "hovertext": [f"{esc(_short(t.name))}<br>{label}, {t.size_bytes:,} bytes at offset {t.offset:,}<br>"
-                          f"steps {t.first_step}-{t.last_step}" for t in mine],
+            "hoverlines": [[esc(_short(t.name)), f"{label}, {t.size_bytes:,} bytes at offset {t.offset:,}",
+                            f"steps {t.first_step}-{t.last_step}"] for t in mine],
             "hoverinfo": "text", "opacity": 0.85,
         })
     layout = _layout(f"{area}: buffers by address over the op steps", "op step", "address (KiB)",

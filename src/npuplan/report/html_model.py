@@ -22,9 +22,6 @@ from npuplan.report.doc_fields import Fields
 from npuplan.report.sram_timeline import SramStep, sram_steps
 from npuplan.report.stream_uses import CommandUse, command_uses
 
-AREA_NAMES = ("Sram", "Dram", "OnChipFlash", "OffChipFlash")
-
-
 @dataclass(frozen=True, slots=True)
 class CycleSplit:
     """An NPU op's cycles: compute, each memory's transfer time (the op takes the longest) and the
@@ -137,14 +134,31 @@ def html_report(document: Mapping[str, Any], source: str | Path) -> HtmlReport:
         raise PlanFileError(f"plan '{path}': {error}") from None
 
 
+@dataclass(frozen=True, slots=True)
+class _Rates:
+    """The target's peak rates: MACs per cycle, and where weights are stored and its bytes per cycle."""
+
+    macs_per_cycle: int
+    weights_area: str
+    weight_bytes_per_cycle: float
+
+
+def _rates(target: Fields) -> _Rates:
+    area = target.text("weights_area")
+    return _Rates(max(target.whole("macs_per_cycle"), 1), area,
+                  target.section("bytes_per_cycle").numbers().get(area, 0.0))
+
+
 def _report(doc: Fields, path: Path) -> HtmlReport:
     target = doc.section("target")
-    ops = tuple(_op(f, step, target) for step, f in enumerate(doc.items("ops")))
+    rates = _rates(target)
+    ops = tuple(_op(f, step, rates) for step, f in enumerate(doc.items("ops")))
+    step_of = {op.name: op.step for op in ops}
     buffers = (doc.section("tensors"), doc.section("allocation").section("buffers"))
     layouts = read_layouts([b.data for b in buffers])
     uses = command_uses(doc.data.get("commands"), layouts)
     lives = name_lifetimes([u.buffers for u in uses], doc.strs("inputs"), doc.strs("outputs"))
-    steps = _steps_of_commands(uses, {op.name: op.step for op in ops})
+    steps = _steps_of_commands(uses, step_of)
     area = target.text("fast_area")
     areas = doc.section("allocation").section("areas")
     return HtmlReport(
@@ -158,7 +172,7 @@ def _report(doc: Fields, path: Path) -> HtmlReport:
         sram_budget_bytes=target.whole("arena_cache_size_bytes"),
         sram_allocated_bytes=areas.section(area).whole("peak_bytes") if area in areas.keys() else 0,
         tensors=_tensors(buffers, lives, steps),
-        cascades=tuple(_cascade(f, ops) for f in doc.items("cascades")),
+        cascades=tuple(_cascade(f, step_of) for f in doc.items("cascades")),
         removed_ops=tuple((f.text("name"), f.text("reason")) for f in doc.items("removed_ops")),
         notes=doc.strs("notes"),
     )
@@ -170,7 +184,7 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _op(f: Fields, step: int, target: Fields) -> OpRow:
+def _op(f: Fields, step: int, rates: _Rates) -> OpRow:
     placement = f.text("placement")
     if placement not in ("npu", "cpu"):
         raise StreamFormatError(f"{f.where}.placement must be 'npu' or 'cpu' (it is {placement!r:.40})")
@@ -186,27 +200,26 @@ def _op(f: Fields, step: int, target: Fields) -> OpRow:
         block_config="x".join(str(v) for v in ofm_block), ofm_shape=f.section("ofm").shape("shape"),
         ofm_stripe=stripes.shape("ofm"), ifm_stripe=stripes.shape("ifm"),
         weight_buffering=f.section("weights").text("buffering"), sram_usage_bytes=f.whole("sram_usage_bytes"),
-        cycles=_cycles(f, target),
+        cycles=_cycles(f, rates),
     )
 
 
-def _cycles(f: Fields, target: Fields) -> CycleSplit | None:
+def _cycles(f: Fields, rates: _Rates) -> CycleSplit | None:
     cost = f.optional("cost", dict)
     if cost is None:
         return None
     c = Fields(cost, f"{f.where}.cost")
-    access = {area: value for area, value in c.section("access_cycles").numbers().items()}
     moved = c.section("access_bytes").numbers()
-    weights_area = target.text("weights_area")
+    stored = (f"{rates.weights_area}.weights.", f"{rates.weights_area}.scales.")
     # Bytes fetched during an earlier op (prebuffered) are not on this op's path.
-    read = sum(v for k, v in moved.items() if k.startswith((f"{weights_area}.weights.", f"{weights_area}.scales.")))
+    read = sum(v for k, v in moved.items() if k.startswith(stored))
     weight_bytes = max(read - f.section("weights").whole("prebuffered_bytes"), 0)
-    rate = target.section("bytes_per_cycle").numbers().get(weights_area, 0.0)
+    rate = rates.weight_bytes_per_cycle
     macs = c.whole("nn_macs")
     return CycleSplit(
-        total_cycles=c.number("total_cycles"), compute_cycles=c.number("npu_cycles"), access_cycles=access,
-        macs=macs, weight_bytes=weight_bytes, mac_bound_cycles=macs / max(target.whole("macs_per_cycle"), 1),
-        weight_bound_cycles=weight_bytes / rate if rate > 0 else 0.0,
+        total_cycles=c.number("total_cycles"), compute_cycles=c.number("npu_cycles"),
+        access_cycles=c.section("access_cycles").numbers(), macs=macs, weight_bytes=weight_bytes,
+        mac_bound_cycles=macs / rates.macs_per_cycle, weight_bound_cycles=weight_bytes / rate if rate > 0 else 0.0,
     )
 
 
@@ -238,8 +251,7 @@ def _tensors(tables: Sequence[Fields], lives: Mapping[str, tuple[int, int]], ste
     return tuple(rows)
 
 
-def _cascade(f: Fields, ops: Sequence[OpRow]) -> CascadeRow:
+def _cascade(f: Fields, step_of: Mapping[str, int]) -> CascadeRow:
     names = f.strs("ops")
-    step_of = {op.name: op.step for op in ops}
     steps = [step_of[n] for n in names if n in step_of] or [-1]
     return CascadeRow(f.signed("id"), min(steps), max(steps), names, f.whole("sram_bytes"))

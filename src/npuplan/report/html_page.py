@@ -75,11 +75,19 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 });
 """
 
-# Draw every chart from the JSON data block; a chart that fails says so in its own box.
+# Draw every chart from the JSON data block (hover lines joined, shared hover texts shared: see
+# html_figures); a chart that fails says so in its own box.
 _CHARTS_JS = """
 (function () {
   var figures = JSON.parse(document.getElementById('npuplan-figures').textContent);
   figures.forEach(function (figure) {
+    figure.data.forEach(function (trace) {
+      var lines = trace.hoverlines;
+      if (lines === undefined) { return; }
+      trace.hovertext = typeof lines === 'number' ? figure.data[lines].hovertext
+        : lines.map(function (point) { return point.join('<br>'); });
+      delete trace.hoverlines;
+    });
     var box = document.getElementById(figure.id);
     try {
       Plotly.newPlot(box, figure.data, figure.layout, {responsive: true, displaylogo: false});

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from npuplan.commands.layout import ALIGN_BYTES, round_up
 from npuplan.commands.serial import Layout
 from npuplan.commands.types import BufferKind
@@ -79,12 +81,29 @@ def sram_steps(
         best = peak_command.get(step)
         if best is None or live_bytes[k] > live_bytes[best]:
             peak_command[step] = k
-    return tuple(_step(s, peak_command.get(s, -1), spans) for s in range(steps))
+    live = _live_at(spans, set(peak_command.values()))
+    return tuple(_step(s, peak_command.get(s, -1), live) for s in range(steps))
 
 
-def _step(step: int, command: int, spans: Sequence[_Span]) -> SramStep:
-    live = [] if command < 0 else [s for s in spans if s.start <= command <= s.end]
-    buffers = (LiveBuffer(" = ".join(s.members), s.kind, s.size_bytes) for s in live)
+def _live_at(spans: Sequence[_Span], commands: set[int]) -> dict[int, list[_Span]]:
+    """The spans live at each of ``commands``, by one sweep over the starts and ends."""
+    starts: dict[int, list[_Span]] = {}
+    for span in spans:
+        starts.setdefault(span.start, []).append(span)
+    active: dict[int, _Span] = {}
+    out: dict[int, list[_Span]] = {}
+    for k in sorted(set(starts) | commands):
+        for span in starts.get(k, ()):
+            active[id(span)] = span
+        if k in commands:
+            for key in [key for key, span in active.items() if span.end < k]:
+                del active[key]
+            out[k] = list(active.values())
+    return out
+
+
+def _step(step: int, command: int, live: Mapping[int, list[_Span]]) -> SramStep:
+    buffers = (LiveBuffer(" = ".join(s.members), s.kind, s.size_bytes) for s in live.get(command, ()))
     return SramStep(step, command, tuple(sorted(buffers, key=lambda b: (-b.size_bytes, b.name))))
 
 
@@ -119,6 +138,9 @@ def _merge_shared(spans: list[tuple[int, int, _Span]]) -> list[_Span]:
     """Merge spans whose address ranges and lifetimes both overlap (one buffer under two names):
     the merged span covers both lifetimes, is as large as the larger and keeps the first's kind."""
     spans.sort(key=lambda item: (item[0], item[2].start))
+    lo = np.array([item[0] for item in spans], dtype=np.int64)
+    start = np.array([item[2].start for item in spans], dtype=np.int64)
+    end = np.array([item[2].end for item in spans], dtype=np.int64)
     parent = list(range(len(spans)))
 
     def root(i: int) -> int:
@@ -127,13 +149,13 @@ def _merge_shared(spans: list[tuple[int, int, _Span]]) -> list[_Span]:
             i = parent[i]
         return i
 
-    for i, (lo, hi, a) in enumerate(spans):
-        for j in range(i + 1, len(spans)):
-            other_lo, _, b = spans[j]
-            if other_lo >= hi:
-                break
-            if a.start <= b.end and b.start <= a.end:
-                parent[root(j)] = root(i)
+    for i, (_, hi, a) in enumerate(spans):
+        stop = int(np.searchsorted(lo, hi, side="left"))  # spans starting inside this one's addresses
+        if stop <= i + 1:
+            continue
+        shared = np.nonzero((start[i + 1: stop] <= a.end) & (end[i + 1: stop] >= a.start))[0]
+        for j in shared:
+            parent[root(i + 1 + int(j))] = root(i)
     groups: dict[int, list[_Span]] = {}
     for i, (_, _, span) in enumerate(spans):
         groups.setdefault(root(i), []).append(span)

@@ -47,6 +47,16 @@ def _check_rendered(page: Path, profile: Path) -> str:
     return dom
 
 
+# Appended to a copy of a page: records each chart's hover texts as plotly holds them after drawing
+# (and whether any "hoverlines" was left unjoined) in an attribute the dumped DOM shows.
+PROBE = b"""<script>document.querySelectorAll('.chart').forEach(function (box) {
+  var seen = [];
+  box.data.forEach(function (t) { if (t.hoverlines !== undefined) { seen.push('UNJOINED'); }
+    if (t.hovertext) { seen.push(t.hovertext[0]); } });
+  box.setAttribute('data-hover', JSON.stringify(seen));
+});</script>"""
+
+
 def test_chromium_draws_every_chart_of_a_report_and_a_comparison(tmp_path, ds_cnn: Path) -> None:
     model = hostile_model(ds_cnn, tmp_path / "hostile.tflite")
     plans = []
@@ -56,7 +66,14 @@ def test_chromium_draws_every_chart_of_a_report_and_a_comparison(tmp_path, ds_cn
         assert main(["plan", str(model), "--accelerator-config", accelerator, *memory, "--output-dir", str(out),
                      "--quiet", "--html"]) == 0
         plans.append(out / "hostile_plan.json")
-    dom = _check_rendered(tmp_path / "a" / "hostile_report.html", tmp_path / "profile")
+    page = tmp_path / "a" / "hostile_report.html"
+    probed = tmp_path / "probed.html"
+    probed.write_bytes(page.read_bytes().replace(b"</body>", PROBE + b"</body>"))
+    dom = _check_rendered(probed, tmp_path / "profile")
     assert "&lt;img src=x onerror=alert(1)&gt;" in dom and '<img src="x"' not in dom
+    hovers = re.findall(r'data-hover="([^"]*)"', dom)
+    assert len(hovers) == dom.count('class="plot-container plotly"') and not any("UNJOINED" in h for h in hovers)
+    # plotly holds the names HTML-escaped (it shows &lt; as <), the lines joined with <br>
+    assert all("br" in h for h in hovers) and any("&amp;lt;img src=x onerror=alert(1)&amp;gt;" in h for h in hovers)
     assert main(["report", *map(str, plans), "-o", str(tmp_path / "diff.html")]) == 0
     _check_rendered(tmp_path / "diff.html", tmp_path / "profile")

@@ -24,7 +24,7 @@ def test_sram_bars_stack_to_the_live_total_and_mark_the_peak(report) -> None:
         assert sum(t["y"][k] for t in bars) == pytest.approx(kib(step.total_bytes), abs=0.01)
     peak = next(t for t in figure["data"] if t["name"] == "peak")
     assert peak["x"] == [report.peak_step]
-    hover = next(t for t in figure["data"] if t["name"] == "live total")["hovertext"][report.peak_step]
+    hover = "<br>".join(next(t for t in figure["data"] if t["name"] == "live total")["hoverlines"][report.peak_step])
     assert all(b.name[:80] in hover for b in report.sram[report.peak_step].live)
     # The default 4 GiB budget is far off the chart: stated in the title, not drawn.
     assert "off the chart" in figure["layout"]["title"]["text"]
