@@ -21,7 +21,8 @@ TARGET = ["--accelerator-config", SCENARIO["accelerator_config"], "--system-conf
           "--memory-mode", SCENARIO["memory_mode"]]
 # Anything that would make the browser fetch: an element with a src/href, CSS imports and urls.
 LOADS = re.compile(r"<(script|img|iframe|link|embed|object|source|video|audio|frame|input|base|use|image)\b[^>]*"
-                   r"\b(src|href|data|srcset|xlink:href)\s*=|@import|url\(\s*['\"]?(https?:)?//", re.IGNORECASE)
+                   r"\b(src|href|data|srcset|xlink:href)\s*=|<form\b[^>]*\baction\s*=|http-equiv=[\"']?refresh|@import|"
+                   r"url\(\s*['\"]?(https?:)?//", re.IGNORECASE)
 
 
 def test_script_json_cannot_end_the_script_element() -> None:
