@@ -10,7 +10,7 @@ from typing import Any
 
 from npuplan.report.html_figures import Figure, esc, kib
 from npuplan.report.html_model import HtmlReport, OpRow
-from npuplan.report.html_page import chart, page, table, text
+from npuplan.report.html_page import chart, number_text, page, table, text
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,37 @@ OP_HEADERS = ("step A", "step B", "name", "placement A", "placement B", "cycles 
               "cascade B", "OFM stripe rows A", "OFM stripe rows B", "weights A", "weights B")
 
 
+# The totals the headline states, as (summary CSV column, label).
+HEADLINE_TOTALS = (("cycles_total", "cycles"), ("inference_time", "inference time (s)"),
+                   ("sram_memory_used", "SRAM used (KiB)"), ("npu_operators", "NPU ops"), ("cpu_operators", "CPU ops"))
+# How many ops the headline names (largest cycle changes, placement changes).
+HEADLINE_OPS = 5
+
+
+def headline(a: HtmlReport, b: HtmlReport, changes: Sequence[OpChange]) -> list[str]:
+    """What changed from A to B in a few plain-text lines (names unescaped): the main totals, how
+    many ops differ, the ops that moved between NPU and CPU and those whose cycles moved most."""
+    lines = []
+    totals = {row[0]: row for row in total_rows(a, b)}
+    for key, label in HEADLINE_TOTALS:
+        row = totals.get(key)
+        if row is not None and row[3] is not None and row[3] != 0:
+            pct = f" ({row[4]:+.1f}%)" if row[4] is not None else ""
+            lines.append(f"{label}: {number_text(row[1])} -> {number_text(row[2])}{pct}")  # type: ignore[arg-type]
+    only_a = [c.name for c in changes if c.b is None]
+    only_b = [c.name for c in changes if c.a is None]
+    moved = [c for c in changes if c.a is not None and c.b is not None and c.a.placement != c.b.placement]
+    lines.append(f"{sum(c.changed for c in changes)} of {len(changes)} ops differ; {len(only_a)} only in A, "
+                 f"{len(only_b)} only in B, {len(moved)} moved between NPU and CPU")
+    for c in moved[:HEADLINE_OPS]:
+        assert c.a is not None and c.b is not None
+        lines.append(f"moved: {c.name} {c.a.placement.upper()} -> {c.b.placement.upper()}")
+    deltas = [(cb - ca, c) for c in changes if (ca := _cycles(c.a)) is not None and (cb := _cycles(c.b)) is not None]
+    for delta, c in sorted((d for d in deltas if d[0]), key=lambda d: -abs(d[0]))[:HEADLINE_OPS]:
+        lines.append(f"cycles {delta:+,.0f}: {c.name} ({_cycles(c.a):,.0f} -> {_cycles(c.b):,.0f})")
+    return lines
+
+
 def _sram_compare(a: HtmlReport, b: HtmlReport) -> Figure:
     data = [{"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": label,
              "x": [s.step for s in r.sram], "y": [kib(s.total_bytes) for s in r.sram],
@@ -128,6 +159,7 @@ def render_diff(a: HtmlReport, b: HtmlReport) -> bytes:
     body = "".join((
         f"<h1>npuplan comparison: {text(a.network)} (A) and {text(b.network)} (B)</h1>",
         f'<p class="sub">A: {text(a.source)}<br>B: {text(b.source)}</p>',
+        "<h2>What changed</h2><ul>", *(f"<li>{text(line)}</li>" for line in headline(a, b, changes)), "</ul>",
         "<h2>Options</h2>",
         table(("option", "A", "B"), options, sortable=False,
               row_classes=["changed" if r[1] != r[2] else "" for r in options]),

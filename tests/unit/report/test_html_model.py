@@ -108,3 +108,18 @@ def test_comparison_matches_ops_by_name_and_reports_the_changes(data_dir, docume
     shorter = HtmlReport(**{**a.__dict__, "ops": a.ops[:-1]})
     only_b = op_changes(shorter, a)[-1]
     assert only_b.a is None and only_b.b is a.ops[-1] and only_b.changed
+
+
+def test_headline_states_totals_counts_and_the_largest_changes(data_dir, documents) -> None:
+    from npuplan.report.html_diff import headline
+
+    a = _report(documents["ds_cnn_kws"])
+    assert headline(a, a, op_changes(a, a)) == [f"0 of {len(a.ops)} ops differ; 0 only in A, 0 only in B, "
+                                                "0 moved between NPU and CPU"]
+    b = _report(plan_document(data_dir / "ds_cnn_kws.tflite", accelerator_config="ethos-u55-64"))
+    lines = headline(a, b, op_changes(a, b))
+    assert lines[0].startswith("cycles: ") and "%)" in lines[0]
+    moves = [line for line in lines if line.startswith("cycles ")]
+    assert 0 < len(moves) <= 5
+    deltas = [abs(float(line.split()[1].rstrip(":").replace(",", ""))) for line in moves]
+    assert deltas == sorted(deltas, reverse=True)
