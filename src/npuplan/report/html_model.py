@@ -164,7 +164,8 @@ def _report(doc: Fields, path: Path) -> HtmlReport:
     return HtmlReport(
         network=doc.text("network"),
         source=str(doc.optional("model", str) or path),
-        target=tuple((k, _text(v)) for k, v in target.scalars().items()),
+        target=(*((k, _text(v)) for k, v in target.scalars().items()),
+                *((f"bytes_per_cycle.{k}", f"{v:g}") for k, v in target.section("bytes_per_cycle").numbers().items())),
         summary=tuple(doc.section("summary").scalars().items()),
         ops=ops,
         sram=sram_steps(layouts, lives, steps, len(ops), area=area),
