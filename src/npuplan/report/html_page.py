@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from npuplan import __version__
 from npuplan.errors import NpuplanError
 
 # The package whose plotly.js the page embeds.
@@ -174,8 +175,10 @@ def page(title: str, body: str, figures: Sequence[dict[str, Any]]) -> bytes:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="npuplan {text(__version__)}">',
         f"<title>{text(title)}</title><style>{_STYLE}</style></head><body>\n",
         body,
+        f'\n<p class="sub">Made by npuplan {text(__version__)}; opens offline (plotly.js is embedded).</p>',
         f'\n<script type="application/json" id="npuplan-figures">{script_json(list(figures))}</script>\n',
         "<script>",
     ))
