@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from npuplan.report.html_figures import Figure, esc, kib
 from npuplan.report.html_model import HtmlReport, OpRow
