@@ -1,9 +1,11 @@
 """The HTML report in a real browser: headless Chromium draws every chart, offline, with no
-console message (a script error, a refused request or a failed chart would log one), and the
-markup-named tensors stay text."""
+console message (a script error, a refused request or a failed chart would log one), the
+markup-named tensors stay text, and the op table sorts on a header click."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import shutil
 import subprocess
@@ -54,7 +56,15 @@ PROBE = b"""<script>document.querySelectorAll('.chart').forEach(function (box) {
   box.data.forEach(function (t) { if (t.hoverlines !== undefined) { seen.push('UNJOINED'); }
     if (t.hovertext) { seen.push(t.hovertext[0]); } });
   box.setAttribute('data-hover', JSON.stringify(seen));
-});</script>"""
+});
+var heads = Array.prototype.slice.call(document.querySelectorAll('table.sortable th'));
+var cycles = heads.filter(function (th) { return th.textContent === 'cycles'; })[0];
+cycles.click();
+var column = Array.prototype.indexOf.call(cycles.parentNode.children, cycles);
+var rows = Array.prototype.slice.call(cycles.closest('table').tBodies[0].rows);
+document.body.setAttribute('data-sorted', JSON.stringify(rows.map(function (row) {
+  return row.cells[column].dataset.sort === undefined ? null : parseFloat(row.cells[column].dataset.sort); })));
+</script>"""
 
 
 def test_chromium_draws_every_chart_of_a_report_and_a_comparison(tmp_path, ds_cnn: Path) -> None:
@@ -75,5 +85,8 @@ def test_chromium_draws_every_chart_of_a_report_and_a_comparison(tmp_path, ds_cn
     assert len(hovers) == dom.count('class="plot-container plotly"') and not any("UNJOINED" in h for h in hovers)
     # plotly holds the names HTML-escaped (it shows &lt; as <), the lines joined with <br>
     assert all("br" in h for h in hovers) and any("&amp;lt;img src=x onerror=alert(1)&amp;gt;" in h for h in hovers)
+    # a click on the op table's "cycles" header sorts its rows by cycles
+    cycles = [v for v in json.loads(html.unescape(re.search(r'data-sorted="([^"]*)"', dom).group(1))) if v is not None]
+    assert len(cycles) > 10 and cycles == sorted(cycles) and cycles[0] < cycles[-1]
     assert main(["report", *map(str, plans), "-o", str(tmp_path / "diff.html")]) == 0
     _check_rendered(tmp_path / "diff.html", tmp_path / "profile")
