@@ -47,12 +47,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose-performance", action="store_true", help="print the per-layer performance table")
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
     p.add_argument("--validate", action="store_true", help="replay the command stream and check the plan")
+    p.add_argument("--html", action="store_true",
+                   help='also write <network>_report.html, a self-contained page of charts (needs "npuplan[report]")')
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream and check it")
     v.add_argument("plan_json", metavar="PLAN.json", help="a <network>_plan.json written by npuplan plan")
     v.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
+
+    r = commands.add_parser("report", help="write the HTML report of a plan JSON, or compare two plans")
+    r.add_argument("plans", metavar="PLAN.json", nargs="+", help="one plan JSON, or two to compare (A then B)")
+    r.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the HTML file to write")
+    r.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return parser
 
 
@@ -89,7 +96,7 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
         _validate(result)
     stage.step("writing the reports")
     report = build_report(result)
-    written = write_reports(result, args.output_dir, report)
+    written = write_reports(result, args.output_dir, report, html=args.html)
     stage.step("printing the summary")
     if not args.quiet:
         render_console(
@@ -139,6 +146,18 @@ def _run_validate(args: argparse.Namespace, stage: _Stage) -> int:
     return 0
 
 
+def _run_report(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.report.html_files import write_html_report
+
+    if len(args.plans) > 2:
+        raise NpuplanError(f"report takes one plan JSON, or two to compare (got {len(args.plans)})")
+    stage.step("writing the HTML report")
+    written = write_html_report(args.plans, args.output)
+    what = "comparison" if len(args.plans) == 2 else "report"
+    print(f"Wrote {written} ({what}, {written.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan, 4 internal
     error: a bug). A closed stdout raises ``BrokenPipeError`` to the caller (``run`` ends the program
@@ -152,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _run_plan(args, stage)
             if args.command == "validate":
                 return _run_validate(args, stage)
+            if args.command == "report":
+                return _run_report(args, stage)
         except (NpuplanError, KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as error:  # noqa: BLE001 - an unexpected error is a bug: one line, status 4

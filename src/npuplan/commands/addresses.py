@@ -66,12 +66,19 @@ def buffer_lifetimes(
     commands: Sequence[Command], inputs: Sequence[str], outputs: Sequence[str],
 ) -> dict[str, tuple[int, int]]:
     """First and last command index touching each buffer (``inputs`` from 0, ``outputs`` to the end)."""
+    return name_lifetimes([touched_buffers(c) for c in commands], inputs, outputs)
+
+
+def name_lifetimes(
+    touched: Sequence[Sequence[str]], inputs: Sequence[str], outputs: Sequence[str],
+) -> dict[str, tuple[int, int]]:
+    """``buffer_lifetimes`` of a stream given as the buffer names each command touches."""
     spans: dict[str, tuple[int, int]] = {}
-    for k, command in enumerate(commands):
-        for name in touched_buffers(command):
+    for k, names in enumerate(touched):
+        for name in names:
             first, _ = spans.get(name, (k, k))
             spans[name] = (first, k)
-    last = max(len(commands) - 1, 0)
+    last = max(len(touched) - 1, 0)
     for name in inputs:
         if name in spans:
             spans[name] = (0, spans[name][1])

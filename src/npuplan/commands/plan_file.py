@@ -55,6 +55,11 @@ def _section(document: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     return value
 
 
+def load_plan_document(path: str | Path) -> dict[str, Any]:
+    """The JSON object at ``path``; raises ``PlanFileError`` when it cannot be read as one."""
+    return _document(Path(path))
+
+
 def read_plan_stream(path: str | Path) -> PlanStream:
     """Read ``path``; raises ``PlanFileError`` naming what is missing or malformed."""
     path = Path(path)

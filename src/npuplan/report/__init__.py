@@ -1,4 +1,4 @@
-"""Renderers of one report model: console, CSV and JSON."""
+"""Renderers of one report model: console, CSV and JSON; the HTML report (``html``) reads the plan JSON."""
 
 from npuplan.report.console import render_console
 from npuplan.report.files import write_reports

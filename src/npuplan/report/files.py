@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -149,13 +151,13 @@ def per_layer_csv(report: Report) -> str:
     return _csv_text(PER_LAYER_COLUMNS, per_layer_rows(report))
 
 
-def _write_atomically(files: dict[Path, str]) -> None:
+def _write_atomically(files: Mapping[Path, str | bytes]) -> None:
     staged: list[tuple[str, Path]] = []
     try:
         for path, text in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             staged.append((tmp, path))
         for tmp, path in staged:
             os.replace(tmp, path)
@@ -165,22 +167,34 @@ def _write_atomically(files: dict[Path, str]) -> None:
                 os.unlink(tmp)
 
 
-def write_reports(plan: "Plan", output_dir: str | Path, report: Report | None = None) -> list[Path]:
+def write_reports(plan: "Plan", output_dir: str | Path, report: Report | None = None, *,
+                  html: bool = False) -> list[Path]:
     """Write the summary CSV, per-layer CSV and plan JSON (from ``report``, built from the plan
-    when not given); return their paths."""
-    from npuplan.errors import NpuplanError
-
+    when not given), and with ``html`` the HTML report; return their paths."""
     report = build_report(plan) if report is None else report
     directory = Path(output_dir)
     network, system = file_name_part(report.network), file_name_part(report.system_config)
-    files = {
+    plan_path = directory / f"{network}_plan.json"
+    files: dict[Path, str | bytes] = {
         directory / f"{network}_summary_{system}.csv": summary_csv(report),
         directory / f"{network}_per-layer.csv": per_layer_csv(report),
-        directory / f"{network}_plan.json": plan_json(plan, report),
+        plan_path: plan_json(plan, report),
     }
+    if html:  # from the plan JSON's text, so the page is exactly what `npuplan report` makes of it
+        from npuplan.report.html import report_html
+
+        files[directory / f"{network}_report.html"] = report_html(json.loads(files[plan_path]), plan_path)
+    write_files(files, directory)
+    return list(files)
+
+
+def write_files(files: Mapping[Path, str | bytes], directory: Path) -> None:
+    """Write every file of ``files`` (text as UTF-8; creating ``directory``) or none; raises
+    ``NpuplanError``."""
+    from npuplan.errors import NpuplanError
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
         _write_atomically(files)
     except OSError as error:
         raise NpuplanError(f"cannot write reports to '{directory}': {error.strerror or error}") from None
-    return list(files)

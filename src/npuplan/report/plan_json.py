@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from npuplan.commands import command_stream_json, stream_context
 from npuplan.commands.serial import buffer_layouts, layout_json, operand_tensors
 from npuplan.ir.lowered import CpuOp
-from npuplan.report.model import Report
+from npuplan.report.model import AREAS, Report
 
 if TYPE_CHECKING:
     from npuplan.api import Plan
@@ -101,13 +101,7 @@ def plan_document(plan: "Plan", report: Report) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "network": plan.network,
         "model": plan.model_path,
-        "target": {
-            "accelerator_config": plan.arch.accelerator.name,
-            "system_config": plan.options.system_config,
-            "memory_mode": plan.options.memory_mode,
-            "arena_cache_size_bytes": plan.arch.arena_cache_size_bytes,
-            "optimise": str(plan.options.optimise),
-        },
+        "target": _target(plan),
         "summary": {k: _finite(v) for k, v in summary_row(report).items()},
         "removed_ops": [{"name": n, "reason": r} for n, r in plan.lowered.removed],
         "ops": ops,
@@ -120,6 +114,30 @@ def plan_document(plan: "Plan", report: Report) -> dict[str, Any]:
         "allocation": allocation,
         "commands": command_stream_json(plan.commands),
         "notes": list(plan.schedule.notes),
+    }
+
+
+def _target(plan: "Plan") -> dict[str, Any]:
+    """The accelerator, system, memory mode and options, and the peak rates the HTML report's
+    lower bounds use (MACs per cycle over all cores, each area's bytes per NPU cycle)."""
+    arch, options = plan.arch, plan.options
+    return {
+        "accelerator_config": arch.accelerator.name,
+        "system_config": options.system_config,
+        "memory_mode": options.memory_mode,
+        "arena_cache_size_bytes": arch.arena_cache_size_bytes,
+        "optimise": str(options.optimise),
+        "tensor_allocator": str(options.tensor_allocator),
+        "search": str(options.search),
+        "fm_staging": options.fm_staging,
+        "concat_in_place": options.concat_in_place,
+        "cpu_tensor_alignment_bytes": options.cpu_tensor_alignment_bytes,
+        "core_clock_hz": arch.system.core_clock_hz,
+        "macs_per_cycle": arch.accelerator.macs_per_cycle * arch.accelerator.cores,
+        "bytes_per_cycle": {str(area): arch.bytes_per_cycle(area) for area in AREAS},
+        "weights_area": str(arch.const_area),
+        "feature_map_area": str(arch.arena_area),
+        "fast_area": str(arch.fast_area),
     }
 
 
