@@ -9,6 +9,7 @@ workers must be able to import npuplan (installed, or on their ``PYTHONPATH``).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,16 +21,20 @@ from npuplan.sweep.runner import RowSink, worker_row
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = 'pip install "npuplan[ray]"'
+# Set to 0 before Ray is imported, Ray binds a node it starts to 127.0.0.1, not to the host's address.
+LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 def run_points_on_ray(points: Sequence[SweepPoint], on_row: RowSink, *, address: str | None = None,
                       num_cpus: int | None = None) -> None:
     """Plan ``points`` as Ray tasks and hand each row to ``on_row`` as it is ready.
 
-    ``address`` of ``None`` starts a local Ray (``ray.init()``, with ``num_cpus`` CPUs when given);
-    otherwise connects to the running cluster there (``ray.init(address=...)``). Ray is shut down
+    ``address`` of ``None`` starts a local Ray (``ray.init()``, with ``num_cpus`` CPUs when given,
+    on the loopback address when Ray is first imported here); otherwise connects to the running cluster there (``ray.init(address=...)``). Ray is shut down
     afterwards. Raises ``ConfigError`` when Ray is not installed or cannot start or connect.
     """
+    if not address:  # a Ray started for this sweep listens on the loopback address only
+        os.environ.setdefault(LOOPBACK_ONLY, "0")
     try:
         import ray
     except ImportError:
