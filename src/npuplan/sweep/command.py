@@ -128,13 +128,16 @@ def run_fit(args: argparse.Namespace) -> int:
     from npuplan.api import PreparedModel, make_options
     from npuplan.report import write_reports
     from npuplan.report.files import file_name_part
-    from npuplan.sweep.fit import fit_budget
+    from npuplan.sweep.fit import check_fit_values, fit_budget, largest_budget
     from npuplan.sweep.points import split_values
 
+    check_fit_values(args.fps, args.granularity)
     accelerators = split_values(args.accelerator_config, "accelerator-config")
     keywords = dict(system_config=args.system_config, memory_mode=args.memory_mode, optimise=args.optimise,
                     **fixed_options(args))
     options = [make_options(accelerator_config=a, **keywords) for a in accelerators]
+    for option in options:  # every accelerator's options checked before anything is planned or written
+        largest_budget(option)
     model = PreparedModel.read(args.network)
     status = 0
     for option in options:

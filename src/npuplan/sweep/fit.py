@@ -84,11 +84,8 @@ def fit_budget(model: PreparedModel, options: PlanOptions, target_fps: float, *,
     The largest budget tried is the memory mode's arena cache size (or the accelerator's address
     space). Raises ``ConfigError`` for a bad granularity or rate.
     """
-    if granularity_bytes < 16 or granularity_bytes % 16:
-        raise ConfigError(f"invalid granularity {granularity_bytes}: must be a multiple of 16 bytes")
-    if not target_fps > 0:
-        raise ConfigError(f"invalid value '{target_fps}' for --fps: must be a positive number of inferences/s")
-    top = build_architecture(replace(options, arena_cache_size_bytes=None)).arena_cache_size_bytes
+    check_fit_values(target_fps, granularity_bytes)
+    top = largest_budget(options)
     trials = _Trials(model, options, target_fps)
     passing = _ladder(trials, top, granularity_bytes)
     answer = None
@@ -102,13 +99,29 @@ def fit_budget(model: PreparedModel, options: PlanOptions, target_fps: float, *,
         answer=None if answer is None else trials.at(answer), best=best, below=below, plans=len(trials.done))
 
 
+def check_fit_values(target_fps: float, granularity_bytes: int) -> None:
+    """Raise ``ConfigError`` (one line) for a rate that is not positive or a granularity that is
+    not a multiple of 16 bytes."""
+    if granularity_bytes < 16 or granularity_bytes % 16:
+        raise ConfigError(f"invalid value '{granularity_bytes}' for --granularity: must be a multiple of 16 bytes")
+    if not target_fps > 0:
+        raise ConfigError(f"invalid value '{target_fps}' for --fps: must be a positive number of inferences/s")
+
+
+def largest_budget(options: PlanOptions) -> int:
+    """The largest budget a fit tries: the memory mode's arena cache size, else the accelerator's
+    address space (``ConfigError`` for options that cannot be planned)."""
+    return build_architecture(replace(options, arena_cache_size_bytes=None)).arena_cache_size_bytes
+
+
 def _round_up(size: int, granule: int) -> int:
     return -(-size // granule) * granule
 
 
 def _ladder(trials: _Trials, top: int, granule: int) -> int | None:
-    """Plan ``top``, ``top/2``, ``top/4``... (rounded up to ``granule``) until one fails to fit;
-    the smallest that reaches the rate, or ``None``."""
+    """Plan ``top``, then halve (rounded up to ``granule``) until a budget fails to fit; the
+    smallest budget that reaches the rate, or ``None``. A rung whose plan uses less than half its
+    budget is followed by the SRAM that plan uses (the rungs between would plan the same)."""
     budget, passing = top, None
     while budget >= granule:
         trial = trials.at(budget)
@@ -116,7 +129,9 @@ def _ladder(trials: _Trials, top: int, granule: int) -> int | None:
             break
         if trial.inferences_per_second >= trials.target_fps:
             passing = budget
-        budget = _round_up(budget // 2, granule) if budget > granule else 0
+        used = _round_up(trial.plan.sram_memory_used_bytes, granule)
+        half = _round_up(budget // 2, granule)
+        budget = 0 if budget <= granule else (used if granule <= used < half else half)
     return passing
 
 

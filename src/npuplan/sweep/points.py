@@ -136,6 +136,7 @@ def sweep_points(models: Sequence[str], axes: dict[str, tuple[str, ...]], fixed:
     lists: list[tuple[str | None, ...]] = [tuple(axes.get(option, ())) or (None,) for option, _ in AXES]
     _check_names(lists, fixed.get("config", ()))
     points: list[SweepPoint] = []
+    seen: set[str] = set()
     for model in files:
         for combo in itertools.product(*lists):
             keywords = dict(fixed)
@@ -143,7 +144,10 @@ def sweep_points(models: Sequence[str], axes: dict[str, tuple[str, ...]], fixed:
                 if value is not None:
                     keywords[keyword] = parse_size(value) if option == "arena-cache-size" else value
             options = make_options(**keywords)
-            points.append(SweepPoint(len(points), model, options, point_key(model, options)))
+            key = point_key(model, options)
+            if key not in seen:  # the same bytes under the same name in two folders: one point
+                seen.add(key)
+                points.append(SweepPoint(len(points), model, options, key))
     return tuple(points)
 
 

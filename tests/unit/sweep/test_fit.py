@@ -78,3 +78,10 @@ def test_bad_fit_values_exit_2(tmp_path, capsys, ds_cnn, args, fragment):
     err = capsys.readouterr().err
     assert status == 2 and len(err.splitlines()) == 1 and fragment in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_second_accelerator_writes_nothing(tmp_path, capsys, ds_cnn):
+    status = main(["fit", str(ds_cnn), "--fps", "100", "--accelerator-config", "ethos-u55-64,ethos-u99-1",
+                   "--output-dir", str(tmp_path / "out")])
+    assert status == 2 and "ethos-u99-1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -62,3 +62,10 @@ def test_values_bad_on_their_own_fail_up_front(ds_cnn, axes, fragment):
 def test_missing_model_fails_up_front(tmp_path):
     with pytest.raises(ModelError, match="nope.tflite"):
         sweep_points([str(tmp_path / "nope.tflite")], {}, {})
+
+
+def test_the_same_model_in_two_folders_is_one_point(tmp_path, ds_cnn):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "ds_cnn_kws.tflite").write_bytes(ds_cnn.read_bytes())
+    points = sweep_points([str(ds_cnn), str(tmp_path / "a" / "ds_cnn_kws.tflite")], {}, {})
+    assert [p.model.path for p in points] == [str(ds_cnn)]
