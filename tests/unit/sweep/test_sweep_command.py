@@ -194,3 +194,14 @@ def test_without_plotly_the_csv_is_written_and_the_note_names_the_extra(tmp_path
     assert len(rows(tmp_path / "out")) == 1
     assert not (tmp_path / "out" / "sweep.html").exists()
     assert 'pip install "npuplan[report]"' in err
+
+
+def test_a_corrupt_model_is_invalid_rows_and_the_others_are_planned(tmp_path, capsys, ds_cnn):
+    cut = tmp_path / "cut.tflite"
+    cut.write_bytes(ds_cnn.read_bytes()[:5000])
+    status, _ = sweep(capsys, [cut, ds_cnn], tmp_path / "out", "--optimise", "Performance,Size")
+    assert status == 0
+    found = rows(tmp_path / "out")
+    assert [(Path(r["model"]).name, r["status"]) for r in found] == [
+        ("cut.tflite", "invalid"), ("cut.tflite", "invalid"), ("ds_cnn_kws.tflite", "ok"), ("ds_cnn_kws.tflite", "ok")]
+    assert "cut.tflite" in found[0]["reason"] and "\n" not in found[0]["reason"]
