@@ -9,11 +9,17 @@ import argparse
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npuplan.cli_options import add_fixed_options, fixed_options
 from npuplan.options import DEFAULT_CONFIG, Optimise
+
+if TYPE_CHECKING:
+    from npuplan.sweep.fit import FitResult
+    from npuplan.sweep.points import SweepPoint
+    from npuplan.sweep.runner import RowSink
 
 HTML_NAME = "sweep.html"
 
@@ -75,15 +81,16 @@ def run_sweep(args: argparse.Namespace) -> int:
     pending = table.pending()
     with count_progress(len(pending), "sweeping", enabled=not args.quiet) as advance:
 
-        def on_row(point: Any, row: dict[str, object]) -> None:
+        def on_row(point: SweepPoint, row: dict[str, object]) -> None:
             table.add(point, row)
             advance()
 
         try:
             _run_points(pending, on_row, args)
-        finally:
-            if table.added:
+        except BaseException:
+            if table.added:  # keep what was planned: a re-run resumes from it
                 table.flush()
+            raise
     table.flush()
     html = _write_html(table.rows(), out / HTML_NAME)
     if not args.quiet:
@@ -95,7 +102,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_points(pending: list[Any], on_row: Any, args: argparse.Namespace) -> None:
+def _run_points(pending: list[SweepPoint], on_row: RowSink, args: argparse.Namespace) -> None:
     """Plan ``pending`` on Ray (``--ray``), in worker processes (``--jobs``) or here."""
     if args.ray is not None:
         from npuplan.sweep.ray_backend import run_points_on_ray
@@ -109,7 +116,7 @@ def _run_points(pending: list[Any], on_row: Any, args: argparse.Namespace) -> No
     run_points(pending, on_row, jobs=args.jobs)
 
 
-def _write_html(rows: list[Any], path: Path) -> Path | None:
+def _write_html(rows: list[Mapping[str, object]], path: Path) -> Path | None:
     """Write the sweep chart to ``path``; without plotly, say how to get it and return ``None``."""
     from npuplan.report.sweep_html import INSTALL_HINT, sweep_html
     from npuplan.sweep.table import write_text_atomically
@@ -152,8 +159,9 @@ def run_fit(args: argparse.Namespace) -> int:
     return status
 
 
-def _reached(result: Any, where: Path) -> str:
+def _reached(result: FitResult, where: Path) -> str:
     answer, below = result.answer, result.below
+    assert answer is not None and answer.plan is not None
     check = "" if below is None else (
         f"; {below.budget_bytes} bytes: " + ("no plan fits" if below.plan is None
                                              else f"{below.inferences_per_second:.1f} inferences/s"))
@@ -162,7 +170,7 @@ def _reached(result: Any, where: Path) -> str:
             f"SRAM used {answer.plan.sram_memory_used_bytes} bytes{check}; {result.plans} plans); reports in {where}")
 
 
-def _missed(result: Any) -> str:
+def _missed(result: FitResult) -> str:
     best = result.best
     at = (f"best {best.inferences_per_second:.1f} inferences/s at {best.budget_bytes} bytes" if best.plan is not None
           else "no budget tried fits")

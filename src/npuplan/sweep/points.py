@@ -83,11 +83,23 @@ def option_values(options: PlanOptions) -> list[object]:
     return values
 
 
-def point_key(model: ModelFile, options: PlanOptions) -> str:
+def point_key(model: ModelFile, options: PlanOptions, config_sha256: str = "") -> str:
     """The SHA-256 (hex) of what a point's result depends on: the model's bytes and name, every
-    plan option and the npuplan version."""
-    what = [__version__, model.sha256, model.network, option_values(options)]
+    plan option, the contents of the .ini files (``config_sha256``) and the npuplan version."""
+    what = [__version__, model.sha256, model.network, option_values(options), config_sha256]
     return hashlib.sha256(json.dumps(what).encode()).hexdigest()
+
+
+def config_digest(config_files: Iterable[str]) -> str:
+    """The SHA-256 (hex) of the .ini files' contents in order ('' for none), so editing one
+    re-plans the points that read it. The files were read (and checked) already."""
+    files = tuple(config_files)
+    if not files:
+        return ""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def parse_size(text: str) -> int | None:
@@ -135,6 +147,7 @@ def sweep_points(models: Sequence[str], axes: dict[str, tuple[str, ...]], fixed:
     files = [model_file(path) for path in dict.fromkeys(models)]
     lists: list[tuple[str | None, ...]] = [tuple(axes.get(option, ())) or (None,) for option, _ in AXES]
     _check_names(lists, fixed.get("config", ()))
+    config_sha256 = config_digest(fixed.get("config", ()))
     points: list[SweepPoint] = []
     seen: set[str] = set()
     for model in files:
@@ -144,7 +157,7 @@ def sweep_points(models: Sequence[str], axes: dict[str, tuple[str, ...]], fixed:
                 if value is not None:
                     keywords[keyword] = parse_size(value) if option == "arena-cache-size" else value
             options = make_options(**keywords)
-            key = point_key(model, options)
+            key = point_key(model, options, config_sha256)
             if key not in seen:  # the same bytes under the same name in two folders: one point
                 seen.add(key)
                 points.append(SweepPoint(len(points), model, options, key))

@@ -69,3 +69,14 @@ def test_the_same_model_in_two_folders_is_one_point(tmp_path, ds_cnn):
     (tmp_path / "a" / "ds_cnn_kws.tflite").write_bytes(ds_cnn.read_bytes())
     points = sweep_points([str(ds_cnn), str(tmp_path / "a" / "ds_cnn_kws.tflite")], {}, {})
     assert [p.model.path for p in points] == [str(ds_cnn)]
+
+
+def test_key_follows_the_config_files_contents(tmp_path, ds_cnn):
+    ini = tmp_path / "mine.ini"
+    ini.write_text("[Memory_Mode.Mine]\nconst_mem_area=Axi1\narena_mem_area=Axi0\ncache_mem_area=Axi0\n")
+    fixed = {"config": (str(ini),)}
+    axes = {"system-config": ("Ethos_U55_High_End_Embedded",), "memory-mode": ("Mine",)}
+    before = sweep_points([str(ds_cnn)], axes, fixed)[0].key
+    ini.write_text("[Memory_Mode.Mine]\nconst_mem_area=Axi1\narena_mem_area=Axi0\ncache_mem_area=Axi0\n"
+                   "arena_cache_size=65536\n")
+    assert sweep_points([str(ds_cnn)], axes, fixed)[0].key != before
