@@ -14,7 +14,9 @@ from npuplan.cost.weights import WeightEncodings
 from npuplan.errors import ConfigError, InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.io.tflite import read_tflite
+from npuplan.hw.accelerator import Accelerator
+from npuplan.io.tflite import parse_tflite, read_tflite
+from npuplan.ir.graph import Model
 from npuplan.ir.model_checks import check_model
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
@@ -136,28 +138,96 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     plan_options = make_options(**options)
     arch = build_architecture(plan_options)
     step("read")
-    model = check_model(read_tflite(path))
+    model = PreparedModel.read(path)
+    return plan_prepared(model, plan_options, arch=arch, on_step=step, started=started)
+
+
+class PreparedModel:
+    """One model read and checked once, then lowered once per accelerator and given one weight-encoding
+    memo per accelerator: what every plan of the same model shares (a sweep's points, a fit's budgets).
+
+    Sharing is safe because a lowering depends only on the model and the accelerator, and a
+    ``WeightEncodings`` memo only on the accelerator's core count and the op (keyed by identity: the
+    ops of this model's lowering for that accelerator); neither depends on the system config,
+    memory mode, budget or optimise goal. Nothing here is changed by planning but the memos.
+    """
+
+    def __init__(self, model: Model, path: str | Path) -> None:
+        self.model = model
+        self.path = str(path)
+        self._lowered: dict[tuple[str, bool], LoweredGraph] = {}
+        self._encodings: dict[str, WeightEncodings] = {}
+
+    @classmethod
+    def read(cls, path: str | Path) -> "PreparedModel":
+        """The model file at ``path`` read and checked (``ModelError`` on a bad file)."""
+        return cls(check_model(read_tflite(path)), path)
+
+    @classmethod
+    def parse(cls, data: bytes, path: str | Path) -> "PreparedModel":
+        """The model file's bytes ``data`` (read from ``path`` elsewhere) parsed and checked."""
+        return cls(check_model(parse_tflite(data, name=Path(path).stem, label=str(path))), path)
+
+    @property
+    def network(self) -> str:
+        """The network's name in reports: the model file's name without its suffix."""
+        return Path(self.path).stem
+
+    def lowered(self, accel: Accelerator, *, concat_writes: bool = False) -> LoweredGraph:
+        """``lower(model, accel, concat_writes=...)``, computed on the first request."""
+        key = (accel.name, concat_writes)
+        found = self._lowered.get(key)
+        if found is None:
+            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes)
+        return found
+
+    def variants(self, accel: Accelerator, *, concat_in_place: bool) -> list[LoweredGraph]:
+        """The lowerings a plan compares: the plain one, and the one whose producers write
+        concatenated slices in place when ``concat_in_place`` and it differs."""
+        plain = self.lowered(accel)
+        if not concat_in_place:
+            return [plain]
+        fused = self.lowered(accel, concat_writes=True)
+        return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
+
+    def encodings(self, accel: Accelerator) -> WeightEncodings:
+        """The weight-encoding memo of ``accel``'s lowerings (each op's weights encoded once)."""
+        found = self._encodings.get(accel.name)
+        if found is None:
+            found = self._encodings[accel.name] = WeightEncodings(accel)
+        return found
+
+
+def plan_prepared(
+    model: PreparedModel, options: PlanOptions, *, arch: Architecture | None = None,
+    on_step: Callable[[str], None] | None = None, started: float | None = None,
+) -> Plan:
+    """Plan ``model`` with ``options`` (already validated), reusing its lowerings and encodings.
+
+    ``arch`` is ``build_architecture(options)`` when given; ``started`` the ``perf_counter`` time the
+    compile started (for ``compile_seconds``), else now. Gives the same plan as ``plan()``.
+    """
+    step = on_step or (lambda _name: None)
+    started = time.perf_counter() if started is None else started
+    arch = build_architecture(options) if arch is None else arch
     step("lower")
-    variants = [lower(model, arch.accelerator)]
-    fused = lower(model, arch.accelerator, concat_writes=True) if plan_options.concat_in_place else variants[0]
-    if len(fused.ops) != len(variants[0].ops):
-        variants.append(fused)
-    reorders = [(r, v) for v in (variants if plan_options.reorder else [])
-                for r in [_least_peak_variant(v, plan_options)] if r is not None]
-    variants += [r for r, _ in reorders]
+    variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place)
+    reorders = [(r, v) for v in (variants if options.reorder else [])
+                for r in [_least_peak_variant(v, options)] if r is not None]
+    variants = variants + [r for r, _ in reorders]
     bases = {id(r): v for r, v in reorders}
     step("schedule")
-    encodings = WeightEncodings(arch.accelerator)  # each op's weights encoded once for the whole plan
-    planned = [_planned(v, arch, plan_options, encodings, step) for v in variants]
-    lowered, schedule, allocation, commands = _better(planned, plan_options)
+    encodings = model.encodings(arch.accelerator)
+    planned = [_planned(v, arch, options, encodings, step) for v in variants]
+    lowered, schedule, allocation, commands = _better(planned, options)
     if id(lowered) in bases:
         schedule = replace(schedule, notes=(*schedule.notes, _order_note(bases[id(lowered)], lowered)))
     elapsed = time.perf_counter() - started
-    log.info("planned %s in %.3f s", model.name, elapsed)
+    log.info("planned %s in %.3f s", model.model.name, elapsed)
     return Plan(
-        network=Path(path).stem,
-        model_path=str(path),
-        options=plan_options,
+        network=model.network,
+        model_path=model.path,
+        options=options,
         arch=arch,
         lowered=lowered,
         schedule=schedule,

@@ -11,7 +11,9 @@ from typing import NoReturn
 
 from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, marked_op
-from npuplan.options import DEFAULT_CONFIG, Optimise, Search, TensorAllocator
+from npuplan.cli_options import add_fixed_options, fixed_options
+from npuplan.options import DEFAULT_CONFIG, Optimise
+from npuplan.sweep.command import add_fit_parser, add_sweep_parser, run_fit, run_sweep
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,15 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
     p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, help="Performance or Size")
     p.add_argument("--arena-cache-size", default=None, metavar="BYTES", help="SRAM budget in bytes")
-    p.add_argument("--tensor-allocator", default=TensorAllocator.HILLCLIMB.value, help="Greedy, LinearAlloc or HillClimb")
-    p.add_argument("--cpu-tensor-alignment", default=16, metavar="BYTES", help="alignment of CPU tensors (multiple of 16)")
-    p.add_argument("--search", default=Search.AUTO.value, help="scheduler search: auto, cascade or pareto")
-    p.add_argument("--no-fm-staging", action="store_true",
-                   help="never DMA arena feature maps into the cache before their reader (Vela-comparable plans)")
-    p.add_argument("--no-concat-in-place", action="store_true",
-                   help="always copy concatenated inputs into place (Vela-comparable plans)")
-    p.add_argument("--no-reorder", action="store_true",
-                   help="run the operators in the file's order, never in the order of least memory (as Vela)")
+    add_fixed_options(p)
     p.add_argument("--output-dir", default="output", help="where reports are written (default: output)")
     p.add_argument("--verbose-performance", action="store_true", help="print the per-layer performance table")
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
@@ -51,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                    help='also write <network>_report.html, a self-contained page of charts (needs "npuplan[report]")')
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
+
+    add_sweep_parser(commands)
+    add_fit_parser(commands)
 
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream and check it")
     v.add_argument("plan_json", metavar="PLAN.json", help="a <network>_plan.json written by npuplan plan")
@@ -114,17 +111,11 @@ def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-unty
         args.network,
         on_step=on_step,
         accelerator_config=args.accelerator_config,
-        config=tuple(args.config),
         system_config=args.system_config,
         memory_mode=args.memory_mode,
         optimise=args.optimise,
         arena_cache_size=args.arena_cache_size,
-        tensor_allocator=args.tensor_allocator,
-        cpu_tensor_alignment=args.cpu_tensor_alignment,
-        search=args.search,
-        fm_staging=not args.no_fm_staging,
-        concat_in_place=not args.no_concat_in_place,
-        reorder=not args.no_reorder,
+        **fixed_options(args),
     )
 
 
@@ -173,6 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _run_validate(args, stage)
             if args.command == "report":
                 return _run_report(args, stage)
+            if args.command == "sweep":
+                stage.step("sweeping")
+                return run_sweep(args)
+            if args.command == "fit":
+                stage.step("fitting the arena cache size")
+                return run_fit(args)
         except (NpuplanError, KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as error:  # noqa: BLE001 - an unexpected error is a bug: one line, status 4

@@ -36,3 +36,21 @@ def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
 
         yield on_step
         progress.update(task, completed=len(STEPS))
+
+
+@contextmanager
+def count_progress(total: int, description: str, *, enabled: bool = True) -> Iterator[Callable[[], None]]:
+    """Yield an ``advance()`` callback for a bar over ``total`` items, with the count, the time
+    elapsed and the estimated time left; on stderr, and only when stderr is a terminal."""
+    if not enabled or total <= 0 or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(file=sys.stderr), transient=True) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda: progress.advance(task)
