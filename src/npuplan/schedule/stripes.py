@@ -21,14 +21,21 @@ from npuplan.schedule.oracle import ALIGN_BYTES, round_up
 
 
 def _reads(op: NpuOp, rows: tuple[int, int]) -> Iterator[tuple[str, int, int]]:
-    """``(tensor, first row, end row)`` of each feature-map input OFM rows ``rows`` of ``op`` read."""
+    """``(tensor, first row, end row)`` of each feature-map input OFM rows ``rows`` of ``op`` read,
+    in the tensor's own rows (a slice read in place starts at its offset)."""
     lo, hi = input_rows(op, op.ifm_shape, rows)
-    yield op.ifm.name, lo, hi
+    if op.ifm_read_offset is None and op.ifm_shape != op.ifm.shape4d:  # a reshaped view: rows differ
+        yield op.ifm.name, 0, op.ifm.shape4d.h
+    else:
+        shift = op.ifm_read_offset.h if op.ifm_read_offset is not None else 0
+        yield op.ifm.name, lo + shift, hi + shift
     if op.ifm2 is not None and op.ifm2_shape is not None and not op.ifm2.is_constant:
-        if op.ifm2_shape.h == op.ofm_shape.h:
-            yield op.ifm2.name, rows[0], rows[1]
+        shift = op.ifm2_read_offset.h if op.ifm2_read_offset is not None else 0
+        if op.ifm2_shape.h == op.ofm_shape.h and (op.ifm2_read_offset is not None
+                                                   or op.ifm2_shape == op.ifm2.shape4d):
+            yield op.ifm2.name, rows[0] + shift, rows[1] + shift
         else:
-            yield op.ifm2.name, 0, op.ifm2_shape.h
+            yield op.ifm2.name, 0, op.ifm2.shape4d.h
 
 
 def cascade_stripes(

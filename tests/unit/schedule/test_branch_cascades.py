@@ -70,3 +70,12 @@ def test_size_plans_of_random_cells_validate(tmp_path: Path) -> None:
         validate_plan(result)
         seen += "cascades through branches" in result.schedule.notes
     assert seen
+
+
+def test_slices_read_in_place_inside_a_branch_cascade_pull_their_own_rows(tmp_path: Path) -> None:
+    """Seeds whose Size plans once read a slice (at a row offset) of a map made in the same branch
+    cascade before those rows existed (found by 150 random networks; the pull ignored the offset)."""
+    for seed in (65, 79, 96, 106, 131):
+        path = tmp_path / f"random_{seed}.tflite"
+        path.write_bytes(network_bytes(seed, layers=6))
+        validate_plan(plan(path, **SIZE))
