@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from npuplan.errors import NpuplanError
-from npuplan.report.files import SUMMARY_COLUMNS, text_cell
+from npuplan.report.files import SUMMARY_COLUMNS, text_cell, write_atomically
 from npuplan.sweep.points import OPTION_COLUMNS, SweepPoint
 
 COLUMNS = ("model", "model_sha256", *OPTION_COLUMNS, "status", "reason", *SUMMARY_COLUMNS, "npuplan_version", "key")
@@ -56,14 +54,7 @@ def csv_text(rows: Sequence[Row]) -> str:
 def write_text_atomically(path: Path, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path`` and move it into place: a reader (or a
     crash) never sees half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomically({path: text})
 
 
 class SweepTable:
