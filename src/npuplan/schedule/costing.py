@@ -94,7 +94,8 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
     query = CostQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,
-        ifm_area=fast if staged or ifm != _ARENA else arena,
+        # a constant IFM (a pad's border fill) is read from where constants live, as Vela reads it
+        ifm_area=arch.const_area if op.ifm.is_constant else fast if staged or ifm != _ARENA else arena,
         ifm2_area=ifm2_area,
         ofm_area=arena if ofm == _ARENA else fast,
         weight_area=arch.const_area if buffering is WeightBuffering.NONE else fast,
