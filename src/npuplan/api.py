@@ -138,8 +138,10 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     step("read")
     model = check_model(read_tflite(path))
     step("lower")
-    variants = [lower(model, arch.accelerator)]
-    fused = lower(model, arch.accelerator, concat_writes=True) if plan_options.concat_in_place else variants[0]
+    deployable = plan_options.deployable
+    variants = [lower(model, arch.accelerator, deployable=deployable)]
+    fused = (lower(model, arch.accelerator, concat_writes=True, deployable=deployable)
+             if plan_options.concat_in_place else variants[0])
     if len(fused.ops) != len(variants[0].ops):
         variants.append(fused)
     reorders = [(r, v) for v in (variants if plan_options.reorder else [])

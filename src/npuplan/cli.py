@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose-performance", action="store_true", help="print the per-layer performance table")
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
     p.add_argument("--validate", action="store_true", help="replay the command stream and check the plan")
+    p.add_argument("--emit-tflite", action="store_true",
+                   help="also write <network>_npuplan.tflite: the plan as a deployable file (ethos-u operators, as "
+                        "Vela's output); ops it cannot express stay on the CPU (needs the deploy extra)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
@@ -90,6 +93,7 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
     stage.step("writing the reports")
     report = build_report(result)
     written = write_reports(result, args.output_dir, report)
+    emitted = _emit(result, args, stage) if args.emit_tflite else None
     stage.step("printing the summary")
     if not args.quiet:
         render_console(
@@ -99,7 +103,22 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
             written=written,
             report=report,
         )
+        if emitted is not None:
+            print(emitted)
     return 0
+
+
+def _emit(result: object, args: argparse.Namespace, stage: _Stage) -> str:
+    """Write the deployable file; the one-line summary to print."""
+    from npuplan.emit import write_emitted
+
+    stage.step("emitting the deployable file")
+    path, emitted = write_emitted(result, args.output_dir)  # type: ignore[arg-type]
+    notes = "; ".join(emitted.notes)
+    return (f"Deployable file {path}: {emitted.command_streams} ethos-u operator(s), {emitted.npu_operations} NPU "
+            f"and {emitted.dma_operations} DMA operations, flash {emitted.flash_bytes} bytes, scratch "
+            f"{emitted.scratch_bytes} bytes, fast scratch {emitted.fast_scratch_bytes} bytes, emitted in "
+            f"{emitted.emit_seconds:.2f} s ({notes})")
 
 
 def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-untyped-def]
@@ -118,6 +137,7 @@ def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-unty
         fm_staging=not args.no_fm_staging,
         concat_in_place=not args.no_concat_in_place,
         reorder=not args.no_reorder,
+        deployable=args.emit_tflite,
     )
 
 

@@ -103,6 +103,13 @@ class _Writer:
                    "Int8": np.int8, "Bool": np.bool_, "Int16": np.int16, "Uint32": np.uint32}[kind]
         return int(self.b.CreateNumpyVector(np.asarray(values, dtype=np_type)))
 
+    def aligned_bytes(self, data: bytes) -> int:
+        """A byte vector whose first byte sits at a 16-byte aligned offset from the buffer's end."""
+        self.b.StartVector(1, len(data), 16)
+        self.b.head = self.b.head - len(data)
+        self.b.Bytes[self.b.head:self.b.head + len(data)] = data
+        return int(self.b.EndVector())  # the element count StartVector recorded
+
     def tables(self, offsets: Sequence[int]) -> int:
         self.b.StartVector(4, len(offsets), 4)
         for o in reversed(offsets):
@@ -169,8 +176,13 @@ class _Writer:
     def operator(self, op: Op, code_index: int, index_of: Mapping[int, int]) -> int:
         inputs = self.scalars([index_of[id(t)] if t is not None else -1 for t in op.inputs], "Int32")
         outputs = self.scalars([index_of[id(t)] for t in op.outputs], "Int32")
-        options_type, options = self.options(op)
         fields: dict[str, Any] = {"OpcodeIndex": code_index, "Inputs": _Ref(inputs), "Outputs": _Ref(outputs)}
+        if op.type.startswith("CUSTOM:"):  # custom options are raw bytes (format 0: FlexBuffers)
+            raw = op.options.get("custom_options", b"")
+            if raw:
+                fields["CustomOptions"] = _Ref(self.scalars(np.frombuffer(bytes(raw), dtype=np.uint8), "Uint8"))
+            return self.table("Operator", fields)
+        options_type, options = self.options(op)
         if options_type:
             fields["BuiltinOptionsType"] = options_type
             fields["BuiltinOptions"] = _Ref(options)
@@ -219,22 +231,31 @@ def _scalar(value: Any, kind: str) -> Any:
     return int(value)
 
 
-def write_tflite(model: Model) -> bytes:
+def write_tflite(model: Model, *, metadata: Mapping[str, bytes] | None = None) -> bytes:
     """``model`` as TFLite flatbuffer bytes (file identifier ``TFL3``, schema version 3).
 
-    Tensors are numbered in each graph's ``tensors()`` order; each constant gets a buffer of its own.
+    Tensors are numbered in each graph's ``tensors()`` order; each constant gets a buffer of its own,
+    16-byte aligned (the Ethos-U driver needs its command stream there). ``metadata`` entries (name ->
+    bytes) are written as the model's metadata, each in a buffer of its own. An op of type
+    ``"CUSTOM:<code>"`` writes ``options["custom_options"]`` (bytes) as its custom options.
     """
     w = _Writer()
     op_types = sorted({op.type for g in model.subgraphs for op in g.ops})
     codes = {t: i for i, t in enumerate(op_types)}
     subgraphs = [w.subgraph(g, codes) for g in model.subgraphs]
     code_offsets = [w.operator_code(t) for t in op_types]
+    metadata_buffers = {}
+    for name, data in (metadata or {}).items():
+        metadata_buffers[name] = len(w.buffers)
+        w.buffers.append(bytes(data))
     buffer_offsets = []
-    for data in w.buffers:
+    for content in w.buffers:
         fields: dict[str, Any] = {}
-        if data:
-            fields["Data"] = _Ref(w.scalars(np.frombuffer(data, dtype=np.uint8), "Uint8"))
+        if content:
+            fields["Data"] = _Ref(w.aligned_bytes(content))
         buffer_offsets.append(w.table("Buffer", fields))
+    metadata_offsets = [w.table("Metadata", {"Name": _Ref(w.b.CreateString(name)), "Buffer": index})
+                        for name, index in metadata_buffers.items()]
     fields = {
         "Version": 3,
         "OperatorCodes": _Ref(w.tables(code_offsets)),
@@ -242,6 +263,8 @@ def write_tflite(model: Model) -> bytes:
         "Description": _Ref(w.b.CreateString(model.description)),
         "Buffers": _Ref(w.tables(buffer_offsets)),
     }
+    if metadata_offsets:
+        fields["Metadata"] = _Ref(w.tables(metadata_offsets))
     root = w.table("Model", fields)
     w.b.Finish(root, file_identifier=b"TFL3")
     return bytes(w.b.Output())

@@ -1,0 +1,132 @@
+"""The emitting driver: encode the weights, lay out memory, translate each NPU partition's
+commands into a register command stream, and write the model."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from npuplan.api import Plan
+from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCommand, WeightSlice
+from npuplan.emit.layout import DeployLayout, deploy_layout
+from npuplan.emit.model import emitted_model
+from npuplan.emit.operations import Context, dma_operation, stripe_operation
+from npuplan.emit.regions import feature_map_regions
+from npuplan.emit.vela import accelerator, quietly, vela_api
+from npuplan.emit.weights import EncodedOp, encode_op
+from npuplan.errors import EmitError
+from npuplan.io.tflite_write import write_tflite
+from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.lowering.deployable import npu_op_reason
+from npuplan.schedule.usage import staged_name
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """The emitted file's bytes and what went into it (sizes in bytes, time in seconds)."""
+
+    data: bytes
+    command_streams: int
+    npu_operations: int
+    dma_operations: int
+    flash_bytes: int
+    scratch_bytes: int
+    fast_scratch_bytes: int
+    emit_seconds: float
+    notes: tuple[str, ...]
+
+
+def _check(plan: Plan) -> None:
+    if plan.arch.accelerator.cores != 1:
+        raise EmitError(None, f"{plan.arch.accelerator.name} has {plan.arch.accelerator.cores} cores; "
+                        "the emitter encodes weights for one core only")
+    for op in plan.lowered.npu_ops:
+        reason = npu_op_reason(op)
+        if reason is not None:
+            raise EmitError(op.name, f"{reason} (plan with --emit-tflite, which keeps such ops on the CPU)")
+
+
+def _encoded(api: ModuleType, acc: object, plan: Plan) -> list[EncodedOp]:
+    slices: dict[str, dict[int, WeightSlice]] = {}
+    for c in plan.commands:
+        if isinstance(c, NpuStripeCommand) and c.weight_slice is not None:
+            slices.setdefault(c.op, {})[c.weight_slice.index] = c.weight_slice
+    out = []
+    for sop in plan.schedule.ops:
+        op = sop.op
+        if op.weights is None:
+            continue
+        part_kernel = op.block_type is BlockType.CONV and bool(sop.block_config.is_partkernel)
+        out.append(encode_op(api, acc, op, slices.get(op.name, {}).values(), part_kernel_first=part_kernel,
+                             block_depth=sop.block_config.ofm_block.depth))
+    return out
+
+
+def _groups(commands: Sequence[Command]) -> list[list[Command]]:
+    """The commands of each NPU partition: the runs between CPU commands."""
+    groups: list[list[Command]] = [[]]
+    for c in commands:
+        if isinstance(c, CpuCommand):
+            if groups[-1]:
+                groups.append([])
+        else:
+            groups[-1].append(c)
+    return [g for g in groups if g]
+
+
+def _context(api: ModuleType, plan: Plan, layout: DeployLayout, encoded: list[EncodedOp]) -> Context:
+    nhcwb16 = {name for name, p in plan.schedule.placements.items() if p.format == "NHCWB16"}
+    nhcwb16 |= {staged_name(name) for name in nhcwb16}
+    blocks = {s.name: (s.block_config.ofm_block.height, s.block_config.ofm_block.width, s.block_config.ofm_block.depth)
+              for s in plan.schedule.ops}
+    return Context(api, feature_map_regions(plan.arch), layout, {o.name: o for o in plan.lowered.npu_ops},
+                   {e.op: e for e in encoded}, frozenset(nhcwb16), blocks)
+
+
+def emit_tflite(plan: Plan) -> Emitted:
+    """``plan`` as a deployable TFLite file. Raises ``EmitError`` (one line) for what it cannot emit."""
+    started = time.perf_counter()
+    api = vela_api()
+    _check(plan)
+    acc = accelerator(api, plan.arch.accelerator.name)
+    encoded = _encoded(api, acc, plan)
+    layout = deploy_layout(plan, encoded)
+    ctx = _context(api, plan, layout, encoded)
+    payloads, npu_count, dma_count = [], 0, 0
+    for group in _groups(plan.commands):
+        operations = []
+        for c in group:
+            if isinstance(c, NpuStripeCommand):
+                operations.append(stripe_operation(ctx, c))
+                npu_count += 1
+            elif isinstance(c, DmaCommand):
+                operations.append(dma_operation(ctx, c))
+                dma_count += 1
+        stream = quietly(api.npu_generate_register_command_stream, operations, acc)
+        payloads.append(bytes(api.npu_create_driver_payload(stream, acc)))
+    arena, fast = plan.arch.arena_area, plan.arch.fast_area
+    scratch = _round16(layout.area_peaks.get(arena, 0))
+    fast_bytes = _round16(layout.area_peaks.get(fast, 0)) if fast != arena else 0
+    model, metadata = emitted_model(
+        plan.lowered, payloads, layout.flash, scratch_bytes=scratch,
+        fast_scratch_bytes=fast_bytes if fast != arena else None, addresses=layout.addresses, arena=arena,
+        description="npuplan deployable plan")
+    data = write_tflite(model, metadata=metadata)
+    return Emitted(data, len(payloads), npu_count, dma_count, len(layout.flash), scratch, fast_bytes,
+                   time.perf_counter() - started, layout.notes)
+
+
+def _round16(n: int) -> int:
+    return -(-n // 16) * 16
+
+
+def write_emitted(plan: Plan, output_dir: str | Path) -> tuple[Path, Emitted]:
+    """Emit ``plan`` and write ``<network>_npuplan.tflite`` into ``output_dir``."""
+    emitted = emit_tflite(plan)
+    path = Path(output_dir) / f"{plan.network}_npuplan.tflite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(emitted.data)
+    return path, emitted

@@ -1,0 +1,123 @@
+"""The deployable file: one ethos-u operator per NPU partition, laid out as Vela's output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tflite
+
+from npuplan.api import plan
+from npuplan.emit.model import CUSTOM_OPTIONS
+from npuplan.ir.lowered import Placement
+from tests.tflite_builder import ADD, INT8, elementwise_model
+from tests.unit.emit.conftest import DATA, U55_128, U65_DEDICATED
+
+
+def _ops(data: bytes) -> tuple[tflite.Model, list[tuple[str, tflite.Operator]]]:
+    model = tflite.Model.GetRootAsModel(data, 0)
+    sg = model.Subgraphs(0)
+    out = []
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        code = model.OperatorCodes(op.OpcodeIndex())
+        name = code.CustomCode().decode() if code.CustomCode() else str(code.BuiltinCode())
+        out.append((name, op))
+    return model, out
+
+
+def _buffer(model: tflite.Model, tensor_index: int) -> bytes:
+    tensor = model.Subgraphs(0).Tensors(tensor_index)
+    return bytes(model.Buffers(tensor.Buffer()).DataAsNumpy())
+
+
+def _check_layout(data: bytes, npu_partitions: int) -> tflite.Model:
+    model, ops = _ops(data)
+    sg = model.Subgraphs(0)
+    custom = [op for name, op in ops if name == "ethos-u"]
+    assert len(custom) == npu_partitions
+    for op in custom:
+        inputs = list(op.InputsAsNumpy())
+        assert sg.Tensors(inputs[0]).Name() .decode().startswith("ethos_u_command_stream")
+        assert sg.Tensors(inputs[1]).Name() == b"read_only"
+        assert sg.Tensors(inputs[2]).Name() == b"scratch"
+        assert _buffer(model, inputs[0])[:4] == b"COP1"
+        assert bytes(op.CustomOptionsAsNumpy()) == CUSTOM_OPTIONS
+    return model
+
+
+def test_ds_cnn_emits_one_operator_per_npu_partition(ds_cnn_plan, ds_cnn_emitted):
+    parts = [p for p in ds_cnn_plan.lowered.partitions() if p.placement is Placement.NPU]
+    model = _check_layout(ds_cnn_emitted.data, len(parts))
+    _, ops = _ops(ds_cnn_emitted.data)
+    assert [name for name, _ in ops] == ["ethos-u", str(tflite.BuiltinOperator.SOFTMAX)]  # SOFTMAX kept on the CPU
+    assert ds_cnn_emitted.dma_operations > 0  # its weights are streamed by DMA
+    flash = _buffer(model, list(ops[0][1].InputsAsNumpy())[1])
+    assert len(flash) == ds_cnn_emitted.flash_bytes
+
+
+def test_offline_allocation_places_inputs_and_outputs_at_their_planned_offsets(ds_cnn_plan, ds_cnn_emitted):
+    model, _ = _ops(ds_cnn_emitted.data)
+    meta = {model.Metadata(i).Name(): model.Metadata(i).Buffer() for i in range(model.MetadataLength())}
+    offsets = np.frombuffer(bytes(model.Buffers(meta[b"OfflineMemoryAllocation"]).DataAsNumpy()), dtype="<i4")
+    sg = model.Subgraphs(0)
+    assert offsets[2] == sg.TensorsLength()
+    net_input = sg.Tensors(int(sg.InputsAsNumpy()[0]))
+    index = int(sg.InputsAsNumpy()[0])
+    assert ds_cnn_plan.allocation is not None
+    assert offsets[3 + index] == ds_cnn_plan.allocation.addresses[net_input.Name().decode()].offset
+
+
+def test_tiny_int8_add(vela_api, tmp_path):
+    from npuplan.emit import emit_tflite
+
+    path = tmp_path / "add.tflite"
+    path.write_bytes(elementwise_model(opcode=ADD, dtype=INT8))
+    emitted = emit_tflite(plan(path, deployable=True, **U55_128))
+    _check_layout(emitted.data, 1)
+    assert emitted.npu_operations >= 1 and emitted.flash_bytes == 0
+
+
+def test_dedicated_sram_has_a_fast_scratch_tensor(vela_api):
+    from npuplan.emit import emit_tflite
+
+    emitted = emit_tflite(plan(DATA / "autoencoder_ad.tflite", deployable=True, **U65_DEDICATED))
+    model = _check_layout(emitted.data, 1)
+    _, ops = _ops(emitted.data)
+    fast = model.Subgraphs(0).Tensors(int(ops[0][1].InputsAsNumpy()[3]))
+    assert fast.Name() == b"scratch_fast" and emitted.fast_scratch_bytes > 0
+
+
+def test_a_plan_made_without_deployable_is_refused_in_one_line(vela_api):
+    from npuplan.emit import emit_tflite
+    from npuplan.errors import EmitError
+
+    with pytest.raises(EmitError, match="cannot emit") as caught:
+        emit_tflite(plan(DATA / "ds_cnn_kws.tflite", **U55_128))  # its SOFTMAX runs on the NPU
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_extra_names_the_install_command(monkeypatch):
+    import builtins
+
+    from npuplan.emit.vela import vela_api as load
+    from npuplan.errors import EmitError
+
+    real_import = builtins.__import__
+
+    def no_vela(name, *args, **kwargs):
+        if name.startswith("ethosu"):
+            raise ImportError("No module named 'ethosu'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_vela)
+    with pytest.raises(EmitError, match=r'pip install "npuplan\[deploy\]"'):
+        load()
+
+
+def test_import_npuplan_does_not_load_vela():
+    import subprocess
+    import sys
+
+    code = "import sys, npuplan, npuplan.api, npuplan.emit; print(any(m.startswith('ethosu') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
