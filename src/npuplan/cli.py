@@ -53,8 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
-    v = commands.add_parser("validate", help="replay a written plan JSON's command stream and check it")
-    v.add_argument("plan_json", metavar="PLAN.json", help="a <network>_plan.json written by npuplan plan")
+    v = commands.add_parser("validate", help="replay a written plan JSON's command stream, or a deployable "
+                                             "TFLite file's register command streams, and check it")
+    v.add_argument("plan_json", metavar="PLAN.json|MODEL.tflite",
+                   help="a <network>_plan.json or <network>_npuplan.tflite written by npuplan plan (or Vela's output)")
     v.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
     return parser
 
@@ -152,10 +154,22 @@ def _validate(result: object) -> None:
 def _run_validate(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.commands.plan_file import validate_plan_file
 
+    if str(args.plan_json).lower().endswith(".tflite"):
+        return _run_validate_tflite(args, stage)
     stage.step("validating the plan file")
     stream = validate_plan_file(args.plan_json)
     print(f"{args.plan_json}: valid ({len(stream.commands)} commands of {stream.network} replayed, "
           f"{len(stream.addresses)} buffers)")
+    return 0
+
+
+def _run_validate_tflite(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.regstream import validate_tflite_file
+
+    stage.step("validating the deployable file")
+    report = validate_tflite_file(args.plan_json)
+    print(f"{args.plan_json}: valid ({len(report.streams)} ethos-u operator(s): {report.npu_operations} NPU "
+          f"operations, {report.dma_operations} DMAs and {report.waits} waits replayed over the memory model)")
     return 0
 
 
