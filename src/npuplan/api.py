@@ -139,8 +139,9 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     model = check_model(read_tflite(path))
     step("lower")
     deployable = plan_options.deployable
-    variants = [lower(model, arch.accelerator, deployable=deployable)]
-    fused = (lower(model, arch.accelerator, concat_writes=True, deployable=deployable)
+    cpu_ops = frozenset(plan_options.deploy_cpu_ops)
+    variants = [lower(model, arch.accelerator, deployable=deployable, cpu_ops=cpu_ops)]
+    fused = (lower(model, arch.accelerator, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
              if plan_options.concat_in_place else variants[0])
     if len(fused.ops) != len(variants[0].ops):
         variants.append(fused)

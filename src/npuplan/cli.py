@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, Callable, NoReturn
 
 from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, marked_op
@@ -88,14 +88,15 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
             stage.step(name)
             on_step(name)
 
-        result = _plan_with(plan, args, on_each_step)
+        emitted: list[Any] = []
+        result = _plan_with(_emitting(emitted) if args.emit_tflite else plan, args, on_each_step)
     if args.validate:
         stage.step("validating the plan")
         _validate(result)
     stage.step("writing the reports")
     report = build_report(result)
     written = write_reports(result, args.output_dir, report)
-    emitted = _emit(result, args, stage) if args.emit_tflite else None
+    summary = _emit(result, emitted[0], args, stage) if emitted else None
     stage.step("printing the summary")
     if not args.quiet:
         render_console(
@@ -105,17 +106,30 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
             written=written,
             report=report,
         )
-        if emitted is not None:
-            print(emitted)
+        if summary is not None:
+            print(summary)
     return 0
 
 
-def _emit(result: object, args: argparse.Namespace, stage: _Stage) -> str:
+def _emitting(emitted: list[Any]) -> Callable[..., Any]:
+    """A planner that plans deployably and emits (``emit.plan_and_emit``), keeping the emitted file."""
+    from npuplan.emit import plan_and_emit
+
+    def planner(path: str, **options: Any) -> Any:
+        options.pop("deployable", None)
+        result, file = plan_and_emit(path, **options)
+        emitted.append(file)
+        return result
+
+    return planner
+
+
+def _emit(result: object, file: Any, args: argparse.Namespace, stage: _Stage) -> str:
     """Write the deployable file; the one-line summary to print."""
     from npuplan.emit import write_emitted
 
-    stage.step("emitting the deployable file")
-    path, emitted = write_emitted(result, args.output_dir)  # type: ignore[arg-type]
+    stage.step("writing the deployable file")
+    path, emitted = write_emitted(result, args.output_dir, file)  # type: ignore[arg-type]
     notes = "; ".join(emitted.notes)
     return (f"Deployable file {path}: {emitted.command_streams} ethos-u operator(s), {emitted.npu_operations} NPU "
             f"and {emitted.dma_operations} DMA operations, flash {emitted.flash_bytes} bytes, scratch "

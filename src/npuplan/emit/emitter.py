@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from npuplan.api import Plan
 from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCommand, WeightSlice
+from npuplan.emit.blocks import Block, resolve_block
 from npuplan.emit.layout import DeployLayout, deploy_layout
 from npuplan.emit.model import emitted_model
 from npuplan.emit.operations import Context, dma_operation, stripe_operation
@@ -21,6 +23,7 @@ from npuplan.errors import EmitError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.lowering.deployable import npu_op_reason
+from npuplan.schedule.types import ScheduledOp
 from npuplan.schedule.usage import staged_name
 
 
@@ -49,7 +52,23 @@ def _check(plan: Plan) -> None:
             raise EmitError(op.name, f"{reason} (plan with --emit-tflite, which keeps such ops on the CPU)")
 
 
-def _encoded(api: ModuleType, acc: object, plan: Plan) -> list[EncodedOp]:
+def _blocks(api: ModuleType, acc: object, plan: Plan) -> tuple[dict[str, Block], int]:
+    """Each NPU op's emitted block config and how many differ from the plan's."""
+    out: dict[str, Block] = {}
+    changed = 0
+    for sop in plan.schedule.ops:
+        b = sop.block_config.ofm_block
+        planned = (b.height, b.width, b.depth)
+        out[sop.name] = resolve_block(api, acc, sop.op, planned, part_kernel_first=_part_kernel(sop))
+        changed += out[sop.name] != planned
+    return out, changed
+
+
+def _part_kernel(sop: ScheduledOp) -> bool:
+    return sop.op.block_type is BlockType.CONV and bool(sop.block_config.is_partkernel)
+
+
+def _encoded(api: ModuleType, acc: object, plan: Plan, blocks: dict[str, Block]) -> list[EncodedOp]:
     slices: dict[str, dict[int, WeightSlice]] = {}
     for c in plan.commands:
         if isinstance(c, NpuStripeCommand) and c.weight_slice is not None:
@@ -59,9 +78,8 @@ def _encoded(api: ModuleType, acc: object, plan: Plan) -> list[EncodedOp]:
         op = sop.op
         if op.weights is None:
             continue
-        part_kernel = op.block_type is BlockType.CONV and bool(sop.block_config.is_partkernel)
-        out.append(encode_op(api, acc, op, slices.get(op.name, {}).values(), part_kernel_first=part_kernel,
-                             block_depth=sop.block_config.ofm_block.depth))
+        out.append(encode_op(api, acc, op, slices.get(op.name, {}).values(), part_kernel_first=_part_kernel(sop),
+                             block_depth=blocks[sop.name][2]))
     return out
 
 
@@ -77,11 +95,10 @@ def _groups(commands: Sequence[Command]) -> list[list[Command]]:
     return [g for g in groups if g]
 
 
-def _context(api: ModuleType, plan: Plan, layout: DeployLayout, encoded: list[EncodedOp]) -> Context:
+def _context(api: ModuleType, plan: Plan, layout: DeployLayout, encoded: list[EncodedOp],
+             blocks: dict[str, Block]) -> Context:
     nhcwb16 = {name for name, p in plan.schedule.placements.items() if p.format == "NHCWB16"}
     nhcwb16 |= {staged_name(name) for name in nhcwb16}
-    blocks = {s.name: (s.block_config.ofm_block.height, s.block_config.ofm_block.width, s.block_config.ofm_block.depth)
-              for s in plan.schedule.ops}
     return Context(api, feature_map_regions(plan.arch), layout, {o.name: o for o in plan.lowered.npu_ops},
                    {e.op: e for e in encoded}, frozenset(nhcwb16), blocks)
 
@@ -92,9 +109,10 @@ def emit_tflite(plan: Plan) -> Emitted:
     api = vela_api()
     _check(plan)
     acc = accelerator(api, plan.arch.accelerator.name)
-    encoded = _encoded(api, acc, plan)
+    blocks, changed = _blocks(api, acc, plan)
+    encoded = _encoded(api, acc, plan, blocks)
     layout = deploy_layout(plan, encoded)
-    ctx = _context(api, plan, layout, encoded)
+    ctx = _context(api, plan, layout, encoded, blocks)
     payloads, npu_count, dma_count = [], 0, 0
     for group in _groups(plan.commands):
         operations = []
@@ -115,18 +133,46 @@ def emit_tflite(plan: Plan) -> Emitted:
         fast_scratch_bytes=fast_bytes if fast != arena else None, addresses=layout.addresses, arena=arena,
         description="npuplan deployable plan")
     data = write_tflite(model, metadata=metadata)
+    notes = layout.notes
+    if changed:
+        notes += (f"{changed} of {len(blocks)} ops use the nearest block config Vela's API accepts instead of the "
+                  "plan's",)
     return Emitted(data, len(payloads), npu_count, dma_count, len(layout.flash), scratch, fast_bytes,
-                   time.perf_counter() - started, layout.notes)
+                   time.perf_counter() - started, notes)
 
 
 def _round16(n: int) -> int:
     return -(-n // 16) * 16
 
 
-def write_emitted(plan: Plan, output_dir: str | Path) -> tuple[Path, Emitted]:
-    """Emit ``plan`` and write ``<network>_npuplan.tflite`` into ``output_dir``."""
-    emitted = emit_tflite(plan)
+def write_emitted(plan: Plan, output_dir: str | Path, emitted: Emitted | None = None) -> tuple[Path, Emitted]:
+    """Write ``<network>_npuplan.tflite`` (``emitted``, or ``plan`` emitted now) into ``output_dir``."""
+    emitted = emitted or emit_tflite(plan)
     path = Path(output_dir) / f"{plan.network}_npuplan.tflite"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(emitted.data)
     return path, emitted
+
+
+MAX_CPU_FALLBACKS = 16
+
+
+def plan_and_emit(path: str | Path, **options: Any) -> tuple[Plan, Emitted]:
+    """Plan ``path`` deployably and emit it; an operator the emitter refuses for a reason the CPU
+    avoids (no valid block config) is kept on the CPU and the network planned again, at most
+    ``MAX_CPU_FALLBACKS`` times. Raises the ``EmitError`` it cannot avoid."""
+    from npuplan.api import plan
+
+    cpu_ops: tuple[int, ...] = ()
+    refused: list[str] = []
+    while True:
+        planned = plan(path, deployable=True, deploy_cpu_ops=cpu_ops, **options)
+        try:
+            emitted = emit_tflite(planned)
+        except EmitError as error:
+            if error.cpu_fallback is None or error.cpu_fallback in cpu_ops or len(cpu_ops) >= MAX_CPU_FALLBACKS:
+                raise
+            cpu_ops += (error.cpu_fallback,)
+            refused.append(f"'{error.op}' kept on the CPU ({error.reason})")
+            continue
+        return planned, replace(emitted, notes=(*emitted.notes, *refused))

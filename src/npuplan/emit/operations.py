@@ -141,3 +141,30 @@ def dma_operation(ctx: Context, command: DmaCommand) -> Any:
     dma = ctx.api.NpuDmaOperation(src, dest)
     dma.name = command.tensor
     return dma
+
+
+def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> Any:
+    """An operation with ``op``'s whole shapes, kernel, types and activation (no addresses): what
+    ``npu_find_block_configs`` reads."""
+    npu = _operation(api, op)
+    views = [(op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape), (op.ofm, op.ofm_shape)]
+    fms: list[Any] = []
+    for tensor, view in views:
+        if tensor is None or view is None:
+            fms.append(None)
+            continue
+        fm = api.NpuFeatureMap()
+        fm.data_type = getattr(api.NpuDataType, str(tensor.dtype).upper())
+        fm.shape = api.NpuShape3D(height=view.h, width=view.w, depth=view.c)
+        quant = tensor.quant
+        fm.quantization = None if quant is None else api.NpuQuantization(scale_f32=float(quant.scale[0]),
+                                                                         zero_point=int(quant.zero_point[0]))
+        fms.append(fm)
+    npu.ifm, npu.ifm2, npu.ofm = fms
+    k = op.kernel
+    npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
+    npu.activation = _activation(api, op)
+    if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
+        npu.block_traversal = (api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first
+                               else api.NpuBlockTraversal.DEPTH_FIRST)
+    return npu

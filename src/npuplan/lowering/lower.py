@@ -131,13 +131,14 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
-          deployable: bool = False) -> LoweredGraph:
+          deployable: bool = False, cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
     whether it pays is the planner's choice. With ``deployable`` only what the emitter can express
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
-    CPU there (its TFLite form is gone), so that raises ``EmitError``."""
+    CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
+    indices a deployable plan also keeps on the CPU (the emitter refused them)."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) ignored", len(model.subgraphs) - 1)
     source = model.main
@@ -148,6 +149,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         try:
             lowered = lower_op(op)
             if deployable:
+                if op.index in cpu_ops:
+                    lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)
                 lowered = _deployable(op, lowered, id(op) in originals or reshape_invariant(op, source))
             ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lowered)
         except NpuplanError:
@@ -168,7 +171,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
 def _deployable(op: Op, lowered: tuple[LoweredOp, ...], original: bool) -> tuple[LoweredOp, ...]:
     """``deployable_ops`` of ``op``; an op rewritten by the graph passes cannot go back to the CPU."""
     kept = deployable_ops(op, lowered)
-    if kept is not lowered and not original:
-        reason = kept[0].reason if isinstance(kept[0], CpuOp) else ""
+    if not original and any(isinstance(o, CpuOp) for o in kept):
+        reason = next(o.reason for o in kept if isinstance(o, CpuOp))
         raise EmitError(op.name, f"rewritten by lowering, so it cannot stay on the CPU, and {reason}")
     return kept

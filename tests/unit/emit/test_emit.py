@@ -121,3 +121,25 @@ def test_import_npuplan_does_not_load_vela():
     code = "import sys, npuplan, npuplan.api, npuplan.emit; print(any(m.startswith('ethosu') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_an_op_without_a_valid_block_config_falls_back_to_the_cpu(vela_api):
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+
+    # on the 64-MAC Ethos-U55 the 25x5 average pool of ds_cnn has no block config the hardware takes
+    planned, emitted = plan_and_emit(DATA / "ds_cnn_kws.tflite", accelerator_config="ethos-u55-64",
+                                     system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram",
+                                     optimise="Size")
+    assert any("AvgPool' kept on the CPU" in note for note in emitted.notes)
+    assert "AVERAGE_POOL_2D" in {op.tflite_type for op in planned.lowered.cpu_ops}
+    parts = [p for p in planned.lowered.partitions() if p.placement is Placement.NPU]
+    _check_layout(emitted.data, len(parts))
+    validate_tflite(emitted.data)
+
+
+def test_block_configs_are_ones_the_api_accepts(vela_api, ds_cnn_plan):
+    from npuplan.emit.blocks import nearest_valid
+
+    assert nearest_valid((5, 5, 16), [(4, 4, 16), (6, 6, 16), (8, 8, 32)]) == (6, 6, 16)
+    assert nearest_valid((4, 4, 16), [(4, 4, 16), (6, 6, 16)]) == (4, 4, 16)
