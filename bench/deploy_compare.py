@@ -8,7 +8,7 @@ Usage:
 Per run: NPU operations by kind, DMAs and waits, flash / scratch / fast-scratch bytes, file sizes,
 whether each file validates (npuplan validate), the bias/scale records both files hold (10-byte
 per-channel entries, each record resolved through the DMA that filled its weight buffer) and how
-many of npuplan's are byte-identical to one of Vela's, emit time (npuplan in this process) and
+many of npuplan's are byte-identical to one of Vela's, emit time (npuplan's emit step, after planning, in this process) and
 Vela's whole-process wall time. With a model, also the first N operations of each stream side by
 side (kind, IFM and OFM box, kernel HxW/stride, OFM block). Which side to trust: Vela's file is the
 reference for the layout and the encodings (it has run on hardware); npuplan keeps on the CPU the
@@ -35,8 +35,7 @@ from scenarios import SCENARIOS, cli_flags
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan.api import plan  # noqa: E402
-from npuplan.emit import emit_tflite  # noqa: E402
+from npuplan.emit import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream.events import DmaEvent, NpuEvent, WaitEvent  # noqa: E402
 from npuplan.regstream.tflite_file import FileReport, validate_tflite  # noqa: E402
@@ -57,6 +56,7 @@ class Side:
     report: FileReport | None = None
     sizes: dict[str, int] = field(default_factory=dict)
     scales: collections.Counter[bytes] = field(default_factory=collections.Counter)
+    notes: tuple[str, ...] = ()
 
 
 def _tensor_sizes(data: bytes) -> dict[str, int]:
@@ -142,10 +142,10 @@ def run_vela(model: Path, options: dict[str, str], vela: Path) -> Side:
 def run_npuplan(model: Path, options: dict[str, str]) -> Side:
     side = Side("npuplan")
     try:
-        planned = plan(model, deployable=True, **options)
-        started = time.perf_counter()
-        side.data = emit_tflite(planned).data
-        side.seconds = time.perf_counter() - started
+        _, emitted = plan_and_emit(model, **options)
+        side.data = emitted.data
+        side.seconds = emitted.emit_seconds
+        side.notes = emitted.notes
     except NpuplanError as error:
         side.error = str(error)[:100]
     return side
@@ -208,6 +208,8 @@ def print_pair(model: Path, scenario: str, vela: Side, ours: Side, ops: int) -> 
     ]
     for label, a, b in rows:
         print(f"  {label:40} {str(a):>42}   {str(b):>42}")
+    for note in ours.notes:
+        print(f"  npuplan note: {note}")
     print(f"  bias/scale entries: npuplan {sum(ours.scales.values())}, of which identical to one of Vela's "
           f"{sum((ours.scales & vela.scales).values())} (Vela {sum(vela.scales.values())})")
     if ops and vela.report and ours.report:

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from npuplan.emit.operations import probe_operation
+from npuplan.emit.vela import quietly
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import NpuOp
 
@@ -38,7 +39,7 @@ def resolve_block(api: ModuleType, accelerator: Any, op: NpuOp, planned: Block, 
     """The block config the emitted stream uses for ``op``."""
     probe = probe_operation(api, op, part_kernel_first=part_kernel_first)
     try:
-        found = api.npu_find_block_configs(probe, accelerator)
+        found = quietly(api.npu_find_block_configs, probe, accelerator)
     except AssertionError:
         raise EmitError(op.name, "Vela's API finds no valid OFM block config for it",
                         cpu_fallback=op.source_index) from None

@@ -124,7 +124,7 @@ def emit_tflite(plan: Plan) -> Emitted:
                 operations.append(dma_operation(ctx, c))
                 dma_count += 1
         stream = quietly(api.npu_generate_register_command_stream, operations, acc)
-        payloads.append(bytes(api.npu_create_driver_payload(stream, acc)))
+        payloads.append(bytes(quietly(api.npu_create_driver_payload, stream, acc)))
     arena, fast = plan.arch.arena_area, plan.arch.fast_area
     scratch = _round16(layout.area_peaks.get(arena, 0))
     fast_bytes = _round16(layout.area_peaks.get(fast, 0)) if fast != arena else 0

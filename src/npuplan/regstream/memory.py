@@ -2,9 +2,10 @@
 
 Each region is a byte array of what is written, what is written but not read since, and which
 write put it there. Checked: every access lies inside its region's tensor; every byte read was
-written before (the flash tensor is written from the start); no write overwrites the bytes of an
-earlier write none of whose bytes has been read yet (a live feature map is not clobbered before its
-reader; rows of a stripe that no kernel needs may be overwritten once the stripe has been read); an operation does not touch the destination of a DMA still in
+written before (the flash tensor is written from the start); no write overwrites part of an
+earlier write none of whose bytes has been read yet when the rest of that write is read later (a
+live feature map is not clobbered before its reader; data nothing reads may be overwritten, and an
+operation's OFM may overwrite unread data laid out as the same tensor: see ``_signature``); an operation does not touch the destination of a DMA still in
 flight (``NPU_OP_DMA_WAIT`` missing) and a DMA does not write what an operation still in flight
 reads or writes, or read what it writes (``NPU_OP_KERNEL_WAIT`` missing). As on the hardware,
 at most two operations are in flight (a third kick retires the oldest) and one DMA on Ethos-U55,
@@ -13,7 +14,6 @@ two on Ethos-U65.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,7 +78,9 @@ class Replay:
     product: int = 0
     kernels: list[tuple[str, list[Access], list[Access]]] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)  # label of each write so far
+    owners: list[object] = field(default_factory=list)  # the operation signature of each write (None: other)
     read_any: list[bool] = field(default_factory=list)  # whether any byte of each write was read
+    clobbered: dict[int, str] = field(default_factory=dict)  # write -> what overwrote part of it unread
     dmas: list[tuple[str, Access, Access]] = field(default_factory=list)
 
     def fail(self, message: str) -> None:
@@ -103,20 +105,23 @@ class Replay:
         region.unread[a.lo:a.hi] &= ~a.covered
         for w in np.unique(region.writer[a.lo:a.hi][a.covered]):
             if w >= 0:
+                if w in self.clobbered:
+                    self.fail(f"{self.clobbered[w]} overwrote part of what {self.writes[w]} wrote to {region.name} "
+                              f"before any of it was read, and {a.label} reads the rest")
                 self.read_any[w] = True
 
-    def write(self, a: Access) -> None:
+    def write(self, a: Access, owner: object = None) -> None:
         region = self.bounds(a)
         clobbered = a.covered & region.unread[a.lo:a.hi]
         if clobbered.any():
             for w in np.unique(region.writer[a.lo:a.hi][clobbered]):
-                if w >= 0 and not self.read_any[w]:
-                    self.fail(f"{a.label} overwrites what {self.writes[w]} wrote to {region.name} before any of it "
-                              "was read")
+                if w >= 0 and not self.read_any[w] and (owner is None or self.owners[w] != owner):
+                    self.clobbered.setdefault(int(w), a.label)  # an error if what is left of it is read later
         region.written[a.lo:a.hi] |= a.covered
         region.unread[a.lo:a.hi] |= a.covered
         region.writer[a.lo:a.hi][a.covered] = len(self.writes)
         self.writes.append(a.label)
+        self.owners.append(owner)
         self.read_any.append(False)
 
     def npu(self, e: NpuEvent) -> None:
@@ -138,7 +143,7 @@ class Replay:
         for a in reads:
             self.read(a)
         for a in writes:
-            self.write(a)
+            self.write(a, _signature(e))
         self.kernels.append((label, reads, writes))
         del self.kernels[:-MAX_KERNELS_IN_FLIGHT]
 
@@ -190,6 +195,10 @@ class Replay:
             self.read(a)
 
 
-def new_replay(sizes: Mapping[int, tuple[str, int]], *, written: frozenset[int] = frozenset()) -> Replay:
-    """A replay over regions ``{index: (name, bytes)}``; regions in ``written`` start written."""
-    return Replay({k: Region.empty(name, size, written=k in written) for k, (name, size) in sizes.items()})
+def _signature(e: NpuEvent) -> tuple[object, ...]:
+    """The OFM's layout (region, strides, format, element size): writes laid out alike are taken to
+    write one tensor, which may overwrite what it wrote before anything read it (a stride-2 consumer
+    skipping every other row of a one-row rolling buffer; a padded tensor filled, then its interior
+    copied in, as Vela writes PAD). Writes laid out otherwise over unread data are clobbering."""
+    o = e.ofm
+    return (o.region, o.stride_y, o.stride_x, o.stride_c, o.nhcwb16, o.element_bytes)
