@@ -35,12 +35,26 @@ def nearest_valid(planned: Block, valid: list[Block]) -> Block:
     return min(same, key=distance)
 
 
-def resolve_block(api: ModuleType, accelerator: Any, op: NpuOp, planned: Block, *, part_kernel_first: bool) -> Block:
-    """The block config the emitted stream uses for ``op``."""
-    probe = probe_operation(api, op, part_kernel_first=part_kernel_first)
-    try:
-        found = quietly(api.npu_find_block_configs, probe, accelerator)
-    except AssertionError:
-        raise EmitError(op.name, "Vela's API finds no valid OFM block config for it",
-                        cpu_fallback=op.source_index) from None
-    return nearest_valid(planned, [(int(b.height), int(b.width), int(b.depth)) for b in found])
+def probe_key(op: NpuOp, part_kernel_first: bool) -> tuple[object, ...]:
+    """Everything ``npu_find_block_configs`` reads of an op (ops alike share their valid blocks)."""
+    def fm(tensor: Any, view: Any) -> object:
+        return None if tensor is None else (view, tensor.dtype, tensor.quant is None)
+    return (op.block_type, op.pool, op.elementwise, fm(op.ifm, op.ifm_shape), fm(op.ifm2, op.ifm2_shape),
+            fm(op.ofm, op.ofm_shape), op.kernel, op.activation, op.resampling, part_kernel_first)
+
+
+def resolve_block(api: ModuleType, accelerator: Any, op: NpuOp, planned: Block, *, part_kernel_first: bool,
+                  memo: dict[tuple[object, ...], list[Block]] | None = None) -> Block:
+    """The block config the emitted stream uses for ``op``; ``memo`` keeps the valid blocks of the
+    ops seen (``probe_key``): enumerating them is most of the API's cost."""
+    memo = {} if memo is None else memo
+    key = probe_key(op, part_kernel_first)
+    if key not in memo:
+        probe = probe_operation(api, op, part_kernel_first=part_kernel_first)
+        try:
+            found = quietly(api.npu_find_block_configs, probe, accelerator)
+        except AssertionError:
+            raise EmitError(op.name, "Vela's API finds no valid OFM block config for it",
+                            cpu_fallback=op.source_index) from None
+        memo[key] = [(int(b.height), int(b.width), int(b.depth)) for b in found]
+    return nearest_valid(planned, memo[key])

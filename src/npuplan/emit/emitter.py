@@ -56,10 +56,11 @@ def _blocks(api: ModuleType, acc: object, plan: Plan) -> tuple[dict[str, Block],
     """Each NPU op's emitted block config and how many differ from the plan's."""
     out: dict[str, Block] = {}
     changed = 0
+    memo: dict[tuple[object, ...], list[Block]] = {}
     for sop in plan.schedule.ops:
         b = sop.block_config.ofm_block
         planned = (b.height, b.width, b.depth)
-        out[sop.name] = resolve_block(api, acc, sop.op, planned, part_kernel_first=_part_kernel(sop))
+        out[sop.name] = resolve_block(api, acc, sop.op, planned, part_kernel_first=_part_kernel(sop), memo=memo)
         changed += out[sop.name] != planned
     return out, changed
 

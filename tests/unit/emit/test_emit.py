@@ -143,3 +143,17 @@ def test_block_configs_are_ones_the_api_accepts(vela_api, ds_cnn_plan):
 
     assert nearest_valid((5, 5, 16), [(4, 4, 16), (6, 6, 16), (8, 8, 32)]) == (6, 6, 16)
     assert nearest_valid((4, 4, 16), [(4, 4, 16), (6, 6, 16)]) == (4, 4, 16)
+
+
+def test_cli_emit_tflite_writes_a_file_that_validates(vela_api, tmp_path, capsys):
+    from npuplan.cli import main
+
+    args = ["plan", str(DATA / "ds_cnn_kws.tflite"), "--accelerator-config", "ethos-u55-128",
+            "--system-config", "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram",
+            "--emit-tflite", "--output-dir", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Deployable file" in out and "ethos-u operator(s)" in out
+    path = tmp_path / "ds_cnn_kws_npuplan.tflite"
+    assert path.exists() and (tmp_path / "ds_cnn_kws_plan.json").exists()
+    assert main(["validate", str(path)]) == 0
