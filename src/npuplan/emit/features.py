@@ -57,11 +57,13 @@ class Geometry:
         return base + (x * self.shape.c + c) * e
 
 
-def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
+def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
+             view_rows: tuple[int, int] | None = None) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
     """The buffer geometry and the box ``(y0, x0, c0), (y1, x1, c1)`` in it the operand touches.
 
-    A view that reshapes the tensor (same bytes, another shape) is addressed in the view's shape;
-    it must be NHWC and touched whole."""
+    A view that reshapes the tensor (same bytes, another shape) is addressed in the view's shape
+    and must be NHWC. When it keeps the tensor's rows (same height and bytes per row: a W x C
+    fold) the stripe's rows ``view_rows`` are addressed; otherwise it must be touched whole."""
     full = tensor.shape4d
     rows = operand.buffer.rows if operand.buffer.kind is BufferKind.ROLLING else None
     start, end = operand.box.start, operand.box.end
@@ -69,7 +71,9 @@ def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool) -> 
         whole = start[1:] == (0, 0, 0) and end[1:] == (full.h, full.w, full.c)
         if nhcwb16 or rows is not None or not whole:
             raise EmitError(operand.tensor, f"a reshaped view {view} of a {full} tensor read in part or in NHCWB16")
-        return Geometry(False, view, tensor.dtype.size_bytes, None), (0, 0, 0), (view.h, view.w, view.c)
+        same_rows = view.h == full.h and view.w * view.c == full.w * full.c
+        y0, y1 = view_rows if view_rows is not None and same_rows else (0, view.h)
+        return Geometry(False, view, tensor.dtype.size_bytes, None), (y0, 0, 0), (y1, view.w, view.c)
     return Geometry(nhcwb16, full, tensor.dtype.size_bytes, rows), start[1:], end[1:]
 
 
@@ -77,9 +81,10 @@ _DATA_TYPES = {DataType.INT8: "INT8", DataType.UINT8: "UINT8", DataType.INT16: "
 
 
 def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D, *, nhcwb16: bool,
-                address: Address, regions: Mapping[MemArea, int]) -> Any:
-    """The API's ``NpuFeatureMap`` for ``operand`` (its buffer at ``address``)."""
-    geo, (y0, x0, c0), (y1, x1, c1) = geometry(operand, tensor, view, nhcwb16)
+                address: Address, regions: Mapping[MemArea, int], view_rows: tuple[int, int] | None = None) -> Any:
+    """The API's ``NpuFeatureMap`` for ``operand`` (its buffer at ``address``); ``view_rows`` the
+    rows a stripe reads of a reshaped view (see ``geometry``)."""
+    geo, (y0, x0, c0), (y1, x1, c1) = geometry(operand, tensor, view, nhcwb16, view_rows=view_rows)
     if nhcwb16 and c0 % 16:
         raise EmitError(operand.tensor, f"an NHCWB16 box starting at channel {c0}")
     fm = api.NpuFeatureMap()

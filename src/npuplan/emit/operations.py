@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import Any
 
 from npuplan.commands.layout import weight_buffer_name
+from npuplan.commands.stream import input_rows
 from npuplan.commands.types import BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
 from npuplan.emit.features import feature_map
 from npuplan.emit.layout import DeployLayout
@@ -37,11 +38,23 @@ class Context:
     block_configs: Mapping[str, tuple[int, int, int]]  # op -> OFM block (height, width, depth)
 
 
-def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D) -> Any:
+def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
+        view_rows: tuple[int, int] | None = None) -> Any:
     name = operand.buffer.name
     nhcwb16 = operand.buffer.kind is BufferKind.ROLLING or name in ctx.nhcwb16
     return feature_map(ctx.api, operand, tensor, view, nhcwb16=nhcwb16, address=ctx.layout.addresses[name],
-                       regions=ctx.regions)
+                       regions=ctx.regions, view_rows=view_rows)
+
+
+def view_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
+    """The IFM rows (in the op's IFM view) this stripe's kernel reads: all of them for the whole OFM."""
+    a, b = command.ofm.box.rows
+    return (0, op.ifm_shape.h) if (a, b) == (0, op.ofm_shape.h) else input_rows(op, op.ifm_shape, (a, b))
+
+
+def _reshaped(op: NpuOp) -> bool:
+    full = op.ifm.shape4d
+    return (op.ifm_shape.h, op.ifm_shape.w, op.ifm_shape.c) != (full.h, full.w, full.c)
 
 
 def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
@@ -49,11 +62,18 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
     k = op.kernel
     a, b = command.ofm.box.rows
     lo, hi = command.ifm.box.rows if command.ifm is not None else (0, 0)
-    if command.ifm is not None and (op.ifm_shape.h, op.ifm_shape.w, op.ifm_shape.c) != (
-            op.ifm.shape4d.h, op.ifm.shape4d.w, op.ifm.shape4d.c):
-        lo, hi = 0, op.ifm_shape.h  # a reshaped view is read whole
+    if command.ifm is not None and _reshaped(op):
+        full = op.ifm.shape4d
+        same_rows = op.ifm_shape.h == full.h and op.ifm_shape.w * op.ifm_shape.c == full.w * full.c
+        lo, hi = view_rows(op, command) if same_rows else (0, op.ifm_shape.h)
     need_lo = a * k.stride_y - k.padding.top
     need_hi = (b - 1) * k.stride_y + k.dilated_height - k.padding.top
+    if op.upscale == 1 and lo != max(need_lo, 0):
+        # the IFM base is the box's first row: it must be the first row the kernel reads
+        raise EmitError(op.name, f"a stripe's IFM box starts at row {lo}, its kernel reads from row {max(need_lo, 0)}")
+    if command.ifm is not None and op.ifm_read_offset is None and not _reshaped(op) and (
+            command.ifm.box.start[2] != 0 or command.ifm.box.end[2] != op.ifm.shape4d.w):
+        raise EmitError(op.name, "a stripe reads part of the IFM's width (not emitted)")
     return api.NpuPadding(top=max(0, lo - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi),
                           right=k.padding.right)
 
@@ -105,7 +125,7 @@ def stripe_operation(ctx: Context, command: NpuStripeCommand) -> Any:
     npu = _operation(api, op)
     npu.name = op.name
     assert command.ifm is not None
-    npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape)
+    npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
     if command.ifm2 is not None and op.ifm2 is not None and op.ifm2_shape is not None:
         npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape)
     npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)

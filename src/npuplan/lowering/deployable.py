@@ -41,8 +41,10 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return "only 8-bit feature maps are emitted yet"
     if any(t.quant is None or not t.quant.is_valid for t in fms):
         return "a feature map has no quantization"
-    if op.ifm2 is not None and op.ifm2.is_constant:
-        return "a constant second operand is not emitted yet"
+    if any(t.is_constant for t in (op.ifm, op.ifm2) if t is not None):
+        return "a constant operand is not emitted yet"
+    if op.ifm2 is not None and op.ifm_shape != op.ofm_shape:
+        return "a broadcast first operand (the hardware broadcasts the second only) is not emitted yet"
     if op.ifm_shape.n != 1 or op.ofm_shape.n != 1:
         return "batches above 1 are not emitted yet"
     if op.weights is not None and (op.weight_tensor is None or op.weight_tensor.quant is None):

@@ -157,3 +157,42 @@ def test_cli_emit_tflite_writes_a_file_that_validates(vela_api, tmp_path, capsys
     path = tmp_path / "ds_cnn_kws_npuplan.tflite"
     assert path.exists() and (tmp_path / "ds_cnn_kws_plan.json").exists()
     assert main(["validate", str(path)]) == 0
+
+
+def test_elementwise_operands_the_hardware_would_swap_stay_on_the_cpu():
+    import numpy as np
+
+    from npuplan.ir.graph import Tensor
+    from npuplan.ir.lowered import BlockType, NpuOp
+    from npuplan.ir.shape import Shape4D
+    from npuplan.ir.types import DataType, Quantization
+    from npuplan.lowering.deployable import npu_op_reason
+
+    q = Quantization((0.1,), (0,))
+    x = Tensor("x", (1, 4, 4, 8), DataType.INT8, q)
+    c = Tensor("c", (1, 4, 4, 8), DataType.INT8, q, data=np.zeros((1, 4, 4, 8), np.int8))
+    small = Tensor("s", (1, 1, 1, 8), DataType.INT8, q)
+    out = Tensor("o", (1, 4, 4, 8), DataType.INT8, q)
+    def sub(a, b):
+        return NpuOp("o", "SUB", "Sub", BlockType.ELEMENTWISE, a, a.shape4d, out, Shape4D(1, 4, 4, 8), ifm2=b,
+                     ifm2_shape=b.shape4d, elementwise="SUB")
+    assert npu_op_reason(sub(x, x)) is None
+    assert "constant" in npu_op_reason(sub(c, x))  # SUB(const, x) would run reversed
+    assert "broadcast first operand" in npu_op_reason(sub(small, x))
+
+
+def test_striped_reshaped_view_reads_each_stripes_own_rows(ds_cnn_plan, ds_cnn_emitted):
+    """ds_cnn's first conv reads its 49x10x1 input as 49x5x2 (stride folded into depth) in 5-row
+    cascade stripes: each stripe's IFM base must be the first row its kernel reads, not row 0."""
+    from npuplan.regstream import validate_tflite
+    from npuplan.regstream.events import NpuEvent
+
+    first = ds_cnn_plan.lowered.npu_ops[0]
+    assert first.ifm_shape != first.ifm.shape4d  # the folded view
+    start = ds_cnn_plan.allocation.addresses[first.ifm.name].offset
+    row_bytes = first.ifm_shape.w * first.ifm_shape.c
+    kicks = [e for e in validate_tflite(ds_cnn_emitted.data).streams[0].events
+             if isinstance(e, NpuEvent) and e.ifm.bases[0] >= start and e.ifm.bases[0] < start + first.ifm.size_bytes]
+    k = first.kernel
+    expected = [start + max(a * k.stride_y - k.padding.top, 0) * row_bytes for a in range(0, first.ofm_shape.h, 5)]
+    assert [e.ifm.bases[0] for e in kicks] == expected
