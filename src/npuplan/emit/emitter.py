@@ -100,8 +100,9 @@ def _context(api: ModuleType, plan: Plan, layout: DeployLayout, encoded: list[En
              blocks: dict[str, Block]) -> Context:
     nhcwb16 = {name for name, p in plan.schedule.placements.items() if p.format == "NHCWB16"}
     nhcwb16 |= {staged_name(name) for name in nhcwb16}
+    striped = frozenset(s.name for s in plan.schedule.ops if s.ofm_stripe.h < s.op.ofm_shape.h)
     return Context(api, feature_map_regions(plan.arch), layout, {o.name: o for o in plan.lowered.npu_ops},
-                   {e.op: e for e in encoded}, frozenset(nhcwb16), blocks)
+                   {e.op: e for e in encoded}, frozenset(nhcwb16), blocks, striped)
 
 
 def emit_tflite(plan: Plan) -> Emitted:

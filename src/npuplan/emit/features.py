@@ -72,7 +72,9 @@ def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
         if nhcwb16 or rows is not None or not whole:
             raise EmitError(operand.tensor, f"a reshaped view {view} of a {full} tensor read in part or in NHCWB16")
         same_rows = view.h == full.h and view.w * view.c == full.w * full.c
-        y0, y1 = view_rows if view_rows is not None and same_rows else (0, view.h)
+        y0, y1 = view_rows if view_rows is not None else (0, view.h)
+        if not same_rows and (y0, y1) != (0, view.h):
+            raise EmitError(operand.tensor, f"a stripe of a reshaped view {view} of a {full} tensor (not emitted)")
         return Geometry(False, view, tensor.dtype.size_bytes, None), (y0, 0, 0), (y1, view.w, view.c)
     return Geometry(nhcwb16, full, tensor.dtype.size_bytes, rows), start[1:], end[1:]
 

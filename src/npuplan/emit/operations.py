@@ -36,6 +36,7 @@ class Context:
     encoded: Mapping[str, EncodedOp]
     nhcwb16: frozenset[str]  # buffers kept in NHCWB16
     block_configs: Mapping[str, tuple[int, int, int]]  # op -> OFM block (height, width, depth)
+    striped: frozenset[str] = frozenset()  # ops whose OFM is produced in more than one row stripe
 
 
 def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
@@ -104,7 +105,11 @@ def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[A
     """The weight and bias address ranges this stripe reads (its slice in flash or its buffer slot)."""
     if command.weight_slice is None:
         return [], []
-    index = command.weight_slice.index
+    piece = command.weight_slice
+    if (command.ofm.box.start[3], command.ofm.box.end[3]) != (piece.depth_start, piece.depth_end):
+        raise EmitError(op.name, f"a stripe writes OFM channels {command.ofm.box.start[3]}..{command.ofm.box.end[3]} "
+                        f"with the weights of channels {piece.depth_start}..{piece.depth_end}")
+    index = piece.index
     record = ctx.encoded[op.name].slices[index]
     key = (op.name, index)
     assert command.weights is not None
@@ -127,7 +132,13 @@ def stripe_operation(ctx: Context, command: NpuStripeCommand) -> Any:
     assert command.ifm is not None
     npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
     if command.ifm2 is not None and op.ifm2 is not None and op.ifm2_shape is not None:
-        npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape)
+        a, b = command.ofm.box.rows
+        rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
+        npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape, rows2)
+    full = op.ofm.shape4d
+    if (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
+        # the stream records a reshaped OFM view as the whole tensor: a stripe's rows are not known
+        raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
     npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
