@@ -6,7 +6,8 @@ Usage:
   python bench/deploy_compare.py --all [--models DIR]     # the summary table over every model x scenario
 
 Per run: NPU operations by kind, DMAs and waits, flash / scratch / fast-scratch bytes, file sizes,
-whether each file validates (npuplan validate), the bias/scale records both files hold (10-byte
+whether each file validates (npuplan validate), the operations' output stages (kind with scales,
+zero points, activation and precision registers) also found in Vela's stream, the bias/scale records both files hold (10-byte
 per-channel entries, each record resolved through the DMA that filled its weight buffer) and how
 many of npuplan's are byte-identical to one of Vela's, emit time (npuplan's emit step, after planning, in this process) and
 Vela's whole-process wall time. With a model, also the first N operations of each stream side by
@@ -37,7 +38,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 from npuplan.emit import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
-from npuplan.regstream.events import DmaEvent, NpuEvent, WaitEvent  # noqa: E402
+from npuplan.regstream.events import OUTPUT_STAGE, DmaEvent, NpuEvent, WaitEvent  # noqa: E402
 from npuplan.regstream.tflite_file import FileReport, validate_tflite  # noqa: E402
 
 VELA = Path("/work/vela-venv/bin/vela")
@@ -56,6 +57,7 @@ class Side:
     report: FileReport | None = None
     sizes: dict[str, int] = field(default_factory=dict)
     scales: collections.Counter[bytes] = field(default_factory=collections.Counter)
+    stages: set[tuple[object, ...]] = field(default_factory=set)
     notes: tuple[str, ...] = ()
 
 
@@ -115,6 +117,30 @@ def scale_entries(data: bytes, report: FileReport) -> collections.Counter[bytes]
     return entries
 
 
+_LAYOUT_BIT = ~(1 << 6)  # NHCWB16 or NHWC is a planning choice, not a value the op computes
+
+
+def output_stages(report: FileReport) -> set[tuple[object, ...]]:
+    """Each operation's kind with its output-stage registers (scales, zero points, activation,
+    precision without the layout bit); IFM2 registers only for elementwise ops, the per-tensor
+    scales only for pooling and elementwise ops (convolutions scale per channel)."""
+    out = set()
+    for s in report.streams:
+        for e in s.events:
+            if not isinstance(e, NpuEvent):
+                continue
+            names = OUTPUT_STAGE if e.kind in ("Pooling", "ElementWise") else OUTPUT_STAGE[3:]
+            regs = dict(zip(names, e.output_stage))
+            for name in ("IFM_PRECISION", "IFM2_PRECISION", "OFM_PRECISION"):
+                if name in regs:
+                    regs[name] &= _LAYOUT_BIT
+            if e.kind != "ElementWise":
+                for name in ("OPB_SCALE", "IFM2_ZERO_POINT", "IFM2_PRECISION", "IFM2_BROADCAST"):
+                    regs.pop(name, None)
+            out.add((e.kind, tuple(sorted(regs.items()))))
+    return out
+
+
 def _through_dma(filled: dict[tuple[int, int], int], region: int, address: int) -> int | None:
     """The flash address a weight-buffer address was filled from (the DMA covering it)."""
     best = None
@@ -162,6 +188,7 @@ def decode(side: Side) -> None:
         side.valid = f"INVALID: {error}"[:100]
         return
     side.scales = scale_entries(side.data, side.report)
+    side.stages = output_stages(side.report)
 
 
 def _kinds(report: FileReport | None) -> str:
@@ -212,6 +239,8 @@ def print_pair(model: Path, scenario: str, vela: Side, ours: Side, ops: int) -> 
         print(f"  npuplan note: {note}")
     print(f"  bias/scale entries: npuplan {sum(ours.scales.values())}, of which identical to one of Vela's "
           f"{sum((ours.scales & vela.scales).values())} (Vela {sum(vela.scales.values())})")
+    print(f"  output stages (kind, scales, zero points, activation, precision): npuplan {len(ours.stages)} distinct, "
+          f"{len(ours.stages & vela.stages)} also in Vela's stream (Vela {len(vela.stages)})")
     if ops and vela.report and ours.report:
         left = [e for s in vela.report.streams for e in s.events]
         right = [e for s in ours.report.streams for e in s.events]
@@ -224,7 +253,7 @@ def print_pair(model: Path, scenario: str, vela: Side, ours: Side, ops: int) -> 
 
 def summary(models: list[Path], vela_path: Path) -> None:
     print(f"{'model':26} {'scenario':36} {'emits':>6} {'valid':>6} {'emit s':>7} {'ours B':>10} {'Vela B':>10} "
-          f"{'ratio':>6} {'Vela ok':>8} {'scales same':>12}")
+          f"{'ratio':>6} {'Vela ok':>8} {'scales same':>12} {'stages in Vela':>14}")
     for model in models:
         for scenario in SCENARIOS:
             vela, ours = compare(model, scenario, vela_path)
@@ -232,9 +261,11 @@ def summary(models: list[Path], vela_path: Path) -> None:
             vsize = len(vela.data) if vela.data else 0
             ratio = f"{size / vsize:.3f}" if size and vsize else "-"
             same = f"{sum((ours.scales & vela.scales).values())}/{sum(ours.scales.values())}"
+            stages = f"{len(ours.stages & vela.stages)}/{len(ours.stages)}"
             print(f"{model.stem:26} {scenario:36} {'yes' if ours.data else 'NO':>6} "
                   f"{'yes' if ours.valid == 'valid' else 'NO':>6} {ours.seconds:7.2f} {size:10d} {vsize:10d} "
-                  f"{ratio:>6} {'yes' if vela.valid == 'valid' else (vela.error or vela.valid)[:8]:>8} {same:>12}",
+                  f"{ratio:>6} {'yes' if vela.valid == 'valid' else (vela.error or vela.valid)[:8]:>8} {same:>12} "
+                  f"{stages:>14}",
                   flush=True)
             if ours.error or (ours.valid and ours.valid != "valid"):
                 print(f"    npuplan: {ours.error or ours.valid}")

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from npuplan.errors import ValidationError
 from npuplan.regstream.words import Word
 
+# Registers that decide the values an operation computes beyond its geometry: scales, zero points,
+# activation and precision (compared between two streams by bench/deploy_compare.py).
+OUTPUT_STAGE = ("OFM_SCALE", "OPA_SCALE", "OPB_SCALE", "ACTIVATION", "ACTIVATION_MIN", "ACTIVATION_MAX",
+                "IFM_ZERO_POINT", "IFM2_ZERO_POINT", "OFM_ZERO_POINT", "IFM_PRECISION", "IFM2_PRECISION",
+                "OFM_PRECISION", "IFM2_BROADCAST")
 KINDS = {"NPU_OP_CONV": "Conv2D", "NPU_OP_DEPTHWISE": "DepthWise", "NPU_OP_POOL": "Pooling",
          "NPU_OP_ELEMENTWISE": "ElementWise"}
 _IFM_BYTES = {0: 1, 1: 2, 2: 4}  # precision size field (IFM bits 2-3, OFM bits 1-2) -> element bytes
@@ -60,6 +65,7 @@ class NpuEvent:
     scales: Range | None
     kernel: tuple[int, int, int, int]  # height, width (dilated extents), stride y, stride x
     block: tuple[int, int, int]  # OFM block height, width, depth
+    output_stage: tuple[int, ...] = ()  # the registers of OUTPUT_STAGE, in that order (for comparisons)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +128,10 @@ def _npu_event(index: int, name: str, r: Mapping[str, int]) -> NpuEvent:
         weights = Range(r.get("WEIGHT_REGION", 0) & 0x7, r.get("WEIGHT_BASE", 0), r.get("WEIGHT_LENGTH", 0))
         scales = Range(r.get("SCALE_REGION", 0) & 0x7, r.get("SCALE_BASE", 0), r.get("SCALE_LENGTH", 0))
     block = (r.get("OFM_BLK_HEIGHT_M1", 0) + 1, r.get("OFM_BLK_WIDTH_M1", 0) + 1, r.get("OFM_BLK_DEPTH_M1", 0) + 1)
+    stage = tuple(r.get(name, 0) for name in OUTPUT_STAGE) if kind in ("Pooling", "ElementWise") else tuple(
+        r.get(name, 0) for name in OUTPUT_STAGE[3:])  # convolutions scale per channel (the scale stream)
     return NpuEvent(index, kind, _fm(r, "IFM", ih, iw, idp, ofm=False), ifm2, _fm(r, "OFM", oh, ow, od, ofm=True),
-                    weights, scales, kernel, block)
+                    weights, scales, kernel, block, stage)
 
 
 INTERNAL_REGION = -1  # a DMA's internal memory (the shared buffer, where lookup tables go)
