@@ -11,7 +11,7 @@ table is not held by the lowered graph), so they stay CPU operators of their own
 from __future__ import annotations
 
 from npuplan.ir.graph import Graph, Op
-from npuplan.ir.lowered import Activation, CpuOp, LoweredOp, NpuOp, Resampling
+from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
 
 DEPLOYABLE_TYPES = frozenset({
@@ -49,6 +49,11 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return "batches above 1 are not emitted yet"
     if op.weights is not None and (op.weight_tensor is None or op.weight_tensor.quant is None):
         return "weights without quantization"
+    if op.block_type is BlockType.DEPTHWISE and op.ifm_shape.c != op.ofm_shape.c:
+        return "a depth multiplier above 1 is not emitted yet"
+    if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT) and op.weights is not None and (
+            op.weights.shape[-1] != op.ifm_shape.c):
+        return "a grouped convolution is not emitted yet"
     return None
 
 
