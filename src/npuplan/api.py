@@ -141,8 +141,10 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     deployable = plan_options.deployable
     cpu_ops = frozenset(plan_options.deploy_cpu_ops)
     variants = [lower(model, arch.accelerator, deployable=deployable, cpu_ops=cpu_ops)]
+    # A deployable plan does not write concatenated slices in place: the emitter keeps ops writing
+    # at an offset on the CPU, so that variant would only look cheaper by running less on the NPU.
     fused = (lower(model, arch.accelerator, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
-             if plan_options.concat_in_place else variants[0])
+             if plan_options.concat_in_place and not deployable else variants[0])
     if len(fused.ops) != len(variants[0].ops):
         variants.append(fused)
     reorders = [(r, v) for v in (variants if plan_options.reorder else [])

@@ -120,6 +120,8 @@ def emit_tflite(plan: Plan) -> Emitted:
         operations = []
         for c in group:
             if isinstance(c, NpuStripeCommand):
+                if c.ofm.box.is_empty():  # rows past a CONCATENATION copy's box: nothing to write
+                    continue
                 operations.append(stripe_operation(ctx, c))
                 npu_count += 1
             elif isinstance(c, DmaCommand):

@@ -62,6 +62,8 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
     """This stripe's padding: the rows its kernel needs above/below the IFM box it reads."""
     k = op.kernel
     a, b = command.ofm.box.rows
+    if op.ofm_write_offset is not None:  # rows of the box the op writes (a CONCATENATION copy)
+        a, b = a - op.ofm_write_offset.h, b - op.ofm_write_offset.h
     lo, hi = command.ifm.box.rows if command.ifm is not None else (0, 0)
     if command.ifm is not None and _reshaped(op):
         full = op.ifm.shape4d
@@ -124,9 +126,20 @@ def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[A
 
 
 def stripe_operation(ctx: Context, command: NpuStripeCommand) -> Any:
-    """The ``NpuBlockOperation`` of one NPU stripe."""
-    api = ctx.api
+    """The ``NpuBlockOperation`` of one NPU stripe. An ``EmitError`` names the TFLite operator to
+    keep on the CPU instead (``emit.plan_and_emit``)."""
     op = ctx.ops[command.op]
+    try:
+        return _stripe_operation(ctx, command, op)
+    except EmitError as error:
+        if error.cpu_fallback is not None:
+            raise
+        raise EmitError(op.name, error.reason if error.op == op.name else f"'{error.op}': {error.reason}",
+                        cpu_fallback=op.source_index) from None
+
+
+def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
+    api = ctx.api
     npu = _operation(api, op)
     npu.name = op.name
     assert command.ifm is not None

@@ -16,7 +16,10 @@ from npuplan.ir.types import DataType
 
 DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
+    "CONCATENATION",
 })
+# Types whose lowering is several NPU operations the emitter expresses one by one.
+_MULTI_OP_TYPES = frozenset({"CONCATENATION"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
 # Standalone activation operators fused into their producer in a deployable plan.
@@ -24,6 +27,13 @@ FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul"})
+
+
+def _concat_copy(op: NpuOp) -> bool:
+    """One input of a CONCATENATION copied into its box of the output (a 1x1 average pool)."""
+    offset = op.ofm_write_offset
+    return (op.tflite_type == "CONCATENATION" and op.op_type == "AvgPool" and op.kernel.elements == 1
+            and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
 
 
 def npu_op_reason(op: NpuOp) -> str | None:
@@ -34,8 +44,10 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return f"activation {op.activation} needs a lookup table the lowered graph does not hold"
     if op.resampling is not Resampling.NONE:
         return "IFM resampling is not emitted yet"
-    if op.ofm_write_offset is not None or op.ofm_write_shape is not None or op.reads_at_offset:
-        return "reads or writes at an offset inside a tensor (not emitted yet)"
+    if op.reads_at_offset:
+        return "reads at an offset inside a tensor (not emitted yet)"
+    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _concat_copy(op):
+        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's copies)"
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
     if any(t.dtype not in _FM_TYPES for t in fms):
         return "only 8-bit feature maps are emitted yet"
@@ -65,7 +77,7 @@ def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     reason: str | None = None
     if op.type not in DEPLOYABLE_TYPES:
         reason = f"{op.type} is not emitted by the deploy path yet"
-    elif len(lowered) != 1:
+    elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES:
         reason = f"{op.type} lowers to {len(lowered)} NPU operations (not emitted yet)"
     else:
         npu = [o for o in lowered if isinstance(o, NpuOp)]

@@ -27,3 +27,17 @@ def test_random_network_emits_and_validates(vela_api, tmp_path, seed):
         return
     report = validate_tflite(emitted.data)
     assert report.npu_operations == emitted.npu_operations
+
+
+def test_concatenation_copies_are_emitted(vela_api, tmp_path):
+    """Seed 4 concatenates along its channels: the copies run on the NPU, each writing its box."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+
+    path = tmp_path / "random_4.tflite"
+    path.write_bytes(network_bytes(4))
+    planned, emitted = plan_and_emit(path, accelerator_config="ethos-u55-128",
+                                     system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
+    copies = [o for o in planned.lowered.npu_ops if o.tflite_type == "CONCATENATION"]
+    assert copies and all(o.ofm_write_offset is not None for o in copies)
+    assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
