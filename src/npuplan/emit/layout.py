@@ -2,7 +2,9 @@
 the fast-storage weight buffers, and the address of every buffer.
 
 The flash tensor holds the real encoded records (``emit.weights``) one after another, 16-byte
-aligned, so its size comes from the hardware encoding, not from the plan's size estimate. Weight
+aligned, so its size comes from the hardware encoding, not from the plan's size estimate; then the
+constant feature maps NPU operations read (a PAD's fill values, an elementwise op's constant
+operand), NHWC, each 16-byte aligned. Weight
 buffers hold slot 0 at their start and, double-buffered, slot 1 after the largest even slice.
 When a real record no longer fits the buffer the plan reserved, the plan's buffers are allocated
 again with the real weight-buffer sizes (same allocator, same lifetimes) and the note says so.
@@ -13,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from npuplan.api import Plan
 from npuplan.commands import Command
 from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetimes
@@ -21,6 +25,8 @@ from npuplan.commands.types import Address
 from npuplan.emit.weights import ALIGN_BYTES, EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
+from npuplan.ir.graph import Tensor
+from npuplan.ir.types import DataType
 from npuplan.schedule.types import WeightBuffering
 
 SliceKey = tuple[str, int]  # (op name, slice index)
@@ -38,6 +44,7 @@ class DeployLayout:
     addresses: Mapping[str, Address]
     flash: bytes
     flash_offsets: Mapping[SliceKey, int]
+    constant_offsets: Mapping[str, int]  # constant feature map (tensor name) -> its offset in the flash
     slot_offsets: Mapping[SliceKey, int]
     area_peaks: Mapping[MemArea, int]
     notes: tuple[str, ...]
@@ -54,6 +61,28 @@ def flash_contents(encoded: Sequence[EncodedOp]) -> tuple[bytes, dict[SliceKey, 
             parts.append(piece.data + bytes(-len(piece.data) % ALIGN_BYTES))
             top += len(parts[-1])
     return b"".join(parts), offsets
+
+
+_NUMPY_TYPES = {DataType.INT8: "<i1", DataType.UINT8: "<u1", DataType.INT16: "<i2", DataType.INT32: "<i4"}
+
+
+def constant_bytes(tensor: Tensor) -> bytes:
+    """A constant feature map's values as the NPU reads them: NHWC, little-endian, its element type."""
+    assert tensor.data is not None
+    kind = _NUMPY_TYPES.get(tensor.dtype)
+    if kind is None:
+        raise EmitError(tensor.name, f"a {tensor.dtype} constant operand")
+    return np.ascontiguousarray(np.asarray(tensor.data).astype(kind)).tobytes()
+
+
+def constant_operands(plan: Plan) -> list[Tensor]:
+    """The constant feature maps NPU operations read (each once, in op order)."""
+    found: dict[str, Tensor] = {}
+    for op in plan.lowered.npu_ops:
+        for t in (op.ifm, op.ifm2):
+            if t is not None and t.is_constant:
+                found.setdefault(t.name, t)
+    return list(found.values())
 
 
 def weight_slots(op: EncodedOp, buffering: WeightBuffering) -> tuple[dict[SliceKey, int], int]:
@@ -77,6 +106,14 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
     assert plan.allocation is not None
     buffering = {s.name: s.weight_buffering for s in plan.schedule.ops}
     flash, flash_offsets = flash_contents(encoded)
+    constant_offsets: dict[str, int] = {}
+    stored: dict[bytes, int] = {}  # identical constants (a PAD's fills of the zero point) stored once
+    for tensor in constant_operands(plan):
+        data = constant_bytes(tensor)
+        if data not in stored:
+            stored[data] = len(flash)
+            flash += data + bytes(-len(data) % ALIGN_BYTES)
+        constant_offsets[tensor.name] = stored[data]
     slot_offsets: dict[SliceKey, int] = {}
     needed: dict[str, int] = {}
     for op in encoded:
@@ -101,7 +138,7 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
                      f"{fast} peak {plan.allocation.peak_bytes(fast)} -> {peaks.get(fast, 0)} bytes)")
     planned_flash = sum(a.size_bytes for n, a in plan.allocation.addresses.items() if n.endswith("#weights"))
     notes.append(f"flash laid out from the real encodings: {len(flash)} bytes (the plan's estimate {planned_flash})")
-    return DeployLayout(addresses, flash, flash_offsets, slot_offsets, peaks, tuple(notes))
+    return DeployLayout(addresses, flash, flash_offsets, constant_offsets, slot_offsets, peaks, tuple(notes))
 
 
 def _reallocated(plan: Plan, needed: Mapping[str, int],

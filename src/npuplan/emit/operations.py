@@ -10,7 +10,7 @@ from typing import Any
 
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
-from npuplan.commands.types import BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
+from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
 from npuplan.emit.features import feature_map
 from npuplan.emit.layout import DeployLayout
 from npuplan.emit.regions import FLASH_REGION
@@ -42,6 +42,10 @@ class Context:
 def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
         view_rows: tuple[int, int] | None = None) -> Any:
     name = operand.buffer.name
+    if operand.buffer.kind is BufferKind.CONSTANT:  # read from its copy in the flash tensor
+        flash = Address(MemArea.OFF_CHIP_FLASH, ctx.layout.constant_offsets[tensor.name], tensor.size_bytes)
+        return feature_map(ctx.api, operand, tensor, view, nhcwb16=False, address=flash,
+                           regions={MemArea.OFF_CHIP_FLASH: FLASH_REGION}, view_rows=view_rows)
     nhcwb16 = operand.buffer.kind is BufferKind.ROLLING or name in ctx.nhcwb16
     return feature_map(ctx.api, operand, tensor, view, nhcwb16=nhcwb16, address=ctx.layout.addresses[name],
                        regions=ctx.regions, view_rows=view_rows)

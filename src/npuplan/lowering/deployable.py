@@ -16,10 +16,11 @@ from npuplan.ir.types import DataType
 
 DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
-    "CONCATENATION",
+    "CONCATENATION", "PAD",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one.
-_MULTI_OP_TYPES = frozenset({"CONCATENATION"})
+_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD"})
+_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
 # Standalone activation operators fused into their producer in a deployable plan.
@@ -29,10 +30,11 @@ _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul"})
 
 
-def _concat_copy(op: NpuOp) -> bool:
-    """One input of a CONCATENATION copied into its box of the output (a 1x1 average pool)."""
+def _copy(op: NpuOp) -> bool:
+    """One input of a CONCATENATION, or a PAD's input or fill, copied into its box of the output
+    (a 1x1 average pool)."""
     offset = op.ofm_write_offset
-    return (op.tflite_type == "CONCATENATION" and op.op_type == "AvgPool" and op.kernel.elements == 1
+    return (op.tflite_type in _COPY_TYPES and op.op_type == "AvgPool" and op.kernel.elements == 1
             and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
 
 
@@ -46,15 +48,17 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return "IFM resampling is not emitted yet"
     if op.reads_at_offset:
         return "reads at an offset inside a tensor (not emitted yet)"
-    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _concat_copy(op):
-        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's copies)"
+    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
+        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's and PAD's copies)"
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
     if any(t.dtype not in _FM_TYPES for t in fms):
         return "only 8-bit feature maps are emitted yet"
     if any(t.quant is None or not t.quant.is_valid for t in fms):
         return "a feature map has no quantization"
-    if any(t.is_constant for t in (op.ifm, op.ifm2) if t is not None):
-        return "a constant operand is not emitted yet"
+    if op.ifm.is_constant and not (op.tflite_type == "PAD" and _copy(op)):
+        return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
+    if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:
+        return f"a {op.ifm2.dtype} constant operand of a {op.ifm.dtype} operation is not emitted"
     if op.ifm2 is not None and op.ifm_shape != op.ofm_shape:
         return "a broadcast first operand (the hardware broadcasts the second only) is not emitted yet"
     if op.ifm_shape.n != 1 or op.ofm_shape.n != 1:

@@ -2,7 +2,8 @@
 
 Rows below ``height_0`` come from tile 0 (base 0), the rest from tile 2 (base 2, its own row 0):
 a rolling buffer's wrap. NHWC rows are one interval when the row is dense in depth, else one per
-column; NHCWB16 rows are one interval per 16-channel brick.
+column; NHCWB16 rows are one interval per 16-channel brick, or one per column and brick when the
+last brick is partial (its other channels are never read or written).
 """
 
 from __future__ import annotations
@@ -20,9 +21,14 @@ def intervals(fm: FeatureMapAccess) -> tuple[np.ndarray, np.ndarray]:
     e = fm.element_bytes
     if fm.nhcwb16:
         bricks = np.arange(-(-fm.depth // 16), dtype=np.int64)
+        if fm.depth % 16 == 0:  # whole bricks: each row of a brick is one run
+            starts = (row_base[:, None] + bricks[None, :] * fm.stride_c).reshape(-1)
+            return starts, starts + (fm.width - 1) * fm.stride_x + 16 * e
+        # a partial last brick: its channels at every column, one run each (the rest is never touched)
         depth_in = np.minimum(16, fm.depth - 16 * bricks)
-        starts = (row_base[:, None] + bricks[None, :] * fm.stride_c).reshape(-1)
-        lengths = np.broadcast_to((fm.width - 1) * fm.stride_x + depth_in * e, (fm.height, bricks.size)).reshape(-1)
+        cols = np.arange(fm.width, dtype=np.int64) * fm.stride_x
+        starts = (row_base[:, None, None] + bricks[None, :, None] * fm.stride_c + cols[None, None, :]).reshape(-1)
+        lengths = np.broadcast_to((depth_in * e)[None, :, None], (fm.height, bricks.size, fm.width)).reshape(-1)
         return starts, starts + lengths
     run = fm.depth * e
     if fm.stride_x == run or fm.width == 1:
