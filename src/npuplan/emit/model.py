@@ -91,14 +91,17 @@ def emitted_model(
                       {"custom_options": CUSTOM_OPTIONS}, index=len(ops)))
         k += 1
     graph = Graph(lowered.name or "main", tuple(ops), lowered.inputs, lowered.outputs)
-    offsets = [_offline_offset(t, scratch, addresses, arena) for t in graph.tensors()]
+    offsets = [_offline_offset(t, (scratch, fast), addresses, arena) for t in graph.tensors()]
     plan = np.array([0, 1, len(offsets), *offsets], dtype="<i4").tobytes()
     return Model(lowered.name, (graph,), description), {OFFLINE_ALLOCATION: plan}
 
 
-def _offline_offset(t: Tensor, scratch: Tensor, addresses: Mapping[str, Address], arena: MemArea) -> int:
-    """A tensor's arena offset (-1: TensorFlow Lite Micro places it itself)."""
-    if t is scratch:
+def _offline_offset(t: Tensor, scratches: tuple[Tensor, Tensor], addresses: Mapping[str, Address],
+                    arena: MemArea) -> int:
+    """A tensor's arena offset (-1: TensorFlow Lite Micro places it itself). Both scratch tensors
+    sit at 0, as in Vela's output: a Dedicated_Sram platform gives the ethos-u kernel its fast memory
+    for the fast scratch (region 2), so the arena's copy is not used."""
+    if t is scratches[0] or t is scratches[1]:
         return 0
     if t.is_constant:
         return -1
