@@ -115,7 +115,8 @@ def emit_tflite(plan: Plan) -> Emitted:
     encoded = _encoded(api, acc, plan, blocks)
     layout = deploy_layout(plan, encoded)
     ctx = _context(api, plan, layout, encoded, blocks)
-    payloads, npu_count, dma_count = [], 0, 0
+    payloads: list[bytes] = []
+    npu_count = dma_count = 0
     for group in _groups(plan.commands):
         operations = []
         for c in group:
@@ -127,7 +128,12 @@ def emit_tflite(plan: Plan) -> Emitted:
             elif isinstance(c, DmaCommand):
                 operations.append(dma_operation(ctx, c))
                 dma_count += 1
-        stream = quietly(api.npu_generate_register_command_stream, operations, acc)
+        try:
+            stream = quietly(api.npu_generate_register_command_stream, operations, acc)
+        except Exception as error:  # noqa: BLE001 - the API's own checks (alignment, lengths, shapes)
+            detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise EmitError(None, f"Vela's register command stream generator rejected NPU partition "
+                            f"{len(payloads)}: {detail}") from None
         payloads.append(bytes(quietly(api.npu_create_driver_payload, stream, acc)))
     arena, fast = plan.arch.arena_area, plan.arch.fast_area
     scratch = _round16(layout.area_peaks.get(arena, 0))

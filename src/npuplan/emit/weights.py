@@ -101,8 +101,12 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
         lo, hi = piece.depth_start, piece.depth_end
         scale_stream = b"".join(bytes(api.npu_encode_bias(np.int64(bias[c]), *scales[c])) for c in range(lo, hi))
         volume = np.ascontiguousarray(weights[lo:hi].astype(np.int16))  # the codec takes 16-bit values
-        encoded = bytes(api.npu_encode_weights(accelerator, volume, dilation, op.ifm.dtype.bits,
-                                               block_depth, depthwise, traversal))
+        try:
+            encoded = bytes(api.npu_encode_weights(accelerator, volume, dilation, op.ifm.dtype.bits,
+                                                   block_depth, depthwise, traversal))
+        except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
+            raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
+                            cpu_fallback=op.source_index) from None
         head, body = _pad(scale_stream), _pad(encoded)  # the hardware reads whole 16-byte words
         out.append(EncodedSlice(piece.index, lo, hi, head + body, len(head), len(head), len(body)))
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)

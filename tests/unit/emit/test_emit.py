@@ -196,3 +196,16 @@ def test_striped_reshaped_view_reads_each_stripes_own_rows(ds_cnn_plan, ds_cnn_e
     k = first.kernel
     expected = [start + max(a * k.stride_y - k.padding.top, 0) * row_bytes for a in range(0, first.ofm_shape.h, 5)]
     assert [e.ifm.bases[0] for e in kicks] == expected
+
+
+def test_a_generator_rejection_is_one_line(vela_api, ds_cnn_plan, monkeypatch):
+    from npuplan.emit import emit_tflite
+    from npuplan.errors import EmitError
+
+    def reject(*_args):
+        raise AssertionError("Illegal Size: 120 Bytes is not a multiple of 16\nmore")
+
+    monkeypatch.setattr(vela_api, "npu_generate_register_command_stream", reject)
+    with pytest.raises(EmitError, match="rejected NPU partition 0: Illegal Size") as caught:
+        emit_tflite(ds_cnn_plan)
+    assert "\n" not in str(caught.value)
