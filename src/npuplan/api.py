@@ -155,7 +155,7 @@ class PreparedModel:
     def __init__(self, model: Model, path: str | Path) -> None:
         self.model = model
         self.path = str(path)
-        self._lowered: dict[tuple[str, bool], LoweredGraph] = {}
+        self._lowered: dict[tuple[str, bool, bool, frozenset[int]], LoweredGraph] = {}
         self._encodings: dict[str, WeightEncodings] = {}
 
     @classmethod
@@ -173,21 +173,26 @@ class PreparedModel:
         """The network's name in reports: the model file's name without its suffix."""
         return Path(self.path).stem
 
-    def lowered(self, accel: Accelerator, *, concat_writes: bool = False) -> LoweredGraph:
-        """``lower(model, accel, concat_writes=...)``, computed on the first request."""
-        key = (accel.name, concat_writes)
+    def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
+                cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
+        """``lower(model, accel, ...)`` with these options, computed on the first request."""
+        key = (accel.name, concat_writes, deployable, cpu_ops)
         found = self._lowered.get(key)
         if found is None:
-            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes)
+            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes,
+                                               deployable=deployable, cpu_ops=cpu_ops)
         return found
 
-    def variants(self, accel: Accelerator, *, concat_in_place: bool) -> list[LoweredGraph]:
+    def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
+                 cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
         """The lowerings a plan compares: the plain one, and the one whose producers write
-        concatenated slices in place when ``concat_in_place`` and it differs."""
-        plain = self.lowered(accel)
-        if not concat_in_place:
+        concatenated slices in place when ``concat_in_place`` and it differs. A deployable plan
+        does not write slices in place: the emitter keeps ops writing at an offset on the CPU, so
+        that variant would only look cheaper by running less on the NPU."""
+        plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        if not concat_in_place or deployable:
             return [plain]
-        fused = self.lowered(accel, concat_writes=True)
+        fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
         return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
 
     def encodings(self, accel: Accelerator) -> WeightEncodings:
@@ -211,7 +216,8 @@ def plan_prepared(
     started = time.perf_counter() if started is None else started
     arch = build_architecture(options) if arch is None else arch
     step("lower")
-    variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place)
+    variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
+                              deployable=options.deployable, cpu_ops=frozenset(options.deploy_cpu_ops))
     reorders = [(r, v) for v in (variants if options.reorder else [])
                 for r in [_least_peak_variant(v, options)] if r is not None]
     variants = variants + [r for r, _ in reorders]

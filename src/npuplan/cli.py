@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, Callable, NoReturn
 
 from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, marked_op
@@ -43,14 +43,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--validate", action="store_true", help="replay the command stream and check the plan")
     p.add_argument("--html", action="store_true",
                    help='also write <network>_report.html, a self-contained page of charts (needs "npuplan[report]")')
+    p.add_argument("--emit-tflite", action="store_true",
+                   help="also write <network>_npuplan.tflite: the plan as a deployable file (ethos-u operators, as "
+                        "Vela's output); ops it cannot express stay on the CPU (needs the deploy extra)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
     add_sweep_parser(commands)
     add_fit_parser(commands)
 
-    v = commands.add_parser("validate", help="replay a written plan JSON's command stream and check it")
-    v.add_argument("plan_json", metavar="PLAN.json", help="a <network>_plan.json written by npuplan plan")
+    v = commands.add_parser("validate", help="replay a written plan JSON's command stream, or a deployable "
+                                             "TFLite file's register command streams, and check it")
+    v.add_argument("plan_json", metavar="PLAN.json|MODEL.tflite",
+                   help="a <network>_plan.json or <network>_npuplan.tflite written by npuplan plan (or Vela's output)")
     v.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
     r = commands.add_parser("report", help="write the HTML report of a plan JSON, or compare two plans")
@@ -87,13 +92,15 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
             stage.step(name)
             on_step(name)
 
-        result = _plan_with(plan, args, on_each_step)
+        emitted: list[Any] = []
+        result = _plan_with(_emitting(emitted) if args.emit_tflite else plan, args, on_each_step)
     if args.validate:
         stage.step("validating the plan")
         _validate(result)
     stage.step("writing the reports")
     report = build_report(result)
     written = write_reports(result, args.output_dir, report, html=args.html)
+    summary = _emit(result, emitted[0], args, stage) if emitted else None
     stage.step("printing the summary")
     if not args.quiet:
         render_console(
@@ -103,7 +110,35 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
             written=written,
             report=report,
         )
+        if summary is not None:
+            print(summary)
     return 0
+
+
+def _emitting(emitted: list[Any]) -> Callable[..., Any]:
+    """A planner that plans deployably and emits (``emit.plan_and_emit``), keeping the emitted file."""
+    from npuplan.emit import plan_and_emit
+
+    def planner(path: str, **options: Any) -> Any:
+        options.pop("deployable", None)
+        result, file = plan_and_emit(path, **options)
+        emitted.append(file)
+        return result
+
+    return planner
+
+
+def _emit(result: object, file: Any, args: argparse.Namespace, stage: _Stage) -> str:
+    """Write the deployable file; the one-line summary to print."""
+    from npuplan.emit import write_emitted
+
+    stage.step("writing the deployable file")
+    path, emitted = write_emitted(result, args.output_dir, file)  # type: ignore[arg-type]
+    notes = "; ".join(emitted.notes)
+    return (f"Deployable file {path}: {emitted.command_streams} ethos-u operator(s), {emitted.npu_operations} NPU "
+            f"and {emitted.dma_operations} DMA operations, flash {emitted.flash_bytes} bytes, scratch "
+            f"{emitted.scratch_bytes} bytes, fast scratch {emitted.fast_scratch_bytes} bytes, emitted in "
+            f"{emitted.emit_seconds:.2f} s ({notes})")
 
 
 def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-untyped-def]
@@ -116,6 +151,7 @@ def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-unty
         optimise=args.optimise,
         arena_cache_size=args.arena_cache_size,
         **fixed_options(args),
+        deployable=args.emit_tflite,
     )
 
 
@@ -130,6 +166,8 @@ def _validate(result: object) -> None:
 def _run_validate(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.commands.plan_file import validate_plan_file
 
+    if str(args.plan_json).lower().endswith(".tflite"):
+        return _run_validate_tflite(args, stage)
     stage.step("validating the plan file")
     stream = validate_plan_file(args.plan_json)
     print(f"{args.plan_json}: valid ({len(stream.commands)} commands of {stream.network} replayed, "
@@ -146,6 +184,16 @@ def _run_report(args: argparse.Namespace, stage: _Stage) -> int:
     written = write_html_report(args.plans, args.output)
     what = "comparison" if len(args.plans) == 2 else "report"
     print(f"Wrote {written} ({what}, {written.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def _run_validate_tflite(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.regstream import validate_tflite_file
+
+    stage.step("validating the deployable file")
+    report = validate_tflite_file(args.plan_json)
+    print(f"{args.plan_json}: valid ({len(report.streams)} ethos-u operator(s): {report.npu_operations} NPU "
+          f"operations, {report.dma_operations} DMAs and {report.waits} waits replayed over the memory model)")
     return 0
 
 

@@ -36,6 +36,17 @@ class InfeasiblePlan(NpuplanError):
         )
 
 
+class EmitError(NpuplanError):
+    """A plan cannot be emitted as a deployable TFLite file (an operator or feature the emitter
+    cannot express, or the deploy extra is not installed)."""
+
+    def __init__(self, op: str | None, reason: str, *, cpu_fallback: int | None = None) -> None:
+        self.op = op
+        self.reason = reason
+        self.cpu_fallback = cpu_fallback  # TFLite operator index a deployable plan may keep on the CPU instead
+        super().__init__(f"cannot emit '{op}': {reason}" if op else f"cannot emit: {reason}")
+
+
 class ValidationError(NpuplanError):
     """A plan's command stream violates a memory invariant (CLI exit status 3)."""
 

@@ -30,7 +30,7 @@ def test_shared_plans_equal_fresh_plans(data_dir, name):
     assert shared == fresh
     # one lowering (and its concat-in-place variant) and one encoding memo per accelerator
     assert sorted(prepared._encodings) == ["ethos-u55-64", "ethos-u65-256"]
-    assert {accel for accel, _ in prepared._lowered} == {"ethos-u55-64", "ethos-u65-256"}
+    assert {key[0] for key in prepared._lowered} == {"ethos-u55-64", "ethos-u65-256"}
 
 
 def test_prepared_model_lowers_once_per_accelerator(data_dir):

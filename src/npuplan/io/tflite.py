@@ -25,7 +25,7 @@ _FILE_IDENTIFIER = b"TFL3"
 
 
 @functools.lru_cache(maxsize=None)
-def _binding(name: str) -> Any:
+def binding(name: str) -> Any:
     """The generated class ``name`` of the schema bindings, from its own module ``tflite.<name>``.
 
     Reaching each class through its module works whether or not the ``tflite`` package's
@@ -37,7 +37,7 @@ def _binding(name: str) -> Any:
 def _options_class(name: str) -> Any:
     """The generated options class ``name``, or ``None`` if these bindings predate it."""
     try:
-        return _binding(name)
+        return binding(name)
     except (ImportError, AttributeError):
         return None
 
@@ -47,11 +47,11 @@ def _enum_names(enum_class: type) -> dict[int, str]:
     return {v: k for k, v in vars(enum_class).items() if not k.startswith("_") and isinstance(v, int)}
 
 
-_BUILTIN_NAMES = _enum_names(_binding("BuiltinOperator"))
-_TENSOR_TYPES = _enum_names(_binding("TensorType"))
-_PADDING_NAMES = _enum_names(_binding("Padding"))
-_ACTIVATION_NAMES = _enum_names(_binding("ActivationFunctionType"))
-_OPTIONS_NAMES = _enum_names(_binding("BuiltinOptions"))
+_BUILTIN_NAMES = _enum_names(binding("BuiltinOperator"))
+_TENSOR_TYPES = _enum_names(binding("TensorType"))
+_PADDING_NAMES = _enum_names(binding("Padding"))
+_ACTIVATION_NAMES = _enum_names(binding("ActivationFunctionType"))
+_OPTIONS_NAMES = _enum_names(binding("BuiltinOptions"))
 
 _DTYPES: dict[str, tuple[DataType, Any]] = {
     "INT8": (DataType.INT8, np.int8),
@@ -103,7 +103,7 @@ def parse_tflite(data: bytes, *, name: str = "model", label: str | None = None) 
 
 
 def _parse_model(data: bytes, name: str) -> Model:
-    fb = _binding("Model").GetRootAsModel(data, 0)
+    fb = binding("Model").GetRootAsModel(data, 0)
     op_types = [_op_type_name(fb.OperatorCodes(i)) for i in range(fb.OperatorCodesLength())]
     buffers = [_buffer_bytes(fb.Buffers(i), data, i) for i in range(fb.BuffersLength())]
     subgraphs = tuple(

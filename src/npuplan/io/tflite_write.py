@@ -12,7 +12,6 @@ Used by tests and fuzzers to build models, and by anything that emits a TFLite f
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 import flatbuffers
 import numpy as np
 
+from npuplan.io.tflite import binding
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.types import DataType
 
@@ -45,19 +45,15 @@ _DTYPE_CODES = {
 }
 
 
-def _binding(name: str) -> Any:
-    return getattr(importlib.import_module(f"tflite.{name}"), name)
-
-
 def _enum(name: str) -> dict[str, int]:
-    return {k: v for k, v in vars(_binding(name)).items() if not k.startswith("_") and isinstance(v, int)}
+    return {k: v for k, v in vars(binding(name)).items() if not k.startswith("_") and isinstance(v, int)}
 
 
 @functools.lru_cache(maxsize=None)
 def _field(class_name: str, accessor: str) -> tuple[int, str | None]:
     """The slot of ``class_name.accessor`` and its scalar kind (``Int32``, ``Bool``...; None for
     tables, strings and vectors of tables), read from the generated accessor's source."""
-    source = inspect.getsource(getattr(_binding(class_name), accessor))
+    source = inspect.getsource(getattr(binding(class_name), accessor))
     offset = _OFFSET.search(source)
     if offset is None:
         raise ValueError(f"{class_name}.{accessor} has no field offset")
@@ -68,7 +64,7 @@ def _field(class_name: str, accessor: str) -> tuple[int, str | None]:
 @functools.lru_cache(maxsize=None)
 def _options_accessors(class_name: str) -> tuple[tuple[str, str], ...]:
     """``(accessor, snake key)`` of each scalar or vector field of an options table."""
-    cls = _binding(class_name)
+    cls = binding(class_name)
     skip = ("Init", "GetRootAs")
     found = []
     for name in dir(cls):
@@ -102,6 +98,13 @@ class _Writer:
         np_type = {"Int32": np.int32, "Int64": np.int64, "Float32": np.float32, "Uint8": np.uint8,
                    "Int8": np.int8, "Bool": np.bool_, "Int16": np.int16, "Uint32": np.uint32}[kind]
         return int(self.b.CreateNumpyVector(np.asarray(values, dtype=np_type)))
+
+    def aligned_bytes(self, data: bytes) -> int:
+        """A byte vector whose first byte sits at a 16-byte aligned offset from the buffer's end."""
+        self.b.StartVector(1, len(data), 16)
+        self.b.head = self.b.head - len(data)
+        self.b.Bytes[self.b.head:self.b.head + len(data)] = data
+        return int(self.b.EndVector())  # the element count StartVector recorded
 
     def tables(self, offsets: Sequence[int]) -> int:
         self.b.StartVector(4, len(offsets), 4)
@@ -169,8 +172,13 @@ class _Writer:
     def operator(self, op: Op, code_index: int, index_of: Mapping[int, int]) -> int:
         inputs = self.scalars([index_of[id(t)] if t is not None else -1 for t in op.inputs], "Int32")
         outputs = self.scalars([index_of[id(t)] for t in op.outputs], "Int32")
-        options_type, options = self.options(op)
         fields: dict[str, Any] = {"OpcodeIndex": code_index, "Inputs": _Ref(inputs), "Outputs": _Ref(outputs)}
+        if op.type.startswith("CUSTOM:"):  # custom options are raw bytes (format 0: FlexBuffers)
+            raw = op.options.get("custom_options", b"")
+            if raw:
+                fields["CustomOptions"] = _Ref(self.scalars(np.frombuffer(bytes(raw), dtype=np.uint8), "Uint8"))
+            return self.table("Operator", fields)
+        options_type, options = self.options(op)
         if options_type:
             fields["BuiltinOptionsType"] = options_type
             fields["BuiltinOptions"] = _Ref(options)
@@ -219,22 +227,31 @@ def _scalar(value: Any, kind: str) -> Any:
     return int(value)
 
 
-def write_tflite(model: Model) -> bytes:
+def write_tflite(model: Model, *, metadata: Mapping[str, bytes] | None = None) -> bytes:
     """``model`` as TFLite flatbuffer bytes (file identifier ``TFL3``, schema version 3).
 
-    Tensors are numbered in each graph's ``tensors()`` order; each constant gets a buffer of its own.
+    Tensors are numbered in each graph's ``tensors()`` order; each constant gets a buffer of its own,
+    16-byte aligned (the Ethos-U driver needs its command stream there). ``metadata`` entries (name ->
+    bytes) are written as the model's metadata, each in a buffer of its own. An op of type
+    ``"CUSTOM:<code>"`` writes ``options["custom_options"]`` (bytes) as its custom options.
     """
     w = _Writer()
     op_types = sorted({op.type for g in model.subgraphs for op in g.ops})
     codes = {t: i for i, t in enumerate(op_types)}
     subgraphs = [w.subgraph(g, codes) for g in model.subgraphs]
     code_offsets = [w.operator_code(t) for t in op_types]
+    metadata_buffers = {}
+    for name, data in (metadata or {}).items():
+        metadata_buffers[name] = len(w.buffers)
+        w.buffers.append(bytes(data))
     buffer_offsets = []
-    for data in w.buffers:
+    for content in w.buffers:
         fields: dict[str, Any] = {}
-        if data:
-            fields["Data"] = _Ref(w.scalars(np.frombuffer(data, dtype=np.uint8), "Uint8"))
+        if content:
+            fields["Data"] = _Ref(w.aligned_bytes(content))
         buffer_offsets.append(w.table("Buffer", fields))
+    metadata_offsets = [w.table("Metadata", {"Name": _Ref(w.b.CreateString(name)), "Buffer": index})
+                        for name, index in metadata_buffers.items()]
     fields = {
         "Version": 3,
         "OperatorCodes": _Ref(w.tables(code_offsets)),
@@ -242,6 +259,8 @@ def write_tflite(model: Model) -> bytes:
         "Description": _Ref(w.b.CreateString(model.description)),
         "Buffers": _Ref(w.tables(buffer_offsets)),
     }
+    if metadata_offsets:
+        fields["Metadata"] = _Ref(w.tables(metadata_offsets))
     root = w.table("Model", fields)
     w.b.Finish(root, file_identifier=b"TFL3")
     return bytes(w.b.Output())

@@ -43,10 +43,13 @@ def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerat
     return True
 
 
-def fuse_activations(graph: Graph, accelerator: Accelerator) -> tuple[Graph, Removed]:
-    """Fold each fusable standalone activation into its producer; return graph and removed ops."""
+def fuse_activations(graph: Graph, accelerator: Accelerator, *,
+                     only: frozenset[str] | None = None) -> tuple[Graph, Removed]:
+    """Fold each fusable standalone activation into its producer; return graph and removed ops.
+    ``only`` limits the activation types fused (None: every type)."""
     removed: list[tuple[str, str]] = []
-    for act in [o for o in graph.ops if o.type in STANDALONE_ACTIVATIONS and not is_decomposed_leaky_relu(o)]:
+    for act in [o for o in graph.ops if o.type in STANDALONE_ACTIVATIONS and not is_decomposed_leaky_relu(o)
+                and (only is None or o.type in only)]:
         ifm = act.inputs[0]
         producer = graph.producers().get(ifm) if ifm is not None else None
         if not _can_fuse(graph, producer, act, accelerator):

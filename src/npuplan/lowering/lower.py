@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from npuplan.errors import NpuplanError, mark_op
+from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
@@ -35,6 +35,7 @@ from npuplan.lowering.decompose import (
     convert_squared_difference,
     is_decomposed_leaky_relu,
 )
+from npuplan.lowering.deployable import FUSABLE_STANDALONE, deployable as deployable_ops, reshape_invariant
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad, fuse_concat_writes
@@ -97,8 +98,10 @@ def lower_op(op: Op) -> tuple[LoweredOp, ...]:
     return _CONVERTERS[op.type](op)
 
 
-def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[tuple[str, str], ...]]:
-    """Run the graph-level passes in order; return the graph and every op they removed."""
+def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
+                  deployable: bool = False) -> tuple[Graph, tuple[tuple[str, str], ...]]:
+    """Run the graph-level passes in order; return the graph and every op they removed.
+    ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``)."""
     removed: tuple[tuple[str, str], ...] = ()
     graph, gone = fold_shape_ops(graph)
     removed += gone
@@ -116,7 +119,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator) -> tuple[Graph, tuple[
     removed += gone
     graph, gone = fold_pads(graph)
     removed += gone
-    graph, gone = fuse_activations(graph, accelerator)
+    graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None)
     removed += gone
     return vela_order(graph), removed
 
@@ -127,19 +130,29 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
     return fuse_concat_writes(ops, outputs) if concat_writes else ops
 
 
-def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False) -> LoweredGraph:
+def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
+          deployable: bool = False, cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
-    whether it pays is the planner's choice."""
+    whether it pays is the planner's choice. With ``deployable`` only what the emitter can express
+    runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
+    CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
+    indices a deployable plan also keeps on the CPU (the emitter refused them)."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) ignored", len(model.subgraphs) - 1)
     source = model.main
-    graph, removed = rewrite_graph(source, accelerator)
+    graph, removed = rewrite_graph(source, accelerator, deployable=deployable)
+    originals = {id(op) for op in source.ops}
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lower_op(op))
+            lowered = lower_op(op)
+            if deployable:
+                if op.index in cpu_ops:
+                    lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)
+                lowered = _deployable(op, lowered, id(op) in originals or reshape_invariant(op, source))
+            ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lowered)
         except NpuplanError:
             raise
         except Exception as error:
@@ -153,3 +166,12 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         tflite_op_count=len(source.ops),
         removed=removed,
     )
+
+
+def _deployable(op: Op, lowered: tuple[LoweredOp, ...], original: bool) -> tuple[LoweredOp, ...]:
+    """``deployable_ops`` of ``op``; an op rewritten by the graph passes cannot go back to the CPU."""
+    kept = deployable_ops(op, lowered)
+    if not original and any(isinstance(o, CpuOp) for o in kept):
+        reason = next(o.reason for o in kept if isinstance(o, CpuOp))
+        raise EmitError(op.name, f"rewritten by lowering, so it cannot stay on the CPU, and {reason}")
+    return kept

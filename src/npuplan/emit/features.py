@@ -1,0 +1,113 @@
+"""Feature-map operands of a stripe as the hardware addresses them: region, tile boxes, strides.
+
+A whole feature map keeps row r at ``r * row_bytes``; a rolling buffer of R rows keeps row r in
+slot ``r % R``, so a stripe box that crosses the end of the buffer is two tiles: tile 0 from the
+box's first row to the buffer's end, tile 2 (the bottom-left tile) from slot 0 on, with
+``height_0 == height_1`` the rows before the wrap (Vela's convention for rolling buffers).
+NHCWB16 keeps 16-channel bricks: x stride 16 elements, channel-brick stride 16 x width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from npuplan.commands.layout import round_up
+from npuplan.commands.types import Address, BufferKind, Operand
+from npuplan.errors import EmitError
+from npuplan.hw.memory import MemArea
+from npuplan.ir.graph import Tensor
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """How a buffer lays out its tensor: format, full shape, bytes per row and rolling rows."""
+
+    nhcwb16: bool
+    shape: Shape4D
+    element_bytes: int
+    rows: int | None
+
+    @property
+    def stored_depth(self) -> int:
+        return round_up(self.shape.c, 16) if self.nhcwb16 else self.shape.c
+
+    @property
+    def row_bytes(self) -> int:
+        return self.shape.w * self.stored_depth * self.element_bytes
+
+    def strides(self) -> tuple[int, int, int]:
+        """Byte strides (y, x, c)."""
+        e = self.element_bytes
+        if self.nhcwb16:
+            return self.row_bytes, 16 * e, 16 * e * self.shape.w
+        return self.row_bytes, self.shape.c * e, e
+
+    def offset(self, y: int, x: int, c: int) -> int:
+        """Byte offset of element (y, x, c) inside the buffer."""
+        slot = y % self.rows if self.rows is not None else y
+        e = self.element_bytes
+        base = slot * self.row_bytes
+        if self.nhcwb16:
+            return base + (c // 16) * 16 * e * self.shape.w + x * 16 * e + (c % 16) * e
+        return base + (x * self.shape.c + c) * e
+
+
+def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
+             view_rows: tuple[int, int] | None = None) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
+    """The buffer geometry and the box ``(y0, x0, c0), (y1, x1, c1)`` in it the operand touches.
+
+    A view that reshapes the tensor (same bytes, another shape) is addressed in the view's shape
+    and must be NHWC. When it keeps the tensor's rows (same height and bytes per row: a W x C
+    fold) the stripe's rows ``view_rows`` are addressed; otherwise it must be touched whole."""
+    full = tensor.shape4d
+    rows = operand.buffer.rows if operand.buffer.kind is BufferKind.ROLLING else None
+    start, end = operand.box.start, operand.box.end
+    if (view.h, view.w, view.c) != (full.h, full.w, full.c):
+        whole = start[1:] == (0, 0, 0) and end[1:] == (full.h, full.w, full.c)
+        if nhcwb16 or rows is not None or not whole:
+            raise EmitError(operand.tensor, f"a reshaped view {view} of a {full} tensor read in part or in NHCWB16")
+        same_rows = view.h == full.h and view.w * view.c == full.w * full.c
+        y0, y1 = view_rows if view_rows is not None else (0, view.h)
+        if not same_rows and (y0, y1) != (0, view.h):
+            raise EmitError(operand.tensor, f"a stripe of a reshaped view {view} of a {full} tensor (not emitted)")
+        return Geometry(False, view, tensor.dtype.size_bytes, None), (y0, 0, 0), (y1, view.w, view.c)
+    return Geometry(nhcwb16, full, tensor.dtype.size_bytes, rows), start[1:], end[1:]
+
+
+_DATA_TYPES = {DataType.INT8: "INT8", DataType.UINT8: "UINT8", DataType.INT16: "INT16", DataType.INT32: "INT32"}
+
+
+def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D, *, nhcwb16: bool,
+                address: Address, regions: Mapping[MemArea, int], view_rows: tuple[int, int] | None = None) -> Any:
+    """The API's ``NpuFeatureMap`` for ``operand`` (its buffer at ``address``); ``view_rows`` the
+    rows a stripe reads of a reshaped view (see ``geometry``)."""
+    geo, (y0, x0, c0), (y1, x1, c1) = geometry(operand, tensor, view, nhcwb16, view_rows=view_rows)
+    if nhcwb16 and c0 % 16:
+        raise EmitError(operand.tensor, f"an NHCWB16 box starting at channel {c0}")
+    fm = api.NpuFeatureMap()
+    fm.data_type = getattr(api.NpuDataType, _DATA_TYPES[tensor.dtype])
+    fm.region = regions[address.area]
+    fm.shape = api.NpuShape3D(height=y1 - y0, width=x1 - x0, depth=c1 - c0)
+    height_0 = y1 - y0
+    addresses = [address.offset + geo.offset(y0, x0, c0), 0, 0, 0]
+    if geo.rows is not None:
+        if y1 - y0 > geo.rows:
+            raise EmitError(operand.tensor, f"a box of {y1 - y0} rows in a rolling buffer of {geo.rows}")
+        wrap = geo.rows - y0 % geo.rows
+        if y1 - y0 > wrap:
+            height_0 = wrap
+            addresses[2] = address.offset + geo.offset(y0 + wrap, x0, c0)
+    fm.tiles = api.NpuTileBox(height_0=height_0, height_1=height_0, width_0=x1 - x0, addresses=addresses)
+    quant = tensor.quant
+    assert quant is not None
+    fm.quantization = api.NpuQuantization(scale_f32=float(quant.scale[0]), zero_point=int(quant.zero_point[0]))
+    fm.layout = api.NpuLayout.NHCWB16 if nhcwb16 else api.NpuLayout.NHWC
+    sy, sx, sc = geo.strides()
+    fm.strides = api.NpuShape3D(height=sy, width=sx, depth=sc)
+    fm.name = operand.tensor
+    return fm

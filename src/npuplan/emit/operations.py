@@ -1,0 +1,218 @@
+"""The plan's commands as the API's operations: each NPU stripe one ``NpuBlockOperation``, each
+DMA one ``NpuDmaOperation``, with every address taken from the deploy layout."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from npuplan.commands.layout import weight_buffer_name
+from npuplan.commands.stream import input_rows
+from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
+from npuplan.emit.features import feature_map
+from npuplan.emit.layout import DeployLayout
+from npuplan.emit.regions import FLASH_REGION
+from npuplan.emit.weights import EncodedOp
+from npuplan.errors import EmitError
+from npuplan.hw.memory import MemArea
+from npuplan.ir.graph import Tensor
+from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind
+from npuplan.ir.shape import Shape4D
+
+_CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
+_ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN"}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What translating a command needs: the API, the regions, the layout and the plan's records."""
+
+    api: ModuleType
+    regions: Mapping[MemArea, int]
+    layout: DeployLayout
+    ops: Mapping[str, NpuOp]
+    encoded: Mapping[str, EncodedOp]
+    nhcwb16: frozenset[str]  # buffers kept in NHCWB16
+    block_configs: Mapping[str, tuple[int, int, int]]  # op -> OFM block (height, width, depth)
+    striped: frozenset[str] = frozenset()  # ops whose OFM is produced in more than one row stripe
+
+
+def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
+        view_rows: tuple[int, int] | None = None) -> Any:
+    name = operand.buffer.name
+    if operand.buffer.kind is BufferKind.CONSTANT:  # read from its copy in the flash tensor
+        flash = Address(MemArea.OFF_CHIP_FLASH, ctx.layout.constant_offsets[tensor.name], tensor.size_bytes)
+        return feature_map(ctx.api, operand, tensor, view, nhcwb16=False, address=flash,
+                           regions={MemArea.OFF_CHIP_FLASH: FLASH_REGION}, view_rows=view_rows)
+    nhcwb16 = operand.buffer.kind is BufferKind.ROLLING or name in ctx.nhcwb16
+    return feature_map(ctx.api, operand, tensor, view, nhcwb16=nhcwb16, address=ctx.layout.addresses[name],
+                       regions=ctx.regions, view_rows=view_rows)
+
+
+def view_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
+    """The IFM rows (in the op's IFM view) this stripe's kernel reads: all of them for the whole OFM."""
+    a, b = command.ofm.box.rows
+    return (0, op.ifm_shape.h) if (a, b) == (0, op.ofm_shape.h) else input_rows(op, op.ifm_shape, (a, b))
+
+
+def _reshaped(op: NpuOp) -> bool:
+    full = op.ifm.shape4d
+    return (op.ifm_shape.h, op.ifm_shape.w, op.ifm_shape.c) != (full.h, full.w, full.c)
+
+
+def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
+    """This stripe's padding: the rows its kernel needs above/below the IFM box it reads."""
+    k = op.kernel
+    a, b = command.ofm.box.rows
+    if op.ofm_write_offset is not None:  # rows of the box the op writes (a CONCATENATION copy)
+        a, b = a - op.ofm_write_offset.h, b - op.ofm_write_offset.h
+    lo, hi = command.ifm.box.rows if command.ifm is not None else (0, 0)
+    if command.ifm is not None and _reshaped(op):
+        full = op.ifm.shape4d
+        same_rows = op.ifm_shape.h == full.h and op.ifm_shape.w * op.ifm_shape.c == full.w * full.c
+        lo, hi = view_rows(op, command) if same_rows else (0, op.ifm_shape.h)
+    need_lo = a * k.stride_y - k.padding.top
+    need_hi = (b - 1) * k.stride_y + k.dilated_height - k.padding.top
+    if op.upscale == 1 and lo != max(need_lo, 0):
+        # the IFM base is the box's first row: it must be the first row the kernel reads
+        raise EmitError(op.name, f"a stripe's IFM box starts at row {lo}, its kernel reads from row {max(need_lo, 0)}")
+    if command.ifm is not None and op.ifm_read_offset is None and not _reshaped(op) and (
+            command.ifm.box.start[2] != 0 or command.ifm.box.end[2] != op.ifm.shape4d.w):
+        raise EmitError(op.name, "a stripe reads part of the IFM's width (not emitted)")
+    return api.NpuPadding(top=max(0, lo - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi),
+                          right=k.padding.right)
+
+
+def _operation(api: ModuleType, op: NpuOp) -> Any:
+    if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
+        return api.NpuConv2DOperation()
+    if op.block_type is BlockType.DEPTHWISE:
+        return api.NpuConvDepthWiseOperation()
+    if op.block_type is BlockType.POOLING and op.pool in (PoolKind.MAX, PoolKind.AVERAGE):
+        return api.NpuPoolingOperation(api.NpuPoolingOp.MAX if op.pool is PoolKind.MAX else api.NpuPoolingOp.AVERAGE)
+    if op.block_type is BlockType.ELEMENTWISE and op.elementwise in _ELEMENTWISE:
+        return api.NpuElementWiseOperation(getattr(api.NpuElementWiseOp, _ELEMENTWISE[op.elementwise]))
+    raise EmitError(op.name, f"{op.op_type} ({op.block_type}) has no operation in Vela's API here")
+
+
+def _activation(api: ModuleType, op: NpuOp) -> Any:
+    if op.activation is Activation.NONE:
+        return None
+    if op.activation not in _CLAMPS:
+        raise EmitError(op.name, f"activation {op.activation} is not emitted")
+    act = api.NpuActivation(api.NpuActivationOp.NONE_OR_RELU)
+    act.min, act.max = _CLAMPS[op.activation]
+    return act
+
+
+def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[Any], list[Any]]:
+    """The weight and bias address ranges this stripe reads (its slice in flash or its buffer slot)."""
+    if command.weight_slice is None:
+        return [], []
+    piece = command.weight_slice
+    if (command.ofm.box.start[3], command.ofm.box.end[3]) != (piece.depth_start, piece.depth_end):
+        raise EmitError(op.name, f"a stripe writes OFM channels {command.ofm.box.start[3]}..{command.ofm.box.end[3]} "
+                        f"with the weights of channels {piece.depth_start}..{piece.depth_end}")
+    index = piece.index
+    record = ctx.encoded[op.name].slices[index]
+    key = (op.name, index)
+    assert command.weights is not None
+    if command.weights.kind is BufferKind.WEIGHT_BUFFER:
+        buffer = ctx.layout.addresses[weight_buffer_name(op.name)]
+        region, start = ctx.regions[buffer.area], buffer.offset + ctx.layout.slot_offsets[key]
+    else:
+        region, start = FLASH_REGION, ctx.layout.flash_offsets[key]
+    rng = ctx.api.NpuAddressRange
+    return ([rng(region=region, address=start + record.weight_offset, length=record.weight_bytes)],
+            [rng(region=region, address=start, length=record.scale_bytes)])
+
+
+def stripe_operation(ctx: Context, command: NpuStripeCommand) -> Any:
+    """The ``NpuBlockOperation`` of one NPU stripe. An ``EmitError`` names the TFLite operator to
+    keep on the CPU instead (``emit.plan_and_emit``)."""
+    op = ctx.ops[command.op]
+    try:
+        return _stripe_operation(ctx, command, op)
+    except EmitError as error:
+        if error.cpu_fallback is not None:
+            raise
+        raise EmitError(op.name, error.reason if error.op == op.name else f"'{error.op}': {error.reason}",
+                        cpu_fallback=op.source_index) from None
+
+
+def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
+    api = ctx.api
+    npu = _operation(api, op)
+    npu.name = op.name
+    assert command.ifm is not None
+    npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
+    if command.ifm2 is not None and op.ifm2 is not None and op.ifm2_shape is not None:
+        a, b = command.ofm.box.rows
+        rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
+        npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape, rows2)
+    full = op.ofm.shape4d
+    if (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
+        # the stream records a reshaped OFM view as the whole tensor: a stripe's rows are not known
+        raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
+    npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)
+    k = op.kernel
+    npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
+    npu.padding = _padding(api, op, command)
+    npu.activation = _activation(api, op)
+    h, w, d = ctx.block_configs[op.name]
+    npu.block_config = api.NpuShape3D(height=h, width=w, depth=d)
+    if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
+        enc = ctx.encoded[op.name]
+        npu.block_traversal = (api.NpuBlockTraversal.PART_KERNEL_FIRST if enc.part_kernel_first
+                               else api.NpuBlockTraversal.DEPTH_FIRST)
+    npu.weights, npu.biases = _weights(ctx, op, command)
+    return npu
+
+
+def dma_operation(ctx: Context, command: DmaCommand) -> Any:
+    """The ``NpuDmaOperation`` of one DMA: a weight slice record, or a whole staged feature map."""
+    rng = ctx.api.NpuAddressRange
+    if command.purpose is DmaPurpose.WEIGHTS:
+        assert command.weight_slice is not None
+        key = (command.op, command.weight_slice.index)
+        record = ctx.encoded[command.op].slices[command.weight_slice.index]
+        dst = ctx.layout.addresses[command.dst.name]
+        src = rng(region=FLASH_REGION, address=ctx.layout.flash_offsets[key], length=record.size_bytes)
+        dest = rng(region=ctx.regions[dst.area], address=dst.offset + ctx.layout.slot_offsets[key],
+                   length=record.size_bytes)
+    else:
+        s, d = ctx.layout.addresses[command.src.name], ctx.layout.addresses[command.dst.name]
+        src = rng(region=ctx.regions[s.area], address=s.offset, length=command.size_bytes)
+        dest = rng(region=ctx.regions[d.area], address=d.offset, length=command.size_bytes)
+    dma = ctx.api.NpuDmaOperation(src, dest)
+    dma.name = command.tensor
+    return dma
+
+
+def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> Any:
+    """An operation with ``op``'s whole shapes, kernel, types and activation (no addresses): what
+    ``npu_find_block_configs`` reads."""
+    npu = _operation(api, op)
+    views = [(op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape), (op.ofm, op.ofm_shape)]
+    fms: list[Any] = []
+    for tensor, view in views:
+        if tensor is None or view is None:
+            fms.append(None)
+            continue
+        fm = api.NpuFeatureMap()
+        fm.data_type = getattr(api.NpuDataType, str(tensor.dtype).upper())
+        fm.shape = api.NpuShape3D(height=view.h, width=view.w, depth=view.c)
+        quant = tensor.quant
+        fm.quantization = None if quant is None else api.NpuQuantization(scale_f32=float(quant.scale[0]),
+                                                                         zero_point=int(quant.zero_point[0]))
+        fms.append(fm)
+    npu.ifm, npu.ifm2, npu.ofm = fms
+    k = op.kernel
+    npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
+    npu.activation = _activation(api, op)
+    if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
+        npu.block_traversal = (api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first
+                               else api.NpuBlockTraversal.DEPTH_FIRST)
+    return npu

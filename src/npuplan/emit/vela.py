@@ -1,0 +1,41 @@
+"""The border with Vela's external API (``ethosu.vela.api``, the ``deploy`` extra).
+
+This is the one module in npuplan that imports it, inside ``vela_api`` only, so ``import npuplan``
+never loads Vela. A missing extra is a one-line ``EmitError`` naming the install command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from npuplan.errors import EmitError
+
+INSTALL_HINT = 'pip install "npuplan[deploy]"'
+
+
+def vela_api() -> ModuleType:
+    """The ``ethosu.vela.api`` module; raises ``EmitError`` when the deploy extra is missing."""
+    try:
+        from ethosu.vela import api
+    except ImportError as error:
+        raise EmitError(None, f"Vela's API (ethosu.vela.api) is not installed ({error}); {INSTALL_HINT}") from None
+    return api
+
+
+def accelerator(api: ModuleType, name: str) -> object:
+    """The API's ``NpuAccelerator`` for an npuplan accelerator name (``"ethos-u55-128"``)."""
+    key = name.lower().replace("ethos-u", "Ethos_U").replace("-", "_")
+    found = getattr(api.NpuAccelerator, key, None)
+    if found is None:
+        raise EmitError(None, f"accelerator '{name}' has no NpuAccelerator in Vela's API")
+    return found
+
+
+def quietly(call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)`` with Vela's console warnings (printed on stdout) captured and dropped."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return call(*args)

@@ -1,0 +1,112 @@
+"""Weights, biases and scales encoded for the hardware through Vela's API, slice by slice.
+
+Each weight slice of the plan (an OFM depth range) becomes one contiguous record: the bias/scale
+stream (10 bytes per output channel: 40-bit bias, 32-bit multiplier, 6-bit shift), padded to 16
+bytes, then the compressed weight stream, padded to 16 bytes. One DMA moves a whole record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+from npuplan.commands.types import WeightSlice
+from npuplan.emit.quantise import quantise_scale
+from npuplan.errors import EmitError
+from npuplan.ir.lowered import BlockType, NpuOp
+
+ALIGN_BYTES = 16
+SCALE_BYTES_PER_CHANNEL = 10
+
+
+def _pad(data: bytes) -> bytes:
+    return data + bytes(-len(data) % ALIGN_BYTES)
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedSlice:
+    """One slice's record: ``data`` (scales then weights, each 16-byte padded), the padded scale
+    stream's length in bytes and the padded weight stream's offset and length inside ``data``."""
+
+    index: int
+    depth_start: int
+    depth_end: int
+    data: bytes
+    scale_bytes: int
+    weight_offset: int
+    weight_bytes: int
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.data)
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedOp:
+    """An op's encoded slices (by slice index), its weight traversal and the OFM block depth used."""
+
+    op: str
+    slices: tuple[EncodedSlice, ...]
+    part_kernel_first: bool
+    block_depth: int
+
+    @property
+    def stream_bytes(self) -> int:
+        return sum(s.size_bytes for s in self.slices)
+
+
+def _ohwi(op: NpuOp) -> np.ndarray:
+    """The op's weights minus their zero point, OHWI with O the output channels."""
+    assert op.weights is not None and op.weight_tensor is not None and op.weight_tensor.quant is not None
+    w = np.asarray(op.weights).astype(np.int64)
+    if op.block_type is BlockType.DEPTHWISE:
+        w = np.transpose(w, (3, 1, 2, 0))  # 1 x H x W x C -> C x H x W x 1
+    zero = np.asarray(op.weight_tensor.quant.zero_point, dtype=np.int64)
+    if zero.size > 1:
+        zero = zero.reshape(-1, 1, 1, 1)
+    return w - (zero if zero.size > 1 else int(zero.reshape(-1)[0]))
+
+
+def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
+    """``(multiplier, shift)`` of each output channel: IFM scale x weight scale / OFM scale."""
+    assert op.weight_tensor is not None and op.weight_tensor.quant is not None
+    assert op.ifm.quant is not None and op.ofm.quant is not None
+    depth = op.ofm_shape.c
+    w_scales = list(op.weight_tensor.quant.scale)
+    if len(w_scales) == 1:
+        w_scales *= depth
+    if len(w_scales) != depth:
+        raise EmitError(op.name, f"{len(w_scales)} weight scales for {depth} output channels")
+    ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
+    return [quantise_scale(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
+
+
+def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[WeightSlice], *,
+              part_kernel_first: bool, block_depth: int) -> EncodedOp:
+    """Encode ``op``'s weights and biases for each of its plan ``slices`` (OFM depth ranges)."""
+    weights = _ohwi(op)
+    depth = op.ofm_shape.c
+    if weights.shape[0] != depth:
+        raise EmitError(op.name, f"weights have {weights.shape[0]} output channels, the OFM {depth}")
+    bias = np.zeros(depth, dtype=np.int64) if op.bias is None else np.asarray(op.bias, dtype=np.int64).reshape(-1)
+    scales = channel_scales(op)
+    traversal = api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first else api.NpuBlockTraversal.DEPTH_FIRST
+    depthwise = op.block_type is BlockType.DEPTHWISE
+    dilation = (op.kernel.dilation_x, op.kernel.dilation_y)
+    out = []
+    for piece in sorted(slices, key=lambda s: s.index):
+        lo, hi = piece.depth_start, piece.depth_end
+        scale_stream = b"".join(bytes(api.npu_encode_bias(np.int64(bias[c]), *scales[c])) for c in range(lo, hi))
+        volume = np.ascontiguousarray(weights[lo:hi].astype(np.int16))  # the codec takes 16-bit values
+        try:
+            encoded = bytes(api.npu_encode_weights(accelerator, volume, dilation, op.ifm.dtype.bits,
+                                                   block_depth, depthwise, traversal))
+        except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
+            raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
+                            cpu_fallback=op.source_index) from None
+        head, body = _pad(scale_stream), _pad(encoded)  # the hardware reads whole 16-byte words
+        out.append(EncodedSlice(piece.index, lo, hi, head + body, len(head), len(head), len(body)))
+    return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)

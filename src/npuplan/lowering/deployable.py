@@ -1,0 +1,120 @@
+"""Which lowered operators the deploy path (``npuplan plan --emit-tflite``) can emit exactly.
+
+The emitter translates each NPU stripe into the register command stream through Vela's external
+API; that needs every number the hardware uses (weights, biases, scales, clamps). The operators
+below are those whose NPU operations carry all of them in the lowered graph. Any other operator,
+and any operator whose NPU operations use a feature not listed, stays on the CPU in a deployable
+plan, with the reason. Standalone activations other than the plain clamps are not fused (a LUT's
+table is not held by the lowered graph), so they stay CPU operators of their own.
+"""
+
+from __future__ import annotations
+
+from npuplan.ir.graph import Graph, Op
+from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
+from npuplan.ir.types import DataType
+
+DEPLOYABLE_TYPES = frozenset({
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
+    "CONCATENATION", "PAD",
+})
+# Types whose lowering is several NPU operations the emitter expresses one by one.
+_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD"})
+_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})
+# Activations the output stage applies as a clamp (no table needed).
+CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
+# Standalone activation operators fused into their producer in a deployable plan.
+FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
+_FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
+# Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
+_OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul"})
+
+
+def _copy(op: NpuOp) -> bool:
+    """One input of a CONCATENATION, or a PAD's input or fill, copied into its box of the output
+    (a 1x1 average pool)."""
+    offset = op.ofm_write_offset
+    return (op.tflite_type in _COPY_TYPES and op.op_type == "AvgPool" and op.kernel.elements == 1
+            and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
+
+
+def npu_op_reason(op: NpuOp) -> str | None:
+    """Why the emitter cannot express ``op`` exactly, or None when it can."""
+    if op.op_type not in _OP_TYPES:
+        return f"its NPU operation {op.op_type} is not emitted yet"
+    if op.activation not in CLAMP_ACTIVATIONS:
+        return f"activation {op.activation} needs a lookup table the lowered graph does not hold"
+    if op.resampling is not Resampling.NONE:
+        return "IFM resampling is not emitted yet"
+    if op.reads_at_offset:
+        return "reads at an offset inside a tensor (not emitted yet)"
+    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
+        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's and PAD's copies)"
+    fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
+    if any(t.dtype not in _FM_TYPES for t in fms):
+        return "only 8-bit feature maps are emitted yet"
+    if any(t.quant is None or not t.quant.is_valid for t in fms):
+        return "a feature map has no quantization"
+    if op.ifm.is_constant and not (op.tflite_type == "PAD" and _copy(op)):
+        return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
+    if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:
+        return f"a {op.ifm2.dtype} constant operand of a {op.ifm.dtype} operation is not emitted"
+    if op.ifm2 is not None and op.ifm_shape != op.ofm_shape:
+        return "a broadcast first operand (the hardware broadcasts the second only) is not emitted yet"
+    if op.ifm_shape.n != 1 or op.ofm_shape.n != 1:
+        return "batches above 1 are not emitted yet"
+    if op.weights is not None and (op.weight_tensor is None or op.weight_tensor.quant is None):
+        return "weights without quantization"
+    if op.block_type is BlockType.DEPTHWISE and op.ifm_shape.c != op.ofm_shape.c:
+        return "a depth multiplier above 1 is not emitted yet"
+    if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT) and op.weights is not None and (
+            op.weights.shape[-1] != op.ifm_shape.c):
+        return "a grouped convolution is not emitted yet"
+    return None
+
+
+def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
+    """``lowered`` (the lowering of ``op``) if the emitter can express it, else ``op`` as a CPU op
+    with the reason."""
+    if all(isinstance(o, CpuOp) for o in lowered):
+        return lowered
+    reason: str | None = None
+    if op.type not in DEPLOYABLE_TYPES:
+        reason = f"{op.type} is not emitted by the deploy path yet"
+    elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES:
+        reason = f"{op.type} lowers to {len(lowered)} NPU operations (not emitted yet)"
+    else:
+        npu = [o for o in lowered if isinstance(o, NpuOp)]
+        reason = next((r for r in map(npu_op_reason, npu) if r is not None), None)
+    if reason is None:
+        return lowered
+    return (CpuOp(op, f"kept on the CPU for deployment: {reason}"),)
+
+
+# CPU operators that compute the same values on any shape with the same last axis (they work
+# element by element, or along the last axis only).
+_RESHAPE_INVARIANT = frozenset({
+    "SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1", "HARD_SWISH", "QUANTIZE", "DEQUANTIZE",
+    "LEAKY_RELU", "EXP", "ABS", "RSQRT", "LOG", "GELU",
+})
+
+
+def reshape_invariant(op: Op, source: Graph) -> bool:
+    """Whether ``op`` is a source operator whose inputs a removed no-op reshape rewired, and which
+    computes the same on the rewired inputs (same type and options, inputs of the same element
+    type, quantization, size and last axis): it can then run on the CPU as it is."""
+    if op.type not in _RESHAPE_INVARIANT:
+        return False
+    twin = next((s for s in source.ops if s.outputs == op.outputs), None)
+    if twin is None or twin.type != op.type or dict(twin.options) != dict(op.options):
+        return False
+    if len(twin.inputs) != len(op.inputs):
+        return False
+    for a, b in zip(twin.inputs, op.inputs):
+        if a is b:
+            continue
+        if a is None or b is None or a.dtype != b.dtype or a.quant != b.quant or a.elements != b.elements:
+            return False
+        if not a.shape or not b.shape or a.shape[-1] != b.shape[-1]:
+            return False
+    return True

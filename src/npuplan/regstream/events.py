@@ -1,0 +1,171 @@
+"""Replay a decoded command stream's registers into events: NPU operations with the feature maps,
+weights and scales they touch, DMA transfers, and waits.
+
+Registers keep their values between operations (the stream only sets what changes), so each
+``NPU_OP_*`` takes a snapshot. An operation's IFM extent follows from its OFM and kernel: rows read
+``(ofm_h - 1) * stride_y + kernel_h - pad_top - pad_bottom`` (halved for an upscaled IFM), likewise
+columns; elementwise IFMs have the OFM's extent, except broadcast axes (extent 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from npuplan.errors import ValidationError
+from npuplan.regstream.words import Word
+
+# Registers that decide the values an operation computes beyond its geometry: scales, zero points,
+# activation and precision (compared between two streams by bench/deploy_compare.py).
+OUTPUT_STAGE = ("OFM_SCALE", "OPA_SCALE", "OPB_SCALE", "ACTIVATION", "ACTIVATION_MIN", "ACTIVATION_MAX",
+                "IFM_ZERO_POINT", "IFM2_ZERO_POINT", "OFM_ZERO_POINT", "IFM_PRECISION", "IFM2_PRECISION",
+                "OFM_PRECISION", "IFM2_BROADCAST")
+KINDS = {"NPU_OP_CONV": "Conv2D", "NPU_OP_DEPTHWISE": "DepthWise", "NPU_OP_POOL": "Pooling",
+         "NPU_OP_ELEMENTWISE": "ElementWise"}
+_IFM_BYTES = {0: 1, 1: 2, 2: 4}  # precision size field (IFM bits 2-3, OFM bits 1-2) -> element bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureMapAccess:
+    """A box of a feature map as the hardware addresses it (bytes and elements)."""
+
+    region: int
+    bases: tuple[int, int, int, int]
+    height_0: int
+    height: int
+    width: int
+    depth: int
+    stride_y: int
+    stride_x: int
+    stride_c: int
+    element_bytes: int
+    nhcwb16: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A contiguous byte range of a region."""
+
+    region: int
+    address: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class NpuEvent:
+    """One NPU operation (``index``: how many came before it in the stream): kind, what it reads and
+    writes, and its geometry for reports."""
+
+    index: int
+    kind: str
+    ifm: FeatureMapAccess
+    ifm2: FeatureMapAccess | None
+    ofm: FeatureMapAccess
+    weights: Range | None
+    scales: Range | None
+    kernel: tuple[int, int, int, int]  # height, width (dilated extents), stride y, stride x
+    block: tuple[int, int, int]  # OFM block height, width, depth
+    output_stage: tuple[int, ...] = ()  # the registers of OUTPUT_STAGE, in that order (for comparisons)
+
+
+@dataclass(frozen=True, slots=True)
+class DmaEvent:
+    index: int
+    src: Range
+    dst: Range
+
+
+@dataclass(frozen=True, slots=True)
+class WaitEvent:
+    """Wait until at most ``outstanding`` operations of the kind (``"dma"``/``"kernel"``) are pending."""
+
+    index: int
+    kind: str
+    outstanding: int
+
+
+Event = NpuEvent | DmaEvent | WaitEvent
+
+
+def _fm(r: Mapping[str, int], prefix: str, height: int, width: int, depth: int, *, ofm: bool) -> FeatureMapAccess:
+    precision = r.get(f"{prefix}_PRECISION", 0)
+    size_field = (precision >> 1) & 0x3 if ofm else (precision >> 2) & 0x3
+    element = _IFM_BYTES.get(size_field, 1)
+    return FeatureMapAccess(
+        region=r.get(f"{prefix}_REGION", 0) & 0x7,
+        bases=tuple(r.get(f"{prefix}_BASE{k}", 0) for k in range(4)),  # type: ignore[arg-type]
+        height_0=r.get(f"{prefix}_HEIGHT0_M1", 0) + 1, height=height, width=width, depth=depth,
+        stride_y=r.get(f"{prefix}_STRIDE_Y", 0), stride_x=r.get(f"{prefix}_STRIDE_X", 0),
+        stride_c=r.get(f"{prefix}_STRIDE_C", 0), element_bytes=element, nhcwb16=bool(precision & (1 << 6)),
+    )
+
+
+def _npu_event(index: int, name: str, r: Mapping[str, int]) -> NpuEvent:
+    kind = KINDS[name]
+    oh, ow, od = r.get("OFM_HEIGHT_M1", 0) + 1, r.get("OFM_WIDTH_M1", 0) + 1, r.get("OFM_DEPTH_M1", 0) + 1
+    kh, kw = r.get("KERNEL_HEIGHT_M1", 0) + 1, r.get("KERNEL_WIDTH_M1", 0) + 1
+    stride = r.get("KERNEL_STRIDE", 0)
+    sx = (stride & 1) + ((stride >> 6) & 0x7) * 2 + 1
+    sy = ((stride >> 1) & 1) + ((stride >> 9) & 0x7) * 2 + 1
+    ifm2 = None
+    if kind == "ElementWise":
+        ih, iw, idp = oh, ow, od
+        broadcast = r.get("IFM2_BROADCAST", 0)
+        if not broadcast & (1 << 7):  # not a scalar
+            ifm2 = _fm(r, "IFM2", 1 if broadcast & 1 else oh, 1 if broadcast & 2 else ow,
+                       1 if broadcast & 4 else od, ofm=False)
+        kernel = (1, 1, 1, 1)
+    else:
+        up = 2 if r.get("IFM_UPSCALE", 0) else 1
+        pt, pb = r.get("IFM_PAD_TOP", 0), r.get("IFM_PAD_BOTTOM", 0)
+        pl, pr = r.get("IFM_PAD_LEFT", 0), r.get("IFM_PAD_RIGHT", 0)
+        ih = max(1, -(-((oh - 1) * sy + kh - pt - pb) // up))
+        iw = max(1, -(-((ow - 1) * sx + kw - pl - pr) // up))
+        idp = r.get("IFM_DEPTH_M1", 0) + 1
+        kernel = (kh, kw, sy, sx)
+    weights = scales = None
+    if kind in ("Conv2D", "DepthWise"):
+        weights = Range(r.get("WEIGHT_REGION", 0) & 0x7, r.get("WEIGHT_BASE", 0), r.get("WEIGHT_LENGTH", 0))
+        scales = Range(r.get("SCALE_REGION", 0) & 0x7, r.get("SCALE_BASE", 0), r.get("SCALE_LENGTH", 0))
+    block = (r.get("OFM_BLK_HEIGHT_M1", 0) + 1, r.get("OFM_BLK_WIDTH_M1", 0) + 1, r.get("OFM_BLK_DEPTH_M1", 0) + 1)
+    stage = tuple(r.get(name, 0) for name in OUTPUT_STAGE) if kind in ("Pooling", "ElementWise") else tuple(
+        r.get(name, 0) for name in OUTPUT_STAGE[3:])  # convolutions scale per channel (the scale stream)
+    return NpuEvent(index, kind, _fm(r, "IFM", ih, iw, idp, ofm=False), ifm2, _fm(r, "OFM", oh, ow, od, ofm=True),
+                    weights, scales, kernel, block, stage)
+
+
+INTERNAL_REGION = -1  # a DMA's internal memory (the shared buffer, where lookup tables go)
+
+
+def _dma_region(param: int) -> int:
+    """A DMA region parameter: bits 0-2 the region, bit 8 set for the NPU's internal memory."""
+    return INTERNAL_REGION if param & (1 << 8) else param & 0x7
+
+
+def events(words: list[Word]) -> list[Event]:
+    """The operations, DMAs and waits of a decoded stream, in order."""
+    registers: dict[str, int] = {}
+    out: list[Event] = []
+    kicks = dmas = 0
+    for w in words:
+        if w.name in KINDS:
+            out.append(_npu_event(kicks, w.name, registers))
+            kicks += 1
+        elif w.name == "NPU_OP_DMA_START":
+            length = registers.get("DMA0_LEN", 0)
+            dmas += 1
+            out.append(DmaEvent(dmas - 1, Range(_dma_region(registers.get("DMA0_SRC_REGION", 0)),
+                                                registers.get("DMA0_SRC", 0), length),
+                                Range(_dma_region(registers.get("DMA0_DST_REGION", 0)), registers.get("DMA0_DST", 0),
+                                      length)))
+        elif w.name in ("NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT"):
+            out.append(WaitEvent(len(out), "dma" if w.name == "NPU_OP_DMA_WAIT" else "kernel", w.param & 0xF))
+        elif w.name == "NPU_OP_STOP":
+            break
+        elif w.name.startswith("NPU_OP_"):
+            continue
+        else:
+            registers[w.name] = w.value
+    if not out and words:
+        raise ValidationError("the command stream runs no operation")
+    return out

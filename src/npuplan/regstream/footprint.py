@@ -1,0 +1,51 @@
+"""Byte ranges a feature-map access touches, as arrays of half-open ``[start, end)`` intervals.
+
+Rows below ``height_0`` come from tile 0 (base 0), the rest from tile 2 (base 2, its own row 0):
+a rolling buffer's wrap. NHWC rows are one interval when the row is dense in depth, else one per
+column; NHCWB16 rows are one interval per 16-channel brick, or one per column and brick when the
+last brick is partial (its other channels are never read or written).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npuplan.regstream.events import FeatureMapAccess
+
+
+def intervals(fm: FeatureMapAccess) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, ends)`` byte offsets in ``fm.region`` of every interval ``fm`` covers."""
+    rows = np.arange(fm.height, dtype=np.int64)
+    top = rows < fm.height_0
+    row_base = np.where(top, fm.bases[0] + rows * fm.stride_y, fm.bases[2] + (rows - fm.height_0) * fm.stride_y)
+    e = fm.element_bytes
+    if fm.nhcwb16:
+        bricks = np.arange(-(-fm.depth // 16), dtype=np.int64)
+        if fm.depth % 16 == 0:  # whole bricks: each row of a brick is one run
+            starts = (row_base[:, None] + bricks[None, :] * fm.stride_c).reshape(-1)
+            return starts, starts + (fm.width - 1) * fm.stride_x + 16 * e
+        # a partial last brick: its channels at every column, one run each (the rest is never touched)
+        depth_in = np.minimum(16, fm.depth - 16 * bricks)
+        cols = np.arange(fm.width, dtype=np.int64) * fm.stride_x
+        starts = (row_base[:, None, None] + bricks[None, :, None] * fm.stride_c + cols[None, None, :]).reshape(-1)
+        lengths = np.broadcast_to((depth_in * e)[None, :, None], (fm.height, bricks.size, fm.width)).reshape(-1)
+        return starts, starts + lengths
+    run = fm.depth * e
+    if fm.stride_x == run or fm.width == 1:
+        return row_base, row_base + (fm.width - 1) * fm.stride_x + run
+    cols = np.arange(fm.width, dtype=np.int64) * fm.stride_x
+    starts = (row_base[:, None] + cols[None, :]).reshape(-1)
+    return starts, starts + run
+
+
+def span(starts: np.ndarray, ends: np.ndarray) -> tuple[int, int]:
+    """The smallest ``[lo, hi)`` holding every interval."""
+    return int(starts.min()), int(ends.max())
+
+
+def mask(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Boolean mask over ``[lo, hi)`` of the bytes the intervals cover."""
+    diff = np.zeros(hi - lo + 1, dtype=np.int32)
+    np.add.at(diff, starts - lo, 1)
+    np.add.at(diff, ends - lo, -1)
+    return np.cumsum(diff[:-1]) > 0

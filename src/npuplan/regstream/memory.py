@@ -1,0 +1,204 @@
+"""Replay NPU events over a byte-level model of the regions and check the memory invariants.
+
+Each region is a byte array of what is written, what is written but not read since, and which
+write put it there. Checked: every access lies inside its region's tensor; every byte read was
+written before (the flash tensor is written from the start); no write overwrites part of an
+earlier write none of whose bytes has been read yet when the rest of that write is read later (a
+live feature map is not clobbered before its reader; data nothing reads may be overwritten, and an
+operation's OFM may overwrite unread data laid out as the same tensor: see ``_signature``); an operation does not touch the destination of a DMA still in
+flight (``NPU_OP_DMA_WAIT`` missing) and a DMA does not write what an operation still in flight
+reads or writes, or read what it writes (``NPU_OP_KERNEL_WAIT`` missing). As on the hardware,
+at most two operations are in flight (a third kick retires the oldest) and one DMA on Ethos-U55,
+two on Ethos-U65.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from npuplan.errors import ValidationError
+from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, Event, FeatureMapAccess, NpuEvent, Range, WaitEvent
+from npuplan.regstream.footprint import intervals, mask, span
+
+MAX_KERNELS_IN_FLIGHT = 2
+MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
+
+
+@dataclass
+class Region:
+    """One region's bytes: size, written, written-but-not-yet-read, and the write that wrote each
+    (-1: none, or written from the start)."""
+
+    name: str
+    size: int
+    written: np.ndarray
+    unread: np.ndarray
+    writer: np.ndarray
+
+    @classmethod
+    def empty(cls, name: str, size: int, *, written: bool = False) -> Region:
+        return cls(name, size, np.full(size, written), np.zeros(size, dtype=bool), np.full(size, -1, dtype=np.int32))
+
+
+@dataclass(frozen=True)
+class Access:
+    """Bytes one operand touches: region, ``[lo, hi)`` span, mask over the span, and a label."""
+
+    region: int
+    lo: int
+    hi: int
+    covered: np.ndarray
+    label: str
+
+    def overlaps(self, other: Access) -> bool:
+        if self.region != other.region or self.hi <= other.lo or other.hi <= self.lo:
+            return False
+        lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)
+        return bool(np.any(self.covered[lo - self.lo:hi - self.lo] & other.covered[lo - other.lo:hi - other.lo]))
+
+
+def fm_access(fm: FeatureMapAccess, label: str) -> Access:
+    starts, ends = intervals(fm)
+    lo, hi = span(starts, ends)
+    return Access(fm.region, lo, hi, mask(starts, ends, lo, hi), label)
+
+
+def range_access(r: Range, label: str) -> Access:
+    return Access(r.region, r.address, r.address + r.length, np.ones(r.length, dtype=bool), label)
+
+
+@dataclass
+class Replay:
+    """The memory model of one file's regions while its streams run."""
+
+    regions: dict[int, Region]
+    where: str = ""
+    product: int = 0
+    kernels: list[tuple[str, list[Access], list[Access]]] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)  # label of each write so far
+    owners: list[object] = field(default_factory=list)  # the operation signature of each write (None: other)
+    read_any: list[bool] = field(default_factory=list)  # whether any byte of each write was read
+    clobbered: dict[int, str] = field(default_factory=dict)  # write -> what overwrote part of it unread
+    dmas: list[tuple[str, Access, Access]] = field(default_factory=list)
+
+    def fail(self, message: str) -> None:
+        raise ValidationError(f"{self.where}: {message}")
+
+    def bounds(self, a: Access) -> Region:
+        region = self.regions.get(a.region)
+        if region is None:
+            self.fail(f"{a.label} uses region {a.region}, which the operator does not provide")
+        assert region is not None
+        if a.lo < 0 or a.hi > region.size:
+            self.fail(f"{a.label} touches bytes {a.lo}..{a.hi} of {region.name} ({region.size} bytes)")
+        return region
+
+    def read(self, a: Access) -> None:
+        region = self.bounds(a)
+        part = region.written[a.lo:a.hi]
+        missing = a.covered & ~part
+        if missing.any():
+            first = a.lo + int(np.argmax(missing))
+            self.fail(f"{a.label} reads byte {first} of {region.name} before anything wrote it")
+        region.unread[a.lo:a.hi] &= ~a.covered
+        for w in np.unique(region.writer[a.lo:a.hi][a.covered]):
+            if w >= 0:
+                if w in self.clobbered:
+                    self.fail(f"{self.clobbered[w]} overwrote part of what {self.writes[w]} wrote to {region.name} "
+                              f"before any of it was read, and {a.label} reads the rest")
+                self.read_any[w] = True
+
+    def write(self, a: Access, owner: object = None) -> None:
+        region = self.bounds(a)
+        clobbered = a.covered & region.unread[a.lo:a.hi]
+        if clobbered.any():
+            for w in np.unique(region.writer[a.lo:a.hi][clobbered]):
+                if w >= 0 and not self.read_any[w] and (owner is None or self.owners[w] != owner):
+                    self.clobbered.setdefault(int(w), a.label)  # an error if what is left of it is read later
+        region.written[a.lo:a.hi] |= a.covered
+        region.unread[a.lo:a.hi] |= a.covered
+        region.writer[a.lo:a.hi][a.covered] = len(self.writes)
+        self.writes.append(a.label)
+        self.owners.append(owner)
+        self.read_any.append(False)
+
+    def npu(self, e: NpuEvent) -> None:
+        label = f"NPU op {e.index} ({e.kind})"
+        reads = [fm_access(e.ifm, f"{label} IFM")]
+        if e.ifm2 is not None:
+            reads.append(fm_access(e.ifm2, f"{label} IFM2"))
+        for r, name in ((e.weights, "weights"), (e.scales, "scales")):
+            if r is not None and r.length:
+                reads.append(range_access(r, f"{label} {name}"))
+        writes = [fm_access(e.ofm, f"{label} OFM")]
+        for dma_label, src, dst in self.dmas:
+            for a in reads + writes:
+                if a.overlaps(dst):
+                    self.fail(f"{a.label} touches the destination of {dma_label} before NPU_OP_DMA_WAIT")
+            for a in writes:
+                if a.overlaps(src):
+                    self.fail(f"{a.label} writes the source of {dma_label} before NPU_OP_DMA_WAIT")
+        for a in reads:
+            self.read(a)
+        for a in writes:
+            self.write(a, _signature(e))
+        self.kernels.append((label, reads, writes))
+        del self.kernels[:-MAX_KERNELS_IN_FLIGHT]
+
+    def dma(self, e: DmaEvent) -> None:
+        label = f"DMA {e.index}"
+        src, dst = range_access(e.src, f"{label} source"), range_access(e.dst, f"{label} destination")
+        if e.dst.region == INTERNAL_REGION:  # a lookup table into the shared buffer: only its source is checked
+            self.read(src)
+            self.dmas.append((label, src, Access(INTERNAL_REGION, 0, 0, np.zeros(0, dtype=bool), dst.label)))
+            return
+        for op_label, reads, writes in self.kernels:
+            if any(dst.overlaps(a) for a in reads + writes) or any(src.overlaps(a) for a in writes):
+                self.fail(f"{label} overlaps what {op_label} still uses (no NPU_OP_KERNEL_WAIT before it)")
+        # A DMA copies bytes as they are: what was never written stays unwritten at the destination
+        # (padding copied with a whole buffer), and is caught only if a kernel reads it.
+        source = self.bounds(src)
+        copied = source.written[src.lo:src.hi].copy()
+        self.read(Access(src.region, src.lo, src.hi, copied, src.label))
+        if copied.any():
+            self.write(Access(dst.region, dst.lo, dst.hi, copied, dst.label))
+        self.bounds(dst)
+        self.dmas.append((label, src, dst))
+        del self.dmas[:-MAX_DMAS_IN_FLIGHT.get(self.product, 1)]
+
+    def wait(self, e: WaitEvent) -> None:
+        if e.kind == "dma":
+            del self.dmas[:max(0, len(self.dmas) - e.outstanding)]
+        else:
+            del self.kernels[:max(0, len(self.kernels) - e.outstanding)]
+
+    def run(self, stream: list[Event]) -> None:
+        """Replay one command stream; at its end every operation and DMA has finished."""
+        for e in stream:
+            if isinstance(e, NpuEvent):
+                self.npu(e)
+            elif isinstance(e, DmaEvent):
+                self.dma(e)
+            else:
+                self.wait(e)
+        self.kernels.clear()
+        self.dmas.clear()
+
+    def touch(self, region: int, offset: int, size: int, *, write: bool, label: str) -> None:
+        """A whole tensor read or written outside the NPU (by the CPU or the caller)."""
+        a = Access(region, offset, offset + size, np.ones(size, dtype=bool), label)
+        if write:
+            self.write(a)
+        else:
+            self.read(a)
+
+
+def _signature(e: NpuEvent) -> tuple[object, ...]:
+    """The OFM's layout (region, strides, format, element size): writes laid out alike are taken to
+    write one tensor, which may overwrite what it wrote before anything read it (a stride-2 consumer
+    skipping every other row of a one-row rolling buffer; a padded tensor filled, then its interior
+    copied in, as Vela writes PAD). Writes laid out otherwise over unread data are clobbering."""
+    o = e.ofm
+    return (o.region, o.stride_y, o.stride_x, o.stride_c, o.nhcwb16, o.element_bytes)

@@ -1,0 +1,180 @@
+"""Validate a deployable TFLite file (``npuplan validate MODEL_npuplan.tflite``, or Vela's output).
+
+Every ``ethos-u`` custom operator's driver payload is decoded and its command stream replayed over
+the memory model (``regstream.memory``), with the regions the TensorFlow Lite Micro kernel gives
+the driver: region 0 the operator's input 1 (flash), 1 its input 2 (scratch), 2 its input 3 (fast
+scratch; the same bytes when it is the same tensor), 3 on its further inputs then outputs. Tensors
+the offline memory plan places in the arena are the scratch tensor's bytes at their offsets: the
+network's inputs start written, CPU operators read their inputs and write their outputs there,
+every output of an ethos-u operator must be written when its stream ends, every network output
+at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npuplan.errors import ModelError, ValidationError
+from npuplan.regstream.events import DmaEvent, Event, NpuEvent, WaitEvent, events
+from npuplan.regstream.memory import Region, Replay
+from npuplan.regstream.words import decode_words, payload_words
+
+_SIZES = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 9: 1, 10: 8, 11: 16, 15: 4, 16: 8}  # TensorType -> bytes
+
+
+@dataclass(frozen=True)
+class NpuStream:
+    """One ethos-u operator's decoded stream and its region sizes in bytes."""
+
+    operator: int
+    events: tuple[Event, ...]
+    region_bytes: dict[int, int]
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """What validating a file replayed."""
+
+    streams: tuple[NpuStream, ...]
+
+    @property
+    def npu_operations(self) -> int:
+        return sum(isinstance(e, NpuEvent) for s in self.streams for e in s.events)
+
+    @property
+    def dma_operations(self) -> int:
+        return sum(isinstance(e, DmaEvent) for s in self.streams for e in s.events)
+
+    @property
+    def waits(self) -> int:
+        return sum(isinstance(e, WaitEvent) for s in self.streams for e in s.events)
+
+
+def _model(data: bytes) -> Any:
+    from npuplan.io.tflite import binding  # works under the program's lean bindings too
+
+    try:
+        return binding("Model").GetRootAsModel(data, 0)
+    except Exception as error:  # noqa: BLE001 - a corrupt file is bad input
+        raise ModelError(f"not a TFLite flatbuffer: {error}") from None
+
+
+def _tensor_bytes(t: Any) -> int:
+    shape = t.ShapeAsNumpy() if t.ShapeLength() else np.array([1])
+    return int(np.prod([max(int(d), 1) for d in shape])) * _SIZES.get(t.Type(), 1)
+
+
+def _offline_offsets(model: Any, count: int) -> list[int]:
+    for i in range(model.MetadataLength()):
+        meta = model.Metadata(i)
+        if meta.Name() == b"OfflineMemoryAllocation":
+            words = np.frombuffer(bytes(model.Buffers(meta.Buffer()).DataAsNumpy()), dtype="<i4")
+            return [int(v) for v in words[3:3 + count]]
+    return [-1] * count
+
+
+def _is_ethos_u(model: Any, op: Any) -> bool:
+    return model.OperatorCodes(op.OpcodeIndex()).CustomCode() == b"ethos-u"
+
+
+class _FileReplay:
+    """The regions of a file: one byte model per tensor that is a region, the arena for the rest."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.sg = model.Subgraphs(0)
+        self.offsets = _offline_offsets(model, self.sg.TensorsLength())
+        self.states: dict[int, Region] = {}
+        self.arena: int | None = None  # the tensor whose bytes the offline plan addresses (offset 0)
+
+    def region_of(self, tensor: int, *, constant: bool) -> Region:
+        if tensor not in self.states:
+            t = self.sg.Tensors(tensor)
+            size = _tensor_bytes(t) if not constant else int(self.model.Buffers(t.Buffer()).DataLength())
+            self.states[tensor] = Region.empty(t.Name().decode(errors="replace"), size, written=constant)
+        return self.states[tensor]
+
+    def in_arena(self, tensor: int) -> tuple[int, int] | None:
+        """``(offset, bytes)`` of a tensor the offline plan places in the arena."""
+        offset = self.offsets[tensor] if tensor < len(self.offsets) else -1
+        if offset < 0 or self.arena is None or tensor == self.arena:
+            return None
+        return offset, _tensor_bytes(self.sg.Tensors(tensor))
+
+    def touch(self, replay: Replay, tensor: int, *, write: bool, label: str) -> None:
+        placed = self.in_arena(tensor)
+        if placed is not None:
+            replay.touch(1, placed[0], placed[1], write=write, label=label)
+
+
+def _stream(model: Any, op: Any, index: int) -> tuple[list[Event], int]:
+    inputs = [int(i) for i in op.InputsAsNumpy()]
+    t = model.Subgraphs(0).Tensors(inputs[0])
+    payload = payload_words(bytes(model.Buffers(t.Buffer()).DataAsNumpy()))
+    try:
+        return events(decode_words(payload.words)), payload.product
+    except ValidationError as error:
+        raise ValidationError(f"ethos-u operator {index}: {error}") from None
+
+
+def validate_tflite(data: bytes) -> FileReport:
+    """Replay every ethos-u operator of a TFLite file; ``ValidationError`` (one line) on a violation."""
+    model = _model(data)
+    f = _FileReplay(model)
+    sg = f.sg
+    ops = [sg.Operators(i) for i in range(sg.OperatorsLength())]
+    npu = [(k, op) for k, op in enumerate(ops) if _is_ethos_u(model, op)]
+    if not npu:
+        raise ValidationError("the file has no ethos-u operator")
+    f.arena = int(npu[0][1].InputsAsNumpy()[2])
+    arena_region = f.region_of(f.arena, constant=False)
+    replay = Replay({1: arena_region}, where="file")
+    for tensor in sg.InputsAsNumpy():
+        f.touch(replay, int(tensor), write=True, label=f"network input {int(tensor)}")
+    streams = []
+    for k, op in enumerate(ops):
+        replay.where = f"operator {k}"
+        outputs = [int(i) for i in op.OutputsAsNumpy()]
+        if not _is_ethos_u(model, op):
+            for tensor in op.InputsAsNumpy():
+                if tensor >= 0:
+                    f.touch(replay, int(tensor), write=False, label=f"CPU input tensor {int(tensor)}")
+            for tensor in outputs:
+                f.touch(replay, tensor, write=True, label=f"CPU output tensor {tensor}")
+            continue
+        inputs = [int(i) for i in op.InputsAsNumpy()]
+        if len(inputs) < 4:
+            raise ValidationError(f"operator {k}: an ethos-u operator needs [command stream, flash, scratch, "
+                                  f"fast scratch, ...] inputs, it has {len(inputs)}")
+        stream, replay.product = _stream(model, op, k)
+        regions = {0: f.region_of(inputs[1], constant=True), 1: f.region_of(inputs[2], constant=False),
+                   2: f.region_of(inputs[3], constant=False)}
+        for n, tensor in enumerate(inputs[4:] + outputs):
+            regions[3 + n] = f.region_of(tensor, constant=False)
+        replay.regions = regions
+        replay.run(stream)
+        for tensor in outputs:
+            placed = f.in_arena(tensor)
+            if placed is not None and not arena_region.written[placed[0]:placed[0] + placed[1]].all():
+                replay.fail(f"output tensor {tensor} is not completely written by the stream")
+        streams.append(NpuStream(k, tuple(stream), {r: s.size for r, s in regions.items()}))
+    replay.where = "end"
+    replay.regions = {1: arena_region}
+    for tensor in sg.OutputsAsNumpy():
+        placed = f.in_arena(int(tensor))
+        if placed is not None and not arena_region.written[placed[0]:placed[0] + placed[1]].all():
+            replay.fail(f"network output tensor {int(tensor)} is not completely written")
+    return FileReport(tuple(streams))
+
+
+def validate_tflite_file(path: str | Path) -> FileReport:
+    """``validate_tflite`` of the file at ``path``."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise ModelError(f"cannot read '{path}': {error.strerror}") from None
+    return validate_tflite(data)

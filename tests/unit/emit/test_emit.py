@@ -1,0 +1,211 @@
+"""The deployable file: one ethos-u operator per NPU partition, laid out as Vela's output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tflite
+
+from npuplan.api import plan
+from npuplan.emit.model import CUSTOM_OPTIONS
+from npuplan.ir.lowered import Placement
+from tests.tflite_builder import ADD, INT8, elementwise_model
+from tests.unit.emit.conftest import DATA, U55_128, U65_DEDICATED
+
+
+def _ops(data: bytes) -> tuple[tflite.Model, list[tuple[str, tflite.Operator]]]:
+    model = tflite.Model.GetRootAsModel(data, 0)
+    sg = model.Subgraphs(0)
+    out = []
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        code = model.OperatorCodes(op.OpcodeIndex())
+        name = code.CustomCode().decode() if code.CustomCode() else str(code.BuiltinCode())
+        out.append((name, op))
+    return model, out
+
+
+def _buffer(model: tflite.Model, tensor_index: int) -> bytes:
+    tensor = model.Subgraphs(0).Tensors(tensor_index)
+    return bytes(model.Buffers(tensor.Buffer()).DataAsNumpy())
+
+
+def _check_layout(data: bytes, npu_partitions: int) -> tflite.Model:
+    model, ops = _ops(data)
+    sg = model.Subgraphs(0)
+    custom = [op for name, op in ops if name == "ethos-u"]
+    assert len(custom) == npu_partitions
+    for op in custom:
+        inputs = list(op.InputsAsNumpy())
+        assert sg.Tensors(inputs[0]).Name() .decode().startswith("ethos_u_command_stream")
+        assert sg.Tensors(inputs[1]).Name() == b"read_only"
+        assert sg.Tensors(inputs[2]).Name() == b"scratch"
+        assert _buffer(model, inputs[0])[:4] == b"COP1"
+        assert bytes(op.CustomOptionsAsNumpy()) == CUSTOM_OPTIONS
+    return model
+
+
+def test_ds_cnn_emits_one_operator_per_npu_partition(ds_cnn_plan, ds_cnn_emitted):
+    parts = [p for p in ds_cnn_plan.lowered.partitions() if p.placement is Placement.NPU]
+    model = _check_layout(ds_cnn_emitted.data, len(parts))
+    _, ops = _ops(ds_cnn_emitted.data)
+    assert [name for name, _ in ops] == ["ethos-u", str(tflite.BuiltinOperator.SOFTMAX)]  # SOFTMAX kept on the CPU
+    assert ds_cnn_emitted.dma_operations > 0  # its weights are streamed by DMA
+    flash = _buffer(model, list(ops[0][1].InputsAsNumpy())[1])
+    assert len(flash) == ds_cnn_emitted.flash_bytes
+
+
+def test_offline_allocation_places_inputs_and_outputs_at_their_planned_offsets(ds_cnn_plan, ds_cnn_emitted):
+    model, _ = _ops(ds_cnn_emitted.data)
+    meta = {model.Metadata(i).Name(): model.Metadata(i).Buffer() for i in range(model.MetadataLength())}
+    offsets = np.frombuffer(bytes(model.Buffers(meta[b"OfflineMemoryAllocation"]).DataAsNumpy()), dtype="<i4")
+    sg = model.Subgraphs(0)
+    assert offsets[2] == sg.TensorsLength()
+    net_input = sg.Tensors(int(sg.InputsAsNumpy()[0]))
+    index = int(sg.InputsAsNumpy()[0])
+    assert ds_cnn_plan.allocation is not None
+    assert offsets[3 + index] == ds_cnn_plan.allocation.addresses[net_input.Name().decode()].offset
+
+
+def test_tiny_int8_add(vela_api, tmp_path):
+    from npuplan.emit import emit_tflite
+
+    path = tmp_path / "add.tflite"
+    path.write_bytes(elementwise_model(opcode=ADD, dtype=INT8))
+    emitted = emit_tflite(plan(path, deployable=True, **U55_128))
+    _check_layout(emitted.data, 1)
+    assert emitted.npu_operations >= 1 and emitted.flash_bytes == 0
+
+
+def test_dedicated_sram_has_a_fast_scratch_tensor(vela_api):
+    from npuplan.emit import emit_tflite
+
+    emitted = emit_tflite(plan(DATA / "autoencoder_ad.tflite", deployable=True, **U65_DEDICATED))
+    model = _check_layout(emitted.data, 1)
+    _, ops = _ops(emitted.data)
+    fast = model.Subgraphs(0).Tensors(int(ops[0][1].InputsAsNumpy()[3]))
+    assert fast.Name() == b"scratch_fast" and emitted.fast_scratch_bytes > 0
+
+
+def test_a_plan_made_without_deployable_is_refused_in_one_line(vela_api):
+    from npuplan.emit import emit_tflite
+    from npuplan.errors import EmitError
+
+    with pytest.raises(EmitError, match="cannot emit") as caught:
+        emit_tflite(plan(DATA / "ds_cnn_kws.tflite", **U55_128))  # its SOFTMAX runs on the NPU
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_extra_names_the_install_command(monkeypatch):
+    import builtins
+
+    from npuplan.emit.vela import vela_api as load
+    from npuplan.errors import EmitError
+
+    real_import = builtins.__import__
+
+    def no_vela(name, *args, **kwargs):
+        if name.startswith("ethosu"):
+            raise ImportError("No module named 'ethosu'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_vela)
+    with pytest.raises(EmitError, match=r'pip install "npuplan\[deploy\]"'):
+        load()
+
+
+def test_import_npuplan_does_not_load_vela():
+    import subprocess
+    import sys
+
+    code = "import sys, npuplan, npuplan.api, npuplan.emit; print(any(m.startswith('ethosu') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_an_op_without_a_valid_block_config_falls_back_to_the_cpu(vela_api):
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+
+    # on the 64-MAC Ethos-U55 the 25x5 average pool of ds_cnn has no block config the hardware takes
+    planned, emitted = plan_and_emit(DATA / "ds_cnn_kws.tflite", accelerator_config="ethos-u55-64",
+                                     system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram",
+                                     optimise="Size")
+    assert any("AvgPool' kept on the CPU" in note for note in emitted.notes)
+    assert "AVERAGE_POOL_2D" in {op.tflite_type for op in planned.lowered.cpu_ops}
+    parts = [p for p in planned.lowered.partitions() if p.placement is Placement.NPU]
+    _check_layout(emitted.data, len(parts))
+    validate_tflite(emitted.data)
+
+
+def test_block_configs_are_ones_the_api_accepts(vela_api, ds_cnn_plan):
+    from npuplan.emit.blocks import nearest_valid
+
+    assert nearest_valid((5, 5, 16), [(4, 4, 16), (6, 6, 16), (8, 8, 32)]) == (6, 6, 16)
+    assert nearest_valid((4, 4, 16), [(4, 4, 16), (6, 6, 16)]) == (4, 4, 16)
+
+
+def test_cli_emit_tflite_writes_a_file_that_validates(vela_api, tmp_path, capsys):
+    from npuplan.cli import main
+
+    args = ["plan", str(DATA / "ds_cnn_kws.tflite"), "--accelerator-config", "ethos-u55-128",
+            "--system-config", "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram",
+            "--emit-tflite", "--output-dir", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Deployable file" in out and "ethos-u operator(s)" in out
+    path = tmp_path / "ds_cnn_kws_npuplan.tflite"
+    assert path.exists() and (tmp_path / "ds_cnn_kws_plan.json").exists()
+    assert main(["validate", str(path)]) == 0
+
+
+def test_elementwise_operands_the_hardware_would_swap_stay_on_the_cpu():
+    import numpy as np
+
+    from npuplan.ir.graph import Tensor
+    from npuplan.ir.lowered import BlockType, NpuOp
+    from npuplan.ir.shape import Shape4D
+    from npuplan.ir.types import DataType, Quantization
+    from npuplan.lowering.deployable import npu_op_reason
+
+    q = Quantization((0.1,), (0,))
+    x = Tensor("x", (1, 4, 4, 8), DataType.INT8, q)
+    c = Tensor("c", (1, 4, 4, 8), DataType.INT8, q, data=np.zeros((1, 4, 4, 8), np.int8))
+    small = Tensor("s", (1, 1, 1, 8), DataType.INT8, q)
+    out = Tensor("o", (1, 4, 4, 8), DataType.INT8, q)
+    def sub(a, b):
+        return NpuOp("o", "SUB", "Sub", BlockType.ELEMENTWISE, a, a.shape4d, out, Shape4D(1, 4, 4, 8), ifm2=b,
+                     ifm2_shape=b.shape4d, elementwise="SUB")
+    assert npu_op_reason(sub(x, x)) is None
+    assert "constant" in npu_op_reason(sub(c, x))  # SUB(const, x) would run reversed
+    assert "broadcast first operand" in npu_op_reason(sub(small, x))
+
+
+def test_striped_reshaped_view_reads_each_stripes_own_rows(ds_cnn_plan, ds_cnn_emitted):
+    """ds_cnn's first conv reads its 49x10x1 input as 49x5x2 (stride folded into depth) in 5-row
+    cascade stripes: each stripe's IFM base must be the first row its kernel reads, not row 0."""
+    from npuplan.regstream import validate_tflite
+    from npuplan.regstream.events import NpuEvent
+
+    first = ds_cnn_plan.lowered.npu_ops[0]
+    assert first.ifm_shape != first.ifm.shape4d  # the folded view
+    start = ds_cnn_plan.allocation.addresses[first.ifm.name].offset
+    row_bytes = first.ifm_shape.w * first.ifm_shape.c
+    kicks = [e for e in validate_tflite(ds_cnn_emitted.data).streams[0].events
+             if isinstance(e, NpuEvent) and e.ifm.bases[0] >= start and e.ifm.bases[0] < start + first.ifm.size_bytes]
+    k = first.kernel
+    expected = [start + max(a * k.stride_y - k.padding.top, 0) * row_bytes for a in range(0, first.ofm_shape.h, 5)]
+    assert [e.ifm.bases[0] for e in kicks] == expected
+
+
+def test_a_generator_rejection_is_one_line(vela_api, ds_cnn_plan, monkeypatch):
+    from npuplan.emit import emit_tflite
+    from npuplan.errors import EmitError
+
+    def reject(*_args):
+        raise AssertionError("Illegal Size: 120 Bytes is not a multiple of 16\nmore")
+
+    monkeypatch.setattr(vela_api, "npu_generate_register_command_stream", reject)
+    with pytest.raises(EmitError, match="rejected NPU partition 0: Illegal Size") as caught:
+        emit_tflite(ds_cnn_plan)
+    assert "\n" not in str(caught.value)
