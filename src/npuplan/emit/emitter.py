@@ -19,9 +19,10 @@ from npuplan.emit.operations import Context, dma_operation, stripe_operation
 from npuplan.emit.regions import feature_map_regions
 from npuplan.emit.vela import accelerator, quietly, vela_api
 from npuplan.emit.weights import EncodedOp, encode_op
-from npuplan.errors import EmitError
+from npuplan.errors import EmitError, ValidationError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.report.files import write_atomically
 from npuplan.lowering.deployable import npu_op_reason
 from npuplan.schedule.types import ScheduledOp
 from npuplan.schedule.usage import staged_name
@@ -143,12 +144,25 @@ def emit_tflite(plan: Plan) -> Emitted:
         fast_scratch_bytes=fast_bytes if fast != arena else None, addresses=layout.addresses, arena=arena,
         description="npuplan deployable plan")
     data = write_tflite(model, metadata=metadata)
+    _self_check(data)
     notes = layout.notes
     if changed:
         notes += (f"{changed} of {len(blocks)} ops use the nearest block config Vela's API accepts instead of the "
                   "plan's",)
     return Emitted(data, len(payloads), npu_count, dma_count, len(layout.flash), scratch, fast_bytes,
                    time.perf_counter() - started, notes)
+
+
+def _self_check(data: bytes) -> None:
+    """Replay the file's register command streams (``regstream.validate_tflite``) before anyone
+    can deploy it: a file the validator rejects is refused in one line, never written."""
+    from npuplan.regstream import validate_tflite
+
+    try:
+        validate_tflite(data)
+    except ValidationError as error:
+        raise EmitError(None, f"the emitted file fails npuplan's own validation, so it is not written ({error}); "
+                        "plan without --emit-tflite, or report this as a bug") from None
 
 
 def _round16(n: int) -> int:
@@ -160,7 +174,7 @@ def write_emitted(plan: Plan, output_dir: str | Path, emitted: Emitted | None = 
     emitted = emitted or emit_tflite(plan)
     path = Path(output_dir) / f"{plan.network}_npuplan.tflite"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(emitted.data)
+    write_atomically({path: emitted.data})
     return path, emitted
 
 

@@ -209,3 +209,21 @@ def test_a_generator_rejection_is_one_line(vela_api, ds_cnn_plan, monkeypatch):
     with pytest.raises(EmitError, match="rejected NPU partition 0: Illegal Size") as caught:
         emit_tflite(ds_cnn_plan)
     assert "\n" not in str(caught.value)
+
+
+def test_a_file_its_own_validator_rejects_is_refused_and_not_written(vela_api, tmp_path, capsys, monkeypatch):
+    """The emitter replays the file it built before anyone can deploy it (unet_bilinear_48 and
+    keras3_tokens of the zoo once emitted files npuplan validate rejected)."""
+    import npuplan.regstream as regstream
+    from npuplan.cli import main
+    from npuplan.errors import ValidationError
+
+    def reject(_data: bytes) -> None:
+        raise ValidationError("operator 0: output tensor 4 is not completely written by the stream")
+
+    monkeypatch.setattr(regstream, "validate_tflite", reject)
+    args = ["plan", str(DATA / "ds_cnn_kws.tflite"), "--emit-tflite", "--output-dir", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "fails npuplan's own validation" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
