@@ -40,6 +40,7 @@ from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad, fuse_concat_writes
 from npuplan.lowering.mul_max import fold_mul_max
+from npuplan.lowering.ofm_views import kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
@@ -125,8 +126,9 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
 
 
 def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool) -> tuple[LoweredOp, ...]:
-    """Slices read where they lie; with ``concat_writes``, concatenated slices written in place."""
-    ops = fuse_slice_reads(ops, outputs)
+    """Kernel ops in their own OFM views; slices read where they lie; with ``concat_writes``,
+    concatenated slices written in place."""
+    ops = fuse_slice_reads(kernel_ofm_views(ops), outputs)
     return fuse_concat_writes(ops, outputs) if concat_writes else ops
 
 

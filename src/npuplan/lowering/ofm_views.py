@@ -1,0 +1,41 @@
+"""Kernel ops write their OFM in the shape their kernel makes, whatever shape the tensor declares.
+
+When lowering drops a SQUEEZE or RESHAPE after a convolution or pool, the op writes the reshaped
+tensor itself (same bytes). Its OFM view must stay the shape its kernel walks: a 1x1 convolution
+over 16x1 rows writes 16x1, not the 1x16 the squeezed tensor's 4D shape reads as. Costing blocks,
+stripes and the emitted feature maps all go by that view (Vela keeps the op's own OFM shape too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from npuplan.ir.lowered import BlockType, LoweredOp, NpuOp
+from npuplan.ir.shape import Shape4D
+
+_KERNEL_BLOCKS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING})
+
+
+def kernel_output(op: NpuOp) -> Shape4D:
+    """The OFM shape ``op``'s kernel makes from its IFM view (padding, stride, dilation, upscaling)."""
+    k, pad = op.kernel, op.kernel.padding
+    h = (op.ifm_shape.h * op.upscale + pad.top + pad.bottom - k.dilated_height) // k.stride_y + 1
+    w = (op.ifm_shape.w * op.upscale + pad.left + pad.right - k.dilated_width) // k.stride_x + 1
+    return Shape4D(op.ofm_shape.n, h, w, op.ofm_shape.c)
+
+
+def kernel_ofm_views(ops: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
+    """``ops`` with each kernel op writing whole rows of its own OFM whose declared 4D shape holds
+    the same elements in other rows and columns given its kernel's output shape as OFM view."""
+    return tuple(_own_view(op) if isinstance(op, NpuOp) else op for op in ops)
+
+
+def _own_view(op: NpuOp) -> NpuOp:
+    if op.block_type not in _KERNEL_BLOCKS or op.ofm_write_offset is not None or op.ofm_write_shape is not None:
+        return op
+    if op.ofm_shape != op.ofm.shape4d:
+        return op  # already a view of its own
+    made = kernel_output(op)
+    if made == op.ofm_shape or made.h < 1 or made.w < 1 or made.elements != op.ofm_shape.elements:
+        return op
+    return replace(op, ofm_shape=made)
