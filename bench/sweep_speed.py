@@ -122,7 +122,16 @@ def main() -> None:
     parser.add_argument("--src", default=str(HERE.parent / "src"), help="npuplan source tree to time")
     parser.add_argument("--models", nargs="*", default=sorted(map(str, Path("/work/shared/models").glob("*.tflite"))))
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--issue-grid", action="store_true",
+                        help="issue 14's points instead: 4 accelerators (u55-64/128/256, u65-256) x 6 budgets "
+                             "(64k..2M), Performance only")
     args = parser.parse_args()
+    if args.issue_grid:
+        global ACCELERATORS, OPTIMISE, BUDGETS, SIZES
+        ACCELERATORS = ("ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256")
+        OPTIMISE = ("Performance",)
+        BUDGETS = ("64k", "128k", "256k", "512k", "1M", "2M")
+        SIZES = {b: str(int(b[:-1]) * (1024 if b[-1] == "k" else 1 << 20)) for b in BUDGETS}
     models = [Path(m).resolve() for m in args.models]
     points = len(models) * len(ACCELERATORS) * len(OPTIMISE) * len(BUDGETS)
     with tempfile.TemporaryDirectory() as tmp:
