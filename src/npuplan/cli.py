@@ -225,12 +225,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
             raise InternalError(stage=stage.name, op=marked_op(error), cause=error) from error
     except NpuplanError as error:
-        print(f"npuplan: error: {error}", file=sys.stderr)
+        print(f"npuplan: error: {one_line(str(error))}", file=sys.stderr)
         return error.exit_status
     except KeyboardInterrupt:
         print("npuplan: interrupted", file=sys.stderr)
         return 130
     return 2
+
+
+def one_line(message: str) -> str:
+    """``message`` with control characters (a newline in a tensor name from a hostile model) shown
+    as escapes, so an error is always one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def _silence_stdout() -> None:

@@ -203,3 +203,10 @@ def test_internal_error_in_lowering_names_the_op(tmp_path, capsys, monkeypatch):
     status = main(["plan", str(model), "--output-dir", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert status == 4 and "while lowering the network on op '" in err
+
+
+def test_an_error_naming_a_hostile_tensor_stays_on_one_line():
+    from npuplan.cli import one_line
+
+    assert one_line("'a\nb\r\x00c' reads 'x'") == "'a\\nb\\r\\x00c' reads 'x'"
+    assert one_line("plain: ünïcode ok") == "plain: ünïcode ok"

@@ -12,6 +12,7 @@ at the end.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,8 +122,22 @@ def _stream(model: Any, op: Any, index: int) -> tuple[list[Event], int]:
         raise ValidationError(f"ethos-u operator {index}: {error}") from None
 
 
-def validate_tflite(data: bytes) -> FileReport:
-    """Replay every ethos-u operator of a TFLite file; ``ValidationError`` (one line) on a violation."""
+def validate_tflite(data: bytes, *, label: str = "the file") -> FileReport:
+    """Replay every ethos-u operator of a TFLite file; ``ValidationError`` (one line) on a violation.
+
+    The file is untrusted: its structure is checked by npuplan's own reader first
+    (``ModelError``, one line, on a corrupt file), and data the replay cannot decode (a payload or
+    tensor that ends early, a value out of its field's range) is a violation, not a crash."""
+    from npuplan.io.tflite import parse_tflite
+
+    parse_tflite(data, label=label)  # every index and buffer in range (scratch tensors have no writer)
+    try:
+        return _validate(data)
+    except (struct.error, ValueError, TypeError, IndexError, OverflowError, KeyError) as error:
+        raise ValidationError(f"{label}: corrupt ethos-u operator data ({type(error).__name__}: {error})") from None
+
+
+def _validate(data: bytes) -> FileReport:
     model = _model(data)
     f = _FileReplay(model)
     sg = f.sg
@@ -177,4 +192,4 @@ def validate_tflite_file(path: str | Path) -> FileReport:
         data = Path(path).read_bytes()
     except OSError as error:
         raise ModelError(f"cannot read '{path}': {error.strerror}") from None
-    return validate_tflite(data)
+    return validate_tflite(data, label=f"'{path}'")
