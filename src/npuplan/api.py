@@ -23,7 +23,7 @@ from npuplan.lowering import lower
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.network import build_network
-from npuplan.schedule.oracle import default_oracle
+from npuplan.schedule.oracle import CostOracle, default_oracle
 from npuplan.schedule.order import least_peak_order, reordered
 from npuplan.schedule.types import Schedule
 
@@ -157,6 +157,7 @@ class PreparedModel:
         self.path = str(path)
         self._lowered: dict[tuple[str, bool, bool, frozenset[int]], LoweredGraph] = {}
         self._encodings: dict[str, WeightEncodings] = {}
+        self._oracles: dict[tuple[str, str, str], CostOracle] = {}
 
     @classmethod
     def read(cls, path: str | Path) -> "PreparedModel":
@@ -195,6 +196,15 @@ class PreparedModel:
         fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
         return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
 
+    def oracle(self, arch: Architecture) -> CostOracle:
+        """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,
+        shared by every budget and goal planned on them (costs do not depend on either)."""
+        key = (repr(arch.accelerator), repr(arch.system), repr(arch.mode))  # by value (they hold dicts)
+        found = self._oracles.get(key)
+        if found is None:
+            found = self._oracles[key] = default_oracle(arch, encodings=self.encodings(arch.accelerator))
+        return found
+
     def encodings(self, accel: Accelerator) -> WeightEncodings:
         """The weight-encoding memo of ``accel``'s lowerings (each op's weights encoded once)."""
         found = self._encodings.get(accel.name)
@@ -224,7 +234,8 @@ def plan_prepared(
     bases = {id(r): v for r, v in reorders}
     step("schedule")
     encodings = model.encodings(arch.accelerator)
-    planned = [_planned(v, arch, options, encodings, step) for v in variants]
+    oracle = model.oracle(arch)
+    planned = [_planned(v, arch, options, encodings, oracle, step) for v in variants]
     lowered, schedule, allocation, commands = _better(planned, options)
     if id(lowered) in bases:
         schedule = replace(schedule, notes=(*schedule.notes, _order_note(bases[id(lowered)], lowered)))
@@ -262,12 +273,14 @@ def _order_note(base: LoweredGraph, chosen: LoweredGraph) -> str:
 
 
 def _planned(lowered: LoweredGraph, arch: Architecture, options: PlanOptions, encodings: WeightEncodings,
-             step: Callable[[str], None]) -> tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]] | Exception:
+             oracle: CostOracle, step: Callable[[str], None],
+             ) -> tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]] | Exception:
     """``lowered`` planned and allocated, or the ``InfeasiblePlan`` it met."""
     try:
-        schedule = plan_schedule(lowered, arch, options, oracle=default_oracle(arch, encodings=encodings))
+        schedule = plan_schedule(lowered, arch, options, oracle=oracle)
         step("allocate")
-        schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, options, encodings=encodings)
+        schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, options, encodings=encodings,
+                                                              oracle=oracle)
     except InfeasiblePlan as error:
         return error
     return lowered, schedule, allocation, commands
@@ -295,7 +308,7 @@ def fit_allocation(
 
 def fit_addressed_stream(
     schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions, *,
-    encodings: WeightEncodings | None = None,
+    encodings: WeightEncodings | None = None, oracle: CostOracle | None = None,
 ) -> tuple[Schedule, AddressPlan, tuple[Command, ...]]:
     """Allocate the plan's buffers with the chosen allocator and build the command stream that uses
     them; keep the allocated SRAM peak within the budget.
@@ -324,7 +337,7 @@ def fit_addressed_stream(
         log.info("allocated SRAM peak %d > budget %d: re-planning within %d bytes", peak, budget, tighter)
         try:
             schedule = plan_schedule(lowered, arch, replace(options, arena_cache_size_bytes=tighter),
-                                     oracle=default_oracle(arch, encodings=encodings))
+                                     oracle=oracle or default_oracle(arch, encodings=encodings))
         except InfeasiblePlan:
             break
     raise InfeasiblePlan(

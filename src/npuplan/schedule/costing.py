@@ -54,7 +54,15 @@ def op_context(net: Network, dec: Decisions, index: int) -> tuple[Any, ...]:
         op, min(dec.ofm_rows[index], op.ofm_shape.h), op.ifm.name in dec.staged_fms,
         _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
         None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
+        # what the costing reads of the network: the maps' storage formats (Size packs some NHWC),
+        # so one oracle's memo can serve every network variant of a model
+        _stored(net, op.ifm.name), _stored(net, op.ofm.name), None if ifm2 is None else _stored(net, ifm2.name),
     )
+
+
+def _stored(net: Network, name: str) -> tuple[str, int] | None:
+    fm = net.fms.get(name)
+    return None if fm is None else (fm.format, fm.size_bytes)
 
 
 def cost_op(
@@ -67,7 +75,7 @@ def cost_op(
     plan = dec.weights[index] if weights is None else weights
     # only what the query reads: plans that differ in buffer size or prebuffering cost the same
     key = (
-        op_context(net, dec, index), id(arch),
+        op_context(net, dec, index), None,  # the memo is the oracle's: one target's costs
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
         prev_slack_cycles,
     )
@@ -81,7 +89,7 @@ def cost_op(
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
     """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order)."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles = key
-    op, rows, staged, ifm, ofm, ifm2 = context
+    op, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:
         ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast

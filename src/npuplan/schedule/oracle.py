@@ -237,6 +237,9 @@ class MemoOracle:
 def default_oracle(arch: Architecture, *, encodings: WeightEncodings | None = None) -> CostOracle:
     """The project's cost model behind the oracle interface, or the estimate if it is missing.
 
+    An oracle and its memos serve the plans of one accelerator, system config and memory mode
+    (any budget, goal or network variant: the costing memo's keys hold what it reads of those).
+
     ``encodings`` is the plan's weight-encoding memo, to share with the command stream and report.
     """
     try:
