@@ -21,7 +21,7 @@ from npuplan.emit.vela import accelerator, quietly, vela_api
 from npuplan.emit.weights import EncodedOp, encode_op
 from npuplan.errors import EmitError, ValidationError
 from npuplan.io.tflite_write import write_tflite
-from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.lowered import BlockType
 from npuplan.report.files import write_atomically
 from npuplan.lowering.deployable import npu_op_reason
 from npuplan.schedule.types import ScheduledOp

@@ -142,16 +142,16 @@ def _stripe_rows(net: Network, s: int, e: int, k: int, rows: int) -> int:
     return max(1, min(max(rows, step), op.ofm_shape.h))
 
 
-def _runs(net: Network) -> list[tuple[int, int]]:
-    """Candidate runs: from each NPU-made branch point's producer to its last reader, and up to
-    ``EXTRA_OPS`` ops beyond."""
-    found: list[tuple[int, int]] = []
+def _runs(net: Network) -> dict[int, list[int]]:
+    """Candidate runs by their first op: from each NPU-made branch point's producer, the ends from
+    its last reader to ``EXTRA_OPS`` ops beyond (ascending)."""
+    ends: dict[int, set[int]] = {}
     for fm in net.fms.values():
         if fm.producer < 0 or len(fm.consumers) < 2 or fm.whole_reason:
             continue
         last = max(fm.consumers)
-        found += [(fm.producer, e) for e in range(last, min(last + EXTRA_OPS, len(net.npu_ops) - 1) + 1)]
-    return sorted(set(found))
+        ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, len(net.npu_ops) - 1) + 1))
+    return {start: sorted(found) for start, found in sorted(ends.items())}
 
 
 # Forward passes over the branch points, and how close to the plan's peak (a fraction of it) the
@@ -215,16 +215,16 @@ class _Search:
     def improve_at(self, current: Decisions, start: int) -> tuple[Decisions, tuple[int, int, int] | None]:
         """The runs from ``start`` and stripe heights that lower the peak over their span, and no
         run, chosen among as Size chooses (or the least peak, with ``least``)."""
-        span = (start, max(e for s, e in self.runs if s == start))
+        span = (start, self.runs[start][-1])
         here = self.peak(current, span)
         if here < HOT_FRACTION * self.peak(current):
             return current, None
         options: list[tuple[int, int, tuple[int, int, int] | None, Decisions]] = []
-        for s, e in (r for r in self.runs if r[0] == start):
+        for e in self.runs[start]:
             for rows in STRIPE_ROWS:
-                trial = self.trial(current, s, e, rows)
+                trial = self.trial(current, start, e, rows)
                 if trial is not None and self.peak(trial, span) < here:
-                    options.append((self.peak(trial, span), self.cycles(trial), (s, e, rows), trial))
+                    options.append((self.peak(trial, span), self.cycles(trial), (start, e, rows), trial))
         if not options:
             return current, None
         if self.least:
@@ -252,7 +252,7 @@ def with_branch_cascades(
     current = dec
     for _ in range(PASSES):
         found = len(steps)
-        for start in sorted({s for s, _ in search.runs}):
+        for start in search.runs:
             current, step = search.improve_at(current, start)
             if step is not None:
                 steps.append(step)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
+from npuplan.ir.lowered import LoweredGraph, LoweredOp, NpuOp
 
 # Frontiers kept per step of the search (the beam beyond which it is no longer exact): at most
 # MAX_STATES, fewer on large graphs so that ops x frontiers stays near STATE_STEPS.
