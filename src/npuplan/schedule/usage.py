@@ -43,17 +43,17 @@ def fm_buffers(
         owner = inplace_outputs(net, dec) if inplace else {}
     # a cascade reads its whole inputs and writes its whole outputs throughout: a map read by any
     # of its ops lives to its last op's time step, one written by any of them from its first op's
-    read_until = {k: net.times[c.end] for c in dec.cascades for k in range(c.start, c.end + 1)}
-    written_from = {k: net.times[c.start] for c in dec.cascades for k in range(c.start, c.end + 1)}
     spans: dict[str, tuple[int, int, int]] = {}
     for name in net.fms if names is None else names:
         fm = net.fms[name]
         if fm.name not in dec.fast_fms or fm.name in rolling_names:
             continue
-        start, end = min(fm.start, written_from.get(fm.producer, fm.start)), fm.end
+        writing = dec.cascade_of(fm.producer) if fm.producer >= 0 else None
+        start, end = fm.start if writing is None else min(fm.start, net.times[writing.start]), fm.end
         for k in fm.consumers:
-            if k in read_until:
-                end = max(end, read_until[k])
+            reading = dec.cascade_of(k)
+            if reading is not None:
+                end = max(end, net.times[reading.end])
         root = fm.name
         while root in owner:
             root = owner[root]
