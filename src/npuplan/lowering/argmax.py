@@ -2,8 +2,10 @@
 
 1. A 1x1 depthwise convolution shifts each value left by 7 bits and adds its channel's reversed
    index (so the largest value wins and, among equal values, the lowest index), into int16.
-2. Max pooling over the depth, reading the int16 tensor as ``1 x (H*W) x C x 1`` (Vela splits
-   more than 65536 pixels into bands; npuplan leaves such an ARG_MAX on the CPU).
+2. Max pooling over the depth, reading the int16 tensor as ``1 x (H*W) x C x 1``; that height
+   is at most 65536, so a larger map is done in bands of whole rows (``65536 // W`` rows each, as
+   Vela splits it), each band its own shift, pooling and widening, reading its rows of the IFM
+   and writing its rows of the output in place.
 3. A 1x1 depthwise convolution widening the int16 winners to int32 (the index is in the low
    7 bits of each winner, which the output stage's table extracts); an int64 output is then
    copied into place as two 32-bit halves.
@@ -36,41 +38,63 @@ def argmax_reason(op: Op) -> str | None:
         return f"IFM must be int8 or uint8 (it is {ifm.dtype})"
     if ofm.dtype not in (DataType.INT32, DataType.INT64):
         return f"OFM must be int32 or int64 (it is {ofm.dtype})"
-    if ifm.shape4d.h * ifm.shape4d.w > _POOL_ELEMENTS:
-        return f"IFM height times width must be at most {_POOL_ELEMENTS} for npuplan's lowering"
+    if ifm.shape4d.w > _POOL_ELEMENTS:
+        return f"IFM width must be at most {_POOL_ELEMENTS} (it is {ifm.shape4d.w})"
     return None
 
 
 def _depthwise(op: Op, name: str, ifm: Tensor, view: Shape4D, out: Tensor, scale: int,
-               activation: Activation = Activation.NONE) -> NpuOp:
+               activation: Activation = Activation.NONE, *, read_at: Shape4D | None = None,
+               write_at: Shape4D | None = None) -> NpuOp:
+    """A 1x1 depthwise convolution over ``view`` (the box read at ``read_at`` of ``ifm``, written
+    at ``write_at`` of ``out``) multiplying by ``scale`` and adding each channel's reversed index."""
     weights = np.full((1, 1, 1, view.c), scale, dtype=np.int8)
     return NpuOp(name=name, tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
-                 ifm=ifm, ifm_shape=view, ofm=out, ofm_shape=view, weights=weights,
-                 bias=np.arange(view.c, dtype=np.int64)[::-1].copy(), kernel=Kernel(), activation=activation,
-                 source_index=op.index)
+                 ifm=ifm, ifm_shape=view, ofm=out, ofm_shape=view if write_at is None else out.shape4d,
+                 weights=weights, bias=np.arange(view.c, dtype=np.int64)[::-1].copy(), kernel=Kernel(),
+                 activation=activation, ifm_read_offset=read_at, ofm_write_offset=write_at,
+                 ofm_write_shape=None if write_at is None else view, source_index=op.index)
+
+
+def bands(h: int, w: int) -> list[tuple[int, int]]:
+    """(first row, rows) of each band of whole rows whose pixels the pooling reads as one column."""
+    rows = max(1, _POOL_ELEMENTS // w)
+    return [(r, min(rows, h - r)) for r in range(0, h, rows)]
 
 
 def convert_argmax(op: Op) -> tuple[NpuOp, ...]:
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
-    n, h, w, c = ifm.shape4d.as_list()
+    _, h, w, c = ifm.shape4d.as_list()
     name = op.name
-    shifted = Tensor(f"{name}_shifted", (1, h, w, c), DataType.INT16, None)
-    ops = [_depthwise(op, f"{name}_depthwise_conv_SHL_7", ifm, Shape4D(1, h, w, c), shifted, 127, Activation.LUT)]
-    winners = Tensor(f"{name}_argmax_maxpool", (1, h, w, 1), DataType.INT16, None)
-    ops.append(NpuOp(
-        name=f"{name}_dw_maxpool_0", tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING,
-        ifm=shifted, ifm_shape=Shape4D(1, h * w, c, 1), ofm=winners, ofm_shape=Shape4D(1, h * w, 1, 1),
-        kernel=Kernel(1, c), pool=PoolKind.MAX, source_index=op.index,
-    ))
-    if ofm.dtype == DataType.INT32:
-        ops.append(_depthwise(op, f"{name}_cast_to_32bit_1", winners, Shape4D(1, h, w, 1), ofm, 1, Activation.LUT))
+    split = bands(h, w)
+    # The winners widen straight into an int32 OFM, unless bands write rows of it (the OFM may be
+    # 3-D, whose 4-D frame has no rows to write at) or it is int64: then into an int32 map copied
+    # into the OFM after (as one or two 32-bit halves).
+    direct = ofm.dtype == DataType.INT32 and len(split) == 1
+    wide = ofm if direct else Tensor(f"{name}_intermediate_32bit", (1, h, w, 1), DataType.INT32, None)
+    ops: list[NpuOp] = []
+    for index, (first, rows) in enumerate(split):
+        tag = "" if len(split) == 1 else f"_band{index}"
+        at = None if len(split) == 1 else Shape4D(0, first, 0, 0)
+        shifted = Tensor(f"{name}_shifted{tag}", (1, rows, w, c), DataType.INT16, None)
+        ops.append(_depthwise(op, f"{name}_depthwise_conv_SHL_7{tag}", ifm, Shape4D(1, rows, w, c), shifted, 127,
+                              Activation.LUT, read_at=at))
+        winners = Tensor(f"{name}_argmax_maxpool{tag}", (1, rows, w, 1), DataType.INT16, None)
+        ops.append(NpuOp(
+            name=f"{name}_dw_maxpool_{index}", tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING,
+            ifm=shifted, ifm_shape=Shape4D(1, rows * w, c, 1), ofm=winners, ofm_shape=Shape4D(1, rows * w, 1, 1),
+            kernel=Kernel(1, c), pool=PoolKind.MAX, source_index=op.index,
+        ))
+        ops.append(_depthwise(op, f"{name}_cast_to_32bit_1{tag}", winners, Shape4D(1, rows, w, 1), wide, 1,
+                              Activation.LUT, write_at=at))
+    if wide is ofm:
         return tuple(ops)
-    wide = Tensor(f"{name}_intermediate_32bit", (1, h, w, 1), DataType.INT32, None)
-    ops.append(_depthwise(op, f"{name}_cast_to_32bit_1", winners, Shape4D(1, h, w, 1), wide, 1, Activation.LUT))
+    # Each row of 32-bit words copied as one pixel of ``w x halves`` channels: the same bytes, read
+    # and written linearly (a depth-1 int32 map in 16-channel bricks would move 16x the bytes).
+    row = Shape4D(1, h, 1, w * (ofm.dtype.size_bytes // DataType.INT32.size_bytes))
     ops.append(NpuOp(
         name=f"{name}_memcpy", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=wide,
-        ifm_shape=Shape4D(1, h, w, 2), ofm=ofm, ofm_shape=Shape4D(1, h, w, 2), pool=PoolKind.AVERAGE,
-        source_index=op.index,
+        ifm_shape=row, ofm=ofm, ofm_shape=row, pool=PoolKind.AVERAGE, source_index=op.index,
     ))
     return tuple(ops)

@@ -3,16 +3,17 @@
 - RESIZE_NEAREST_NEIGHBOR by 2, 4 or 8: a chain of 1x1 average pools reading their IFM upscaled
   x2 by nearest neighbour (one per factor of 2), as Vela does.
 - RESIZE_BILINEAR by 2, 4 or 8 without half-pixel centres: the same chain whose last pool averages
-  a ``factor x factor`` window padded at the bottom and right (align_corners: unpadded); by 2 with
-  half-pixel centres: four 2x2 depthwise convolutions, one per output phase.
+  a ``factor x factor`` window padded at the bottom and right; by 2 with half-pixel centres: four
+  2x2 depthwise convolutions, one per output phase.
+- align_corners (the OFM's size less one is the factor times the IFM's less one): the same chain,
+  whose last step reads ``factor x factor`` windows without padding (one fewer row and column per
+  step of the factor); bilinear averages the window, nearest is a depthwise convolution whose
+  single weight picks the neighbour (the window's centre, rounding down and right).
 - An IFM already the OFM's size: one 1x1 average pool (a copy).
 - TRANSPOSE_CONV: a convolution with stride 1 over the IFM upscaled by its stride with zeros
   inserted (the hardware's transpose resampling), padded so the OFM has the declared size.
 
 - A 1x1 IFM: an elementwise ADD of the input to zeros of the OFM's shape (a broadcast).
-
-The case Vela 5.2.0 runs on the NPU that is not lowered here (align_corners nearest, a depthwise
-convolution picking the neighbour) stays on the CPU with that reason.
 """
 
 from __future__ import annotations
@@ -35,11 +36,17 @@ def _op_name(op: Op) -> str:
     return str(op.options.get("npu_name", op.name))
 
 
-def resize_factor(ifm: Shape4D, ofm: Shape4D) -> int | None:
-    """The common power-of-two upscaling factor of a resize (a dimension of 1 may stay 1)."""
-    factors = {o // i for i, o in ((ifm.h, ofm.h), (ifm.w, ofm.w)) if not (i == o == 1) and i and o % i == 0}
-    exact = all(o % i == 0 for i, o in ((ifm.h, ofm.h), (ifm.w, ofm.w)) if i)
-    if len(factors) != 1 or not exact:
+def resize_factor(ifm: Shape4D, ofm: Shape4D, *, align_corners: bool = False) -> int | None:
+    """The common power-of-two upscaling factor of a resize (a dimension of 1 may stay 1).
+
+    Without align_corners the OFM is ``factor`` times the IFM; with it, the OFM less one is
+    ``factor`` times the IFM less one (the corner pixels of both line up)."""
+    less = 1 if align_corners else 0
+    pairs = [(i - less, o - less) for i, o in ((ifm.h, ofm.h), (ifm.w, ofm.w)) if not (i == o == 1)]
+    if not pairs or any(i <= 0 or o % i for i, o in pairs):
+        return None
+    factors = {o // i for i, o in pairs}
+    if len(factors) != 1:
         return None
     factor = factors.pop()
     return factor if factor in _FACTORS else None
@@ -66,11 +73,12 @@ def resize_reason(op: Op) -> str | None:
         return None
     if i.h == 1 and i.w == 1:
         return None  # a broadcast: an elementwise ADD to zeros of the OFM's shape
-    if resize_factor(i, o) is None:
+    if resize_factor(i, o, align_corners=align) is None:
+        if align:
+            return (f"With align_corners, OFM height and width less one must be 2x, 4x or 8x the IFM's less one, "
+                    f"the same factor for both (IFM {i.h}x{i.w}, OFM {o.h}x{o.w})")
         return (f"OFM height and width must be 2x, 4x or 8x the IFM's, the same factor for both "
                 f"(IFM {i.h}x{i.w}, OFM {o.h}x{o.w})")
-    if align:
-        return "align_corners resizes are not lowered by npuplan"
     if half and op.type == "RESIZE_BILINEAR" and resize_factor(i, o) != 2:
         return f"For half_pixel_centers the OFM height and width must be 2x the IFM's (IFM {i.h}x{i.w}, OFM {o.h}x{o.w})"
     return None
@@ -98,24 +106,50 @@ def convert_resize(op: Op) -> tuple[NpuOp, ...]:
         return _half_pixel_bilinear(op, ifm, ofm, activation)
     if i.h == o.h and i.w == o.w:
         return (_pool(op, name, ifm, ofm, o, Kernel(), Resampling.NONE, activation),)
-    factor = resize_factor(i, o)
+    align = bool(op.options.get("align_corners", False))
+    factor = resize_factor(i, o, align_corners=align)
     assert factor is not None
     steps = int(math.log2(factor))
     ops: list[NpuOp] = []
     source = ifm
+    up_h, up_w = not (i.h == o.h == 1), not (i.w == o.w == 1)  # a dimension of 1 may stay 1
     for step in range(steps - 1):
-        shape = (1, source.shape4d.h * (2 if i.h > 1 else 1), source.shape4d.w * (2 if i.w > 1 else 1), o.c)
+        shape = (1, source.shape4d.h * (2 if up_h else 1), source.shape4d.w * (2 if up_w else 1), o.c)
         middle = Tensor(f"{ofm.name}_{step}", shape, ofm.dtype, ofm.quant)
-        ops.append(_pool(op, f"{name}_{step}", source, middle, middle.shape4d, Kernel(), Resampling.NEAREST,
+        ops.append(_pool(op, _step_name(name, step), source, middle, middle.shape4d, Kernel(), Resampling.NEAREST,
                          Activation.NONE))
         source = middle
-    kernel = Kernel()
-    if op.type == "RESIZE_BILINEAR":
-        kh, kw = (factor if i.h > 1 else 1), (factor if i.w > 1 else 1)
-        pad = Padding() if op.options.get("align_corners") else Padding(bottom=kh - 1, right=kw - 1)
-        kernel = Kernel(kh, kw, padding=pad)
-    ops.append(_pool(op, name, source, ofm, o, kernel, Resampling.NEAREST, activation))
+    kh, kw = (factor if up_h else 1), (factor if up_w else 1)
+    last = _step_name(name, steps - 1)
+    if align and op.type == "RESIZE_NEAREST_NEIGHBOR":
+        ops.append(_pick_neighbour(op, last, source, ofm, kh, kw, activation))
+    elif op.type == "RESIZE_BILINEAR":
+        pad = Padding() if align else Padding(bottom=kh - 1, right=kw - 1)
+        ops.append(_pool(op, last, source, ofm, o, Kernel(kh, kw, padding=pad), Resampling.NEAREST, activation))
+    else:
+        ops.append(_pool(op, last, source, ofm, o, Kernel(), Resampling.NEAREST, activation))
     return tuple(ops)
+
+
+def _step_name(name: str, step: int) -> str:
+    """The name of step ``step`` of a resize chain: the first keeps the operator's, the others
+    add their step (Vela's per-layer names, so the layers compare by name)."""
+    return name if step == 0 else f"{name}_{step}"
+
+
+def _pick_neighbour(op: Op, name: str, ifm: Tensor, ofm: Tensor, kh: int, kw: int, activation: Activation) -> NpuOp:
+    """The last step of an align_corners nearest resize: a ``kh x kw`` depthwise convolution over
+    the x2-upscaled IFM, unpadded, whose one weight of 1 (at the window's centre, rounded down and
+    right) copies the nearest input pixel: output row ``y`` reads input row ``(y + kh // 2) // kh``
+    of the whole upscaling, which is TFLite's ``round(y / factor)``."""
+    c = ifm.shape4d.c
+    weights = np.zeros((1, kh, kw, c), dtype=np.int8)
+    weights[0, kh // 2, kw // 2, :] = 1
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE, ifm=ifm,
+        ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, weights=weights, bias=np.zeros(c, dtype=np.int64),
+        kernel=Kernel(kh, kw), activation=activation, resampling=Resampling.NEAREST, source_index=op.index,
+    )
 
 
 def _broadcast(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation) -> NpuOp:

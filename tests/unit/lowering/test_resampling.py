@@ -129,3 +129,24 @@ def test_a_1x1_ifm_resize_is_a_broadcast_add() -> None:
     assert (npu.op_type, npu.elementwise) == ("Add", "ADD") and npu.ofm_shape == Shape4D(1, 8, 8, 8)
     shapes = {npu.ifm_shape, npu.ifm2_shape}
     assert shapes == {Shape4D(1, 1, 1, 8), Shape4D(1, 8, 8, 8)}
+
+
+def test_align_corners_factor_is_on_the_sizes_less_one() -> None:
+    # nearest: the x2 upscaled IFM, then a depthwise picking the window's centre (no padding)
+    ops = _resize("RESIZE_NEAREST_NEIGHBOR", (4, 4), (13, 13), align_corners=True).npu_ops
+    assert [o.op_type for o in ops] == ["AvgPool", "DepthwiseConv2DBias"] and ops[0].ofm_shape == Shape4D(1, 8, 8, 8)
+    pick = ops[1]
+    assert pick.resampling is Resampling.NEAREST and (pick.kernel.height, pick.kernel.width) == (4, 4)
+    assert pick.kernel.padding == Padding() and pick.ofm_shape == Shape4D(1, 13, 13, 8)
+    assert pick.weights is not None and int(pick.weights.sum()) == 8 and pick.weights[0, 2, 2, 0] == 1
+    # output row y reads upscaled row y + 2 of 16, that is source row (y + 2) // 4 = round(y / 4)
+    assert all((y + 4 // 2) // 4 == int(np.floor(y / 4 + 0.5)) for y in range(13))
+    # bilinear: the last pool averages unpadded windows
+    (last,) = _resize("RESIZE_BILINEAR", (8, 8), (15, 15), align_corners=True).npu_ops
+    assert (last.kernel.height, last.kernel.padding, last.ofm_shape.h) == (2, Padding(), 15)
+
+
+def test_align_corners_sizes_that_are_not_a_factor_stay_on_the_cpu() -> None:
+    for kind in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
+        (cpu,) = _resize(kind, (8, 8), (16, 16), align_corners=True).ops  # 15 / 7 is no factor
+        assert isinstance(cpu, CpuOp) and "less one" in cpu.reason

@@ -123,3 +123,18 @@ def test_argmax_over_depth_is_shift_maxpool_and_widen() -> None:
     deep = fm("deep", (1, 4, 6, 200))
     (cpu,) = _lower([op("ARG_MAX", [deep, _i32("axis", 3)], [y], 0)], [deep], [y]).ops
     assert isinstance(cpu, CpuOp) and "no greater than 127" in cpu.reason
+
+
+def test_argmax_over_more_than_65536_pixels_runs_in_bands_of_whole_rows() -> None:
+    x, y = fm("x", (1, 300, 300, 3)), fm("y", (1, 300, 300), DataType.INT32, None)
+    ops = _lower([op("ARG_MAX", [x, _i32("axis", 3)], [y], 0, output_type=2)], [x], [y]).npu_ops
+    pools = [o for o in ops if o.op_type == "MaxPool"]
+    # 65536 // 300 = 218 rows a band: 218 and 82 rows, each read as one column of at most 65536 pixels
+    assert [p.ifm_shape for p in pools] == [Shape4D(1, 218 * 300, 3, 1), Shape4D(1, 82 * 300, 3, 1)]
+    shifts = [o for o in ops if o.name.endswith(("SHL_7_band0", "SHL_7_band1"))]
+    assert [s.ifm_read_offset for s in shifts] == [Shape4D(0, 0, 0, 0), Shape4D(0, 218, 0, 0)]
+    widen = [o for o in ops if "cast_to_32bit" in o.name]
+    assert [(w.ofm_write_offset, w.ofm_write_shape) for w in widen] == [
+        (Shape4D(0, 0, 0, 0), Shape4D(1, 218, 300, 1)), (Shape4D(0, 218, 0, 0), Shape4D(1, 82, 300, 1))]
+    copy = ops[-1]  # the bands' int32 map copied into the 3-D OFM, a row of words at a time
+    assert copy.op_type == "AvgPool" and copy.ofm is y and copy.ofm_shape == Shape4D(1, 300, 1, 300)
