@@ -23,7 +23,7 @@ from npuplan.lowering import lower
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.network import build_network
-from npuplan.schedule.oracle import CostOracle, default_oracle
+from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, default_oracle, round_up
 from npuplan.schedule.order import least_peak_order, reordered
 from npuplan.schedule.types import Schedule
 
@@ -258,7 +258,9 @@ def plan_prepared(
 def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions) -> LoweredGraph | None:
     """``lowered`` with its ops in the order of least whole-feature-map peak, or None when that is
     the file's order (``schedule.order``)."""
-    sizes = {name: fm.size_bytes for name, fm in
+    # Each map as the allocator stores it (its bytes rounded up to the address alignment): many
+    # small maps live at once (an unstacked sequence) cost their alignment too.
+    sizes = {name: round_up(fm.size_bytes, ALIGN_BYTES) for name, fm in
              build_network(lowered, pack_unaligned=options.optimise is Optimise.SIZE).fms.items()}
     order = least_peak_order(lowered, sizes)
     if order == tuple(range(len(lowered.ops))):

@@ -5,8 +5,9 @@ RESHAPE), and each such op on the CPU splits the NPU graph in two. Every op here
 numpy under TFLite's reference semantics and replaced by its value:
 
 - integer arithmetic and reductions on unquantized int32/int64 tensors (the shape arithmetic);
-- data movement (slices, packs, concatenations, reshapes, transposes, gathers, tiles) of any type
-  when the output keeps the input's quantization, so the values are the same numbers.
+- data movement (slices, packs, concatenations, reshapes, transposes, gathers, tiles) and FILL of
+  any type when the output keeps the quantization of the data moved (a FILL's value), so the
+  values are the same numbers (a quantized FILL of zeros is an LSTM's initial state).
 
 An op is left alone when a case is not covered (ellipsis or new-axis masks, mixed quantization,
 an unknown type) or when its result would exceed ``MAX_FOLDED_ELEMENTS``: folding never creates
@@ -147,13 +148,14 @@ _ARITHMETIC: dict[str, Folder] = {
     "ADD": _binary(np.add), "SUB": _binary(np.subtract), "MUL": _binary(np.multiply),
     "MAXIMUM": _binary(np.maximum), "MINIMUM": _binary(np.minimum), "FLOOR_DIV": _binary(_floor_div),
     "REDUCE_PROD": _reduce(np.prod), "SUM": _reduce(np.sum), "REDUCE_MAX": _reduce(np.max),
-    "REDUCE_MIN": _reduce(np.min), "FILL": _fill, "RANGE": _range, "CAST": _cast,
+    "REDUCE_MIN": _reduce(np.min), "RANGE": _range, "CAST": _cast,
 }
 _MOVEMENT: dict[str, Folder] = {
     "STRIDED_SLICE": _strided_slice, "SLICE": _slice, "PACK": _pack, "CONCATENATION": _concatenation,
     "RESHAPE": _reshape, "SQUEEZE": _reshape, "EXPAND_DIMS": _reshape, "TRANSPOSE": _transpose,
-    "GATHER": _gather, "TILE": _tile,
+    "GATHER": _gather, "TILE": _tile, "FILL": _fill,
 }
+_MOVED_INPUT = {"FILL": 1}  # the input whose values a movement op moves (else the first)
 _INTEGER_TYPES = {"int32": np.int32, "int64": np.int64}
 
 
@@ -166,8 +168,9 @@ def _folder(op: Op) -> Folder | None:
         plain = all(t is not None and t.quant is None and t.dtype.value in _INTEGER_TYPES for t in (*op.inputs, out))
         return _ARITHMETIC[op.type] if plain else None
     if op.type in _MOVEMENT:
-        data = op.inputs[0]
-        assert data is not None
+        data = op.inputs[_MOVED_INPUT.get(op.type, 0)] if len(op.inputs) > _MOVED_INPUT.get(op.type, 0) else None
+        if data is None:
+            return None
         same = data.dtype == out.dtype and data.quant == out.quant
         return _MOVEMENT[op.type] if same else None
     return None
@@ -187,7 +190,7 @@ def _evaluate(op: Op, folder: Folder) -> np.ndarray | None:
         value = value.reshape(out.shape)
     elif tuple(value.shape) != tuple(out.shape):
         return None
-    target = _INTEGER_TYPES.get(out.dtype.value, args[0].dtype)
+    target = _INTEGER_TYPES.get(out.dtype.value, args[_MOVED_INPUT.get(op.type, 0)].dtype)
     return np.array(value, dtype=target, order="C")  # (ascontiguousarray would make a scalar 1-D)
 
 

@@ -10,6 +10,11 @@ as Serenity does, with two reductions that keep it exact on most graphs and fast
 - each level keeps at most ``MAX_STATES`` frontiers (the least peak first, then the least memory
   held), so the search is exact while the frontier count stays under it and a beam search beyond.
 
+The beam prunes by the peak so far, which is myopic: where many cheap ops are ready at once (the
+copies of an unstacked sequence) the frontiers that run them all early fill the beam and the ones
+that defer them are lost. So the search also proposes the demand order (``demand_order``: each
+op just before the first op that needs it) and the order with the lesser peak is kept.
+
 The memory counted is each feature map's whole storage from its first access to its last (network
 inputs from the start, outputs to the end), the peak of the max schedule under that order. Which
 order plans best after cascading is the planner's call: ``api.plan`` plans the file order and this
@@ -210,7 +215,29 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     while path is not None:
         found.append(path[0])
         path = path[1]
-    order = tuple(reversed(found))
-    if final.peak_bytes >= order_peak_bytes(graph, identity, sizes):
-        return identity
-    return order
+    searched, demand = tuple(reversed(found)), demand_order(graph, preds)
+    order, peak = min(((o, order_peak_bytes(graph, o, sizes)) for o in (searched, demand)), key=lambda c: c[1])
+    return identity if peak >= order_peak_bytes(graph, identity, sizes) else order
+
+
+def demand_order(graph: LoweredGraph, preds: list[frozenset[int]] | None = None) -> tuple[int, ...]:
+    """The topological order that runs each op as late as its first reader allows: the ops nothing
+    depends on in file order, each first running (depth first, in file order) what it depends on
+    that has not run yet. ``preds`` is ``dependencies(graph)`` when the caller has it."""
+    preds = dependencies(graph) if preds is None else preds
+    needed = {p for ps in preds for p in ps}
+    done = [False] * len(graph.ops)
+    order: list[int] = []
+    for sink in (k for k in range(len(graph.ops)) if k not in needed):
+        stack = [(sink, iter(sorted(preds[sink])))]
+        while stack:
+            k, pending = stack[-1]
+            first = next((p for p in pending if not done[p]), None)
+            if first is not None:
+                stack.append((first, iter(sorted(preds[first]))))
+                continue
+            stack.pop()
+            if not done[k]:
+                done[k] = True
+                order.append(k)
+    return tuple(order)

@@ -73,3 +73,20 @@ def test_graph_outputs_are_not_folded() -> None:
     g, _ = _folded([op("ADD", [a, a], [y], 0)], [], [y])
     assert len(g.ops) == 1
     assert np.array_equal(a.data, [1, 2])
+
+
+def test_a_quantized_fill_of_a_constant_folds_to_its_value() -> None:
+    """A Keras LSTM's initial state: FILL(dims, zero point) in int8; folded keeping its quantization."""
+    q = Quantization((0.02,), (-5,))
+    zero = const("zero", -5, DataType.INT8, q)
+    state = fm("state", (1, 16), DataType.INT8, q)
+    y = fm("y", (1, 16))
+    g, removed = _folded([op("FILL", [_i32("dims", [1, 16]), zero], [state], 0),
+                          op("ADD", [state, fm("x", (1, 16))], [y], 1)], [], [y])
+    (add,) = g.ops
+    folded = add.inputs[0]
+    assert folded.data is not None and folded.data.dtype == np.int8 and folded.quant == q
+    assert folded.data.shape == (1, 16) and (folded.data == -5).all() and len(removed) == 1
+    other = fm("other", (1, 16), DataType.INT8, Quantization((0.5,), (0,)))  # requantizing: not a move
+    g, removed = _folded([op("FILL", [_i32("dims", [1, 16]), zero], [other], 0)], [], [fm("z", (1,))])
+    assert len(g.ops) == 1 and not removed

@@ -9,7 +9,8 @@ from npuplan.commands import validate_plan
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph
 from npuplan.ir.types import DataType
-from npuplan.schedule.order import dependencies, is_topological, least_peak_order, order_peak_bytes, reordered
+from npuplan.schedule.order import (demand_order, dependencies, is_topological, least_peak_order, order_peak_bytes,
+                                    reordered)
 from tests.random_graphs import network_bytes
 from tests.unit.schedule.chains import conv, fm
 
@@ -93,3 +94,29 @@ def test_plan_notes_and_validates_a_reordered_network(tmp_path: Path) -> None:
         if len(order) == len(file_order.ops):  # the plan's ops are this lowering's, in some order
             assert is_topological(file_order, order)
     assert reordered_seen
+
+
+def _unstacked_sequence(steps: int = 8) -> LoweredGraph:
+    """An unstacked sequence as an exported LSTM has it: ``steps`` small copies of a tiny input
+    made first in the file, then per step a wide map made from the step's copy and reduced to a
+    tiny output; running every copy first holds them all across the wide maps."""
+    x = fm("x", 1, 1, 16)
+    copies = [fm(f"t{i}", 1, 1, 64) for i in range(steps)]
+    wides = [fm(f"u{i}", 16, 16, 32) for i in range(steps)]
+    outs = [fm(f"v{i}", 1, 1, 16) for i in range(steps)]
+    ops = [conv(f"t{i}", x, copies[i], 1, seed=i) for i in range(steps)]
+    for i in range(steps):
+        ops += [conv(f"u{i}", copies[i], wides[i], 1, seed=i), conv(f"v{i}", wides[i], outs[i], 1, seed=i)]
+    return LoweredGraph("sequence", tuple(ops), (x,), tuple(outs))
+
+
+def test_the_demand_order_runs_each_copy_just_before_its_step() -> None:
+    graph = _unstacked_sequence()
+    sizes = _sizes(graph)
+    demand = demand_order(graph)
+    assert is_topological(graph, demand) and demand[:4] == (0, 8, 9, 1)  # t0, u0, v0, then t1 ...
+    file_peak = order_peak_bytes(graph, tuple(range(len(graph.ops))), sizes)
+    assert file_peak == 8 * 64 + 8192  # every copy held at u0's step
+    # a beam of 4 frontiers fills with the cheap copies (myopic); the demand order is proposed too
+    found = least_peak_order(graph, sizes, max_states=4)
+    assert order_peak_bytes(graph, found, sizes) == order_peak_bytes(graph, demand, sizes) < file_peak
