@@ -162,7 +162,9 @@ def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], i
         op_inputs = pick(fb_op.InputsAsNumpy(), f"op {i} ({op_type}) input") if fb_op.InputsLength() else ()
         op_outputs = (tuple(t for t in pick(fb_op.OutputsAsNumpy(), f"op {i} ({op_type}) output") if t is not None)
                       if fb_op.OutputsLength() else ())
-        ops.append(Op(op_type, op_inputs, op_outputs, _parse_options(fb_op), index=i))
+        intermediates = (tuple(t for t in pick(fb_op.IntermediatesAsNumpy(), f"op {i} ({op_type}) intermediate")
+                               if t is not None) if fb_op.IntermediatesLength() else ())
+        ops.append(Op(op_type, op_inputs, op_outputs, _parse_options(fb_op), index=i, intermediates=intermediates))
     inputs = tuple(t for t in pick(sg.InputsAsNumpy(), "an input") if t is not None) if sg.InputsLength() else ()
     outputs = tuple(t for t in pick(sg.OutputsAsNumpy(), "an output") if t is not None) if sg.OutputsLength() else ()
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{index}"

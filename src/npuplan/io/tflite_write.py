@@ -173,6 +173,8 @@ class _Writer:
         inputs = self.scalars([index_of[id(t)] if t is not None else -1 for t in op.inputs], "Int32")
         outputs = self.scalars([index_of[id(t)] for t in op.outputs], "Int32")
         fields: dict[str, Any] = {"OpcodeIndex": code_index, "Inputs": _Ref(inputs), "Outputs": _Ref(outputs)}
+        if op.intermediates:
+            fields["Intermediates"] = _Ref(self.scalars([index_of[id(t)] for t in op.intermediates], "Int32"))
         if op.type.startswith("CUSTOM:"):  # custom options are raw bytes (format 0: FlexBuffers)
             raw = op.options.get("custom_options", b"")
             if raw:

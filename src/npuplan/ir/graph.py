@@ -55,13 +55,17 @@ class Tensor:
 
 @dataclass(frozen=True, eq=False)
 class Op:
-    """An operator. ``type`` is the TFLite builtin name; ``inputs`` may hold ``None`` (optional)."""
+    """An operator. ``type`` is the TFLite builtin name; ``inputs`` may hold ``None`` (optional).
+
+    ``intermediates`` are the tensors TFLite lists as the op's intermediates: quantization-only
+    records (an LSTM's gate scales), neither read nor written as data."""
 
     type: str
     inputs: tuple[Tensor | None, ...]
     outputs: tuple[Tensor, ...]
     options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     index: int = -1
+    intermediates: tuple[Tensor, ...] = ()
 
     @property
     def name(self) -> str:
@@ -97,7 +101,7 @@ class Graph:
         for t in self.inputs:
             seen.setdefault(id(t), t)
         for op in self.ops:
-            for used in (*op.inputs, *op.outputs):
+            for used in (*op.inputs, *op.outputs, *op.intermediates):
                 if used is not None:
                     seen.setdefault(id(used), used)
         return list(seen.values())

@@ -37,6 +37,7 @@ from npuplan.lowering.decompose import (
 )
 from npuplan.lowering.deployable import FUSABLE_STANDALONE, deployable as deployable_ops, reshape_invariant
 from npuplan.lowering.dilation import fold_dilated_convolutions
+from npuplan.lowering.lstm import LSTM, convert_lstm
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad, fuse_concat_writes
 from npuplan.lowering.mul_max import fold_mul_max
@@ -82,6 +83,7 @@ _CONVERTERS: dict[str, Converter] = {
     "ARG_MAX": convert_argmax,
     "SUM": convert_mean,
     "REDUCE_MAX": convert_reduce_max,
+    LSTM: convert_lstm,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
     "LEAKY_RELU": lambda op: (convert_leaky_relu_16(op) if is_decomposed_leaky_relu(op)
@@ -160,11 +162,16 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         except Exception as error:
             mark_op(error, op.name)
             raise
+    # Variable tensors the NPU reads (an LSTM's states) hold data from before the inference and
+    # must keep it after: they are planned as inputs that are also outputs.
+    variables = tuple(dict.fromkeys(t for o in ops if isinstance(o, NpuOp) for t in (o.ifm, o.ifm2)
+                                    if t is not None and t.is_variable))
+    outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
     return LoweredGraph(
         name=source.name,
-        ops=_placed(tuple(ops), graph.outputs, concat_writes),
-        inputs=graph.inputs,
-        outputs=graph.outputs,
+        ops=_placed(tuple(ops), outputs, concat_writes),
+        inputs=graph.inputs + tuple(t for t in variables if t not in graph.inputs),
+        outputs=outputs,
         tflite_op_count=len(source.ops),
         removed=removed,
     )

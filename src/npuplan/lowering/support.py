@@ -19,6 +19,7 @@ from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 from npuplan.lowering.argmax import argmax_reason
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
+from npuplan.lowering.lstm import LSTM, lstm_reason
 from npuplan.lowering.memory_ops import mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
 from npuplan.lowering.slices import SLICE_TYPES, slice_reason, transpose_reason
@@ -39,7 +40,7 @@ LOWERED_TYPES = (
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
                  "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE", "ARG_MAX", "SUM",
-                 "REDUCE_MAX"})
+                 "REDUCE_MAX", LSTM})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
@@ -400,6 +401,7 @@ _SPECIFIC: dict[str, Check] = {
     "REDUCE_MAX": _reduce_max,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
+    LSTM: lstm_reason,
 }
 
 
