@@ -67,6 +67,30 @@ def lstm_reason(op: Op) -> str | None:
     states = [t for t in ins[_OUTPUT_STATE:_CELL_STATE + 1] if t is not None]
     if len(states) != 2 or not all(t.is_variable for t in states):
         return "The output and cell state tensors must be variable tensors"
+    return _shape_reason(op)
+
+
+def _shape_reason(op: Op) -> str | None:
+    """Why the LSTM's tensors do not fit together (a model TFLite itself would reject), or None."""
+    ins = op.inputs
+    ifm, ofm, output_state, cell_state = ins[0], op.outputs[0], ins[_OUTPUT_STATE], ins[_CELL_STATE]
+    assert ifm is not None and output_state is not None and cell_state is not None
+    time_major = bool(op.options.get("time_major", False))
+    batches, features = (ifm.shape[1] if time_major else ifm.shape[0]), ifm.shape[2]
+    cells = ins[1].shape[0] if ins[1] is not None else 0
+    expected: dict[str, tuple[tuple[int, ...], list[Tensor | None]]] = {
+        "input weights": ((cells, features), [ins[k] for k in range(1, 5)]),
+        "recurrent weights": ((cells, cells), [ins[k] for k in range(5, 9)]),
+        "biases": ((cells,), [ins[k] for k in range(12, 16)]),
+        "output state": ((batches, cells), [output_state]),
+        "cell state": ((batches, cells), [cell_state]),
+        "output": ((*ifm.shape[:2], cells), [ofm]),
+    }
+    for what, (shape, tensors) in expected.items():
+        bad = [t for t in tensors if t is not None and tuple(t.shape) != shape]
+        if bad or (what == "biases" and any(t is None for t in tensors)):
+            found = list(bad[0].shape) if bad else "missing"
+            return f"The {what} must have the shape {list(shape)} for this input and cell count (found {found})"
     return None
 
 

@@ -98,3 +98,10 @@ def test_an_lstm_file_keeps_its_intermediates_plans_and_validates(tmp_path: Path
                   memory_mode="Shared_Sram")
     assert not result.lowered.cpu_ops and len(result.lowered.npu_ops) == STEPS * 18
     validate_plan(result)
+
+
+def test_lstm_tensors_that_do_not_fit_together_stay_on_the_cpu() -> None:
+    lstm = _lstm()
+    x = Tensor("x", (1, STEPS, FEATURES + 1), DataType.INT8, Q)  # one feature more than the weights take
+    (cpu,) = _lowered(replace(lstm, inputs=(x, *lstm.inputs[1:]))).ops
+    assert isinstance(cpu, CpuOp) and "input weights must have the shape [8, 5]" in cpu.reason
