@@ -87,15 +87,18 @@ class SliceMemo:
 
 
 def _ohwi(op: NpuOp) -> np.ndarray:
-    """The op's weights minus their zero point, OHWI with O the output channels."""
+    """The op's weights minus their zero point, OHWI with O the output channels: 16-bit for 8-bit
+    weights (the codec's input type, which holds every difference), else 64-bit."""
     assert op.weights is not None and op.weight_tensor is not None and op.weight_tensor.quant is not None
-    w = np.asarray(op.weights).astype(np.int64)
+    w = np.asarray(op.weights)
+    kind = np.int16 if w.dtype.itemsize == 1 else np.int64
+    w = w.astype(kind)
     if op.block_type is BlockType.DEPTHWISE:
         w = np.transpose(w, (3, 1, 2, 0))  # 1 x H x W x C -> C x H x W x 1
     zero = np.asarray(op.weight_tensor.quant.zero_point, dtype=np.int64)
     if zero.size > 1:
-        zero = zero.reshape(-1, 1, 1, 1)
-    return w - (zero if zero.size > 1 else int(zero.reshape(-1)[0]))
+        return w - zero.reshape(-1, 1, 1, 1).astype(kind)
+    return w - kind(zero.reshape(-1)[0])
 
 
 def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
@@ -130,7 +133,7 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     for piece in sorted(slices, key=lambda s: s.index):
         lo, hi = piece.depth_start, piece.depth_end
         scale_stream = b"".join(bytes(api.npu_encode_bias(np.int64(bias[c]), *scales[c])) for c in range(lo, hi))
-        volume = np.ascontiguousarray(weights[lo:hi].astype(np.int16))  # the codec takes 16-bit values
+        volume = np.ascontiguousarray(weights[lo:hi].astype(np.int16, copy=False))  # the codec takes 16-bit values
         try:
             encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, block_depth, depthwise,
                                         traversal))

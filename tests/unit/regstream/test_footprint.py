@@ -1,0 +1,110 @@
+"""The bytes a feature-map access covers: the fast answers (a dense span from the layout alone, the
+mask of disjoint runs) against the bytes each interval lists, one by one; and the memory model's
+read/write bookkeeping on hand-built accesses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+
+from npuplan.errors import ValidationError
+from npuplan.regstream.events import FeatureMapAccess
+from npuplan.regstream.footprint import dense_span, intervals, mask, span
+from npuplan.regstream.memory import Access, Region, Replay
+
+
+@st.composite
+def accesses(draw: st.DrawFn) -> FeatureMapAccess:
+    """Boxes of NHWC and NHCWB16 feature maps: whole or part of the width and depth, rows in one
+    tile or wrapping into tile 2, strides that are dense, padded or overlapping."""
+    nhcwb16 = draw(st.booleans())
+    element = draw(st.sampled_from([1, 1, 2]))
+    height, width = draw(st.integers(1, 6)), draw(st.integers(1, 6))
+    depth = draw(st.integers(1, 40))
+    full_width = width + draw(st.sampled_from([0, 0, 1, 3]))
+    if nhcwb16:
+        bricks = -(-(depth + draw(st.sampled_from([0, 0, 16]))) // 16)
+        stride_x = 16 * element
+        stride_c = full_width * stride_x + draw(st.sampled_from([0, 0, 16]))
+        row = bricks * stride_c
+    else:
+        channels = depth + draw(st.sampled_from([0, 0, 8]))
+        stride_x, stride_c = channels * element, element
+        row = full_width * stride_x
+    stride_y = row + draw(st.sampled_from([0, 0, 32, -row // 2]))
+    height_0 = draw(st.integers(1, height))
+    base0 = draw(st.integers(0, 64))
+    base2 = draw(st.sampled_from([base0 + height_0 * stride_y, base0 + height_0 * stride_y + 48, 0]))
+    return FeatureMapAccess(region=1, bases=(base0, 0, base2, 0), height_0=height_0, height=height, width=width,
+                            depth=depth, stride_y=stride_y, stride_x=stride_x, stride_c=stride_c,
+                            element_bytes=element, nhcwb16=nhcwb16)
+
+
+def _bytes(starts: np.ndarray, ends: np.ndarray) -> set[int]:
+    return {b for s, e in zip(starts.tolist(), ends.tolist()) for b in range(s, e)}
+
+
+@seed(12)
+@settings(max_examples=400, deadline=None)
+@given(accesses())
+def test_dense_span_and_mask_cover_exactly_the_listed_bytes(fm: FeatureMapAccess) -> None:
+    starts, ends = intervals(fm)
+    lo, hi = span(starts, ends)
+    covered = _bytes(starts, ends)
+    found = mask(starts, ends, lo, hi)
+    if found is None:
+        assert covered == set(range(lo, hi))
+    else:
+        assert found.shape == (hi - lo,) and set((np.flatnonzero(found) + lo).tolist()) == covered
+    dense = dense_span(fm)
+    if dense is not None:
+        assert dense == (lo, hi) and covered == set(range(lo, hi))
+
+
+def _replay() -> Replay:
+    return Replay({1: Region.empty("scratch", 256)}, where="test")
+
+
+def test_a_read_of_unwritten_bytes_names_the_first():
+    replay = _replay()
+    replay.write(Access(1, 0, 16, None, "A"))
+    covered = np.zeros(32, dtype=bool)
+    covered[[3, 20]] = True
+    with pytest.raises(ValidationError, match="reads byte 20 of scratch"):
+        replay.read(Access(1, 0, 32, covered, "R"))
+
+
+def test_overwriting_an_unread_write_fails_only_when_its_rest_is_read():
+    replay = _replay()
+    replay.write(Access(1, 0, 64, None, "A"))
+    replay.write(Access(1, 0, 16, None, "B"))  # part of A, none of it read: an error if A's rest is read
+    replay.read(Access(1, 0, 16, None, "read B"))
+    with pytest.raises(ValidationError, match="B overwrote part of what A wrote"):
+        replay.read(Access(1, 32, 48, None, "read A"))
+
+
+def test_overwriting_a_write_once_any_of_it_was_read_is_allowed():
+    replay = _replay()
+    replay.write(Access(1, 0, 64, None, "A"))
+    replay.read(Access(1, 0, 8, None, "read part of A"))
+    replay.write(Access(1, 0, 16, None, "B"))
+    replay.read(Access(1, 8, 64, None, "read the rest"))  # A's remaining bytes and B's
+
+
+def test_the_same_tensor_rewritten_is_not_clobbering():
+    replay = _replay()
+    owner = ("ofm", 1)
+    replay.write(Access(1, 0, 64, None, "A"), owner)
+    replay.write(Access(1, 0, 16, None, "A again"), owner)
+    replay.read(Access(1, 0, 64, None, "read"))
+
+
+def test_a_sparse_write_leaves_the_gaps_unwritten():
+    replay = _replay()
+    covered = np.tile(np.array([True, False]), 16)
+    replay.write(Access(1, 0, 32, covered, "every other byte"))
+    replay.read(Access(1, 0, 32, covered, "the same bytes"))
+    with pytest.raises(ValidationError, match="reads byte 1 of scratch"):
+        replay.read(Access(1, 0, 2, None, "both"))
