@@ -125,14 +125,16 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     if weights.shape[0] != depth:
         raise EmitError(op.name, f"weights have {weights.shape[0]} output channels, the OFM {depth}")
     bias = np.zeros(depth, dtype=np.int64) if op.bias is None else np.asarray(op.bias, dtype=np.int64).reshape(-1)
-    scales = channel_scales(op)
+    if bias.size != depth:
+        raise EmitError(op.name, f"{bias.size} biases for {depth} output channels")
+    records = [bytes(api.npu_encode_bias(b, *scale)) for b, scale in zip(bias, channel_scales(op))]  # per channel
     traversal = api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first else api.NpuBlockTraversal.DEPTH_FIRST
     depthwise = op.block_type is BlockType.DEPTHWISE
     dilation = (op.kernel.dilation_x, op.kernel.dilation_y)
     out = []
     for piece in sorted(slices, key=lambda s: s.index):
         lo, hi = piece.depth_start, piece.depth_end
-        scale_stream = b"".join(bytes(api.npu_encode_bias(np.int64(bias[c]), *scales[c])) for c in range(lo, hi))
+        scale_stream = b"".join(records[lo:hi])
         volume = np.ascontiguousarray(weights[lo:hi].astype(np.int16, copy=False))  # the codec takes 16-bit values
         try:
             encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, block_depth, depthwise,

@@ -29,19 +29,32 @@ MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
 @dataclass
 class Region:
     """One region's bytes: size, written, written-but-not-yet-read, and the write that wrote each,
-    counted from 1 (0: none, or written from the start)."""
+    counted from 1 (0: none, or written from the start). ``pristine``: written from the start and
+    by nothing since (the flash tensor), so every byte is written and none unread: the arrays are
+    built on the first write only."""
 
     name: str
     size: int
     written: np.ndarray
     unread: np.ndarray
     writer: np.ndarray
+    pristine: bool = False
 
     @classmethod
     def empty(cls, name: str, size: int, *, written: bool = False) -> Region:
         # zeroed arrays come from calloc: a large region's untouched pages cost nothing
-        return cls(name, size, np.ones(size, dtype=bool) if written else np.zeros(size, dtype=bool),
-                   np.zeros(size, dtype=bool), np.zeros(size, dtype=np.int32))
+        if written:
+            return cls(name, size, np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int32),
+                       pristine=True)
+        return cls(name, size, np.zeros(size, dtype=bool), np.zeros(size, dtype=bool), np.zeros(size, dtype=np.int32))
+
+    def materialise(self) -> None:
+        """Build a pristine region's arrays (before its first write)."""
+        if self.pristine:
+            self.written = np.ones(self.size, dtype=bool)
+            self.unread = np.zeros(self.size, dtype=bool)
+            self.writer = np.zeros(self.size, dtype=np.int32)
+            self.pristine = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,8 @@ class Replay:
 
     def read(self, a: Access) -> None:
         region = self.bounds(a)
+        if region.pristine:
+            return
         part = region.written[a.lo:a.hi]
         if not (part.all() if a.covered is None else (part | ~a.covered).all()):
             missing = ~part if a.covered is None else a.covered & ~part
@@ -137,6 +152,7 @@ class Replay:
 
     def write(self, a: Access, owner: object = None) -> None:
         region = self.bounds(a)
+        region.materialise()
         unread = region.unread[a.lo:a.hi]
         clobbered = unread if a.covered is None else a.covered & unread
         if clobbered.any():
@@ -191,7 +207,7 @@ class Replay:
         # A DMA copies bytes as they are: what was never written stays unwritten at the destination
         # (padding copied with a whole buffer), and is caught only if a kernel reads it.
         source = self.bounds(src)
-        written = source.written[src.lo:src.hi]
+        written = np.ones(src.hi - src.lo, dtype=bool) if source.pristine else source.written[src.lo:src.hi]
         copied = None if written.all() else written.copy()
         self.read(Access(src.region, src.lo, src.hi, copied, src.label))
         if written.any():

@@ -108,3 +108,23 @@ def test_a_sparse_write_leaves_the_gaps_unwritten():
     replay.read(Access(1, 0, 32, covered, "the same bytes"))
     with pytest.raises(ValidationError, match="reads byte 1 of scratch"):
         replay.read(Access(1, 0, 2, None, "both"))
+
+
+def test_a_constant_region_reads_as_written_before_and_after_a_write_into_it():
+    replay = Replay({0: Region.empty("flash", 64, written=True), 1: Region.empty("scratch", 64)}, where="test")
+    replay.read(Access(0, 0, 64, None, "weights"))
+    replay.write(Access(0, 0, 16, None, "into the flash"))
+    replay.write(Access(0, 0, 8, None, "again"))  # "into the flash" not read yet: clobbered if its rest is read
+    replay.read(Access(0, 16, 64, None, "the constant rest"))
+    with pytest.raises(ValidationError, match="again overwrote part of what into the flash wrote"):
+        replay.read(Access(0, 8, 16, None, "the rest of the first write"))
+
+
+def test_a_dma_copies_a_constant_region_whole():
+    from npuplan.regstream.events import DmaEvent, Range
+
+    replay = Replay({0: Region.empty("flash", 64, written=True), 1: Region.empty("scratch", 64)}, where="test")
+    replay.dma(DmaEvent(0, Range(0, 16, 32), Range(1, 0, 32)))
+    replay.read(Access(1, 0, 32, None, "the copy"))
+    with pytest.raises(ValidationError, match="reads byte 32 of scratch"):
+        replay.read(Access(1, 0, 33, None, "past the copy"))
