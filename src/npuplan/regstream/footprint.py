@@ -13,10 +13,10 @@ import numpy as np
 from npuplan.regstream.events import FeatureMapAccess
 
 
-def dense_span(fm: FeatureMapAccess) -> tuple[int, int] | None:
-    """``[lo, hi)`` when ``fm`` covers every byte of one contiguous range by its layout alone
-    (rows, bricks and columns each following on from the last, one tile or tile 2 continuing
-    tile 0); None otherwise (then ``intervals`` and ``mask`` say which bytes)."""
+def _row_bytes(fm: FeatureMapAccess) -> int | None:
+    """The bytes of one row when every row of ``fm`` is one contiguous run (its columns and bricks
+    each following on from the last) and its rows are one tile (or tile 2 continues tile 0);
+    None otherwise."""
     e = fm.element_bytes
     if fm.nhcwb16:
         if fm.depth % 16:
@@ -31,11 +31,27 @@ def dense_span(fm: FeatureMapAccess) -> tuple[int, int] | None:
         if fm.width > 1 and fm.stride_x != run:
             return None
         row = (fm.width - 1) * fm.stride_x + run
-    if fm.height > 1 and fm.stride_y != row:
-        return None
     if fm.height > fm.height_0 and fm.bases[2] != fm.bases[0] + fm.height_0 * fm.stride_y:
         return None
-    return fm.bases[0], fm.bases[0] + (fm.height - 1) * fm.stride_y + row
+    return row
+
+
+def regular(fm: FeatureMapAccess) -> tuple[int, int, np.ndarray | None] | None:
+    """``(lo, hi, mask)`` of ``fm`` from its layout alone when each row is one run and the rows are
+    a fixed stride apart (mask None: the rows follow on from each other, every byte of the span);
+    None for any other layout (then ``intervals`` and ``mask`` say which bytes)."""
+    row = _row_bytes(fm)
+    if row is None:
+        return None
+    lo = fm.bases[0]
+    hi = lo + (fm.height - 1) * fm.stride_y + row
+    if fm.height == 1 or fm.stride_y == row:
+        return lo, hi, None
+    if fm.stride_y < row:
+        return None  # rows overlapping, or going down in memory
+    rows = np.zeros((fm.height, fm.stride_y), dtype=bool)
+    rows[:, :row] = True
+    return lo, hi, rows.reshape(-1)[:hi - lo]
 
 
 def intervals(fm: FeatureMapAccess) -> tuple[np.ndarray, np.ndarray]:

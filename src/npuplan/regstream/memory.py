@@ -20,7 +20,7 @@ import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, Event, FeatureMapAccess, NpuEvent, Range, WaitEvent
-from npuplan.regstream.footprint import dense_span, intervals, mask, span
+from npuplan.regstream.footprint import intervals, mask, regular, span
 
 MAX_KERNELS_IN_FLIGHT = 2
 MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
@@ -80,9 +80,9 @@ class Access:
 
 
 def fm_access(fm: FeatureMapAccess, label: str) -> Access:
-    dense = dense_span(fm)
-    if dense is not None:
-        return Access(fm.region, dense[0], dense[1], None, label)
+    found = regular(fm)
+    if found is not None:
+        return Access(fm.region, found[0], found[1], found[2], label)
     starts, ends = intervals(fm)
     lo, hi = span(starts, ends)
     return Access(fm.region, lo, hi, mask(starts, ends, lo, hi), label)

@@ -1,6 +1,6 @@
-"""The bytes a feature-map access covers: the fast answers (a dense span from the layout alone, the
-mask of disjoint runs) against the bytes each interval lists, one by one; and the memory model's
-read/write bookkeeping on hand-built accesses."""
+"""The bytes a feature-map access covers: the fast answers (the span and mask of a regular layout,
+the mask of disjoint runs) against the bytes each interval lists, one by one; and the memory
+model's read/write bookkeeping on hand-built accesses."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.events import FeatureMapAccess
-from npuplan.regstream.footprint import dense_span, intervals, mask, span
+from npuplan.regstream.footprint import intervals, mask, regular, span
 from npuplan.regstream.memory import Access, Region, Replay
 
 
@@ -49,7 +49,7 @@ def _bytes(starts: np.ndarray, ends: np.ndarray) -> set[int]:
 @seed(12)
 @settings(max_examples=400, deadline=None)
 @given(accesses())
-def test_dense_span_and_mask_cover_exactly_the_listed_bytes(fm: FeatureMapAccess) -> None:
+def test_regular_layouts_and_masks_cover_exactly_the_listed_bytes(fm: FeatureMapAccess) -> None:
     starts, ends = intervals(fm)
     lo, hi = span(starts, ends)
     covered = _bytes(starts, ends)
@@ -58,9 +58,11 @@ def test_dense_span_and_mask_cover_exactly_the_listed_bytes(fm: FeatureMapAccess
         assert covered == set(range(lo, hi))
     else:
         assert found.shape == (hi - lo,) and set((np.flatnonzero(found) + lo).tolist()) == covered
-    dense = dense_span(fm)
-    if dense is not None:
-        assert dense == (lo, hi) and covered == set(range(lo, hi))
+    found = regular(fm)
+    if found is not None:
+        assert found[:2] == (lo, hi)
+        assert found[2] is None and covered == set(range(lo, hi)) or found[2] is not None and found[2].shape == (
+            hi - lo,) and set((np.flatnonzero(found[2]) + lo).tolist()) == covered
 
 
 def _replay() -> Replay:
