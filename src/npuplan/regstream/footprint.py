@@ -13,6 +13,27 @@ import numpy as np
 from npuplan.regstream.events import FeatureMapAccess
 
 
+def fm_span(fm: FeatureMapAccess) -> tuple[int, int]:
+    """The ``span`` of ``fm``'s intervals from its registers alone (bases and strides are unsigned):
+    to check it against its region before listing runs or building a mask over it."""
+    e = fm.element_bytes
+    if fm.nhcwb16:
+        bricks = -(-fm.depth // 16)
+        last = fm.depth - 16 * (bricks - 1)  # channels in the last brick
+        reach = (bricks - 1) * fm.stride_c + last * e
+        if bricks > 1:
+            reach = max(reach, (bricks - 2) * fm.stride_c + 16 * e)
+        reach += (fm.width - 1) * fm.stride_x
+    else:
+        reach = (fm.width - 1) * fm.stride_x + fm.depth * e
+    top = min(fm.height, fm.height_0)
+    lo, last_row = fm.bases[0], fm.bases[0] + (top - 1) * fm.stride_y
+    if fm.height > fm.height_0:
+        lo = min(lo, fm.bases[2])
+        last_row = max(last_row, fm.bases[2] + (fm.height - fm.height_0 - 1) * fm.stride_y)
+    return lo, last_row + reach
+
+
 def _row_bytes(fm: FeatureMapAccess) -> int | None:
     """The bytes of one row when every row of ``fm`` is one contiguous run (its columns and bricks
     each following on from the last) and its rows are one tile (or tile 2 continues tile 0);

@@ -20,7 +20,7 @@ import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, Event, FeatureMapAccess, NpuEvent, Range, WaitEvent
-from npuplan.regstream.footprint import intervals, mask, regular, span
+from npuplan.regstream.footprint import fm_span, intervals, mask, regular, span
 
 MAX_KERNELS_IN_FLIGHT = 2
 MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
@@ -171,15 +171,22 @@ class Replay:
         self.owners.append(owner)
         self.read_any.append(False)
 
+    def fm(self, fm: FeatureMapAccess, label: str) -> Access:
+        """``fm``'s access, its span checked against its region first: a corrupt stride or base
+        fails here in one line before any run is listed or mask built over it."""
+        lo, hi = fm_span(fm)
+        self.bounds(Access(fm.region, lo, hi, None, label))
+        return fm_access(fm, label)
+
     def npu(self, e: NpuEvent) -> None:
         label = f"NPU op {e.index} ({e.kind})"
-        reads = [fm_access(e.ifm, f"{label} IFM")]
+        reads = [self.fm(e.ifm, f"{label} IFM")]
         if e.ifm2 is not None:
-            reads.append(fm_access(e.ifm2, f"{label} IFM2"))
+            reads.append(self.fm(e.ifm2, f"{label} IFM2"))
         for r, name in ((e.weights, "weights"), (e.scales, "scales")):
             if r is not None and r.length:
                 reads.append(range_access(r, f"{label} {name}"))
-        writes = [fm_access(e.ofm, f"{label} OFM")]
+        writes = [self.fm(e.ofm, f"{label} OFM")]
         for dma_label, src, dst in self.dmas:
             for a in reads + writes:
                 if a.overlaps(dst):

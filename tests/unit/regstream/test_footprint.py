@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.events import FeatureMapAccess
-from npuplan.regstream.footprint import intervals, mask, regular, span
+from npuplan.regstream.footprint import fm_span, intervals, mask, regular, span
 from npuplan.regstream.memory import Access, Region, Replay
 
 
@@ -52,6 +52,7 @@ def _bytes(starts: np.ndarray, ends: np.ndarray) -> set[int]:
 def test_regular_layouts_and_masks_cover_exactly_the_listed_bytes(fm: FeatureMapAccess) -> None:
     starts, ends = intervals(fm)
     lo, hi = span(starts, ends)
+    assert fm_span(fm) == (lo, hi)
     covered = _bytes(starts, ends)
     found = mask(starts, ends, lo, hi)
     if found is None:
@@ -130,3 +131,10 @@ def test_a_dma_copies_a_constant_region_whole():
     replay.read(Access(1, 0, 32, None, "the copy"))
     with pytest.raises(ValidationError, match="reads byte 32 of scratch"):
         replay.read(Access(1, 0, 33, None, "past the copy"))
+
+
+def test_a_corrupt_stride_fails_on_its_span_before_any_mask_is_built():
+    huge = FeatureMapAccess(region=1, bases=(0, 0, 0, 0), height_0=4, height=4, width=4, depth=8, stride_y=1 << 38,
+                            stride_x=8, stride_c=1, element_bytes=1, nhcwb16=False)  # a 3 TB span
+    with pytest.raises(ValidationError, match=r"OFM touches bytes 0\.\.824633720864 of scratch \(256 bytes\)"):
+        _replay().fm(huge, "OFM")
