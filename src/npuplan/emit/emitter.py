@@ -42,7 +42,7 @@ class Emitted:
     fast_scratch_bytes: int
     emit_seconds: float
     notes: tuple[str, ...]
-    step_cpu_seconds: dict[str, float] = field(default_factory=dict)
+    step_cpu_seconds: dict[str, float] = field(default_factory=dict, compare=False)  # timings: not the result
 
 
 # The emitter's steps: block configs (Vela's npu_find_block_configs), Vela's weight codec
