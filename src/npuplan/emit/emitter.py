@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,7 +18,7 @@ from npuplan.emit.model import emitted_model
 from npuplan.emit.operations import Context, dma_operation, stripe_operation
 from npuplan.emit.regions import feature_map_regions
 from npuplan.emit.vela import accelerator, quietly, vela_api
-from npuplan.emit.weights import EncodedOp, encode_op
+from npuplan.emit.weights import EncodedOp, SliceMemo, encode_op
 from npuplan.errors import EmitError, ValidationError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType
@@ -30,7 +30,8 @@ from npuplan.schedule.usage import staged_name
 
 @dataclass(frozen=True)
 class Emitted:
-    """The emitted file's bytes and what went into it (sizes in bytes, time in seconds)."""
+    """The emitted file's bytes and what went into it (sizes in bytes, time in seconds;
+    ``step_cpu_seconds``: the CPU seconds of each step, ``STEPS``, for the benchmark)."""
 
     data: bytes
     command_streams: int
@@ -41,6 +42,40 @@ class Emitted:
     fast_scratch_bytes: int
     emit_seconds: float
     notes: tuple[str, ...]
+    step_cpu_seconds: dict[str, float] = field(default_factory=dict, compare=False)  # timings: not the result
+
+
+# The emitter's steps: block configs (Vela's npu_find_block_configs), Vela's weight codec
+# (npu_encode_weights), the rest of encoding (the weight volumes, npu_encode_bias records), the
+# memory layout, the plan's commands as the API's operations, Vela's register command stream
+# generator and driver payload, the TFLite file, and the self-check replay of its register streams.
+STEPS = ("blocks", "codec", "encode", "layout", "operations", "generate", "model", "self_check")
+
+
+@dataclass
+class EmitMemo:
+    """What one model's emits can share (``plan_and_emit`` emits again after a CPU fallback): the
+    valid block configs of the ops probed and the encodings of the weight slices seen."""
+
+    blocks: dict[tuple[object, ...], list[Block]] = field(default_factory=dict)
+    slices: SliceMemo = field(default_factory=SliceMemo)
+
+
+class _Clock:
+    """CPU seconds (``time.process_time``) per step, accumulated between laps."""
+
+    def __init__(self) -> None:
+        self.steps = dict.fromkeys(STEPS, 0.0)
+        self.last = time.process_time()
+
+    def lap(self, step: str, *, inner: tuple[str, float] | None = None) -> None:
+        """End ``step``; ``inner``: a step timed inside it and how long, counted apart."""
+        now = time.process_time()
+        self.steps[step] += now - self.last
+        self.last = now
+        if inner is not None:
+            self.steps[step] -= inner[1]
+            self.steps[inner[0]] += inner[1]
 
 
 def _check(plan: Plan) -> None:
@@ -53,11 +88,11 @@ def _check(plan: Plan) -> None:
             raise EmitError(op.name, f"{reason} (plan with --emit-tflite, which keeps such ops on the CPU)")
 
 
-def _blocks(api: ModuleType, acc: object, plan: Plan) -> tuple[dict[str, Block], int]:
+def _blocks(api: ModuleType, acc: object, plan: Plan,
+            memo: dict[tuple[object, ...], list[Block]]) -> tuple[dict[str, Block], int]:
     """Each NPU op's emitted block config and how many differ from the plan's."""
     out: dict[str, Block] = {}
     changed = 0
-    memo: dict[tuple[object, ...], list[Block]] = {}
     for sop in plan.schedule.ops:
         b = sop.block_config.ofm_block
         planned = (b.height, b.width, b.depth)
@@ -70,7 +105,7 @@ def _part_kernel(sop: ScheduledOp) -> bool:
     return sop.op.block_type is BlockType.CONV and bool(sop.block_config.is_partkernel)
 
 
-def _encoded(api: ModuleType, acc: object, plan: Plan, blocks: dict[str, Block]) -> list[EncodedOp]:
+def _encoded(api: ModuleType, acc: object, plan: Plan, blocks: dict[str, Block], memo: SliceMemo) -> list[EncodedOp]:
     slices: dict[str, dict[int, WeightSlice]] = {}
     for c in plan.commands:
         if isinstance(c, NpuStripeCommand) and c.weight_slice is not None:
@@ -81,7 +116,7 @@ def _encoded(api: ModuleType, acc: object, plan: Plan, blocks: dict[str, Block])
         if op.weights is None:
             continue
         out.append(encode_op(api, acc, op, slices.get(op.name, {}).values(), part_kernel_first=_part_kernel(sop),
-                             block_depth=blocks[sop.name][2]))
+                             block_depth=blocks[sop.name][2], memo=memo))
     return out
 
 
@@ -106,36 +141,31 @@ def _context(api: ModuleType, plan: Plan, layout: DeployLayout, encoded: list[En
                    {e.op: e for e in encoded}, frozenset(nhcwb16), blocks, striped)
 
 
-def emit_tflite(plan: Plan) -> Emitted:
-    """``plan`` as a deployable TFLite file. Raises ``EmitError`` (one line) for what it cannot emit."""
+def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None) -> Emitted:
+    """``plan`` as a deployable TFLite file. Raises ``EmitError`` (one line) for what it cannot emit.
+    ``memo`` holds what earlier emits of the same model found (block configs, encoded slices)."""
     started = time.perf_counter()
+    clock = _Clock()
+    memo = EmitMemo() if memo is None else memo
     api = vela_api()
     _check(plan)
     acc = accelerator(api, plan.arch.accelerator.name)
-    blocks, changed = _blocks(api, acc, plan)
-    encoded = _encoded(api, acc, plan, blocks)
+    blocks, changed = _blocks(api, acc, plan, memo.blocks)
+    clock.lap("blocks")
+    codec = memo.slices.codec_cpu_seconds
+    encoded = _encoded(api, acc, plan, blocks, memo.slices)
+    clock.lap("encode", inner=("codec", memo.slices.codec_cpu_seconds - codec))
     layout = deploy_layout(plan, encoded)
     ctx = _context(api, plan, layout, encoded, blocks)
+    clock.lap("layout")
     payloads: list[bytes] = []
     npu_count = dma_count = 0
     for group in _groups(plan.commands):
-        operations = []
-        for c in group:
-            if isinstance(c, NpuStripeCommand):
-                if c.ofm.box.is_empty():  # rows past a CONCATENATION copy's box: nothing to write
-                    continue
-                operations.append(stripe_operation(ctx, c))
-                npu_count += 1
-            elif isinstance(c, DmaCommand):
-                operations.append(dma_operation(ctx, c))
-                dma_count += 1
-        try:
-            stream = quietly(api.npu_generate_register_command_stream, operations, acc)
-        except Exception as error:  # noqa: BLE001 - the API's own checks (alignment, lengths, shapes)
-            detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise EmitError(None, f"Vela's register command stream generator rejected NPU partition "
-                            f"{len(payloads)}: {detail}") from None
-        payloads.append(bytes(quietly(api.npu_create_driver_payload, stream, acc)))
+        operations, npus, dmas = _operations(ctx, group)
+        npu_count, dma_count = npu_count + npus, dma_count + dmas
+        clock.lap("operations")
+        payloads.append(_payload(api, acc, operations, len(payloads)))
+        clock.lap("generate")
     arena, fast = plan.arch.arena_area, plan.arch.fast_area
     scratch = _round16(layout.area_peaks.get(arena, 0))
     fast_bytes = _round16(layout.area_peaks.get(fast, 0)) if fast != arena else 0
@@ -144,13 +174,42 @@ def emit_tflite(plan: Plan) -> Emitted:
         fast_scratch_bytes=fast_bytes if fast != arena else None, addresses=layout.addresses, arena=arena,
         description="npuplan deployable plan")
     data = write_tflite(model, metadata=metadata)
+    clock.lap("model")
     _self_check(data)
+    clock.lap("self_check")
     notes = layout.notes
     if changed:
         notes += (f"{changed} of {len(blocks)} ops use the nearest block config Vela's API accepts instead of the "
                   "plan's",)
     return Emitted(data, len(payloads), npu_count, dma_count, len(layout.flash), scratch, fast_bytes,
-                   time.perf_counter() - started, notes)
+                   time.perf_counter() - started, notes, clock.steps)
+
+
+def _operations(ctx: Context, group: list[Command]) -> tuple[list[Any], int, int]:
+    """One NPU partition's commands as the API's operations; how many NPU and DMA operations."""
+    operations = []
+    npus = dmas = 0
+    for c in group:
+        if isinstance(c, NpuStripeCommand):
+            if c.ofm.box.is_empty():  # rows past a CONCATENATION copy's box: nothing to write
+                continue
+            operations.append(stripe_operation(ctx, c))
+            npus += 1
+        elif isinstance(c, DmaCommand):
+            operations.append(dma_operation(ctx, c))
+            dmas += 1
+    return operations, npus, dmas
+
+
+def _payload(api: ModuleType, acc: object, operations: list[Any], partition: int) -> bytes:
+    """The driver payload of one NPU partition's operations: Vela's register command stream."""
+    try:
+        stream = quietly(api.npu_generate_register_command_stream, operations, acc)
+    except Exception as error:  # noqa: BLE001 - the API's own checks (alignment, lengths, shapes)
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise EmitError(None, f"Vela's register command stream generator rejected NPU partition "
+                        f"{partition}: {detail}") from None
+    return bytes(quietly(api.npu_create_driver_payload, stream, acc))
 
 
 def _self_check(data: bytes) -> None:
@@ -181,18 +240,21 @@ def write_emitted(plan: Plan, output_dir: str | Path, emitted: Emitted | None = 
 MAX_CPU_FALLBACKS = 16
 
 
-def plan_and_emit(path: str | Path, **options: Any) -> tuple[Plan, Emitted]:
+def plan_and_emit(path: str | Path, *, first: Plan | None = None, **options: Any) -> tuple[Plan, Emitted]:
     """Plan ``path`` deployably and emit it; an operator the emitter refuses for a reason the CPU
     avoids (no valid block config) is kept on the CPU and the network planned again, at most
-    ``MAX_CPU_FALLBACKS`` times. Raises the ``EmitError`` it cannot avoid."""
+    ``MAX_CPU_FALLBACKS`` times. Raises the ``EmitError`` it cannot avoid. ``first``: the plan of
+    ``path`` with ``deployable=True`` and ``options``, when the caller has made it already."""
     from npuplan.api import plan
 
     cpu_ops: tuple[int, ...] = ()
     refused: list[str] = []
+    memo = EmitMemo()
     while True:
-        planned = plan(path, deployable=True, deploy_cpu_ops=cpu_ops, **options)
+        planned = first if first is not None and not cpu_ops else plan(path, deployable=True, deploy_cpu_ops=cpu_ops,
+                                                                      **options)
         try:
-            emitted = emit_tflite(planned)
+            emitted = emit_tflite(planned, memo=memo)
         except EmitError as error:
             if error.cpu_fallback is None or error.cpu_fallback in cpu_ops or len(cpu_ops) >= MAX_CPU_FALLBACKS:
                 raise

@@ -105,15 +105,18 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
     """The layout of ``plan`` with the real ``encoded`` weights."""
     assert plan.allocation is not None
     buffering = {s.name: s.weight_buffering for s in plan.schedule.ops}
-    flash, flash_offsets = flash_contents(encoded)
+    records, flash_offsets = flash_contents(encoded)
+    parts, top = [records], len(records)
     constant_offsets: dict[str, int] = {}
     stored: dict[bytes, int] = {}  # identical constants (a PAD's fills of the zero point) stored once
     for tensor in constant_operands(plan):
         data = constant_bytes(tensor)
         if data not in stored:
-            stored[data] = len(flash)
-            flash += data + bytes(-len(data) % ALIGN_BYTES)
+            stored[data] = top
+            parts.append(data + bytes(-len(data) % ALIGN_BYTES))
+            top += len(parts[-1])
         constant_offsets[tensor.name] = stored[data]
+    flash = b"".join(parts)
     slot_offsets: dict[SliceKey, int] = {}
     needed: dict[str, int] = {}
     for op in encoded:

@@ -88,8 +88,8 @@ def options_table_name(op_type: str) -> str | None:
 class _Writer:
     """One model being written: the builder and the buffers gathered so far."""
 
-    def __init__(self) -> None:
-        self.b = flatbuffers.Builder(1 << 16)
+    def __init__(self, initial_bytes: int = 1 << 16) -> None:
+        self.b = flatbuffers.Builder(initial_bytes)  # it doubles when full, copying what it holds
         self.buffers: list[bytes | None] = [None]  # buffer 0 is the empty buffer, by convention
         self.buffer_of: dict[int, int] = {}
 
@@ -229,6 +229,14 @@ def _scalar(value: Any, kind: str) -> Any:
     return int(value)
 
 
+def _size_hint(model: Model, metadata: Mapping[str, bytes]) -> int:
+    """Bytes enough for the constants and metadata, and 64 KiB for the rest: the builder starts that
+    large, so a model with tens of megabytes of weights is not copied at every doubling."""
+    constants = {id(t.data): t.data for g in model.subgraphs for t in g.tensors() if t.data is not None}
+    return (1 << 16) + sum(np.asarray(d).nbytes + 16 for d in constants.values()) + sum(
+        len(d) + 16 for d in metadata.values())
+
+
 def write_tflite(model: Model, *, metadata: Mapping[str, bytes] | None = None) -> bytes:
     """``model`` as TFLite flatbuffer bytes (file identifier ``TFL3``, schema version 3).
 
@@ -237,7 +245,7 @@ def write_tflite(model: Model, *, metadata: Mapping[str, bytes] | None = None) -
     bytes) are written as the model's metadata, each in a buffer of its own. An op of type
     ``"CUSTOM:<code>"`` writes ``options["custom_options"]`` (bytes) as its custom options.
     """
-    w = _Writer()
+    w = _Writer(_size_hint(model, metadata or {}))
     op_types = sorted({op.type for g in model.subgraphs for op in g.ops})
     codes = {t: i for i, t in enumerate(op_types)}
     subgraphs = [w.subgraph(g, codes) for g in model.subgraphs]

@@ -87,16 +87,24 @@ class WaitEvent:
 Event = NpuEvent | DmaEvent | WaitEvent
 
 
+# The registers of each feature map: precision, region, the four tile bases, tile 0's height less
+# one, the Y, X and C strides.
+_FM_REGISTERS = {prefix: (f"{prefix}_PRECISION", f"{prefix}_REGION", tuple(f"{prefix}_BASE{k}" for k in range(4)),
+                          f"{prefix}_HEIGHT0_M1", f"{prefix}_STRIDE_Y", f"{prefix}_STRIDE_X", f"{prefix}_STRIDE_C")
+                 for prefix in ("IFM", "IFM2", "OFM")}
+
+
 def _fm(r: Mapping[str, int], prefix: str, height: int, width: int, depth: int, *, ofm: bool) -> FeatureMapAccess:
-    precision = r.get(f"{prefix}_PRECISION", 0)
+    precision_name, region, bases, height_0, stride_y, stride_x, stride_c = _FM_REGISTERS[prefix]
+    precision = r.get(precision_name, 0)
     size_field = (precision >> 1) & 0x3 if ofm else (precision >> 2) & 0x3
     element = _IFM_BYTES.get(size_field, 1)
     return FeatureMapAccess(
-        region=r.get(f"{prefix}_REGION", 0) & 0x7,
-        bases=tuple(r.get(f"{prefix}_BASE{k}", 0) for k in range(4)),  # type: ignore[arg-type]
-        height_0=r.get(f"{prefix}_HEIGHT0_M1", 0) + 1, height=height, width=width, depth=depth,
-        stride_y=r.get(f"{prefix}_STRIDE_Y", 0), stride_x=r.get(f"{prefix}_STRIDE_X", 0),
-        stride_c=r.get(f"{prefix}_STRIDE_C", 0), element_bytes=element, nhcwb16=bool(precision & (1 << 6)),
+        region=r.get(region, 0) & 0x7,
+        bases=tuple(r.get(name, 0) for name in bases),  # type: ignore[arg-type]
+        height_0=r.get(height_0, 0) + 1, height=height, width=width, depth=depth,
+        stride_y=r.get(stride_y, 0), stride_x=r.get(stride_x, 0),
+        stride_c=r.get(stride_c, 0), element_bytes=element, nhcwb16=bool(precision & (1 << 6)),
     )
 
 

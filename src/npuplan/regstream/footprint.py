@@ -13,6 +13,68 @@ import numpy as np
 from npuplan.regstream.events import FeatureMapAccess
 
 
+def fm_span(fm: FeatureMapAccess) -> tuple[int, int]:
+    """The ``span`` of ``fm``'s intervals from its registers alone (bases and strides are unsigned):
+    to check it against its region before listing runs or building a mask over it."""
+    e = fm.element_bytes
+    if fm.nhcwb16:
+        bricks = -(-fm.depth // 16)
+        last = fm.depth - 16 * (bricks - 1)  # channels in the last brick
+        reach = (bricks - 1) * fm.stride_c + last * e
+        if bricks > 1:
+            reach = max(reach, (bricks - 2) * fm.stride_c + 16 * e)
+        reach += (fm.width - 1) * fm.stride_x
+    else:
+        reach = (fm.width - 1) * fm.stride_x + fm.depth * e
+    top = min(fm.height, fm.height_0)
+    lo, last_row = fm.bases[0], fm.bases[0] + (top - 1) * fm.stride_y
+    if fm.height > fm.height_0:
+        lo = min(lo, fm.bases[2])
+        last_row = max(last_row, fm.bases[2] + (fm.height - fm.height_0 - 1) * fm.stride_y)
+    return lo, last_row + reach
+
+
+def _row_bytes(fm: FeatureMapAccess) -> int | None:
+    """The bytes of one row when every row of ``fm`` is one contiguous run (its columns and bricks
+    each following on from the last) and its rows are one tile (or tile 2 continues tile 0);
+    None otherwise."""
+    e = fm.element_bytes
+    if fm.nhcwb16:
+        if fm.depth % 16:
+            return None
+        brick = (fm.width - 1) * fm.stride_x + 16 * e
+        bricks = fm.depth // 16
+        if bricks > 1 and fm.stride_c != brick:
+            return None
+        row = (bricks - 1) * fm.stride_c + brick
+    else:
+        run = fm.depth * e
+        if fm.width > 1 and fm.stride_x != run:
+            return None
+        row = (fm.width - 1) * fm.stride_x + run
+    if fm.height > fm.height_0 and fm.bases[2] != fm.bases[0] + fm.height_0 * fm.stride_y:
+        return None
+    return row
+
+
+def regular(fm: FeatureMapAccess) -> tuple[int, int, np.ndarray | None] | None:
+    """``(lo, hi, mask)`` of ``fm`` from its layout alone when each row is one run and the rows are
+    a fixed stride apart (mask None: the rows follow on from each other, every byte of the span);
+    None for any other layout (then ``intervals`` and ``mask`` say which bytes)."""
+    row = _row_bytes(fm)
+    if row is None:
+        return None
+    lo = fm.bases[0]
+    hi = lo + (fm.height - 1) * fm.stride_y + row
+    if fm.height == 1 or fm.stride_y == row:
+        return lo, hi, None
+    if fm.stride_y < row:
+        return None  # rows overlapping, or going down in memory
+    rows = np.zeros((fm.height, fm.stride_y), dtype=bool)
+    rows[:, :row] = True
+    return lo, hi, rows.reshape(-1)[:hi - lo]
+
+
 def intervals(fm: FeatureMapAccess) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)`` byte offsets in ``fm.region`` of every interval ``fm`` covers."""
     rows = np.arange(fm.height, dtype=np.int64)
@@ -43,9 +105,19 @@ def span(starts: np.ndarray, ends: np.ndarray) -> tuple[int, int]:
     return int(starts.min()), int(ends.max())
 
 
-def mask(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """Boolean mask over ``[lo, hi)`` of the bytes the intervals cover."""
+def mask(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> np.ndarray | None:
+    """Boolean mask over ``[lo, hi)`` (the ``span``) of the bytes the intervals cover; None when
+    they cover every byte of it (a dense feature map: no mask to build or apply)."""
+    if starts.size <= 1 or bool(np.array_equal(starts[1:], ends[:-1])):
+        return None  # one run, or runs each starting where the one before ends
+    order = np.argsort(starts, kind="stable")
+    first, last = starts[order] - lo, ends[order] - lo
+    if first.size <= 1 or bool(np.all(first[1:] <= np.maximum.accumulate(last)[:-1])):
+        return None  # no gap between lo (the first start) and hi (the furthest end)
+    if bool(np.all(first[1:] >= last[:-1])):  # disjoint: alternate runs of gap and covered bytes
+        gaps = first - np.concatenate(([0], last[:-1]))
+        return np.repeat(np.tile(np.array([False, True]), first.size), np.stack([gaps, last - first], 1).reshape(-1))
     diff = np.zeros(hi - lo + 1, dtype=np.int32)
-    np.add.at(diff, starts - lo, 1)
-    np.add.at(diff, ends - lo, -1)
+    np.add.at(diff, first, 1)
+    np.add.at(diff, last, -1)
     return np.cumsum(diff[:-1]) > 0

@@ -20,7 +20,7 @@ import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, Event, FeatureMapAccess, NpuEvent, Range, WaitEvent
-from npuplan.regstream.footprint import intervals, mask, span
+from npuplan.regstream.footprint import fm_span, intervals, mask, regular, span
 
 MAX_KERNELS_IN_FLIGHT = 2
 MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
@@ -28,45 +28,77 @@ MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
 
 @dataclass
 class Region:
-    """One region's bytes: size, written, written-but-not-yet-read, and the write that wrote each
-    (-1: none, or written from the start)."""
+    """One region's bytes: size, written, written-but-not-yet-read, and the write that wrote each,
+    counted from 1 (0: none, or written from the start). ``pristine``: written from the start and
+    by nothing since (the flash tensor), so every byte is written and none unread: the arrays are
+    built on the first write only."""
 
     name: str
     size: int
     written: np.ndarray
     unread: np.ndarray
     writer: np.ndarray
+    pristine: bool = False
 
     @classmethod
     def empty(cls, name: str, size: int, *, written: bool = False) -> Region:
-        return cls(name, size, np.full(size, written), np.zeros(size, dtype=bool), np.full(size, -1, dtype=np.int32))
+        # zeroed arrays come from calloc: a large region's untouched pages cost nothing
+        if written:
+            return cls(name, size, np.zeros(0, dtype=bool), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int32),
+                       pristine=True)
+        return cls(name, size, np.zeros(size, dtype=bool), np.zeros(size, dtype=bool), np.zeros(size, dtype=np.int32))
+
+    def materialise(self) -> None:
+        """Build a pristine region's arrays (before its first write)."""
+        if self.pristine:
+            self.written = np.ones(self.size, dtype=bool)
+            self.unread = np.zeros(self.size, dtype=bool)
+            self.writer = np.zeros(self.size, dtype=np.int32)
+            self.pristine = False
 
 
 @dataclass(frozen=True)
 class Access:
-    """Bytes one operand touches: region, ``[lo, hi)`` span, mask over the span, and a label."""
+    """Bytes one operand touches: region, ``[lo, hi)`` span, mask over the span (None: every byte
+    of it), and a label."""
 
     region: int
     lo: int
     hi: int
-    covered: np.ndarray
+    covered: np.ndarray | None
     label: str
 
     def overlaps(self, other: Access) -> bool:
-        if self.region != other.region or self.hi <= other.lo or other.hi <= self.lo:
-            return False
         lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)
+        if self.region != other.region or hi <= lo:
+            return False
+        if self.covered is None or other.covered is None:
+            mine = self.covered if self.covered is not None else other.covered
+            start = self.lo if self.covered is not None else other.lo
+            return mine is None or bool(np.any(mine[lo - start:hi - start]))
         return bool(np.any(self.covered[lo - self.lo:hi - self.lo] & other.covered[lo - other.lo:hi - other.lo]))
 
 
 def fm_access(fm: FeatureMapAccess, label: str) -> Access:
+    found = regular(fm)
+    if found is not None:
+        return Access(fm.region, found[0], found[1], found[2], label)
     starts, ends = intervals(fm)
     lo, hi = span(starts, ends)
     return Access(fm.region, lo, hi, mask(starts, ends, lo, hi), label)
 
 
 def range_access(r: Range, label: str) -> Access:
-    return Access(r.region, r.address, r.address + r.length, np.ones(r.length, dtype=bool), label)
+    return Access(r.region, r.address, r.address + r.length, None, label)
+
+
+def _writers(writer: np.ndarray) -> list[int]:
+    """The distinct writes (from 1; 0 is none) among a span's bytes, which hold long runs of one
+    write each: the first byte of every run, then its distinct values."""
+    if writer.size == 0:
+        return []
+    firsts = np.concatenate(([0], np.flatnonzero(writer[1:] != writer[:-1]) + 1))
+    return [int(w) for w in np.unique(writer[firsts]) if w > 0]
 
 
 @dataclass
@@ -97,42 +129,64 @@ class Replay:
 
     def read(self, a: Access) -> None:
         region = self.bounds(a)
+        if region.pristine:
+            return
         part = region.written[a.lo:a.hi]
-        missing = a.covered & ~part
-        if missing.any():
+        if not (part.all() if a.covered is None else (part | ~a.covered).all()):
+            missing = ~part if a.covered is None else a.covered & ~part
             first = a.lo + int(np.argmax(missing))
             self.fail(f"{a.label} reads byte {first} of {region.name} before anything wrote it")
-        region.unread[a.lo:a.hi] &= ~a.covered
-        for w in np.unique(region.writer[a.lo:a.hi][a.covered]):
-            if w >= 0:
-                if w in self.clobbered:
-                    self.fail(f"{self.clobbered[w]} overwrote part of what {self.writes[w]} wrote to {region.name} "
-                              f"before any of it was read, and {a.label} reads the rest")
-                self.read_any[w] = True
+        # Only the writes none of whose bytes was read yet need a look (marked read, or found
+        # clobbered), and all their bytes are still unread: the writers of the covered unread bytes.
+        unread = region.unread[a.lo:a.hi]
+        fresh = unread if a.covered is None else unread & a.covered
+        if not fresh.any():
+            return
+        writers = _writers(region.writer[a.lo:a.hi][fresh])
+        unread[fresh if a.covered is not None else slice(None)] = False
+        for w in writers:
+            if w - 1 in self.clobbered:
+                self.fail(f"{self.clobbered[w - 1]} overwrote part of what {self.writes[w - 1]} wrote to "
+                          f"{region.name} before any of it was read, and {a.label} reads the rest")
+            self.read_any[w - 1] = True
 
     def write(self, a: Access, owner: object = None) -> None:
         region = self.bounds(a)
-        clobbered = a.covered & region.unread[a.lo:a.hi]
+        region.materialise()
+        unread = region.unread[a.lo:a.hi]
+        clobbered = unread if a.covered is None else a.covered & unread
         if clobbered.any():
-            for w in np.unique(region.writer[a.lo:a.hi][clobbered]):
-                if w >= 0 and not self.read_any[w] and (owner is None or self.owners[w] != owner):
-                    self.clobbered.setdefault(int(w), a.label)  # an error if what is left of it is read later
-        region.written[a.lo:a.hi] |= a.covered
-        region.unread[a.lo:a.hi] |= a.covered
-        region.writer[a.lo:a.hi][a.covered] = len(self.writes)
+            for w in _writers(region.writer[a.lo:a.hi][clobbered]):
+                if not self.read_any[w - 1] and (owner is None or self.owners[w - 1] != owner):
+                    self.clobbered.setdefault(w - 1, a.label)  # an error if what is left of it is read later
+        if a.covered is None:
+            region.written[a.lo:a.hi] = True
+            region.unread[a.lo:a.hi] = True
+            region.writer[a.lo:a.hi] = len(self.writes) + 1
+        else:
+            region.written[a.lo:a.hi] |= a.covered
+            region.unread[a.lo:a.hi] |= a.covered
+            region.writer[a.lo:a.hi][a.covered] = len(self.writes) + 1
         self.writes.append(a.label)
         self.owners.append(owner)
         self.read_any.append(False)
 
+    def fm(self, fm: FeatureMapAccess, label: str) -> Access:
+        """``fm``'s access, its span checked against its region first: a corrupt stride or base
+        fails here in one line before any run is listed or mask built over it."""
+        lo, hi = fm_span(fm)
+        self.bounds(Access(fm.region, lo, hi, None, label))
+        return fm_access(fm, label)
+
     def npu(self, e: NpuEvent) -> None:
         label = f"NPU op {e.index} ({e.kind})"
-        reads = [fm_access(e.ifm, f"{label} IFM")]
+        reads = [self.fm(e.ifm, f"{label} IFM")]
         if e.ifm2 is not None:
-            reads.append(fm_access(e.ifm2, f"{label} IFM2"))
+            reads.append(self.fm(e.ifm2, f"{label} IFM2"))
         for r, name in ((e.weights, "weights"), (e.scales, "scales")):
             if r is not None and r.length:
                 reads.append(range_access(r, f"{label} {name}"))
-        writes = [fm_access(e.ofm, f"{label} OFM")]
+        writes = [self.fm(e.ofm, f"{label} OFM")]
         for dma_label, src, dst in self.dmas:
             for a in reads + writes:
                 if a.overlaps(dst):
@@ -152,7 +206,7 @@ class Replay:
         src, dst = range_access(e.src, f"{label} source"), range_access(e.dst, f"{label} destination")
         if e.dst.region == INTERNAL_REGION:  # a lookup table into the shared buffer: only its source is checked
             self.read(src)
-            self.dmas.append((label, src, Access(INTERNAL_REGION, 0, 0, np.zeros(0, dtype=bool), dst.label)))
+            self.dmas.append((label, src, Access(INTERNAL_REGION, 0, 0, None, dst.label)))
             return
         for op_label, reads, writes in self.kernels:
             if any(dst.overlaps(a) for a in reads + writes) or any(src.overlaps(a) for a in writes):
@@ -160,9 +214,10 @@ class Replay:
         # A DMA copies bytes as they are: what was never written stays unwritten at the destination
         # (padding copied with a whole buffer), and is caught only if a kernel reads it.
         source = self.bounds(src)
-        copied = source.written[src.lo:src.hi].copy()
+        written = np.ones(src.hi - src.lo, dtype=bool) if source.pristine else source.written[src.lo:src.hi]
+        copied = None if written.all() else written.copy()
         self.read(Access(src.region, src.lo, src.hi, copied, src.label))
-        if copied.any():
+        if written.any():
             self.write(Access(dst.region, dst.lo, dst.hi, copied, dst.label))
         self.bounds(dst)
         self.dmas.append((label, src, dst))
@@ -188,7 +243,7 @@ class Replay:
 
     def touch(self, region: int, offset: int, size: int, *, write: bool, label: str) -> None:
         """A whole tensor read or written outside the NPU (by the CPU or the caller)."""
-        a = Access(region, offset, offset + size, np.ones(size, dtype=bool), label)
+        a = Access(region, offset, offset + size, None, label)
         if write:
             self.write(a)
         else:
