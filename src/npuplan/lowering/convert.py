@@ -18,7 +18,7 @@ from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding
 from npuplan.lowering.strided_conv import fold_stride_into_depth
-from npuplan.lowering.support import BINARY_ELEMENTWISE
+from npuplan.lowering.support import BINARY_ELEMENTWISE, max_pool_view
 
 Converter = Callable[[Op], tuple[NpuOp, ...]]
 
@@ -234,13 +234,17 @@ def convert_requantize(op: Op) -> tuple[NpuOp, ...]:
 
 
 def convert_reduce_max(op: Op) -> tuple[NpuOp, ...]:
-    """REDUCE_MAX over height and width -> one max pool over the whole plane."""
+    """REDUCE_MAX -> one max pool over the reduced axes of the IFM's view (``max_pool_view``)."""
     ifm, ofm = _ifm_ofm(op)
-    shape = ifm.shape4d
+    axis = op.inputs[1]
+    assert axis is not None and axis.data is not None
+    found = max_pool_view(ifm.shape, [int(a) for a in axis.data.reshape(-1)])
+    assert not isinstance(found, str), found
+    (n, h, w, c), kh, kw = found
     return (
         NpuOp(
             name=op_name(op), tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING, ifm=ifm,
-            ifm_shape=shape, ofm=ofm, ofm_shape=Shape4D(1, 1, 1, shape.c), kernel=Kernel(shape.h, shape.w),
-            pool=PoolKind.MAX, source_index=op.index,
+            ifm_shape=Shape4D(n, h, w, c), ofm=ofm, ofm_shape=Shape4D(n, 1 if kh > 1 else h, 1 if kw > 1 else w, c),
+            kernel=Kernel(kh, kw), pool=PoolKind.MAX, source_index=op.index,
         ),
     )

@@ -332,17 +332,46 @@ def _mean(op: Op) -> str | None:
     return None
 
 
+def max_pool_view(ifm_shape: tuple[int, ...], axes: list[int]) -> tuple[tuple[int, int, int, int], int, int] | str:
+    """How a REDUCE_MAX over ``axes`` of an IFM of ``ifm_shape`` runs as one max pool: the 4D view
+    of the IFM's NHWC bytes, the kernel height and width, or why it cannot.
+
+    Over height and/or width the kernel covers them. Depth is reduced by viewing the map with its
+    depth laid along the width (and depth 1): over depth alone (1, H*W, C, 1) with a 1 x C kernel,
+    with width too (1, H, W*C, 1) with a 1 x W*C kernel (or H x W*C also over height). Axes of
+    size 1 reduce nothing. Height and depth without width are not contiguous: not a pool.
+    """
+    rank = len(ifm_shape)
+    if not 1 <= rank <= 4 or any(not -rank <= a < rank for a in axes):
+        return f"Axis indices must be in the range [-rank, rank) of an IFM of rank 1 to 4 (axes {axes}, rank {rank})"
+    dims = [1] * (4 - rank) + list(ifm_shape)
+    reduced = [False] * (4 - rank) + [i in {a % rank for a in axes} for i in range(rank)]
+    n, h, w, c = dims
+    red_h, red_w, red_c = (r and d > 1 for r, d in zip(reduced[1:], dims[1:]))
+    if n != 1:
+        return f"REDUCE_MAX runs on the NPU with a batch of 1 (it is {n})"
+    if not red_c:
+        view, kh, kw = (1, h, w, c), (h if red_h else 1), (w if red_w else 1)
+    elif not red_h and not red_w:
+        view, kh, kw = (1, h * w, c, 1), 1, c
+    elif red_w or w == 1:
+        view, kh, kw = (1, h, w * c, 1), (h if red_h else 1), w * c
+    else:
+        return "REDUCE_MAX over height and depth needs the width reduced too (the reduced bytes must be contiguous)"
+    if max(view) > _TENS_DIM_RANGE[1]:
+        return f"The IFM seen as a pool's input must have dimensions of at most {_TENS_DIM_RANGE[1]} (it is {list(view)})"
+    if not (_FILTER_HEIGHT_RANGE[0] <= kh <= _FILTER_HEIGHT_RANGE[1] and kh * kw <= _FILTER_PRODUCT_RANGE[1]):
+        return f"The pooled area must be at most 256 rows and 65536 elements (it is {kh}x{kw})"
+    return view, kh, kw
+
+
 def _reduce_max(op: Op) -> str | None:
     ifm, axis = op.inputs[0], op.inputs[1]
     assert ifm is not None and axis is not None
-    if axis.data is None or len(ifm.shape) != 4:
-        return "Axis indices must be constant and the IFM 4D"
-    if sorted({int(a) % 4 for a in axis.data.reshape(-1)}) != [1, 2]:
-        return "REDUCE_MAX runs on the NPU over height and width only (a max pool)"
-    h, w = ifm.shape[1], ifm.shape[2]
-    if not (_FILTER_HEIGHT_RANGE[0] <= h <= _FILTER_HEIGHT_RANGE[1] and h * w <= _FILTER_PRODUCT_RANGE[1]):
-        return f"The pooled area must be at most 256 rows and 65536 elements (it is {h}x{w})"
-    return None
+    if axis.data is None:
+        return "Axis indices must be constant"
+    found = max_pool_view(ifm.shape, [int(a) for a in axis.data.reshape(-1)])
+    return found if isinstance(found, str) else None
 
 
 def _pad(op: Op) -> str | None:

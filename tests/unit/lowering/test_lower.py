@@ -248,9 +248,26 @@ def test_sum_is_a_mean_and_reduce_max_over_the_plane_is_a_max_pool() -> None:
     assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "Mul"]
     (pool,) = lower(model(graph([op("REDUCE_MAX", [x, axes], [y], 0, keep_dims=True)], [x], [y])), U55_128).npu_ops
     assert (pool.op_type, pool.kernel.height, pool.kernel.width) == ("MaxPool", 6, 5)
-    depth, z = const("depth", [3], DataType.INT32, None), fm("z", (1, 6, 5, 1))
-    (cpu,) = lower(model(graph([op("REDUCE_MAX", [x, depth], [z], 0)], [x], [z])), U55_128).ops
-    assert isinstance(cpu, CpuOp) and "height and width only" in cpu.reason
+
+
+def test_reduce_max_over_depth_or_one_axis_is_a_max_pool_over_a_view() -> None:
+    """Over depth, the map's NHWC bytes are seen with the depth along the width (a 1 x C kernel);
+    over one axis of a 3-D tensor (GlobalMaxPooling1D), a 1 x L kernel. Height and depth without
+    width are not contiguous and stay on the CPU."""
+    x = fm("x", (1, 6, 5, 8))
+    cases = [((1, 6, 5, 8), [3], (1, 6, 5, 1), Shape4D(1, 30, 8, 1), (1, 8), Shape4D(1, 30, 1, 1)),
+             ((1, 6, 5, 8), [2, 3], (1, 6, 1, 1), Shape4D(1, 6, 40, 1), (1, 40), Shape4D(1, 6, 1, 1)),
+             ((1, 300, 24), [1], (1, 24), Shape4D(1, 1, 300, 24), (1, 300), Shape4D(1, 1, 1, 24))]
+    for shape, axes, out, view, kernel, out_view in cases:
+        x, y = fm("x", shape), fm("y", out)
+        axis = const("axis", axes, DataType.INT32, None)
+        (pool,) = lower(model(graph([op("REDUCE_MAX", [x, axis], [y], 0)], [x], [y])), U55_128).npu_ops
+        assert (pool.op_type, pool.ifm_shape, (pool.kernel.height, pool.kernel.width)) == ("MaxPool", view, kernel)
+        assert pool.ofm_shape == out_view
+    x, z = fm("x", (1, 6, 5, 8)), fm("z", (1, 1, 5, 1))
+    axis = const("axis", [1, 3], DataType.INT32, None)
+    (cpu,) = lower(model(graph([op("REDUCE_MAX", [x, axis], [z], 0)], [x], [z])), U55_128).ops
+    assert isinstance(cpu, CpuOp) and "contiguous" in cpu.reason
 
 
 def test_conv_weights_of_the_wrong_rank_or_channels_stay_on_cpu() -> None:
