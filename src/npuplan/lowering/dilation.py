@@ -41,6 +41,14 @@ def _sole_reader(graph: Graph, op: Op, kinds: frozenset[str]) -> Op | None:
     return readers[0]
 
 
+def _plain_valid(conv: Op) -> bool:
+    """A VALID, stride-1, undilated convolution (the middle of the pattern)."""
+    o = conv.options
+    strides = (int(o.get("stride_h", 1)), int(o.get("stride_w", 1)))
+    dilations = (int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1)))
+    return o.get("padding") == "VALID" and strides == (1, 1) and dilations == (1, 1)
+
+
 def _dilated(graph: Graph, s2b: Op) -> tuple[Op, Op, Op] | None:
     """``(s2b, conv, b2s)`` and the rewritten conv, when ``s2b`` starts the pattern."""
     conv = _sole_reader(graph, s2b, _CONVS)
@@ -53,10 +61,7 @@ def _dilated(graph: Graph, s2b: Op) -> tuple[Op, Op, Op] | None:
         return None
     if block[0] != block[1] or block[0] < 2 or len(pads) != 4 or len(crops) != 4:
         return None
-    o = conv.options
-    if o.get("padding") != "VALID" or int(o.get("stride_h", 1)) != 1 or int(o.get("stride_w", 1)) != 1:
-        return None
-    if int(o.get("dilation_h_factor", 1)) != 1 or int(o.get("dilation_w_factor", 1)) != 1:
+    if not _plain_valid(conv):
         return None
     src, mid_in, mid_out, dst = s2b.inputs[0], s2b.outputs[0], conv.outputs[0], b2s.outputs[0]
     if src is None or src.quant != mid_in.quant or mid_out.quant != dst.quant or len(src.shape) != 4:
@@ -107,10 +112,7 @@ def _dilated_1d(graph: Graph, s2b: Op) -> tuple[tuple[Op, ...], tuple[Op, ...]] 
         return None
     if len(pads) != 2 or len(crops) != 2:
         return None
-    o = conv.options
-    if o.get("padding") != "VALID" or int(o.get("stride_h", 1)) != 1 or int(o.get("stride_w", 1)) != 1:
-        return None
-    if int(o.get("dilation_h_factor", 1)) != 1 or int(o.get("dilation_w_factor", 1)) != 1:
+    if not _plain_valid(conv):
         return None
     moved = (s2b.outputs[0], expand.outputs[0], conv.outputs[0], back.outputs[0])
     dst, weights = b2s.outputs[0], conv.inputs[1]
