@@ -383,8 +383,6 @@ def _pad(op: Op) -> str | None:
     values = pads.data.reshape(-1, 2)
     if len(values) == 4 and values[0].any():
         return "The pad tensor can only pad height, width and depth"
-    if values[-1].any():
-        return "The pad tensor can only pad width and height"
     return None
 
 

@@ -88,6 +88,19 @@ def test_pad_before_maxpool_is_five_copies() -> None:
     assert ops[5].pool is PoolKind.MAX and ops[5].ofm_write_shape is None
 
 
+def test_pad_of_the_depth_adds_near_and_far_fills() -> None:
+    """Padding the depth (as Vela legacy runs it): the main copy at the near depth, the height and
+    width fills over the input's depth, then two fills of the whole map's near and far channels."""
+    x, p = fm("x", (1, 8, 8, 8)), fm("p", (1, 9, 8, 13))
+    pads = const("pads", [[0, 0], [1, 0], [0, 0], [2, 3]], DataType.INT32, None)
+    ops = lower(model(graph([op("PAD", [x, pads], [p])], [x], [p])), U55_128).npu_ops
+    assert [o.name for o in ops] == ["p_main", "p_top", "p_near", "p_far"]
+    assert [o.ofm_write_offset for o in ops] == [Shape4D(0, 1, 0, 2), Shape4D(0, 0, 0, 2), Shape4D(0, 0, 0, 0),
+                                                 Shape4D(0, 0, 0, 10)]
+    assert [o.ofm_write_shape for o in ops] == [Shape4D(1, 8, 8, 8), Shape4D(1, 1, 8, 8), Shape4D(1, 9, 8, 2),
+                                                Shape4D(1, 9, 8, 3)]
+
+
 def test_concat_writes_at_offsets() -> None:
     a, b, c = fm("a", (1, 4, 4, 3)), fm("b", (1, 4, 4, 5)), fm("c", (1, 4, 4, 8))
     ops = lower(model(graph([op("CONCATENATION", [a, b], [c], axis=3)], [a, b], [c])), U55_128).npu_ops
