@@ -44,7 +44,7 @@ from npuplan.lowering.ofm_views import kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
-from npuplan.lowering.reshapes import drop_noop_reshapes
+from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, convert_transpose, fuse_slice_reads
@@ -111,6 +111,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     graph, gone = fold_upsampling(graph)
     removed += gone
     graph, gone = fold_dilated_convolutions(graph)
+    removed += gone
+    graph, gone = fold_pack_reshapes(graph)
     removed += gone
     graph, gone = fold_mul_max(graph)
     removed += gone

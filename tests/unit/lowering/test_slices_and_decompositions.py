@@ -123,3 +123,20 @@ def test_argmax_over_depth_is_shift_maxpool_and_widen() -> None:
     deep = fm("deep", (1, 4, 6, 200))
     (cpu,) = _lower([op("ARG_MAX", [deep, _i32("axis", 3)], [y], 0)], [deep], [y]).ops
     assert isinstance(cpu, CpuOp) and "no greater than 127" in cpu.reason
+
+
+def test_pack_to_5d_flattened_by_a_reshape_is_a_concatenation() -> None:
+    """``tf.reshape(tf.stack([a, b], axis=3), (1, 8, 8, 16))``: the 5-D PACK and its RESHAPE merging
+    the new axis with the depth are one concatenation along the depth; merging it with the axis
+    before (an interleave) is not, and stays on the CPU."""
+    a, b = fm("a", (1, 8, 8, 8)), fm("b", (1, 8, 8, 8))
+    for merged, concat in (((1, 8, 8, 16), True), ((1, 8, 16, 8), False)):
+        stacked, out = fm("stacked", (1, 8, 8, 2, 8)), fm("out", merged)
+        ops = [op("PACK", [a, b], [stacked], 0, axis=3, values_count=2),
+               op("RESHAPE", [stacked, const("shape", list(merged), DataType.INT32, None)], [out], 1)]
+        lg = lower(model(graph(ops, [a, b], [out])), U55_128)
+        if concat:
+            assert not lg.cpu_ops and [o.tflite_type for o in lg.npu_ops] == ["CONCATENATION"] * 2
+            assert [o.ofm_write_offset for o in lg.npu_ops] == [Shape4D(0, 0, 0, 0), Shape4D(0, 0, 0, 8)]
+        else:
+            assert {o.tflite_type for o in lg.cpu_ops} == {"PACK", "RESHAPE"}
