@@ -16,7 +16,7 @@ import numpy as np
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
-from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding
+from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding, standalone_activation
 from npuplan.lowering.strided_conv import fold_stride_into_depth
 from npuplan.lowering.support import BINARY_ELEMENTWISE, max_pool_view
 
@@ -190,7 +190,7 @@ def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
     """An activation that could not be fused: LUT ones become Add(x, 0) with the LUT, like Vela;
     clamps run as a 1x1 average pool with the activation in its output stage."""
     ifm, ofm = _ifm_ofm(op)
-    activation = STANDALONE_ACTIVATIONS[op.type]
+    activation = standalone_activation(op)
     if activation is Activation.LUT:
         zero = Tensor(ifm.name + "_scalar0", (), ifm.dtype, ifm.quant, np.zeros((), dtype=np.int8))
         return (
@@ -201,11 +201,12 @@ def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
                 elementwise="ADD", source_index=op.index,
             ),
         )
+    builtin = activation in (Activation.TANH, Activation.SIGMOID)  # int16: Vela's "<name>_avgpool"
     return (
         NpuOp(
-            name=op_name(op), tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
-            ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, activation=activation,
-            pool=PoolKind.AVERAGE, source_index=op.index,
+            name=f"{op_name(op)}_avgpool" if builtin else op_name(op), tflite_type=op.type, op_type="AvgPool",
+            block_type=BlockType.POOLING, ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d,
+            activation=activation, pool=PoolKind.AVERAGE, source_index=op.index,
         ),
     )
 

@@ -147,6 +147,23 @@ def test_unfused_hard_swish_is_lut_add_on_u55_64() -> None:
     assert len(fused) == 1 and fused[0].activation is Activation.LUT and fused[0].name == "y"
 
 
+def test_int16_tanh_and_sigmoid_are_the_hardware_functions_in_their_own_pool() -> None:
+    """int16 TANH/LOGISTIC: the NPU's own functions (no table to load), each in a 1x1 average pool
+    named as Vela names it and never fused into the producer; int8 ones are fused LUTs."""
+    from npuplan.schedule.cost_adapter import lut_access
+
+    for kind, activation in (("TANH", Activation.TANH), ("LOGISTIC", Activation.SIGMOID)):
+        x, y, z = fm("x", (1, 8, 8, 4), DataType.INT16), fm("y", (1, 8, 8, 8), DataType.INT16), \
+            fm("z", (1, 8, 8, 8), DataType.INT16)
+        ops = lower(model(graph([conv(x, y), op(kind, [y], [z], 1)], [x], [z])), U55_128).npu_ops
+        assert [(o.op_type, o.name, o.activation) for o in ops] == [
+            ("Conv2DBias", "y", Activation.NONE), ("AvgPool", "z_avgpool", activation)]
+        assert lut_access(ops[1], None) is None  # type: ignore[arg-type]
+        x8, y8, z8 = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8)), fm("z", (1, 8, 8, 8))
+        (fused,) = lower(model(graph([conv(x8, y8), op(kind, [y8], [z8], 1)], [x8], [z8])), U55_128).npu_ops
+        assert fused.activation is Activation.LUT
+
+
 def _unary(kind: str, dtype: DataType = DataType.INT8, **options: object):
     x, y = fm("x", (1, 6, 6, 8), dtype), fm("y", (1, 6, 6, 8), dtype)
     return lower(model(graph([op(kind, [x], [y], 0, **options)], [x], [y])), U55_128)
