@@ -73,6 +73,9 @@ def test_int8_softmax_is_31_ops() -> None:
     assert len(ops) == 31 == len(softmax_steps(DataType.INT8))
     assert ops[0].op_type == "MaxPool" and ops[3].block_type == BlockType.REDUCE_SUM
     assert ops[-1].ofm is y and ops[1].activation is Activation.LUT
+    # the final scaling multiplies the exponentials (step 1), as Vela's does; the SHR'd copy of
+    # them (step 2) only feeds the sum
+    assert ops[29].ifm is ops[1].ofm and ops[3].ifm is ops[2].ofm and ops[29].ifm2 is ops[28].ofm
 
 
 def test_pad_before_maxpool_is_five_copies() -> None:
