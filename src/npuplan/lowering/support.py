@@ -195,9 +195,9 @@ def _bias(op: Op) -> str | None:
 def _depth_multiplier(op: Op) -> str | None:
     mult = int(op.options.get("depth_multiplier", 1))
     ifm, ofm = op.inputs[0], op.outputs[0]
-    if mult > 1 and ifm is not None and not (ifm.shape[-1] == 1 and ofm.shape[-1] == mult):
-        return ("For depth multipliers > 1, IFM channels must be 1 and OFM channels must be equal to the "
-                f"depth multiplier (IFM channels {ifm.shape[-1]}, OFM channels {ofm.shape[-1]}, multiplier {mult})")
+    if mult > 1 and ifm is not None and ofm.shape[-1] != ifm.shape[-1] * mult:
+        return ("For depth multipliers > 1, OFM channels must be IFM channels times the depth multiplier "
+                f"(IFM channels {ifm.shape[-1]}, OFM channels {ofm.shape[-1]}, multiplier {mult})")
     return None
 
 
