@@ -45,9 +45,10 @@ from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
+from npuplan.lowering.transposes import convert_transpose, fold_transpose_views
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
-from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, convert_transpose, fuse_slice_reads
+from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
 from npuplan.lowering.upsampling import fold_upsampling
@@ -113,6 +114,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     graph, gone = fold_dilated_convolutions(graph)
     removed += gone
     graph, gone = fold_pack_reshapes(graph)
+    removed += gone
+    graph, gone = fold_transpose_views(graph)
     removed += gone
     graph, gone = fold_mul_max(graph)
     removed += gone

@@ -21,7 +21,8 @@ from npuplan.lowering.argmax import argmax_reason
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
 from npuplan.lowering.memory_ops import mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
-from npuplan.lowering.slices import SLICE_TYPES, slice_reason, transpose_reason
+from npuplan.lowering.slices import SLICE_TYPES, slice_reason
+from npuplan.lowering.transposes import transpose_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
