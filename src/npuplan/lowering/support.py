@@ -88,6 +88,14 @@ def _no_dynamic(op: Op) -> str | None:
     return None
 
 
+def _scales(op: Op) -> str | None:
+    """A quantized tensor of scale 0 (an exporter's all-zero tensor, e.g. a FILL of zeros) has no
+    rescaling the hardware can apply."""
+    bad = [t.name for t in _tensors(op) if t.quant is not None and t.dtype != DataType.INT32 and t.quant.scale
+           and any(s == 0 for s in t.quant.scale) and not (t.is_constant and t in op.inputs[1:])]
+    return f"Quantization scales must not be 0: {', '.join(bad)}" if bad else None
+
+
 def _max_4d(op: Op) -> str | None:
     bad = [t.name for t in _tensors(op) if len(t.shape) > 4]
     return f"Input(s) and Output tensors must not be greater than 4D: {', '.join(bad)}" if bad else None
@@ -401,7 +409,7 @@ def _concat(op: Op) -> str | None:
     return None
 
 
-_SEMANTIC: tuple[Check, ...] = (_no_dynamic, _max_4d)
+_SEMANTIC: tuple[Check, ...] = (_no_dynamic, _max_4d, _scales)
 _GENERIC: tuple[Check, ...] = (_dtypes, _quantized, _dims, _batch, _fused_activation)
 _SPECIFIC: dict[str, Check] = {
     "CONV_2D": _conv,
