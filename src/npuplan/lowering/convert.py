@@ -17,7 +17,7 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding, standalone_activation
-from npuplan.lowering.depth_multiplier import convert_depth_multiplier, has_depth_multiplier
+from npuplan.lowering.grouped import conv_groups, convert_depth_multiplier, convert_grouped_conv, has_depth_multiplier
 from npuplan.lowering.strided_conv import fold_stride_into_depth
 from npuplan.lowering.support import BINARY_ELEMENTWISE, max_pool_view
 
@@ -71,7 +71,10 @@ def hardware_dilation(op: Op, weights: np.ndarray, zero_point: int) -> tuple[np.
 
 
 def convert_conv(op: Op) -> tuple[NpuOp, ...]:
-    """CONV_2D -> Conv2DBias; a 1x1 kernel on a 1x1 IFM -> FullyConnected (as Vela does)."""
+    """CONV_2D -> Conv2DBias; a 1x1 kernel on a 1x1 IFM -> FullyConnected (as Vela does); a grouped
+    conv -> one Conv2DBias per group (``grouped``)."""
+    if conv_groups(op) > 1:
+        return convert_grouped_conv(op, kernel_for=hardware_dilation)
     ifm, ofm = _ifm_ofm(op)
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
@@ -106,7 +109,7 @@ def _scalar_zero_point(tensor: Tensor) -> int:
 
 def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
     """DEPTHWISE_CONV_2D -> DepthwiseConv2DBias (weights 1 x H x W x C); with a depth multiplier
-    over several input channels, convolutions (``depth_multiplier``)."""
+    over several input channels, convolutions (``grouped``)."""
     if has_depth_multiplier(op):
         return convert_depth_multiplier(op, kernel_for=hardware_dilation)
     ifm, ofm = _ifm_ofm(op)

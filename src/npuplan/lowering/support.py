@@ -19,6 +19,7 @@ from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 from npuplan.lowering.argmax import argmax_reason
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
+from npuplan.lowering.grouped import conv_groups
 from npuplan.lowering.memory_ops import mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
 from npuplan.lowering.slices import SLICE_TYPES, slice_reason
@@ -172,7 +173,15 @@ def _conv(op: Op) -> str | None:
         return f"Dilated kernel height must be in the range [1, 64] (it is {dkh})"
     if not (_DILATED_PRODUCT_RANGE[0] <= dkh * dkw <= _DILATED_PRODUCT_RANGE[1]):
         return f"Product of dilated kernel width and height must be in the range [1, 4096] (it is {dkh * dkw})"
-    return _weight_sum(op) or _bias(op) or (_depth_multiplier(op) if op.type == "DEPTHWISE_CONV_2D" else None)
+    return _weight_sum(op) or _bias(op) or (_depth_multiplier(op) if op.type == "DEPTHWISE_CONV_2D" else _groups(op))
+
+
+def _groups(op: Op) -> str | None:
+    groups = conv_groups(op)  # weights whose input depth does not divide the IFM's are checked before
+    depth = op.outputs[0].shape[-1]
+    if groups > 1 and depth % groups:
+        return f"OFM depth must be a multiple of the groups (OFM depth {depth}, {groups} groups)"
+    return None
 
 
 def _weight_sum(op: Op) -> str | None:

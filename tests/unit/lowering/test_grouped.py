@@ -1,5 +1,6 @@
-"""A depthwise convolution with a depth multiplier over several input channels runs as
-convolutions over groups of 16 input channels, each reading and writing at a depth offset."""
+"""Convolutions over groups of channels: a grouped CONV_2D as one convolution per group, and a
+depthwise convolution with a depth multiplier over several input channels as convolutions over
+groups of 16 input channels, each reading and writing at a depth offset."""
 
 from __future__ import annotations
 
@@ -55,3 +56,35 @@ def test_one_group_is_one_convolution_and_plans_validate(tmp_path: Path) -> None
             result = plan(path, optimise=optimise)
             validate_plan(result)
             assert not result.lowered.cpu_ops
+
+
+def _grouped(channels: int = 16, per_group: int = 4, outs: int = 32):
+    x, y = fm("x", (1, 8, 8, channels)), fm("y", (1, 8, 8, outs))
+    values = np.arange(outs * 9 * per_group).reshape(outs, 3, 3, per_group) % 11 - 5
+    w = const("w", values, DataType.INT8, WQ)
+    b = const("b", np.arange(outs), DataType.INT32, None)
+    conv = op("CONV_2D", [x, w, b], [y], 0, padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+              dilation_w_factor=1, fused_activation_function="RELU")
+    return model(graph([conv], [x], [y])), values
+
+
+def test_a_grouped_conv_is_one_convolution_per_group_and_plans_validate(tmp_path: Path) -> None:
+    m, values = _grouped()
+    ops = lower(m, accelerator("ethos-u55-128")).npu_ops
+    assert len(ops) == 4 and all(o.op_type == "Conv2DBias" for o in ops)
+    assert [o.ifm_read_offset for o in ops] == [Shape4D(0, 0, 0, 4 * g) for g in range(4)]
+    assert [o.ofm_write_offset for o in ops] == [Shape4D(0, 0, 0, 8 * g) for g in range(4)]
+    assert all(o.ifm_shape.c == 4 and o.ofm_write_shape == Shape4D(1, 8, 8, 8) for o in ops)
+    assert ops[2].weights is not None and (ops[2].weights == values[16:24]).all()
+    assert ops[2].bias is not None and list(ops[2].bias) == list(range(16, 24))
+    path = tmp_path / "grouped.tflite"
+    path.write_bytes(write_tflite(m))
+    for optimise in ("Performance", "Size"):
+        result = plan(path, optimise=optimise)
+        validate_plan(result)
+        assert not result.lowered.cpu_ops
+
+
+def test_weights_whose_input_depth_does_not_divide_the_ifm_depth_stay_on_the_cpu() -> None:
+    (cpu,) = lower(_grouped(channels=10)[0], accelerator("ethos-u55-128")).ops
+    assert "input channels must divide the IFM's 10" in cpu.reason  # type: ignore[union-attr]
