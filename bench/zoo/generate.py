@@ -514,6 +514,24 @@ def wide_net(h=8, w=320, channels=3, width=16):
     return tf.keras.Model(inp, L.Conv2D(8, 1)(x))
 
 
+def resnext(size=32, width=32, groups=4, blocks=2):
+    """ResNeXt-style bottlenecks: 1x1, a grouped 3x3 (Conv2D groups), 1x1, residual add."""
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(width, 3, strides=2, padding="same", activation="relu")(inp)
+    for _ in range(blocks):
+        y = L.Conv2D(width, 1, activation="relu")(x)
+        y = L.Conv2D(width, 3, padding="same", groups=groups, activation="relu")(y)
+        y = L.Conv2D(width, 1)(y)
+        x = L.ReLU()(L.Add()([x, y]))
+    return tf.keras.Model(inp, L.Dense(10)(L.GlobalAveragePooling2D()(x)))
+
+
+def gru_net(steps=8, features=12, units=16):
+    """A GRU unrolled into its gate ops (FULLY_CONNECTED, SPLIT, LOGISTIC, TANH, MUL, SUB, ADD)."""
+    inp = L.Input((steps, features))
+    return tf.keras.Model(inp, L.Dense(4)(L.GRU(units, unroll=True)(inp)))
+
+
 def _broadcast_hw(x):
     """Multiply by a row profile (1, 1, W, C) and add a column (1, H, 1, 1)."""
     row = tf.reduce_mean(x, axis=1, keepdims=True)
@@ -588,6 +606,11 @@ HOLDOUT = {
     "op_avgpool_valid_2x3": ("single", lambda: single(L.AveragePooling2D((2, 3), (2, 3), padding="valid"), (20, 21, 12))),
     "op_conv_7x7_s2": ("single", lambda: single(L.Conv2D(24, 7, strides=2, padding="same"), (40, 40, 3))),
     "op_conv_dilated_same_r4": ("single", lambda: single(L.Conv2D(8, 3, dilation_rate=4, padding="same"), (24, 24, 8))),
+    "resnext_32": ("resnext", lambda: resnext(32, 32, 4, 2)),
+    "resnext_48_g8": ("resnext", lambda: resnext(48, 32, 8, 1)),
+    "gru_8x12": ("gru", lambda: gru_net(8, 12, 16)),
+    "gru_int16_8x12": ("int16", lambda: gru_net(8, 12, 16)),
+    "op_reduce_min": ("single", lambda: single(lambda x: tf.reduce_min(x, axis=[1, 2], keepdims=True), (8, 8, 8))),
 }
 SETS = {"zoo": FAMILIES, "holdout": HOLDOUT}
 INT16 = {name for name, (family, _) in HOLDOUT.items() if family == "int16"}
