@@ -241,18 +241,42 @@ def convert_requantize(op: Op) -> tuple[NpuOp, ...]:
     )
 
 
-def convert_reduce_max(op: Op) -> tuple[NpuOp, ...]:
-    """REDUCE_MAX -> one max pool over the reduced axes of the IFM's view (``max_pool_view``)."""
-    ifm, ofm = _ifm_ofm(op)
+def _reduce_max_pool(op: Op, name: str, ifm: Tensor, ofm: Tensor) -> NpuOp:
+    """One max pool over the reduced axes of ``ifm``'s view (``max_pool_view``), writing ``ofm``."""
     axis = op.inputs[1]
     assert axis is not None and axis.data is not None
     found = max_pool_view(ifm.shape, [int(a) for a in axis.data.reshape(-1)])
     assert not isinstance(found, str), found
     (n, h, w, c), kh, kw = found
-    return (
-        NpuOp(
-            name=op_name(op), tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING, ifm=ifm,
-            ifm_shape=Shape4D(n, h, w, c), ofm=ofm, ofm_shape=Shape4D(n, 1 if kh > 1 else h, 1 if kw > 1 else w, c),
-            kernel=Kernel(kh, kw), pool=PoolKind.MAX, source_index=op.index,
-        ),
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING, ifm=ifm,
+        ifm_shape=Shape4D(n, h, w, c), ofm=ofm, ofm_shape=Shape4D(n, 1 if kh > 1 else h, 1 if kw > 1 else w, c),
+        kernel=Kernel(kh, kw), pool=PoolKind.MAX, source_index=op.index,
     )
+
+
+def convert_reduce_max(op: Op) -> tuple[NpuOp, ...]:
+    """REDUCE_MAX -> one max pool over the reduced axes of the IFM's view (``max_pool_view``)."""
+    ifm, ofm = _ifm_ofm(op)
+    return (_reduce_max_pool(op, op_name(op), ifm, ofm),)
+
+
+def convert_reduce_min(op: Op) -> tuple[NpuOp, ...]:
+    """REDUCE_MIN -> min(x) = c - max(c - x), as Vela's default core runs it: an inverting Sub from
+    the constant ``c`` (the type's largest value, so the integers map onto themselves reversed), the
+    max pool of REDUCE_MAX, and the Sub inverting back into the OFM."""
+    ifm, ofm = _ifm_ofm(op)
+    top = np.full((), np.iinfo(np.dtype(ifm.dtype.value)).max, dtype=np.int64)
+    top.flags.writeable = False
+    const = Tensor(f"{ifm.name}_reducemin_max", (), ifm.dtype, ifm.quant, top)
+    inverted = Tensor(f"{ifm.name}_reducemin_invert", ifm.shape, ifm.dtype, ifm.quant)
+    pooled = Tensor(f"{ofm.name}_reducemin_invert_back", ofm.shape, ofm.dtype, ofm.quant)
+    pool = _reduce_max_pool(op, pooled.name, inverted, pooled)
+
+    def invert(name: str, src: Tensor, shape: Shape4D, dst: Tensor) -> NpuOp:
+        return NpuOp(name=name, tflite_type=op.type, op_type="Sub", block_type=BlockType.ELEMENTWISE, ifm=const,
+                     ifm_shape=Shape4D(), ifm2=src, ifm2_shape=shape, ofm=dst, ofm_shape=shape, elementwise="SUB",
+                     source_index=op.index)
+
+    return (invert(inverted.name, ifm, pool.ifm_shape, inverted), pool,
+            invert(op_name(op), pooled, pool.ofm_shape, ofm))

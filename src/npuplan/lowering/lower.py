@@ -25,6 +25,7 @@ from npuplan.lowering.convert import (
     convert_fully_connected,
     convert_pool,
     convert_reduce_max,
+    convert_reduce_min,
     convert_requantize,
     convert_standalone_activation,
     convert_unary_elementwise,
@@ -83,6 +84,7 @@ _CONVERTERS: dict[str, Converter] = {
     "ARG_MAX": convert_argmax,
     "SUM": convert_mean,
     "REDUCE_MAX": convert_reduce_max,
+    "REDUCE_MIN": convert_reduce_min,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
     "LEAKY_RELU": lambda op: (convert_leaky_relu_16(op) if is_decomposed_leaky_relu(op)

@@ -41,7 +41,7 @@ LOWERED_TYPES = (
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
                  "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE", "ARG_MAX", "SUM",
-                 "REDUCE_MAX"})
+                 "REDUCE_MAX", "REDUCE_MIN"})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
@@ -392,6 +392,15 @@ def _reduce_max(op: Op) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def _reduce_min(op: Op) -> str | None:
+    """REDUCE_MIN runs as REDUCE_MAX between two integer inversions, which keep the quantization."""
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    if ifm.dtype not in (DataType.INT8, DataType.UINT8, DataType.INT16) or ifm.dtype != ofm.dtype or ifm.quant != ofm.quant:
+        return "IFM and OFM must be int8, uint8 or int16 of the same type and quantization"
+    return _reduce_max(op)
+
+
 def _pad(op: Op) -> str | None:
     pads = op.inputs[1] if len(op.inputs) > 1 else None
     if pads is None or pads.data is None:
@@ -443,6 +452,7 @@ _SPECIFIC: dict[str, Check] = {
     "ARG_MAX": argmax_reason,
     "SUM": _mean,  # a MEAN whose last step scales by the output's quantization instead of 1/N
     "REDUCE_MAX": _reduce_max,
+    "REDUCE_MIN": _reduce_min,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
 }

@@ -303,6 +303,23 @@ def test_reduce_max_over_depth_or_one_axis_is_a_max_pool_over_a_view() -> None:
     assert isinstance(cpu, CpuOp) and "contiguous" in cpu.reason
 
 
+def test_reduce_min_is_a_max_pool_between_two_integer_inversions() -> None:
+    """min(x) = c - max(c - x), c the type's largest value (as Vela's default core runs it): a Sub
+    from the scalar c, REDUCE_MAX's pool over the same view, a Sub from c into the OFM."""
+    x, y = fm("x", (1, 6, 5, 8)), fm("y", (1, 1, 1, 8))
+    axes = const("axes", [1, 2], DataType.INT32, None)
+    invert, pool, back = lower(model(graph([op("REDUCE_MIN", [x, axes], [y], 0, keep_dims=True)], [x], [y])),
+                               U55_128).npu_ops
+    assert [o.op_type for o in (invert, pool, back)] == ["Sub", "MaxPool", "Sub"]
+    # the feature map is read as the IFM, the scalar as IFM2 (the hardware's reversed operands)
+    assert invert.ifm is x and invert.ifm2 is not None and invert.ifm2.data is not None and int(invert.ifm2.data) == 127
+    assert (pool.ifm, pool.kernel.height, pool.kernel.width) == (invert.ofm, 6, 5)
+    assert back.ifm is pool.ofm and back.ifm2 is invert.ifm2 and back.ofm is y
+    requantized = fm("r", (1, 1, 1, 8), quant=Quantization(scale=(0.1,), zero_point=(0,)))
+    (cpu,) = lower(model(graph([op("REDUCE_MIN", [x, axes], [requantized], 0)], [x], [requantized])), U55_128).ops
+    assert isinstance(cpu, CpuOp) and "same type and quantization" in cpu.reason
+
+
 def test_conv_weights_of_the_wrong_rank_or_channels_stay_on_cpu() -> None:
     """Found by bench/fuzz.py (seed 4242): 3-D conv weights reached the converter."""
     x, y = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8))
