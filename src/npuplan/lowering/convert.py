@@ -263,10 +263,14 @@ def convert_reduce_max(op: Op) -> tuple[NpuOp, ...]:
 
 def convert_reduce_min(op: Op) -> tuple[NpuOp, ...]:
     """REDUCE_MIN -> min(x) = c - max(c - x), as Vela's default core runs it: an inverting Sub from
-    the constant ``c`` (the type's largest value, so the integers map onto themselves reversed), the
-    max pool of REDUCE_MAX, and the Sub inverting back into the OFM."""
+    the constant ``c``, the max pool of REDUCE_MAX, and the Sub inverting back into the OFM. With
+    the IFM's quantization (zero point z) on all three, ``c`` is the integer ``-1 - z`` for signed
+    types (``255 - z`` for uint8), so the stored integers map onto their own range reversed
+    (q -> -1 - q, q -> 255 - q) and nothing saturates."""
     ifm, ofm = _ifm_ofm(op)
-    top = np.full((), np.iinfo(np.dtype(ifm.dtype.value)).max, dtype=np.int64)
+    zero_point = int(ifm.quant.zero_point[0]) if ifm.quant is not None and ifm.quant.zero_point else 0
+    info = np.iinfo(np.dtype(ifm.dtype.value))
+    top = np.full((), (info.max if info.min == 0 else -1) - zero_point, dtype=np.int64)
     top.flags.writeable = False
     const = Tensor(f"{ifm.name}_reducemin_max", (), ifm.dtype, ifm.quant, top)
     inverted = Tensor(f"{ifm.name}_reducemin_invert", ifm.shape, ifm.dtype, ifm.quant)

@@ -304,15 +304,15 @@ def test_reduce_max_over_depth_or_one_axis_is_a_max_pool_over_a_view() -> None:
 
 
 def test_reduce_min_is_a_max_pool_between_two_integer_inversions() -> None:
-    """min(x) = c - max(c - x), c the type's largest value (as Vela's default core runs it): a Sub
-    from the scalar c, REDUCE_MAX's pool over the same view, a Sub from c into the OFM."""
+    """min(x) = c - max(c - x) (as Vela's default core runs it): a Sub from the scalar c, REDUCE_MAX's
+    pool over the same view, a Sub from c into the OFM; c = -1 - zero point, so q -> -1 - q."""
     x, y = fm("x", (1, 6, 5, 8)), fm("y", (1, 1, 1, 8))
     axes = const("axes", [1, 2], DataType.INT32, None)
     invert, pool, back = lower(model(graph([op("REDUCE_MIN", [x, axes], [y], 0, keep_dims=True)], [x], [y])),
                                U55_128).npu_ops
     assert [o.op_type for o in (invert, pool, back)] == ["Sub", "MaxPool", "Sub"]
     # the feature map is read as the IFM, the scalar as IFM2 (the hardware's reversed operands)
-    assert invert.ifm is x and invert.ifm2 is not None and invert.ifm2.data is not None and int(invert.ifm2.data) == 127
+    assert invert.ifm is x and invert.ifm2 is not None and invert.ifm2.data is not None and int(invert.ifm2.data) == -1 - (-3)
     assert (pool.ifm, pool.kernel.height, pool.kernel.width) == (invert.ofm, 6, 5)
     assert back.ifm is pool.ofm and back.ifm2 is invert.ifm2 and back.ofm is y
     requantized = fm("r", (1, 1, 1, 8), quant=Quantization(scale=(0.1,), zero_point=(0,)))
