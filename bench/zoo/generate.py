@@ -532,6 +532,28 @@ def gru_net(steps=8, features=12, units=16):
     return tf.keras.Model(inp, L.Dense(4)(L.GRU(units, unroll=True)(inp)))
 
 
+def autoencoder(size=16, channels=4, latent=32):
+    """Conv encoder, dense bottleneck, transpose-conv decoder (FC on a flattened map, RESHAPE back)."""
+    inp = L.Input((size, size, channels))
+    x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu")(inp)
+    x = L.Dense(latent, activation="relu")(L.Flatten()(x))
+    x = L.Reshape((size // 2, size // 2, 8))(L.Dense((size // 2) ** 2 * 8)(x))
+    return tf.keras.Model(inp, L.Conv2DTranspose(channels, 3, strides=2, padding="same")(x))
+
+
+def two_inputs_outputs(size=8, channels=4):
+    a, b = L.Input((size, size, channels)), L.Input((size, size, channels))
+    x = L.Add()([L.Conv2D(channels, 1)(a), b])
+    return tf.keras.Model([a, b], [L.Conv2D(2, 1)(x), L.GlobalAveragePooling2D()(x)])
+
+
+def dw_dilated_s2(size=20, channels=8):
+    """A dilated depthwise (SPACE_TO_BATCH_ND + depthwise + BATCH_TO_SPACE_ND) then a stride-2 one."""
+    inp = L.Input((size, size, channels))
+    x = L.DepthwiseConv2D(3, dilation_rate=2, padding="same")(inp)
+    return tf.keras.Model(inp, L.DepthwiseConv2D(3, strides=2)(x))
+
+
 def _broadcast_hw(x):
     """Multiply by a row profile (1, 1, W, C) and add a column (1, H, 1, 1)."""
     row = tf.reduce_mean(x, axis=1, keepdims=True)
@@ -611,6 +633,17 @@ HOLDOUT = {
     "gru_8x12": ("gru", lambda: gru_net(8, 12, 16)),
     "gru_int16_8x12": ("int16", lambda: gru_net(8, 12, 16)),
     "op_reduce_min": ("single", lambda: single(lambda x: tf.reduce_min(x, axis=[1, 2], keepdims=True), (8, 8, 8))),
+    "autoencoder_16": ("autoencoder", lambda: autoencoder(16, 4, 32)),
+    "two_in_out_8": ("multi_io", lambda: two_inputs_outputs(8, 4)),
+    "op_sepconv1d": ("single", lambda: single(L.SeparableConv1D(12, 5, padding="same", activation="relu"), (64, 6))),
+    "op_convT_outpad": ("single", lambda: single(L.Conv2DTranspose(8, 3, strides=2, padding="same", output_padding=1),
+                                                 (7, 7, 8))),
+    "dw_dilated_then_s2_20": ("depthwise", lambda: dw_dilated_s2(20, 8)),
+    "op_layernorm_map": ("single", lambda: single(L.LayerNormalization(), (8, 8, 16))),
+    "op_pool1d": ("single", lambda: single(lambda x: L.AveragePooling1D(3, padding="same")(L.MaxPooling1D(2)(x)), (50, 8))),
+    "op_cropping2d": ("single", lambda: single(L.Cropping2D(((1, 2), (3, 0))), (20, 20, 8))),
+    "op_elu_softplus": ("single", lambda: single(lambda x: tf.nn.softplus(tf.nn.elu(x)), (8, 8, 8))),
+    "op_conv_valid_s2_odd": ("single", lambda: single(L.Conv2D(8, 3, strides=2, padding="valid"), (33, 17, 3))),
 }
 SETS = {"zoo": FAMILIES, "holdout": HOLDOUT}
 INT16 = {name for name, (family, _) in HOLDOUT.items() if family == "int16"}
