@@ -65,13 +65,14 @@ def _steps(dims: tuple[int, ...], perm: tuple[int, ...]) -> Steps | None:
         return None
     a, b, c = dims
     swap, matrix = (1, 0, 2), (1, 0)
-    return {
+    by_perm: dict[tuple[int, ...], Steps] = {
         (1, 0, 2): (((a, b, c), swap),),
         (0, 2, 1): (((a, b, c), swap), ((b, a * c), matrix)),
         (2, 1, 0): (((a, b * c), matrix), ((b, c, a), swap)),
         (1, 2, 0): (((a, b * c), matrix),),
         (2, 0, 1): (((a * b, c), matrix),),
-    }.get(perm)
+    }
+    return by_perm.get(perm)
 
 
 def _one_step_view(op: Op) -> Shape4D | None:
