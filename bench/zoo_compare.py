@@ -48,7 +48,7 @@ PERF, SIZE, U65, BUDGET = ("u55_128_highend_shared_perf", "u55_64_deep_shared_si
 OPTIONS = {**SCENARIOS, **BUDGET_256K}
 BUDGET_BYTES = int(BUDGET_256K[BUDGET]["arena_cache_size"])
 CORES = ("legacy", "default")
-COMPARABLE = {"search": "cascade", "fm_staging": False, "concat_in_place": False}
+COMPARABLE = {"search": "cascade", "fm_staging": False, "concat_in_place": False, "buffer_weights": True}
 
 
 def load_vela(path: Path) -> dict[tuple[str, str, str], dict]:
@@ -177,7 +177,7 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="write the per-model rows to this CSV file")
     parser.add_argument("--vela-comparable", action="store_true",
                         help="plan u55-128 as Vela would (--search cascade --no-fm-staging "
-                             "--no-concat-in-place): the cycles then measure the estimator rather than the planner")
+                             "--no-concat-in-place --buffer-weights): the cycles then measure the estimator rather than the planner")
     parser.add_argument("--validate", action="store_true", help="replay every plan (a violation is an error row)")
     args = parser.parse_args()
     global VALIDATE

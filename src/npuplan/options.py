@@ -51,6 +51,7 @@ class PlanOptions:
     search: Search = Search.AUTO
     fm_staging: bool = True  # Dedicated_Sram: DMA arena feature maps into the cache before their reader when faster
     concat_in_place: bool = True  # also plan producers writing concatenated slices in place; keep the better plan
+    buffer_weights: bool = False  # copy every op's weights into SRAM where they fit, faster or not (as Vela)
     reorder: bool = True  # also plan the ops in the order of least memory (schedule.order); keep the better plan
     deployable: bool = False  # only what --emit-tflite can express on the NPU (lowering.deployable); the rest on the CPU
     deploy_cpu_ops: tuple[int, ...] = ()  # deployable: TFLite operator indices also kept on the CPU (emitter refused them)

@@ -126,8 +126,6 @@ def _check_quantization(t: Tensor) -> None:
     if not all(math.isfinite(s) and s >= 0 for s in q.scale):
         bad = next(s for s in q.scale if not (math.isfinite(s) and s >= 0))
         raise ModelError(f"{what} has an invalid quantization scale {bad} (must be finite and not negative)")
-    if t.dtype in _ZERO_POINT_RANGE and any(s == 0 for s in q.scale) and t.data is None:
-        raise ModelError(f"{what} is a quantized feature map with scale 0")
     if len(q.zero_point) != len(q.scale):
         raise ModelError(f"{what} has {len(q.scale)} quantization scales but {len(q.zero_point)} zero points")
     low, high = _ZERO_POINT_RANGE.get(t.dtype, (-(2**63), 2**63 - 1))

@@ -36,6 +36,16 @@ STANDALONE_ACTIVATIONS: dict[str, Activation] = {
 }
 
 
+def standalone_activation(op: Op) -> Activation:
+    """The output-stage activation of a standalone activation op: int16 TANH and LOGISTIC are the
+    hardware's own functions (no table to load, as Vela runs them); the rest as
+    ``STANDALONE_ACTIVATIONS`` says."""
+    ifm = op.inputs[0] if op.inputs else None
+    if op.type in ("TANH", "LOGISTIC") and ifm is not None and ifm.dtype.bits == 16:
+        return Activation.TANH if op.type == "TANH" else Activation.SIGMOID
+    return STANDALONE_ACTIVATIONS[op.type]
+
+
 def with_options(op: Op, **changes: Any) -> Op:
     """A copy of ``op`` with some options added or changed."""
     merged: dict[str, Any] = dict(op.options)

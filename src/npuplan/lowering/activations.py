@@ -12,7 +12,9 @@ from __future__ import annotations
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Op
 from npuplan.ir.lowered import Activation
-from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, replace_op, with_options, without_op
+from npuplan.lowering._util import (
+    STANDALONE_ACTIVATIONS, fused_activation, replace_op, standalone_activation, with_options, without_op,
+)
 from npuplan.lowering.decompose import is_decomposed_leaky_relu
 from npuplan.lowering.resize import RESIZE_TYPES
 from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES, unsupported_reason
@@ -36,6 +38,8 @@ def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerat
         return False
     if STANDALONE_ACTIVATIONS[act.type] is Activation.LUT and accelerator.shram_reserved_unused_banks == 0:
         return False
+    if standalone_activation(act) in (Activation.TANH, Activation.SIGMOID):
+        return False  # int16 tanh/sigmoid: Vela runs them as their own average pool, never fused
     ifm, ofm = act.inputs[0], act.outputs[0]
     # A clamp cannot also rescale: the activation must keep its input quantization.
     if STANDALONE_ACTIVATIONS[act.type] is not Activation.LUT and ifm is not None and ifm.quant != ofm.quant:

@@ -16,9 +16,10 @@ import numpy as np
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
-from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding
+from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding, standalone_activation
+from npuplan.lowering.grouped import conv_groups, convert_depth_multiplier, convert_grouped_conv, has_depth_multiplier
 from npuplan.lowering.strided_conv import fold_stride_into_depth
-from npuplan.lowering.support import BINARY_ELEMENTWISE
+from npuplan.lowering.support import BINARY_ELEMENTWISE, max_pool_view
 
 Converter = Callable[[Op], tuple[NpuOp, ...]]
 
@@ -70,7 +71,10 @@ def hardware_dilation(op: Op, weights: np.ndarray, zero_point: int) -> tuple[np.
 
 
 def convert_conv(op: Op) -> tuple[NpuOp, ...]:
-    """CONV_2D -> Conv2DBias; a 1x1 kernel on a 1x1 IFM -> FullyConnected (as Vela does)."""
+    """CONV_2D -> Conv2DBias; a 1x1 kernel on a 1x1 IFM -> FullyConnected (as Vela does); a grouped
+    conv -> one Conv2DBias per group (``grouped``)."""
+    if conv_groups(op) > 1:
+        return convert_grouped_conv(op, kernel_for=hardware_dilation)
     ifm, ofm = _ifm_ofm(op)
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
@@ -104,7 +108,10 @@ def _scalar_zero_point(tensor: Tensor) -> int:
 
 
 def convert_depthwise(op: Op) -> tuple[NpuOp, ...]:
-    """DEPTHWISE_CONV_2D -> DepthwiseConv2DBias (weights 1 x H x W x C)."""
+    """DEPTHWISE_CONV_2D -> DepthwiseConv2DBias (weights 1 x H x W x C); with a depth multiplier
+    over several input channels, convolutions (``grouped``)."""
+    if has_depth_multiplier(op):
+        return convert_depth_multiplier(op, kernel_for=hardware_dilation)
     ifm, ofm = _ifm_ofm(op)
     weights = op.inputs[1]
     assert weights is not None and weights.data is not None
@@ -190,7 +197,7 @@ def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
     """An activation that could not be fused: LUT ones become Add(x, 0) with the LUT, like Vela;
     clamps run as a 1x1 average pool with the activation in its output stage."""
     ifm, ofm = _ifm_ofm(op)
-    activation = STANDALONE_ACTIVATIONS[op.type]
+    activation = standalone_activation(op)
     if activation is Activation.LUT:
         zero = Tensor(ifm.name + "_scalar0", (), ifm.dtype, ifm.quant, np.zeros((), dtype=np.int8))
         return (
@@ -201,11 +208,12 @@ def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
                 elementwise="ADD", source_index=op.index,
             ),
         )
+    builtin = activation in (Activation.TANH, Activation.SIGMOID)  # int16: Vela's "<name>_avgpool"
     return (
         NpuOp(
-            name=op_name(op), tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
-            ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, activation=activation,
-            pool=PoolKind.AVERAGE, source_index=op.index,
+            name=f"{op_name(op)}_avgpool" if builtin else op_name(op), tflite_type=op.type, op_type="AvgPool",
+            block_type=BlockType.POOLING, ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d,
+            activation=activation, pool=PoolKind.AVERAGE, source_index=op.index,
         ),
     )
 
@@ -233,14 +241,46 @@ def convert_requantize(op: Op) -> tuple[NpuOp, ...]:
     )
 
 
-def convert_reduce_max(op: Op) -> tuple[NpuOp, ...]:
-    """REDUCE_MAX over height and width -> one max pool over the whole plane."""
-    ifm, ofm = _ifm_ofm(op)
-    shape = ifm.shape4d
-    return (
-        NpuOp(
-            name=op_name(op), tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING, ifm=ifm,
-            ifm_shape=shape, ofm=ofm, ofm_shape=Shape4D(1, 1, 1, shape.c), kernel=Kernel(shape.h, shape.w),
-            pool=PoolKind.MAX, source_index=op.index,
-        ),
+def _reduce_max_pool(op: Op, name: str, ifm: Tensor, ofm: Tensor) -> NpuOp:
+    """One max pool over the reduced axes of ``ifm``'s view (``max_pool_view``), writing ``ofm``."""
+    axis = op.inputs[1]
+    assert axis is not None and axis.data is not None
+    found = max_pool_view(ifm.shape, [int(a) for a in axis.data.reshape(-1)])
+    assert not isinstance(found, str), found
+    (n, h, w, c), kh, kw = found
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING, ifm=ifm,
+        ifm_shape=Shape4D(n, h, w, c), ofm=ofm, ofm_shape=Shape4D(n, 1 if kh > 1 else h, 1 if kw > 1 else w, c),
+        kernel=Kernel(kh, kw), pool=PoolKind.MAX, source_index=op.index,
     )
+
+
+def convert_reduce_max(op: Op) -> tuple[NpuOp, ...]:
+    """REDUCE_MAX -> one max pool over the reduced axes of the IFM's view (``max_pool_view``)."""
+    ifm, ofm = _ifm_ofm(op)
+    return (_reduce_max_pool(op, op_name(op), ifm, ofm),)
+
+
+def convert_reduce_min(op: Op) -> tuple[NpuOp, ...]:
+    """REDUCE_MIN -> min(x) = c - max(c - x), as Vela's default core runs it: an inverting Sub from
+    the constant ``c``, the max pool of REDUCE_MAX, and the Sub inverting back into the OFM. With
+    the IFM's quantization (zero point z) on all three, ``c`` is the integer ``-1 - z`` for signed
+    types (``255 - z`` for uint8), so the stored integers map onto their own range reversed
+    (q -> -1 - q, q -> 255 - q) and nothing saturates."""
+    ifm, ofm = _ifm_ofm(op)
+    zero_point = int(ifm.quant.zero_point[0]) if ifm.quant is not None and ifm.quant.zero_point else 0
+    info = np.iinfo(np.dtype(ifm.dtype.value))
+    top = np.full((), (info.max if info.min == 0 else -1) - zero_point, dtype=np.int64)
+    top.flags.writeable = False
+    const = Tensor(f"{ifm.name}_reducemin_max", (), ifm.dtype, ifm.quant, top)
+    inverted = Tensor(f"{ifm.name}_reducemin_invert", ifm.shape, ifm.dtype, ifm.quant)
+    pooled = Tensor(f"{ofm.name}_reducemin_invert_back", ofm.shape, ofm.dtype, ofm.quant)
+    pool = _reduce_max_pool(op, pooled.name, inverted, pooled)
+
+    def invert(name: str, src: Tensor, shape: Shape4D, dst: Tensor) -> NpuOp:
+        return NpuOp(name=name, tflite_type=op.type, op_type="Sub", block_type=BlockType.ELEMENTWISE, ifm=const,
+                     ifm_shape=Shape4D(), ifm2=src, ifm2_shape=shape, ofm=dst, ofm_shape=shape, elementwise="SUB",
+                     source_index=op.index)
+
+    return (invert(inverted.name, ifm, pool.ifm_shape, inverted), pool,
+            invert(op_name(op), pooled, pool.ofm_shape, ofm))

@@ -7,11 +7,19 @@ dilated by ``r`` over the input padded by the paddings less the crops, which the
 directly (Vela's default core does the same). The pattern is rewritten only when it matches
 exactly: equal block sizes, a stride-1 undilated VALID convolution between the two, each tensor
 read by the next op only, and unchanged quantization through the moves.
+
+A dilated Conv1D is the same pattern on 3-D tensors (batch, length, channels): a one-axis
+SPACE_TO_BATCH_ND, EXPAND_DIMS to 1 x length, the 1 x k convolution, RESHAPE (or SQUEEZE) back
+to 3-D and BATCH_TO_SPACE_ND. It becomes EXPAND_DIMS, a convolution dilated along the width and
+the RESHAPE, which the reshape pass then drops.
 """
 
 from __future__ import annotations
 
-from npuplan.ir.graph import Graph, Op
+import numpy as np
+
+from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
+from npuplan.ir.types import DataType
 from npuplan.lowering._util import replace_op, with_options, without_op
 
 Removed = tuple[tuple[str, str], ...]
@@ -33,6 +41,14 @@ def _sole_reader(graph: Graph, op: Op, kinds: frozenset[str]) -> Op | None:
     return readers[0]
 
 
+def _plain_valid(conv: Op) -> bool:
+    """A VALID, stride-1, undilated convolution (the middle of the pattern)."""
+    o = conv.options
+    strides = (int(o.get("stride_h", 1)), int(o.get("stride_w", 1)))
+    dilations = (int(o.get("dilation_h_factor", 1)), int(o.get("dilation_w_factor", 1)))
+    return o.get("padding") == "VALID" and strides == (1, 1) and dilations == (1, 1)
+
+
 def _dilated(graph: Graph, s2b: Op) -> tuple[Op, Op, Op] | None:
     """``(s2b, conv, b2s)`` and the rewritten conv, when ``s2b`` starts the pattern."""
     conv = _sole_reader(graph, s2b, _CONVS)
@@ -45,10 +61,7 @@ def _dilated(graph: Graph, s2b: Op) -> tuple[Op, Op, Op] | None:
         return None
     if block[0] != block[1] or block[0] < 2 or len(pads) != 4 or len(crops) != 4:
         return None
-    o = conv.options
-    if o.get("padding") != "VALID" or int(o.get("stride_h", 1)) != 1 or int(o.get("stride_w", 1)) != 1:
-        return None
-    if int(o.get("dilation_h_factor", 1)) != 1 or int(o.get("dilation_w_factor", 1)) != 1:
+    if not _plain_valid(conv):
         return None
     src, mid_in, mid_out, dst = s2b.inputs[0], s2b.outputs[0], conv.outputs[0], b2s.outputs[0]
     if src is None or src.quant != mid_in.quant or mid_out.quant != dst.quant or len(src.shape) != 4:
@@ -71,14 +84,79 @@ def _dilated(graph: Graph, s2b: Op) -> tuple[Op, Op, Op] | None:
     return s2b, b2s, rewritten
 
 
+_TO_3D = frozenset({"RESHAPE", "SQUEEZE"})
+
+
+def _chain_1d(graph: Graph, s2b: Op) -> tuple[Op, Op, Op, Op] | None:
+    """``(expand, conv, reshape, b2s)`` after a one-axis ``s2b`` on a 3-D tensor, or None."""
+    expand = _sole_reader(graph, s2b, frozenset({"EXPAND_DIMS"}))
+    conv = _sole_reader(graph, expand, _CONVS) if expand is not None else None
+    back = _sole_reader(graph, conv, _TO_3D) if conv is not None else None
+    b2s = _sole_reader(graph, back, frozenset({"BATCH_TO_SPACE_ND"})) if back is not None else None
+    if expand is None or conv is None or back is None or b2s is None:
+        return None
+    if len(expand.outputs[0].shape) != 4 or expand.outputs[0].shape[1] != 1 or conv.inputs[0] is not expand.outputs[0]:
+        return None
+    return expand, conv, back, b2s
+
+
+def _dilated_1d(graph: Graph, s2b: Op) -> tuple[tuple[Op, ...], tuple[Op, ...]] | None:
+    """The ops of a dilated Conv1D pattern starting at ``s2b`` and the ops replacing them, or None."""
+    chain = _chain_1d(graph, s2b)
+    src = s2b.inputs[0]
+    if chain is None or src is None or len(src.shape) != 3:
+        return None
+    expand, conv, back, b2s = chain
+    block, pads, block_back, crops = _ints(s2b, 1), _ints(s2b, 2), _ints(b2s, 1), _ints(b2s, 2)
+    if block is None or len(block) != 1 or block[0] < 2 or block_back != block or pads is None or crops is None:
+        return None
+    if len(pads) != 2 or len(crops) != 2:
+        return None
+    if not _plain_valid(conv):
+        return None
+    moved = (s2b.outputs[0], expand.outputs[0], conv.outputs[0], back.outputs[0])
+    dst, weights = b2s.outputs[0], conv.inputs[1]
+    if src.quant != moved[0].quant or moved[0].quant != moved[1].quant or moved[2].quant != moved[3].quant \
+            or moved[3].quant != dst.quant or len(dst.shape) != 3 or weights is None or len(weights.shape) != 4:
+        return None
+    left, right, rate = pads[0] - crops[0], pads[1] - crops[1], block[0]
+    if min(left, right) < 0 or weights.shape[1] != 1:
+        return None
+    if src.shape[1] + left + right - (weights.shape[2] - 1) * rate != dst.shape[1]:
+        return None
+    seen = Tensor(moved[1].name, (1, 1, *src.shape[1:]), moved[1].dtype, moved[1].quant)
+    out = Tensor(moved[2].name, (1, 1, *dst.shape[1:]), moved[2].dtype, moved[2].quant)
+    shape_data = np.asarray(dst.shape, dtype=np.int32)
+    shape_data.flags.writeable = False
+    shape = Tensor(f"{dst.name}_shape", (3,), DataType.INT32, None, shape_data)
+    dilated = with_options(conv, dilation_w_factor=rate, explicit_padding=(0, left, 0, right))
+    new = (Op(expand.type, (src, *expand.inputs[1:]), (seen,), expand.options, expand.index),
+           Op(conv.type, (seen, *conv.inputs[1:]), (out,), dilated.options, conv.index),
+           Op("RESHAPE", (out, shape), (dst,), frozen_options({}), back.index))
+    return (s2b, expand, conv, back, b2s), new
+
+
+def _fold_1d(graph: Graph, s2b: Op, removed: list[tuple[str, str]]) -> Graph:
+    found = _dilated_1d(graph, s2b)
+    if found is None:
+        return graph
+    (s2b, expand, conv, back, b2s), (new_expand, new_conv, new_back) = found
+    graph = replace_op(replace_op(replace_op(graph, expand, new_expand), conv, new_conv), back, new_back)
+    removed += [(s2b.name, f"SPACE_TO_BATCH_ND folded into the dilated convolution '{new_conv.name}'"),
+                (b2s.name, f"BATCH_TO_SPACE_ND folded into the dilated convolution '{new_conv.name}'")]
+    return without_op(without_op(graph, s2b), b2s)
+
+
 def fold_dilated_convolutions(graph: Graph) -> tuple[Graph, Removed]:
-    """Replace each SPACE_TO_BATCH_ND -> conv -> BATCH_TO_SPACE_ND by one dilated convolution."""
+    """Replace each SPACE_TO_BATCH_ND -> conv -> BATCH_TO_SPACE_ND by one dilated convolution (and
+    the Conv1D form by EXPAND_DIMS -> dilated convolution -> RESHAPE)."""
     removed: list[tuple[str, str]] = []
     for s2b in [o for o in graph.ops if o.type == "SPACE_TO_BATCH_ND"]:
         if s2b not in graph.ops:
             continue
         found = _dilated(graph, s2b)
         if found is None:
+            graph = _fold_1d(graph, s2b, removed)
             continue
         _, b2s, rewritten = found
         conv = _sole_reader(graph, s2b, _CONVS)

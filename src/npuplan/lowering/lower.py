@@ -25,6 +25,7 @@ from npuplan.lowering.convert import (
     convert_fully_connected,
     convert_pool,
     convert_reduce_max,
+    convert_reduce_min,
     convert_requantize,
     convert_standalone_activation,
     convert_unary_elementwise,
@@ -45,10 +46,11 @@ from npuplan.lowering.ofm_views import kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order
 from npuplan.lowering.pads import fold_pads
-from npuplan.lowering.reshapes import drop_noop_reshapes
+from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
+from npuplan.lowering.transposes import convert_transpose, fold_transpose_views
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
-from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, convert_transpose, fuse_slice_reads
+from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
 from npuplan.lowering.upsampling import fold_upsampling
@@ -84,6 +86,7 @@ _CONVERTERS: dict[str, Converter] = {
     "SUM": convert_mean,
     "REDUCE_MAX": convert_reduce_max,
     LSTM: convert_lstm,
+    "REDUCE_MIN": convert_reduce_min,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
     "LEAKY_RELU": lambda op: (convert_leaky_relu_16(op) if is_decomposed_leaky_relu(op)
@@ -113,6 +116,10 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     graph, gone = fold_upsampling(graph)
     removed += gone
     graph, gone = fold_dilated_convolutions(graph)
+    removed += gone
+    graph, gone = fold_pack_reshapes(graph)
+    removed += gone
+    graph, gone = fold_transpose_views(graph)
     removed += gone
     graph, gone = fold_mul_max(graph)
     removed += gone

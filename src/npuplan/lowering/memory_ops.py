@@ -1,7 +1,8 @@
 """Operators that only move data, lowered to 1x1 average pools writing at offsets.
 
 PAD (when not folded into a convolution) becomes, like Vela's legacy core, a copy of the input
-into the middle of the output plus one op per padded side that fills it with the zero point.
+into the middle of the output plus one op per padded side (of height, width or depth) that fills
+it with the zero point.
 CONCATENATION becomes one copy per input, each writing at its offset along the axis.
 """
 
@@ -35,22 +36,27 @@ def _fill(op: Op, name: str, shape: Shape4D, offset: Shape4D) -> NpuOp:
 
 
 def convert_pad(op: Op) -> tuple[NpuOp, ...]:
-    """PAD -> main copy + top/bottom/left/right fills (only for sides with padding)."""
+    """PAD -> main copy + top/bottom/left/right fills, then near/far fills of the padded depth
+    (only for sides with padding; Vela legacy's names)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
     assert ifm is not None and pads is not None and pads.data is not None
     rows = [[0, 0]] * (4 - len(pads.data)) + pads.data.reshape(-1, 2).tolist()
-    (top, bottom), (left, right) = rows[1], rows[2]
+    (top, bottom), (left, right), (near, far) = rows[1], rows[2], rows[3]
     s, out = ifm.shape4d, ofm.shape4d
     name = op.name
-    ops = [_copy(op, f"{name}_main", ifm, s, ofm, Shape4D(0, top, left, 0))]
+    ops = [_copy(op, f"{name}_main", ifm, s, ofm, Shape4D(0, top, left, near))]
     if top:
-        ops.append(_fill(op, f"{name}_top", Shape4D(1, top, s.w, s.c), Shape4D(0, 0, left, 0)))
+        ops.append(_fill(op, f"{name}_top", Shape4D(1, top, s.w, s.c), Shape4D(0, 0, left, near)))
     if bottom:
-        ops.append(_fill(op, f"{name}_bottom", Shape4D(1, bottom, s.w, s.c), Shape4D(0, top + s.h, left, 0)))
+        ops.append(_fill(op, f"{name}_bottom", Shape4D(1, bottom, s.w, s.c), Shape4D(0, top + s.h, left, near)))
     if left:
-        ops.append(_fill(op, f"{name}_left", Shape4D(1, out.h, left, s.c), Shape4D(0, 0, 0, 0)))
+        ops.append(_fill(op, f"{name}_left", Shape4D(1, out.h, left, s.c), Shape4D(0, 0, 0, near)))
     if right:
-        ops.append(_fill(op, f"{name}_right", Shape4D(1, out.h, right, s.c), Shape4D(0, 0, left + s.w, 0)))
+        ops.append(_fill(op, f"{name}_right", Shape4D(1, out.h, right, s.c), Shape4D(0, 0, left + s.w, near)))
+    if near:
+        ops.append(_fill(op, f"{name}_near", Shape4D(1, out.h, out.w, near), Shape4D(0, 0, 0, 0)))
+    if far:
+        ops.append(_fill(op, f"{name}_far", Shape4D(1, out.h, out.w, far), Shape4D(0, 0, 0, near + s.c)))
     return tuple(ops)
 
 

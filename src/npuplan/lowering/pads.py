@@ -57,8 +57,8 @@ def fold_pads(graph: Graph) -> tuple[Graph, Removed]:
         conv = users[0]
         if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.options.get("padding") != "VALID":
             continue
-        if conv.inputs[0] is not pad_op.outputs[0]:
-            continue
+        if conv.inputs[0] is not pad_op.outputs[0] or "explicit_padding" in conv.options:
+            continue  # a conv with padding of its own already (a folded dilation) keeps its PAD
         if unsupported_reason(pad_op) is not None or unsupported_reason(conv) is not None:
             continue
         padding = _foldable(pad_op, conv)

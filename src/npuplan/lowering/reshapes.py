@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from npuplan.ir.graph import Graph, Tensor
-from npuplan.lowering._util import replace_tensor, without_op
+from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
+from npuplan.lowering._util import replace_op, replace_tensor, without_op
 from npuplan.lowering.support import MEMORY_TYPES, unsupported_reason
 
 Removed = tuple[tuple[str, str], ...]
@@ -73,4 +73,39 @@ def drop_noop_reshapes(graph: Graph) -> tuple[Graph, Removed]:
             continue
         position -= 1  # the op is gone: the next one is where it was
         removed.append((op.name, f"{op.type} to {list(ofm.shape)} does not move data"))
+    return graph, tuple(removed)
+
+
+def _pack_as_concat(graph: Graph, pack: Op) -> tuple[Op, Op] | None:
+    """``(reshape, concat)`` when ``pack`` stacks its inputs along a new axis ``k`` (giving a tensor
+    of more than 4 dimensions) that its sole reader, a RESHAPE, merges with the axis after it:
+    the two are a CONCATENATION of the inputs along ``k``."""
+    out = pack.outputs[0]
+    readers = graph.consumers().get(out, [])
+    inputs = [t for t in pack.inputs if t is not None]
+    if len(out.shape) <= 4 or len(readers) != 1 or readers[0].type != "RESHAPE" or out in graph.outputs or not inputs:
+        return None
+    reshape, rank = readers[0], len(out.shape)
+    axis = int(pack.options.get("axis", 0)) % rank
+    shape = list(inputs[0].shape)
+    if axis >= len(shape) or any(list(t.shape) != shape for t in inputs) or reshape.outputs[0].quant != out.quant:
+        return None
+    merged = shape[:axis] + [len(inputs) * shape[axis]] + shape[axis + 1:]
+    if list(reshape.outputs[0].shape) != merged:
+        return None
+    concat = Op("CONCATENATION", tuple(inputs), reshape.outputs, frozen_options({"axis": axis}), pack.index)
+    return reshape, concat
+
+
+def fold_pack_reshapes(graph: Graph) -> tuple[Graph, Removed]:
+    """Replace each PACK to more than 4 dimensions whose RESHAPE merges the new axis with the next
+    one (``tf.stack(..., axis=k)`` then flattened) by one CONCATENATION along ``k``."""
+    removed: list[tuple[str, str]] = []
+    for pack in [o for o in graph.ops if o.type == "PACK"]:
+        found = _pack_as_concat(graph, pack)
+        if found is None:
+            continue
+        reshape, concat = found
+        graph = without_op(replace_op(graph, pack, concat), reshape)
+        removed.append((pack.name, f"PACK and RESHAPE to {list(concat.outputs[0].shape)} are one concatenation"))
     return graph, tuple(removed)

@@ -199,55 +199,6 @@ def convert_pack(op: Op) -> tuple[NpuOp, ...]:
 
 
 # ---------------------------------------------------------------- transpose
-def _transpose_view(op: Op) -> Shape4D | None:
-    """The IFM view of a TRANSPOSE the NPU can run (a 1x1 pool writing with height and width
-    strides swapped, as Vela 5.2.0 does), or None when the permutation is not one of those."""
-    src, perm_tensor = op.inputs[0], op.inputs[1]
-    if src is None or perm_tensor is None or perm_tensor.data is None:
-        return None
-    shape, perm = list(src.shape), [int(v) for v in perm_tensor.data.reshape(-1)]
-    if len(shape) == 2 and perm == [1, 0]:
-        return Shape4D(1, shape[0], shape[1], 1)
-    if len(shape) == 3:
-        if perm[:2] == [1, 0]:
-            return Shape4D(1, *shape)
-        if shape[0] == 1 and perm[1:] == [2, 1]:
-            return Shape4D(1, shape[1], shape[2], 1)
-        if shape[1] == 1 and perm[0] == 2 and perm[2] == 0:
-            return Shape4D(1, shape[0], shape[2], 1)
-    if len(shape) == 4 and perm[0] == 0:
-        if perm[1:3] == [2, 1]:
-            return Shape4D(*shape)
-        if shape[1] == 1 and perm[2:] == [3, 2]:
-            return Shape4D(1, shape[2], shape[3], 1)
-        if shape[2] == 1 and perm[1] == 3 and perm[3] == 1:
-            return Shape4D(1, shape[1], shape[3], 1)
-    return None
-
-
-def transpose_reason(op: Op) -> str | None:
-    src, out = op.inputs[0], op.outputs[0]
-    assert src is not None
-    if src.dtype != out.dtype or src.quant != out.quant:
-        return "IFM and OFM data types and quantization must match"
-    if _transpose_view(op) is None:
-        return ("Only these transposes run on the NPU: WxC -> CxW; HxWxC -> WxHxC, 1xWxC -> 1xCxW, Hx1xC -> Cx1xH; "
-                f"1xHxWxC -> 1xWxHxC, 1x1xWxC -> 1x1xCxW, 1xHx1xC -> 1xCx1xW (shape {list(src.shape)})")
-    return None
-
-
-def convert_transpose(op: Op) -> tuple[NpuOp, ...]:
-    """TRANSPOSE -> a 1x1 average pool over the IFM view whose OFM is written with the height and
-    width strides swapped: its OFM shape is its IFM view (how the hardware walks it)."""
-    src, out = op.inputs[0], op.outputs[0]
-    view = _transpose_view(op)
-    assert src is not None and view is not None
-    return (NpuOp(
-        name=f"{op.name}_avgpool", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=src,
-        ifm_shape=view, ofm=out, ofm_shape=view, pool=PoolKind.AVERAGE, source_index=op.index,
-    ),)
-
-
 # ---------------------------------------------------------------- reads without copies
 _READ_COPIES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
 _OFFSET_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING, BlockType.ELEMENTWISE})

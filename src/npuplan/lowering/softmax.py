@@ -3,8 +3,8 @@
 int8/uint8 softmax is 31 operations (a depthwise max-pool over channels, a Sub with the exp LUT,
 a ReduceSum, CLZ, and a Newton-Raphson reciprocal made of Sub/SHL/SHR/Add/Mul), int16 softmax is
 14. Each step is data in a table: (Vela op type, elementwise kind, IFM view, IFM2 view), where a
-view is ``full`` (the softmax shape), ``row`` (one value per position) or ``scalar`` (a 1x1x1x1
-constant). The arithmetic constants are not reproduced: only geometry, data types and count
+view is ``full`` (the softmax shape, the latest such result), ``exp`` (step 1's exponentials),
+``row`` (one value per position) or ``scalar`` (a 1x1x1x1 constant). The arithmetic constants are not reproduced: only geometry, data types and count
 matter downstream.
 """
 
@@ -20,6 +20,7 @@ from npuplan.ir.types import DataType, Quantization
 Step = tuple[str, str | None, str, str | None, str]  # op_type, elementwise, ifm, ifm2, ofm view
 
 _SCALAR = "scalar"
+_EXP = "exp"  # the output of step 1, the Sub with the exp LUT (a full view)
 _INT8_STEPS: tuple[Step, ...] = (
     ("MaxPool", None, "full", None, "row"),
     ("Sub", "SUB", "full", "row", "full"),  # + exp LUT
@@ -46,7 +47,7 @@ _INT8_STEPS: tuple[Step, ...] = (
         )
     ),
     ("Mul", "MUL", "row", _SCALAR, "row"),
-    ("Mul", "MUL", "full", "row", "full"),
+    ("Mul", "MUL", _EXP, "row", "full"),  # the exponentials themselves (the SHR'd copy only feeds the sum)
     ("SHR", "SHR", "full", "row", "out"),
 )
 _INT16_STEPS: tuple[Step, ...] = (
@@ -80,10 +81,11 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
     assert ifm is not None
     full = ifm.shape4d
     row = Shape4D(1, full.n * full.h, full.w, 1)
-    views = {"full": full, "row": row, _SCALAR: Shape4D(), "out": ofm.shape4d}
+    views = {"full": full, _EXP: full, "row": row, _SCALAR: Shape4D(), "out": ofm.shape4d}
     name = op.name
     prev_full: Tensor = ifm
     prev_row: Tensor | None = None
+    exp: Tensor = ifm
     ops: list[NpuOp] = []
     for i, (op_type, kind, in1, in2, out_view) in enumerate(softmax_steps(ifm.dtype)):
         step_name = f"{name}_{op_type.lower().replace('reducesum', 'reduce_sum')}{i}"
@@ -95,6 +97,8 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
                 data = np.zeros((1, 1, 1, 1), dtype=np.int32)
                 data.flags.writeable = False
                 return Tensor(f"{step_name}_const{position}", (1, 1, 1, 1), DataType.INT32, _UNIT, data)
+            if view == _EXP:
+                return exp
             return prev_full if view == "full" else (prev_row or prev_full)
 
         a, b = operand(in1, 1), operand(in2, 2)
@@ -112,6 +116,8 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
             activation=Activation.LUT if i == 1 else Activation.NONE,
             pool=PoolKind.MAX if is_pool else PoolKind.NONE, elementwise=kind, source_index=op.index,
         ))
+        if i == 1:
+            exp = out
         if out_view in ("full", "out"):
             prev_full = out
         else:

@@ -19,10 +19,12 @@ from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 from npuplan.lowering.argmax import argmax_reason
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
+from npuplan.lowering.grouped import conv_groups
 from npuplan.lowering.lstm import LSTM, lstm_reason
 from npuplan.lowering.memory_ops import mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
-from npuplan.lowering.slices import SLICE_TYPES, slice_reason, transpose_reason
+from npuplan.lowering.slices import SLICE_TYPES, slice_reason
+from npuplan.lowering.transposes import transpose_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 POOL_TYPES = frozenset({"AVERAGE_POOL_2D", "MAX_POOL_2D"})
@@ -40,7 +42,7 @@ LOWERED_TYPES = (
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
                  "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE", "ARG_MAX", "SUM",
-                 "REDUCE_MAX", LSTM})
+                 "REDUCE_MAX", "REDUCE_MIN", LSTM})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
@@ -86,6 +88,14 @@ def _no_dynamic(op: Op) -> str | None:
     if bad:
         return f"Input(s) and Output tensors must not be dynamic: {', '.join(bad)}"
     return None
+
+
+def _scales(op: Op) -> str | None:
+    """A quantized tensor of scale 0 (an exporter's all-zero tensor, e.g. a FILL of zeros) has no
+    rescaling the hardware can apply."""
+    bad = [t.name for t in _tensors(op) if t.quant is not None and t.dtype != DataType.INT32 and t.quant.scale
+           and any(s == 0 for s in t.quant.scale) and not (t.is_constant and t in op.inputs[1:])]
+    return f"Quantization scales must not be 0: {', '.join(bad)}" if bad else None
 
 
 def _max_4d(op: Op) -> str | None:
@@ -164,7 +174,15 @@ def _conv(op: Op) -> str | None:
         return f"Dilated kernel height must be in the range [1, 64] (it is {dkh})"
     if not (_DILATED_PRODUCT_RANGE[0] <= dkh * dkw <= _DILATED_PRODUCT_RANGE[1]):
         return f"Product of dilated kernel width and height must be in the range [1, 4096] (it is {dkh * dkw})"
-    return _weight_sum(op) or _bias(op) or (_depth_multiplier(op) if op.type == "DEPTHWISE_CONV_2D" else None)
+    return _weight_sum(op) or _bias(op) or (_depth_multiplier(op) if op.type == "DEPTHWISE_CONV_2D" else _groups(op))
+
+
+def _groups(op: Op) -> str | None:
+    groups = conv_groups(op)  # weights whose input depth does not divide the IFM's are checked before
+    depth = op.outputs[0].shape[-1]
+    if groups > 1 and depth % groups:
+        return f"OFM depth must be a multiple of the groups (OFM depth {depth}, {groups} groups)"
+    return None
 
 
 def _weight_sum(op: Op) -> str | None:
@@ -196,9 +214,9 @@ def _bias(op: Op) -> str | None:
 def _depth_multiplier(op: Op) -> str | None:
     mult = int(op.options.get("depth_multiplier", 1))
     ifm, ofm = op.inputs[0], op.outputs[0]
-    if mult > 1 and ifm is not None and not (ifm.shape[-1] == 1 and ofm.shape[-1] == mult):
-        return ("For depth multipliers > 1, IFM channels must be 1 and OFM channels must be equal to the "
-                f"depth multiplier (IFM channels {ifm.shape[-1]}, OFM channels {ofm.shape[-1]}, multiplier {mult})")
+    if mult > 1 and ifm is not None and ofm.shape[-1] != ifm.shape[-1] * mult:
+        return ("For depth multipliers > 1, OFM channels must be IFM channels times the depth multiplier "
+                f"(IFM channels {ifm.shape[-1]}, OFM channels {ofm.shape[-1]}, multiplier {mult})")
     return None
 
 
@@ -333,17 +351,55 @@ def _mean(op: Op) -> str | None:
     return None
 
 
+def max_pool_view(ifm_shape: tuple[int, ...], axes: list[int]) -> tuple[tuple[int, int, int, int], int, int] | str:
+    """How a REDUCE_MAX over ``axes`` of an IFM of ``ifm_shape`` runs as one max pool: the 4D view
+    of the IFM's NHWC bytes, the kernel height and width, or why it cannot.
+
+    Over height and/or width the kernel covers them. Depth is reduced by viewing the map with its
+    depth laid along the width (and depth 1): over depth alone (1, H*W, C, 1) with a 1 x C kernel,
+    with width too (1, H, W*C, 1) with a 1 x W*C kernel (or H x W*C also over height). Axes of
+    size 1 reduce nothing. Height and depth without width are not contiguous: not a pool.
+    """
+    rank = len(ifm_shape)
+    if not 1 <= rank <= 4 or any(not -rank <= a < rank for a in axes):
+        return f"Axis indices must be in the range [-rank, rank) of an IFM of rank 1 to 4 (axes {axes}, rank {rank})"
+    dims = [1] * (4 - rank) + list(ifm_shape)
+    reduced = [False] * (4 - rank) + [i in {a % rank for a in axes} for i in range(rank)]
+    n, h, w, c = dims
+    red_h, red_w, red_c = (r and d > 1 for r, d in zip(reduced[1:], dims[1:]))
+    if n != 1:
+        return f"REDUCE_MAX runs on the NPU with a batch of 1 (it is {n})"
+    if not red_c:
+        view, kh, kw = (1, h, w, c), (h if red_h else 1), (w if red_w else 1)
+    elif not red_h and not red_w:
+        view, kh, kw = (1, h * w, c, 1), 1, c
+    elif red_w or w == 1:
+        view, kh, kw = (1, h, w * c, 1), (h if red_h else 1), w * c
+    else:
+        return "REDUCE_MAX over height and depth needs the width reduced too (the reduced bytes must be contiguous)"
+    if max(view) > _TENS_DIM_RANGE[1]:
+        return f"The IFM seen as a pool's input must have dimensions of at most {_TENS_DIM_RANGE[1]} (it is {list(view)})"
+    if not (_FILTER_HEIGHT_RANGE[0] <= kh <= _FILTER_HEIGHT_RANGE[1] and kh * kw <= _FILTER_PRODUCT_RANGE[1]):
+        return f"The pooled area must be at most 256 rows and 65536 elements (it is {kh}x{kw})"
+    return view, kh, kw
+
+
 def _reduce_max(op: Op) -> str | None:
     ifm, axis = op.inputs[0], op.inputs[1]
     assert ifm is not None and axis is not None
-    if axis.data is None or len(ifm.shape) != 4:
-        return "Axis indices must be constant and the IFM 4D"
-    if sorted({int(a) % 4 for a in axis.data.reshape(-1)}) != [1, 2]:
-        return "REDUCE_MAX runs on the NPU over height and width only (a max pool)"
-    h, w = ifm.shape[1], ifm.shape[2]
-    if not (_FILTER_HEIGHT_RANGE[0] <= h <= _FILTER_HEIGHT_RANGE[1] and h * w <= _FILTER_PRODUCT_RANGE[1]):
-        return f"The pooled area must be at most 256 rows and 65536 elements (it is {h}x{w})"
-    return None
+    if axis.data is None:
+        return "Axis indices must be constant"
+    found = max_pool_view(ifm.shape, [int(a) for a in axis.data.reshape(-1)])
+    return found if isinstance(found, str) else None
+
+
+def _reduce_min(op: Op) -> str | None:
+    """REDUCE_MIN runs as REDUCE_MAX between two integer inversions, which keep the quantization."""
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    if ifm.dtype not in (DataType.INT8, DataType.UINT8, DataType.INT16) or ifm.dtype != ofm.dtype or ifm.quant != ofm.quant:
+        return "IFM and OFM must be int8, uint8 or int16 of the same type and quantization"
+    return _reduce_max(op)
 
 
 def _pad(op: Op) -> str | None:
@@ -355,8 +411,6 @@ def _pad(op: Op) -> str | None:
     values = pads.data.reshape(-1, 2)
     if len(values) == 4 and values[0].any():
         return "The pad tensor can only pad height, width and depth"
-    if values[-1].any():
-        return "The pad tensor can only pad width and height"
     return None
 
 
@@ -374,7 +428,7 @@ def _concat(op: Op) -> str | None:
     return None
 
 
-_SEMANTIC: tuple[Check, ...] = (_no_dynamic, _max_4d)
+_SEMANTIC: tuple[Check, ...] = (_no_dynamic, _max_4d, _scales)
 _GENERIC: tuple[Check, ...] = (_dtypes, _quantized, _dims, _batch, _fused_activation)
 _SPECIFIC: dict[str, Check] = {
     "CONV_2D": _conv,
@@ -399,6 +453,7 @@ _SPECIFIC: dict[str, Check] = {
     "ARG_MAX": argmax_reason,
     "SUM": _mean,  # a MEAN whose last step scales by the output's quantization instead of 1/N
     "REDUCE_MAX": _reduce_max,
+    "REDUCE_MIN": _reduce_min,
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
     LSTM: lstm_reason,

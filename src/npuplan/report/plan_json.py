@@ -131,6 +131,7 @@ def _target(plan: "Plan") -> dict[str, Any]:
         "search": str(options.search),
         "fm_staging": options.fm_staging,
         "concat_in_place": options.concat_in_place,
+        "buffer_weights": options.buffer_weights,
         "cpu_tensor_alignment_bytes": options.cpu_tensor_alignment_bytes,
         "core_clock_hz": arch.system.core_clock_hz,
         "macs_per_cycle": arch.accelerator.macs_per_cycle * arch.accelerator.cores,

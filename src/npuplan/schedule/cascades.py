@@ -20,7 +20,7 @@ from itertools import accumulate
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
-from npuplan.schedule.costing import cost_op
+from npuplan.schedule.costing import cost_op, rolling_format
 from npuplan.schedule.decisions import CascadeSpan, Decisions, RollingBuffer
 from npuplan.schedule.geometry import (
     is_cascadable,
@@ -217,7 +217,8 @@ def _rolling_buffer(ctx: _Context, k: int, rows: int, consumer_rows: int) -> Rol
         producer, consumer = ctx.net.npu_ops[k], ctx.net.npu_ops[k + 1]
         ctx.rolling_memo[key] = RollingBuffer(producer.ofm.name,
                                               rolling_rows(producer, rows, consumer, consumer_rows),
-                                              rolling_buffer_bytes(producer, rows, consumer, consumer_rows))
+                                              rolling_buffer_bytes(producer, rows, consumer, consumer_rows,
+                                                                   rolling_format(ctx.net, producer.ofm.name)))
     return ctx.rolling_memo[key]
 
 

@@ -32,8 +32,8 @@ def _format(net: Network, residence: int, name: str) -> str:
 
 def rolling_format(net: Network, name: str) -> str:
     """A rolling buffer's format: NHCWB16, except for a map written in depth slices the brick
-    format cannot hold (``Network.linear_slices``)."""
-    return "NHWC" if name in net.linear_slices else "NHCWB16"
+    format cannot hold (``Network.linear_slices``) or one Size keeps packed (``Network.packed``)."""
+    return "NHWC" if name in net.linear_slices or name in net.packed else "NHCWB16"
 
 
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:

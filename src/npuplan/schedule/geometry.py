@@ -82,11 +82,12 @@ def rolling_rows(producer: NpuOp, producer_rows: int, consumer: NpuOp, consumer_
     return min(rows, producer.ofm_shape.h)
 
 
-def rolling_buffer_bytes(producer: NpuOp, producer_rows: int, consumer: NpuOp, consumer_ofm_rows: int) -> int:
-    """Size of the NHCWB16 rolling buffer between two cascaded ops."""
+def rolling_buffer_bytes(producer: NpuOp, producer_rows: int, consumer: NpuOp, consumer_ofm_rows: int,
+                         fmt: str = "NHCWB16") -> int:
+    """Size of the rolling buffer (in format ``fmt``) between two cascaded ops."""
     rows = rolling_rows(producer, producer_rows, consumer, consumer_ofm_rows)
     width = max(producer.ofm_shape.w, consumer.ifm_shape.w)
-    depth = round_up(producer.ofm_shape.c, BRICK_DEPTH)
+    depth = round_up(producer.ofm_shape.c, BRICK_DEPTH) if fmt == "NHCWB16" else producer.ofm_shape.c
     return round_up(rows * width * depth * producer.ofm.dtype.size_bytes, ALIGN_BYTES)
 
 

@@ -40,6 +40,8 @@ class Network:
     # maps that must be linear (NHWC) and are written in slices (a concatenation at depth offsets
     # that are not multiples of 16): if one rolls, its rolling buffer is NHWC too
     linear_slices: frozenset[str] = frozenset()
+    # maps of unaligned depth stored NHWC for Size (``pack_unaligned``): rolled, they stay packed
+    packed: frozenset[str] = frozenset()
 
     def fm(self, tensor: Tensor | None) -> FeatureMap | None:
         return None if tensor is None else self.fms.get(tensor.name)
@@ -104,7 +106,8 @@ def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Netwo
         fms[name] = FeatureMap(name, size, fmt, start, end, producer.get(name, -1),
                                tuple(consumers.get(name, ())), reason, writers.get(name, 0))
     sliced = {op.ofm.name for op in npu_ops if op.ofm_write_offset is not None}
-    return Network(graph, npu_ops, times, fms, last, frozenset(sliced & set(linear)))
+    packed = frozenset(name for name, t in tensors.items() if pack_unaligned and t.shape4d.c % BRICK_DEPTH)
+    return Network(graph, npu_ops, times, fms, last, frozenset(sliced & set(linear)), packed)
 
 
 def _whole_reason(name: str, graph_in: set[str], graph_out: set[str], cpu_touch: set[str]) -> str:

@@ -76,7 +76,9 @@ def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOr
     except InfeasiblePlan as err:
         log.info("search found no plan within %d bytes (%s); trying the floor schedule", budget, err.why)
         candidates = []
-    for dec, notes in _rank(net, candidates, arch, oracle, trim=options.optimise is Optimise.PERFORMANCE):
+    # buffer_weights keeps every weight buffer, as Vela does: no trimming (which may give them back)
+    trim = options.optimise is Optimise.PERFORMANCE and not options.buffer_weights
+    for dec, notes in _rank(net, candidates, arch, oracle, trim=trim):
         schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
         if schedule.sram_peak_bytes <= budget:
             return schedule

@@ -45,7 +45,7 @@ def cascade_search(
         placed = place_with_weights(net, dec, arch, oracle, budget, limit,
                                     try_cascades=options.optimise is Optimise.PERFORMANCE)
         return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
-    return propose_weight_buffering(net, dec, arch, oracle, limit)
+    return propose_weight_buffering(net, dec, arch, oracle, limit, always=options.buffer_weights)
 
 
 def pareto_search(

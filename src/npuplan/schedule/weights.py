@@ -122,12 +122,14 @@ Scored = tuple[int, int, int, WeightPlan]  # (cycles, bytes ranked by, bytes hel
 
 def propose_weight_buffering(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, *,
-    memo: ChoiceMemo | None = None,
+    memo: ChoiceMemo | None = None, always: bool = False,
 ) -> Decisions:
     """Choose each op's weight plan in order; usage never exceeds ``limit_bytes`` at any step
     where it did not already. Returns new decisions (``dec`` is not changed). Callers choosing
     weights for many decisions of one network (same ``arch`` and ``oracle``) may share ``memo``:
-    an op's plans are then costed once per context (``costing.op_context``)."""
+    an op's plans are then costed once per context (``costing.op_context``). With ``always``, an
+    op outside a cascade copies its weights into SRAM wherever a plan fits, even where reading
+    them in place is faster (as Vela does)."""
     weights = [NO_WEIGHT_BUFFER] * len(net.npu_ops)
     # costing never reads the weight plans of the decisions it is given past the one it is told
     # (``costing.op_context``): ``bare`` stands for the decisions chosen so far with ``weights``
@@ -143,7 +145,8 @@ def propose_weight_buffering(
             weights[i:cascade.end + 1] = _cascade_weights(net, bare, arch, oracle, cascade, usage, limit_bytes,
                                                           prev_slack, memo.cascade_offers)
         if cascade is None and needs_dma(op, arch):
-            chosen = _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, memo)
+            chosen = (_buffered(net, bare, arch, oracle, i, limit_bytes - usage[t], memo) if always else None) \
+                or _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, memo)
             usage[t] += held_bytes(chosen)
             if chosen.prebuffer and i > 0:
                 usage[net.times[i - 1]] += held_bytes(chosen)
@@ -212,6 +215,15 @@ def _choose(
     ranked = _scored(net, dec, arch, oracle, i, prev_slack, memo)
     return next(s[3] for k, s in ranked  # reading in place (k 0) always fits
                 if k == 0 or (s[2] <= room and (not s[3].prebuffer or s[2] <= prev_room)))
+
+
+def _buffered(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, room: int, memo: ChoiceMemo,
+) -> WeightPlan | None:
+    """The fastest plan copying op ``i``'s weights into SRAM that fits ``room`` (then the smallest),
+    or None."""
+    fitting = [s for s in _plain(net, dec, arch, oracle, i, memo) if s[2] <= room]
+    return min(fitting, key=lambda s: (s[0], s[1]))[3] if fitting else None
 
 
 def _scored(

@@ -42,3 +42,36 @@ def test_crops_reduce_the_padding_and_a_mismatch_is_left_alone() -> None:
     assert conv.kernel.padding == Padding(top=2, left=1, bottom=1, right=2)
     lg = _pattern([[0, 0], [0, 0]], (14, 14))  # shapes that do not add up: not rewritten
     assert {"SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"} <= {c.tflite_type for c in lg.cpu_ops}
+
+
+def _conv1d_pattern(rate: int, pads: list[int], crops: list[int], back_rate: int = 0):
+    """Keras' dilated Conv1D: 3-D SPACE_TO_BATCH_ND, EXPAND_DIMS, a 1 x 3 VALID conv, RESHAPE to
+    3-D, BATCH_TO_SPACE_ND (the batch of the moved tensors is read as 1, as TFLite stores it)."""
+    padded = 30 + sum(pads)
+    x, y = fm("x", (1, 30, 4)), fm("y", (1, padded - 2 * rate - sum(crops), 8))
+    s2b, seen = fm("s2b", (1, padded // rate, 4)), fm("seen", (1, 1, padded // rate, 4))
+    mid, back = fm("mid", (1, 1, padded // rate - 2, 8)), fm("back", (1, padded // rate - 2, 8))
+    w = const("w", np.ones((8, 1, 3, 4)), DataType.INT8, WQ)
+    ops = [
+        op("SPACE_TO_BATCH_ND", [x, const("block", [rate], DataType.INT32, None),
+                                 const("pads", [pads], DataType.INT32, None)], [s2b], 0),
+        op("EXPAND_DIMS", [s2b, const("axis", -3, DataType.INT32, None)], [seen], 1),
+        op("CONV_2D", [seen, w, const("b", np.zeros(8), DataType.INT32, None)], [mid], 2, padding="VALID",
+           stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE"),
+        op("RESHAPE", [mid, const("shape", [-1, padded // rate - 2, 8], DataType.INT32, None)], [back], 3),
+        op("BATCH_TO_SPACE_ND", [back, const("block2", [back_rate or rate], DataType.INT32, None),
+                                 const("crops", [crops], DataType.INT32, None)], [y], 4),
+    ]
+    return lower(model(graph(ops, [x], [y])), accelerator("ethos-u55-128"))
+
+
+def test_dilated_conv1d_pattern_is_one_conv_dilated_along_the_width() -> None:
+    lg = _conv1d_pattern(3, [3, 3], [0, 0])  # padding "same": 30 -> 30
+    (conv,) = lg.npu_ops
+    assert not lg.cpu_ops and (conv.kernel.dilated_height, conv.kernel.dilated_width) == (1, 7)
+    assert conv.kernel.padding == Padding(0, 3, 0, 3) and conv.ifm.name == "x" and conv.ofm.name == "y"
+    assert conv.ifm_shape.as_list() == [1, 1, 30, 4] and conv.ofm_shape.as_list() == [1, 1, 30, 8]
+    (conv,) = _conv1d_pattern(9, [9, 15], [0, 6]).npu_ops  # 30 + 24 padded to a multiple of 9, cropped back
+    assert conv.kernel.padding == Padding(0, 9, 0, 9) and conv.kernel.dilated_width == 19
+    lg = _conv1d_pattern(3, [3, 3], [0, 0], back_rate=2)  # blocks that differ: not the pattern
+    assert {"SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"} <= {c.tflite_type for c in lg.cpu_ops}

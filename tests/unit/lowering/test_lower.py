@@ -73,6 +73,9 @@ def test_int8_softmax_is_31_ops() -> None:
     assert len(ops) == 31 == len(softmax_steps(DataType.INT8))
     assert ops[0].op_type == "MaxPool" and ops[3].block_type == BlockType.REDUCE_SUM
     assert ops[-1].ofm is y and ops[1].activation is Activation.LUT
+    # the final scaling multiplies the exponentials (step 1), as Vela's does; the SHR'd copy of
+    # them (step 2) only feeds the sum
+    assert ops[29].ifm is ops[1].ofm and ops[3].ifm is ops[2].ofm and ops[29].ifm2 is ops[28].ofm
 
 
 def test_pad_before_maxpool_is_five_copies() -> None:
@@ -86,6 +89,19 @@ def test_pad_before_maxpool_is_five_copies() -> None:
     assert [o.ofm_write_shape for o in ops[:5]] == [Shape4D(1, 8, 8, 4), Shape4D(1, 1, 8, 4), Shape4D(1, 1, 8, 4),
                                                     Shape4D(1, 10, 1, 4), Shape4D(1, 10, 1, 4)]
     assert ops[5].pool is PoolKind.MAX and ops[5].ofm_write_shape is None
+
+
+def test_pad_of_the_depth_adds_near_and_far_fills() -> None:
+    """Padding the depth (as Vela legacy runs it): the main copy at the near depth, the height and
+    width fills over the input's depth, then two fills of the whole map's near and far channels."""
+    x, p = fm("x", (1, 8, 8, 8)), fm("p", (1, 9, 8, 13))
+    pads = const("pads", [[0, 0], [1, 0], [0, 0], [2, 3]], DataType.INT32, None)
+    ops = lower(model(graph([op("PAD", [x, pads], [p])], [x], [p])), U55_128).npu_ops
+    assert [o.name for o in ops] == ["p_main", "p_top", "p_near", "p_far"]
+    assert [o.ofm_write_offset for o in ops] == [Shape4D(0, 1, 0, 2), Shape4D(0, 0, 0, 2), Shape4D(0, 0, 0, 0),
+                                                 Shape4D(0, 0, 0, 10)]
+    assert [o.ofm_write_shape for o in ops] == [Shape4D(1, 8, 8, 8), Shape4D(1, 1, 8, 8), Shape4D(1, 9, 8, 2),
+                                                Shape4D(1, 9, 8, 3)]
 
 
 def test_concat_writes_at_offsets() -> None:
@@ -132,6 +148,23 @@ def test_unfused_hard_swish_is_lut_add_on_u55_64() -> None:
     assert ops[1].activation is Activation.LUT and ops[1].name == "z_lut_hardswish"
     fused = lower(model(g), U55_128).npu_ops
     assert len(fused) == 1 and fused[0].activation is Activation.LUT and fused[0].name == "y"
+
+
+def test_int16_tanh_and_sigmoid_are_the_hardware_functions_in_their_own_pool() -> None:
+    """int16 TANH/LOGISTIC: the NPU's own functions (no table to load), each in a 1x1 average pool
+    named as Vela names it and never fused into the producer; int8 ones are fused LUTs."""
+    from npuplan.schedule.cost_adapter import lut_access
+
+    for kind, activation in (("TANH", Activation.TANH), ("LOGISTIC", Activation.SIGMOID)):
+        x, y, z = fm("x", (1, 8, 8, 4), DataType.INT16), fm("y", (1, 8, 8, 8), DataType.INT16), \
+            fm("z", (1, 8, 8, 8), DataType.INT16)
+        ops = lower(model(graph([conv(x, y), op(kind, [y], [z], 1)], [x], [z])), U55_128).npu_ops
+        assert [(o.op_type, o.name, o.activation) for o in ops] == [
+            ("Conv2DBias", "y", Activation.NONE), ("AvgPool", "z_avgpool", activation)]
+        assert lut_access(ops[1], None) is None  # type: ignore[arg-type]
+        x8, y8, z8 = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8)), fm("z", (1, 8, 8, 8))
+        (fused,) = lower(model(graph([conv(x8, y8), op(kind, [y8], [z8], 1)], [x8], [z8])), U55_128).npu_ops
+        assert fused.activation is Activation.LUT
 
 
 def _unary(kind: str, dtype: DataType = DataType.INT8, **options: object):
@@ -248,9 +281,43 @@ def test_sum_is_a_mean_and_reduce_max_over_the_plane_is_a_max_pool() -> None:
     assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "Mul"]
     (pool,) = lower(model(graph([op("REDUCE_MAX", [x, axes], [y], 0, keep_dims=True)], [x], [y])), U55_128).npu_ops
     assert (pool.op_type, pool.kernel.height, pool.kernel.width) == ("MaxPool", 6, 5)
-    depth, z = const("depth", [3], DataType.INT32, None), fm("z", (1, 6, 5, 1))
-    (cpu,) = lower(model(graph([op("REDUCE_MAX", [x, depth], [z], 0)], [x], [z])), U55_128).ops
-    assert isinstance(cpu, CpuOp) and "height and width only" in cpu.reason
+
+
+def test_reduce_max_over_depth_or_one_axis_is_a_max_pool_over_a_view() -> None:
+    """Over depth, the map's NHWC bytes are seen with the depth along the width (a 1 x C kernel);
+    over one axis of a 3-D tensor (GlobalMaxPooling1D), a 1 x L kernel. Height and depth without
+    width are not contiguous and stay on the CPU."""
+    x = fm("x", (1, 6, 5, 8))
+    cases = [((1, 6, 5, 8), [3], (1, 6, 5, 1), Shape4D(1, 30, 8, 1), (1, 8), Shape4D(1, 30, 1, 1)),
+             ((1, 6, 5, 8), [2, 3], (1, 6, 1, 1), Shape4D(1, 6, 40, 1), (1, 40), Shape4D(1, 6, 1, 1)),
+             ((1, 300, 24), [1], (1, 24), Shape4D(1, 1, 300, 24), (1, 300), Shape4D(1, 1, 1, 24))]
+    for shape, axes, out, view, kernel, out_view in cases:
+        x, y = fm("x", shape), fm("y", out)
+        axis = const("axis", axes, DataType.INT32, None)
+        (pool,) = lower(model(graph([op("REDUCE_MAX", [x, axis], [y], 0)], [x], [y])), U55_128).npu_ops
+        assert (pool.op_type, pool.ifm_shape, (pool.kernel.height, pool.kernel.width)) == ("MaxPool", view, kernel)
+        assert pool.ofm_shape == out_view
+    x, z = fm("x", (1, 6, 5, 8)), fm("z", (1, 1, 5, 1))
+    axis = const("axis", [1, 3], DataType.INT32, None)
+    (cpu,) = lower(model(graph([op("REDUCE_MAX", [x, axis], [z], 0)], [x], [z])), U55_128).ops
+    assert isinstance(cpu, CpuOp) and "contiguous" in cpu.reason
+
+
+def test_reduce_min_is_a_max_pool_between_two_integer_inversions() -> None:
+    """min(x) = c - max(c - x) (as Vela's default core runs it): a Sub from the scalar c, REDUCE_MAX's
+    pool over the same view, a Sub from c into the OFM; c = -1 - zero point, so q -> -1 - q."""
+    x, y = fm("x", (1, 6, 5, 8)), fm("y", (1, 1, 1, 8))
+    axes = const("axes", [1, 2], DataType.INT32, None)
+    invert, pool, back = lower(model(graph([op("REDUCE_MIN", [x, axes], [y], 0, keep_dims=True)], [x], [y])),
+                               U55_128).npu_ops
+    assert [o.op_type for o in (invert, pool, back)] == ["Sub", "MaxPool", "Sub"]
+    # the feature map is read as the IFM, the scalar as IFM2 (the hardware's reversed operands)
+    assert invert.ifm is x and invert.ifm2 is not None and invert.ifm2.data is not None and int(invert.ifm2.data) == -1 - (-3)
+    assert (pool.ifm, pool.kernel.height, pool.kernel.width) == (invert.ofm, 6, 5)
+    assert back.ifm is pool.ofm and back.ifm2 is invert.ifm2 and back.ofm is y
+    requantized = fm("r", (1, 1, 1, 8), quant=Quantization(scale=(0.1,), zero_point=(0,)))
+    (cpu,) = lower(model(graph([op("REDUCE_MIN", [x, axes], [requantized], 0)], [x], [requantized])), U55_128).ops
+    assert isinstance(cpu, CpuOp) and "same type and quantization" in cpu.reason
 
 
 def test_conv_weights_of_the_wrong_rank_or_channels_stay_on_cpu() -> None:

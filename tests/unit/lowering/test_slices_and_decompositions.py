@@ -95,9 +95,27 @@ def test_transpose_of_height_and_width_is_a_pool_over_the_ifm_view() -> None:
     (npu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 2, 1, 3])], [y], 0)], [x], [y]).npu_ops
     assert (npu.op_type, npu.name) == ("AvgPool", "y_avgpool")
     assert npu.ifm_shape == npu.ofm_shape == Shape4D(1, 4, 6, 8)
-    z = fm("z", (1, 8, 4, 6))
-    (cpu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)], [x], [z]).ops
-    assert isinstance(cpu, CpuOp) and "Only these transposes" in cpu.reason
+    z = fm("z", (1, 8, 4, 6))  # (H*W) x C -> C x (H*W): one matrix transpose
+    (npu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)], [x], [z]).npu_ops
+    assert npu.ifm_shape == npu.ofm_shape == Shape4D(1, 24, 8, 1) and npu.ofm is z
+
+
+def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_place_of_its_reshapes() -> None:
+    x, y = fm("x", (1, 8, 12, 16)), fm("y", (1, 16, 12, 8))  # H <-> C: the matrix 8 x 192, then swap 12, 16
+    first, second = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 3, 2, 1])], [y], 0)], [x], [y]).npu_ops
+    assert (first.ifm, first.ifm_shape, first.ofm.shape) == (x, Shape4D(1, 8, 192, 1), (192, 8))
+    assert (second.ifm, second.ifm_shape, second.ofm) == (first.ofm, Shape4D(1, 12, 16, 8), y)
+    # ShuffleNet: (1, 6, 6, 12) -> (1, 6, 6, 2, 6) -> swap the last two -> (1, 6, 6, 12)
+    x, grouped, shuffled, y = fm("x", (1, 6, 6, 12)), fm("g", (1, 6, 6, 2, 6)), fm("s", (1, 6, 6, 6, 2)), \
+        fm("y", (1, 6, 6, 12))
+    lg = _lower([op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
+                 op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
+                 op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y])
+    assert not lg.cpu_ops and [o.ifm_shape for o in lg.npu_ops] == [Shape4D(1, 36, 2, 6), Shape4D(1, 2, 216, 1)]
+    assert lg.npu_ops[0].ifm is x and lg.npu_ops[-1].ofm is y
+    five, out = fm("f", (1, 2, 3, 4, 5)), fm("o", (1, 3, 5, 2, 4))  # four axes that do not merge: CPU
+    (cpu,) = _lower([op("TRANSPOSE", [five, _i32("perm", [0, 2, 4, 1, 3])], [out], 0)], [five], [out]).ops
+    assert isinstance(cpu, CpuOp)
 
 
 def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
@@ -138,3 +156,20 @@ def test_argmax_over_more_than_65536_pixels_runs_in_bands_of_whole_rows() -> Non
         (Shape4D(0, 0, 0, 0), Shape4D(1, 218, 300, 1)), (Shape4D(0, 218, 0, 0), Shape4D(1, 82, 300, 1))]
     copy = ops[-1]  # the bands' int32 map copied into the 3-D OFM, a row of words at a time
     assert copy.op_type == "AvgPool" and copy.ofm is y and copy.ofm_shape == Shape4D(1, 300, 1, 300)
+
+
+def test_pack_to_5d_flattened_by_a_reshape_is_a_concatenation() -> None:
+    """``tf.reshape(tf.stack([a, b], axis=3), (1, 8, 8, 16))``: the 5-D PACK and its RESHAPE merging
+    the new axis with the depth are one concatenation along the depth; merging it with the axis
+    before (an interleave) is not, and stays on the CPU."""
+    a, b = fm("a", (1, 8, 8, 8)), fm("b", (1, 8, 8, 8))
+    for merged, concat in (((1, 8, 8, 16), True), ((1, 8, 16, 8), False)):
+        stacked, out = fm("stacked", (1, 8, 8, 2, 8)), fm("out", merged)
+        ops = [op("PACK", [a, b], [stacked], 0, axis=3, values_count=2),
+               op("RESHAPE", [stacked, const("shape", list(merged), DataType.INT32, None)], [out], 1)]
+        lg = lower(model(graph(ops, [a, b], [out])), U55_128)
+        if concat:
+            assert not lg.cpu_ops and [o.tflite_type for o in lg.npu_ops] == ["CONCATENATION"] * 2
+            assert [o.ofm_write_offset for o in lg.npu_ops] == [Shape4D(0, 0, 0, 0), Shape4D(0, 0, 0, 8)]
+        else:
+            assert {o.tflite_type for o in lg.cpu_ops} == {"PACK", "RESHAPE"}

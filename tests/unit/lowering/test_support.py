@@ -45,3 +45,22 @@ def test_kernel_too_tall() -> None:
     w = const("w", np.ones((1, 71, 1, 1)))
     reason = unsupported_reason(op("CONV_2D", [a, w, None], [b], padding="VALID", stride_h=1, stride_w=1))
     assert reason is not None and "Dilated kernel height" in reason
+
+
+def test_a_feature_map_of_scale_0_keeps_its_ops_on_the_cpu() -> None:
+    """TensorFlow quantizes an all-zero tensor (a GRU's initial state, a FILL of zeros) with scale 0:
+    the ops touching it stay on the CPU with the reason, instead of the model being refused."""
+    from npuplan.hw.accelerator import accelerator
+    from npuplan.ir.lowered import CpuOp
+    from npuplan.ir.types import Quantization
+    from npuplan.lowering import lower
+
+    from ._build import graph, model
+
+    zero_scale = Quantization(scale=(0.0,), zero_point=(0,))
+    x, z, y = fm("x", (1, 4, 4, 8)), fm("z", (1, 4, 4, 8), quant=zero_scale), fm("y", (1, 4, 4, 8))
+    mul = op("MUL", [x, z], [y], 0, fused_activation_function="NONE")
+    assert unsupported_reason(mul) == "Quantization scales must not be 0: z"
+    (cpu,) = lower(model(graph([mul], [x, z], [y])), accelerator("ethos-u55-128")).ops
+    assert isinstance(cpu, CpuOp) and "scales must not be 0" in cpu.reason
+    assert unsupported_reason(op("MUL", [x, x], [y], 0, fused_activation_function="NONE")) is None

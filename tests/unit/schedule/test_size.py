@@ -110,3 +110,21 @@ def test_size_choice_between_searches_uses_the_same_trade() -> None:
     assert figures[0][0] < figures[1][0] and figures[0][1] > 2 * figures[1][1]
     assert size_trade(figures) == 1 and size_trade(figures[::-1]) == 0
     assert size_trade(figures, memory_weight=1000.0) == 0
+
+
+def test_size_keeps_the_rolling_buffers_of_unaligned_maps_packed() -> None:
+    """Size stores maps whose depth is not a multiple of 16 NHWC; cascaded, their rolling buffers
+    stay NHWC too (8 channels take 8 bytes a pixel, not a 16-channel brick's 16)."""
+    from npuplan.schedule.costing import rolling_format
+    from npuplan.schedule.geometry import rolling_buffer_bytes
+
+    graph = conv_chain([(8, 1), (8, 1), (4, 2)], h=48, w=48, c=8)
+    packed, bricks = build_network(graph, pack_unaligned=True), build_network(graph)
+    assert rolling_format(packed, "t0") == "NHWC" and rolling_format(bricks, "t0") == "NHCWB16"
+    producer, consumer = graph.ops[0], graph.ops[1]
+    assert isinstance(producer, NpuOp) and isinstance(consumer, NpuOp)
+    nhwc = rolling_buffer_bytes(producer, 4, consumer, 1, "NHWC")
+    assert rolling_buffer_bytes(producer, 4, consumer, 1) == 2 * nhwc
+    schedule = plan_schedule(graph, build_architecture(SIZE), SIZE)
+    rolled = [r for c in schedule.cascades for r in c.rolling_buffers]
+    assert rolled and all(r.size_bytes == r.rows * 48 * 8 for r in rolled)  # packed rows of 48 x 8 bytes

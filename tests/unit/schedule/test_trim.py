@@ -57,3 +57,16 @@ def test_trimming_lowers_the_peak_within_the_bound(layers, size, slack) -> None:
     assert after <= bound
     # never more cycles, relatively, than the peak bytes it gives back
     assert (after - cycles) / cycles < 1 - peak_bytes(net, trimmed) / peak_bytes(net, dec)
+
+
+def test_buffering_every_op_s_weights_is_not_trimmed_back(data_dir: Path) -> None:
+    """``buffer_weights`` (Vela-comparable plans) copies the weights of the ops that read them in
+    place by choice (the first six convolutions here, whose copy no earlier op hides), and keeps
+    them: the peak trimming, which could give them back, is not run."""
+    model = data_dir / "mobilenet_v1_025_96.tflite"
+    plans = {always: npuplan.plan(model, search="cascade", buffer_weights=always, **SHARED) for always in (False, True)}
+    modes = {always: [o.weight_buffering.value for o in p.schedule.ops if o.op.weights is not None]
+             for always, p in plans.items()}
+    assert modes[False][:6] == ["none"] * 6 and "none" not in modes[True][:-1]
+    assert sum(m != "none" for m in modes[True]) > sum(m != "none" for m in modes[False])
+    assert "peak trimmed" not in plans[True].schedule.notes

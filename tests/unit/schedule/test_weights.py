@@ -99,3 +99,18 @@ def test_the_choice_is_the_one_costing_every_plan_gives(estimate: bool) -> None:
                         chosen = weights._choose(net, dec, arch, oracle, i, at, room, slack, memo)
                         assert chosen == _best(every, room, prev_room)
     assert uncosted > 0 and buffered > 0  # both paths were taken
+
+
+def test_always_buffering_copies_every_op_s_weights_that_fit_even_where_reading_in_place_is_faster() -> None:
+    """``buffer_weights`` (Vela's habit, for Vela-comparable plans): the first conv, with no slack
+    before it to hide the copy in, reads its weights in place by choice, and copies them when always
+    buffering; with no room, nothing is buffered either way."""
+    net, arch, decisions = _setup()
+    oracle = default_oracle(arch)
+    dec = decisions[0]
+    chosen = weights.propose_weight_buffering(net, dec, arch, oracle, 10**9)
+    always = weights.propose_weight_buffering(net, dec, arch, oracle, 10**9, always=True)
+    assert chosen.weights[0] is NO_WEIGHT_BUFFER and always.weights[0] is not NO_WEIGHT_BUFFER
+    assert all(w is not NO_WEIGHT_BUFFER for w in always.weights)
+    none = weights.propose_weight_buffering(net, dec, arch, oracle, 0, always=True)
+    assert all(w is NO_WEIGHT_BUFFER for w in none.weights)
