@@ -15,7 +15,7 @@ from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCom
 from npuplan.emit.blocks import Block, resolve_block
 from npuplan.emit.layout import DeployLayout, deploy_layout
 from npuplan.emit.model import emitted_model
-from npuplan.emit.operations import Context, dma_operation, stripe_operation
+from npuplan.emit.operations import Context, dma_operation, stripe_operations
 from npuplan.emit.regions import feature_map_regions
 from npuplan.emit.vela import accelerator, quietly, vela_api
 from npuplan.emit.weights import EncodedOp, encode_op
@@ -124,8 +124,9 @@ def emit_tflite(plan: Plan) -> Emitted:
             if isinstance(c, NpuStripeCommand):
                 if c.ofm.box.is_empty():  # rows past a CONCATENATION copy's box: nothing to write
                     continue
-                operations.append(stripe_operation(ctx, c))
-                npu_count += 1
+                stripes = stripe_operations(ctx, c)
+                operations.extend(stripes)
+                npu_count += len(stripes)
             elif isinstance(c, DmaCommand):
                 operations.append(dma_operation(ctx, c))
                 dma_count += 1
@@ -190,7 +191,10 @@ def plan_and_emit(path: str | Path, **options: Any) -> tuple[Plan, Emitted]:
     cpu_ops: tuple[int, ...] = ()
     refused: list[str] = []
     while True:
-        planned = plan(path, deployable=True, deploy_cpu_ops=cpu_ops, **options)
+        try:
+            planned = plan(path, deployable=True, deploy_cpu_ops=cpu_ops, **options)
+        except EmitError as error:  # the refused op cannot go back to the CPU: say why it was refused
+            raise EmitError(error.op, f"{error.reason}; refused by the emitter: {refused[-1]}") if refused else error
         try:
             emitted = emit_tflite(planned)
         except EmitError as error:

@@ -14,14 +14,17 @@ from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, 
 from npuplan.emit.features import feature_map
 from npuplan.emit.layout import DeployLayout
 from npuplan.emit.regions import FLASH_REGION
+from npuplan.emit.upscale import aligned, aligned_commands
 from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind
+from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind, Resampling
 from npuplan.ir.shape import Shape4D
+from npuplan.lowering.resize import RESIZE_TYPES
 
 _CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
+_RESAMPLING = {Resampling.NONE: "NONE", Resampling.NEAREST: "NEAREST", Resampling.TRANSPOSE: "TRANSPOSE"}
 _ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN"}
 
 
@@ -46,7 +49,7 @@ def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
         flash = Address(MemArea.OFF_CHIP_FLASH, ctx.layout.constant_offsets[tensor.name], tensor.size_bytes)
         return feature_map(ctx.api, operand, tensor, view, nhcwb16=False, address=flash,
                            regions={MemArea.OFF_CHIP_FLASH: FLASH_REGION}, view_rows=view_rows)
-    nhcwb16 = operand.buffer.kind is BufferKind.ROLLING or name in ctx.nhcwb16
+    nhcwb16 = name in ctx.nhcwb16  # the placement's format (a rolling buffer of a map kept NHWC is NHWC)
     return feature_map(ctx.api, operand, tensor, view, nhcwb16=nhcwb16, address=ctx.layout.addresses[name],
                        regions=ctx.regions, view_rows=view_rows)
 
@@ -73,15 +76,17 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
         full = op.ifm.shape4d
         same_rows = op.ifm_shape.h == full.h and op.ifm_shape.w * op.ifm_shape.c == full.w * full.c
         lo, hi = view_rows(op, command) if same_rows else (0, op.ifm_shape.h)
+    up = op.upscale  # the kernel's rows are rows of the upscaled IFM, the box's rows of the IFM
     need_lo = a * k.stride_y - k.padding.top
     need_hi = (b - 1) * k.stride_y + k.dilated_height - k.padding.top
-    if op.upscale == 1 and lo != max(need_lo, 0):
-        # the IFM base is the box's first row: it must be the first row the kernel reads
-        raise EmitError(op.name, f"a stripe's IFM box starts at row {lo}, its kernel reads from row {max(need_lo, 0)}")
+    if lo * up != max(need_lo, 0) and not aligned(op, (a, b), lo):
+        # the IFM base is the box's first row: it must be the first (upscaled) row the kernel reads
+        raise EmitError(op.name, f"a stripe's IFM box starts at row {lo}{' (upscaled x2)' if up > 1 else ''}, "
+                        f"its kernel reads from row {max(need_lo, 0)}")
     if command.ifm is not None and op.ifm_read_offset is None and not _reshaped(op) and (
             command.ifm.box.start[2] != 0 or command.ifm.box.end[2] != op.ifm.shape4d.w):
         raise EmitError(op.name, "a stripe reads part of the IFM's width (not emitted)")
-    return api.NpuPadding(top=max(0, lo - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi),
+    return api.NpuPadding(top=max(0, lo * up - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi * up),
                           right=k.padding.right)
 
 
@@ -107,6 +112,10 @@ def _activation(api: ModuleType, op: NpuOp) -> Any:
     return act
 
 
+def _upscale(api: ModuleType, op: NpuOp) -> Any:
+    return getattr(api.NpuResamplingMode, _RESAMPLING[op.resampling])
+
+
 def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[Any], list[Any]]:
     """The weight and bias address ranges this stripe reads (its slice in flash or its buffer slot)."""
     if command.weight_slice is None:
@@ -129,12 +138,13 @@ def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[A
             [rng(region=region, address=start, length=record.scale_bytes)])
 
 
-def stripe_operation(ctx: Context, command: NpuStripeCommand) -> Any:
-    """The ``NpuBlockOperation`` of one NPU stripe. An ``EmitError`` names the TFLite operator to
-    keep on the CPU instead (``emit.plan_and_emit``)."""
+def stripe_operations(ctx: Context, command: NpuStripeCommand) -> list[Any]:
+    """The ``NpuBlockOperation`` of one NPU stripe (two when an upscaling op's stripe must be split,
+    ``emit.upscale``). An ``EmitError`` names the TFLite operator to keep on the CPU instead
+    (``emit.plan_and_emit``)."""
     op = ctx.ops[command.op]
     try:
-        return _stripe_operation(ctx, command, op)
+        return [_stripe_operation(ctx, c, op) for c in aligned_commands(op, command)]
     except EmitError as error:
         if error.cpu_fallback is not None:
             raise
@@ -161,6 +171,9 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.padding = _padding(api, op, command)
     npu.activation = _activation(api, op)
+    npu.ifm_upscale = _upscale(api, op)
+    if op.tflite_type in RESIZE_TYPES:  # Vela rounds a resize's average naturally (TFLite's reference)
+        npu.rounding_mode = api.NpuRoundingMode.NATURAL
     h, w, d = ctx.block_configs[op.name]
     npu.block_config = api.NpuShape3D(height=h, width=w, depth=d)
     if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
@@ -212,6 +225,7 @@ def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> A
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.activation = _activation(api, op)
+    npu.ifm_upscale = _upscale(api, op)
     if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
         npu.block_traversal = (api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first
                                else api.NpuBlockTraversal.DEPTH_FIRST)

@@ -16,10 +16,11 @@ from npuplan.ir.types import DataType
 
 DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
-    "CONCATENATION", "PAD",
+    "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV",
 })
-# Types whose lowering is several NPU operations the emitter expresses one by one.
-_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD"})
+# Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
+# or 8 is a chain of x2 upscaling pools).
+_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
@@ -27,7 +28,11 @@ CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU
 FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
-_OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul"})
+_OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
+                       "Conv2DBackpropInputSwitchedBias"})
+# The IFM resampling each NPU operation may use: nearest x2 for the average pools of a resize,
+# transpose x2 (zeros inserted) for the convolution of a TRANSPOSE_CONV.
+_RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
 
 
 def _copy(op: NpuOp) -> bool:
@@ -44,8 +49,11 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return f"its NPU operation {op.op_type} is not emitted yet"
     if op.activation not in CLAMP_ACTIVATIONS:
         return f"activation {op.activation} needs a lookup table the lowered graph does not hold"
-    if op.resampling is not Resampling.NONE:
-        return "IFM resampling is not emitted yet"
+    if op.resampling is not Resampling.NONE and _RESAMPLING.get(op.op_type) is not op.resampling:
+        return f"{op.resampling} IFM resampling of {op.op_type} is not emitted"
+    if op.block_type is BlockType.DEPTHWISE and op.tflite_type == "RESIZE_BILINEAR":
+        return ("a half-pixel bilinear resize (depthwise convolutions with tile padding, each writing every other "
+                "row and column) is not emitted")
     if op.reads_at_offset:
         return "reads at an offset inside a tensor (not emitted yet)"
     if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
