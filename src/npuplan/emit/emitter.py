@@ -14,6 +14,7 @@ from npuplan.api import Plan
 from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCommand, WeightSlice
 from npuplan.emit.blocks import Block, resolve_block
 from npuplan.emit.layout import DeployLayout, deploy_layout
+from npuplan.emit.luts import LutSlots
 from npuplan.emit.model import emitted_model
 from npuplan.emit.operations import Context, dma_operation, stripe_operations
 from npuplan.emit.regions import feature_map_regions
@@ -118,15 +119,19 @@ def emit_tflite(plan: Plan) -> Emitted:
     ctx = _context(api, plan, layout, encoded, blocks)
     payloads: list[bytes] = []
     npu_count = dma_count = 0
+    luts = LutSlots(api, plan.arch.accelerator, layout.lut_offsets)
     for group in _groups(plan.commands):
         operations = []
+        luts.reset()
         for c in group:
             if isinstance(c, NpuStripeCommand):
                 if c.ofm.box.is_empty():  # rows past a CONCATENATION copy's box: nothing to write
                     continue
-                stripes = stripe_operations(ctx, c)
-                operations.extend(stripes)
+                loads, slot = luts.load(ctx.ops[c.op])
+                stripes = stripe_operations(ctx, c, lut_index=slot)
+                operations.extend(loads + stripes)
                 npu_count += len(stripes)
+                dma_count += len(loads)
             elif isinstance(c, DmaCommand):
                 operations.append(dma_operation(ctx, c))
                 dma_count += 1

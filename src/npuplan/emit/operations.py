@@ -102,9 +102,13 @@ def _operation(api: ModuleType, op: NpuOp) -> Any:
     raise EmitError(op.name, f"{op.op_type} ({op.block_type}) has no operation in Vela's API here")
 
 
-def _activation(api: ModuleType, op: NpuOp) -> Any:
+def _activation(api: ModuleType, op: NpuOp, lut_index: int = 0) -> Any:
     if op.activation is Activation.NONE:
         return None
+    if op.activation is Activation.LUT:  # the table is DMA'd to slot ``lut_index`` (``emit.luts``)
+        act = api.NpuActivation(api.NpuActivationOp.TABLE_LOOKUP)
+        act.lookup_table_index = lut_index
+        return act
     if op.activation not in _CLAMPS:
         raise EmitError(op.name, f"activation {op.activation} is not emitted")
     act = api.NpuActivation(api.NpuActivationOp.NONE_OR_RELU)
@@ -138,13 +142,13 @@ def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[A
             [rng(region=region, address=start, length=record.scale_bytes)])
 
 
-def stripe_operations(ctx: Context, command: NpuStripeCommand) -> list[Any]:
+def stripe_operations(ctx: Context, command: NpuStripeCommand, *, lut_index: int = 0) -> list[Any]:
     """The ``NpuBlockOperation`` of one NPU stripe (two when an upscaling op's stripe must be split,
-    ``emit.upscale``). An ``EmitError`` names the TFLite operator to keep on the CPU instead
-    (``emit.plan_and_emit``)."""
+    ``emit.upscale``); a LUT activation reads its table from slot ``lut_index``. An ``EmitError``
+    names the TFLite operator to keep on the CPU instead (``emit.plan_and_emit``)."""
     op = ctx.ops[command.op]
     try:
-        return [_stripe_operation(ctx, c, op) for c in aligned_commands(op, command)]
+        return [_stripe_operation(ctx, c, op, lut_index) for c in aligned_commands(op, command)]
     except EmitError as error:
         if error.cpu_fallback is not None:
             raise
@@ -152,7 +156,7 @@ def stripe_operations(ctx: Context, command: NpuStripeCommand) -> list[Any]:
                         cpu_fallback=op.source_index) from None
 
 
-def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
+def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_index: int) -> Any:
     api = ctx.api
     npu = _operation(api, op)
     npu.name = op.name
@@ -167,10 +171,12 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any
         # the stream records a reshaped OFM view as the whole tensor: a stripe's rows are not known
         raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
     npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)
+    if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
+        npu.ofm.quantization = npu.ifm.quantization
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.padding = _padding(api, op, command)
-    npu.activation = _activation(api, op)
+    npu.activation = _activation(api, op, lut_index)
     npu.ifm_upscale = _upscale(api, op)
     if op.tflite_type in RESIZE_TYPES:  # Vela rounds a resize's average naturally (TFLite's reference)
         npu.rounding_mode = api.NpuRoundingMode.NATURAL

@@ -4,8 +4,9 @@ The emitter translates each NPU stripe into the register command stream through 
 API; that needs every number the hardware uses (weights, biases, scales, clamps). The operators
 below are those whose NPU operations carry all of them in the lowered graph. Any other operator,
 and any operator whose NPU operations use a feature not listed, stays on the CPU in a deployable
-plan, with the reason. Standalone activations other than the plain clamps are not fused (a LUT's
-table is not held by the lowered graph), so they stay CPU operators of their own.
+plan, with the reason. Standalone activations other than the plain clamps are not fused: a LUT
+activation runs as its own operation (an ADD of zero whose output goes through the table the
+lowering computed, ``NpuOp.lut``), and one without a table stays on the CPU.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from __future__ import annotations
 from npuplan.ir.graph import Graph, Op
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
+from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
 
 DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV",
+    *LUT_ACTIVATIONS,
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
@@ -47,8 +50,10 @@ def npu_op_reason(op: NpuOp) -> str | None:
     """Why the emitter cannot express ``op`` exactly, or None when it can."""
     if op.op_type not in _OP_TYPES:
         return f"its NPU operation {op.op_type} is not emitted yet"
-    if op.activation not in CLAMP_ACTIVATIONS:
-        return f"activation {op.activation} needs a lookup table the lowered graph does not hold"
+    if op.activation is Activation.LUT and op.lut is None:
+        return lut_reason(op.tflite_type, op.ifm.dtype) or f"{op.tflite_type}'s lookup table could not be computed"
+    if op.activation not in CLAMP_ACTIVATIONS and op.activation is not Activation.LUT:
+        return f"activation {op.activation} is not emitted (only clamps and lookup tables)"
     if op.resampling is not Resampling.NONE and _RESAMPLING.get(op.op_type) is not op.resampling:
         return f"{op.resampling} IFM resampling of {op.op_type} is not emitted"
     if op.block_type is BlockType.DEPTHWISE and op.tflite_type == "RESIZE_BILINEAR":

@@ -1,0 +1,168 @@
+"""The 256-entry lookup table of an 8-bit activation, computed as TensorFlow Lite Micro's reference
+kernel computes the operator, input value by input value (so the NPU's table lookup gives what
+the CPU would).
+
+- TANH, LOGISTIC (int8): ``reference_integer_ops::Tanh``/``Logistic``: the input rescaled to a
+  Q4.27 fixed-point value by the multiplier and shift of the kernel's Prepare, gemmlowp's
+  fixed-point ``tanh``/``logistic``, then a rounding shift to the fixed output quantization
+  (tanh 1/128 and zero point 0, logistic 1/256 and -128: the kernel assumes them).
+- LEAKY_RELU (int8/uint8): ``reference_ops::QuantizeLeakyRelu``: identity or alpha multiplier by
+  the sign of the input, each a ``MultiplyByQuantizedMultiplier``.
+- HARD_SWISH (int8/uint8): ``reference_ops::HardSwish``'s 16-bit fixed-point evaluation.
+
+Scales are float32 in TFLite and the kernels mix float and double arithmetic; each step below
+keeps the precision the kernel uses (``np.float32`` where it computes in float). Entry ``i``
+holds the output for input ``i - 128`` (int8) or ``i`` (uint8), the order the NPU indexes.
+Other activations return None (they stay on the CPU).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from npuplan.ir.types import DataType, Quantization
+from npuplan.lowering.fixedpoint import (
+    INT16_MAX,
+    INT16_MIN,
+    c_div,
+    downscale_multiplier_to_int16,
+    fixed_logistic,
+    fixed_tanh,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    rounding_divide_by_pot16,
+    rounding_doubling_high_mul,
+    tflite_round,
+    wrap16,
+)
+
+Table = Callable[[int], int]  # input value -> unclamped output value
+
+
+def _inputs(dtype: DataType) -> range:
+    return range(0, 256) if dtype == DataType.UINT8 else range(-128, 128)
+
+
+def _scale(q: Quantization) -> np.float32:
+    return np.float32(q.scale[0])
+
+
+def _zero(q: Quantization) -> int:
+    return int(q.zero_point[0])
+
+
+def _input_radius(integer_bits: int, left_shift: int) -> int:
+    """TFLite's ``CalculateInputRadius`` over 31 signed bits."""
+    return math.floor(((1 << integer_bits) - 1) * (1 << (31 - integer_bits)) / (1 << left_shift))
+
+
+def _q4_input(ifm: Quantization) -> tuple[int, int, int]:
+    """The Prepare of TFLM's int8 TANH and LOGISTIC: multiplier, left shift and input radius."""
+    real = float(_scale(ifm)) * float(1 << 27)
+    q, left_shift = math.frexp(real)
+    return int(tflite_round(q * (1 << 31))), left_shift, _input_radius(4, left_shift)
+
+
+def _q4_kernel(ifm: Quantization, function: Callable[[int], int]) -> Table:
+    """TFLM's int8 TANH/LOGISTIC: saturated outside the input radius, else ``function`` of the
+    input difference as a Q4.27 value (``function`` gives the int8 output)."""
+    multiplier, shift, radius = _q4_input(ifm)
+    zp = _zero(ifm)
+
+    def value(x: int) -> int:
+        d = x - zp
+        if d <= -radius:
+            return -128
+        if d >= radius:
+            return 127
+        return function(multiply_by_quantized_multiplier(d, multiplier, shift))
+    return value
+
+
+def _tanh(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    return _q4_kernel(ifm, lambda q4: rounding_divide_by_pot(fixed_tanh(q4, 4), 24))  # Q0.31 -> 1/128
+
+
+def _logistic(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    return _q4_kernel(ifm, lambda q4: rounding_divide_by_pot(fixed_logistic(q4, 4), 23) - 128)  # -> 1/256, -128
+
+
+def _leaky_relu(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    alpha = np.float32(float(options.get("alpha", 0.2)))  # type: ignore[arg-type]
+    in_scale, out_scale = _scale(ifm), _scale(ofm)
+    alpha_m, alpha_s = quantize_multiplier(float(np.float32(in_scale * alpha / out_scale)))
+    identity_m, identity_s = quantize_multiplier(float(np.float32(in_scale / out_scale)))
+    zp_in, zp_out = _zero(ifm), _zero(ofm)
+
+    def value(x: int) -> int:
+        d = x - zp_in
+        m, s = (identity_m, identity_s) if d >= 0 else (alpha_m, alpha_s)
+        return zp_out + multiply_by_quantized_multiplier(d, m, s)
+    return value
+
+
+def _sat16(x: int) -> int:
+    return max(INT16_MIN, min(INT16_MAX, x))
+
+
+def _hard_swish(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    hires = np.float32(np.float32(1.0 / 128.0) * _scale(ifm))
+    out_m, out_e = quantize_multiplier(float(np.float32(hires / _scale(ofm))))
+    relu_m, relu_e = quantize_multiplier(float(np.float32(hires / np.float32(3.0 / 32768.0))))
+    out16, relu16 = downscale_multiplier_to_int16(out_m), downscale_multiplier_to_int16(relu_m)
+    if out_e > 0:
+        raise ValueError("HARD_SWISH needs an output multiplier exponent <= 0 (TFLite's Prepare refuses it)")
+    zp_in, zp_out = _zero(ifm), _zero(ofm)
+
+    def value(x: int) -> int:
+        hires_value = wrap16((x - zp_in) * 128)
+        preshift = rounding_doubling_high_mul(hires_value, out16, bits=16)
+        reluish = hires_value
+        if relu_e > 0:
+            reluish = _sat16(reluish * (1 << (relu_e - 1)))
+        reluish = rounding_doubling_high_mul(reluish, relu16, bits=16)
+        if relu_e > 0:
+            reluish = _sat16(reluish * 2)
+        if relu_e < 0:
+            reluish = rounding_divide_by_pot16(reluish, -relu_e)
+        reluish = (reluish + (1 << 15)) >> 1
+        product = INT16_MAX if reluish == preshift == INT16_MIN else wrap16(c_div(reluish * preshift, 1 << 15))
+        return wrap16(rounding_divide_by_pot16(product, -out_e) + zp_out)
+    return value
+
+
+_TABLES: dict[str, Callable[[Quantization, Quantization, Mapping[str, object]], Table]] = {
+    "TANH": _tanh, "LOGISTIC": _logistic, "LEAKY_RELU": _leaky_relu, "HARD_SWISH": _hard_swish,
+}
+_TYPES = {"TANH": (DataType.INT8,), "LOGISTIC": (DataType.INT8,)}
+LUT_ACTIVATIONS = frozenset(_TABLES)  # the TFLite activations a table is computed for
+
+
+def lut_reason(kind: str, dtype: DataType) -> str | None:
+    """Why an activation of TFLite type ``kind`` on ``dtype`` has no table here, or None."""
+    if kind not in _TABLES:
+        return f"{kind}'s lookup table is not computed by npuplan yet"
+    if dtype not in _TYPES.get(kind, (DataType.INT8, DataType.UINT8)):
+        return f"{kind}'s lookup table is computed for {' and '.join(str(t) for t in _TYPES.get(kind, ()))} only"
+    return None
+
+
+def activation_table(kind: str, dtype: DataType, ifm: Quantization, ofm: Quantization,
+                     options: Mapping[str, object]) -> np.ndarray | None:
+    """The 256 output values (``dtype``) of activation ``kind`` indexed by input value, or None
+    when ``lut_reason`` gives a reason."""
+    if lut_reason(kind, dtype) is not None:
+        return None
+    try:
+        value = _TABLES[kind](ifm, ofm, options)
+    except ValueError:
+        return None
+    lo, hi = (0, 255) if dtype == DataType.UINT8 else (-128, 127)
+    table = np.array([min(hi, max(lo, value(x))) for x in _inputs(dtype)],
+                     dtype=np.uint8 if dtype == DataType.UINT8 else np.int8)
+    table.flags.writeable = False
+    return table
