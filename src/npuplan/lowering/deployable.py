@@ -11,6 +11,8 @@ lowering computed, ``NpuOp.lut``), and one without a table stays on the CPU.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from npuplan.ir.graph import Graph, Op
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
@@ -63,6 +65,13 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return "reads at an offset inside a tensor (not emitted yet)"
     if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
         return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's and PAD's copies)"
+    for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
+        if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):
+            # the lowering worked out a shape the file does not declare: the declared shapes of a
+            # network exported with dynamic dimensions are placeholders, and TFLite Micro
+            # allocates and runs the declared ones
+            return (f"it {'reads' if tensor is op.ifm else 'writes'} {view} values of '{tensor.name}', declared "
+                    f"{list(tensor.shape)} (a dynamic shape TFLite Micro does not run)")
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
     if any(t.dtype not in _FM_TYPES for t in fms):
         return "only 8-bit feature maps are emitted yet"
@@ -131,3 +140,30 @@ def reshape_invariant(op: Op, source: Graph) -> bool:
         if not a.shape or not b.shape or a.shape[-1] != b.shape[-1]:
             return False
     return True
+
+
+def gather_split_writes(ops: Sequence[LoweredOp]) -> tuple[LoweredOp, ...]:
+    """``ops`` with the NPU operations writing one tensor (a CONCATENATION's or PAD's copies) run
+    together when a CPU operator falls between them: the earlier writers move to just before the
+    last one. A deployable file replaces each NPU partition by one operator whose outputs are its
+    own; a tensor written in two partitions would be the output of two operators (and the first
+    would hand on a tensor it has not completely written). Moving a copy later keeps every
+    dependency: its input exists already, and nothing reads the tensor before its last writer."""
+    writers: dict[str, list[int]] = {}
+    for k, op in enumerate(ops):
+        if isinstance(op, NpuOp):
+            writers.setdefault(op.ofm.name, []).append(k)
+    moved: dict[int, list[int]] = {}  # last writer's position -> the earlier writers to run before it
+    for positions in writers.values():
+        first, last = positions[0], positions[-1]
+        if len(positions) > 1 and any(isinstance(ops[k], CpuOp) for k in range(first, last)):
+            moved[last] = positions[:-1]
+    if not moved:
+        return tuple(ops)
+    skip = {k for earlier in moved.values() for k in earlier}
+    out: list[LoweredOp] = []
+    for k, op in enumerate(ops):
+        out.extend(ops[j] for j in moved.get(k, ()))
+        if k not in skip:
+            out.append(op)
+    return tuple(out)

@@ -35,7 +35,12 @@ from npuplan.lowering.decompose import (
     convert_squared_difference,
     is_decomposed_leaky_relu,
 )
-from npuplan.lowering.deployable import FUSABLE_STANDALONE, deployable as deployable_ops, reshape_invariant
+from npuplan.lowering.deployable import (
+    FUSABLE_STANDALONE,
+    deployable as deployable_ops,
+    gather_split_writes,
+    reshape_invariant,
+)
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad, fuse_concat_writes
@@ -160,9 +165,10 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         except Exception as error:
             mark_op(error, op.name)
             raise
+    placed = _placed(tuple(ops), graph.outputs, concat_writes)
     return LoweredGraph(
         name=source.name,
-        ops=_placed(tuple(ops), graph.outputs, concat_writes),
+        ops=gather_split_writes(placed) if deployable else placed,
         inputs=graph.inputs,
         outputs=graph.outputs,
         tflite_op_count=len(source.ops),
