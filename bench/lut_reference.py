@@ -3,8 +3,8 @@
 Usage: python bench/lut_reference.py --litert-python PYTHON [--random N] [MODEL ...]
 
 PYTHON is an interpreter with ``ai-edge-litert`` installed (a separate venv: it is not a
-dependency of npuplan). For every TANH, LOGISTIC, LEAKY_RELU and HARD_SWISH of the given models
-(default: the zoo's op_* activations and mobilenet_v3_small's), and N random quantizations of each
+dependency of npuplan). For every activation npuplan computes a table for (TANH, LOGISTIC, LEAKY_RELU, HARD_SWISH, EXP,
+LOG, GELU) in the given models (default: the zoo's op_* activations and mobilenet_v3_small's), and N random quantizations of each
 kind (seeded), writes a one-operator int8 model, runs it on the 256 input values with LiteRT's
 reference op resolver (``BUILTIN_REF``) and compares the outputs with npuplan's table
 (``lowering.lut_tables``); a quantization TFLite's Prepare refuses must have no npuplan table. Prints, per kind, the tables compared, the identical ones and the
@@ -32,6 +32,7 @@ from npuplan.ir.types import DataType, Quantization  # noqa: E402
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, activation_table  # noqa: E402
 
 DEFAULT_MODELS = ["/work/zoo/op_tanh.tflite", "/work/zoo/op_logistic.tflite", "/work/zoo/op_leaky_relu.tflite",
+                  "/work/zoo/op_exp.tflite", "/work/zoo/op_log.tflite", "/work/zoo/op_gelu.tflite",
                   "/work/zoo/op_hard_swish.tflite", "/work/shared/models/mobilenet_v3_small_224.tflite"]
 _RUN = """
 import json, sys, numpy as np
@@ -73,7 +74,11 @@ def random_cases(count: int, seed: int = 0) -> list[Case]:
             fixed = {"TANH": Quantization((1 / 128,), (0,)), "LOGISTIC": Quantization((1 / 256,), (-128,))}
             q_out = fixed.get(kind) or Quantization((float(np.float32(10 ** rng.uniform(-3, 0))),),
                                                     (int(rng.integers(-128, 128)),))
-            options = {"alpha": float(np.float32(rng.choice([0.1, 0.2, 0.3, -0.5, 1.5])))} if kind == "LEAKY_RELU" else {}
+            options: dict[str, object] = {}
+            if kind == "LEAKY_RELU":
+                options = {"alpha": float(np.float32(rng.choice([0.1, 0.2, 0.3, -0.5, 1.5])))}
+            if kind == "GELU":
+                options = {"approximate": bool(rng.integers(0, 2))}
             cases.append((kind, q_in, q_out, options))
     return cases
 

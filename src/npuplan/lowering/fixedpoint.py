@@ -27,7 +27,9 @@ def c_div(a: int, b: int) -> int:
 
 
 def tflite_round(x: float) -> float:
-    """``TfLiteRound``/``std::round``: half away from zero."""
+    """``TfLiteRound``/``std::round``: half away from zero (infinities and NaN unchanged)."""
+    if not math.isfinite(x):
+        return x
     return math.copysign(math.floor(abs(x) + 0.5), x)
 
 

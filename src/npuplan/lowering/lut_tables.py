@@ -135,10 +135,50 @@ def _hard_swish(ifm: Quantization, ofm: Quantization, options: Mapping[str, obje
     return value
 
 
+def _float_lut(function: Callable[[float, Mapping[str, object]], float]) -> Callable[
+        [Quantization, Quantization, Mapping[str, object]], Table]:
+    """TFLite's ``LUTPopulate``: dequantize in float32, apply the float function, scale by the
+    float32 inverse of the output scale, round half away from zero, add the zero point. The
+    function's float32 result is taken as the correctly rounded value of the real function (what
+    the C library's ``expf``, ``logf``, ``erff`` give). A value beyond int32 saturates (as a
+    float-to-int conversion does on Arm; C leaves it undefined)."""
+    def make(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+        in_scale, zp_in, zp_out = _scale(ifm), _zero(ifm), _zero(ofm)
+        inverse = np.float32(np.float32(1.0) / _scale(ofm))
+
+        def value(x: int) -> int:
+            real = float(np.float32(in_scale * np.float32(x - zp_in)))
+            with np.errstate(over="ignore", invalid="ignore"):
+                transformed = np.float32(function(real, options))
+                rescaled = np.float32(tflite_round(float(np.float32(transformed * inverse))))
+                total = float(np.float32(rescaled + np.float32(zp_out)))
+            return int(max(-(1 << 31), min((1 << 31) - 1, total)))
+        return value
+    return make
+
+
+def _exp(x: float, options: Mapping[str, object]) -> float:
+    return math.exp(x) if x < 709.0 else math.inf
+
+
+def _log(x: float, options: Mapping[str, object]) -> float:
+    return math.log(x) if x > 0 else -math.inf  # non-positive inputs give the lowest value (as LiteRT's kernel)
+
+
+def _gelu(x: float, options: Mapping[str, object]) -> float:
+    if options.get("approximate"):  # TFLite's tanh form, in float32 as its kernel writes it
+        x32 = np.float32(x)
+        inner = np.float32(np.float32(math.sqrt(2.0 / math.pi)) * (x32 + np.float32(0.044715) * x32 * x32 * x32))
+        return float(np.float32(0.5) * x32 * (np.float32(1.0) + np.float32(math.tanh(float(inner)))))
+    x32 = np.float32(x)
+    return float(np.float32(0.5) * x32 * (np.float32(1.0) + np.float32(math.erf(float(x32 * np.float32(math.sqrt(0.5)))))))
+
+
 _TABLES: dict[str, Callable[[Quantization, Quantization, Mapping[str, object]], Table]] = {
     "TANH": _tanh, "LOGISTIC": _logistic, "LEAKY_RELU": _leaky_relu, "HARD_SWISH": _hard_swish,
+    "EXP": _float_lut(_exp), "LOG": _float_lut(_log), "GELU": _float_lut(_gelu),
 }
-_TYPES = {"TANH": (DataType.INT8,), "LOGISTIC": (DataType.INT8,)}
+_TYPES = {"TANH": (DataType.INT8,), "LOGISTIC": (DataType.INT8,), "EXP": (DataType.INT8,), "LOG": (DataType.INT8,)}
 LUT_ACTIVATIONS = frozenset(_TABLES)  # the TFLite activations a table is computed for
 
 

@@ -71,9 +71,22 @@ def test_the_zero_point_maps_to_the_functions_value_at_zero():
 
 
 def test_activations_without_a_table_say_why():
-    assert activation_table("EXP", DataType.INT8, Quantization((0.1,), (0,)), Quantization((0.1,), (0,)), {}) is None
-    assert "EXP" in (lut_reason("EXP", DataType.INT8) or "")
+    q = Quantization((0.1,), (0,))
+    assert activation_table("RSQRT", DataType.INT8, q, q, {}) is None
+    assert "RSQRT" in (lut_reason("RSQRT", DataType.INT8) or "")
     assert "int8" in (lut_reason("TANH", DataType.UINT8) or "")
+
+
+def test_float_tables_follow_lut_populate():
+    """EXP, LOG and GELU are TFLite's LUTPopulate: float32 dequantize, the function, float32
+    inverse output scale, round half away from zero, clamp."""
+    table = activation_table("EXP", DataType.INT8, Quantization((0.05,), (20,)), Quantization((0.2,), (-100,)), {})
+    assert table is not None
+    real = [math.exp(0.05 * (x - 20)) for x in range(-128, 128)]
+    expected = [max(-128, min(127, int(math.copysign(math.floor(abs(v / 0.2) + 0.5), v)) - 100)) for v in real]
+    assert sum(a != b for a, b in zip(table.tolist(), expected)) <= 2  # float32 vs double at rounding ties
+    log = activation_table("LOG", DataType.INT8, Quantization((0.05,), (3,)), Quantization((0.1,), (-10,)), {})
+    assert log is not None and set(log[:132].tolist()) == {-128}  # log of non-positive inputs: the lowest value
 
 
 def test_int16_rounding_shifts_of_16_or_more_round_down_as_the_cpp_does():
