@@ -111,3 +111,33 @@ def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D
     fm.strides = api.NpuShape3D(height=sy, width=sx, depth=sc)
     fm.name = operand.tensor
     return fm
+
+
+def transposed_ofm(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D, *, address: Address,
+                   regions: Mapping[MemArea, int]) -> Any:
+    """The OFM of a TRANSPOSE's 1x1 pool (``lowering.slices.convert_transpose``): the op walks its
+    ``view`` (H x W x C) and writes element (y, x, c) where the transposed map, laid out as
+    W x H x C, keeps it: NHWC with the height and width strides swapped (as Vela's output)."""
+    if operand.buffer.kind is not BufferKind.FEATURE_MAP or view.elements != tensor.elements:
+        raise EmitError(operand.tensor, "a transpose's OFM must be a whole NHWC feature map")
+    e = tensor.dtype.size_bytes
+    (y0, x0, c0), (y1, x1, c1) = operand.box.start[1:], operand.box.end[1:]
+    full = tensor.shape4d
+    if (view.h, view.w, view.c) != (full.h, full.w, full.c):  # the stream records the whole tensor
+        if operand.box.start[1:] != (0, 0, 0) or operand.box.end[1:] != (full.h, full.w, full.c):
+            raise EmitError(operand.tensor, "a transpose's OFM written in part")
+        (y0, x0, c0), (y1, x1, c1) = (0, 0, 0), (view.h, view.w, view.c)
+    stride_y, stride_x = view.c * e, view.h * view.c * e
+    fm = api.NpuFeatureMap()
+    fm.data_type = getattr(api.NpuDataType, _DATA_TYPES[tensor.dtype])
+    fm.region = regions[address.area]
+    fm.shape = api.NpuShape3D(height=y1 - y0, width=x1 - x0, depth=c1 - c0)
+    base = address.offset + y0 * stride_y + x0 * stride_x + c0 * e
+    fm.tiles = api.NpuTileBox(height_0=y1 - y0, height_1=y1 - y0, width_0=x1 - x0, addresses=[base, 0, 0, 0])
+    quant = tensor.quant
+    assert quant is not None
+    fm.quantization = api.NpuQuantization(scale_f32=float(quant.scale[0]), zero_point=int(quant.zero_point[0]))
+    fm.layout = api.NpuLayout.NHWC
+    fm.strides = api.NpuShape3D(height=stride_y, width=stride_x, depth=e)
+    fm.name = operand.tensor
+    return fm

@@ -11,7 +11,7 @@ from typing import Any
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
 from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
-from npuplan.emit.features import feature_map
+from npuplan.emit.features import feature_map, transposed_ofm
 from npuplan.emit.layout import DeployLayout
 from npuplan.emit.regions import FLASH_REGION
 from npuplan.emit.upscale import aligned, aligned_commands
@@ -120,13 +120,24 @@ def _upscale(api: ModuleType, op: NpuOp) -> Any:
     return getattr(api.NpuResamplingMode, _RESAMPLING[op.resampling])
 
 
+def _ofm_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
+    """The OFM channels a stripe writes, in the op's own OFM view: all of them when it writes a
+    reshaped view (its box is then the whole tensor, in the tensor's coordinates)."""
+    box, full, view = command.ofm.box, op.ofm.shape4d, op.ofm_shape
+    reshaped = (view.h, view.w, view.c) != (full.h, full.w, full.c) and op.ofm_write_offset is None
+    if reshaped and box.start[1:] == (0, 0, 0) and box.end[1:] == (full.h, full.w, full.c):
+        return 0, view.c
+    return box.start[3], box.end[3]
+
+
 def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[Any], list[Any]]:
     """The weight and bias address ranges this stripe reads (its slice in flash or its buffer slot)."""
     if command.weight_slice is None:
         return [], []
     piece = command.weight_slice
-    if (command.ofm.box.start[3], command.ofm.box.end[3]) != (piece.depth_start, piece.depth_end):
-        raise EmitError(op.name, f"a stripe writes OFM channels {command.ofm.box.start[3]}..{command.ofm.box.end[3]} "
+    channels = _ofm_channels(op, command)
+    if channels != (piece.depth_start, piece.depth_end):
+        raise EmitError(op.name, f"a stripe writes OFM channels {channels[0]}..{channels[1]} "
                         f"with the weights of channels {piece.depth_start}..{piece.depth_end}")
     index = piece.index
     record = ctx.encoded[op.name].slices[index]
@@ -167,10 +178,16 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
         npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape, rows2)
     full = op.ofm.shape4d
-    if (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
+    if op.tflite_type == "TRANSPOSE":  # its OFM view is walked with the height and width strides swapped
+        if op.name in ctx.striped and (op.ofm_shape.h, op.ofm_shape.w) != (full.h, full.w):
+            raise EmitError(op.name, "a transpose whose OFM is not square, written in row stripes")
+        npu.ofm = transposed_ofm(api, command.ofm, op.ofm, op.ofm_shape, address=ctx.layout.addresses[
+            command.ofm.buffer.name], regions=ctx.regions)
+    elif (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
         # the stream records a reshaped OFM view as the whole tensor: a stripe's rows are not known
         raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
-    npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)
+    else:
+        npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)
     if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
         npu.ofm.quantization = npu.ifm.quantization
     k = op.kernel
