@@ -43,7 +43,7 @@ class Context:
 
 
 def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
-        view_rows: tuple[int, int] | None = None) -> Any:
+        view_rows: tuple[int, int] | None = None, view_channels: tuple[int, int] | None = None) -> Any:
     name = operand.buffer.name
     if operand.buffer.kind is BufferKind.CONSTANT:  # read from its copy in the flash tensor
         flash = Address(MemArea.OFF_CHIP_FLASH, ctx.layout.constant_offsets[tensor.name], tensor.size_bytes)
@@ -51,12 +51,34 @@ def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
                            regions={MemArea.OFF_CHIP_FLASH: FLASH_REGION}, view_rows=view_rows)
     nhcwb16 = name in ctx.nhcwb16  # the placement's format (a rolling buffer of a map kept NHWC is NHWC)
     return feature_map(ctx.api, operand, tensor, view, nhcwb16=nhcwb16, address=ctx.layout.addresses[name],
-                       regions=ctx.regions, view_rows=view_rows)
+                       regions=ctx.regions, view_rows=view_rows, view_channels=view_channels)
+
+
+def _whole_ofm_view(op: NpuOp, command: NpuStripeCommand) -> bool:
+    """Whether the stripe writes a reshaped OFM view whole (the stream records its box as the whole
+    tensor, in the tensor's coordinates, not the view's)."""
+    box, full, view = command.ofm.box, op.ofm.shape4d, op.ofm_shape
+    reshaped = (view.h, view.w, view.c) != (full.h, full.w, full.c) and op.ofm_write_offset is None
+    return reshaped and box.start[1:] == (0, 0, 0) and box.end[1:] == (full.h, full.w, full.c)
+
+
+def ofm_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
+    """The OFM rows a stripe writes, in the op's own OFM view."""
+    return (0, op.ofm_shape.h) if _whole_ofm_view(op, command) else command.ofm.box.rows
+
+
+def _ofm_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
+    """The OFM channels a stripe writes, in the op's own OFM view (a whole reshaped view: its
+    weight slice's channels, all of them without one)."""
+    if not _whole_ofm_view(op, command):
+        return command.ofm.box.start[3], command.ofm.box.end[3]
+    piece = command.weight_slice
+    return (0, op.ofm_shape.c) if piece is None else (piece.depth_start, piece.depth_end)
 
 
 def view_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
     """The IFM rows (in the op's IFM view) this stripe's kernel reads: all of them for the whole OFM."""
-    a, b = command.ofm.box.rows
+    a, b = ofm_rows(op, command)
     return (0, op.ifm_shape.h) if (a, b) == (0, op.ofm_shape.h) else input_rows(op, op.ifm_shape, (a, b))
 
 
@@ -68,14 +90,12 @@ def _reshaped(op: NpuOp) -> bool:
 def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
     """This stripe's padding: the rows its kernel needs above/below the IFM box it reads."""
     k = op.kernel
-    a, b = command.ofm.box.rows
+    a, b = ofm_rows(op, command)
     if op.ofm_write_offset is not None:  # rows of the box the op writes (a CONCATENATION copy)
         a, b = a - op.ofm_write_offset.h, b - op.ofm_write_offset.h
     lo, hi = command.ifm.box.rows if command.ifm is not None else (0, 0)
     if command.ifm is not None and _reshaped(op):
-        full = op.ifm.shape4d
-        same_rows = op.ifm_shape.h == full.h and op.ifm_shape.w * op.ifm_shape.c == full.w * full.c
-        lo, hi = view_rows(op, command) if same_rows else (0, op.ifm_shape.h)
+        lo, hi = view_rows(op, command)
     up = op.upscale  # the kernel's rows are rows of the upscaled IFM, the box's rows of the IFM
     need_lo = a * k.stride_y - k.padding.top
     need_hi = (b - 1) * k.stride_y + k.dilated_height - k.padding.top
@@ -118,16 +138,6 @@ def _activation(api: ModuleType, op: NpuOp, lut_index: int = 0) -> Any:
 
 def _upscale(api: ModuleType, op: NpuOp) -> Any:
     return getattr(api.NpuResamplingMode, _RESAMPLING[op.resampling])
-
-
-def _ofm_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
-    """The OFM channels a stripe writes, in the op's own OFM view: all of them when it writes a
-    reshaped view (its box is then the whole tensor, in the tensor's coordinates)."""
-    box, full, view = command.ofm.box, op.ofm.shape4d, op.ofm_shape
-    reshaped = (view.h, view.w, view.c) != (full.h, full.w, full.c) and op.ofm_write_offset is None
-    if reshaped and box.start[1:] == (0, 0, 0) and box.end[1:] == (full.h, full.w, full.c):
-        return 0, view.c
-    return box.start[3], box.end[3]
 
 
 def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[Any], list[Any]]:
@@ -174,7 +184,7 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     assert command.ifm is not None
     npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
     if command.ifm2 is not None and op.ifm2 is not None and op.ifm2_shape is not None:
-        a, b = command.ofm.box.rows
+        a, b = ofm_rows(op, command)
         rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
         npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape, rows2)
     full = op.ofm.shape4d
@@ -187,7 +197,8 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         # the stream records a reshaped OFM view as the whole tensor: a stripe's rows are not known
         raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
     else:
-        npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)
+        channels = _ofm_channels(op, command) if _whole_ofm_view(op, command) else None
+        npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
     if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
         npu.ofm.quantization = npu.ifm.quantization
     k = op.kernel

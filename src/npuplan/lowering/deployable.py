@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from npuplan.ir.graph import Graph, Op
+from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
@@ -121,25 +121,37 @@ _RESHAPE_INVARIANT = frozenset({
 })
 
 
+def _twin_inputs(op: Op, source: Graph) -> list[tuple[Tensor | None, Tensor | None]] | None:
+    """The (source, rewritten) input pairs of ``op`` and the source operator with its outputs,
+    type and options, or None when there is none (``op`` is not a source operator rewired)."""
+    twin = next((s for s in source.ops if s.outputs == op.outputs), None)
+    if twin is None or twin.type != op.type or dict(twin.options) != dict(op.options):
+        return None
+    if len(twin.inputs) != len(op.inputs):
+        return None
+    return [(a, b) for a, b in zip(twin.inputs, op.inputs) if a is not b]
+
+
+def folded_inputs_only(op: Op, source: Graph) -> bool:
+    """Whether ``op`` is a source operator whose only rewrite is constant folding: an input the
+    source computed (a SHAPE, a PACK of sizes...) is now its constant value, of the same type and
+    shape. Written with that constant, the CPU runs it as the source ran it."""
+    pairs = _twin_inputs(op, source)
+    return pairs is not None and all(
+        a is not None and b is not None and b.is_constant and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+        for a, b in pairs)
+
+
 def reshape_invariant(op: Op, source: Graph) -> bool:
     """Whether ``op`` is a source operator whose inputs a removed no-op reshape rewired, and which
     computes the same on the rewired inputs (same type and options, inputs of the same element
     type, quantization, size and last axis): it can then run on the CPU as it is."""
     if op.type not in _RESHAPE_INVARIANT:
         return False
-    twin = next((s for s in source.ops if s.outputs == op.outputs), None)
-    if twin is None or twin.type != op.type or dict(twin.options) != dict(op.options):
-        return False
-    if len(twin.inputs) != len(op.inputs):
-        return False
-    for a, b in zip(twin.inputs, op.inputs):
-        if a is b:
-            continue
-        if a is None or b is None or a.dtype != b.dtype or a.quant != b.quant or a.elements != b.elements:
-            return False
-        if not a.shape or not b.shape or a.shape[-1] != b.shape[-1]:
-            return False
-    return True
+    pairs = _twin_inputs(op, source)
+    return pairs is not None and all(
+        a is not None and b is not None and a.dtype == b.dtype and a.quant == b.quant and a.elements == b.elements
+        and bool(a.shape) and bool(b.shape) and a.shape[-1] == b.shape[-1] for a, b in pairs)
 
 
 def gather_split_writes(ops: Sequence[LoweredOp]) -> tuple[LoweredOp, ...]:

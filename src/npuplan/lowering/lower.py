@@ -38,6 +38,7 @@ from npuplan.lowering.decompose import (
 from npuplan.lowering.deployable import (
     FUSABLE_STANDALONE,
     deployable as deployable_ops,
+    folded_inputs_only,
     gather_split_writes,
     reshape_invariant,
 )
@@ -158,7 +159,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)
-                lowered = _deployable(op, lowered, id(op) in originals or reshape_invariant(op, source))
+                cpu_safe = id(op) in originals or reshape_invariant(op, source) or folded_inputs_only(op, source)
+                lowered = _deployable(op, lowered, cpu_safe)
             ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lowered)
         except NpuplanError:
             raise

@@ -53,3 +53,19 @@ def test_an_op_writing_more_than_its_tensor_declares_is_refused():
                 Shape4D(1, 1, 256, 24))
     reason = npu_op_reason(npu)
     assert reason is not None and "declared [1, 24]" in reason and "dynamic shape" in reason
+
+
+def test_an_operator_whose_only_rewrite_is_a_folded_input_can_stay_on_the_cpu():
+    from npuplan.ir.graph import Graph
+    from npuplan.ir.types import DataType
+    from npuplan.lowering.deployable import folded_inputs_only
+
+    from ._build import const
+
+    shape_in, value, out = fm("dims", (2,), DataType.INT32, None), const("v", 0, DataType.INT8), fm("z", (1, 16))
+    source_fill = op("FILL", [shape_in, value], [out], 3)
+    source = Graph("main", (source_fill,), (shape_in,), (out,))
+    folded = op("FILL", [const("dims_folded", [1, 16], DataType.INT32, None), value], [out], 3)
+    assert folded_inputs_only(folded, source)
+    rewired = op("FILL", [fm("other", (2,), DataType.INT32, None), value], [out], 3)  # not a constant
+    assert not folded_inputs_only(rewired, source)
