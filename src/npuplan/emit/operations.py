@@ -13,6 +13,7 @@ from npuplan.commands.stream import input_rows
 from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
 from npuplan.emit.features import feature_map, transposed_ofm
 from npuplan.emit.layout import DeployLayout
+from npuplan.emit.mean import mean_rescale
 from npuplan.emit.regions import FLASH_REGION
 from npuplan.emit.upscale import aligned, aligned_commands
 from npuplan.emit.weights import EncodedOp
@@ -215,6 +216,9 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         npu.block_traversal = (api.NpuBlockTraversal.PART_KERNEL_FIRST if enc.part_kernel_first
                                else api.NpuBlockTraversal.DEPTH_FIRST)
     npu.weights, npu.biases = _weights(ctx, op, command)
+    rescale = mean_rescale(op, ctx.ops.values())
+    if rescale is not None:
+        npu.rescale = rescale
     return npu
 
 

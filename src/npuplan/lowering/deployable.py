@@ -22,10 +22,11 @@ DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
+    "MEAN",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
-_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"})
+_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
@@ -46,6 +47,13 @@ def _copy(op: NpuOp) -> bool:
     offset = op.ofm_write_offset
     return (op.tflite_type in _COPY_TYPES and op.op_type == "AvgPool" and op.kernel.elements == 1
             and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
+
+
+def _mean_sum(op: NpuOp, tensor: Tensor) -> bool:
+    """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands), which Vela's
+    decomposition and the emitter carry in 32 bits."""
+    return op.tflite_type == "MEAN" and tensor.dtype == DataType.INT32 and tensor.quant is not None and (
+        tuple(tensor.quant.scale[:1]) == (1.0,) and tuple(tensor.quant.zero_point[:1]) == (0,))
 
 
 def npu_op_reason(op: NpuOp) -> str | None:
@@ -73,7 +81,7 @@ def npu_op_reason(op: NpuOp) -> str | None:
             return (f"it {'reads' if tensor is op.ifm else 'writes'} {view} values of '{tensor.name}', declared "
                     f"{list(tensor.shape)} (a dynamic shape TFLite Micro does not run)")
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
-    if any(t.dtype not in _FM_TYPES for t in fms):
+    if any(t.dtype not in _FM_TYPES and not _mean_sum(op, t) for t in fms):
         return "only 8-bit feature maps are emitted yet"
     if any(t.quant is None or not t.quant.is_valid for t in fms):
         return "a feature map has no quantization"

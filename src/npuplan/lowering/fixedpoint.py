@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 
@@ -193,3 +195,14 @@ def fixed_logistic(a: int, integer_bits: int) -> int:
     abs_input = a if a > 0 else wrap32(-a)
     positive = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(wrap32(-abs_input), integer_bits))
     return positive if a > 0 else wrap32(INT32_MAX - positive)
+
+
+def mean_scaling(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+    """TFLite's reference int8 MEAN: ``(multiplier, shift)`` applied by
+    ``MultiplyByQuantizedMultiplier`` to the sum of ``count`` input differences: the input/output
+    scale ratio quantized, the division by ``count`` folded into the multiplier
+    (``(m << s) // count`` with ``s`` the largest power of two not above ``count``, at most 32 and
+    at most ``31 + shift``). ``shift`` > 0 is a left shift (TFLite's convention)."""
+    multiplier, shift = quantize_multiplier(float(np.float64(input_scale) / np.float64(output_scale)))
+    s = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << s) // count, shift - s
