@@ -26,7 +26,7 @@ from npuplan.lowering.resize import RESIZE_TYPES
 
 _CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
 _RESAMPLING = {Resampling.NONE: "NONE", Resampling.NEAREST: "NEAREST", Resampling.TRANSPOSE: "TRANSPOSE"}
-_ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN"}
+_ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN", "ABS": "ABS"}
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,10 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
     if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
         npu.ofm.quantization = npu.ifm.quantization
+    elif op.elementwise == "ABS":  # the generator takes a unary op's output scale from the OFM's (as Vela sets it)
+        ifm_q, ofm_q = npu.ifm.quantization, npu.ofm.quantization
+        npu.ofm.quantization = api.NpuQuantization(scale_f32=ifm_q.scale_f32 / ofm_q.scale_f32,
+                                                   zero_point=ofm_q.zero_point)
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.padding = _padding(api, op, command)

@@ -22,7 +22,7 @@ DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
-    "MEAN",
+    "MEAN", "ABS",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
@@ -35,7 +35,7 @@ FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
-                       "Conv2DBackpropInputSwitchedBias"})
+                       "Conv2DBackpropInputSwitchedBias", "Abs"})
 # The IFM resampling each NPU operation may use: nearest x2 for the average pools of a resize,
 # transpose x2 (zeros inserted) for the convolution of a TRANSPOSE_CONV.
 _RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}

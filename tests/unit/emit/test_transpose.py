@@ -40,3 +40,22 @@ def test_a_transpose_writes_with_swapped_strides(vela_api, tmp_path, options):
     assert set(registers_at_kicks(emitted.data, "OFM_STRIDE_Y")) == {16}
     assert set(registers_at_kicks(emitted.data, "OFM_STRIDE_X")) == {128}
     assert set(registers_at_kicks(emitted.data, "OFM_STRIDE_C")) == {1}
+
+
+def test_abs_takes_its_output_scale_from_the_scale_ratio(vela_api, tmp_path):
+    """ABS is a unary elementwise op: the generator reads its output scale from the OFM's
+    quantization, which the emitter sets to the IFM/OFM scale ratio (as Vela does)."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.emit.quantise import quantise_scale
+
+    q_in, q_out = Quantization((0.05,), (3,)), Quantization((0.04,), (-5,))
+    x, y = Tensor("x", (1, 8, 8, 16), DataType.INT8, q_in), Tensor("y", (1, 8, 8, 16), DataType.INT8, q_out)
+    graph = Graph("main", (Op("ABS", (x,), (y,), frozen_options({}), 0),), (x,), (y,))
+    path = tmp_path / "abs.tflite"
+    path.write_bytes(write_tflite(Model("abs", (graph,))))
+    planned, emitted = plan_and_emit(str(path), **U55_128)
+    assert not planned.lowered.cpu_ops
+    import numpy as np
+
+    scale, shift = quantise_scale(float(np.float32(0.05)) / float(np.float32(0.04)))  # the file's float32 scales
+    assert set(registers_at_kicks(emitted.data, "OFM_SCALE")) == {scale | (shift << 32)}
