@@ -4,7 +4,7 @@ Usage: python bench/lut_reference.py --litert-python PYTHON [--random N] [MODEL 
 
 PYTHON is an interpreter with ``ai-edge-litert`` installed (a separate venv: it is not a
 dependency of npuplan). For every activation npuplan computes a table for (TANH, LOGISTIC, LEAKY_RELU, HARD_SWISH, EXP,
-LOG, GELU) in the given models (default: the zoo's op_* activations and mobilenet_v3_small's), and N random quantizations of each
+LOG, GELU, RSQRT: its inputs below the zero point, which the kernel rejects, are run as the zero point) in the given models (default: the zoo's op_* activations and mobilenet_v3_small's), and N random quantizations of each
 kind (seeded), writes a one-operator int8 model, runs it on the 256 input values with LiteRT's
 reference op resolver (``BUILTIN_REF``) and compares the outputs with npuplan's table
 (``lowering.lut_tables``); a quantization TFLite's Prepare refuses must have no npuplan table. Prints, per kind, the tables compared, the identical ones and the
@@ -32,20 +32,21 @@ from npuplan.ir.types import DataType, Quantization  # noqa: E402
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, activation_table  # noqa: E402
 
 DEFAULT_MODELS = ["/work/zoo/op_tanh.tflite", "/work/zoo/op_logistic.tflite", "/work/zoo/op_leaky_relu.tflite",
-                  "/work/zoo/op_exp.tflite", "/work/zoo/op_log.tflite", "/work/zoo/op_gelu.tflite",
+                  "/work/zoo/op_exp.tflite", "/work/zoo/op_log.tflite", "/work/zoo/op_gelu.tflite", "/work/zoo/op_rsqrt.tflite",
                   "/work/zoo/op_hard_swish.tflite", "/work/shared/models/mobilenet_v3_small_224.tflite"]
 _RUN = """
 import json, sys, numpy as np
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 out = {}
-for path in json.load(open(sys.argv[1])):
+for path, low in json.load(open(sys.argv[1])):
     it = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     try:
         it.allocate_tensors()
     except RuntimeError:  # the kernel's Prepare refuses the quantization
         out[path] = None
         continue
-    it.set_tensor(it.get_input_details()[0]["index"], np.arange(-128, 128, dtype=np.int8).reshape(1, 256))
+    values = np.maximum(np.arange(-128, 128), low).astype(np.int8)  # RSQRT rejects inputs below its zero point
+    it.set_tensor(it.get_input_details()[0]["index"], values.reshape(1, 256))
     it.invoke()
     out[path] = it.get_tensor(it.get_output_details()[0]["index"]).reshape(-1).tolist()
 json.dump(out, open(sys.argv[2], "w"))
@@ -97,7 +98,8 @@ def main() -> None:
             graph = Graph("main", (Op(kind, (x,), (y,), frozen_options(options), 0),), (x,), (y,))
             paths.append(str(Path(tmp) / f"{i}.tflite"))
             Path(paths[-1]).write_bytes(write_tflite(Model(f"lut_{i}", (graph,))))
-        (Path(tmp) / "paths.json").write_text(json.dumps(paths))
+        lows = [q_in.zero_point[0] if kind == "RSQRT" else -128 for kind, q_in, _, _ in cases]
+        (Path(tmp) / "paths.json").write_text(json.dumps(list(zip(paths, lows))))
         subprocess.run([args.litert_python, "-c", _RUN, str(Path(tmp) / "paths.json"), str(Path(tmp) / "out.json")],
                        check=True)
         reference = json.loads((Path(tmp) / "out.json").read_text())

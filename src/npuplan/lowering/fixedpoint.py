@@ -206,3 +206,27 @@ def mean_scaling(input_scale: float, output_scale: float, count: int) -> tuple[i
     multiplier, shift = quantize_multiplier(float(np.float64(input_scale) / np.float64(output_scale)))
     s = min(count.bit_length() - 1, 32, 31 + shift)
     return (multiplier << s) // count, shift - s
+
+
+def inv_sqrt_multiplier_exp(value: int) -> tuple[int, int]:
+    """TFLite's ``GetInvSqrtQuantizedMultiplierExp`` (``reverse_shift`` -1): 1/sqrt(``value``) as a
+    Q31 multiplier and a (left) shift, by gemmlowp's 5-step Newton-Raphson in Q3.28."""
+    if value <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    pairs = ((32 - value.bit_length()) - 1) // 2 - 1
+    shift -= pairs
+    value <<= 2 * pairs
+    half_input = saturating_rounding_multiply_by_pot(value >> 1, -1)
+    half_three = (1 << 28) + (1 << 27)
+    x = 1 << 28  # 1.0 in Q3.28
+    for _ in range(5):
+        x3 = saturating_rounding_multiply_by_pot(_mul(_mul(x, x), x), 6)  # Q9 -> Q3
+        x = saturating_rounding_multiply_by_pot(wrap32(_mul(half_three, x) - _mul(half_input, x3)), 3)  # Q6 -> Q3
+    x = _mul(x, 1518500250)  # sqrt(2)/2
+    if shift < 0:
+        x, shift = wrap32(x << -shift), 0
+    return x, -shift

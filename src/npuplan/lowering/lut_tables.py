@@ -31,6 +31,7 @@ from npuplan.lowering.fixedpoint import (
     downscale_multiplier_to_int16,
     fixed_logistic,
     fixed_tanh,
+    inv_sqrt_multiplier_exp,
     multiply_by_quantized_multiplier,
     quantize_multiplier,
     rounding_divide_by_pot,
@@ -135,6 +136,25 @@ def _hard_swish(ifm: Quantization, ofm: Quantization, options: Mapping[str, obje
     return value
 
 
+def _rsqrt(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    """TFLite's int8 RSQRT: 1/sqrt of the input difference by ``GetInvSqrtQuantizedMultiplierExp``
+    (kept << 20), then the output multiplier of 1/(sqrt(input scale) * output scale), computed in
+    float32 as its Prepare does. The kernel rejects inputs below the zero point; their entries, like
+    the zero point's, are the largest value (as Vela's table has them)."""
+    scale = 1.0 / float(np.float32(np.float32(math.sqrt(float(_scale(ifm)))) * _scale(ofm)))
+    multiplier, shift = quantize_multiplier(scale)
+    zp_in, zp_out = _zero(ifm), _zero(ofm)
+
+    def value(x: int) -> int:
+        d = x - zp_in
+        if d <= 0:
+            return 127
+        inv, inv_shift = inv_sqrt_multiplier_exp(d)
+        data = multiply_by_quantized_multiplier(1, inv, inv_shift + 20)
+        return multiply_by_quantized_multiplier(data, multiplier, shift - 20) + zp_out
+    return value
+
+
 def _float_lut(function: Callable[[float, Mapping[str, object]], float]) -> Callable[
         [Quantization, Quantization, Mapping[str, object]], Table]:
     """TFLite's ``LUTPopulate``: dequantize in float32, apply the float function, scale by the
@@ -176,9 +196,10 @@ def _gelu(x: float, options: Mapping[str, object]) -> float:
 
 _TABLES: dict[str, Callable[[Quantization, Quantization, Mapping[str, object]], Table]] = {
     "TANH": _tanh, "LOGISTIC": _logistic, "LEAKY_RELU": _leaky_relu, "HARD_SWISH": _hard_swish,
-    "EXP": _float_lut(_exp), "LOG": _float_lut(_log), "GELU": _float_lut(_gelu),
+    "EXP": _float_lut(_exp), "LOG": _float_lut(_log), "GELU": _float_lut(_gelu), "RSQRT": _rsqrt,
 }
-_TYPES = {"TANH": (DataType.INT8,), "LOGISTIC": (DataType.INT8,), "EXP": (DataType.INT8,), "LOG": (DataType.INT8,)}
+_TYPES = {"TANH": (DataType.INT8,), "LOGISTIC": (DataType.INT8,), "EXP": (DataType.INT8,), "LOG": (DataType.INT8,),
+          "RSQRT": (DataType.INT8,)}
 LUT_ACTIVATIONS = frozenset(_TABLES)  # the TFLite activations a table is computed for
 
 

@@ -12,6 +12,7 @@ from npuplan.lowering.fixedpoint import (
     exp_on_negative_values,
     fixed_logistic,
     fixed_tanh,
+    inv_sqrt_multiplier_exp,
     multiply_by_quantized_multiplier,
     quantize_multiplier,
     rounding_divide_by_pot,
@@ -72,9 +73,19 @@ def test_the_zero_point_maps_to_the_functions_value_at_zero():
 
 def test_activations_without_a_table_say_why():
     q = Quantization((0.1,), (0,))
-    assert activation_table("RSQRT", DataType.INT8, q, q, {}) is None
-    assert "RSQRT" in (lut_reason("RSQRT", DataType.INT8) or "")
+    assert activation_table("SQRT", DataType.INT8, q, q, {}) is None
+    assert "SQRT" in (lut_reason("SQRT", DataType.INT8) or "")
     assert "int8" in (lut_reason("TANH", DataType.UINT8) or "")
+
+
+def test_rsqrt_is_tflites_fixed_point_inverse_square_root():
+    """GetInvSqrtQuantizedMultiplierExp of 1..8, kept << 20: the values Vela's table of the
+    reference kernel's intermediates starts with; inputs at or below the zero point are the max."""
+    data = [multiply_by_quantized_multiplier(1, m, s + 20) for m, s in map(inv_sqrt_multiplier_exp, range(1, 9))]
+    assert data == [0x100000, 0xB504E, 0x93CD4, 0x80000, 0x727C9, 0x6882F, 0x60C24, 0x5A827]
+    table = activation_table("RSQRT", DataType.INT8, Quantization((0.05,), (-20,)), Quantization((0.1,), (-100,)), {})
+    assert table is not None and set(table[:109].tolist()) == {127}  # inputs -128..-20
+    assert all(a >= b for a, b in zip(table[108:-1], table[109:]))  # decreasing above the zero point
 
 
 def test_float_tables_follow_lut_populate():
