@@ -178,6 +178,21 @@ def stripe_operations(ctx: Context, command: NpuStripeCommand, *, lut_index: int
                         cpu_fallback=op.source_index) from None
 
 
+def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
+    """The stripe's OFM: a transpose's written with swapped strides, a reshaped view's whole (its
+    rows in stripes are not known: the stream records the whole tensor), else the box."""
+    full = op.ofm.shape4d
+    if op.tflite_type == "TRANSPOSE":
+        if op.name in ctx.striped and (op.ofm_shape.h, op.ofm_shape.w) != (full.h, full.w):
+            raise EmitError(op.name, "a transpose whose OFM is not square, written in row stripes")
+        return transposed_ofm(ctx.api, command.ofm, op.ofm, op.ofm_shape,
+                              address=ctx.layout.addresses[command.ofm.buffer.name], regions=ctx.regions)
+    if (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
+        raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
+    channels = _ofm_channels(op, command) if _whole_ofm_view(op, command) else None
+    return _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
+
+
 def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_index: int) -> Any:
     api = ctx.api
     npu = _operation(api, op)
@@ -188,18 +203,7 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         a, b = ofm_rows(op, command)
         rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
         npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape, rows2)
-    full = op.ofm.shape4d
-    if op.tflite_type == "TRANSPOSE":  # its OFM view is walked with the height and width strides swapped
-        if op.name in ctx.striped and (op.ofm_shape.h, op.ofm_shape.w) != (full.h, full.w):
-            raise EmitError(op.name, "a transpose whose OFM is not square, written in row stripes")
-        npu.ofm = transposed_ofm(api, command.ofm, op.ofm, op.ofm_shape, address=ctx.layout.addresses[
-            command.ofm.buffer.name], regions=ctx.regions)
-    elif (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
-        # the stream records a reshaped OFM view as the whole tensor: a stripe's rows are not known
-        raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
-    else:
-        channels = _ofm_channels(op, command) if _whole_ofm_view(op, command) else None
-        npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
+    npu.ofm = _ofm(ctx, command, op)
     if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
         npu.ofm.quantization = npu.ifm.quantization
     elif op.elementwise == "ABS":  # the generator takes a unary op's output scale from the OFM's (as Vela sets it)
