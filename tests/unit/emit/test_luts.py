@@ -74,3 +74,43 @@ def test_the_lut_operation_does_not_rescale(vela_api, tmp_path):
     acts = registers_at_kicks(emitted.data, "ACTIVATION")
     zero_points = registers_at_kicks(emitted.data, "OFM_ZERO_POINT")
     assert {z for a, z in zip(acts, zero_points) if a == TABLE_LOOKUP} == {3}
+
+
+class _Api:
+    """The two API constructors ``LutSlots`` uses, recording what it builds."""
+
+    @staticmethod
+    def NpuAddressRange(region, address, length):  # noqa: N802 - the API's name
+        return (region, address, length)
+
+    @staticmethod
+    def NpuDmaOperation(src, dest):  # noqa: N802
+        class Dma:
+            pass
+        dma = Dma()
+        dma.src, dma.dest = src, dest
+        return dma
+
+
+def _lut_op(name: str) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(name=name, lut=np.zeros(256, dtype=np.int8))
+
+
+def test_slots_rotate_and_a_loaded_table_is_reused():
+    from types import SimpleNamespace
+
+    from npuplan.emit.luts import LutSlots
+
+    u55_128 = accelerator("ethos-u55-128")
+    offsets = {f"t{k}": 256 * k for k in range(10)}
+    slots = LutSlots(_Api, u55_128, offsets)
+    loads = [slots.load(_lut_op(f"t{k}")) for k in range(9)]  # nine tables, eight slots
+    assert [slot for _, slot in loads] == [0, 1, 2, 3, 4, 5, 6, 7, 0]
+    assert all(len(dmas) == 1 for dmas, _ in loads)
+    assert slots.load(_lut_op("t8")) == ([], 0)  # still loaded
+    dmas, slot = slots.load(_lut_op("t0"))  # evicted by t8: loaded again, in the next slot
+    assert len(dmas) == 1 and slot == 1 and dmas[0].dest == (0x103, lut_address(u55_128, 1), 256)
+    slots.load(SimpleNamespace(name="conv", lut=None))  # banks reserved on the 128-MAC Ethos-U55: kept
+    assert slots.load(_lut_op("t0")) == ([], 1)
