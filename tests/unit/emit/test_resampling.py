@@ -97,3 +97,18 @@ def test_a_resize_pool_rounds_naturally_as_vela_runs_it(vela_api, tmp_path):
     rounding = [(v >> 14) & 0x3 for v in registers_at_kicks(emitted.data, "OFM_PRECISION")]
     natural = [2 if o.tflite_type.startswith("RESIZE") else 0 for o in stripes]  # NATURAL, else TFL
     assert 2 in natural and rounding == natural
+
+
+@pytest.mark.parametrize("model", ["unet_transpose_64", "tiny_yolo_160"])
+def test_shipped_upscaling_networks_emit_and_validate(vela_api, model):
+    """The shipped U-Net (TRANSPOSE_CONV decoder, concatenations) and Tiny YOLO (UpSampling2D)
+    emit in one line of options with every upscaling op on the NPU, and validate."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+    from tests.unit.emit.conftest import DATA
+
+    planned, emitted = plan_and_emit(DATA / f"{model}.tflite", **U55_128)
+    upscaling = [o for o in planned.lowered.npu_ops if o.resampling is not Resampling.NONE]
+    assert upscaling and all(o.tflite_type != "TRANSPOSE_CONV" for o in planned.lowered.cpu_ops)
+    assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
+    assert set(registers_at_kicks(emitted.data, "IFM_UPSCALE")) - {0}
