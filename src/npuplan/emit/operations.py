@@ -95,6 +95,8 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
     if op.ofm_write_offset is not None:  # rows of the box the op writes (a CONCATENATION copy)
         a, b = a - op.ofm_write_offset.h, b - op.ofm_write_offset.h
     lo, hi = command.ifm.box.rows if command.ifm is not None else (0, 0)
+    if op.ifm_read_offset is not None:  # a slice read where it lies: its rows start at the offset
+        lo, hi = lo - op.ifm_read_offset.h, hi - op.ifm_read_offset.h
     if command.ifm is not None and _reshaped(op):
         lo, hi = view_rows(op, command)
     up = op.upscale  # the kernel's rows are rows of the upscaled IFM, the box's rows of the IFM
@@ -198,11 +200,15 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     npu = _operation(api, op)
     npu.name = op.name
     assert command.ifm is not None
-    npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
+    if op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself
+        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm.shape4d)
+    else:
+        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
     if command.ifm2 is not None and op.ifm2 is not None and op.ifm2_shape is not None:
         a, b = ofm_rows(op, command)
         rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
-        npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape, rows2)
+        view2 = op.ifm2.shape4d if op.ifm2_read_offset is not None else op.ifm2_shape
+        npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, view2, rows2)
     npu.ofm = _ofm(ctx, command, op)
     if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
         npu.ofm.quantization = npu.ifm.quantization

@@ -22,12 +22,13 @@ DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
-    "MEAN", "ABS",
+    "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
-_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN"})
-_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})
+_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
+                             "SPLIT_V", "UNPACK", "PACK"})
+_COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
 # Standalone activation operators fused into their producer in a deployable plan.
@@ -69,10 +70,10 @@ def npu_op_reason(op: NpuOp) -> str | None:
     if op.block_type is BlockType.DEPTHWISE and op.tflite_type == "RESIZE_BILINEAR":
         return ("a half-pixel bilinear resize (depthwise convolutions with tile padding, each writing every other "
                 "row and column) is not emitted")
-    if op.reads_at_offset:
-        return "reads at an offset inside a tensor (not emitted yet)"
+    if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
+        return "reads at a batch offset (not emitted)"
     if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
-        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's and PAD's copies)"
+        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"
     for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
         if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):
             # the lowering worked out a shape the file does not declare: the declared shapes of a
