@@ -223,6 +223,7 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     npu.ifm_upscale = _upscale(api, op)
     if op.tflite_type in RESIZE_TYPES:  # Vela rounds a resize's average naturally (TFLite's reference)
         npu.rounding_mode = api.NpuRoundingMode.NATURAL
+    npu.fused_quantize = op.tflite_type == "QUANTIZE"  # a requantizing copy: scaled by the scale ratio
     h, w, d = ctx.block_configs[op.name]
     npu.block_config = api.NpuShape3D(height=h, width=w, depth=d)
     if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):

@@ -59,3 +59,22 @@ def test_abs_takes_its_output_scale_from_the_scale_ratio(vela_api, tmp_path):
 
     scale, shift = quantise_scale(float(np.float32(0.05)) / float(np.float32(0.04)))  # the file's float32 scales
     assert set(registers_at_kicks(emitted.data, "OFM_SCALE")) == {scale | (shift << 32)}
+
+
+def test_quantize_is_a_copy_scaled_by_the_scale_ratio(vela_api, tmp_path):
+    """A requantizing QUANTIZE (int8 -> uint8) is a 1x1 pool scaled by the IFM/OFM scale ratio
+    (the API's fused-quantize scaling, as Vela emits it), not the average's scaling."""
+    import numpy as np
+
+    from npuplan.emit import plan_and_emit
+    from npuplan.emit.quantise import quantise_scale
+
+    q_in, q_out = Quantization((0.05,), (3,)), Quantization((0.03,), (120,))
+    x, y = Tensor("x", (1, 8, 8, 16), DataType.INT8, q_in), Tensor("y", (1, 8, 8, 16), DataType.UINT8, q_out)
+    graph = Graph("main", (Op("QUANTIZE", (x,), (y,), frozen_options({}), 0),), (x,), (y,))
+    path = tmp_path / "quantize.tflite"
+    path.write_bytes(write_tflite(Model("quantize", (graph,))))
+    planned, emitted = plan_and_emit(str(path), **U55_128)
+    assert not planned.lowered.cpu_ops
+    scale, shift = quantise_scale(float(np.float32(0.05)) / float(np.float32(0.03)))
+    assert set(registers_at_kicks(emitted.data, "OFM_SCALE")) == {scale | (shift << 32)}
