@@ -42,39 +42,33 @@ def test_a_transpose_writes_with_swapped_strides(vela_api, tmp_path, options):
     assert set(registers_at_kicks(emitted.data, "OFM_STRIDE_C")) == {1}
 
 
-def test_abs_takes_its_output_scale_from_the_scale_ratio(vela_api, tmp_path):
-    """ABS is a unary elementwise op: the generator reads its output scale from the OFM's
-    quantization, which the emitter sets to the IFM/OFM scale ratio (as Vela does)."""
+def _scaled_copy(tmp_path, kind: str, out_dtype: DataType, q_out: Quantization) -> tuple[int, set[int]]:
+    """A one-operator ``kind`` network (int8 8x8x16, scale 0.05) emitted on the 128-MAC Ethos-U55:
+    the OFM_SCALE register the scale ratio should give, and the ones the stream sets."""
+    import numpy as np
+
     from npuplan.emit import plan_and_emit
     from npuplan.emit.quantise import quantise_scale
 
-    q_in, q_out = Quantization((0.05,), (3,)), Quantization((0.04,), (-5,))
-    x, y = Tensor("x", (1, 8, 8, 16), DataType.INT8, q_in), Tensor("y", (1, 8, 8, 16), DataType.INT8, q_out)
-    graph = Graph("main", (Op("ABS", (x,), (y,), frozen_options({}), 0),), (x,), (y,))
-    path = tmp_path / "abs.tflite"
-    path.write_bytes(write_tflite(Model("abs", (graph,))))
+    x = Tensor("x", (1, 8, 8, 16), DataType.INT8, Quantization((0.05,), (3,)))
+    y = Tensor("y", (1, 8, 8, 16), out_dtype, q_out)
+    path = tmp_path / f"{kind.lower()}.tflite"
+    path.write_bytes(write_tflite(Model(kind, (Graph("main", (Op(kind, (x,), (y,), frozen_options({}), 0),), (x,), (y,)),))))
     planned, emitted = plan_and_emit(str(path), **U55_128)
     assert not planned.lowered.cpu_ops
-    import numpy as np
+    scale, shift = quantise_scale(float(np.float32(0.05)) / float(np.float32(q_out.scale[0])))  # float32 scales
+    return scale | (shift << 32), set(registers_at_kicks(emitted.data, "OFM_SCALE"))
 
-    scale, shift = quantise_scale(float(np.float32(0.05)) / float(np.float32(0.04)))  # the file's float32 scales
-    assert set(registers_at_kicks(emitted.data, "OFM_SCALE")) == {scale | (shift << 32)}
+
+def test_abs_takes_its_output_scale_from_the_scale_ratio(vela_api, tmp_path):
+    """ABS is a unary elementwise op: the generator reads its output scale from the OFM's
+    quantization, which the emitter sets to the IFM/OFM scale ratio (as Vela does)."""
+    expected, scales = _scaled_copy(tmp_path, "ABS", DataType.INT8, Quantization((0.04,), (-5,)))
+    assert scales == {expected}
 
 
 def test_quantize_is_a_copy_scaled_by_the_scale_ratio(vela_api, tmp_path):
     """A requantizing QUANTIZE (int8 -> uint8) is a 1x1 pool scaled by the IFM/OFM scale ratio
     (the API's fused-quantize scaling, as Vela emits it), not the average's scaling."""
-    import numpy as np
-
-    from npuplan.emit import plan_and_emit
-    from npuplan.emit.quantise import quantise_scale
-
-    q_in, q_out = Quantization((0.05,), (3,)), Quantization((0.03,), (120,))
-    x, y = Tensor("x", (1, 8, 8, 16), DataType.INT8, q_in), Tensor("y", (1, 8, 8, 16), DataType.UINT8, q_out)
-    graph = Graph("main", (Op("QUANTIZE", (x,), (y,), frozen_options({}), 0),), (x,), (y,))
-    path = tmp_path / "quantize.tflite"
-    path.write_bytes(write_tflite(Model("quantize", (graph,))))
-    planned, emitted = plan_and_emit(str(path), **U55_128)
-    assert not planned.lowered.cpu_ops
-    scale, shift = quantise_scale(float(np.float32(0.05)) / float(np.float32(0.03)))
-    assert set(registers_at_kicks(emitted.data, "OFM_SCALE")) == {scale | (shift << 32)}
+    expected, scales = _scaled_copy(tmp_path, "QUANTIZE", DataType.UINT8, Quantization((0.03,), (120,)))
+    assert scales == {expected}
