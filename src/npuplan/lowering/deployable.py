@@ -22,7 +22,8 @@ DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
-    "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE",
+    "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
+    "REDUCE_MAX",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
@@ -36,7 +37,7 @@ FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
-                       "Conv2DBackpropInputSwitchedBias", "Abs"})
+                       "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
 # The IFM resampling each NPU operation may use: nearest x2 for the average pools of a resize,
 # transpose x2 (zeros inserted) for the convolution of a TRANSPOSE_CONV.
 _RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
@@ -86,6 +87,9 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return "only 8-bit feature maps are emitted yet"
     if any(t.quant is None or not t.quant.is_valid for t in fms):
         return "a feature map has no quantization"
+    if op.elementwise in ("MAXIMUM", "MINIMUM") and any(
+            t is not None and t.quant != op.ofm.quant for t in (op.ifm, op.ifm2)):
+        return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
     if op.ifm.is_constant and not (op.tflite_type == "PAD" and _copy(op)):
         return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
     if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:

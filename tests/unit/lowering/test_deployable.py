@@ -69,3 +69,14 @@ def test_an_operator_whose_only_rewrite_is_a_folded_input_can_stay_on_the_cpu():
     assert folded_inputs_only(folded, source)
     rewired = op("FILL", [fm("other", (2,), DataType.INT32, None), value], [out], 3)  # not a constant
     assert not folded_inputs_only(rewired, source)
+
+
+def test_a_maximum_of_differently_quantized_operands_stays_on_the_cpu():
+    from npuplan.ir.types import Quantization
+
+    a, b = fm("a", (1, 4, 4, 16)), fm("b", (1, 4, 4, 16))
+    same, other = fm("y", (1, 4, 4, 16)), fm("z", (1, 4, 4, 16), quant=Quantization((0.1,), (0,)))
+    for out, emitted in ((same, True), (other, False)):
+        npu = NpuOp("y", "MAXIMUM", "Maximum", BlockType.ELEMENTWISE, a, a.shape4d, out, out.shape4d, ifm2=b,
+                    ifm2_shape=b.shape4d, elementwise="MAXIMUM")
+        assert (npu_op_reason(npu) is None) is emitted
