@@ -20,6 +20,7 @@ from npuplan.ir.graph import Model
 from npuplan.ir.model_checks import check_model
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
+from npuplan.lowering.deployable import gather_split_writes
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.network import build_network
@@ -265,7 +266,8 @@ def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions) -> LoweredG
     order = least_peak_order(lowered, sizes)
     if order == tuple(range(len(lowered.ops))):
         return None
-    return reordered(lowered, order)
+    variant = reordered(lowered, order)
+    return replace(variant, ops=gather_split_writes(variant.ops)) if options.deployable else variant
 
 
 def _order_note(base: LoweredGraph, chosen: LoweredGraph) -> str:

@@ -14,8 +14,9 @@ from npuplan.api import Plan
 from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCommand, WeightSlice
 from npuplan.emit.blocks import Block, resolve_block
 from npuplan.emit.layout import DeployLayout, deploy_layout
+from npuplan.emit.luts import LutSlots
 from npuplan.emit.model import emitted_model
-from npuplan.emit.operations import Context, dma_operation, stripe_operation
+from npuplan.emit.operations import Context, dma_operation, stripe_operations
 from npuplan.emit.regions import feature_map_regions
 from npuplan.emit.vela import accelerator, quietly, vela_api
 from npuplan.emit.weights import EncodedOp, SliceMemo, encode_op
@@ -160,8 +161,9 @@ def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None) -> Emitted:
     clock.lap("layout")
     payloads: list[bytes] = []
     npu_count = dma_count = 0
+    luts = LutSlots(api, plan.arch.accelerator, layout.lut_offsets)
     for group in _groups(plan.commands):
-        operations, npus, dmas = _operations(ctx, group)
+        operations, npus, dmas = _operations(ctx, group, luts)
         npu_count, dma_count = npu_count + npus, dma_count + dmas
         clock.lap("operations")
         payloads.append(_payload(api, acc, operations, len(payloads)))
@@ -185,16 +187,21 @@ def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None) -> Emitted:
                    time.perf_counter() - started, notes, clock.steps)
 
 
-def _operations(ctx: Context, group: list[Command]) -> tuple[list[Any], int, int]:
-    """One NPU partition's commands as the API's operations; how many NPU and DMA operations."""
-    operations = []
+def _operations(ctx: Context, group: list[Command], luts: LutSlots) -> tuple[list[Any], int, int]:
+    """One NPU partition's commands as the API's operations (with the lookup-table loads they
+    need); how many NPU and DMA operations."""
+    operations: list[Any] = []
     npus = dmas = 0
+    luts.reset()
     for c in group:
         if isinstance(c, NpuStripeCommand):
             if c.ofm.box.is_empty():  # rows past a CONCATENATION copy's box: nothing to write
                 continue
-            operations.append(stripe_operation(ctx, c))
-            npus += 1
+            loads, slot = luts.load(ctx.ops[c.op])
+            stripes = stripe_operations(ctx, c, lut_index=slot)
+            operations.extend(loads + stripes)
+            npus += len(stripes)
+            dmas += len(loads)
         elif isinstance(c, DmaCommand):
             operations.append(dma_operation(ctx, c))
             dmas += 1
@@ -251,8 +258,11 @@ def plan_and_emit(path: str | Path, *, first: Plan | None = None, **options: Any
     refused: list[str] = []
     memo = EmitMemo()
     while True:
-        planned = first if first is not None and not cpu_ops else plan(path, deployable=True, deploy_cpu_ops=cpu_ops,
-                                                                      **options)
+        try:
+            planned = (first if first is not None and not cpu_ops
+                       else plan(path, deployable=True, deploy_cpu_ops=cpu_ops, **options))
+        except EmitError as error:  # the refused op cannot go back to the CPU: say why it was refused
+            raise EmitError(error.op, f"{error.reason}; refused by the emitter: {refused[-1]}") if refused else error
         try:
             emitted = emit_tflite(planned, memo=memo)
         except EmitError as error:

@@ -58,12 +58,14 @@ class Geometry:
 
 
 def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
-             view_rows: tuple[int, int] | None = None) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
+             view_rows: tuple[int, int] | None = None,
+             view_channels: tuple[int, int] | None = None) -> tuple[Geometry, tuple[int, ...], tuple[int, ...]]:
     """The buffer geometry and the box ``(y0, x0, c0), (y1, x1, c1)`` in it the operand touches.
 
     A view that reshapes the tensor (same bytes, another shape) is addressed in the view's shape
-    and must be NHWC. When it keeps the tensor's rows (same height and bytes per row: a W x C
-    fold) the stripe's rows ``view_rows`` are addressed; otherwise it must be touched whole."""
+    and must be a whole NHWC map (the stream records it as the whole tensor): rows ``view_rows``
+    of the view are then one contiguous run of its bytes, addressed at the view's row stride, and
+    ``view_channels`` (a depth slice's) at the view's channel offset."""
     full = tensor.shape4d
     rows = operand.buffer.rows if operand.buffer.kind is BufferKind.ROLLING else None
     start, end = operand.box.start, operand.box.end
@@ -71,11 +73,9 @@ def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
         whole = start[1:] == (0, 0, 0) and end[1:] == (full.h, full.w, full.c)
         if nhcwb16 or rows is not None or not whole:
             raise EmitError(operand.tensor, f"a reshaped view {view} of a {full} tensor read in part or in NHCWB16")
-        same_rows = view.h == full.h and view.w * view.c == full.w * full.c
-        y0, y1 = view_rows if view_rows is not None else (0, view.h)
-        if not same_rows and (y0, y1) != (0, view.h):
-            raise EmitError(operand.tensor, f"a stripe of a reshaped view {view} of a {full} tensor (not emitted)")
-        return Geometry(False, view, tensor.dtype.size_bytes, None), (y0, 0, 0), (y1, view.w, view.c)
+        y0, y1 = view_rows if view_rows is not None else (0, view.h)  # contiguous bytes of the NHWC map
+        c0, c1 = view_channels if view_channels is not None else (0, view.c)
+        return Geometry(False, view, tensor.dtype.size_bytes, None), (y0, 0, c0), (y1, view.w, c1)
     return Geometry(nhcwb16, full, tensor.dtype.size_bytes, rows), start[1:], end[1:]
 
 
@@ -83,10 +83,12 @@ _DATA_TYPES = {DataType.INT8: "INT8", DataType.UINT8: "UINT8", DataType.INT16: "
 
 
 def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D, *, nhcwb16: bool,
-                address: Address, regions: Mapping[MemArea, int], view_rows: tuple[int, int] | None = None) -> Any:
+                address: Address, regions: Mapping[MemArea, int], view_rows: tuple[int, int] | None = None,
+                view_channels: tuple[int, int] | None = None) -> Any:
     """The API's ``NpuFeatureMap`` for ``operand`` (its buffer at ``address``); ``view_rows`` the
     rows a stripe reads of a reshaped view (see ``geometry``)."""
-    geo, (y0, x0, c0), (y1, x1, c1) = geometry(operand, tensor, view, nhcwb16, view_rows=view_rows)
+    geo, (y0, x0, c0), (y1, x1, c1) = geometry(operand, tensor, view, nhcwb16, view_rows=view_rows,
+                                               view_channels=view_channels)
     if nhcwb16 and c0 % 16:
         raise EmitError(operand.tensor, f"an NHCWB16 box starting at channel {c0}")
     fm = api.NpuFeatureMap()
@@ -109,5 +111,35 @@ def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D
     fm.layout = api.NpuLayout.NHCWB16 if nhcwb16 else api.NpuLayout.NHWC
     sy, sx, sc = geo.strides()
     fm.strides = api.NpuShape3D(height=sy, width=sx, depth=sc)
+    fm.name = operand.tensor
+    return fm
+
+
+def transposed_ofm(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D, *, address: Address,
+                   regions: Mapping[MemArea, int]) -> Any:
+    """The OFM of a TRANSPOSE's 1x1 pool (``lowering.slices.convert_transpose``): the op walks its
+    ``view`` (H x W x C) and writes element (y, x, c) where the transposed map, laid out as
+    W x H x C, keeps it: NHWC with the height and width strides swapped (as Vela's output)."""
+    if operand.buffer.kind is not BufferKind.FEATURE_MAP or view.elements != tensor.elements:
+        raise EmitError(operand.tensor, "a transpose's OFM must be a whole NHWC feature map")
+    e = tensor.dtype.size_bytes
+    (y0, x0, c0), (y1, x1, c1) = operand.box.start[1:], operand.box.end[1:]
+    full = tensor.shape4d
+    if (view.h, view.w, view.c) != (full.h, full.w, full.c):  # the stream records the whole tensor
+        if operand.box.start[1:] != (0, 0, 0) or operand.box.end[1:] != (full.h, full.w, full.c):
+            raise EmitError(operand.tensor, "a transpose's OFM written in part")
+        (y0, x0, c0), (y1, x1, c1) = (0, 0, 0), (view.h, view.w, view.c)
+    stride_y, stride_x = view.c * e, view.h * view.c * e
+    fm = api.NpuFeatureMap()
+    fm.data_type = getattr(api.NpuDataType, _DATA_TYPES[tensor.dtype])
+    fm.region = regions[address.area]
+    fm.shape = api.NpuShape3D(height=y1 - y0, width=x1 - x0, depth=c1 - c0)
+    base = address.offset + y0 * stride_y + x0 * stride_x + c0 * e
+    fm.tiles = api.NpuTileBox(height_0=y1 - y0, height_1=y1 - y0, width_0=x1 - x0, addresses=[base, 0, 0, 0])
+    quant = tensor.quant
+    assert quant is not None
+    fm.quantization = api.NpuQuantization(scale_f32=float(quant.scale[0]), zero_point=int(quant.zero_point[0]))
+    fm.layout = api.NpuLayout.NHWC
+    fm.strides = api.NpuShape3D(height=stride_y, width=stride_x, depth=e)
     fm.name = operand.tensor
     return fm

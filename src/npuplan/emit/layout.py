@@ -4,7 +4,7 @@ the fast-storage weight buffers, and the address of every buffer.
 The flash tensor holds the real encoded records (``emit.weights``) one after another, 16-byte
 aligned, so its size comes from the hardware encoding, not from the plan's size estimate; then the
 constant feature maps NPU operations read (a PAD's fill values, an elementwise op's constant
-operand), NHWC, each 16-byte aligned. Weight
+operand), NHWC, each 16-byte aligned; then the 256-byte table of each LUT activation. Weight
 buffers hold slot 0 at their start and, double-buffered, slot 1 after the largest even slice.
 When a real record no longer fits the buffer the plan reserved, the plan's buffers are allocated
 again with the real weight-buffer sizes (same allocator, same lifetimes) and the note says so.
@@ -45,6 +45,7 @@ class DeployLayout:
     flash: bytes
     flash_offsets: Mapping[SliceKey, int]
     constant_offsets: Mapping[str, int]  # constant feature map (tensor name) -> its offset in the flash
+    lut_offsets: Mapping[str, int]  # LUT activation op (name) -> its 256-byte table's offset in the flash
     slot_offsets: Mapping[SliceKey, int]
     area_peaks: Mapping[MemArea, int]
     notes: tuple[str, ...]
@@ -116,6 +117,15 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
             parts.append(data + bytes(-len(data) % ALIGN_BYTES))
             top += len(parts[-1])
         constant_offsets[tensor.name] = stored[data]
+    lut_offsets: dict[str, int] = {}
+    for npu in plan.lowered.npu_ops:
+        if npu.lut is not None:  # identical tables (the same activation and quantization) stored once
+            data = np.ascontiguousarray(npu.lut).tobytes()
+            if data not in stored:
+                stored[data] = top
+                parts.append(data + bytes(-len(data) % ALIGN_BYTES))
+                top += len(parts[-1])
+            lut_offsets[npu.name] = stored[data]
     flash = b"".join(parts)
     slot_offsets: dict[SliceKey, int] = {}
     needed: dict[str, int] = {}
@@ -141,7 +151,8 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
                      f"{fast} peak {plan.allocation.peak_bytes(fast)} -> {peaks.get(fast, 0)} bytes)")
     planned_flash = sum(a.size_bytes for n, a in plan.allocation.addresses.items() if n.endswith("#weights"))
     notes.append(f"flash laid out from the real encodings: {len(flash)} bytes (the plan's estimate {planned_flash})")
-    return DeployLayout(addresses, flash, flash_offsets, constant_offsets, slot_offsets, peaks, tuple(notes))
+    return DeployLayout(addresses, flash, flash_offsets, constant_offsets, lut_offsets, slot_offsets, peaks,
+                        tuple(notes))
 
 
 def _reallocated(plan: Plan, needed: Mapping[str, int],

@@ -11,18 +11,22 @@ from typing import Any
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
 from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
-from npuplan.emit.features import feature_map
+from npuplan.emit.features import feature_map, transposed_ofm
 from npuplan.emit.layout import DeployLayout
+from npuplan.emit.mean import mean_rescale
 from npuplan.emit.regions import FLASH_REGION
+from npuplan.emit.upscale import aligned, aligned_commands
 from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind
+from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind, Resampling
 from npuplan.ir.shape import Shape4D
+from npuplan.lowering.resize import RESIZE_TYPES
 
 _CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
-_ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN"}
+_RESAMPLING = {Resampling.NONE: "NONE", Resampling.NEAREST: "NEAREST", Resampling.TRANSPOSE: "TRANSPOSE"}
+_ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN", "ABS": "ABS"}
 
 
 @dataclass(frozen=True)
@@ -40,20 +44,42 @@ class Context:
 
 
 def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
-        view_rows: tuple[int, int] | None = None) -> Any:
+        view_rows: tuple[int, int] | None = None, view_channels: tuple[int, int] | None = None) -> Any:
     name = operand.buffer.name
     if operand.buffer.kind is BufferKind.CONSTANT:  # read from its copy in the flash tensor
         flash = Address(MemArea.OFF_CHIP_FLASH, ctx.layout.constant_offsets[tensor.name], tensor.size_bytes)
         return feature_map(ctx.api, operand, tensor, view, nhcwb16=False, address=flash,
                            regions={MemArea.OFF_CHIP_FLASH: FLASH_REGION}, view_rows=view_rows)
-    nhcwb16 = operand.buffer.kind is BufferKind.ROLLING or name in ctx.nhcwb16
+    nhcwb16 = name in ctx.nhcwb16  # the placement's format (a rolling buffer of a map kept NHWC is NHWC)
     return feature_map(ctx.api, operand, tensor, view, nhcwb16=nhcwb16, address=ctx.layout.addresses[name],
-                       regions=ctx.regions, view_rows=view_rows)
+                       regions=ctx.regions, view_rows=view_rows, view_channels=view_channels)
+
+
+def _whole_ofm_view(op: NpuOp, command: NpuStripeCommand) -> bool:
+    """Whether the stripe writes a reshaped OFM view whole (the stream records its box as the whole
+    tensor, in the tensor's coordinates, not the view's)."""
+    box, full, view = command.ofm.box, op.ofm.shape4d, op.ofm_shape
+    reshaped = (view.h, view.w, view.c) != (full.h, full.w, full.c) and op.ofm_write_offset is None
+    return reshaped and box.start[1:] == (0, 0, 0) and box.end[1:] == (full.h, full.w, full.c)
+
+
+def ofm_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
+    """The OFM rows a stripe writes, in the op's own OFM view."""
+    return (0, op.ofm_shape.h) if _whole_ofm_view(op, command) else command.ofm.box.rows
+
+
+def _ofm_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
+    """The OFM channels a stripe writes, in the op's own OFM view (a whole reshaped view: its
+    weight slice's channels, all of them without one)."""
+    if not _whole_ofm_view(op, command):
+        return command.ofm.box.start[3], command.ofm.box.end[3]
+    piece = command.weight_slice
+    return (0, op.ofm_shape.c) if piece is None else (piece.depth_start, piece.depth_end)
 
 
 def view_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
     """The IFM rows (in the op's IFM view) this stripe's kernel reads: all of them for the whole OFM."""
-    a, b = command.ofm.box.rows
+    a, b = ofm_rows(op, command)
     return (0, op.ifm_shape.h) if (a, b) == (0, op.ofm_shape.h) else input_rows(op, op.ifm_shape, (a, b))
 
 
@@ -65,23 +91,25 @@ def _reshaped(op: NpuOp) -> bool:
 def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
     """This stripe's padding: the rows its kernel needs above/below the IFM box it reads."""
     k = op.kernel
-    a, b = command.ofm.box.rows
+    a, b = ofm_rows(op, command)
     if op.ofm_write_offset is not None:  # rows of the box the op writes (a CONCATENATION copy)
         a, b = a - op.ofm_write_offset.h, b - op.ofm_write_offset.h
     lo, hi = command.ifm.box.rows if command.ifm is not None else (0, 0)
+    if op.ifm_read_offset is not None:  # a slice read where it lies: its rows start at the offset
+        lo, hi = lo - op.ifm_read_offset.h, hi - op.ifm_read_offset.h
     if command.ifm is not None and _reshaped(op):
-        full = op.ifm.shape4d
-        same_rows = op.ifm_shape.h == full.h and op.ifm_shape.w * op.ifm_shape.c == full.w * full.c
-        lo, hi = view_rows(op, command) if same_rows else (0, op.ifm_shape.h)
+        lo, hi = view_rows(op, command)
+    up = op.upscale  # the kernel's rows are rows of the upscaled IFM, the box's rows of the IFM
     need_lo = a * k.stride_y - k.padding.top
     need_hi = (b - 1) * k.stride_y + k.dilated_height - k.padding.top
-    if op.upscale == 1 and lo != max(need_lo, 0):
-        # the IFM base is the box's first row: it must be the first row the kernel reads
-        raise EmitError(op.name, f"a stripe's IFM box starts at row {lo}, its kernel reads from row {max(need_lo, 0)}")
+    if lo * up != max(need_lo, 0) and not aligned(op, (a, b), lo):
+        # the IFM base is the box's first row: it must be the first (upscaled) row the kernel reads
+        raise EmitError(op.name, f"a stripe's IFM box starts at row {lo}{' (upscaled x2)' if up > 1 else ''}, "
+                        f"its kernel reads from row {max(need_lo, 0)}")
     if command.ifm is not None and op.ifm_read_offset is None and not _reshaped(op) and (
             command.ifm.box.start[2] != 0 or command.ifm.box.end[2] != op.ifm.shape4d.w):
         raise EmitError(op.name, "a stripe reads part of the IFM's width (not emitted)")
-    return api.NpuPadding(top=max(0, lo - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi),
+    return api.NpuPadding(top=max(0, lo * up - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi * up),
                           right=k.padding.right)
 
 
@@ -97,9 +125,13 @@ def _operation(api: ModuleType, op: NpuOp) -> Any:
     raise EmitError(op.name, f"{op.op_type} ({op.block_type}) has no operation in Vela's API here")
 
 
-def _activation(api: ModuleType, op: NpuOp) -> Any:
+def _activation(api: ModuleType, op: NpuOp, lut_index: int = 0) -> Any:
     if op.activation is Activation.NONE:
         return None
+    if op.activation is Activation.LUT:  # the table is DMA'd to slot ``lut_index`` (``emit.luts``)
+        act = api.NpuActivation(api.NpuActivationOp.TABLE_LOOKUP)
+        act.lookup_table_index = lut_index
+        return act
     if op.activation not in _CLAMPS:
         raise EmitError(op.name, f"activation {op.activation} is not emitted")
     act = api.NpuActivation(api.NpuActivationOp.NONE_OR_RELU)
@@ -107,13 +139,18 @@ def _activation(api: ModuleType, op: NpuOp) -> Any:
     return act
 
 
+def _upscale(api: ModuleType, op: NpuOp) -> Any:
+    return getattr(api.NpuResamplingMode, _RESAMPLING[op.resampling])
+
+
 def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[Any], list[Any]]:
     """The weight and bias address ranges this stripe reads (its slice in flash or its buffer slot)."""
     if command.weight_slice is None:
         return [], []
     piece = command.weight_slice
-    if (command.ofm.box.start[3], command.ofm.box.end[3]) != (piece.depth_start, piece.depth_end):
-        raise EmitError(op.name, f"a stripe writes OFM channels {command.ofm.box.start[3]}..{command.ofm.box.end[3]} "
+    channels = _ofm_channels(op, command)
+    if channels != (piece.depth_start, piece.depth_end):
+        raise EmitError(op.name, f"a stripe writes OFM channels {channels[0]}..{channels[1]} "
                         f"with the weights of channels {piece.depth_start}..{piece.depth_end}")
     index = piece.index
     record = ctx.encoded[op.name].slices[index]
@@ -129,12 +166,13 @@ def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[A
             [rng(region=region, address=start, length=record.scale_bytes)])
 
 
-def stripe_operation(ctx: Context, command: NpuStripeCommand) -> Any:
-    """The ``NpuBlockOperation`` of one NPU stripe. An ``EmitError`` names the TFLite operator to
-    keep on the CPU instead (``emit.plan_and_emit``)."""
+def stripe_operations(ctx: Context, command: NpuStripeCommand, *, lut_index: int = 0) -> list[Any]:
+    """The ``NpuBlockOperation`` of one NPU stripe (two when an upscaling op's stripe must be split,
+    ``emit.upscale``); a LUT activation reads its table from slot ``lut_index``. An ``EmitError``
+    names the TFLite operator to keep on the CPU instead (``emit.plan_and_emit``)."""
     op = ctx.ops[command.op]
     try:
-        return _stripe_operation(ctx, command, op)
+        return [_stripe_operation(ctx, c, op, lut_index) for c in aligned_commands(op, command)]
     except EmitError as error:
         if error.cpu_fallback is not None:
             raise
@@ -142,25 +180,50 @@ def stripe_operation(ctx: Context, command: NpuStripeCommand) -> Any:
                         cpu_fallback=op.source_index) from None
 
 
-def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
+def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
+    """The stripe's OFM: a transpose's written with swapped strides, a reshaped view's whole (its
+    rows in stripes are not known: the stream records the whole tensor), else the box."""
+    full = op.ofm.shape4d
+    if op.tflite_type == "TRANSPOSE":
+        if op.name in ctx.striped and (op.ofm_shape.h, op.ofm_shape.w) != (full.h, full.w):
+            raise EmitError(op.name, "a transpose whose OFM is not square, written in row stripes")
+        return transposed_ofm(ctx.api, command.ofm, op.ofm, op.ofm_shape,
+                              address=ctx.layout.addresses[command.ofm.buffer.name], regions=ctx.regions)
+    if (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
+        raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
+    channels = _ofm_channels(op, command) if _whole_ofm_view(op, command) else None
+    return _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
+
+
+def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_index: int) -> Any:
     api = ctx.api
     npu = _operation(api, op)
     npu.name = op.name
     assert command.ifm is not None
-    npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
+    if op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself
+        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm.shape4d)
+    else:
+        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
     if command.ifm2 is not None and op.ifm2 is not None and op.ifm2_shape is not None:
-        a, b = command.ofm.box.rows
+        a, b = ofm_rows(op, command)
         rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
-        npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, op.ifm2_shape, rows2)
-    full = op.ofm.shape4d
-    if (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
-        # the stream records a reshaped OFM view as the whole tensor: a stripe's rows are not known
-        raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
-    npu.ofm = _fm(ctx, command.ofm, op.ofm, op.ofm_shape)
+        view2 = op.ifm2.shape4d if op.ifm2_read_offset is not None else op.ifm2_shape
+        npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, view2, rows2)
+    npu.ofm = _ofm(ctx, command, op)
+    if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
+        npu.ofm.quantization = npu.ifm.quantization
+    elif op.elementwise == "ABS":  # the generator takes a unary op's output scale from the OFM's (as Vela sets it)
+        ifm_q, ofm_q = npu.ifm.quantization, npu.ofm.quantization
+        npu.ofm.quantization = api.NpuQuantization(scale_f32=ifm_q.scale_f32 / ofm_q.scale_f32,
+                                                   zero_point=ofm_q.zero_point)
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.padding = _padding(api, op, command)
-    npu.activation = _activation(api, op)
+    npu.activation = _activation(api, op, lut_index)
+    npu.ifm_upscale = _upscale(api, op)
+    if op.tflite_type in RESIZE_TYPES:  # Vela rounds a resize's average naturally (TFLite's reference)
+        npu.rounding_mode = api.NpuRoundingMode.NATURAL
+    npu.fused_quantize = op.tflite_type == "QUANTIZE"  # a requantizing copy: scaled by the scale ratio
     h, w, d = ctx.block_configs[op.name]
     npu.block_config = api.NpuShape3D(height=h, width=w, depth=d)
     if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
@@ -168,6 +231,9 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any
         npu.block_traversal = (api.NpuBlockTraversal.PART_KERNEL_FIRST if enc.part_kernel_first
                                else api.NpuBlockTraversal.DEPTH_FIRST)
     npu.weights, npu.biases = _weights(ctx, op, command)
+    rescale = mean_rescale(op, ctx.ops.values())
+    if rescale is not None:
+        npu.rescale = rescale
     return npu
 
 
@@ -212,6 +278,7 @@ def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> A
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.activation = _activation(api, op)
+    npu.ifm_upscale = _upscale(api, op)
     if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
         npu.block_traversal = (api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first
                                else api.NpuBlockTraversal.DEPTH_FIRST)

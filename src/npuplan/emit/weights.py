@@ -19,6 +19,7 @@ from npuplan.commands.types import WeightSlice
 from npuplan.emit.quantise import quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.types import DataType
 
 ALIGN_BYTES = 16
 SCALE_BYTES_PER_CHANNEL = 10
@@ -106,6 +107,8 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     assert op.weight_tensor is not None and op.weight_tensor.quant is not None
     assert op.ifm.quant is not None and op.ofm.quant is not None
     depth = op.ofm_shape.c
+    if op.ofm.dtype == DataType.INT32:  # a sum kept in 32 bits (a MEAN's): scale 1 (encoded as Vela's file has it)
+        return [quantise_scale(1.0)] * depth
     w_scales = list(op.weight_tensor.quant.scale)
     if len(w_scales) == 1:
         w_scales *= depth

@@ -127,6 +127,7 @@ class NpuOp:
     ifm2_read_offset: Shape4D | None = None  # ... and inside ``ifm2``
     resampling: Resampling = Resampling.NONE  # upscaling of the IFM (x2 in H and W) before the kernel
     source_index: int = -1  # index of the TFLite operator it came from
+    lut: np.ndarray | None = field(default=None, repr=False)  # a LUT activation's 256 entries (by input value)
 
     @property
     def reads_at_offset(self) -> bool:

@@ -16,8 +16,10 @@ import numpy as np
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import Quantization
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding, standalone_activation
 from npuplan.lowering.grouped import conv_groups, convert_depth_multiplier, convert_grouped_conv, has_depth_multiplier
+from npuplan.lowering.lut_tables import activation_table
 from npuplan.lowering.strided_conv import fold_stride_into_depth
 from npuplan.lowering.support import BINARY_ELEMENTWISE, max_pool_view
 
@@ -199,13 +201,18 @@ def convert_standalone_activation(op: Op) -> tuple[NpuOp, ...]:
     ifm, ofm = _ifm_ofm(op)
     activation = standalone_activation(op)
     if activation is Activation.LUT:
-        zero = Tensor(ifm.name + "_scalar0", (), ifm.dtype, ifm.quant, np.zeros((), dtype=np.int8))
+        # the scalar is a real 0: the IFM's scale with zero point 0 (as Vela's convert_to_lut)
+        quant = None if ifm.quant is None else Quantization(ifm.quant.scale[:1], (0,))
+        zero = Tensor(ifm.name + "_scalar0", (), ifm.dtype, quant, np.zeros((), dtype=np.int8))
+        table = None
+        if ifm.quant is not None and ofm.quant is not None and ifm.dtype == ofm.dtype:
+            table = activation_table(op.type, ifm.dtype, ifm.quant, ofm.quant, op.options)
         return (
             NpuOp(
                 name=f"{op_name(op)}_lut_{_LUT_NAMES.get(op.type, op.type.lower())}", tflite_type=op.type, op_type="Add",
                 block_type=BlockType.ELEMENTWISE, ifm=ifm, ifm_shape=ifm.shape4d, ifm2=zero,
                 ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=ofm.shape4d, activation=activation,
-                elementwise="ADD", source_index=op.index,
+                elementwise="ADD", source_index=op.index, lut=table,
             ),
         )
     builtin = activation in (Activation.TANH, Activation.SIGMOID)  # int16: Vela's "<name>_avgpool"

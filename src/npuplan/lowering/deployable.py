@@ -4,30 +4,43 @@ The emitter translates each NPU stripe into the register command stream through 
 API; that needs every number the hardware uses (weights, biases, scales, clamps). The operators
 below are those whose NPU operations carry all of them in the lowered graph. Any other operator,
 and any operator whose NPU operations use a feature not listed, stays on the CPU in a deployable
-plan, with the reason. Standalone activations other than the plain clamps are not fused (a LUT's
-table is not held by the lowered graph), so they stay CPU operators of their own.
+plan, with the reason. Standalone activations other than the plain clamps are not fused: a LUT
+activation runs as its own operation (an ADD of zero whose output goes through the table the
+lowering computed, ``NpuOp.lut``), and one without a table stays on the CPU.
 """
 
 from __future__ import annotations
 
-from npuplan.ir.graph import Graph, Op
+from collections.abc import Sequence
+
+from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
+from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
 
 DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
-    "CONCATENATION", "PAD",
+    "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
+    *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
+    "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
+    "REDUCE_MAX",
 })
-# Types whose lowering is several NPU operations the emitter expresses one by one.
-_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD"})
-_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})
+# Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
+# or 8 is a chain of x2 upscaling pools).
+_MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
+                             "SPLIT_V", "UNPACK", "PACK"})
+_COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
 # Standalone activation operators fused into their producer in a deployable plan.
 FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
-_OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul"})
+_OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
+                       "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
+# The IFM resampling each NPU operation may use: nearest x2 for the average pools of a resize,
+# transpose x2 (zeros inserted) for the convolution of a TRANSPOSE_CONV.
+_RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
 
 
 def _copy(op: NpuOp) -> bool:
@@ -38,23 +51,45 @@ def _copy(op: NpuOp) -> bool:
             and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
 
 
+def _mean_sum(op: NpuOp, tensor: Tensor) -> bool:
+    """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands), which Vela's
+    decomposition and the emitter carry in 32 bits."""
+    return op.tflite_type == "MEAN" and tensor.dtype == DataType.INT32 and tensor.quant is not None and (
+        tuple(tensor.quant.scale[:1]) == (1.0,) and tuple(tensor.quant.zero_point[:1]) == (0,))
+
+
 def npu_op_reason(op: NpuOp) -> str | None:
     """Why the emitter cannot express ``op`` exactly, or None when it can."""
     if op.op_type not in _OP_TYPES:
         return f"its NPU operation {op.op_type} is not emitted yet"
-    if op.activation not in CLAMP_ACTIVATIONS:
-        return f"activation {op.activation} needs a lookup table the lowered graph does not hold"
-    if op.resampling is not Resampling.NONE:
-        return "IFM resampling is not emitted yet"
-    if op.reads_at_offset:
-        return "reads at an offset inside a tensor (not emitted yet)"
+    if op.activation is Activation.LUT and op.lut is None:
+        return lut_reason(op.tflite_type, op.ifm.dtype) or f"{op.tflite_type}'s lookup table could not be computed"
+    if op.activation not in CLAMP_ACTIVATIONS and op.activation is not Activation.LUT:
+        return f"activation {op.activation} is not emitted (only clamps and lookup tables)"
+    if op.resampling is not Resampling.NONE and _RESAMPLING.get(op.op_type) is not op.resampling:
+        return f"{op.resampling} IFM resampling of {op.op_type} is not emitted"
+    if op.block_type is BlockType.DEPTHWISE and op.tflite_type == "RESIZE_BILINEAR":
+        return ("a half-pixel bilinear resize (depthwise convolutions with tile padding, each writing every other "
+                "row and column) is not emitted")
+    if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
+        return "reads at a batch offset (not emitted)"
     if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
-        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's and PAD's copies)"
+        return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"
+    for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
+        if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):
+            # the lowering worked out a shape the file does not declare: the declared shapes of a
+            # network exported with dynamic dimensions are placeholders, and TFLite Micro
+            # allocates and runs the declared ones
+            return (f"it {'reads' if tensor is op.ifm else 'writes'} {view} values of '{tensor.name}', declared "
+                    f"{list(tensor.shape)} (a dynamic shape TFLite Micro does not run)")
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
-    if any(t.dtype not in _FM_TYPES for t in fms):
+    if any(t.dtype not in _FM_TYPES and not _mean_sum(op, t) for t in fms):
         return "only 8-bit feature maps are emitted yet"
     if any(t.quant is None or not t.quant.is_valid for t in fms):
         return "a feature map has no quantization"
+    if op.elementwise in ("MAXIMUM", "MINIMUM") and any(
+            t is not None and t.quant != op.ofm.quant for t in (op.ifm, op.ifm2)):
+        return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
     if op.ifm.is_constant and not (op.tflite_type == "PAD" and _copy(op)):
         return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
     if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:
@@ -99,22 +134,61 @@ _RESHAPE_INVARIANT = frozenset({
 })
 
 
+def _twin_inputs(op: Op, source: Graph) -> list[tuple[Tensor | None, Tensor | None]] | None:
+    """The (source, rewritten) input pairs of ``op`` and the source operator with its outputs,
+    type and options, or None when there is none (``op`` is not a source operator rewired)."""
+    twin = next((s for s in source.ops if s.outputs == op.outputs), None)
+    if twin is None or twin.type != op.type or dict(twin.options) != dict(op.options):
+        return None
+    if len(twin.inputs) != len(op.inputs):
+        return None
+    return [(a, b) for a, b in zip(twin.inputs, op.inputs) if a is not b]
+
+
+def folded_inputs_only(op: Op, source: Graph) -> bool:
+    """Whether ``op`` is a source operator whose only rewrite is constant folding: an input the
+    source computed (a SHAPE, a PACK of sizes...) is now its constant value, of the same type and
+    shape. Written with that constant, the CPU runs it as the source ran it."""
+    pairs = _twin_inputs(op, source)
+    return pairs is not None and all(
+        a is not None and b is not None and b.is_constant and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+        for a, b in pairs)
+
+
 def reshape_invariant(op: Op, source: Graph) -> bool:
     """Whether ``op`` is a source operator whose inputs a removed no-op reshape rewired, and which
     computes the same on the rewired inputs (same type and options, inputs of the same element
     type, quantization, size and last axis): it can then run on the CPU as it is."""
     if op.type not in _RESHAPE_INVARIANT:
         return False
-    twin = next((s for s in source.ops if s.outputs == op.outputs), None)
-    if twin is None or twin.type != op.type or dict(twin.options) != dict(op.options):
-        return False
-    if len(twin.inputs) != len(op.inputs):
-        return False
-    for a, b in zip(twin.inputs, op.inputs):
-        if a is b:
-            continue
-        if a is None or b is None or a.dtype != b.dtype or a.quant != b.quant or a.elements != b.elements:
-            return False
-        if not a.shape or not b.shape or a.shape[-1] != b.shape[-1]:
-            return False
-    return True
+    pairs = _twin_inputs(op, source)
+    return pairs is not None and all(
+        a is not None and b is not None and a.dtype == b.dtype and a.quant == b.quant and a.elements == b.elements
+        and bool(a.shape) and bool(b.shape) and a.shape[-1] == b.shape[-1] for a, b in pairs)
+
+
+def gather_split_writes(ops: Sequence[LoweredOp]) -> tuple[LoweredOp, ...]:
+    """``ops`` with the NPU operations writing one tensor (a CONCATENATION's or PAD's copies) run
+    together when a CPU operator falls between them: the earlier writers move to just before the
+    last one. A deployable file replaces each NPU partition by one operator whose outputs are its
+    own; a tensor written in two partitions would be the output of two operators (and the first
+    would hand on a tensor it has not completely written). Moving a copy later keeps every
+    dependency: its input exists already, and nothing reads the tensor before its last writer."""
+    writers: dict[str, list[int]] = {}
+    for k, op in enumerate(ops):
+        if isinstance(op, NpuOp):
+            writers.setdefault(op.ofm.name, []).append(k)
+    moved: dict[int, list[int]] = {}  # last writer's position -> the earlier writers to run before it
+    for positions in writers.values():
+        first, last = positions[0], positions[-1]
+        if len(positions) > 1 and any(isinstance(ops[k], CpuOp) for k in range(first, last)):
+            moved[last] = positions[:-1]
+    if not moved:
+        return tuple(ops)
+    skip = {k for earlier in moved.values() for k in earlier}
+    out: list[LoweredOp] = []
+    for k, op in enumerate(ops):
+        out.extend(ops[j] for j in moved.get(k, ()))
+        if k not in skip:
+            out.append(op)
+    return tuple(out)

@@ -1,7 +1,8 @@
 """Which feature maps must stay in linear NHWC format between NPU ops (Vela's format rules).
 
 Every other feature map that only NPU ops touch is stored in the NHCWB16 brick format. A tensor
-stays NHWC when: it is a network input or output or a CPU op touches it; an op writes it at (or
+stays NHWC when: it is a network input or output or a CPU op touches it; NPU operations on both
+sides of a CPU op touch it (it crosses NPU partitions, as a subgraph's input or output); an op writes it at (or
 reads it from) a depth offset that is not a multiple of 16 (concat/split); an op sees it with a
 different shape than its own (reshaped views); a ReduceSum reads it as int32; or an elementwise
 op whose OFM depth is not a multiple of 16 could write over an NHWC input of the same shape
@@ -59,12 +60,32 @@ def _keeps_elementwise_ofm_linear(op: NpuOp, linear: set[str]) -> bool:
     return False
 
 
+def _crossing_partitions(graph: LoweredGraph) -> set[str]:
+    """Feature maps NPU operations of two NPU partitions (runs of NPU ops between CPU ops) touch:
+    one partition's output and a later one's input, which Vela keeps NHWC (a subgraph's inputs
+    and outputs are linear) and a deployable file declares as a plain tensor."""
+    partition = 0
+    seen: dict[str, int] = {}
+    crossing: set[str] = set()
+    for op in graph.ops:
+        if isinstance(op, CpuOp):
+            partition += 1
+            continue
+        for tensor in (op.ifm, op.ifm2, op.ofm):
+            if tensor is None or tensor.is_constant:
+                continue
+            if seen.setdefault(tensor.name, partition) != partition:
+                crossing.add(tensor.name)
+    return crossing
+
+
 def linear_format_tensors(graph: LoweredGraph) -> frozenset[str]:
     """Names of the non-constant tensors that must be stored NHWC (all others may be NHCWB16)."""
     linear: set[str] = {t.name for t in graph.inputs} | {t.name for t in graph.outputs}
     for op in graph.ops:
         if isinstance(op, CpuOp):
             linear.update(t.name for t in (*op.op.inputs, *op.op.outputs) if t is not None)
+    linear |= _crossing_partitions(graph)
     npu_ops = [op for op in graph.ops if isinstance(op, NpuOp)]
     for op in npu_ops:
         for tensor in (op.ifm, op.ifm2, op.ofm):

@@ -36,7 +36,13 @@ from npuplan.lowering.decompose import (
     convert_squared_difference,
     is_decomposed_leaky_relu,
 )
-from npuplan.lowering.deployable import FUSABLE_STANDALONE, deployable as deployable_ops, reshape_invariant
+from npuplan.lowering.deployable import (
+    FUSABLE_STANDALONE,
+    deployable as deployable_ops,
+    folded_inputs_only,
+    gather_split_writes,
+    reshape_invariant,
+)
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.lstm import LSTM, convert_lstm
 from npuplan.lowering.mean import convert_mean, drop_noop_means
@@ -162,7 +168,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)
-                lowered = _deployable(op, lowered, id(op) in originals or reshape_invariant(op, source))
+                cpu_safe = id(op) in originals or reshape_invariant(op, source) or folded_inputs_only(op, source)
+                lowered = _deployable(op, lowered, cpu_safe)
             ops.extend(primary_input_first(o) if isinstance(o, NpuOp) else o for o in lowered)
         except NpuplanError:
             raise
@@ -174,9 +181,10 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     variables = tuple(dict.fromkeys(t for o in ops if isinstance(o, NpuOp) for t in (o.ifm, o.ifm2)
                                     if t is not None and t.is_variable))
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
+    placed = _placed(tuple(ops), outputs, concat_writes)
     return LoweredGraph(
         name=source.name,
-        ops=_placed(tuple(ops), outputs, concat_writes),
+        ops=gather_split_writes(placed) if deployable else placed,
         inputs=graph.inputs + tuple(t for t in variables if t not in graph.inputs),
         outputs=outputs,
         tflite_op_count=len(source.ops),

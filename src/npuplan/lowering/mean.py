@@ -18,6 +18,7 @@ from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.ir.graph import Graph
 from npuplan.lowering._util import fused_activation, replace_tensor, without_op
+from npuplan.lowering.fixedpoint import mean_scaling
 from npuplan.lowering.support import unsupported_reason
 
 MAX_KERNEL_ELEMENTS = 4096
@@ -97,7 +98,12 @@ def convert_mean(op: Op) -> tuple[NpuOp, ...]:
             elementwise="ADD", source_index=op.index,
         ))
         acc = out
-    scalar = _const(f"{name}_mul_scalar", (1, 1, 1, 1), DataType.INT32, np.ones(1, dtype=np.int32))
+    # the Mul's second operand is TFLite's reference multiplier (its shift is the Mul's output
+    # scale, lowering.fixedpoint.mean_scaling); estimates only need its size
+    multiplier = 1
+    if ifm.quant is not None and ofm.quant is not None and ifm.quant.is_valid and ofm.quant.is_valid:
+        multiplier = mean_scaling(ifm.quant.scale[0], ofm.quant.scale[0], h * w)[0]
+    scalar = _const(f"{name}_mul_scalar", (1, 1, 1, 1), DataType.INT32, np.full(1, multiplier, dtype=np.int32))
     ops.append(NpuOp(
         name=f"{name}_mul", tflite_type=op.type, op_type="Mul", block_type=BlockType.ELEMENTWISE,
         ifm=acc, ifm_shape=out_shape, ifm2=scalar, ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=out_shape,

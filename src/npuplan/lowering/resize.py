@@ -217,11 +217,19 @@ def transpose_conv_reason(op: Op) -> str | None:
     return None
 
 
-def _span_padding(out_size: int, upscaled: int, kernel: int) -> tuple[int, int]:
-    """Padding (before, after) of a stride-1 kernel over ``upscaled`` rows giving ``out_size``."""
-    total = max(out_size + kernel - 1 - upscaled, 0)
-    before = total // 2 + (total % 2)
-    return before, total - before
+def _span_padding(out_size: int, upscaled: int, kernel: int, stride: int, same: bool) -> tuple[int, int]:
+    """Padding (before, after) of the stride-1 convolution with the flipped kernel over ``upscaled``
+    rows (the IFM with ``stride - 1`` zeros after each row) that computes the transpose convolution.
+
+    TFLite's reference puts input row i at output rows ``i * stride - p + k`` (``p`` its padding of
+    the output: half the SAME total, rounded down; 0 for VALID), so output row y reads the upscaled
+    rows from ``y - (kernel - 1 - p)``: that is the padding before (Vela's
+    ``calc_upscaled_padding_and_skirt`` gives the same), the rest of the window's overhang after."""
+    tfl = 0
+    if same:
+        tfl = max((-(-out_size // stride) - 1) * stride + kernel - out_size, 0) // 2
+    before = max(kernel - 1 - tfl, 0)
+    return before, max(out_size + kernel - 1 - upscaled - before, 0)
 
 
 def convert_transpose_conv(op: Op) -> tuple[NpuOp, ...]:
@@ -233,8 +241,9 @@ def convert_transpose_conv(op: Op) -> tuple[NpuOp, ...]:
     sh, sw = int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1))
     i, o = ifm.shape4d, ofm.shape4d
     upscaled = max(sh, sw) > 1
-    top, bottom = _span_padding(o.h, i.h * (2 if upscaled and i.h > 1 else 1), kh)
-    left, right = _span_padding(o.w, i.w * (2 if upscaled else 1), kw)
+    same = op.options.get("padding") == "SAME"
+    top, bottom = _span_padding(o.h, i.h * (2 if upscaled and i.h > 1 else 1), kh, sh, same)
+    left, right = _span_padding(o.w, i.w * (2 if upscaled else 1), kw, sw, same)
     return (
         NpuOp(
             name=_op_name(op), tflite_type=op.type, op_type="Conv2DBackpropInputSwitchedBias",

@@ -108,7 +108,10 @@ def _fm(r: Mapping[str, int], prefix: str, height: int, width: int, depth: int, 
     )
 
 
-def _npu_event(index: int, name: str, r: Mapping[str, int]) -> NpuEvent:
+_UNARY_ELEMENTWISE = frozenset({5, 6, 7})  # NPU_OP_ELEMENTWISE's mode: LRELU, ABS, CLZ read no IFM2
+
+
+def _npu_event(index: int, name: str, r: Mapping[str, int], mode: int = 0) -> NpuEvent:
     kind = KINDS[name]
     oh, ow, od = r.get("OFM_HEIGHT_M1", 0) + 1, r.get("OFM_WIDTH_M1", 0) + 1, r.get("OFM_DEPTH_M1", 0) + 1
     kh, kw = r.get("KERNEL_HEIGHT_M1", 0) + 1, r.get("KERNEL_WIDTH_M1", 0) + 1
@@ -119,7 +122,7 @@ def _npu_event(index: int, name: str, r: Mapping[str, int]) -> NpuEvent:
     if kind == "ElementWise":
         ih, iw, idp = oh, ow, od
         broadcast = r.get("IFM2_BROADCAST", 0)
-        if not broadcast & (1 << 7):  # not a scalar
+        if not broadcast & (1 << 7) and mode not in _UNARY_ELEMENTWISE:  # a second feature map
             ifm2 = _fm(r, "IFM2", 1 if broadcast & 1 else oh, 1 if broadcast & 2 else ow,
                        1 if broadcast & 4 else od, ofm=False)
         kernel = (1, 1, 1, 1)
@@ -157,7 +160,7 @@ def events(words: list[Word]) -> list[Event]:
     kicks = dmas = 0
     for w in words:
         if w.name in KINDS:
-            out.append(_npu_event(kicks, w.name, registers))
+            out.append(_npu_event(kicks, w.name, registers, w.param if w.name == "NPU_OP_ELEMENTWISE" else 0))
             kicks += 1
         elif w.name == "NPU_OP_DMA_START":
             length = registers.get("DMA0_LEN", 0)

@@ -4,6 +4,7 @@ UpSampling2D export recognised as one resize."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from npuplan.hw.accelerator import accelerator
 from npuplan.ir.lowered import BlockType, CpuOp, Padding, Resampling
@@ -150,3 +151,42 @@ def test_align_corners_sizes_that_are_not_a_factor_stay_on_the_cpu() -> None:
     for kind in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
         (cpu,) = _resize(kind, (8, 8), (16, 16), align_corners=True).ops  # 15 / 7 is no factor
         assert isinstance(cpu, CpuOp) and "less one" in cpu.reason
+
+
+def _tfl_transpose_conv(x: np.ndarray, w: np.ndarray, stride: int, out: int, same: bool) -> np.ndarray:
+    """TFLite's reference transpose convolution in one dimension: input i, tap t -> output
+    ``i * stride + t - pad`` (``pad`` half the SAME total, rounded down)."""
+    k = len(w)
+    pad = max((-(-out // stride) - 1) * stride + k - out, 0) // 2 if same else 0
+    y = np.zeros(out, dtype=np.int64)
+    for i, v in enumerate(x):
+        for t in range(k):
+            o = i * stride + t - pad
+            if 0 <= o < out:
+                y[o] += v * w[t]
+    return y
+
+
+def _lowered_transpose_conv(x: np.ndarray, w: np.ndarray, stride: int, before: int, after: int, out: int) -> np.ndarray:
+    """What the NPU computes: the IFM with ``stride - 1`` zeros after each value (transpose
+    resampling), padded, correlated at stride 1 with the lowering's (flipped) kernel."""
+    z = np.zeros(len(x) * stride, dtype=np.int64)
+    z[::stride] = x
+    z = np.concatenate([np.zeros(before, np.int64), z, np.zeros(after, np.int64)])
+    k = len(w)
+    return np.array([int(np.dot(z[o:o + k], w)) for o in range(out)])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_transpose_conv_padding_computes_tflites_reference(k: int, padding: str) -> None:
+    size = 6
+    out = size * 2 if padding == "SAME" else size * 2 + max(k - 2, 0)
+    (npu,) = _tconv(2, padding, (out, out), k=k).npu_ops
+    rng = np.random.default_rng(k)
+    x, w = rng.integers(-5, 6, size), rng.integers(-5, 6, k)
+    flipped = w[::-1]  # the lowering's weights are the TFLite kernel flipped
+    p = npu.kernel.padding
+    assert p.top == p.left and p.bottom == p.right
+    got = _lowered_transpose_conv(x, flipped, 2, p.top, p.bottom, out)
+    assert np.array_equal(got, _tfl_transpose_conv(x, w, 2, out, padding == "SAME"))

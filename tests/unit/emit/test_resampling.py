@@ -1,0 +1,114 @@
+"""Upscaling lowerings emitted with the hardware's IFM resampling (``ifm_upscale``): resizes as
+nearest-upscaled average pools, TRANSPOSE_CONV as a convolution over the transpose-upscaled IFM,
+and stripes starting on an odd upscaled row made expressible (``emit.upscale``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npuplan.commands.types import Address, Box, BufferKind, BufferRef, NpuStripeCommand, Operand
+from npuplan.errors import EmitError
+from npuplan.emit.upscale import aligned, aligned_commands
+from npuplan.hw.memory import MemArea
+from npuplan.ir.lowered import BlockType, Kernel, NpuOp, Padding, Resampling
+from npuplan.ir.shape import Shape4D
+from tests.random_graphs import network_bytes
+from tests.unit.emit._stream import registers_at_kicks
+from tests.unit.lowering._build import fm
+
+U55_64 = {"accelerator_config": "ethos-u55-64", "system_config": "Ethos_U55_Deep_Embedded",
+          "memory_mode": "Shared_Sram", "optimise": "Size"}
+U55_128 = {"accelerator_config": "ethos-u55-128", "system_config": "Ethos_U55_High_End_Embedded",
+           "memory_mode": "Shared_Sram"}
+
+
+def _op(resampling: Resampling, kernel: Kernel) -> NpuOp:
+    x, y = fm("x", (1, 8, 8, 16)), fm("y", (1, 16, 16, 16))
+    kind = BlockType.CONV if resampling is Resampling.TRANSPOSE else BlockType.POOLING
+    return NpuOp("y", "RESIZE_NEAREST_NEIGHBOR", "AvgPool", kind, x, x.shape4d, y, y.shape4d, kernel=kernel,
+                 resampling=resampling)
+
+
+def _operand(name: str, rows: tuple[int, int], width: int) -> Operand:
+    buffer = BufferRef(name, Address(MemArea.SRAM, 0, 4096), BufferKind.FEATURE_MAP)
+    return Operand(name, Box((0, rows[0], 0, 0), (1, rows[1], width, 16)), buffer)
+
+
+def _command(ofm_rows: tuple[int, int], ifm_rows: tuple[int, int]) -> NpuStripeCommand:
+    return NpuStripeCommand("y", _operand("x", ifm_rows, 8), None, _operand("y", ofm_rows, 16), None, None, "")
+
+
+def test_an_even_stripe_is_left_as_planned():
+    op = _op(Resampling.NEAREST, Kernel())
+    command = _command((4, 8), (2, 4))
+    assert aligned_commands(op, command) == [command]
+
+
+def test_a_nearest_stripe_from_an_odd_row_is_split_after_its_first_row():
+    op = _op(Resampling.NEAREST, Kernel())
+    first, rest = aligned_commands(op, _command((3, 7), (1, 4)))
+    assert (first.ofm.box.rows, first.ifm.box.rows) == ((3, 4), (1, 2))  # row 3 is source row 1's second copy
+    assert (rest.ofm.box.rows, rest.ifm.box.rows) == ((4, 7), (2, 4))  # from row 4: source rows 2 and 3
+    assert aligned(op, (3, 4), 1) and not aligned(op, (3, 7), 1)
+
+
+def test_a_transpose_stripe_from_an_odd_row_starts_a_source_row_later_with_a_row_of_padding():
+    op = _op(Resampling.TRANSPOSE, Kernel(3, 3, padding=Padding(2, 2, 0, 0)))
+    (shifted,) = aligned_commands(op, _command((3, 6), (0, 4)))  # reads upscaled rows 1..5
+    assert shifted.ifm.box.rows == (1, 4)  # upscaled row 1 is the zero after source row 0
+    assert aligned(op, (3, 6), 1)
+
+
+def test_a_wider_nearest_kernel_from_an_odd_row_is_refused():
+    op = _op(Resampling.NEAREST, Kernel(2, 2, padding=Padding(0, 0, 1, 1)))
+    with pytest.raises(EmitError, match="odd upscaled row"):
+        aligned_commands(op, _command((3, 6), (1, 4)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(vela_api, tmp_path, seed):
+    """Random networks of resizes and transpose convolutions, striped on the 64-MAC Ethos-U55: every
+    upscaling op runs on the NPU with IFM_UPSCALE set (1 nearest, 2 transpose), and the file validates."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+
+    path = tmp_path / f"up_{seed}.tflite"
+    path.write_bytes(network_bytes(seed, kinds=("resize", "transpose_conv", "conv"), layers=4))
+    planned, emitted = plan_and_emit(path, **U55_64)
+    upscaling = [o for o in planned.lowered.npu_ops if o.resampling is not Resampling.NONE]
+    # a bilinear pool striped from an odd row cannot be expressed: only it may go back to the CPU
+    assert all(o.tflite_type == "RESIZE_BILINEAR" for o in planned.lowered.cpu_ops)
+    assert len(planned.lowered.cpu_ops) == sum("odd upscaled row" in note for note in emitted.notes)
+    modes = registers_at_kicks(emitted.data, "IFM_UPSCALE")
+    assert len(modes) == emitted.npu_operations == validate_tflite(emitted.data).npu_operations
+    expected = {1 if o.resampling is Resampling.NEAREST else 2 for o in upscaling}
+    assert set(modes) - {0} == expected
+
+
+def test_a_resize_pool_rounds_naturally_as_vela_runs_it(vela_api, tmp_path):
+    from npuplan.emit import plan_and_emit
+
+    path = tmp_path / "resize.tflite"
+    path.write_bytes(network_bytes(2, kinds=("resize",), layers=1))
+    planned, emitted = plan_and_emit(path, **U55_128)
+    ops = {o.name: o for o in planned.lowered.npu_ops}
+    stripes = [ops[c.op] for c in planned.commands if isinstance(c, NpuStripeCommand)
+               for _ in aligned_commands(ops[c.op], c)]
+    rounding = [(v >> 14) & 0x3 for v in registers_at_kicks(emitted.data, "OFM_PRECISION")]
+    natural = [2 if o.tflite_type.startswith("RESIZE") else 0 for o in stripes]  # NATURAL, else TFL
+    assert 2 in natural and rounding == natural
+
+
+@pytest.mark.parametrize("model", ["unet_transpose_64", "tiny_yolo_160"])
+def test_shipped_upscaling_networks_emit_and_validate(vela_api, model):
+    """The shipped U-Net (TRANSPOSE_CONV decoder, concatenations) and Tiny YOLO (UpSampling2D)
+    emit in one line of options with every upscaling op on the NPU, and validate."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+    from tests.unit.emit.conftest import DATA
+
+    planned, emitted = plan_and_emit(DATA / f"{model}.tflite", **U55_128)
+    upscaling = [o for o in planned.lowered.npu_ops if o.resampling is not Resampling.NONE]
+    assert upscaling and all(o.tflite_type != "TRANSPOSE_CONV" for o in planned.lowered.cpu_ops)
+    assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
+    assert set(registers_at_kicks(emitted.data, "IFM_UPSCALE")) - {0}

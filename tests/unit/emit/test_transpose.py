@@ -1,0 +1,74 @@
+"""TRANSPOSE emitted as Vela emits it: a 1x1 average pool walking the IFM, writing its OFM with
+the height and width strides swapped (the transposed map laid out W x H x C)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npuplan.io.tflite_write import write_tflite
+from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+from npuplan.ir.types import DataType, Quantization
+from tests.unit.emit._stream import registers_at_kicks
+from tests.unit.lowering._build import const
+
+U55_128 = {"accelerator_config": "ethos-u55-128", "system_config": "Ethos_U55_High_End_Embedded",
+           "memory_mode": "Shared_Sram"}
+U65_DEDICATED = {"accelerator_config": "ethos-u65-256", "system_config": "Ethos_U65_High_End",
+                 "memory_mode": "Dedicated_Sram_384KB"}
+
+
+def _transpose_model(tmp_path) -> str:
+    q = Quantization((0.05,), (3,))
+    x, y = Tensor("x", (1, 8, 4, 16), DataType.INT8, q), Tensor("y", (1, 4, 8, 16), DataType.INT8, q)
+    perm = const("perm", [0, 2, 1, 3], DataType.INT32, None)
+    graph = Graph("main", (Op("TRANSPOSE", (x, perm), (y,), frozen_options({}), 0),), (x,), (y,))
+    path = tmp_path / "transpose.tflite"
+    path.write_bytes(write_tflite(Model("transpose", (graph,))))
+    return str(path)
+
+
+@pytest.mark.parametrize("options", [U55_128, U65_DEDICATED])
+def test_a_transpose_writes_with_swapped_strides(vela_api, tmp_path, options):
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+
+    planned, emitted = plan_and_emit(_transpose_model(tmp_path), **options)
+    assert not planned.lowered.cpu_ops and [o.tflite_type for o in planned.lowered.npu_ops] == ["TRANSPOSE"]
+    assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
+    # walking the 8 x 4 x 16 input: one row down is one column of the 4 x 8 x 16 output (16 bytes),
+    # one column right is one row of it (8 * 16 bytes)
+    assert set(registers_at_kicks(emitted.data, "OFM_STRIDE_Y")) == {16}
+    assert set(registers_at_kicks(emitted.data, "OFM_STRIDE_X")) == {128}
+    assert set(registers_at_kicks(emitted.data, "OFM_STRIDE_C")) == {1}
+
+
+def _scaled_copy(tmp_path, kind: str, out_dtype: DataType, q_out: Quantization) -> tuple[int, set[int]]:
+    """A one-operator ``kind`` network (int8 8x8x16, scale 0.05) emitted on the 128-MAC Ethos-U55:
+    the OFM_SCALE register the scale ratio should give, and the ones the stream sets."""
+    import numpy as np
+
+    from npuplan.emit import plan_and_emit
+    from npuplan.emit.quantise import quantise_scale
+
+    x = Tensor("x", (1, 8, 8, 16), DataType.INT8, Quantization((0.05,), (3,)))
+    y = Tensor("y", (1, 8, 8, 16), out_dtype, q_out)
+    path = tmp_path / f"{kind.lower()}.tflite"
+    path.write_bytes(write_tflite(Model(kind, (Graph("main", (Op(kind, (x,), (y,), frozen_options({}), 0),), (x,), (y,)),))))
+    planned, emitted = plan_and_emit(str(path), **U55_128)
+    assert not planned.lowered.cpu_ops
+    scale, shift = quantise_scale(float(np.float32(0.05)) / float(np.float32(q_out.scale[0])))  # float32 scales
+    return scale | (shift << 32), set(registers_at_kicks(emitted.data, "OFM_SCALE"))
+
+
+def test_abs_takes_its_output_scale_from_the_scale_ratio(vela_api, tmp_path):
+    """ABS is a unary elementwise op: the generator reads its output scale from the OFM's
+    quantization, which the emitter sets to the IFM/OFM scale ratio (as Vela does)."""
+    expected, scales = _scaled_copy(tmp_path, "ABS", DataType.INT8, Quantization((0.04,), (-5,)))
+    assert scales == {expected}
+
+
+def test_quantize_is_a_copy_scaled_by_the_scale_ratio(vela_api, tmp_path):
+    """A requantizing QUANTIZE (int8 -> uint8) is a 1x1 pool scaled by the IFM/OFM scale ratio
+    (the API's fused-quantize scaling, as Vela emits it), not the average's scaling."""
+    expected, scales = _scaled_copy(tmp_path, "QUANTIZE", DataType.UINT8, Quantization((0.03,), (120,)))
+    assert scales == {expected}
