@@ -87,6 +87,11 @@ def _check(plan: Plan) -> None:
         reason = npu_op_reason(op)
         if reason is not None:
             raise EmitError(op.name, f"{reason} (plan with --emit-tflite, which keeps such ops on the CPU)")
+    if not plan.lowered.npu_ops:
+        first = plan.lowered.cpu_ops[0] if plan.lowered.cpu_ops else None
+        why = f" ('{first.name}': {first.reason})" if first is not None else ""
+        raise EmitError(None, f"no operator runs on the NPU in the deployable plan{why}, so there is no command "
+                        "stream to write; the network as it is runs on the CPU")
 
 
 def _blocks(api: ModuleType, acc: object, plan: Plan,

@@ -227,3 +227,15 @@ def test_a_file_its_own_validator_rejects_is_refused_and_not_written(vela_api, t
     err = capsys.readouterr().err
     assert "fails npuplan's own validation" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_network_with_nothing_on_the_npu_is_refused_in_one_line_naming_why(vela_api, tmp_path, capsys):
+    """A float network: every operator stays on the CPU, so there is no command stream to write."""
+    from npuplan.cli import main
+
+    path = tmp_path / "float_add.tflite"
+    path.write_bytes(elementwise_model())
+    assert main(["plan", str(path), "--emit-tflite", "--output-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "no operator runs on the NPU" in err and "'out'" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
