@@ -2,12 +2,12 @@
 
 1. A 1x1 depthwise convolution shifts each value left by 7 bits and adds its channel's reversed
    index (so the largest value wins and, among equal values, the lowest index), into int16.
-2. Max pooling over the depth, reading the int16 tensor as ``1 x (H*W) x C x 1``; that height
+2. Max pooling over the depth, reading the int16 tensor as ``1 x (H*W) x C x 1``, whose output
+   stage's table extracts the winner's index from its low 7 bits; that height
    is at most 65536, so a larger map is done in bands of whole rows (``65536 // W`` rows each, as
    Vela splits it), each band its own shift, pooling and widening, reading its rows of the IFM
    and writing its rows of the output in place.
-3. A 1x1 depthwise convolution widening the int16 winners to int32 (the index is in the low
-   7 bits of each winner, which the output stage's table extracts); an int64 output is then
+3. A 1x1 depthwise convolution widening the int16 indices to int32; an int64 output is then
    copied into place as two 32-bit halves.
 """
 
@@ -43,16 +43,17 @@ def argmax_reason(op: Op) -> str | None:
     return None
 
 
-def _depthwise(op: Op, name: str, ifm: Tensor, view: Shape4D, out: Tensor, scale: int,
-               activation: Activation = Activation.NONE, *, read_at: Shape4D | None = None,
-               write_at: Shape4D | None = None) -> NpuOp:
+def _depthwise(op: Op, name: str, ifm: Tensor, view: Shape4D, out: Tensor, scale: int, *, reversed_index: bool,
+               read_at: Shape4D | None = None, write_at: Shape4D | None = None) -> NpuOp:
     """A 1x1 depthwise convolution over ``view`` (the box read at ``read_at`` of ``ifm``, written
-    at ``write_at`` of ``out``) multiplying by ``scale`` and adding each channel's reversed index."""
+    at ``write_at`` of ``out``) multiplying by ``scale`` and, with ``reversed_index``, adding each
+    channel's reversed index."""
     weights = np.full((1, 1, 1, view.c), scale, dtype=np.int8)
     return NpuOp(name=name, tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
                  ifm=ifm, ifm_shape=view, ofm=out, ofm_shape=view if write_at is None else out.shape4d,
-                 weights=weights, bias=np.arange(view.c, dtype=np.int64)[::-1].copy(), kernel=Kernel(),
-                 activation=activation, ifm_read_offset=read_at, ofm_write_offset=write_at,
+                 weights=weights, bias=(np.arange(view.c, dtype=np.int64)[::-1].copy() if reversed_index
+                                            else np.zeros(view.c, dtype=np.int64)), kernel=Kernel(),
+                 ifm_read_offset=read_at, ofm_write_offset=write_at,
                  ofm_write_shape=None if write_at is None else view, source_index=op.index)
 
 
@@ -79,15 +80,15 @@ def convert_argmax(op: Op) -> tuple[NpuOp, ...]:
         at = None if len(split) == 1 else Shape4D(0, first, 0, 0)
         shifted = Tensor(f"{name}_shifted{tag}", (1, rows, w, c), DataType.INT16, None)
         ops.append(_depthwise(op, f"{name}_depthwise_conv_SHL_7{tag}", ifm, Shape4D(1, rows, w, c), shifted, 127,
-                              Activation.LUT, read_at=at))
+                              reversed_index=True, read_at=at))
         winners = Tensor(f"{name}_argmax_maxpool{tag}", (1, rows, w, 1), DataType.INT16, None)
         ops.append(NpuOp(
             name=f"{name}_dw_maxpool_{index}", tflite_type=op.type, op_type="MaxPool", block_type=BlockType.POOLING,
             ifm=shifted, ifm_shape=Shape4D(1, rows * w, c, 1), ofm=winners, ofm_shape=Shape4D(1, rows * w, 1, 1),
-            kernel=Kernel(1, c), pool=PoolKind.MAX, source_index=op.index,
+            kernel=Kernel(1, c), pool=PoolKind.MAX, activation=Activation.LUT, source_index=op.index,
         ))
         ops.append(_depthwise(op, f"{name}_cast_to_32bit_1{tag}", winners, Shape4D(1, rows, w, 1), wide, 1,
-                              Activation.LUT, write_at=at))
+                              reversed_index=False, write_at=at))
     if wide is ofm:
         return tuple(ops)
     # Each row of 32-bit words copied as one pixel of ``w x halves`` channels: the same bytes, read
