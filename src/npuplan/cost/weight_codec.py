@@ -1,0 +1,216 @@
+"""The size of one weight stream as the NPU's weight codec codes it, from a histogram of its values.
+
+Format facts the estimate follows (the codec's stream layout, not its search):
+
+- values are coded as *palette values* ``2|w| + (w < 0)`` (so 1 -> 2, -1 -> 3, 2 -> 4); when zero
+  is more than 4 times as common as any other value the stream alternates between the non-zero
+  values and the lengths of the zero runs between them (``n + 1`` runs for ``n`` values);
+- a palette of up to 32 of the commonest values (used when it covers more than half of them) maps
+  each to its rank; other values are coded directly, offset past the palette and the unused
+  values around zero; with every value in the palette an uncompressed index is also possible;
+- each symbol is Golomb-Rice coded: quotient ``v >> k`` in unary, then ``k`` remainder bits, with
+  ``k`` 0..5 (quotient at most 31), a truncated variant (quotient at most 2, ``min(q + 1, 2)``
+  unary bits) or uncompressed; zero runs with ``k`` 0..3;
+- a slice header of 23 bits, the first one also 13 bits of palette header and the palette
+  entries; unary bits travel in chunks of 12 (zero runs: 12, or 8 when ``k`` is 3), the last one
+  of each stream padded; a 3-bit end marker, then zeros to a whole 16 bytes.
+
+The codec searches its parameters along the stream and may cut it into several slices; here one
+parameter is chosen per stream, except that a long run of padding zeros may get one of its own
+(what the codec's search does when the saving pays for two parameter changes).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from npuplan.cost.weight_order import StreamPadding, UnitRuns
+
+PALETTE_VALUES = 511  # palette values 0..510: weights -255..255
+PALETTE_ENTRIES = 32
+ZERO_RUN_RATIO = 4
+MAX_DIVISOR_BITS = 5
+MAX_QUOTIENT = 31
+MAX_TRUNCATED_QUOTIENT = 2
+MAX_ZERO_RUN_DIVISOR_BITS = 3
+SLICE_HEADER_BITS = 23
+PALETTE_HEADER_BITS = 13
+END_BITS = 3
+UNARY_CHUNK_BITS = 12
+MAX_SLICE_VALUES = 32767
+SEARCH_CHANGE_BITS = 40  # what the codec's search charges a parameter change
+CHANGE_BITS = 40  # what a change costs: a slice header and two part-filled chunks
+STREAM_ALIGN_BITS = 128
+_KS = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
+_DIVISORS = 2.0 ** _KS
+IMPOSSIBLE = 1 << 40
+
+
+@functools.lru_cache(maxsize=None)
+def _code_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bits and unary chunk positions of each index ``0..542`` under each weight parameter (rows:
+    k 0..5, truncated k 0..5), and bits of each zero run length under k 0..3 (up to 511 zeros)."""
+    index = np.arange(PALETTE_VALUES + PALETTE_ENTRIES, dtype=np.int64)
+    k = np.arange(MAX_DIVISOR_BITS + 1, dtype=np.int64)[:, None]
+    q = index[None, :] >> k
+    plain = np.where(q <= MAX_QUOTIENT, q + 1 + k, IMPOSSIBLE)
+    truncated = np.where(q <= MAX_TRUNCATED_QUOTIENT, np.minimum(q + 1, 2) + k, IMPOSSIBLE)
+    positions = np.concatenate([q // 2 + 1, np.ones_like(q)])
+    bits = np.concatenate([plain, truncated])
+    for table in (bits, positions):
+        table.flags.writeable = False
+    return bits, positions, np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1, dtype=np.int64)
+
+
+def palette_histogram(values: np.ndarray) -> np.ndarray:
+    """Counts of each palette value ``0, 1, ...`` (up to the largest present) among the signed
+    integer ``values``."""
+    v = np.asarray(values, dtype=np.int64).ravel()
+    return np.bincount(np.where(v < 0, -2 * v + 1, 2 * v), minlength=1)
+
+
+def _symbol_indices(used: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, int, int, int]:
+    """The codec's index for each used palette value ``used`` (counts ``counts``; zero left out
+    when zero runs are coded), the palette size, bits of a palette entry, and the bits of an
+    uncompressed index (0 when uncompressed coding is not possible)."""
+    total = int(counts.sum())
+    only_palette = used.size <= PALETTE_ENTRIES
+    largest = int(used[-1])
+    room = PALETTE_ENTRIES if only_palette else min(PALETTE_ENTRIES, PALETTE_VALUES - largest)
+    room = 0 if room == 1 else room
+    # by count, then by larger value, as the codec sorts them
+    palette = np.argsort(counts * PALETTE_VALUES + used)[::-1][:room]  # positions in ``used``
+    direct_offset = min(int(used[0]), 31)
+    if palette.size and int(counts[palette].sum()) > total // 2:
+        size = max(int(palette.size), 2)
+        index = used + (size - direct_offset)
+        index[palette] = np.arange(palette.size)
+        uncompressed = max(1, (size - 1).bit_length()) if only_palette else 0
+        return index, size, max(2, int(used[palette].max()).bit_length()), uncompressed
+    entry_bits = max(2, largest.bit_length())
+    return used - direct_offset, 0, entry_bits, entry_bits
+
+
+def _weight_bits(index: np.ndarray, counts: np.ndarray, uncompressed_bits: int) -> tuple[int, int]:
+    """Bits of the value symbols (indices ``index``, ``counts`` times each) at the best single
+    parameter, and the unary padding of the last chunk (bits)."""
+    bits, positions, _ = _code_tables()
+    per_param = bits[:, index] @ counts
+    best = int(per_param.argmin())
+    cost = int(per_param[best])
+    n = int(counts.sum())
+    if uncompressed_bits and uncompressed_bits * n <= cost:
+        return uncompressed_bits * n, 0
+    return cost, -int(positions[best, index] @ counts) % UNARY_CHUNK_BITS
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _padding_run_bits(padding: StreamPadding) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per kind of unit and divisor k 0..3 (``[unit kind, k]``), the bits the padding's runs add
+    beyond ``1 + k`` a run, as the codec's search reckons them and as they are coded; and each kind's
+    weights (all its units). Depends on the padding alone, so it is memoised.
+
+    Within a unit, the search gives a long padding run a divisor of its own where it reckons that
+    pays for two changes; the change lands one run late, so the run is still coded with the
+    surrounding divisor and only the change's slice header and part-filled chunks are added. The
+    stream's last run is left out: it is coded apart (``_zero_run_bits``).
+    """
+    ks = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
+    units = padding.units or (UnitRuns(1, padding.real_values, padding.run_lengths, padding.run_counts),)
+    last = padding.last_unit if padding.units else 0
+    reckoned = np.zeros((len(units), ks.size))
+    coded = np.zeros((len(units), ks.size))
+    for n, unit in enumerate(units):
+        lengths = np.asarray(unit.run_lengths, dtype=np.int64)
+        counts = unit.count * np.asarray(unit.run_counts, dtype=np.int64)
+        if n == last and padding.final_run:
+            counts[np.searchsorted(lengths, padding.final_run)] -= 1
+        if not lengths.size:
+            continue
+        at_k = lengths[None, :] >> ks[:, None]
+        at_max = (lengths >> MAX_ZERO_RUN_DIVISOR_BITS)[None, :] + (MAX_ZERO_RUN_DIVISOR_BITS - ks)[:, None]
+        switched = at_k > at_max + 2 * SEARCH_CHANGE_BITS
+        reckoned[n] = np.where(switched, at_max + 2 * SEARCH_CHANGE_BITS, at_k) @ counts
+        coded[n] = at_k @ counts + CHANGE_BITS * (switched @ counts)
+    weights = np.array([u.count * u.real_values for u in units], dtype=np.float64)
+    for table in (reckoned, coded, weights):
+        table.flags.writeable = False
+    return reckoned, coded, weights
+
+
+def _zero_run_bits(nonzero: int, natural_zeros: int, real_values: int, padding: StreamPadding) -> int:
+    """Bits of the ``nonzero + 1`` zero runs: the padding's runs as they are, the zeros among the
+    weights spread over all runs as independent draws (each run geometric).
+
+    The codec's search picks the divisor along the stream: per kind of unit (``StreamPadding.units``)
+    the divisor it reckons best, if that beats one divisor for all by more than the changes between
+    kinds cost; the stream's last run gets its own divisor, a change the search takes as free.
+    """
+    p = natural_zeros / real_values if real_values else 0.0
+    step = _DIVISORS
+    natural_per_run = p ** step / (1.0 - p ** step) if p < 1.0 else natural_zeros / max(nonzero, 1) / step
+    share = nonzero / real_values if real_values else 0.0
+    pad_reckoned, pad_coded, weights = _padding_run_bits(padding)
+    if not padding.units:  # no padding described: all the weights in one kind of unit
+        weights = np.array([float(real_values)])
+    per_run = (1 + _KS) + natural_per_run  # bits of a run at each divisor besides its padding
+    own = np.outer(weights * share, per_run)
+    reckoned, coded = own + pad_reckoned, own + pad_coded
+    totals = reckoned.sum(axis=0)
+    one_k = int(totals.argmin())
+    last = padding.last_unit if padding.units else 0
+    if len(weights) > 1:
+        own_k = reckoned.argmin(axis=1)
+        changes = sum(n for a, b, n in padding.changes if own_k[a] != own_k[b])
+        if reckoned.min(axis=1).sum() + SEARCH_CHANGE_BITS * changes < totals[one_k]:
+            cost = float(coded[np.arange(len(weights)), own_k].sum()) + CHANGE_BITS * changes
+            k = int(own_k[last])
+        else:
+            cost, k = float(coded[:, one_k].sum()), one_k
+    else:
+        cost, k = float(coded[0, one_k]), one_k
+    final = padding.final_run
+    if final:
+        best = min((final >> j) + j for j in range(MAX_ZERO_RUN_DIVISOR_BITS + 1))
+        if best - k < final >> k:  # the free change at the last run
+            cost += best - k + CHANGE_BITS
+            k = next(j for j in range(MAX_ZERO_RUN_DIVISOR_BITS + 1) if (final >> j) + j == best)
+        else:
+            cost += final >> k
+    chunk = 8 if k == MAX_ZERO_RUN_DIVISOR_BITS else UNARY_CHUNK_BITS
+    return int(round(cost)) + 1 + chunk // 2  # + the run before the first weight
+
+
+def stream_bytes(counts: np.ndarray, padding: StreamPadding) -> int:
+    """Bytes (a multiple of 16) of the codec's stream for real values with palette-value histogram
+    ``counts`` (``palette_histogram``) walked with the zeros of ``padding`` added."""
+    used = np.flatnonzero(counts)
+    symbols = counts[used]
+    real = int(symbols.sum())
+    if real + padding.zeros == 0:
+        return 0
+    natural_zeros = int(counts[0]) if counts.size else 0
+    zeros = natural_zeros + padding.zeros
+    has_zero = used.size > 0 and used[0] == 0
+    others = symbols[1:] if has_zero else symbols
+    zero_runs = zeros > ZERO_RUN_RATIO * int(others.max(initial=0))
+    if zero_runs:
+        used, symbols = (used[1:], others) if has_zero else (used, symbols)
+        if not used.size:  # an all-zero stream still codes one value
+            used, symbols = np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64)
+    elif has_zero:
+        symbols = symbols.copy()
+        symbols[0] = zeros
+    elif zeros:
+        used, symbols = np.concatenate(([0], used)), np.concatenate(([zeros], symbols))
+    index, palette_size, entry_bits, uncompressed = _symbol_indices(used, symbols)
+    value_bits, chunk_pad = _weight_bits(index, symbols, uncompressed)
+    n_symbols = int(symbols.sum())
+    bits = SLICE_HEADER_BITS + PALETTE_HEADER_BITS + palette_size * entry_bits + value_bits + chunk_pad
+    bits += SLICE_HEADER_BITS * ((n_symbols - 1) // MAX_SLICE_VALUES)
+    if zero_runs:
+        bits += _zero_run_bits(n_symbols, natural_zeros, real, padding)
+    bits += END_BITS
+    return -(-bits // STREAM_ALIGN_BITS) * STREAM_ALIGN_BITS // 8
