@@ -49,9 +49,9 @@ IMPOSSIBLE = 1 << 40
 
 
 @functools.lru_cache(maxsize=None)
-def _code_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bits and unary chunk positions of each index ``0..542`` under each weight parameter (rows:
-    k 0..5, truncated k 0..5), and bits of each zero run length under k 0..3 (up to 511 zeros)."""
+def _code_tables() -> np.ndarray:
+    """Bits (rows 0..11) and unary chunk positions (rows 12..23) of each index ``0..542`` under
+    each weight parameter (k 0..5, then truncated k 0..5): one table, so one gather sizes both."""
     index = np.arange(PALETTE_VALUES + PALETTE_ENTRIES, dtype=np.int64)
     k = np.arange(MAX_DIVISOR_BITS + 1, dtype=np.int64)[:, None]
     q = index[None, :] >> k
@@ -59,9 +59,9 @@ def _code_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     truncated = np.where(q <= MAX_TRUNCATED_QUOTIENT, np.minimum(q + 1, 2) + k, IMPOSSIBLE)
     positions = np.concatenate([q // 2 + 1, np.ones_like(q)])
     bits = np.concatenate([plain, truncated])
-    for table in (bits, positions):
-        table.flags.writeable = False
-    return bits, positions, np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1, dtype=np.int64)
+    table = np.concatenate([bits, positions])
+    table.flags.writeable = False
+    return table
 
 
 def palette_histogram(values: np.ndarray) -> np.ndarray:
@@ -71,39 +71,44 @@ def palette_histogram(values: np.ndarray) -> np.ndarray:
     return np.bincount(np.where(v < 0, -2 * v + 1, 2 * v), minlength=1)
 
 
-def _symbol_indices(used: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, int, int, int]:
-    """The codec's index for each used palette value ``used`` (counts ``counts``; zero left out
-    when zero runs are coded), the palette size, bits of a palette entry, and the bits of an
-    uncompressed index (0 when uncompressed coding is not possible)."""
-    total = int(counts.sum())
-    only_palette = used.size <= PALETTE_ENTRIES
+def _value_bits(used: np.ndarray, counts: np.ndarray, total: int) -> tuple[int, int]:
+    """Bits of the palette (entries) and of the value symbols for the used palette values ``used``
+    (``counts`` times each, ``total`` in all; zero left out when zero runs are coded), at the best
+    single parameter, with the unary padding of the last chunk.
+
+    A palette of the commonest values (by count, then larger value first, as the codec sorts them)
+    maps each to its rank; the others are coded directly past it and the unused values around zero.
+    With every value in the palette an uncompressed index is possible, as it is without a palette.
+    """
+    table = _code_tables()
+    if used.size <= PALETTE_ENTRIES:  # all in the palette: only the ranks' counts matter
+        ranked = np.sort(counts)[::-1]
+        size = max(int(used.size), 2)
+        header = size * max(2, int(used[-1]).bit_length())
+        return header + _best_code(table[:, :used.size] @ ranked, total, max(1, (size - 1).bit_length()))
     largest = int(used[-1])
-    room = PALETTE_ENTRIES if only_palette else min(PALETTE_ENTRIES, PALETTE_VALUES - largest)
+    room = min(PALETTE_ENTRIES, PALETTE_VALUES - largest)
     room = 0 if room == 1 else room
-    # by count, then by larger value, as the codec sorts them
     palette = np.argsort(counts * PALETTE_VALUES + used)[::-1][:room]  # positions in ``used``
     direct_offset = min(int(used[0]), 31)
-    if palette.size and int(counts[palette].sum()) > total // 2:
-        size = max(int(palette.size), 2)
-        index = used + (size - direct_offset)
-        index[palette] = np.arange(palette.size)
-        uncompressed = max(1, (size - 1).bit_length()) if only_palette else 0
-        return index, size, max(2, int(used[palette].max()).bit_length()), uncompressed
-    entry_bits = max(2, largest.bit_length())
-    return used - direct_offset, 0, entry_bits, entry_bits
+    if room and int(counts[palette].sum()) > total // 2:
+        index = used + (room - direct_offset)
+        index[palette] = np.arange(room)
+        header = room * max(2, int(used[palette].max()).bit_length())
+        return header + _best_code(table[:, index] @ counts, total, 0)
+    return _best_code(table[:, used - direct_offset] @ counts, total, max(2, largest.bit_length()))
 
 
-def _weight_bits(index: np.ndarray, counts: np.ndarray, uncompressed_bits: int) -> tuple[int, int]:
-    """Bits of the value symbols (indices ``index``, ``counts`` times each) at the best single
-    parameter, and the unary padding of the last chunk (bits)."""
-    bits, positions, _ = _code_tables()
-    per_param = bits[:, index] @ counts
-    best = int(per_param.argmin())
-    cost = int(per_param[best])
-    n = int(counts.sum())
-    if uncompressed_bits and uncompressed_bits * n <= cost:
-        return uncompressed_bits * n, 0
-    return cost, -int(positions[best, index] @ counts) % UNARY_CHUNK_BITS
+def _best_code(sums: np.ndarray, total: int, uncompressed_bits: int) -> int:
+    """The fewest bits over the parameters (``sums``: ``_code_tables`` summed over the symbols,
+    bits then unary positions) and uncompressed indices of ``uncompressed_bits`` (0: not possible),
+    with the last unary chunk's padding."""
+    params = len(sums) // 2
+    best = int(sums[:params].argmin())
+    cost = int(sums[best])
+    if uncompressed_bits and uncompressed_bits * total <= cost:
+        return uncompressed_bits * total
+    return cost + (-int(sums[params + best]) % UNARY_CHUNK_BITS)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -205,10 +210,8 @@ def stream_bytes(counts: np.ndarray, padding: StreamPadding) -> int:
         symbols[0] = zeros
     elif zeros:
         used, symbols = np.concatenate(([0], used)), np.concatenate(([zeros], symbols))
-    index, palette_size, entry_bits, uncompressed = _symbol_indices(used, symbols)
-    value_bits, chunk_pad = _weight_bits(index, symbols, uncompressed)
     n_symbols = int(symbols.sum())
-    bits = SLICE_HEADER_BITS + PALETTE_HEADER_BITS + palette_size * entry_bits + value_bits + chunk_pad
+    bits = SLICE_HEADER_BITS + PALETTE_HEADER_BITS + _value_bits(used, symbols, n_symbols)
     bits += SLICE_HEADER_BITS * ((n_symbols - 1) // MAX_SLICE_VALUES)
     if zero_runs:
         bits += _zero_run_bits(n_symbols, natural_zeros, real, padding)

@@ -150,33 +150,41 @@ def stream_padding(geom: VolumeGeometry, ofm_depth: int, order: EncodingOrder) -
     part_kernel = order.part_kernel and not geom.depthwise
     sequence_keys = _unit_keys(geom, ofm_depth, block_depth, part_kernel)
     kinds: dict[tuple[int, int, int, int], int] = {}
-    masks: list[np.ndarray] = []
+    shapes: list[tuple[int, int, tuple[tuple[int, int], ...], int]] = []
     for key in sequence_keys:
         if key not in kinds:
-            kinds[key] = len(masks)
-            masks.append(_unit_mask(geom, part_kernel, key[0], block_depth, key[1], key[2], key[3]))
+            kinds[key] = len(shapes)
+            shapes.append(_unit_shape(geom, part_kernel, block_depth, key))
     sequence = [kinds[key] for key in sequence_keys]
     times = Counter(sequence)
     units: list[UnitRuns] = []
     runs: Counter[int] = Counter()
-    for kind, mask in enumerate(masks):
-        unit_runs = _zero_runs(mask)
-        for length, count in unit_runs.items():
-            runs[int(length)] += times[kind] * int(count)
-        lengths = tuple(sorted(int(n) for n in unit_runs))
-        units.append(UnitRuns(times[kind], int(np.count_nonzero(mask)), lengths,
-                              tuple(int(unit_runs[n]) for n in lengths)))
+    for kind, (_, unit_real, unit_runs, _) in enumerate(shapes):
+        for length, count in unit_runs:
+            runs[length] += times[kind] * count
+        units.append(UnitRuns(times[kind], unit_real, tuple(n for n, _ in unit_runs), tuple(c for _, c in unit_runs)))
     changes = Counter((a, b) for a, b in zip(sequence, sequence[1:]) if a != b)
-    last = masks[sequence[-1]]
-    weights_at = np.flatnonzero(last)
-    final_run = int(last.size - 1 - weights_at[-1]) if weights_at.size else 0
+    final_run = shapes[sequence[-1]][3]
     lengths = tuple(sorted(runs))
     return StreamPadding(
-        values=sum(times[k] * m.size for k, m in enumerate(masks)),
+        values=sum(times[k] * shape[0] for k, shape in enumerate(shapes)),
         real_values=sum(u.count * u.real_values for u in units),
         run_lengths=lengths, run_counts=tuple(runs[n] for n in lengths), final_run=final_run,
         units=tuple(units), changes=tuple((a, b, n) for (a, b), n in sorted(changes.items())),
         last_unit=sequence[-1])
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _unit_shape(geom: VolumeGeometry, part_kernel: bool, block_depth: int, key: tuple[int, int, int, int],
+                ) -> tuple[int, int, tuple[tuple[int, int], ...], int]:
+    """One unit (``_unit_keys``): its positions, its weights, its runs of padding as ``(length,
+    count)`` by length, and the zeros it ends with. Memoised: slices of other depths share units."""
+    mask = _unit_mask(geom, part_kernel, key[0], block_depth, key[1], key[2], key[3])
+    weights_at = np.flatnonzero(mask)
+    trailing = int(mask.size - 1 - weights_at[-1]) if weights_at.size else 0
+    unit_runs = _zero_runs(mask)
+    return (int(mask.size), int(weights_at.size), tuple((int(n), int(unit_runs[n])) for n in sorted(unit_runs)),
+            trailing)
 
 
 def _unit_keys(geom: VolumeGeometry, ofm_depth: int, block_depth: int, part_kernel: bool,

@@ -190,7 +190,8 @@ def _encode_range(histograms: np.ndarray, geometry: VolumeGeometry, start: int, 
         if core_block_depth == 0:
             continue
         part = histograms[start + core : start + depth : cores]
-        padding = stream_padding(geometry, part.shape[0], EncodingOrder(core_block_depth, order.part_kernel))
+        core_order = order if cores == 1 else EncodingOrder(core_block_depth, order.part_kernel)
+        padding = stream_padding(geometry, part.shape[0], core_order)
         found.append(WeightSlice(start, depth, core, _encoded_bytes(part.sum(axis=0), padding),
                                  SCALE_BIAS_BYTES * part.shape[0]))
     return found
