@@ -231,10 +231,16 @@ def _palette_histograms(rows: np.ndarray) -> np.ndarray:
     index_type = np.int32 if n * span < 2**31 else np.int64
     offsets = np.arange(n, dtype=index_type)[:, None] * span - low
     by_value = np.bincount(np.add(rows, offsets, dtype=index_type).ravel(), minlength=n * span).reshape(n, span)
+    # zig-zag first (a contiguous scatter, several times faster than the palette values' gapped
+    # one), then the negative values' odd bins 2|w| - 1 moved up to 2|w| + 1
     values = np.arange(low, high + 1, dtype=np.int64)
-    palette = np.where(values < 0, -2 * values + 1, 2 * values)
-    histograms = np.zeros((n, int(palette.max()) + 1), dtype=np.int64)
-    histograms[:, palette] = by_value
+    zigzag = np.where(values < 0, -2 * values - 1, 2 * values)
+    by_zigzag = np.zeros((n, int(zigzag.max()) + 1), dtype=np.int64)
+    by_zigzag[:, zigzag] = by_value
+    histograms = np.zeros((n, by_zigzag.shape[1] + (2 if low < 0 else 0)), dtype=np.int64)
+    histograms[:, 0::2][:, : (by_zigzag.shape[1] + 1) // 2] = by_zigzag[:, 0::2]
+    if low < 0:
+        histograms[:, 3::2] = by_zigzag[:, 1::2]
     return histograms
 
 
