@@ -71,7 +71,7 @@ def palette_histogram(values: np.ndarray) -> np.ndarray:
     return np.bincount(np.where(v < 0, -2 * v + 1, 2 * v), minlength=1)
 
 
-def _value_bits(used: np.ndarray, counts: np.ndarray, total: int) -> tuple[int, int]:
+def _value_bits(used: np.ndarray, counts: np.ndarray, total: int) -> int:
     """Bits of the palette (entries) and of the value symbols for the used palette values ``used``
     (``counts`` times each, ``total`` in all; zero left out when zero runs are coded), at the best
     single parameter, with the unary padding of the last chunk.
