@@ -43,8 +43,7 @@ MAX_SLICE_VALUES = 32767
 SEARCH_CHANGE_BITS = 40  # what the codec's search charges a parameter change
 CHANGE_BITS = 40  # what a change costs: a slice header and two part-filled chunks
 STREAM_ALIGN_BITS = 128
-_KS = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
-_DIVISORS = 2.0 ** _KS
+_K_COUNT = MAX_ZERO_RUN_DIVISOR_BITS + 1
 IMPOSSIBLE = 1 << 40
 
 
@@ -59,7 +58,8 @@ def _code_tables() -> np.ndarray:
     truncated = np.where(q <= MAX_TRUNCATED_QUOTIENT, np.minimum(q + 1, 2) + k, IMPOSSIBLE)
     positions = np.concatenate([q // 2 + 1, np.ones_like(q)])
     bits = np.concatenate([plain, truncated])
-    table = np.concatenate([bits, positions])
+    # as floats (exact: small integers) so the sums are BLAS products
+    table = np.concatenate([bits, positions]).astype(np.float64)
     table.flags.writeable = False
     return table
 
@@ -71,32 +71,40 @@ def palette_histogram(values: np.ndarray) -> np.ndarray:
     return np.bincount(np.where(v < 0, -2 * v + 1, 2 * v), minlength=1)
 
 
-def _value_bits(used: np.ndarray, counts: np.ndarray, total: int) -> int:
-    """Bits of the palette (entries) and of the value symbols for the used palette values ``used``
-    (``counts`` times each, ``total`` in all; zero left out when zero runs are coded), at the best
-    single parameter, with the unary padding of the last chunk.
+def _value_bits(dense: np.ndarray, used: np.ndarray, total: int) -> int:
+    """Bits of the palette (entries) and of the value symbols with palette-value histogram
+    ``dense`` (non-zero at ``used``, ``total`` in all; zero left out when zero runs are coded), at
+    the best single parameter, with the unary padding of the last chunk.
 
     A palette of the commonest values (by count, then larger value first, as the codec sorts them)
-    maps each to its rank; the others are coded directly past it and the unused values around zero.
-    With every value in the palette an uncompressed index is possible, as it is without a palette.
+    maps each to its rank; the others are coded directly past it and the unused values around zero
+    (so a direct value's index is its palette value plus a constant: a contiguous run of the code
+    table's columns). With every value in the palette an uncompressed index is possible, as it is
+    without a palette.
     """
     table = _code_tables()
+    counts = dense[used]
     if used.size <= PALETTE_ENTRIES:  # all in the palette: only the ranks' counts matter
-        ranked = np.sort(counts)[::-1]
+        ranked = np.sort(counts)[::-1].astype(np.float64)
         size = max(int(used.size), 2)
         header = size * max(2, int(used[-1]).bit_length())
         return header + _best_code(table[:, :used.size] @ ranked, total, max(1, (size - 1).bit_length()))
     largest = int(used[-1])
     room = min(PALETTE_ENTRIES, PALETTE_VALUES - largest)
     room = 0 if room == 1 else room
-    palette = np.argsort(counts * PALETTE_VALUES + used)[::-1][:room]  # positions in ``used``
     direct_offset = min(int(used[0]), 31)
-    if room and int(counts[palette].sum()) > total // 2:
-        index = used + (room - direct_offset)
-        index[palette] = np.arange(room)
-        header = room * max(2, int(used[palette].max()).bit_length())
-        return header + _best_code(table[:, index] @ counts, total, 0)
-    return _best_code(table[:, used - direct_offset] @ counts, total, max(2, largest.bit_length()))
+    if room:
+        # the palette: the ``room`` largest of (count, value), as the codec's sort ranks them
+        top = np.argpartition(counts * (PALETTE_VALUES + 1) + used, used.size - room)[used.size - room:]
+        if int(counts[top].sum()) > total // 2:
+            rest = dense.astype(np.float64)
+            rest[used[top]] = 0.0
+            shift = room - direct_offset  # a direct value's index: its palette value + shift
+            ranked = np.sort(counts[top])[::-1].astype(np.float64)
+            sums = table[:, shift:shift + rest.size] @ rest + table[:, :room] @ ranked
+            return room * max(2, int(used[top].max()).bit_length()) + _best_code(sums, total, 0)
+    sums = table[:, :dense.size - direct_offset] @ dense[direct_offset:].astype(np.float64)
+    return _best_code(sums, total, max(2, largest.bit_length()))
 
 
 def _best_code(sums: np.ndarray, total: int, uncompressed_bits: int) -> int:
@@ -154,28 +162,31 @@ def _zero_run_bits(nonzero: int, natural_zeros: int, real_values: int, padding: 
     kinds cost; the stream's last run gets its own divisor, a change the search takes as free.
     """
     p = natural_zeros / real_values if real_values else 0.0
-    step = _DIVISORS
-    natural_per_run = p ** step / (1.0 - p ** step) if p < 1.0 else natural_zeros / max(nonzero, 1) / step
     share = nonzero / real_values if real_values else 0.0
+    # bits of a run at each divisor k besides its padding: 1 + k, and its natural zeros' quotient
+    if p < 1.0:
+        per_run = [1 + k + p ** (1 << k) / (1.0 - p ** (1 << k)) for k in range(_K_COUNT)]
+    else:
+        per_run = [1 + k + natural_zeros / max(nonzero, 1) / (1 << k) for k in range(_K_COUNT)]
     pad_reckoned, pad_coded, weights = _padding_run_bits(padding)
-    if not padding.units:  # no padding described: all the weights in one kind of unit
-        weights = np.array([float(real_values)])
-    per_run = (1 + _KS) + natural_per_run  # bits of a run at each divisor besides its padding
-    own = np.outer(weights * share, per_run)
-    reckoned, coded = own + pad_reckoned, own + pad_coded
-    totals = reckoned.sum(axis=0)
-    one_k = int(totals.argmin())
-    last = padding.last_unit if padding.units else 0
-    if len(weights) > 1:
+    if len(weights) == 1 or not padding.units:  # one kind of unit: one divisor (the common case)
+        own = share * (float(weights[0]) if padding.units else real_values)
+        pads = pad_reckoned[0].tolist()
+        reckoned_one = [own * per_run[k] + pads[k] for k in range(_K_COUNT)]
+        k = reckoned_one.index(min(reckoned_one))
+        cost = own * per_run[k] + float(pad_coded[0][k])
+    else:
+        own_bits = np.outer(np.asarray(weights) * share, per_run)
+        reckoned, coded = own_bits + pad_reckoned, own_bits + pad_coded
+        totals = reckoned.sum(axis=0)
+        one_k = int(totals.argmin())
         own_k = reckoned.argmin(axis=1)
         changes = sum(n for a, b, n in padding.changes if own_k[a] != own_k[b])
         if reckoned.min(axis=1).sum() + SEARCH_CHANGE_BITS * changes < totals[one_k]:
             cost = float(coded[np.arange(len(weights)), own_k].sum()) + CHANGE_BITS * changes
-            k = int(own_k[last])
+            k = int(own_k[padding.last_unit])
         else:
             cost, k = float(coded[:, one_k].sum()), one_k
-    else:
-        cost, k = float(coded[0, one_k]), one_k
     final = padding.final_run
     if final:
         best = min((final >> j) + j for j in range(MAX_ZERO_RUN_DIVISOR_BITS + 1))
@@ -192,26 +203,24 @@ def stream_bytes(counts: np.ndarray, padding: StreamPadding) -> int:
     """Bytes (a multiple of 16) of the codec's stream for real values with palette-value histogram
     ``counts`` (``palette_histogram``) walked with the zeros of ``padding`` added."""
     used = np.flatnonzero(counts)
-    symbols = counts[used]
-    real = int(symbols.sum())
+    real = int(counts.sum())
     if real + padding.zeros == 0:
         return 0
-    natural_zeros = int(counts[0]) if counts.size else 0
+    natural_zeros = int(counts[0])
     zeros = natural_zeros + padding.zeros
     has_zero = used.size > 0 and used[0] == 0
-    others = symbols[1:] if has_zero else symbols
-    zero_runs = zeros > ZERO_RUN_RATIO * int(others.max(initial=0))
+    nonzero = used[1:] if has_zero else used
+    zero_runs = zeros > ZERO_RUN_RATIO * int(counts[nonzero].max(initial=0))
+    dense = counts.copy()
     if zero_runs:
-        used, symbols = (used[1:], others) if has_zero else (used, symbols)
+        dense[0], used = 0, nonzero
         if not used.size:  # an all-zero stream still codes one value
-            used, symbols = np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64)
-    elif has_zero:
-        symbols = symbols.copy()
-        symbols[0] = zeros
+            dense[0], used = 1, np.zeros(1, dtype=np.int64)
     elif zeros:
-        used, symbols = np.concatenate(([0], used)), np.concatenate(([zeros], symbols))
-    n_symbols = int(symbols.sum())
-    bits = SLICE_HEADER_BITS + PALETTE_HEADER_BITS + _value_bits(used, symbols, n_symbols)
+        dense[0] = zeros
+        used = used if has_zero else np.concatenate(([0], used))
+    n_symbols = int(dense.sum())
+    bits = SLICE_HEADER_BITS + PALETTE_HEADER_BITS + _value_bits(dense, used, n_symbols)
     bits += SLICE_HEADER_BITS * ((n_symbols - 1) // MAX_SLICE_VALUES)
     if zero_runs:
         bits += _zero_run_bits(n_symbols, natural_zeros, real, padding)
