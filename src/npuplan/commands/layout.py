@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npuplan.commands.types import BufferKind, WeightSlice
-from npuplan.cost.weights import WeightEncodings
+from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
@@ -120,7 +120,7 @@ def _encoded_slices(sop: ScheduledOp, encodings: WeightEncodings) -> tuple[tuple
     depth = sop.op.ofm_shape.c
     sliced = sop.weight_buffering in (WeightBuffering.SINGLE, WeightBuffering.DOUBLE) and 0 < sop.weight_depth_slice < depth
     step = sop.weight_depth_slice if sliced else depth
-    stream = encodings.stream_size(sop.op, depth_step=step)
+    stream = encodings.stream_size(sop.op, depth_step=step, order=encoding_order(sop.op, sop.block_config))
     per_offset: dict[int, int] = {}
     for part in stream.slices:
         per_offset[part.depth_offset] = per_offset.get(part.depth_offset, 0) + part.total_bytes

@@ -2,29 +2,28 @@
 
 The stream is cut depth-ways into OFM depth slices; each slice holds, per core (the OFM channels
 ``core::cores`` of the slice), 10 bytes of scale & bias per channel padded to 16, then the
-weights compressed by the NPU's codec, padded to 16. The codec's size is estimated from the
-actual weight values: the cheaper of raw 8-bit storage, Golomb-Rice coding of the zig-zagged
-values and Golomb-Rice coding of palette indices (32 entries max), plus a small header.
-Measured against the real codec on the public models this is within ~1% per model.
+weights compressed by the NPU's codec, a multiple of 16 bytes. The encoder walks each core's
+weights in the order the datapath reads them, which depends on the OFM block depth and traversal
+the op runs with, padding them with zeros (``weight_order``); the codec's size is estimated from
+the histogram of the weight values and those zeros (``weight_codec``). ``bench/codec_fidelity.py``
+measures it against the real codec.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.cost.weight_codec import stream_bytes
+from npuplan.cost.weight_order import EncodingOrder, StreamPadding, VolumeGeometry, stream_padding
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.quantized import signed_channel_rows
 
 ALIGN_BYTES = 16
 SCALE_BIAS_BYTES = 10  # 40-bit bias, 32-bit scale, 6-bit shift per OFM channel
-STREAM_HEADER_BYTES = 8
-MAX_GRC_DIVISOR_BITS = 8
-PALETTE_ENTRIES = 32
-PALETTE_ENTRY_BITS = 9
+DEFAULT_BLOCK_DEPTH = 16
 
 
 def _round_up(n: int, m: int) -> int:
@@ -89,35 +88,140 @@ class WeightStreamSize:
         return max(sizes[0::2], default=0) + max(sizes[1::2], default=0)
 
 
-@functools.lru_cache(maxsize=None)
-def _grc_code_bits(bins: int) -> np.ndarray:
-    """``[divisor bits k, value v]``: bits of the Golomb-Rice code of each value ``0..bins-1`` at
-    each divisor ``2**k`` (unary quotient, a stop bit, ``k`` remainder bits)."""
-    k = np.arange(MAX_GRC_DIVISOR_BITS + 1, dtype=np.int64)[:, None]
-    table = (np.arange(bins, dtype=np.int64) >> k) + 1 + k
-    table.flags.writeable = False
-    return table
+def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None = None,
+                        order: EncodingOrder | None = None) -> WeightStreamSize:
+    """Encoded stream sizes of ``op``'s weights, cut into OFM depth slices of ``depth_step``,
+    walked in ``order`` (default: ``default_order(op)``).
+
+    ``depth_step`` of ``None`` encodes the whole OFM depth as one slice. Ops without weights
+    give an empty stream. (``WeightEncodings.stream_size`` is the same, memoised for a plan.)
+    """
+    return WeightEncodings(accel).stream_size(op, depth_step=depth_step, order=order)
 
 
-def _grc_bits(counts: np.ndarray) -> int:
-    """Bits to Golomb-Rice code the values ``0..len(counts)-1``, each ``counts[v]`` times, at the
-    best divisor (all tried at once)."""
-    return int((_grc_code_bits(len(counts)) @ counts).min())
+def encoding_order(op: NpuOp, block_config: object) -> EncodingOrder:
+    """The order the encoder walks ``op``'s weights in when it runs with ``block_config`` (a
+    ``hw.block_config.BlockConfig``; ``None`` or anything without an OFM block: ``default_order``).
+    Only convolutions traverse part-kernel-first."""
+    block = getattr(block_config, "ofm_block", None)
+    if block is None:
+        return default_order(op)
+    part_kernel = op.block_type is BlockType.CONV and bool(getattr(block_config, "is_partkernel", False))
+    return EncodingOrder(int(block.depth), part_kernel)
 
 
-def estimate_compressed_bits(values: np.ndarray) -> int:
-    """Estimated codec bits for signed weight ``values`` (zero point already removed)."""
-    v = values.astype(np.int64).reshape(1, -1)
-    if v.size == 0:
-        return 0
-    return compressed_bits_of_counts(_zigzag_histograms(v)[0])
+def default_order(op: NpuOp) -> EncodingOrder:
+    """Depth-first in blocks of 16 channels (or the OFM depth if less): the order assumed when
+    the block config is not known."""
+    return EncodingOrder(max(1, min(DEFAULT_BLOCK_DEPTH, op.ofm_shape.c)))
 
 
-def _zigzag_histograms(rows: np.ndarray) -> np.ndarray:
-    """Per row of the 2-D integer array ``rows``, the histogram of its zig-zagged values (``[rows,
-    bins]``, up to the largest zig-zagged value anywhere). Counted by value first (one pass over
-    the weights instead of one per step of the zig-zag), then each value's count moved to its
-    zig-zag bin."""
+def volume_geometry(op: NpuOp, accel: Accelerator) -> VolumeGeometry:
+    """What of ``op``'s weights and ``accel`` decides the encoder's walk (``weight_order``)."""
+    assert op.weights is not None
+    shape = np.shape(op.weights)
+    depthwise = op.block_type is BlockType.DEPTHWISE
+    return VolumeGeometry(
+        kernel_height=int(shape[1]), kernel_width=int(shape[2]), ifm_depth=1 if depthwise else int(shape[3]),
+        depthwise=depthwise, ifm_bits=op.ifm.dtype.bits, dilation_x=op.kernel.dilation_x,
+        dilation_y=op.kernel.dilation_y, ofm_ublock_depth=accel.ofm_ublock.depth,
+        ifm_ublock_depth=accel.ifm_ublock.depth, sub_kernel_max=accel.sub_kernel_max.height)
+
+
+class WeightEncodings:
+    """The weight encodings of one plan, shared by the scheduler, the command stream and the report:
+    each op's ``channel_histograms`` computed once, each OFM depth slice of an op in each order
+    encoded once.
+
+    Ops are keyed by identity (``NpuOp`` compares by identity) and kept alive by the memo.
+    """
+
+    def __init__(self, accel: Accelerator) -> None:
+        self._accel = accel
+        self._histograms: dict[NpuOp, tuple[np.ndarray, VolumeGeometry]] = {}
+        self._ranges: dict[tuple[NpuOp, int, int, EncodingOrder], tuple[WeightSlice, ...]] = {}
+
+    def histograms(self, op: NpuOp) -> np.ndarray:
+        """``channel_histograms(op)``, computed on the first request."""
+        return self._op(op)[0]
+
+    def _op(self, op: NpuOp) -> tuple[np.ndarray, VolumeGeometry]:
+        found = self._histograms.get(op)
+        if found is None:
+            found = self._histograms[op] = (channel_histograms(op), volume_geometry(op, self._accel))
+        return found
+
+    def slice_parts(self, op: NpuOp, start: int, end: int, order: EncodingOrder | None = None,
+                    ) -> tuple[WeightSlice, ...]:
+        """The per-core parts of OFM depth slice ``[start, end)`` of ``op``'s weights."""
+        order = order or default_order(op)
+        key = (op, start, end, order)
+        found = self._ranges.get(key)
+        if found is None:
+            histograms, geometry = self._op(op)
+            found = self._ranges[key] = tuple(
+                _encode_range(histograms, geometry, start, end - start, self._accel.cores, order))
+        return found
+
+    def slice_bytes(self, op: NpuOp, start: int, end: int, order: EncodingOrder | None = None) -> int:
+        """Stream bytes (scales and weights of every core) of OFM depth slice ``[start, end)``."""
+        return sum(s.total_bytes for s in self.slice_parts(op, start, end, order))
+
+    def stream_size(self, op: NpuOp, *, depth_step: int | None = None,
+                    order: EncodingOrder | None = None) -> WeightStreamSize:
+        """``encoded_weight_size(op, accel, depth_step=depth_step, order=order)`` from the memo."""
+        if op.weights is None:
+            return WeightStreamSize(())
+        ofm_depth = self.histograms(op).shape[0]
+        step = ofm_depth if depth_step is None or depth_step <= 0 else depth_step
+        slices: list[WeightSlice] = []
+        for start in range(0, ofm_depth, step):
+            slices += self.slice_parts(op, start, min(start + step, ofm_depth), order)
+        return WeightStreamSize(tuple(slices))
+
+
+def _encode_range(histograms: np.ndarray, geometry: VolumeGeometry, start: int, depth: int, cores: int,
+                  order: EncodingOrder) -> list[WeightSlice]:
+    """The per-core parts of OFM depth slice ``[start, start + depth)``, from ``channel_histograms``:
+    core ``c`` codes channels ``start + c::cores`` with a block depth of its share of the block's."""
+    found = []
+    for core in range(min(cores, depth)):
+        core_block_depth = (order.block_depth + cores - 1 - core) // cores
+        if core_block_depth == 0:
+            continue
+        part = histograms[start + core : start + depth : cores]
+        core_order = order if cores == 1 else EncodingOrder(core_block_depth, order.part_kernel)
+        padding = stream_padding(geometry, part.shape[0], core_order)
+        found.append(WeightSlice(start, depth, core, _encoded_bytes(part.sum(axis=0), padding),
+                                 SCALE_BIAS_BYTES * part.shape[0]))
+    return found
+
+
+def _encoded_bytes(counts: np.ndarray, padding: StreamPadding) -> int:
+    """Encoded weight bytes (a multiple of 16) of the values with palette-value histogram ``counts``
+    walked with ``padding``. Blocks that overlap (a block depth that is not a micro-block
+    multiple) code some channels twice: their values are counted in proportion."""
+    real = int(counts.sum())
+    if real and padding.real_values != real:
+        counts = np.rint(counts * (padding.real_values / real)).astype(np.int64)
+    return stream_bytes(counts, padding)
+
+
+def estimate_volume_bytes(values_ohwi: np.ndarray, accel: Accelerator, *, order: EncodingOrder, ifm_bits: int = 8,
+                          depthwise: bool = False, dilation_xy: tuple[int, int] = (1, 1)) -> int:
+    """Estimated encoded bytes (weights only, a multiple of 16, one core) of a signed OHWI weight
+    volume (depthwise: ``C x H x W x 1``), as ``npu_encode_weights`` would code it in ``order``."""
+    o, h, w, i = values_ohwi.shape
+    geometry = VolumeGeometry(h, w, 1 if depthwise else i, depthwise, ifm_bits, dilation_xy[0], dilation_xy[1],
+                              accel.ofm_ublock.depth, accel.ifm_ublock.depth, accel.sub_kernel_max.height)
+    counts = _palette_histograms(np.asarray(values_ohwi, dtype=np.int64).reshape(1, -1))[0]
+    return _encoded_bytes(counts, stream_padding(geometry, o, order))
+
+
+def _palette_histograms(rows: np.ndarray) -> np.ndarray:
+    """Per row of the 2-D integer array ``rows``, the histogram of its palette values ``2|w| +
+    (w < 0)`` (``[rows, largest palette value + 1]``). Counted by value first (one pass over the
+    weights), then each value's count moved to its palette value."""
     n = rows.shape[0]
     if rows.size == 0:
         return np.zeros((n, 1), dtype=np.int64)
@@ -127,116 +231,44 @@ def _zigzag_histograms(rows: np.ndarray) -> np.ndarray:
     index_type = np.int32 if n * span < 2**31 else np.int64
     offsets = np.arange(n, dtype=index_type)[:, None] * span - low
     by_value = np.bincount(np.add(rows, offsets, dtype=index_type).ravel(), minlength=n * span).reshape(n, span)
+    # zig-zag first (a contiguous scatter, several times faster than the palette values' gapped
+    # one), then the negative values' odd bins 2|w| - 1 moved up to 2|w| + 1
     values = np.arange(low, high + 1, dtype=np.int64)
     zigzag = np.where(values < 0, -2 * values - 1, 2 * values)
-    histograms = np.zeros((n, int(zigzag.max()) + 1), dtype=np.int64)
-    histograms[:, zigzag] = by_value
+    by_zigzag = np.zeros((n, int(zigzag.max()) + 1), dtype=np.int64)
+    by_zigzag[:, zigzag] = by_value
+    histograms = np.zeros((n, by_zigzag.shape[1] + (2 if low < 0 else 0)), dtype=np.int64)
+    histograms[:, 0::2][:, : (by_zigzag.shape[1] + 1) // 2] = by_zigzag[:, 0::2]
+    if low < 0:
+        histograms[:, 3::2] = by_zigzag[:, 1::2]
     return histograms
 
 
-def compressed_bits_of_counts(counts: np.ndarray) -> int:
-    """``estimate_compressed_bits`` from the histogram of the zig-zagged values."""
-    size = int(counts.sum())
-    if size == 0:
-        return 0
-    direct = _grc_bits(counts)
-    freq = np.sort(counts[counts > 0])[::-1]
-    palette = direct
-    if len(freq) <= PALETTE_ENTRIES:
-        palette = _grc_bits(freq) + PALETTE_ENTRY_BITS * len(freq)
-    return min(8 * size, direct, palette)
-
-
-def encoded_weight_size(op: NpuOp, accel: Accelerator, *, depth_step: int | None = None) -> WeightStreamSize:
-    """Encoded stream sizes of ``op``'s weights, cut into OFM depth slices of ``depth_step``.
-
-    ``depth_step`` of ``None`` encodes the whole OFM depth as one slice. Ops without weights
-    give an empty stream. (``WeightEncodings.stream_size`` is the same, memoised for a plan.)
-    """
-    return WeightEncodings(accel).stream_size(op, depth_step=depth_step)
-
-
-class WeightEncodings:
-    """The weight encodings of one plan, shared by the scheduler, the command stream and the report:
-    each op's ``channel_histograms`` computed once, each OFM depth slice of an op encoded once.
-
-    Ops are keyed by identity (``NpuOp`` compares by identity) and kept alive by the memo.
-    """
-
-    def __init__(self, accel: Accelerator) -> None:
-        self._cores = accel.cores
-        self._histograms: dict[NpuOp, np.ndarray] = {}
-        self._ranges: dict[tuple[NpuOp, int, int], tuple[WeightSlice, ...]] = {}
-
-    def histograms(self, op: NpuOp) -> np.ndarray:
-        """``channel_histograms(op)``, computed on the first request."""
-        found = self._histograms.get(op)
-        if found is None:
-            found = self._histograms[op] = channel_histograms(op)
-        return found
-
-    def slice_parts(self, op: NpuOp, start: int, end: int) -> tuple[WeightSlice, ...]:
-        """The per-core parts of OFM depth slice ``[start, end)`` of ``op``'s weights."""
-        key = (op, start, end)
-        found = self._ranges.get(key)
-        if found is None:
-            found = self._ranges[key] = tuple(_encode_range(self.histograms(op), start, end - start, self._cores))
-        return found
-
-    def slice_bytes(self, op: NpuOp, start: int, end: int) -> int:
-        """Stream bytes (scales and weights of every core) of OFM depth slice ``[start, end)``."""
-        return sum(s.total_bytes for s in self.slice_parts(op, start, end))
-
-    def stream_size(self, op: NpuOp, *, depth_step: int | None = None) -> WeightStreamSize:
-        """``encoded_weight_size(op, accel, depth_step=depth_step)`` from the memoised slices."""
-        if op.weights is None:
-            return WeightStreamSize(())
-        ofm_depth = self.histograms(op).shape[0]
-        step = ofm_depth if depth_step is None or depth_step <= 0 else depth_step
-        slices: list[WeightSlice] = []
-        for start in range(0, ofm_depth, step):
-            slices += self.slice_parts(op, start, min(start + step, ofm_depth))
-        return WeightStreamSize(tuple(slices))
-
-
-def _encode_range(histograms: np.ndarray, start: int, depth: int, cores: int) -> list[WeightSlice]:
-    """The per-core parts of OFM depth slice ``[start, start + depth)``, from ``channel_histograms``."""
-    found = []
-    for core in range(min(cores, depth)):
-        part = histograms[start + core : start + depth : cores]
-        found.append(WeightSlice(start, depth, core, _encoded_bytes(part), SCALE_BIAS_BYTES * part.shape[0]))
-    return found
-
-
-def _encoded_bytes(channel_rows: np.ndarray) -> int:
-    """Encoded weight bytes (16-aligned, header included) of the channels whose histograms these are."""
-    return _round_up(compressed_bits_of_counts(channel_rows.sum(axis=0)) // 8 + STREAM_HEADER_BYTES, ALIGN_BYTES)
-
-
 def channel_histograms(op: NpuOp) -> np.ndarray:
-    """Per OFM channel, the histogram of its zig-zagged signed weights (``[channels, bins]``):
+    """Per OFM channel, the histogram of its signed weights' palette values (``[channels, bins]``):
     a slice's histogram is the sum of its channels' rows, so slices of any boundary cost a sum."""
     assert op.weights is not None
     quant = op.weight_tensor.quant if op.weight_tensor is not None else None
     zero_point = quant.zero_point if quant is not None and quant.zero_point else (0,)
     channel_axis = -1 if op.block_type is BlockType.DEPTHWISE else 0
-    return _zigzag_histograms(signed_channel_rows(op.weights, zero_point, channel_axis))
+    return _palette_histograms(signed_channel_rows(op.weights, zero_point, channel_axis))
 
 
-def slice_bytes_of_histograms(histograms: np.ndarray, start: int, end: int, cores: int) -> int:
+def slice_bytes_of_histograms(histograms: np.ndarray, geometry: VolumeGeometry, start: int, end: int, cores: int,
+                              order: EncodingOrder) -> int:
     """Encoded bytes (scales and weights of every core) of OFM depth slice ``[start, end)``,
     exactly as ``encoded_weight_size`` sizes it, from ``channel_histograms``."""
-    return sum(s.total_bytes for s in _encode_range(histograms, start, end - start, cores))
+    return sum(s.total_bytes for s in _encode_range(histograms, geometry, start, end - start, cores, order))
 
 
 def weight_slice_sizes(
     op: NpuOp, accel: Accelerator, block_config: object, depth_slices: tuple[int, ...],
 ) -> tuple[int, ...]:
     """Stream bytes of each OFM depth slice ``depth_slices[k]..depth_slices[k+1]`` (any cuts, not
-    only even ones): per core, scales padded to 16 then the compressed weights padded to 16.
-    ``block_config`` does not change the sizes (it only orders the stream)."""
-    del block_config
+    only even ones): per core, scales padded to 16 then the compressed weights, a multiple of 16.
+    ``block_config`` orders the stream (``encoding_order``), which changes the zeros it pads."""
     if op.weights is None:
         return tuple(0 for _ in depth_slices[1:])
     encodings = WeightEncodings(accel)
-    return tuple(encodings.slice_bytes(op, start, end) for start, end in zip(depth_slices, depth_slices[1:]))
+    order = encoding_order(op, block_config)
+    return tuple(encodings.slice_bytes(op, start, end, order) for start, end in zip(depth_slices, depth_slices[1:]))

@@ -135,13 +135,13 @@ def _weight_totals(plan: "Plan") -> tuple[int, int]:
     Each op's stream is cut in the OFM depth slices the scheduler chose, as the encoder would,
     through the plan's weight encodings (what the scheduler and command stream already encoded).
     """
-    from npuplan.cost.weights import WeightEncodings
+    from npuplan.cost.weights import WeightEncodings, encoding_order
 
     encodings = plan.weight_encodings or WeightEncodings(plan.arch.accelerator)
     encoded = stream = 0
     for s in _unique_weight_ops(plan.schedule):
         step = s.weight_depth_slice or None
-        size = encodings.stream_size(s.op, depth_step=step)
+        size = encodings.stream_size(s.op, depth_step=step, order=encoding_order(s.op, s.block_config))
         encoded += size.weight_bytes
         stream += size.stream_bytes
     return encoded, stream

@@ -13,7 +13,7 @@ from npuplan.cost import (
     BlockChoice, CostQuery as ModelQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
 )
 from npuplan.cost.model import CostMemo
-from npuplan.cost.weights import WeightEncodings
+from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
@@ -102,10 +102,12 @@ class CostModelOracle:
         return int(round(max(cost.op_cycles, *cost.access_cycles.values())))
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
-        """The encoder's sizes (``cost.weights``); the encoding does not depend on the block."""
+        """The encoder's sizes (``cost.weights``), walked in the order ``block_config`` makes the
+        encoder use (its OFM block depth and traversal decide the zeros it pads)."""
         if op.weights is None:
             return tuple(0 for _ in depth_slices[1:])
-        return tuple(self._encodings.slice_bytes(op, a, b) for a, b in zip(depth_slices, depth_slices[1:]))
+        order = encoding_order(op, block_config)
+        return tuple(self._encodings.slice_bytes(op, a, b, order) for a, b in zip(depth_slices, depth_slices[1:]))
 
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
         return int(dma_cycles(self._arch, src, dst, size_bytes))

@@ -44,3 +44,19 @@ def test_a_plan_s_encodings_histogram_each_op_once_and_size_as_the_encoder() -> 
     for step in (None, 16, 24):
         assert encodings.stream_size(op, depth_step=step) == encoded_weight_size(op, ACCEL, depth_step=step)
     assert encodings.slice_bytes(op, 16, 64) == weight_slice_sizes(op, ACCEL, None, (0, 16, 64))[1]
+
+
+def test_the_block_config_orders_the_stream_and_so_its_padding() -> None:
+    """A 3-channel 3x3 convolution: depth-first pads each kernel element's 3 IFM channels to 32
+    (~10x the weights, mostly zero runs); part-kernel-first to 8 with the elements padded to 12:
+    the part-kernel stream is the smaller, and both exceed the unpadded weights' ~1 byte a value."""
+    from types import SimpleNamespace
+
+    from npuplan.hw.accelerator import Block
+
+    op = conv("c", fm("x", 8, 8, 3), fm("y", 8, 8, 16))
+    depth_first = SimpleNamespace(ofm_block=Block(8, 8, 16), is_partkernel=False)
+    part_kernel = SimpleNamespace(ofm_block=Block(8, 8, 16), is_partkernel=True)
+    (df,) = weight_slice_sizes(op, ACCEL, depth_first, (0, 16))
+    (pk,) = weight_slice_sizes(op, ACCEL, part_kernel, (0, 16))
+    assert 16 * 9 * 3 < pk < df
