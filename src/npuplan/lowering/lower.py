@@ -113,7 +113,8 @@ def lower_op(op: Op) -> tuple[LoweredOp, ...]:
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
                   deployable: bool = False) -> tuple[Graph, tuple[tuple[str, str], ...]]:
     """Run the graph-level passes in order; return the graph and every op they removed.
-    ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``)."""
+    ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``) and
+    leaves TRANSPOSEs and the reshapes around them as they are (the emitter runs one-step ones only)."""
     removed: tuple[tuple[str, str], ...] = ()
     graph, gone = fold_shape_ops(graph)
     removed += gone
@@ -125,8 +126,9 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     removed += gone
     graph, gone = fold_pack_reshapes(graph)
     removed += gone
-    graph, gone = fold_transpose_views(graph)
-    removed += gone
+    if not deployable:  # the emitter runs no multi-step TRANSPOSE: the file keeps the ops for the CPU
+        graph, gone = fold_transpose_views(graph)
+        removed += gone
     graph, gone = fold_mul_max(graph)
     removed += gone
     graph, gone = drop_noop_reshapes(graph)

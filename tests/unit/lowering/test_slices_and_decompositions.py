@@ -118,6 +118,18 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
     assert isinstance(cpu, CpuOp)
 
 
+
+def test_a_deployable_plan_keeps_a_channel_shuffle_for_the_cpu() -> None:
+    """The emitter runs one-step transposes only: deployably the shuffle's reshapes are not folded
+    into it, so its TRANSPOSE (5-D) can stay on the CPU instead of refusing the whole network."""
+    x, grouped, shuffled, y = fm("x", (1, 6, 6, 12)), fm("g", (1, 6, 6, 2, 6)), fm("s", (1, 6, 6, 6, 2)), \
+        fm("y", (1, 6, 6, 12))
+    ops = [op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
+           op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
+           op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)]
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True)
+    assert "TRANSPOSE" in {o.tflite_type for o in lg.cpu_ops} and not lg.npu_ops
+
 def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
     x, y = fm("x", (1, 4, 5, 8)), fm("y", (1, 6, 9, 8))
     pads = _i32("pads", [[0, 0], [1, 1], [2, 2], [0, 0]])
