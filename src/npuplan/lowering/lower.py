@@ -46,7 +46,8 @@ from npuplan.lowering.deployable import (
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.lstm import LSTM, convert_lstm
 from npuplan.lowering.mean import convert_mean, drop_noop_means
-from npuplan.lowering.memory_ops import convert_concat, convert_mirror_pad, convert_pad, fuse_concat_writes
+from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
+                                        fuse_concat_writes, fuse_reshape_reads)
 from npuplan.lowering.mul_max import fold_mul_max
 from npuplan.lowering.ofm_views import kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
@@ -58,7 +59,7 @@ from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
-from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, unsupported_reason
+from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, MEMORY_TYPES, unsupported_reason
 from npuplan.lowering.upsampling import fold_upsampling
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ _CONVERTERS: dict[str, Converter] = {
     "SOFTMAX": convert_softmax,
     "PAD": convert_pad,
     "CONCATENATION": convert_concat,
+    **{t: convert_reshape_copy for t in MEMORY_TYPES},
     "RESIZE_NEAREST_NEIGHBOR": convert_resize,
     "RESIZE_BILINEAR": convert_resize,
     "TRANSPOSE_CONV": convert_transpose_conv,
@@ -145,7 +147,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
 def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool) -> tuple[LoweredOp, ...]:
     """Kernel ops in their own OFM views; slices read where they lie; with ``concat_writes``,
     concatenated slices written in place."""
-    ops = fuse_slice_reads(kernel_ofm_views(ops), outputs)
+    ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs)), outputs)
     return fuse_concat_writes(ops, outputs) if concat_writes else ops
 
 

@@ -4,6 +4,10 @@ PAD (when not folded into a convolution) becomes, like Vela's legacy core, a cop
 into the middle of the output plus one op per padded side (of height, width or depth) that fills
 it with the zero point.
 CONCATENATION becomes one copy per input, each writing at its offset along the axis.
+A RESHAPE (SQUEEZE, EXPAND_DIMS) that the graph passes could not drop, because its readers count
+the axes of its output and its producer cannot write that shape, becomes one copy reading the
+input's bytes in the output's shape; ``fuse_reshape_reads`` then drops it where its readers can
+read the input through that shape themselves.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ import numpy as np
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import BlockType, LoweredOp, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
+
+
+MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})  # ops that only relabel their input's bytes
 
 
 def _copy(op: Op, name: str, ifm: Tensor, ifm_shape: Shape4D, ofm: Tensor, offset: Shape4D) -> NpuOp:
@@ -58,6 +65,15 @@ def convert_pad(op: Op) -> tuple[NpuOp, ...]:
     if far:
         ops.append(_fill(op, f"{name}_far", Shape4D(1, out.h, out.w, far), Shape4D(0, 0, 0, near + s.c)))
     return tuple(ops)
+
+
+def convert_reshape_copy(op: Op) -> tuple[NpuOp, ...]:
+    """A reshape that stays -> one copy of the same bytes, read in the output's 4D shape."""
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    assert ifm is not None
+    return (NpuOp(name=f"{op.name}_copy", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
+                  ifm=ifm, ifm_shape=ofm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, pool=PoolKind.AVERAGE,
+                  source_index=op.index),)
 
 
 def convert_concat(op: Op) -> tuple[NpuOp, ...]:
@@ -171,3 +187,40 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
                                         ofm_write_shape=producer.ofm_shape)
         dropped.add(id(copy))
     return tuple(rewired.get(id(op), op) for op in ops if id(op) not in dropped)  # type: ignore[arg-type]
+
+
+def fuse_reshape_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
+    """Drop each reshape copy whose readers all read its whole output as an NPU input: they read
+    the copy's input through the same 4D shape instead (the same bytes, so the input stays linear
+    NHWC). A copy stays when its output is a network output, a CPU op reads it, or a reader reads
+    part of it."""
+    readers: dict[int, list[LoweredOp]] = {}
+    for op in ops:
+        read = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
+        for t in dict.fromkeys(r for r in read if r is not None):
+            readers.setdefault(id(t), []).append(op)
+    kept_outputs = {id(t) for t in outputs}
+    rewired: dict[int, NpuOp] = {}
+    dropped: set[int] = set()
+    for copy in ops:
+        if not (isinstance(copy, NpuOp) and copy.tflite_type in MEMORY_TYPES and copy.ofm_write_offset is None
+                and copy.ifm_read_offset is None and copy.ifm.quant == copy.ofm.quant
+                and copy.ifm.dtype == copy.ofm.dtype and id(copy.ofm) not in kept_outputs):
+            continue
+        uses = readers.get(id(copy.ofm), [])
+        if not uses or not all(_reads_whole(use, copy.ofm, copy.ofm_shape) and id(use) not in rewired for use in uses):
+            continue
+        for use in uses:
+            assert isinstance(use, NpuOp)
+            rewired[id(use)] = replace(use, ifm=copy.ifm if use.ifm is copy.ofm else use.ifm,
+                                       ifm2=copy.ifm if use.ifm2 is copy.ofm else use.ifm2)
+        dropped.add(id(copy))
+    return tuple(rewired.get(id(op), op) for op in ops if id(op) not in dropped)  # type: ignore[arg-type]
+
+
+def _reads_whole(op: LoweredOp, tensor: Tensor, shape: Shape4D) -> bool:
+    """Whether ``op`` is an NPU op reading all of ``tensor`` in ``shape`` wherever it reads it."""
+    if not isinstance(op, NpuOp) or op.ofm is tensor:
+        return False
+    views = ((op.ifm, op.ifm_shape, op.ifm_read_offset), (op.ifm2, op.ifm2_shape, op.ifm2_read_offset))
+    return all(offset is None and view == shape for t, view, offset in views if t is tensor)

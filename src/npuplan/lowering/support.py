@@ -21,7 +21,7 @@ from npuplan.lowering.argmax import argmax_reason
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
 from npuplan.lowering.grouped import conv_groups
 from npuplan.lowering.lstm import LSTM, lstm_reason
-from npuplan.lowering.memory_ops import mirror_pad_reason
+from npuplan.lowering.memory_ops import MEMORY_TYPES, mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
 from npuplan.lowering.slices import SLICE_TYPES, slice_reason
 from npuplan.lowering.transposes import transpose_reason
@@ -32,7 +32,6 @@ BINARY_ELEMENTWISE = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "MAXIMUM": "Maxi
 # Table-lookup unary operators (besides TANH/LOGISTIC): each becomes an Add(x, 0) with its LUT.
 LUT_TYPES = frozenset({"HARD_SWISH", "LEAKY_RELU", "EXP", "RSQRT", "GELU", "LOG"})
 ACTIVATION_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "TANH", "LOGISTIC"}) | LUT_TYPES
-MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 # Operator types npuplan lowers to NPU operations.
 LOWERED_TYPES = (
     CONV_TYPES

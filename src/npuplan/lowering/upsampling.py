@@ -5,8 +5,13 @@ Keras 3 exports ``UpSampling2D(f)`` as a repeat along the height then along the 
 5-D EXPAND_DIMS / TILE / RESHAPE chain; 5-D tensors cannot run on the NPU, so left alone the six
 ops fall to the CPU and split the network. The two repeats together are exactly
 ``RESIZE_NEAREST_NEIGHBOR`` by ``f`` (without align_corners or half-pixel centres), which the NPU
-runs with its nearest-neighbour resampling. A lone repeat, different factors or a chain that
-tiles rather than repeats is left as it is.
+runs with its nearest-neighbour resampling.
+
+Any other repeat (a lone one, or a pair with different factors, as ``UpSampling2D((3, 2))`` gives)
+is a concatenation in 4 dimensions: seen as ``[1, A, 1, B]``, with ``A`` the elements up to the
+repeated axis and ``B`` those after it, the source concatenated ``factor`` times along the third
+axis is the result's bytes. Each such chain becomes RESHAPE -> CONCATENATION -> RESHAPE, which the
+NPU runs as copies. A chain that tiles rather than repeats is left as it is.
 """
 
 from __future__ import annotations
@@ -90,7 +95,45 @@ def fold_upsampling(graph: Graph) -> tuple[Graph, Removed]:
                            for o in (*first.ops, *second.ops[:2]))
             changed = True
             break
+    while (repeat := next(filter(None, (_repeat_at(graph, op) for op in graph.ops
+                                        if op.type == "EXPAND_DIMS")), None)) is not None:
+        graph = _as_concatenation(graph, repeat)
+        removed.extend((o.name, f"{o.type} of a repeat by {repeat.factor}: a 4D concatenation")
+                       for o in repeat.ops[:2])
     return graph, tuple(removed)
+
+
+def _as_concatenation(graph: Graph, repeat: _Repeat) -> Graph:
+    """``repeat`` as RESHAPE ``[1, A, 1, B]`` -> CONCATENATION of ``factor`` copies along the third
+    axis -> RESHAPE to the result, in place of its three ops."""
+    expand, tile, reshape = repeat.ops
+    before = int(np.prod(repeat.source.shape[:repeat.axis + 1]))
+    after = int(np.prod(repeat.source.shape[repeat.axis + 1:]))
+    flat = replace(repeat.source, name=f"{tile.outputs[0].name}_4d_source", shape=(1, before, 1, after), data=None)
+    stacked = replace(tile.outputs[0], shape=(1, before, repeat.factor, after))
+    view = Op("RESHAPE", (repeat.source, _shape_tensor(flat)), (flat,), frozen_options({}), expand.index)
+    concat = Op("CONCATENATION", (flat,) * repeat.factor, (stacked,), frozen_options({"axis": 2}), tile.index)
+    declared = repeat.result
+    out = declared if declared.shape == repeat.shape else replace(declared, shape=repeat.shape)
+    back = Op("RESHAPE", (stacked, _shape_tensor(out)), (out,), frozen_options({}), reshape.index)
+    ops: list[Op] = []
+    for o in graph.ops:
+        if o is expand:
+            ops.append(view)
+        elif o is tile:
+            ops.append(concat)
+        elif o is reshape:
+            ops.append(back)
+        else:
+            ops.append(o)
+    graph = Graph(graph.name, tuple(ops), graph.inputs, graph.outputs)
+    return graph if declared is out else replace_tensor(graph, declared, out)
+
+
+def _shape_tensor(tensor: Tensor) -> Tensor:
+    shape = np.array(tensor.shape, dtype=np.int32)
+    shape.flags.writeable = False
+    return Tensor(f"{tensor.name}_shape", (len(shape),), DataType.INT32, None, shape)
 
 
 def _replace(graph: Graph, first: _Repeat, second: _Repeat) -> Graph:

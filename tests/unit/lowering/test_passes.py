@@ -93,6 +93,15 @@ def test_reshape_producing_graph_output_keeps_output_tensor() -> None:
     assert len(out.ops) == 1 and out.ops[0].outputs[0] is r and out.outputs == (r,)
 
 
+def test_a_concatenation_does_not_write_a_reshaped_network_output_itself() -> None:
+    # its copies would split the output's own axes: the reshape stays (the NPU runs it as a copy)
+    a, b, c, r = fm("a", (1, 4, 4, 8)), fm("b", (1, 4, 4, 8)), fm("c", (1, 4, 4, 16)), fm("r", (1, 16, 16))
+    shape = const("s", [1, 16, 16], DataType.INT32, None)
+    g = graph([op("CONCATENATION", [a, b], [c], 0, axis=3), op("RESHAPE", [c, shape], [r], 1)], [a, b], [r])
+    out, removed = drop_noop_reshapes(g)
+    assert [o.type for o in out.ops] == ["CONCATENATION", "RESHAPE"] and not removed
+
+
 def test_shape_op_becomes_constant() -> None:
     x, s = fm("x", (1, 4, 4, 2)), fm("s", (4,), DataType.INT32, None)
     out = fm("o", (), DataType.INT32, None)

@@ -113,6 +113,55 @@ def test_upsampling2d_export_becomes_one_resize() -> None:
     assert sum("UpSampling2D" in reason for _, reason in lg.removed) == 5
 
 
+def _run_copies(lg, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Replay ``lg``'s NPU copies (1x1 average pools) over flat NHWC buffers, as the NPU moves bytes."""
+    for npu in lg.npu_ops:
+        assert npu.op_type == "AvgPool" and npu.kernel.height == npu.kernel.width == 1
+        src = values[npu.ifm.name].reshape(npu.ifm_shape.as_list())
+        at = npu.ifm_read_offset.as_list() if npu.ifm_read_offset else [0, 0, 0, 0]
+        box = (npu.ofm_write_shape or npu.ofm_shape).as_list()
+        part = src[tuple(slice(a, a + b) for a, b in zip(at, box))]
+        dst = values.setdefault(npu.ofm.name, np.full(npu.ofm.elements, -128)).reshape(npu.ofm_shape.as_list())
+        to = npu.ofm_write_offset.as_list() if npu.ofm_write_offset else [0, 0, 0, 0]
+        dst[tuple(slice(a, a + b) for a, b in zip(to, box))] = part
+    return values
+
+
+def test_upsampling2d_with_two_factors_is_two_repeats_by_copies() -> None:
+    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 12, 12, 8))
+    e1, t1, r1 = fm("e1", (1, 4, 1, 6, 8)), fm("t1", (1, 4, 3, 6, 8)), fm("r1", (1, 12, 6, 8))
+    e2, t2 = fm("e2", (1, 12, 6, 1, 8)), fm("t2", (1, 12, 6, 2, 8))
+
+    def c(name: str, values: list[int]):
+        return const(name, values, DataType.INT32, None)
+
+    ops = [
+        op("EXPAND_DIMS", [x, c("a1", 2)], [e1], 0), op("TILE", [e1, c("m1", [1, 1, 3, 1, 1])], [t1], 1),
+        op("RESHAPE", [t1, c("s1", [1, 12, 6, 8])], [r1], 2), op("EXPAND_DIMS", [r1, c("a2", 3)], [e2], 3),
+        op("TILE", [e2, c("m2", [1, 1, 1, 2, 1])], [t2], 4), op("RESHAPE", [t2, c("s2", [1, 12, 12, 8])], [y], 5),
+    ]
+    lg = lower(model(graph(ops, [x], [y])), U55_128)
+    assert not lg.cpu_ops
+    # 3 + 2 copies of the repeats, and one into the network output (its producer writes another view)
+    assert len(lg.npu_ops) == 6
+    data = np.arange(x.elements) % 251 - 125
+    out = _run_copies(lg, {"x": data.copy()})["y"].reshape(1, 12, 12, 8)
+    assert np.array_equal(out, np.repeat(np.repeat(data.reshape(1, 4, 6, 8), 3, axis=1), 2, axis=2))
+
+
+def test_a_reshape_that_stays_is_read_through_by_the_copies_after_it() -> None:
+    # the network input cannot be written in the concatenation's view: its copies read it in place
+    x, v, y = fm("x", (1, 4, 4, 8)), fm("v", (1, 2, 8, 8)), fm("y", (1, 2, 8, 16))
+    shape = const("s", [1, 2, 8, 8], DataType.INT32, None)
+    ops = [op("RESHAPE", [x, shape], [v], 0), op("CONCATENATION", [v, v], [y], 1, axis=3)]
+    lg = lower(model(graph(ops, [x], [y])), U55_128)
+    assert not lg.cpu_ops and [o.ifm.name for o in lg.npu_ops] == ["x", "x"]
+    assert all(o.ifm_shape == Shape4D(1, 2, 8, 8) for o in lg.npu_ops)
+    data = np.arange(x.elements) % 251 - 125
+    out = _run_copies(lg, {"x": data.copy()})["y"].reshape(1, 2, 8, 16)
+    assert np.array_equal(out, np.concatenate([data.reshape(1, 2, 8, 8)] * 2, axis=3))
+
+
 def test_a_tile_that_is_not_a_repeat_is_left_alone() -> None:
     x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 8, 6, 8))
     e1, t1 = fm("e1", (1, 1, 4, 6, 8)), fm("t1", (1, 2, 4, 6, 8))
