@@ -94,20 +94,25 @@ def test_upscaling_geometry_reads_half_the_rows() -> None:
     assert producer_rows_for(npu, 4) == 2
 
 
-def test_upsampling2d_export_becomes_one_resize() -> None:
-    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 8, 12, 8))
-    e1, t1, r1 = fm("e1", (1, 4, 1, 6, 8)), fm("t1", (1, 4, 2, 6, 8)), fm("r1", (1, 8, 6, 8))
-    e2, t2 = fm("e2", (1, 8, 6, 1, 8)), fm("t2", (1, 8, 6, 2, 8))
+def _upsampling2d(fy: int, fx: int):
+    """Keras' export of UpSampling2D((fy, fx)) on a 4x6x8 map: a repeat along H, then along W."""
+    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 4 * fy, 6 * fx, 8))
+    e1, t1, r1 = fm("e1", (1, 4, 1, 6, 8)), fm("t1", (1, 4, fy, 6, 8)), fm("r1", (1, 4 * fy, 6, 8))
+    e2, t2 = fm("e2", (1, 4 * fy, 6, 1, 8)), fm("t2", (1, 4 * fy, 6, fx, 8))
 
     def c(name: str, values: list[int]):
         return const(name, values, DataType.INT32, None)
 
     ops = [
-        op("EXPAND_DIMS", [x, c("a1", 2)], [e1], 0), op("TILE", [e1, c("m1", [1, 1, 2, 1, 1])], [t1], 1),
-        op("RESHAPE", [t1, c("s1", [1, 8, 6, 8])], [r1], 2), op("EXPAND_DIMS", [r1, c("a2", 3)], [e2], 3),
-        op("TILE", [e2, c("m2", [1, 1, 1, 2, 1])], [t2], 4), op("RESHAPE", [t2, c("s2", [1, 8, 12, 8])], [y], 5),
+        op("EXPAND_DIMS", [x, c("a1", 2)], [e1], 0), op("TILE", [e1, c("m1", [1, 1, fy, 1, 1])], [t1], 1),
+        op("RESHAPE", [t1, c("s1", [1, 4 * fy, 6, 8])], [r1], 2), op("EXPAND_DIMS", [r1, c("a2", 3)], [e2], 3),
+        op("TILE", [e2, c("m2", [1, 1, 1, fx, 1])], [t2], 4), op("RESHAPE", [t2, c("s2", [1, 4 * fy, 6 * fx, 8])], [y], 5),
     ]
-    lg = lower(model(graph(ops, [x], [y])), U55_128)
+    return lower(model(graph(ops, [x], [y])), U55_128), x, y
+
+
+def test_upsampling2d_export_becomes_one_resize() -> None:
+    lg, _, y = _upsampling2d(2, 2)
     (npu,) = lg.npu_ops
     assert not lg.cpu_ops and npu.resampling is Resampling.NEAREST and npu.ofm is y
     assert sum("UpSampling2D" in reason for _, reason in lg.removed) == 5
@@ -128,19 +133,7 @@ def _run_copies(lg, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def test_upsampling2d_with_two_factors_is_two_repeats_by_copies() -> None:
-    x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 12, 12, 8))
-    e1, t1, r1 = fm("e1", (1, 4, 1, 6, 8)), fm("t1", (1, 4, 3, 6, 8)), fm("r1", (1, 12, 6, 8))
-    e2, t2 = fm("e2", (1, 12, 6, 1, 8)), fm("t2", (1, 12, 6, 2, 8))
-
-    def c(name: str, values: list[int]):
-        return const(name, values, DataType.INT32, None)
-
-    ops = [
-        op("EXPAND_DIMS", [x, c("a1", 2)], [e1], 0), op("TILE", [e1, c("m1", [1, 1, 3, 1, 1])], [t1], 1),
-        op("RESHAPE", [t1, c("s1", [1, 12, 6, 8])], [r1], 2), op("EXPAND_DIMS", [r1, c("a2", 3)], [e2], 3),
-        op("TILE", [e2, c("m2", [1, 1, 1, 2, 1])], [t2], 4), op("RESHAPE", [t2, c("s2", [1, 12, 12, 8])], [y], 5),
-    ]
-    lg = lower(model(graph(ops, [x], [y])), U55_128)
+    lg, x, _ = _upsampling2d(3, 2)
     assert not lg.cpu_ops
     # 3 + 2 copies of the repeats, and one into the network output (its producer writes another view)
     assert len(lg.npu_ops) == 6
