@@ -100,7 +100,7 @@ class _Builder:
         if op.ofm_write_shape is not None:  # the op writes only its box (a concatenated slice, a pad border)
             box = op.ofm_write_shape
             ofm = self.operand(op.ofm, box, op.ofm_write_offset, (min(rows[0], box.h), min(rows[1], box.h)),
-                               (min(depth[0], box.c), min(depth[1], box.c)))
+                               (min(depth[0], box.c), min(depth[1], box.c)), frame=op.ofm_shape)
         else:
             ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth)
         weights = None if piece is None else self.weight_ref(sop, piece)
@@ -109,12 +109,13 @@ class _Builder:
                                 op.block_type is BlockType.ELEMENTWISE)
 
     def operand(self, tensor: Tensor, view: Shape4D, offset: Shape4D | None,
-                rows: tuple[int, int], depth: tuple[int, int], *, staged: bool = False) -> Operand:
+                rows: tuple[int, int], depth: tuple[int, int], *, staged: bool = False,
+                frame: Shape4D | None = None) -> Operand:
         full = self.shapes.get(tensor.name)
         if full is None:
             full = self.shapes[tensor.name] = tensor.shape4d
         buffer = self.ref(staged_name(tensor.name) if staged else tensor.name)
-        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth, full=full), buffer)
+        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth, full=full, frame=frame), buffer)
 
     def stage(self, sop: ScheduledOp) -> None:
         """Copy ``sop``'s IFM whole into its fast-storage copy when the schedule stages it."""
@@ -200,16 +201,25 @@ def _in_depth(op: NpuOp, view: Shape4D, depth: tuple[int, int]) -> tuple[int, in
 
 
 def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
-               rows: tuple[int, int], depth: tuple[int, int], *, full: Shape4D | None = None) -> Box:
+               rows: tuple[int, int], depth: tuple[int, int], *, full: Shape4D | None = None,
+               frame: Shape4D | None = None) -> Box:
     """The box ``rows`` x ``depth`` of the op's ``view`` in the tensor's own coordinates.
 
-    A view that reshapes the tensor (same bytes, other shape) touches the whole tensor. ``full`` is
-    the tensor's own shape when the caller has it already.
+    A view that reshapes the tensor (same bytes, other shape) touches the whole tensor. A box at an
+    offset of ``frame``, a view of all of the tensor in another shape (a copy writing its slot of
+    a reshaped tensor), touches the tensor rows its bytes span: a superset, as its elements need
+    not be whole rows. ``full`` is the tensor's own shape when the caller has it already.
     """
     full = full or tensor.shape4d
+    o = offset or Shape4D(0, 0, 0, 0)
+    if (frame is not None and offset is not None and frame.elements == full.elements
+            and (frame.h, frame.w, frame.c) != (full.h, full.w, full.c)):
+        first = ((o.n * frame.h + o.h + rows[0]) * frame.w + o.w) * frame.c + o.c + depth[0]
+        last = ((o.n * frame.h + o.h + rows[1] - 1) * frame.w + o.w + view.w - 1) * frame.c + o.c + depth[1]
+        row = full.w * full.c
+        return Box((0, first // row, 0, 0), (full.n, min(-(-last // row), full.h), full.w, full.c))
     if offset is None and (view.h, view.w, view.c) != (full.h, full.w, full.c):
         return Box((0, 0, 0, 0), (full.n, full.h, full.w, full.c))
-    o = offset or Shape4D(0, 0, 0, 0)
     start = (o.n, o.h + rows[0], o.w, o.c + depth[0])
     end = (min(o.n + view.n, full.n), min(o.h + rows[1], full.h), min(o.w + view.w, full.w),
            min(o.c + depth[1], full.c))

@@ -122,7 +122,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     removed += gone
     graph, gone = fold_constants(graph)
     removed += gone
-    graph, gone = fold_upsampling(graph)
+    graph, gone = fold_upsampling(graph, repeats=not deployable)
     removed += gone
     graph, gone = fold_dilated_convolutions(graph)
     removed += gone

@@ -190,32 +190,43 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
 
 
 def fuse_reshape_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
-    """Drop each reshape copy whose readers all read its whole output as an NPU input: they read
-    the copy's input through the same 4D shape instead (the same bytes, so the input stays linear
-    NHWC). A copy stays when its output is a network output, a CPU op reads it, or a reader reads
-    part of it."""
+    """Drop each reshape copy whose readers all read its whole output as an NPU input (they read the
+    copy's input through the same 4D shape instead), or else whose input only it reads and only
+    NPU ops write (they write the copy's output through their own view instead): the same bytes
+    either way, and the tensor seen in another shape stays linear NHWC. A copy stays when a CPU op
+    touches its input or output, a reader reads part of it, or it would join a network input to a
+    network output. One copy at a time, so chains of them fold too."""
+    while (fused := _fuse_one_reshape(ops, {id(t) for t in outputs})) is not None:
+        ops = fused
+    return ops
+
+
+def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int]) -> tuple[LoweredOp, ...] | None:
     readers: dict[int, list[LoweredOp]] = {}
+    writers: dict[int, list[LoweredOp]] = {}
     for op in ops:
         read = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
         for t in dict.fromkeys(r for r in read if r is not None):
             readers.setdefault(id(t), []).append(op)
-    kept_outputs = {id(t) for t in outputs}
-    rewired: dict[int, NpuOp] = {}
-    dropped: set[int] = set()
+        for t in (op.ofm,) if isinstance(op, NpuOp) else op.op.outputs:
+            writers.setdefault(id(t), []).append(op)
     for copy in ops:
         if not (isinstance(copy, NpuOp) and copy.tflite_type in MEMORY_TYPES and copy.ofm_write_offset is None
                 and copy.ifm_read_offset is None and copy.ifm.quant == copy.ofm.quant
-                and copy.ifm.dtype == copy.ofm.dtype and id(copy.ofm) not in kept_outputs):
+                and copy.ifm.dtype == copy.ofm.dtype):
             continue
         uses = readers.get(id(copy.ofm), [])
-        if not uses or not all(_reads_whole(use, copy.ofm, copy.ofm_shape) and id(use) not in rewired for use in uses):
+        makers = writers.get(id(copy.ifm), [])
+        if id(copy.ofm) not in kept and uses and all(_reads_whole(use, copy.ofm, copy.ofm_shape) for use in uses):
+            rewired = {id(use): replace(use, ifm=copy.ifm if use.ifm is copy.ofm else use.ifm,  # type: ignore[type-var]
+                                        ifm2=copy.ifm if use.ifm2 is copy.ofm else use.ifm2) for use in uses}
+        elif id(copy.ifm) not in kept and readers.get(id(copy.ifm)) == [copy] and makers and all(
+                isinstance(m, NpuOp) and m.ofm_shape.elements == copy.ifm_shape.elements for m in makers):
+            rewired = {id(m): replace(m, ofm=copy.ofm) for m in makers}  # type: ignore[type-var]
+        else:
             continue
-        for use in uses:
-            assert isinstance(use, NpuOp)
-            rewired[id(use)] = replace(use, ifm=copy.ifm if use.ifm is copy.ofm else use.ifm,
-                                       ifm2=copy.ifm if use.ifm2 is copy.ofm else use.ifm2)
-        dropped.add(id(copy))
-    return tuple(rewired.get(id(op), op) for op in ops if id(op) not in dropped)  # type: ignore[arg-type]
+        return tuple(rewired.get(id(op), op) for op in ops if op is not copy)
+    return None
 
 
 def _reads_whole(op: LoweredOp, tensor: Tensor, shape: Shape4D) -> bool:

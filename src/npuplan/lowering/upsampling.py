@@ -74,8 +74,10 @@ def _repeat_at(graph: Graph, expand: Op) -> _Repeat | None:
     return _Repeat((expand, tile, reshape), source, result, tuple(expected), axis, factor)
 
 
-def fold_upsampling(graph: Graph) -> tuple[Graph, Removed]:
-    """Replace each height-and-width repeat pair by one RESIZE_NEAREST_NEIGHBOR op."""
+def fold_upsampling(graph: Graph, *, repeats: bool = True) -> tuple[Graph, Removed]:
+    """Replace each height-and-width repeat pair by one RESIZE_NEAREST_NEIGHBOR op and, with
+    ``repeats``, every other repeat by a 4D concatenation (the emitter does not write reshaped
+    views at offsets, so deployable plans leave those on the CPU)."""
     removed: list[tuple[str, str]] = []
     changed = True
     while changed:
@@ -95,7 +97,7 @@ def fold_upsampling(graph: Graph) -> tuple[Graph, Removed]:
                            for o in (*first.ops, *second.ops[:2]))
             changed = True
             break
-    while (repeat := next(filter(None, (_repeat_at(graph, op) for op in graph.ops
+    while repeats and (repeat := next(filter(None, (_repeat_at(graph, op) for op in graph.ops
                                         if op.type == "EXPAND_DIMS")), None)) is not None:
         graph = _as_concatenation(graph, repeat)
         removed.extend((o.name, f"{o.type} of a repeat by {repeat.factor}: a 4D concatenation")
