@@ -2,7 +2,7 @@
 
 Mirrors Vela: the PAD and the convolution must both run on the NPU, the PAD must only pad
 height/width with the same data type and quantization on both sides, the padding must not
-exceed half the dilated kernel, and a leading pad larger than the stride must be a multiple of
+exceed half the dilated kernel (a one-sided causal pad: the kernel less one), and a leading pad larger than the stride must be a multiple of
 it (otherwise the hardware would iterate the wrong rows). Average pools are not folded here
 (Vela turns them into a depthwise convolution first); such PADs stay as PAD ops.
 """
@@ -21,6 +21,13 @@ def _leading_pad_ok(pad: int, stride: int, kernel: int) -> bool:
     return pad == half or half <= stride or pad % stride == 0
 
 
+def _most_padding(kernel: int, before: int, after: int) -> int:
+    """The most padding a side may take: half the dilated kernel, as Vela's legacy core folds; a
+    causal pad (one side only, as Conv1D(padding="causal") exports) up to the kernel less one,
+    as Vela's default core folds it, so every output still reads at least one input element."""
+    return kernel - 1 if min(before, after) == 0 else kernel // 2
+
+
 def _foldable(pad_op: Op, conv: Op) -> tuple[int, int, int, int] | None:
     pad_in, pad_out, pads = pad_op.inputs[0], pad_op.outputs[0], pad_op.inputs[1]
     if pad_in is None or pads is None or pads.data is None:
@@ -32,13 +39,15 @@ def _foldable(pad_op: Op, conv: Op) -> tuple[int, int, int, int] | None:
     if any(rows[0]) or any(rows[3]):
         return None
     (top, bottom), (left, right) = rows[1], rows[2]
+    own = conv.options.get("explicit_padding", (0, 0, 0, 0))  # a folded dilation's, added to the PAD's
+    top, left, bottom, right = top + own[0], left + own[1], bottom + own[2], right + own[3]
     weights = conv.inputs[1]
     assert weights is not None
     kh, kw = weights.shape[1], weights.shape[2]
     o = conv.options
     dkh = (kh - 1) * int(o.get("dilation_h_factor", 1)) + 1
     dkw = (kw - 1) * int(o.get("dilation_w_factor", 1)) + 1
-    if left > dkw // 2 or right > dkw // 2 or top > dkh // 2 or bottom > dkh // 2:
+    if max(left, right) > _most_padding(dkw, left, right) or max(top, bottom) > _most_padding(dkh, top, bottom):
         return None
     if not _leading_pad_ok(top, int(o.get("stride_h", 1)), dkh):
         return None
@@ -55,10 +64,10 @@ def fold_pads(graph: Graph) -> tuple[Graph, Removed]:
         if len(users) != 1 or pad_op.outputs[0] in graph.outputs:
             continue
         conv = users[0]
-        if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.options.get("padding") != "VALID":
+        if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.inputs[0] is not pad_op.outputs[0]:
             continue
-        if conv.inputs[0] is not pad_op.outputs[0] or "explicit_padding" in conv.options:
-            continue  # a conv with padding of its own already (a folded dilation) keeps its PAD
+        if conv.options.get("padding") != "VALID" and "explicit_padding" not in conv.options:
+            continue
         if unsupported_reason(pad_op) is not None or unsupported_reason(conv) is not None:
             continue
         padding = _foldable(pad_op, conv)
