@@ -40,7 +40,8 @@ def _ints(t: Tensor | None) -> list[int]:
 
 
 def strided_box(op: Op) -> tuple[list[int], list[int], list[int]]:
-    """(begin, extent, stride) per 4D axis of the read of a SLICE or STRIDED_SLICE."""
+    """(begin, extent, stride) per 4D axis of the read of a SLICE or STRIDED_SLICE. A negative
+    stride reads backwards: its box starts at the lowest index read."""
     src = op.inputs[0]
     assert src is not None
     rank = len(src.shape)
@@ -58,6 +59,13 @@ def strided_box(op: Op) -> tuple[list[int], list[int], list[int]]:
             d = dims[axis]
             b = 0 if bmask >> axis & 1 else begin[axis] % d if begin[axis] < 0 else min(begin[axis], d)
             e = b + 1 if shrink >> axis & 1 else d if emask >> axis & 1 else end[axis] % d if end[axis] < 0 else min(end[axis], d)
+            if stride[axis] < 0 and shrink >> axis & 1:
+                stride[axis] = 1
+            elif stride[axis] < 0:  # backwards from b (highest) down to just above e (lowest, may be -1)
+                b = d - 1 if bmask >> axis & 1 else min(begin[axis] + d if begin[axis] < 0 else begin[axis], d - 1)
+                e = -1 if emask >> axis & 1 else max(end[axis] + d if end[axis] < 0 else end[axis], -1)
+                count = max(0, -(-(b - e) // -stride[axis]))
+                b, e = b - (count - 1) * -stride[axis], b + 1  # the box from the lowest index read
             begin[axis] = b
             extent.append(max(e - b, 0))
     pad = 4 - rank
@@ -125,8 +133,10 @@ def _box_reason(op: Op) -> str | None:
     begin, extent, stride = strided_box(op)
     if stride[0] != 1 or stride[3] != 1:
         return f"Batch and channel stride values must be 1 (strides {stride})"
-    if not all(1 <= s <= 3 for s in stride[1:3]):
-        return f"Height and width strides must be in the range [1, 3] (strides {stride})"
+    if not all(1 <= abs(s) <= 3 for s in stride[1:3]):
+        return f"Height and width strides must be in the range [1, 3] or [-3, -1] (strides {stride})"
+    if stride[1] < 0 and stride[2] < 0:
+        return f"Only one of height and width may be read backwards (strides {stride})"
     if any(e <= 0 for e in extent):
         return "The slice must not be empty"
     return None
@@ -152,8 +162,31 @@ def convert_slice(op: Op) -> tuple[NpuOp, ...]:
     src, dst = op.inputs[0], op.outputs[0]
     assert src is not None
     begin, extent, stride = strided_box(op)
+    if min(stride) < 0:
+        return _backwards(op, begin, extent, stride)
     read = Shape4D(*[(e - 1) // s * s + 1 for e, s in zip(extent, stride)])  # rows the stride reaches
     return (_read(op, f"{op.name}_avgpool", src, read, Shape4D(*begin), dst, (stride[1], stride[2])),)
+
+
+def _backwards(op: Op, begin: list[int], extent: list[int], stride: list[int]) -> tuple[NpuOp, ...]:
+    """A slice reading height or width backwards -> one strided copy per output row or column,
+    from the last one read to the first (the NPU walks its maps forwards only)."""
+    src, dst = op.inputs[0], op.outputs[0]
+    assert src is not None
+    axis = 1 if stride[1] < 0 else 2
+    step = -stride[axis]
+    read = [(e - 1) // abs(s) * abs(s) + 1 for e, s in zip(extent, stride)]
+    read[axis] = 1
+    slot = dst.shape4d.as_list()
+    slot[axis] = 1
+    ops = []
+    for j in range((extent[axis] - 1) // step + 1):
+        at, to = list(begin), [0, 0, 0, 0]
+        at[axis], to[axis] = begin[axis] + extent[axis] - 1 - j * step, j
+        copy = _read(op, f"{op.name}{j}_avgpool", src, Shape4D(*read), Shape4D(*at), dst,
+                     (abs(stride[1]) if axis == 2 else 1, abs(stride[2]) if axis == 1 else 1))
+        ops.append(replace(copy, ofm_write_offset=Shape4D(*to), ofm_write_shape=Shape4D(*slot)))
+    return tuple(ops)
 
 
 def convert_split(op: Op) -> tuple[NpuOp, ...]:

@@ -32,6 +32,37 @@ def test_strided_slice_is_one_strided_copy_at_its_offset() -> None:
     assert npu.ofm_shape == Shape4D(1, 8, 16, 4)
 
 
+def _copied(npu_ops, source: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
+    """What the 1x1 pool copies write, stepping the IFM by their kernel strides."""
+    out = np.zeros(out_shape, dtype=source.dtype)
+    for npu in npu_ops:
+        at, box = npu.ifm_read_offset.as_list(), npu.ifm_shape.as_list()
+        steps = (1, npu.kernel.stride_y, npu.kernel.stride_x, 1)
+        part = source[tuple(slice(a, a + b, s) for a, b, s in zip(at, box, steps))]
+        to = npu.ofm_write_offset.as_list() if npu.ofm_write_offset else [0, 0, 0, 0]
+        out[tuple(slice(t, t + n) for t, n in zip(to, part.shape))] = part
+    return out
+
+
+def test_a_slice_reading_width_backwards_is_one_copy_per_column() -> None:
+    x, y = fm("x", (1, 9, 7, 4)), fm("y", (1, 3, 3, 4))
+    masks = dict(begin_mask=0, end_mask=9, shrink_axis_mask=0)  # batch and depth run to their ends
+    sl = op("STRIDED_SLICE", [x, _i32("b", [0, 2, -2, 0]), _i32("e", [0, 9, 0, 0]), _i32("s", [1, 3, -2, 1])], [y],
+            0, **masks)
+    lg = _lower([sl], [x], [y])
+    assert not lg.cpu_ops and len(lg.npu_ops) == 3
+    data = np.arange(9 * 7 * 4).reshape(1, 9, 7, 4)
+    assert np.array_equal(_copied(lg.npu_ops, data, (1, 3, 3, 4)), data[:, 2:9:3, -2:0:-2, :])
+
+
+def test_a_slice_reading_both_height_and_width_backwards_stays_on_the_cpu() -> None:
+    x, y = fm("x", (1, 4, 4, 4)), fm("y", (1, 4, 4, 4))
+    sl = op("STRIDED_SLICE", [x, _i32("b", [0, 0, 0, 0]), _i32("e", [0, 0, 0, 0]), _i32("s", [1, -1, -1, 1])], [y],
+            0, begin_mask=15, end_mask=15)
+    (cpu,) = _lower([sl], [x], [y]).ops
+    assert isinstance(cpu, CpuOp) and "backwards" in cpu.reason
+
+
 def test_slice_with_channel_stride_stays_on_cpu() -> None:
     x, y = fm("x", (1, 16, 16, 8)), fm("y", (1, 16, 16, 4))
     sl = op("STRIDED_SLICE", [x, _i32("b", [0, 0, 0, 0]), _i32("e", [1, 16, 16, 8]), _i32("s", [1, 1, 1, 2])], [y], 0)
