@@ -3,7 +3,8 @@
 An elementwise op reads each element before it writes the same element, so its OFM may take the
 buffer of an input that dies at that op, as Vela does for its live ranges. The input must be a
 feature map of the same NPU shape, storage format and element type, read by this op only, not a
-network input nor shared with a CPU op; both must be whole (not rolling) in fast storage and the op
+network input nor shared with a CPU op, read where it lies (not a box of it read at an offset,
+though the other input may be); both must be whole (not rolling) in fast storage and the op
 must not be in a cascade. The peak then counts the pair once instead of twice at the op's time step.
 """
 
@@ -27,16 +28,16 @@ def inplace_outputs(net: Network, dec: Decisions) -> dict[str, str]:
             continue
         if op.ofm.name not in dec.fast_fms or op.ofm.name in rolling or op.ofm.name in found:
             continue
-        for tensor, shape in ((op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape)):
-            if _overwritable(net, dec, rolling, op, i, tensor, shape):
+        for tensor, shape, offset in ((op.ifm, op.ifm_shape, op.ifm_read_offset),
+                                      (op.ifm2, op.ifm2_shape, op.ifm2_read_offset)):
+            if offset is None and _overwritable(net, dec, rolling, op, i, tensor, shape):
                 found[op.ofm.name] = tensor.name  # type: ignore[union-attr]
                 break
     return found
 
 
 def _may_overwrite(op: NpuOp) -> bool:
-    return (op.block_type is BlockType.ELEMENTWISE and op.ofm_write_offset is None
-            and not op.reads_at_offset)
+    return op.block_type is BlockType.ELEMENTWISE and op.ofm_write_offset is None
 
 
 def _overwritable(

@@ -61,6 +61,14 @@ def test_an_input_read_again_later_is_never_overwritten() -> None:
     assert inplace_outputs(net, dec) == {"sum": "right"}
 
 
+def test_an_input_read_at_an_offset_is_never_overwritten_but_the_other_one_is() -> None:
+    graph = _residual()
+    ops = list(graph.ops)
+    ops[3] = replace(ops[3], ifm_read_offset=Shape4D(0, 0, 0, 0))  # reads a box of 'left' where it lies
+    net = build_network(replace(graph, ops=tuple(ops)))
+    assert inplace_outputs(net, max_decisions(net, build_architecture(SHARED))) == {"sum": "right"}
+
+
 def test_an_input_outside_fast_storage_is_never_overwritten() -> None:
     net = build_network(_residual())
     dec = max_decisions(net, build_architecture(SHARED))
