@@ -124,6 +124,9 @@ def _box_reason(op: Op) -> str | None:
     consts = op.inputs[1:]
     if any(t is None or t.data is None for t in consts):
         return "Begin, end/size and stride tensors must be constant"
+    rank = len(op.inputs[0].shape) if op.inputs[0] is not None else 0
+    if any(t is not None and t.data is not None and t.data.size != rank for t in consts):
+        return f"Begin, end/size and stride tensors must have one value per input axis ({rank})"
     if op.type == "STRIDED_SLICE":
         o = op.options
         if int(o.get("ellipsis_mask", 0)) or int(o.get("new_axis_mask", 0)):

@@ -63,6 +63,14 @@ def test_a_slice_reading_both_height_and_width_backwards_stays_on_the_cpu() -> N
     assert isinstance(cpu, CpuOp) and "backwards" in cpu.reason
 
 
+def test_a_slice_with_more_begin_values_than_axes_stays_on_the_cpu() -> None:
+    x, y = fm("x", (1, 4, 4, 4)), fm("y", (1, 4, 4, 4))
+    five = [0, 0, 0, 0, 0]
+    sl = op("STRIDED_SLICE", [x, _i32("b", five), _i32("e", [1, 4, 4, 4, 1]), _i32("s", [1] * 5)], [y], 0)
+    (cpu,) = _lower([sl], [x], [y]).ops
+    assert isinstance(cpu, CpuOp) and "one value per input axis" in cpu.reason
+
+
 def test_slice_with_channel_stride_stays_on_cpu() -> None:
     x, y = fm("x", (1, 16, 16, 8)), fm("y", (1, 16, 16, 4))
     sl = op("STRIDED_SLICE", [x, _i32("b", [0, 0, 0, 0]), _i32("e", [1, 16, 16, 8]), _i32("s", [1, 1, 1, 2])], [y], 0)
