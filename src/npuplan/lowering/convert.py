@@ -168,6 +168,10 @@ def convert_pool(op: Op) -> tuple[NpuOp, ...]:
     ifm_shape = ifm.shape4d
     kh, kw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
     sy, sx = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+    if (kh, kw) == (sy, sx) == (ifm_shape.h, ifm_shape.w):
+        # One window over the whole IFM: the stride never moves it, and a stride of 1 keeps the
+        # hardware's IFM blocks small (a 42-row stride needs 50-row blocks), as Vela does.
+        sy = sx = 1
     is_max = op.type == "MAX_POOL_2D"
     return (
         NpuOp(
