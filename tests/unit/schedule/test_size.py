@@ -128,3 +128,21 @@ def test_size_keeps_the_rolling_buffers_of_unaligned_maps_packed() -> None:
     schedule = plan_schedule(graph, build_architecture(SIZE), SIZE)
     rolled = [r for c in schedule.cascades for r in c.rolling_buffers]
     assert rolled and all(r.size_bytes == r.rows * 48 * 8 for r in rolled)  # packed rows of 48 x 8 bytes
+
+
+def test_size_weight_buffers_never_raise_the_allocated_peak() -> None:
+    """A CPU op's input and output (12 KiB each) set the peak; the NPU cascade after it fits in the
+    input's dead 12 KiB with its rolling buffers, but not with every weight buffer as well: Size
+    keeps only the buffers the allocation has room for (YOLOv5's focus: SPACE_TO_DEPTH, convs)."""
+    from npuplan.ir.graph import Op
+    from npuplan.ir.lowered import CpuOp
+
+    arch = build_architecture(SIZE)
+    for c1, c2 in ((16, 32), (24, 32)):  # without the check: 24720 and 26288 bytes
+        x, s, a, b, y = fm("x", 64, 64, 3), fm("s", 32, 32, 12), fm("a", 32, 32, c1), fm("b", 16, 16, c2), \
+            fm("y", 16, 16, 8)
+        ops = (CpuOp(Op("SPACE_TO_DEPTH", (x,), (s,)), "not on the NPU"), conv("a", s, a),
+               conv("b", a, b, stride=2, seed=1), conv("y", b, y, k=1, seed=2))
+        schedule = plan_schedule(LoweredGraph("focus", ops, (x,), (y,)), arch, SIZE)
+        assert schedule.sram_peak_bytes == 2 * 64 * 64 * 3  # the CPU op's two maps
+        assert any(so.weight_buffer_bytes for so in schedule.ops)  # the buffers that fit are kept
