@@ -346,6 +346,10 @@ def test_pool_whose_one_window_is_the_whole_ifm_strides_by_one() -> None:
     assert (npu.kernel.height, npu.kernel.width, npu.kernel.stride_y, npu.kernel.stride_x) == (42, 9, 1, 1)
     assert npu.kernel.padding == Padding(0, 0, 0, 0)
     assert choose_block_config(npu, u65).ofm_block.height == 2
+    same = op("AVERAGE_POOL_2D", [x], [y], 0, padding="SAME", stride_h=42, stride_w=9, filter_height=42,
+              filter_width=9, fused_activation_function="NONE")
+    (npu,) = lower(model(graph([same], [x], [y])), u65).npu_ops
+    assert npu.kernel.stride_y == 1 and npu.kernel.padding == Padding(0, 0, 0, 0)  # SAME pads nothing here
     half = op("AVERAGE_POOL_2D", [fm("x2", (1, 84, 9, 20))], [fm("y2", (1, 2, 1, 20))], 0, padding="VALID",
               stride_h=42, stride_w=9, filter_height=42, filter_width=9, fused_activation_function="NONE")
     (npu,) = lower(model(graph([half], list(half.inputs), list(half.outputs))), U55_128).npu_ops
