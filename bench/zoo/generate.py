@@ -4,6 +4,7 @@ per operator type, for comparing npuplan with Vela on networks neither was tuned
 Run with a Python that has TensorFlow (a tool, never a dependency of npuplan):
   /path/to/tf-venv/bin/python bench/zoo/generate.py --out /work/zoo [--only NAME ...]
   /path/to/tf-venv/bin/python bench/zoo/generate.py --set holdout --out /work/zoo2   (the hold-out set)
+  /path/to/tf-venv/bin/python bench/zoo/generate.py --set unseen --out /work/zoo3    (the third set, unseen.py)
 
 Then ``python3 bench/zoo/op_census.py --zoo DIR`` (system Python, ``tflite`` package) checks and
 records which operator types each file really holds. Seeded: the same TensorFlow version gives the
@@ -645,7 +646,7 @@ HOLDOUT = {
     "op_elu_softplus": ("single", lambda: single(lambda x: tf.nn.softplus(tf.nn.elu(x)), (8, 8, 8))),
     "op_conv_valid_s2_odd": ("single", lambda: single(L.Conv2D(8, 3, strides=2, padding="valid"), (33, 17, 3))),
 }
-SETS = {"zoo": FAMILIES, "holdout": HOLDOUT}
+SETS = {"zoo": FAMILIES, "holdout": HOLDOUT, "unseen": None}  # unseen: bench/zoo/unseen.py, imported when asked for
 INT16 = {name for name, (family, _) in HOLDOUT.items() if family == "int16"}
 
 
@@ -662,9 +663,11 @@ def representative(model, rng):
 UINT8_IO = {"op_quantize_uint8", "cnn_uint8_32"}  # uint8 inputs and outputs: QUANTIZE ops convert them from and to int8
 
 
-def convert(model, rng, io_type=tf.int8) -> bytes:
-    """Full-integer quantization; ``io_type`` int16 means 16x8 (int16 activations, int8 weights)."""
+def convert(model, rng, io_type=tf.int8, per_tensor=False) -> bytes:
+    """Full-integer quantization; ``io_type`` int16 means 16x8 (int16 activations, int8 weights);
+    ``per_tensor`` quantizes conv weights with one scale per tensor rather than per channel."""
     converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter._experimental_disable_per_channel = per_tensor
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = representative(model, rng)
     converter.target_spec.supported_ops = [
@@ -685,8 +688,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/work/zoo"))
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--set", choices=sorted(SETS), default="zoo",
-                        help="zoo: the first 72 networks; holdout: the hold-out set (write it to its own --out)")
+                        help="zoo: the first 72 networks; holdout: the hold-out set; unseen: the third set "
+                             "(write each set to its own --out)")
     args = parser.parse_args()
+    per_tensor: set[str] = set()
+    if args.set == "unseen":
+        from unseen import PER_TENSOR, UNSEEN
+        SETS["unseen"], per_tensor = UNSEEN, PER_TENSOR
     args.out.mkdir(parents=True, exist_ok=True)
     manifest_path = args.out / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
@@ -697,7 +705,8 @@ def main() -> None:
         rng = np.random.default_rng(len(name))
         try:
             model = build()
-            data = convert(model, rng, tf.uint8 if name in UINT8_IO else tf.int16 if name in INT16 else tf.int8)
+            data = convert(model, rng, tf.uint8 if name in UINT8_IO else tf.int16 if name in INT16 else tf.int8,
+                           per_tensor=name in per_tensor)
         except Exception as error:  # noqa: BLE001 - report and go on with the rest of the zoo
             print(f"{name}: FAILED {type(error).__name__}: {str(error).splitlines()[0][:200]}", file=sys.stderr)
             continue

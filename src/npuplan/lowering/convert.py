@@ -168,12 +168,18 @@ def convert_pool(op: Op) -> tuple[NpuOp, ...]:
     ifm_shape = ifm.shape4d
     kh, kw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
     sy, sx = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
+    padding = op_padding(o, ifm_shape.h, ifm_shape.w, (kh, kw), (sy, sx))
+    if (kh, kw) == (sy, sx) == (ifm_shape.h, ifm_shape.w):
+        # One window over the whole IFM (unpadded, SAME or VALID): the stride never moves it, and a
+        # stride of 1 keeps the hardware's IFM blocks small (a 42-row stride needs 50-row blocks),
+        # as Vela does.
+        sy = sx = 1
     is_max = op.type == "MAX_POOL_2D"
     return (
         NpuOp(
             name=op_name(op), tflite_type=op.type, op_type="MaxPool" if is_max else "AvgPool",
             block_type=BlockType.POOLING, ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm.shape4d,
-            kernel=Kernel(kh, kw, sy, sx, padding=op_padding(o, ifm_shape.h, ifm_shape.w, (kh, kw), (sy, sx))),
+            kernel=Kernel(kh, kw, sy, sx, padding=padding),
             activation=fused_activation(o), pool=PoolKind.MAX if is_max else PoolKind.AVERAGE,
             source_index=op.index,
         ),

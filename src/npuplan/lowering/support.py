@@ -224,6 +224,10 @@ def _pool(op: Op) -> str | None:
     sh, sw = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
     fh, fw = int(o.get("filter_height", 1)), int(o.get("filter_width", 1))
     valid = o.get("padding") == "VALID" or "explicit_padding" in o
+    ifm = op.inputs[0]
+    if ifm is not None and (fh, fw) == (sh, sw) == (ifm.shape4d.h, ifm.shape4d.w):
+        sh = sw = 1  # one window over the whole IFM, unpadded: lowered with stride 1 (convert_pool)
+        valid = True
     if not all(1 <= s <= 3 for s in (sh, sw)) and not (fh == sh and fw == sw and valid):
         return f"Stride values for both width and height must be in the range [1, 3] (they are {sh}x{sw})"
     if op.type == "AVERAGE_POOL_2D" and not valid:

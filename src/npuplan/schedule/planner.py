@@ -80,9 +80,30 @@ def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOr
     trim = options.optimise is Optimise.PERFORMANCE and not options.buffer_weights
     for dec, notes in _rank(net, candidates, arch, oracle, trim=trim):
         schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
+        if options.optimise is Optimise.SIZE:
+            schedule = _weights_within_bare_peak(net, dec, schedule, arch, options, oracle, notes)
         if schedule.sram_peak_bytes <= budget:
             return schedule
     return _floor_plan(net, arch, options, oracle, budget)
+
+
+def _weights_within_bare_peak(
+    net: Network, dec: Decisions, schedule: Schedule, arch: Architecture, options: PlanOptions,
+    oracle: CostOracle, notes: tuple[str, ...],
+) -> Schedule:
+    """Size: ``schedule`` (``dec`` allocated) unless its weight buffers raise the allocated peak
+    above what the feature maps alone allocate to; then those buffers trimmed to that peak, or
+    dropped. Size proposes weight buffers within the estimated peak, where they cost nothing, but
+    placing them can fragment the allocation (a buffer in the hole a dead input leaves)."""
+    bare_dec = replace(dec, weights=tuple(NO_WEIGHT_BUFFER for _ in dec.weights))
+    if bare_dec == dec:
+        return schedule
+    bare = assemble(net, bare_dec, arch, oracle, allocator=options.tensor_allocator,
+                    notes=notes + ("weight buffers dropped for allocation",))
+    if schedule.sram_peak_bytes <= bare.sram_peak_bytes:
+        return schedule
+    trimmed = _fit_allocation(net, dec, arch, options, oracle, bare.sram_peak_bytes, notes)
+    return trimmed if trimmed.sram_peak_bytes <= bare.sram_peak_bytes else bare
 
 
 # Candidates within this fraction of the fastest one's cycles count as equally fast (inside the
@@ -136,8 +157,8 @@ def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: 
         raise infeasible(net, floor, allocated_bytes=bare.sram_peak_bytes, budget_bytes=budget)
     limit = budget if options.optimise is Optimise.PERFORMANCE else bare.sram_peak_bytes
     buffered = propose_weight_buffering(net, floor, arch, oracle, limit)
-    schedule = _fit_allocation(net, buffered, arch, options, oracle, budget, ("floor schedule",))
-    return schedule if schedule.sram_peak_bytes <= budget else bare
+    schedule = _fit_allocation(net, buffered, arch, options, oracle, limit, ("floor schedule",))
+    return schedule if schedule.sram_peak_bytes <= limit else bare
 
 
 def _search(

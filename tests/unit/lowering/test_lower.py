@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from npuplan.hw.accelerator import accelerator
+from npuplan.hw.block_config import choose_block_config
 from npuplan.io.tflite import read_tflite
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, NpuOp, Padding, PoolKind
 from npuplan.ir.shape import Shape4D
@@ -332,3 +333,24 @@ def test_conv_weights_of_the_wrong_rank_or_channels_stay_on_cpu() -> None:
     (cpu,) = lower(model(graph([type(c)(c.type, (x, wide, c.inputs[2]), c.outputs, c.options, 0)], [x], [y])),
                    U55_128).ops
     assert isinstance(cpu, CpuOp) and "output channels" in cpu.reason
+
+
+def test_pool_whose_one_window_is_the_whole_ifm_strides_by_one() -> None:
+    """A 42x9 average pool striding 42x9 over a 42x9 IFM (Keras' pool of a whole map): with its
+    file stride no OFM block's IFM block fits the U65-256's shared buffer; stride 1 fits."""
+    x, y = fm("x", (1, 42, 9, 20)), fm("y", (1, 1, 1, 20))
+    pool = op("AVERAGE_POOL_2D", [x], [y], 0, padding="VALID", stride_h=42, stride_w=9, filter_height=42,
+              filter_width=9, fused_activation_function="NONE")
+    u65 = accelerator("ethos-u65-256")
+    (npu,) = lower(model(graph([pool], [x], [y])), u65).npu_ops
+    assert (npu.kernel.height, npu.kernel.width, npu.kernel.stride_y, npu.kernel.stride_x) == (42, 9, 1, 1)
+    assert npu.kernel.padding == Padding(0, 0, 0, 0)
+    assert choose_block_config(npu, u65).ofm_block.height == 2
+    same = op("AVERAGE_POOL_2D", [x], [y], 0, padding="SAME", stride_h=42, stride_w=9, filter_height=42,
+              filter_width=9, fused_activation_function="NONE")
+    (npu,) = lower(model(graph([same], [x], [y])), u65).npu_ops
+    assert npu.kernel.stride_y == 1 and npu.kernel.padding == Padding(0, 0, 0, 0)  # SAME pads nothing here
+    half = op("AVERAGE_POOL_2D", [fm("x2", (1, 84, 9, 20))], [fm("y2", (1, 2, 1, 20))], 0, padding="VALID",
+              stride_h=42, stride_w=9, filter_height=42, filter_width=9, fused_activation_function="NONE")
+    (npu,) = lower(model(graph([half], list(half.inputs), list(half.outputs))), U55_128).npu_ops
+    assert (npu.kernel.stride_y, npu.kernel.stride_x) == (42, 9)  # two windows: the stride moves them

@@ -128,3 +128,50 @@ def test_size_keeps_the_rolling_buffers_of_unaligned_maps_packed() -> None:
     schedule = plan_schedule(graph, build_architecture(SIZE), SIZE)
     rolled = [r for c in schedule.cascades for r in c.rolling_buffers]
     assert rolled and all(r.size_bytes == r.rows * 48 * 8 for r in rolled)  # packed rows of 48 x 8 bytes
+
+
+def test_size_weight_buffers_never_raise_the_allocated_peak() -> None:
+    """A CPU op's input and output (12 KiB each) set the peak; the NPU cascade after it fits in the
+    input's dead 12 KiB with its rolling buffers, but not with every weight buffer as well: Size
+    keeps only the buffers the allocation has room for (YOLOv5's focus: SPACE_TO_DEPTH, convs)."""
+    from npuplan.ir.graph import Op
+    from npuplan.ir.lowered import CpuOp
+
+    arch = build_architecture(SIZE)
+    for c1, c2 in ((16, 32), (24, 32)):  # without the check: 24720 and 26288 bytes
+        x, s, a, b, y = fm("x", 64, 64, 3), fm("s", 32, 32, 12), fm("a", 32, 32, c1), fm("b", 16, 16, c2), \
+            fm("y", 16, 16, 8)
+        ops = (CpuOp(Op("SPACE_TO_DEPTH", (x,), (s,)), "not on the NPU"), conv("a", s, a),
+               conv("b", a, b, stride=2, seed=1), conv("y", b, y, k=1, seed=2))
+        schedule = plan_schedule(LoweredGraph("focus", ops, (x,), (y,)), arch, SIZE)
+        assert schedule.sram_peak_bytes == 2 * 64 * 64 * 3  # the CPU op's two maps
+        assert any(so.weight_buffer_bytes for so in schedule.ops)  # the buffers that fit are kept
+
+
+def test_a_pads_main_copy_ends_the_cascade_of_the_conv_before_it() -> None:
+    """conv -> PAD -> max pool (Keras' ZeroPadding2D before a VALID pool): the pad's main copy
+    writes the conv's rows into the middle of the padded map stripe by stripe, as Vela cascades it,
+    so the conv's 28x28 output is a rolling buffer and never whole beside the padded 30x30 map."""
+    import numpy as np
+
+    from npuplan.hw.block_config import query_for
+    from npuplan.ir.types import DataType
+    from npuplan.lowering import lower
+    from tests.unit.lowering._build import conv as tflite_conv, const, graph, model, op
+    from tests.unit.lowering._build import fm as tflite_fm
+
+    x, c, p, y = (tflite_fm("x", (1, 28, 28, 3)), tflite_fm("c", (1, 28, 28, 16)), tflite_fm("p", (1, 30, 30, 16)),
+                  tflite_fm("y", (1, 14, 14, 16)))
+    pads = const("pads", np.array([[0, 0], [1, 1], [1, 1], [0, 0]]), DataType.INT32, None)
+    g = graph([tflite_conv(x, c, 3), op("PAD", [c, pads], [p], 1),
+               op("MAX_POOL_2D", [p], [y], 2, padding="VALID", filter_height=3, filter_width=3, stride_h=2,
+                  stride_w=2, fused_activation_function="NONE")], [x], [y])
+    arch = build_architecture(SIZE)
+    lowered = lower(model(g), arch.accelerator)
+    main = next(o for o in lowered.npu_ops if o.name == "p_main")
+    assert main.ofm_shape == Shape4D(1, 28, 28, 16) and main.ofm_write_offset == Shape4D(0, 1, 1, 0)
+    assert query_for(main).ofm == Shape4D(1, 30, 30, 16)  # blocks sized by the map it writes into, as Vela
+    schedule = plan_schedule(lowered, arch, SIZE)
+    conv_op, main_op = schedule.op("c"), schedule.op("p_main")
+    assert conv_op.cascade_id >= 0 and conv_op.cascade_id == main_op.cascade_id
+    assert schedule.sram_peak_bytes < 28 * 28 * 16 + 30 * 30 * 16
