@@ -100,7 +100,7 @@ class _Builder:
         if op.ofm_write_shape is not None:  # the op writes only its box (a concatenated slice, a pad border)
             box = op.ofm_write_shape
             ofm = self.operand(op.ofm, box, op.ofm_write_offset, (min(rows[0], box.h), min(rows[1], box.h)),
-                               (min(depth[0], box.c), min(depth[1], box.c)), frame=op.ofm_shape)
+                               (min(depth[0], box.c), min(depth[1], box.c)), frame=op.ofm_frame)
         else:
             ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth)
         weights = None if piece is None else self.weight_ref(sop, piece)
@@ -212,8 +212,7 @@ def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
     """
     full = full or tensor.shape4d
     o = offset or Shape4D(0, 0, 0, 0)
-    if (frame is not None and offset is not None and frame.elements == full.elements
-            and (frame.h, frame.w, frame.c) != (full.h, full.w, full.c)):
+    if frame is not None and offset is not None and (frame.h, frame.w, frame.c) != (full.h, full.w, full.c):
         first = ((o.n * frame.h + o.h + rows[0]) * frame.w + o.w) * frame.c + o.c + depth[0]
         last = ((o.n * frame.h + o.h + rows[1] - 1) * frame.w + o.w + view.w - 1) * frame.c + o.c + depth[1]
         row = full.w * full.c

@@ -262,7 +262,7 @@ def dma_operation(ctx: Context, command: DmaCommand) -> Any:
 def probe_ofm_view(op: NpuOp) -> Shape4D:
     """The OFM shape the block configs of ``op`` are found for: a copy's whole OFM tensor (as the
     plan and Vela size its blocks), else its own OFM."""
-    return op.ofm.shape4d if op.copies_into_box else op.ofm_shape
+    return (op.ofm_frame or op.ofm.shape4d) if op.copies_into_box else op.ofm_shape
 
 
 def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> Any:

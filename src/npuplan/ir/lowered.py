@@ -123,6 +123,7 @@ class NpuOp:
     elementwise: str | None = None  # "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SHL", "SHR", "ABS", ...
     ofm_write_offset: Shape4D | None = None  # concat: where this op writes inside ``ofm``
     ofm_write_shape: Shape4D | None = None  # the box written at ``ofm_write_offset`` (None: all of ``ofm_shape``)
+    ofm_frame: Shape4D | None = None  # the view of all of ``ofm`` the write offset is in (None: its own shape)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
     ifm2_read_offset: Shape4D | None = None  # ... and inside ``ifm2``
     resampling: Resampling = Resampling.NONE  # upscaling of the IFM (x2 in H and W) before the kernel

@@ -24,9 +24,10 @@ def _offset_unaligned(offset: object) -> bool:
 def _view_mismatch(op: NpuOp, tensor: Tensor) -> bool:
     """Whether ``op`` reads or writes ``tensor`` with a shape other than the tensor's own."""
     shape = tensor.shape4d
-    if op.ofm.name == tensor.name and op.ofm_shape != shape and (
-            op.ofm_write_offset is None or op.ofm_shape.elements == shape.elements):
-        return True  # written whole, or at offsets in a view of all of it, in another shape
+    if op.ofm.name == tensor.name and op.ofm_write_offset is None and op.ofm_shape != shape:
+        return True
+    if op.ofm.name == tensor.name and op.ofm_frame is not None and op.ofm_frame != shape:
+        return True  # written at offsets in a view of all of it in another shape
     if op.ifm.name == tensor.name and op.ifm_read_offset is None and op.ifm_shape != shape:
         return True
     if (op.ifm2 is not None and op.ifm2.name == tensor.name and op.block_type is BlockType.ELEMENTWISE

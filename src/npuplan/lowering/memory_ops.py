@@ -224,12 +224,19 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int]) -> tuple[Lower
             rewired = {id(use): replace(use, ifm=copy.ifm if use.ifm is copy.ofm else use.ifm,  # type: ignore[type-var]
                                         ifm2=copy.ifm if use.ifm2 is copy.ofm else use.ifm2) for use in uses}
         elif id(copy.ifm) not in kept and readers.get(id(copy.ifm)) == [copy] and makers and all(
-                isinstance(m, NpuOp) and m.ofm_shape.elements == copy.ifm_shape.elements for m in makers):
-            rewired = {id(m): replace(m, ofm=copy.ofm) for m in makers}  # type: ignore[type-var]
+                isinstance(m, NpuOp) and (m.ofm_write_offset is not None
+                                          or m.ofm_shape.elements == copy.ifm_shape.elements) for m in makers):
+            rewired = {id(m): _writing(m, copy.ofm) for m in makers}  # type: ignore[arg-type]
         else:
             continue
         return tuple(rewired.get(id(op), op) for op in ops if op is not copy)
     return None
+
+
+def _writing(op: NpuOp, tensor: Tensor) -> NpuOp:
+    """``op`` writing ``tensor`` (the same bytes in another shape); at an offset, in its old view."""
+    frame = (op.ofm_frame or op.ofm.shape4d) if op.ofm_write_offset is not None else None
+    return replace(op, ofm=tensor, ofm_frame=frame)
 
 
 def _reads_whole(op: LoweredOp, tensor: Tensor, shape: Shape4D) -> bool:

@@ -126,7 +126,8 @@ def _run_copies(lg, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         at = npu.ifm_read_offset.as_list() if npu.ifm_read_offset else [0, 0, 0, 0]
         box = (npu.ofm_write_shape or npu.ofm_shape).as_list()
         part = src[tuple(slice(a, a + b) for a, b in zip(at, box))]
-        dst = values.setdefault(npu.ofm.name, np.full(npu.ofm.elements, -128)).reshape(npu.ofm_shape.as_list())
+        frame = (npu.ofm_frame or npu.ofm.shape4d) if npu.ofm_write_offset else npu.ofm_shape
+        dst = values.setdefault(npu.ofm.name, np.full(npu.ofm.elements, -128)).reshape(frame.as_list())
         to = npu.ofm_write_offset.as_list() if npu.ofm_write_offset else [0, 0, 0, 0]
         dst[tuple(slice(a, a + b) for a, b in zip(to, box))] = part
     return values
