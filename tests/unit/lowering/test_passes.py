@@ -77,6 +77,16 @@ def test_a_causal_pad_folds_up_to_the_kernel_less_one() -> None:
     assert len(fold_pads(graph([wider, dilated], [x], [y]))[0].ops) == 2
 
 
+def test_a_pad_adds_to_a_folded_dilations_own_padding() -> None:
+    x, p, y = fm("x", (1, 1, 64, 8)), fm("p", (1, 1, 66, 8)), fm("y", (1, 1, 64, 8))
+    pad = op("PAD", [x, const("pads", [[0, 0], [0, 0], [2, 0], [0, 0]], DataType.INT32, None)], [p], 0)
+    dilated = conv(p, y, 3, padding="VALID", index=1)
+    dilated = op("CONV_2D", dilated.inputs, [y], 1, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                 dilation_w_factor=2, fused_activation_function="NONE", explicit_padding=(0, 2, 0, 0))
+    g, _ = fold_pads(graph([pad, dilated], [x], [y]))
+    assert [o.type for o in g.ops] == ["CONV_2D"] and g.ops[0].options["explicit_padding"] == (0, 4, 0, 0)
+
+
 def test_pad_of_channels_is_kept() -> None:
     g, _ = fold_pads(_pad_conv([[0, 0], [1, 1], [1, 1], [1, 1]]))
     assert len(g.ops) == 2
