@@ -116,11 +116,15 @@ def branch_cascade(net: Network, dec: Decisions, s: int, e: int, rows: int) -> D
                     for n in names)
     kept = [c for c in dec.cascades if c not in inside]
     spans = sorted([*kept, CascadeSpan(-1, s, e, rolling)], key=lambda c: c.start)
+    # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
+    # cascade's span, so its input is read from the arena (as staging never proposes for it)
+    staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
     return replace(
         dec,
         ofm_rows=dec.ofm_rows[:s] + tuple(stripe) + dec.ofm_rows[e + 1:],
         weights=dec.weights[:s] + tuple(NO_WEIGHT_BUFFER for _ in ops) + dec.weights[e + 1:],
         cascades=tuple(replace(c, id=k) for k, c in enumerate(spans)),
+        staged_fms=staged,
     )
 
 
