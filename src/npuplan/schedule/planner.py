@@ -172,22 +172,34 @@ def _search(
             pareto = None
         if pareto is not None:
             found.append((pareto, ("search=pareto",)))
-    if options.optimise is Optimise.SIZE and len(found) > 1:
+    if options.optimise is Optimise.SIZE:
         from npuplan.schedule.strategy import size_trade
 
-        found = [found[size_trade([(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found])]]
-    if options.optimise is Optimise.SIZE:
-        found = [_through_branches(net, d, notes, arch, oracle) for d, notes in found]
+        free = size_free_bytes(net, arch, oracle, budget)
+        if len(found) > 1:
+            figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found]
+            found = [found[size_trade(figures, free_bytes=free)]]
+        found = [_through_branches(net, d, notes, arch, oracle, free) for d, notes in found]
     return found
 
 
+def size_free_bytes(net: Network, arch: Architecture, oracle: CostOracle, budget: int) -> int:
+    """The fast-storage bytes Size may use as freely as its least peak: none when the arena is in
+    fast storage, ``fast_storage.size_cascades``' limit when it is a cache (Dedicated_Sram)."""
+    if not arch.is_dedicated_sram:
+        return 0
+    from npuplan.schedule.fast_storage import size_cascades
+
+    return size_cascades(net, max_decisions(net, arch), arch, oracle, budget)[1]
+
+
 def _through_branches(
-    net: Network, dec: Decisions, notes: tuple[str, ...], arch: Architecture, oracle: CostOracle,
+    net: Network, dec: Decisions, notes: tuple[str, ...], arch: Architecture, oracle: CostOracle, free_bytes: int,
 ) -> tuple[Decisions, tuple[str, ...]]:
     """Size: ``dec`` with cascades through branches where they lower its peak (``branch_cascades``)."""
     from npuplan.schedule.branch_cascades import with_branch_cascades
 
-    branched = with_branch_cascades(net, dec, arch, oracle)
+    branched = with_branch_cascades(net, dec, arch, oracle, free_bytes=free_bytes)
     return (branched, notes + ("cascades through branches",)) if branched != dec else (dec, notes)
 
 

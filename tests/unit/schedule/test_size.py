@@ -128,3 +128,53 @@ def test_size_keeps_the_rolling_buffers_of_unaligned_maps_packed() -> None:
     schedule = plan_schedule(graph, build_architecture(SIZE), SIZE)
     rolled = [r for c in schedule.cascades for r in c.rolling_buffers]
     assert rolled and all(r.size_bytes == r.rows * 48 * 8 for r in rolled)  # packed rows of 48 x 8 bytes
+
+
+def test_size_trade_counts_peaks_up_to_the_free_bytes_as_the_least() -> None:
+    from npuplan.schedule.strategy import size_trade
+
+    figures = [(0, 1000), (5000, 400)]  # on a cache the least peak is 0: any memory is "infinitely" more
+    assert size_trade(figures) == 0
+    assert size_trade(figures, free_bytes=5000) == 1  # both within the free bytes: the faster
+    assert size_trade(figures, free_bytes=4000) == 0  # 25% over them is worth 75% of cycles; 60% saved is not
+
+
+SIZE_ON_CACHE = PlanOptions(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
+                            memory_mode="Dedicated_Sram_384KB", optimise=Optimise.SIZE)
+
+
+def test_size_on_a_cache_spends_the_minimal_schedules_peak_on_speed() -> None:
+    """Dedicated_Sram Size: the least peak is 0 (every map may stay in the arena), but Size's limit
+    is the rolling buffers of the cascades of Vela's minimal schedule (here the chain, whose maps
+    exceed the 18 KiB input one op must hold whole), and the plan within it is faster than the plan
+    that keeps nothing in the cache."""
+    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.fast_storage import size_cascades
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.usage import peak_bytes
+
+    arch = build_architecture(SIZE_ON_CACHE)
+    graph = conv_chain([(16, 1), (16, 1), (16, 1), (16, 1)], h=48, w=48)
+    net, oracle = build_network(graph, pack_unaligned=True), default_oracle(arch)
+    bare = max_decisions(net, arch)
+    cascaded, limit = size_cascades(net, bare, arch, oracle, arch.arena_cache_size_bytes)
+    assert cascaded.cascades and 0 < limit == peak_bytes(net, cascaded) < sum(fm.size_bytes for fm in net.fms.values())
+    schedule = plan_schedule(graph, arch, SIZE_ON_CACHE)
+    assert 0 < schedule.sram_peak_bytes <= limit
+    assert sum(float(o.cost.total_cycles) for o in schedule.ops) < total_cycles(net, bare, arch, oracle)
+
+
+def test_size_on_a_cache_keeps_no_rolling_buffers_above_the_whole_maps_floor() -> None:
+    """A chain whose whole maps are small (a 1 KiB input, a 2 KiB output) but whose cascades would
+    roll 64-channel maps: Vela's minimal schedule keeps no rolling buffers larger than the maps one
+    op must hold whole, so Size on a cache does not cascade it and keeps the cache empty."""
+    from npuplan.schedule.fast_storage import size_cascades, whole_floor_bytes
+    from npuplan.schedule.oracle import default_oracle
+
+    arch = build_architecture(SIZE_ON_CACHE)
+    graph = conv_chain([(64, 1), (64, 1), (8, 2)], h=32, w=32, c=1)
+    net = build_network(graph, pack_unaligned=True)
+    assert whole_floor_bytes(net) == max(net.fms["input"].size_bytes, net.fms["t2"].size_bytes)
+    cascaded, limit = size_cascades(net, max_decisions(net, arch), arch, default_oracle(arch), 1 << 20)
+    assert cascaded.cascades == () and limit == 0
+    assert plan_schedule(graph, arch, SIZE_ON_CACHE).sram_peak_bytes == 0
