@@ -151,16 +151,20 @@ def size_cascades(
     nothing to trade against (``strategy.size_trade``). Vela guides its minimal schedule by
     ``whole_floor_bytes``: it cascades (rolling buffers in the cache, all else in the arena) only
     ops whose own input and output maps together exceed it, and only while the rolling buffers fit
-    it. Here: the chains that overflow that floor were their maps in fast storage are cascaded as
-    Performance cascades them, and a cascade is kept when an op it cascades (any but its first)
-    has maps that alone exceed the floor and its rolling buffers fit the floor.
+    it, with producers making the fewest rows their readers' strides allow. Here: the chains that
+    overflow that floor were their maps in fast storage are cascaded as Performance cascades them;
+    a cascade is kept when an op it cascades (any but its first) has maps that alone exceed the
+    floor and its rolling buffers fit the floor; its producers then make one row at a time.
     """
     guide = min(budget, whole_floor_bytes(net))
 
     def needed(c: CascadeSpan) -> bool:
         return any(_own_bytes(net, k) >= guide for k in range(c.start + 1, c.end + 1))
 
+    from npuplan.schedule.cascades import one_row_producers
+
     cascaded = _cascaded_as_if_cached(net, dec, arch, oracle, guide, Optimise.PERFORMANCE, keep=needed)
+    cascaded = one_row_producers(net, cascaded, set(cascaded.cascades) - set(dec.cascades))
     return cascaded, min(budget, peak_bytes(net, cascaded))
 
 

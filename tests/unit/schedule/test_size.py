@@ -159,6 +159,8 @@ def test_size_on_a_cache_spends_the_minimal_schedules_peak_on_speed() -> None:
     bare = max_decisions(net, arch)
     cascaded, limit = size_cascades(net, bare, arch, oracle, arch.arena_cache_size_bytes)
     assert cascaded.cascades and 0 < limit == peak_bytes(net, cascaded) < sum(fm.size_bytes for fm in net.fms.values())
+    # its producers make one row at a time: the smallest rolling buffers (Vela's minimal stripes)
+    assert all(cascaded.ofm_rows[k] == 1 for c in cascaded.cascades for k in range(c.start, c.end))
     schedule = plan_schedule(graph, arch, SIZE_ON_CACHE)
     assert 0 < schedule.sram_peak_bytes <= limit
     assert sum(float(o.cost.total_cycles) for o in schedule.ops) < total_cycles(net, bare, arch, oracle)
@@ -178,3 +180,4 @@ def test_size_on_a_cache_keeps_no_rolling_buffers_above_the_whole_maps_floor() -
     cascaded, limit = size_cascades(net, max_decisions(net, arch), arch, default_oracle(arch), 1 << 20)
     assert cascaded.cascades == () and limit == 0
     assert plan_schedule(graph, arch, SIZE_ON_CACHE).sram_peak_bytes == 0
+
