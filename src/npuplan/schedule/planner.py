@@ -51,14 +51,14 @@ def plan_schedule(
 
     The budget is a cap: the fastest candidate whose allocated peak fits is returned; if none does,
     the floor schedule (``schedule.floor``) with weight buffers in what is left. Size stores feature
-    maps of unaligned depth packed (NHWC, ``build_network``); Performance does so only when nothing
-    fits otherwise. Raises ``InfeasiblePlan`` naming the floor's allocated peak when even that does
-    not fit.
+    maps of unaligned depth packed (NHWC, ``build_network``) when the arena is in fast storage
+    (``packs_unaligned``); Performance does so only when nothing fits otherwise. Raises
+    ``InfeasiblePlan`` naming the floor's allocated peak when even that does not fit.
     """
     oracle = oracle or default_oracle(arch)
     size = options.optimise is Optimise.SIZE
     try:
-        return _plan(build_network(lowered, pack_unaligned=size), arch, options, oracle)
+        return _plan(build_network(lowered, pack_unaligned=packs_unaligned(arch, options)), arch, options, oracle)
     except InfeasiblePlan as bricks:
         if size:
             raise
@@ -67,6 +67,14 @@ def plan_schedule(
         except InfeasiblePlan as packed:  # name the smaller of the two floors: that budget plans
             raise min((bricks, packed), key=lambda e: e.needed_bytes) from None
     return replace(schedule, notes=(*schedule.notes, "feature maps of unaligned depth kept NHWC to fit the budget"))
+
+
+def packs_unaligned(arch: Architecture, options: PlanOptions) -> bool:
+    """Whether feature maps of unaligned depth are stored NHWC from the start: for Size when the
+    arena is in fast storage (packing saves its bytes). On a cache (Dedicated_Sram) the arena is
+    off-chip, where packing saves nothing Size counts and costs DRAM bursts (an 8-channel NHWC map
+    moves 8 bytes a pixel per burst, a brick 16)."""
+    return options.optimise is Optimise.SIZE and not arch.is_dedicated_sram
 
 
 def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle) -> Schedule:

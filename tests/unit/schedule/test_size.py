@@ -181,3 +181,19 @@ def test_size_on_a_cache_keeps_no_rolling_buffers_above_the_whole_maps_floor() -
     assert cascaded.cascades == () and limit == 0
     assert plan_schedule(graph, arch, SIZE_ON_CACHE).sram_peak_bytes == 0
 
+
+def test_size_on_a_cache_keeps_unaligned_maps_in_bricks() -> None:
+    """Packing 8-channel maps NHWC saves arena bytes, which Size counts only when the arena is the
+    fast storage; off-chip (Dedicated_Sram) it saves nothing Size counts and halves each DRAM burst."""
+    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.planner import packs_unaligned
+
+    cache = build_architecture(SIZE_ON_CACHE)
+    assert packs_unaligned(build_architecture(SIZE), SIZE) and not packs_unaligned(cache, SIZE_ON_CACHE)
+    assert not packs_unaligned(cache, PlanOptions(accelerator_config="ethos-u65-256"))
+    graph = conv_chain([(8, 1), (8, 1), (8, 1)], h=32, w=32, c=8)
+    oracle = default_oracle(cache)
+    packed, bricks = build_network(graph, pack_unaligned=True), build_network(graph)
+    assert total_cycles(bricks, max_decisions(bricks, cache), cache, oracle) < \
+        total_cycles(packed, max_decisions(packed, cache), cache, oracle)
