@@ -198,7 +198,7 @@ def misses(rows: list[dict], goal: str, budget: int | None) -> dict[str, list[st
     found: dict[str, list[str]] = {"size": [], "budget": [], "errors": [], "outside25": []}
     for r in rows:
         if goal == "Size" and r["size"][0] is not None and r["size"][1] is not None and r["size"][0] > r["size"][1] + 1e-9:
-            found["size"].append(f"{r['model']} ({r['size'][0]:.1f} > {r['size'][1]:.1f})")
+            found["size"].append(f"{r['model']} ({r['size'][0]:.2f} > {r['size'][1]:.2f})")
         if budget is not None and not r["fits"][0] and (r["fits"][1] or r["fits"][2]):
             found["budget"].append(r["model"])
         if "error" in r["mine"] or ("infeasible" in r["mine"] and budget is None):
