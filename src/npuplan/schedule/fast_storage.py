@@ -171,9 +171,10 @@ def size_cascades(
 def whole_floor_bytes(net: Network) -> int:
     """The most feature-map bytes one NPU op must hold whole (bytes): its input maps that may not be
     striped (network inputs and outputs, maps the CPU touches) and its output map when that may
-    not be striped or has several readers. No schedule of the arena needs less."""
+    not be striped, has several readers or several writers (a concatenation written in slices).
+    No schedule of the arena needs less."""
     def whole(fm: FeatureMap | None, *, output: bool) -> int:
-        if fm is None or not (fm.whole_reason or (output and len(fm.consumers) > 1)):
+        if fm is None or not (fm.whole_reason or (output and (len(fm.consumers) > 1 or fm.writers > 1))):
             return 0
         return fm.size_bytes
 

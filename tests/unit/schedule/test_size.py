@@ -197,3 +197,22 @@ def test_size_on_a_cache_keeps_unaligned_maps_in_bricks() -> None:
     packed, bricks = build_network(graph, pack_unaligned=True), build_network(graph)
     assert total_cycles(bricks, max_decisions(bricks, cache), cache, oracle) < \
         total_cycles(packed, max_decisions(packed, cache), cache, oracle)
+
+
+def test_the_whole_maps_floor_counts_a_concatenation_written_in_slices() -> None:
+    """Two convolutions write the halves of a concatenation that a third reads: the map has two
+    writers, so its first writer must hold it whole (Vela: ConcatSliceWrite requires the full OFM)."""
+    from dataclasses import replace
+
+    from npuplan.schedule.fast_storage import whole_floor_bytes
+
+    from .chains import conv, fm
+
+    x, cat, y = fm("input", 16, 16, 16), fm("cat", 16, 16, 32), fm("out", 8, 8, 16)
+    halves = [replace(conv(f"half{i}", x, fm(f"h{i}", 16, 16, 16), seed=i), ofm=cat, ofm_shape=Shape4D.of(cat.shape),
+                      ofm_write_offset=Shape4D(0, 0, 0, 16 * i), ofm_write_shape=Shape4D(1, 16, 16, 16))
+              for i in range(2)]
+    graph = LoweredGraph("cat", (*halves, conv("out", cat, y, stride=2, seed=2)), (x,), (y,))
+    net = build_network(graph)
+    assert net.fms["cat"].writers == 2
+    assert whole_floor_bytes(net) == net.fms["input"].size_bytes + net.fms["cat"].size_bytes
