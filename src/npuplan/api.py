@@ -26,6 +26,7 @@ from npuplan.schedule import plan_schedule
 from npuplan.schedule.network import build_network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, default_oracle, round_up
 from npuplan.schedule.order import least_peak_order, reordered
+from npuplan.schedule.planner import packs_unaligned
 from npuplan.schedule.types import Schedule
 
 log = logging.getLogger(__name__)
@@ -230,7 +231,7 @@ def plan_prepared(
     variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
                               deployable=options.deployable, cpu_ops=frozenset(options.deploy_cpu_ops))
     reorders = [(r, v) for v in (variants if options.reorder else [])
-                for r in [_least_peak_variant(v, options)] if r is not None]
+                for r in [_least_peak_variant(v, options, arch)] if r is not None]
     variants = variants + [r for r, _ in reorders]
     bases = {id(r): v for r, v in reorders}
     step("schedule")
@@ -256,13 +257,13 @@ def plan_prepared(
     )
 
 
-def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions) -> LoweredGraph | None:
+def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions, arch: Architecture) -> LoweredGraph | None:
     """``lowered`` with its ops in the order of least whole-feature-map peak, or None when that is
     the file's order (``schedule.order``)."""
     # Each map as the allocator stores it (its bytes rounded up to the address alignment): many
     # small maps live at once (an unstacked sequence) cost their alignment too.
     sizes = {name: round_up(fm.size_bytes, ALIGN_BYTES) for name, fm in
-             build_network(lowered, pack_unaligned=options.optimise is Optimise.SIZE).fms.items()}
+             build_network(lowered, pack_unaligned=packs_unaligned(arch, options)).fms.items()}
     order = least_peak_order(lowered, sizes)
     if order == tuple(range(len(lowered.ops))):
         return None

@@ -116,11 +116,15 @@ def branch_cascade(net: Network, dec: Decisions, s: int, e: int, rows: int) -> D
                     for n in names)
     kept = [c for c in dec.cascades if c not in inside]
     spans = sorted([*kept, CascadeSpan(-1, s, e, rolling)], key=lambda c: c.start)
+    # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
+    # cascade's span, so its input is read from the arena (as staging never proposes for it)
+    staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
     return replace(
         dec,
         ofm_rows=dec.ofm_rows[:s] + tuple(stripe) + dec.ofm_rows[e + 1:],
         weights=dec.weights[:s] + tuple(NO_WEIGHT_BUFFER for _ in ops) + dec.weights[e + 1:],
         cascades=tuple(replace(c, id=k) for k, c in enumerate(spans)),
+        staged_fms=staged,
     )
 
 
@@ -163,8 +167,10 @@ HOT_FRACTION = 0.9
 class _Search:
     """One network's search: its candidate runs and each decision set's usage, worked out once."""
 
-    def __init__(self, net: Network, arch: Architecture, oracle: CostOracle, *, least: bool) -> None:
-        self.net, self.arch, self.oracle, self.least = net, arch, oracle, least
+    def __init__(
+        self, net: Network, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int = 0,
+    ) -> None:
+        self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         self._owner: dict[int, tuple[Decisions, dict[str, str]]] = {}
@@ -231,12 +237,13 @@ class _Search:
             _, _, step, chosen = min(options, key=lambda o: (o[0], o[1]))
             return chosen, step
         options.append((here, self.cycles(current), None, current))
-        _, _, step, chosen = options[size_trade([(m, c) for m, c, _, _ in options])]
+        _, _, step, chosen = options[size_trade([(m, c) for m, c, _, _ in options], free_bytes=self.free_bytes)]
         return chosen, step
 
 
 def with_branch_cascades(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, least: bool = False,
+    free_bytes: int = 0,
 ) -> Decisions:
     """``dec`` with the branch cascades that lower its fast-storage peak (Size; with ``least``,
     the least peak whatever the cycles, for the floor plan).
@@ -245,9 +252,9 @@ def with_branch_cascades(
     and stripe heights that lower the peak over their span, and no run, as Size chooses (two cells
     may share the plan's peak: neither alone lowers it); passes repeat while they find runs, as
     the peak moves. Backward, a run whose removal leaves the plan's peak where it is goes again
-    (it only costs cycles). Last, Size's rule (``strategy.size_trade``) chooses between the result
-    and ``dec``."""
-    search = _Search(net, arch, oracle, least=least)
+    (it only costs cycles). Last, Size's rule (``strategy.size_trade``, peaks up to ``free_bytes``
+    counting as the least) chooses between the result and ``dec``."""
+    search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes)
     steps: list[tuple[int, int, int]] = []
     current = dec
     for _ in range(PASSES):
@@ -268,7 +275,7 @@ def with_branch_cascades(
     if current is dec:
         return dec
     figures = [(search.peak(d), search.cycles(d)) for d in (dec, current)]
-    chosen = (dec, current)[1 if least else size_trade(figures)]
+    chosen = (dec, current)[1 if least else size_trade(figures, free_bytes=free_bytes)]
     if chosen is current:
         log.info("%d branch cascades: peak %d -> %d bytes", len(steps), figures[0][0], figures[1][0])
     return chosen

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import logging
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
@@ -214,12 +215,33 @@ def _span_base(ctx: _Context, s: int, e: int, rolling: tuple[RollingBuffer, ...]
 def _rolling_buffer(ctx: _Context, k: int, rows: int, consumer_rows: int) -> RollingBuffer:
     key = (k, rows, consumer_rows)
     if key not in ctx.rolling_memo:
-        producer, consumer = ctx.net.npu_ops[k], ctx.net.npu_ops[k + 1]
-        ctx.rolling_memo[key] = RollingBuffer(producer.ofm.name,
-                                              rolling_rows(producer, rows, consumer, consumer_rows),
-                                              rolling_buffer_bytes(producer, rows, consumer, consumer_rows,
-                                                                   rolling_format(ctx.net, producer.ofm.name)))
+        ctx.rolling_memo[key] = rolling_buffer(ctx.net, k, rows, consumer_rows)
     return ctx.rolling_memo[key]
+
+
+def rolling_buffer(net: Network, k: int, rows: int, consumer_rows: int) -> RollingBuffer:
+    """The rolling buffer between NPU ops ``k`` and ``k + 1`` making OFM stripes of ``rows`` and
+    ``consumer_rows`` rows."""
+    producer, consumer = net.npu_ops[k], net.npu_ops[k + 1]
+    return RollingBuffer(producer.ofm.name, rolling_rows(producer, rows, consumer, consumer_rows),
+                         rolling_buffer_bytes(producer, rows, consumer, consumer_rows,
+                                              rolling_format(net, producer.ofm.name)))
+
+
+def one_row_producers(net: Network, dec: Decisions, spans: Collection[CascadeSpan]) -> Decisions:
+    """``dec`` with its cascades among ``spans`` restriped so that every producer makes one row at
+    a time (``segment_rows(minimal=True)``; each cascade's last op keeps its rows): the smallest
+    rolling buffers those cascades can have, as in Vela's minimal schedule."""
+    rows = list(dec.ofm_rows)
+    cascades = []
+    for c in dec.cascades:
+        if c in spans:
+            r = segment_rows(net, c.start, c.end, dec.ofm_rows[c.end], minimal=True)
+            rows[c.start:c.end + 1] = r
+            c = replace(c, rolling=tuple(rolling_buffer(net, k, r[k - c.start], r[k + 1 - c.start])
+                                         for k in range(c.start, c.end)))
+        cascades.append(c)
+    return replace(dec, ofm_rows=tuple(rows), cascades=tuple(cascades))
 
 
 def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:

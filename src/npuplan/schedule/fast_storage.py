@@ -10,23 +10,25 @@ candidates are costed).
 ``place_with_weights`` proposes two orders and keeps the faster: weight buffers first and feature
 maps in the memory left (Vela's order), or feature maps first and weight buffers in what is left
 (trading weight-buffer size for feature maps). Usage never exceeds ``budget`` at any time step.
+``size_on_cache`` does the same for Size within the peak of its minimal schedule (``size_cascades``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
 from npuplan.hw.memory import Architecture
+from npuplan.options import Optimise
 from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import cost_op, op_context
-from npuplan.schedule.decisions import Decisions
+from npuplan.schedule.decisions import CascadeSpan, Decisions
 from npuplan.schedule.network import FeatureMap, Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
 from npuplan.schedule.placement_groups import Candidate, choose_partitioned, partition
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
 
 log = logging.getLogger(__name__)
 
@@ -135,20 +137,91 @@ def cascade_for_cache(
 ) -> Decisions:
     """Cascades where the chain's feature maps, were they all in fast storage, would not fit the
     cache: rolling buffers then keep those chains in fast storage (the FMs go back to the arena)."""
-    from npuplan.options import Optimise
+    return _cascaded_as_if_cached(net, dec, arch, oracle, budget, Optimise.PERFORMANCE)
+
+
+def size_cascades(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int,
+) -> tuple[Decisions, int]:
+    """Size on a cache (Dedicated_Sram): Vela's minimal schedule, and the fast-storage bytes it
+    holds at its peak (within ``budget``), which Size then spends on speed (weight buffers, feature
+    maps) as Vela spends its minimal schedule's peak.
+
+    The least peak itself is 0 on a cache (every map may stay in the arena), which would leave Size
+    nothing to trade against (``strategy.size_trade``). Vela guides its minimal schedule by
+    ``whole_floor_bytes``: it cascades (rolling buffers in the cache, all else in the arena) only
+    ops whose own input and output maps together exceed it, and only while the rolling buffers fit
+    it, with producers making the fewest rows their readers' strides allow. Here: the chains that
+    overflow that floor were their maps in fast storage are cascaded as Performance cascades them;
+    a cascade is kept when an op it cascades (any but its first) has maps that alone exceed the
+    floor and its rolling buffers fit the floor; its producers then make one row at a time.
+    """
+    guide = min(budget, whole_floor_bytes(net))
+
+    def needed(c: CascadeSpan) -> bool:
+        return any(_own_bytes(net, k) >= guide for k in range(c.start + 1, c.end + 1))
+
+    from npuplan.schedule.cascades import one_row_producers
+
+    cascaded = _cascaded_as_if_cached(net, dec, arch, oracle, guide, Optimise.PERFORMANCE, keep=needed)
+    cascaded = one_row_producers(net, cascaded, set(cascaded.cascades) - set(dec.cascades))
+    return cascaded, min(budget, peak_bytes(net, cascaded))
+
+
+def whole_floor_bytes(net: Network) -> int:
+    """The most feature-map bytes one NPU op must hold whole (bytes): its input maps that may not be
+    striped (network inputs and outputs, maps the CPU touches) and its output map when that may
+    not be striped, has several readers or several writers (a concatenation written in slices).
+    No schedule of the arena needs less."""
+    def whole(fm: FeatureMap | None, *, output: bool) -> int:
+        if fm is None or not (fm.whole_reason or (output and (len(fm.consumers) > 1 or fm.writers > 1))):
+            return 0
+        return fm.size_bytes
+
+    return max((whole(net.fm(op.ifm), output=False) + whole(net.fm(op.ifm2), output=False)
+                + whole(net.fm(op.ofm), output=True) for op in net.npu_ops), default=0)
+
+
+def _own_bytes(net: Network, k: int) -> int:
+    """Bytes of NPU op ``k``'s own input and output feature maps, whole."""
+    op = net.npu_ops[k]
+    return sum(fm.size_bytes for fm in (net.fm(op.ifm), net.fm(op.ofm)) if fm is not None)
+
+
+def size_on_cache(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int,
+) -> tuple[Decisions, int]:
+    """Size on a cache: the faster of ``dec`` and its ``size_cascades``, each with weight buffers
+    and feature maps placed within that limit (both orders), and the limit (bytes)."""
+    from npuplan.schedule.assemble import fastest
+
+    cascaded, limit = size_cascades(net, dec, arch, oracle, budget)
+    memo = ChoiceMemo()
+    proposals = [p for d in dict.fromkeys((dec, cascaded))
+                 for p in _both_orders(net, d, arch, oracle, limit, limit, memo)]
+    return fastest(net, proposals, arch, oracle), limit
+
+
+def _cascaded_as_if_cached(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, optimise: Optimise, *,
+    keep: Callable[[CascadeSpan], bool] = lambda _c: True,
+) -> Decisions:
+    """``dec`` with the cascades ``build_cascades`` chooses were its candidate feature maps in fast
+    storage, those back in the arena, and only the new cascades ``keep`` accepts whose rolling
+    buffers alone fit ``budget`` (the others' ops run whole)."""
     from npuplan.schedule.cascades import build_cascades
 
     names = frozenset(fm.name for fm in candidate_fms(net, dec))
     optimistic = replace(dec, fast_fms=dec.fast_fms | names)
-    cascaded = replace(build_cascades(net, optimistic, arch, oracle, budget, Optimise.PERFORMANCE),
+    cascaded = replace(build_cascades(net, optimistic, arch, oracle, budget, optimise),
                        fast_fms=dec.fast_fms)
     usage = usage_by_time(net, fast_buffers(net, cascaded))
     rows = list(cascaded.ofm_rows)
     kept = []
     for c in cascaded.cascades:
-        if c in dec.cascades or max(usage[net.times[c.start]:net.times[c.end] + 1]) <= budget:
+        if c in dec.cascades or (keep(c) and max(usage[net.times[c.start]:net.times[c.end] + 1]) <= budget):
             kept.append(c)
-        else:  # its rolling buffers alone overflow the cache: run those ops whole instead
+        else:  # its rolling buffers alone overflow the cache, or it is not wanted: run those ops whole
             rows[c.start:c.end + 1] = dec.ofm_rows[c.start:c.end + 1]
     return replace(cascaded, ofm_rows=tuple(rows), cascades=tuple(kept))
 

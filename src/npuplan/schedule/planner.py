@@ -51,14 +51,14 @@ def plan_schedule(
 
     The budget is a cap: the fastest candidate whose allocated peak fits is returned; if none does,
     the floor schedule (``schedule.floor``) with weight buffers in what is left. Size stores feature
-    maps of unaligned depth packed (NHWC, ``build_network``); Performance does so only when nothing
-    fits otherwise. Raises ``InfeasiblePlan`` naming the floor's allocated peak when even that does
-    not fit.
+    maps of unaligned depth packed (NHWC, ``build_network``) when the arena is in fast storage
+    (``packs_unaligned``); Performance does so only when nothing fits otherwise. Raises
+    ``InfeasiblePlan`` naming the floor's allocated peak when even that does not fit.
     """
     oracle = oracle or default_oracle(arch)
     size = options.optimise is Optimise.SIZE
     try:
-        return _plan(build_network(lowered, pack_unaligned=size), arch, options, oracle)
+        return _plan(build_network(lowered, pack_unaligned=packs_unaligned(arch, options)), arch, options, oracle)
     except InfeasiblePlan as bricks:
         if size:
             raise
@@ -67,6 +67,14 @@ def plan_schedule(
         except InfeasiblePlan as packed:  # name the smaller of the two floors: that budget plans
             raise min((bricks, packed), key=lambda e: e.needed_bytes) from None
     return replace(schedule, notes=(*schedule.notes, "feature maps of unaligned depth kept NHWC to fit the budget"))
+
+
+def packs_unaligned(arch: Architecture, options: PlanOptions) -> bool:
+    """Whether feature maps of unaligned depth are stored NHWC from the start: for Size when the
+    arena is in fast storage (packing saves its bytes). On a cache (Dedicated_Sram) the arena is
+    off-chip, where packing saves nothing Size counts and costs DRAM bursts (an 8-channel NHWC map
+    moves 8 bytes a pixel per burst, a brick 16)."""
+    return options.optimise is Optimise.SIZE and not arch.is_dedicated_sram
 
 
 def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle) -> Schedule:
@@ -193,22 +201,34 @@ def _search(
             pareto = None
         if pareto is not None:
             found.append((pareto, ("search=pareto",)))
-    if options.optimise is Optimise.SIZE and len(found) > 1:
+    if options.optimise is Optimise.SIZE:
         from npuplan.schedule.strategy import size_trade
 
-        found = [found[size_trade([(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found])]]
-    if options.optimise is Optimise.SIZE:
-        found = [_through_branches(net, d, notes, arch, oracle) for d, notes in found]
+        free = size_free_bytes(net, arch, oracle, budget)
+        if len(found) > 1:
+            figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found]
+            found = [found[size_trade(figures, free_bytes=free)]]
+        found = [_through_branches(net, d, notes, arch, oracle, free) for d, notes in found]
     return found
 
 
+def size_free_bytes(net: Network, arch: Architecture, oracle: CostOracle, budget: int) -> int:
+    """The fast-storage bytes Size may use as freely as its least peak: none when the arena is in
+    fast storage, ``fast_storage.size_cascades``' limit when it is a cache (Dedicated_Sram)."""
+    if not arch.is_dedicated_sram:
+        return 0
+    from npuplan.schedule.fast_storage import size_cascades
+
+    return size_cascades(net, max_decisions(net, arch), arch, oracle, budget)[1]
+
+
 def _through_branches(
-    net: Network, dec: Decisions, notes: tuple[str, ...], arch: Architecture, oracle: CostOracle,
+    net: Network, dec: Decisions, notes: tuple[str, ...], arch: Architecture, oracle: CostOracle, free_bytes: int,
 ) -> tuple[Decisions, tuple[str, ...]]:
     """Size: ``dec`` with cascades through branches where they lower its peak (``branch_cascades``)."""
     from npuplan.schedule.branch_cascades import with_branch_cascades
 
-    branched = with_branch_cascades(net, dec, arch, oracle)
+    branched = with_branch_cascades(net, dec, arch, oracle, free_bytes=free_bytes)
     return (branched, notes + ("cascades through branches",)) if branched != dec else (dec, notes)
 
 

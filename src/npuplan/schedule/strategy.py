@@ -26,14 +26,18 @@ def cascade_search(
 ) -> Decisions:
     """Max schedule; cascades when it does not fit (or to shrink the peak for Size; with
     ``every_chain``, Performance also cascades chains that fit where that is faster);
-    fast-storage FMs (Dedicated_Sram); then weight buffering in the memory left."""
+    fast-storage FMs (Dedicated_Sram); then weight buffering in the memory left. Size on a cache
+    (Dedicated_Sram) spends the peak of its minimal schedule (``fast_storage.size_on_cache``)."""
     from npuplan.schedule.cascades import plan_cascades
-    from npuplan.schedule.fast_storage import place_with_weights
+    from npuplan.schedule.fast_storage import place_with_weights, size_on_cache
     from npuplan.schedule.staging import stage_inputs
     from npuplan.schedule.planner import max_decisions
 
     dec = max_decisions(net, arch)
     limit = budget
+    if options.optimise is Optimise.SIZE and arch.is_dedicated_sram:
+        placed, limit = size_on_cache(net, dec, arch, oracle, budget)
+        return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
     if options.optimise is Optimise.SIZE:
         dec, limit = plan_cascades(net, dec, arch, oracle, budget, options.optimise,
                                    memory_weight=SIZE_MEMORY_WEIGHT)
@@ -59,16 +63,19 @@ def pareto_search(
     return pareto_decisions(net, arch, options, oracle, budget)
 
 
-def size_trade(figures: Sequence[tuple[int, int]], memory_weight: float = SIZE_MEMORY_WEIGHT) -> int:
+def size_trade(figures: Sequence[tuple[int, int]], memory_weight: float = SIZE_MEMORY_WEIGHT, *,
+               free_bytes: int = 0) -> int:
     """Index of Size's choice among ``(peak bytes, cycles)`` pairs: the least peak unless more
     memory buys disproportionate speed, i.e. the least ``cycles / C + memory_weight * (peak / P - 1)``
-    where ``P`` is the least peak and ``C`` the fewest cycles at it (as ``cascades.plan_cascades``)."""
-    least = max(min(p for p, _ in figures), 1)
-    fewest = max(min(c for p, c in figures if p == min(q for q, _ in figures)), 1)
+    where ``P`` is the least peak and ``C`` the fewest cycles at it (as ``cascades.plan_cascades``).
+    Peaks up to ``free_bytes`` count as the least (``P`` is at least that; on a cache it is
+    ``fast_storage.size_cascades``' limit, the least peak itself being 0)."""
+    least = max(min(p for p, _ in figures), free_bytes, 1)
+    fewest = max(min(c for p, c in figures if p <= least), 1)
 
     def score(i: int) -> tuple[float, int, int]:
         peak, cycles = figures[i]
-        return cycles / fewest + memory_weight * (peak / least - 1), peak, cycles
+        return cycles / fewest + memory_weight * (max(peak, least) / least - 1), peak, cycles
 
     return min(range(len(figures)), key=score)
 

@@ -79,3 +79,21 @@ def test_slices_read_in_place_inside_a_branch_cascade_pull_their_own_rows(tmp_pa
         path = tmp_path / f"random_{seed}.tflite"
         path.write_bytes(network_bytes(seed, layers=6))
         validate_plan(plan(path, **SIZE))
+
+
+def test_branch_cascade_drops_the_staged_copy_of_an_input_it_cascades() -> None:
+    """Staging copies a map into the cache for its one reader's time step only; once a branch
+    cascade runs that reader over the cascade's span, the copy would be gone before the reader is
+    done (the replay found rows never written), so the reader reads the arena instead."""
+    from dataclasses import replace
+
+    from npuplan.api import make_options
+    from npuplan.hw import build_architecture
+
+    dedicated = build_architecture(make_options(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
+                                                memory_mode="Dedicated_Sram_384KB"))
+    net = build_network(_residual())
+    staged = replace(max_decisions(net, dedicated), staged_fms=frozenset({"x"}))
+    branched = branch_cascade(net, staged, 0, 3, 1)
+    assert branched is not None and branched.cascades[0].start == 0
+    assert branched.staged_fms == frozenset()

@@ -146,3 +146,91 @@ def test_size_weight_buffers_never_raise_the_allocated_peak() -> None:
         schedule = plan_schedule(LoweredGraph("focus", ops, (x,), (y,)), arch, SIZE)
         assert schedule.sram_peak_bytes == 2 * 64 * 64 * 3  # the CPU op's two maps
         assert any(so.weight_buffer_bytes for so in schedule.ops)  # the buffers that fit are kept
+
+
+def test_size_trade_counts_peaks_up_to_the_free_bytes_as_the_least() -> None:
+    from npuplan.schedule.strategy import size_trade
+
+    figures = [(0, 1000), (5000, 400)]  # on a cache the least peak is 0: any memory is "infinitely" more
+    assert size_trade(figures) == 0
+    assert size_trade(figures, free_bytes=5000) == 1  # both within the free bytes: the faster
+    assert size_trade(figures, free_bytes=4000) == 0  # 25% over them is worth 75% of cycles; 60% saved is not
+
+
+SIZE_ON_CACHE = PlanOptions(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
+                            memory_mode="Dedicated_Sram_384KB", optimise=Optimise.SIZE)
+
+
+def test_size_on_a_cache_spends_the_minimal_schedules_peak_on_speed() -> None:
+    """Dedicated_Sram Size: the least peak is 0 (every map may stay in the arena), but Size's limit
+    is the rolling buffers of the cascades of Vela's minimal schedule (here the chain, whose maps
+    exceed the 18 KiB input one op must hold whole), and the plan within it is faster than the plan
+    that keeps nothing in the cache."""
+    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.fast_storage import size_cascades
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.usage import peak_bytes
+
+    arch = build_architecture(SIZE_ON_CACHE)
+    graph = conv_chain([(16, 1), (16, 1), (16, 1), (16, 1)], h=48, w=48)
+    net, oracle = build_network(graph, pack_unaligned=True), default_oracle(arch)
+    bare = max_decisions(net, arch)
+    cascaded, limit = size_cascades(net, bare, arch, oracle, arch.arena_cache_size_bytes)
+    assert cascaded.cascades and 0 < limit == peak_bytes(net, cascaded) < sum(fm.size_bytes for fm in net.fms.values())
+    # its producers make one row at a time: the smallest rolling buffers (Vela's minimal stripes)
+    assert all(cascaded.ofm_rows[k] == 1 for c in cascaded.cascades for k in range(c.start, c.end))
+    schedule = plan_schedule(graph, arch, SIZE_ON_CACHE)
+    assert 0 < schedule.sram_peak_bytes <= limit
+    assert sum(float(o.cost.total_cycles) for o in schedule.ops) < total_cycles(net, bare, arch, oracle)
+
+
+def test_size_on_a_cache_keeps_no_rolling_buffers_above_the_whole_maps_floor() -> None:
+    """A chain whose whole maps are small (a 1 KiB input, a 2 KiB output) but whose cascades would
+    roll 64-channel maps: Vela's minimal schedule keeps no rolling buffers larger than the maps one
+    op must hold whole, so Size on a cache does not cascade it and keeps the cache empty."""
+    from npuplan.schedule.fast_storage import size_cascades, whole_floor_bytes
+    from npuplan.schedule.oracle import default_oracle
+
+    arch = build_architecture(SIZE_ON_CACHE)
+    graph = conv_chain([(64, 1), (64, 1), (8, 2)], h=32, w=32, c=1)
+    net = build_network(graph, pack_unaligned=True)
+    assert whole_floor_bytes(net) == max(net.fms["input"].size_bytes, net.fms["t2"].size_bytes)
+    cascaded, limit = size_cascades(net, max_decisions(net, arch), arch, default_oracle(arch), 1 << 20)
+    assert cascaded.cascades == () and limit == 0
+    assert plan_schedule(graph, arch, SIZE_ON_CACHE).sram_peak_bytes == 0
+
+
+def test_size_on_a_cache_keeps_unaligned_maps_in_bricks() -> None:
+    """Packing 8-channel maps NHWC saves arena bytes, which Size counts only when the arena is the
+    fast storage; off-chip (Dedicated_Sram) it saves nothing Size counts and halves each DRAM burst."""
+    from npuplan.schedule.assemble import total_cycles
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.planner import packs_unaligned
+
+    cache = build_architecture(SIZE_ON_CACHE)
+    assert packs_unaligned(build_architecture(SIZE), SIZE) and not packs_unaligned(cache, SIZE_ON_CACHE)
+    assert not packs_unaligned(cache, PlanOptions(accelerator_config="ethos-u65-256"))
+    graph = conv_chain([(8, 1), (8, 1), (8, 1)], h=32, w=32, c=8)
+    oracle = default_oracle(cache)
+    packed, bricks = build_network(graph, pack_unaligned=True), build_network(graph)
+    assert total_cycles(bricks, max_decisions(bricks, cache), cache, oracle) < \
+        total_cycles(packed, max_decisions(packed, cache), cache, oracle)
+
+
+def test_the_whole_maps_floor_counts_a_concatenation_written_in_slices() -> None:
+    """Two convolutions write the halves of a concatenation that a third reads: the map has two
+    writers, so its first writer must hold it whole (Vela: ConcatSliceWrite requires the full OFM)."""
+    from dataclasses import replace
+
+    from npuplan.schedule.fast_storage import whole_floor_bytes
+
+    from .chains import conv, fm
+
+    x, cat, y = fm("input", 16, 16, 16), fm("cat", 16, 16, 32), fm("out", 8, 8, 16)
+    halves = [replace(conv(f"half{i}", x, fm(f"h{i}", 16, 16, 16), seed=i), ofm=cat, ofm_shape=Shape4D.of(cat.shape),
+                      ofm_write_offset=Shape4D(0, 0, 0, 16 * i), ofm_write_shape=Shape4D(1, 16, 16, 16))
+              for i in range(2)]
+    graph = LoweredGraph("cat", (*halves, conv("out", cat, y, stride=2, seed=2)), (x,), (y,))
+    net = build_network(graph)
+    assert net.fms["cat"].writers == 2
+    assert whole_floor_bytes(net) == net.fms["input"].size_bytes + net.fms["cat"].size_bytes
