@@ -102,9 +102,11 @@ def _weights_within_bare_peak(
     """Size: ``schedule`` (``dec`` allocated) unless its weight buffers raise the allocated peak
     above what the feature maps alone allocate to; then those buffers trimmed to that peak, or
     dropped. Size proposes weight buffers within the estimated peak, where they cost nothing, but
-    placing them can fragment the allocation (a buffer in the hole a dead input leaves)."""
+    placing them can fragment the allocation (a buffer in the hole a dead input leaves). On a cache
+    (Dedicated_Sram) Size places them within its minimal schedule's peak instead
+    (``fast_storage.size_on_cache``), where the maps alone may allocate nothing."""
     bare_dec = replace(dec, weights=tuple(NO_WEIGHT_BUFFER for _ in dec.weights))
-    if bare_dec == dec:
+    if bare_dec == dec or arch.is_dedicated_sram:
         return schedule
     bare = assemble(net, bare_dec, arch, oracle, allocator=options.tensor_allocator,
                     notes=notes + ("weight buffers dropped for allocation",))
