@@ -184,12 +184,22 @@ def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None) -> Emitted:
     clock.lap("model")
     _self_check(data)
     clock.lap("self_check")
-    notes = layout.notes
+    notes = layout.notes + _dynamic_note(plan)
     if changed:
         notes += (f"{changed} of {len(blocks)} ops use the nearest block config Vela's API accepts instead of the "
                   "plan's",)
     return Emitted(data, len(payloads), npu_count, dma_count, len(layout.flash), scratch, fast_bytes,
                    time.perf_counter() - started, notes, clock.steps)
+
+
+def _dynamic_note(plan: Plan) -> tuple[str, ...]:
+    """What the file declares of a network exported with dynamic dimensions."""
+    dynamic = [t for t in plan.lowered.inputs if t.signature is not None]
+    if not dynamic:
+        return ()
+    shapes = ", ".join(f"'{t.name}' {list(t.signature or ())} as {list(t.shape)}" for t in dynamic)
+    return (f"dynamic dimensions are planned and written static (the command streams run these shapes only): "
+            f"{shapes}",)
 
 
 def _operations(ctx: Context, group: list[Command], luts: LutSlots) -> tuple[list[Any], int, int]:
