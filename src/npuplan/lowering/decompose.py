@@ -19,6 +19,7 @@ from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering._util import fused_activation
+from npuplan.lowering.lut_tables import activation_table
 
 
 def _name(op: Op) -> str:
@@ -41,10 +42,27 @@ def _like(tensor: Tensor, name: str, dtype: DataType | None = None) -> Tensor:
     return Tensor(name, tensor.shape, tensor.dtype, tensor.quant)
 
 
-def _scalar(name: str, like: Tensor, value: int) -> Tensor:
+def _scalar(name: str, like: Tensor, value: int, scale: float | None = None) -> Tensor:
+    """A constant of ``like``'s type; with ``scale`` quantized (scale, zero point 0) so that it is
+    the real ``value * scale`` (Vela's zero and one constants), else with ``like``'s quantization."""
     data = np.full((), value, dtype=np.int8 if like.dtype.bits == 8 else np.int32)
     data.flags.writeable = False
-    return Tensor(name, (), like.dtype, like.quant, data)
+    quant = like.quant if scale is None else Quantization((scale,), (0,))
+    return Tensor(name, (), like.dtype, quant, data)
+
+
+def _real_zero(name: str, like: Tensor) -> Tensor:
+    """A real 0 in ``like``'s scale (zero point 0): the hardware subtracts each operand's zero point."""
+    return _scalar(name, like, 0, like.quant.scale[0] if like.quant is not None and like.quant.scale else 1.0)
+
+
+def _single_alpha_table(ifm: Tensor, alpha: Tensor, ofm: Tensor) -> np.ndarray | None:
+    """The lookup table of a PRELU whose alphas are all one value (``lut_tables``)."""
+    if ifm.quant is None or ofm.quant is None or alpha.quant is None or alpha.data is None or ifm.dtype != ofm.dtype:
+        return None
+    alpha_q = int(alpha.data.reshape(-1)[0]) - int((alpha.quant.zero_point or (0,))[0])
+    return activation_table("PRELU", ifm.dtype, ifm.quant, ofm.quant,
+                            {"alpha_q": alpha_q, "alpha_scale": float(np.float32(alpha.quant.scale[0]))})
 
 
 def _real_alphas(alpha: Tensor) -> np.ndarray | None:
@@ -70,25 +88,26 @@ def convert_prelu(op: Op) -> tuple[NpuOp, ...]:
                           ifm=ifm, ifm_shape=ifm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d,
                           activation=Activation.RELU, pool=PoolKind.AVERAGE, source_index=op.index),)
         if ifm.dtype.bits == 8:
-            zero = _scalar(ifm.name + "_scalar0", ifm, 0)
+            zero = _real_zero(ifm.name + "_scalar0", ifm)
             return (NpuOp(name=f"{name}_lut_lrelu", tflite_type=op.type, op_type="Add",
                           block_type=BlockType.ELEMENTWISE, ifm=ifm, ifm_shape=ifm.shape4d, ifm2=zero,
                           ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=ofm.shape4d, activation=Activation.LUT,
-                          elementwise="ADD", source_index=op.index),)
+                          elementwise="ADD", source_index=op.index, lut=_single_alpha_table(ifm, alpha, ofm)),)
     if reals is not None and reals.size and float(reals.max()) < 1.0:
         scaled = _like(ofm, f"{name}_alpha")
         ops = [_elementwise(op, f"{name}_mul_alpha", "MUL", ifm, alpha, scaled)]
         identity = ifm
         if ifm.quant != ofm.quant:
             identity = _like(ofm, f"{name}_id")
-            ops.append(_elementwise(op, f"{name}_mul_identity", "MUL", ifm, _scalar(f"{name}_one", ifm, 1), identity))
+            ops.append(_elementwise(op, f"{name}_mul_identity", "MUL", ifm, _scalar(f"{name}_one", ifm, 1, 1.0),
+                                    identity))
         ops.append(_elementwise(op, f"{name}_max", "MAXIMUM", scaled, identity, ofm, fused_activation(op.options)))
         return tuple(ops)
     negative = _like(ifm, f"{name}_negative")
     scaled = _like(ofm, f"{name}_negative_alpha")
     positive = _like(ofm, f"{name}_positive_scaled")
     return (
-        _elementwise(op, f"{name}_min", "MINIMUM", ifm, _scalar(f"{name}_zero", ifm, 0), negative),
+        _elementwise(op, f"{name}_min", "MINIMUM", ifm, _real_zero(f"{name}_zero", ifm), negative),
         _elementwise(op, f"{name}_mul_alpha", "MUL", negative, alpha, scaled),
         NpuOp(name=f"{name}_relu", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=ifm,
               ifm_shape=ifm.shape4d, ofm=positive, ofm_shape=positive.shape4d, activation=Activation.RELU,

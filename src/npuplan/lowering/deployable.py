@@ -23,12 +23,12 @@ DEPLOYABLE_TYPES = frozenset({
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
-    "REDUCE_MAX",
+    "REDUCE_MAX", "PRELU",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
-                             "SPLIT_V", "UNPACK", "PACK"})
+                             "SPLIT_V", "UNPACK", "PACK", "PRELU"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
@@ -87,8 +87,14 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return "only 8-bit feature maps are emitted yet"
     if any(t.quant is None or not t.quant.is_valid for t in fms):
         return "a feature map has no quantization"
+    if any(len(t.quant.scale) > 1 for t in (*fms, op.ifm2) if t is not None and t.quant is not None) and (
+            op.block_type is not BlockType.CONV and op.block_type is not BlockType.DEPTHWISE
+            and op.block_type is not BlockType.VECTOR_PRODUCT):
+        return "an operand quantized per channel is not emitted (the output stage scales per tensor)"
     if op.elementwise in ("MAXIMUM", "MINIMUM") and any(
-            t is not None and t.quant != op.ofm.quant for t in (op.ifm, op.ifm2)):
+            t is not None and t.quant is not None and op.ofm.quant is not None
+            and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
+        # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
     if op.ifm.is_constant and not (op.tflite_type == "PAD" and _copy(op)):
         return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
