@@ -4,13 +4,13 @@ DMA one ``NpuDmaOperation``, with every address taken from the deploy layout."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
-from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
+from npuplan.commands.types import Address, BufferKind, Box, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
 from npuplan.emit.features import feature_map, transposed_ofm
 from npuplan.emit.layout import DeployLayout
 from npuplan.emit.mean import mean_rescale
@@ -195,9 +195,33 @@ def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
     return _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
 
 
+def broadcast_first(op: NpuOp) -> bool:
+    """Whether ``op``'s first operand is the broadcast one (the hardware broadcasts the second only):
+    it runs with the operands reversed, as Vela runs it."""
+    return (op.block_type is BlockType.ELEMENTWISE and op.ifm2 is not None and op.ifm2_shape is not None
+            and op.ifm_shape != op.ofm_shape and op.ifm2_shape == op.ofm_shape and op.ifm_read_offset is None
+            and op.ifm2_read_offset is None)
+
+
+def _reversed(op: NpuOp, command: NpuStripeCommand) -> tuple[NpuOp, NpuStripeCommand]:
+    """``op`` and ``command`` with the operands swapped; the broadcast operand's box is the part of
+    it the stripe's OFM box reads (its rows and channels unless broadcast along them)."""
+    assert op.ifm2 is not None and op.ifm2_shape is not None and command.ifm2 is not None and command.ifm is not None
+    small, (a, b), (c0, c1) = op.ifm_shape, command.ofm.box.rows, (command.ofm.box.start[3], command.ofm.box.end[3])
+    rows = (a, b) if small.h == op.ofm_shape.h else (0, small.h)
+    channels = (c0, c1) if small.c == op.ofm_shape.c else (0, small.c)
+    box = Box((0, rows[0], 0, channels[0]), (1, rows[1], small.w, channels[1]))
+    swapped = replace(op, ifm=op.ifm2, ifm_shape=op.ifm2_shape, ifm2=op.ifm, ifm2_shape=op.ifm_shape)
+    return swapped, replace(command, ifm=command.ifm2, ifm2=replace(command.ifm, box=box))
+
+
 def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_index: int) -> Any:
     api = ctx.api
+    reverse = broadcast_first(op)
+    if reverse:
+        op, command = _reversed(op, command)
     npu = _operation(api, op)
+    npu.reversed_operands = reverse
     npu.name = op.name
     assert command.ifm is not None
     if op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself

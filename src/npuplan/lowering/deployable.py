@@ -100,8 +100,8 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
     if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:
         return f"a {op.ifm2.dtype} constant operand of a {op.ifm.dtype} operation is not emitted"
-    if op.ifm2 is not None and op.ifm_shape != op.ofm_shape:
-        return "a broadcast first operand (the hardware broadcasts the second only) is not emitted yet"
+    if op.ifm2 is not None and op.ifm_shape != op.ofm_shape and (op.ifm2_shape != op.ofm_shape or op.reads_at_offset):
+        return "both operands broadcast (the hardware broadcasts the second only) is not emitted"
     if op.ifm_shape.n != 1 or op.ofm_shape.n != 1:
         return "batches above 1 are not emitted yet"
     if op.weights is not None and (op.weight_tensor is None or op.weight_tensor.quant is None):
