@@ -258,6 +258,8 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     rescale = mean_rescale(op, ctx.ops.values())
     if op.tflite_type == "PRELU" and op.elementwise == "ADD" and op.activation is not Activation.LUT:
         rescale = (1, 0)  # the negative and positive parts, each in the output's scale: summed unscaled (as Vela)
+    if op.rescale is not None and op.block_type is BlockType.ELEMENTWISE:
+        rescale = op.rescale
     if rescale is not None:
         npu.rescale = rescale
     return npu

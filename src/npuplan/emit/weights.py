@@ -16,7 +16,7 @@ from types import ModuleType
 import numpy as np
 
 from npuplan.commands.types import WeightSlice
-from npuplan.emit.quantise import quantise_scale
+from npuplan.lowering.fixedpoint import quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.types import DataType
@@ -107,6 +107,8 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     assert op.weight_tensor is not None and op.weight_tensor.quant is not None
     assert op.ifm.quant is not None and op.ofm.quant is not None
     depth = op.ofm_shape.c
+    if op.rescale is not None:  # explicit (a cast to 32 bits shifting left: Vela's)
+        return [op.rescale] * depth
     if op.ofm.dtype == DataType.INT32:  # a sum kept in 32 bits (a MEAN's): scale 1 (encoded as Vela's file has it)
         return [quantise_scale(1.0)] * depth
     w_scales = list(op.weight_tensor.quant.scale)

@@ -7,10 +7,12 @@
   rescaled (a multiplication each), subtracted, squared, and rescaled to the output.
 
 Intermediate tensors are named ``<op>_<role>`` and take the output's quantization (32-bit ones
-none), so the plan allocates and costs each step.
+scale 1, or none where Vela's have none), so the plan allocates and costs each step.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -19,6 +21,7 @@ from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering._util import fused_activation
+from npuplan.lowering.fixedpoint import quantise_scale
 from npuplan.lowering.lut_tables import activation_table
 
 
@@ -136,38 +139,71 @@ def convert_leaky_relu_16(op: Op) -> tuple[NpuOp, ...]:
     return convert_prelu(as_prelu)
 
 
-def _widen(op: Op, name: str, source: Tensor) -> tuple[NpuOp, Tensor]:
-    """A 1x1 depthwise convolution with unit weights copying ``source`` into 32 bits (Vela's cast)."""
-    out = Tensor(name, source.shape, DataType.INT32, None)
+_IDENTITY = Quantization((1.0,), (0,))
+
+
+def _widen(op: Op, name: str, source: Tensor, left_shift: int) -> tuple[NpuOp, Tensor]:
+    """A 1x1 depthwise convolution with unit weights copying ``source`` less its zero point into 32
+    bits, shifted left by ``left_shift`` (its explicit channel scale): Vela's cast."""
+    out = Tensor(name, source.shape, DataType.INT32, _IDENTITY)
     channels = source.shape4d.c
-    weights = np.ones((1, 1, 1, channels), dtype=np.int8)
-    bias = np.zeros(channels, dtype=np.int64)
+    weights = np.ones((1, 1, 1, channels), dtype=np.uint8)
+    weights.flags.writeable = False
+    bias = np.zeros(channels, dtype=np.int64 if source.dtype == DataType.INT16 else np.int32)
     cast = NpuOp(name=name, tflite_type=op.type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
-                 ifm=source, ifm_shape=source.shape4d, ofm=out, ofm_shape=out.shape4d, weights=weights, bias=bias,
-                 kernel=Kernel(), source_index=op.index)
+                 ifm=source, ifm_shape=source.shape4d, ofm=out, ofm_shape=out.shape4d, weights=weights,
+                 weight_tensor=Tensor(f"{name}_weights", weights.shape, DataType.UINT8, _IDENTITY, weights),
+                 bias=bias, kernel=Kernel(), source_index=op.index, rescale=(1 << left_shift, 0))
     return cast, out
 
 
+def _multiplier(name: str, value: int) -> Tensor:
+    data = np.full((1,), value, dtype=np.int32)
+    data.flags.writeable = False
+    return Tensor(name, (1,), DataType.INT32, _IDENTITY, data)
+
+
+def squared_difference_scaling(a: Quantization, b: Quantization, out: Quantization,
+                               dtype: DataType) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], int]:
+    """TFLite's reference scaling of SQUARED_DIFFERENCE (as Vela computes it): each input's
+    ``(multiplier, shift)`` to twice the larger input scale, the output's, and the left shift."""
+    twice_max = np.double(2.0 * max(np.float32(a.scale[0]), np.float32(b.scale[0])))
+    left_shift = 0 if dtype == DataType.INT16 else 7
+    output = (twice_max * twice_max) / np.double((1 << (left_shift * 2)) * np.float32(out.scale[0]))
+    return (quantise_scale(float(np.double(np.float32(a.scale[0])) / twice_max)),
+            quantise_scale(float(np.double(np.float32(b.scale[0])) / twice_max)),
+            quantise_scale(float(output)), left_shift)
+
+
 def convert_squared_difference(op: Op) -> tuple[NpuOp, ...]:
-    """SQUARED_DIFFERENCE -> widen, rescale (each input), subtract, square, rescale to the output."""
+    """SQUARED_DIFFERENCE -> widen, rescale (each input), subtract, square, rescale to the output,
+    each 32-bit step with Vela's explicit scaling (the multiplier a constant operand, the shift the
+    output stage's)."""
     a, b, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
     assert a is not None and b is not None
     name = _name(op)
+    scales = None
+    if a.quant is not None and b.quant is not None and ofm.quant is not None:
+        scales = squared_difference_scaling(a.quant, b.quant, ofm.quant, a.dtype)
+    (m1, m2, m_out, left_shift) = scales if scales is not None else ((1, 0), (1, 0), (1, 0), 7)
     ops: list[NpuOp] = []
     scaled: list[Tensor] = []
-    for i, source in enumerate((a, b), start=1):
+    for i, (source, (mult, shift)) in enumerate(((a, m1), (b, m2)), start=1):
         suffix = "" if i == 1 else "2"
-        cast, wide = _widen(op, f"{name}_ifm{suffix}_32bit_shifted", source)
-        out = Tensor(f"{name}_ifm{suffix}_scaled", source.shape, DataType.INT32, None)
-        ops += [cast, _elementwise(op, f"{name}_scaled_input{i}", "MUL", wide, _scalar(f"{name}_m{i}", wide, 1), out)]
+        cast, wide = _widen(op, f"{name}_ifm{suffix}_32bit_shifted", source, left_shift)
+        out = Tensor(f"{name}_ifm{suffix}_scaled", source.shape, DataType.INT32, _IDENTITY)
+        mul = _elementwise(op, f"{name}_scaled_input{i}", "MUL", wide, _multiplier(f"{name}_input{i}_multiplier", mult),
+                           out)
+        ops += [cast, replace(mul, rescale=(mult, shift))]
         scaled.append(out)
     raw = Tensor(f"{name}_raw_diff", ofm.shape, DataType.INT32, None)
     squared = Tensor(f"{name}_squared_raw", ofm.shape, DataType.INT32, None)
+    final = _elementwise(op, name, "MUL", squared, _multiplier(f"{name}_output_multiplier", m_out[0]), ofm,
+                         fused_activation(op.options))
     ops += [
         _elementwise(op, f"{name}_raw_diff", "SUB", scaled[0], scaled[1], raw),
         _elementwise(op, f"{name}_squared_raw", "MUL", raw, raw, squared),
-        _elementwise(op, name, "MUL", squared, _scalar(f"{name}_output_multiplier", squared, 1), ofm,
-                     fused_activation(op.options)),
+        replace(final, rescale=m_out),
     ]
     return tuple(ops)
 

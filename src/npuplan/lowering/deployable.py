@@ -23,12 +23,12 @@ DEPLOYABLE_TYPES = frozenset({
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
-    "REDUCE_MAX", "PRELU",
+    "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
-                             "SPLIT_V", "UNPACK", "PACK", "PRELU"})
+                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
@@ -51,11 +51,15 @@ def _copy(op: NpuOp) -> bool:
             and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
 
 
-def _mean_sum(op: NpuOp, tensor: Tensor) -> bool:
-    """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands), which Vela's
-    decomposition and the emitter carry in 32 bits."""
-    return op.tflite_type == "MEAN" and tensor.dtype == DataType.INT32 and tensor.quant is not None and (
-        tuple(tensor.quant.scale[:1]) == (1.0,) and tuple(tensor.quant.zero_point[:1]) == (0,))
+def _wide(op: NpuOp, tensor: Tensor) -> bool:
+    """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands) or a SQUARED_DIFFERENCE's
+    int32 steps, which Vela's decompositions and the emitter carry in 32 bits: scale 1 and zero
+    point 0, or no quantization (raw values, no scaling) for a SQUARED_DIFFERENCE's."""
+    if op.tflite_type not in ("MEAN", "SQUARED_DIFFERENCE") or tensor.dtype != DataType.INT32:
+        return False
+    if tensor.quant is None:
+        return op.tflite_type == "SQUARED_DIFFERENCE"
+    return tuple(tensor.quant.scale[:1]) == (1.0,) and tuple(tensor.quant.zero_point[:1]) == (0,)
 
 
 def npu_op_reason(op: NpuOp) -> str | None:
@@ -83,9 +87,9 @@ def npu_op_reason(op: NpuOp) -> str | None:
             return (f"it {'reads' if tensor is op.ifm else 'writes'} {view} values of '{tensor.name}', declared "
                     f"{list(tensor.shape)} (a dynamic shape TFLite Micro does not run)")
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
-    if any(t.dtype not in _FM_TYPES and not _mean_sum(op, t) for t in fms):
+    if any(t.dtype not in _FM_TYPES and not _wide(op, t) for t in fms):
         return "only 8-bit feature maps are emitted yet"
-    if any(t.quant is None or not t.quant.is_valid for t in fms):
+    if any((t.quant is None or not t.quant.is_valid) and not _wide(op, t) for t in fms):
         return "a feature map has no quantization"
     if any(len(t.quant.scale) > 1 for t in (*fms, op.ifm2) if t is not None and t.quant is not None) and (
             op.block_type is not BlockType.CONV and op.block_type is not BlockType.DEPTHWISE
