@@ -111,7 +111,7 @@ def _leaky_relu(ifm: Quantization, ofm: Quantization, options: Mapping[str, obje
 def _prelu(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
     """A PRELU with one alpha (``alpha_q``: its value less its zero point, scale ``alpha_scale``):
     ``reference_ops::BroadcastPrelu4DSlow``, its multipliers in double as the kernel's Prepare."""
-    alpha_q, alpha_scale = int(options["alpha_q"]), float(options["alpha_scale"])  # type: ignore[call-overload]
+    alpha_q, alpha_scale = int(str(options["alpha_q"])), float(str(options["alpha_scale"]))
     in_scale, out_scale = float(_scale(ifm)), float(_scale(ofm))
     identity_m, identity_s = quantize_multiplier(in_scale / out_scale)
     alpha_m, alpha_s = quantize_multiplier(in_scale * alpha_scale / out_scale)
