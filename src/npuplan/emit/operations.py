@@ -22,6 +22,8 @@ from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind, Resampling
 from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
+from npuplan.lowering.deployable import is_copy
 from npuplan.lowering.resize import RESIZE_TYPES
 
 _CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
@@ -132,6 +134,9 @@ def _activation(api: ModuleType, op: NpuOp, lut_index: int = 0) -> Any:
         act = api.NpuActivation(api.NpuActivationOp.TABLE_LOOKUP)
         act.lookup_table_index = lut_index
         return act
+    if op.activation in (Activation.TANH, Activation.SIGMOID):  # the hardware's 16-bit functions
+        return api.NpuActivation(api.NpuActivationOp.TANH if op.activation is Activation.TANH
+                                 else api.NpuActivationOp.SIGMOID)
     if op.activation not in _CLAMPS:
         raise EmitError(op.name, f"activation {op.activation} is not emitted")
     act = api.NpuActivation(api.NpuActivationOp.NONE_OR_RELU)
@@ -195,6 +200,20 @@ def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
     return _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
 
 
+_KERNEL_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
+
+
+def _natural_rounding(op: NpuOp) -> bool:
+    """Where Vela rounds the output stage NATURAL (to nearest, halves up): a
+    resize's average (TFLite's reference), a 16-bit convolution or fully-connected layer, and a
+    1x1 average pool copying a slice into place (a CONCATENATION's, PAD's or PACK's copy)."""
+    if op.tflite_type in RESIZE_TYPES:
+        return True
+    if op.tflite_type in _KERNEL_TYPES and op.ifm.dtype == DataType.INT16:
+        return True
+    return op.tflite_type != "QUANTIZE" and is_copy(op)
+
+
 def broadcast_first(op: NpuOp) -> bool:
     """Whether ``op``'s first operand is the broadcast one (the hardware broadcasts the second only):
     it runs with the operands reversed, as Vela runs it."""
@@ -245,7 +264,7 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     npu.padding = _padding(api, op, command)
     npu.activation = _activation(api, op, lut_index)
     npu.ifm_upscale = _upscale(api, op)
-    if op.tflite_type in RESIZE_TYPES:  # Vela rounds a resize's average naturally (TFLite's reference)
+    if _natural_rounding(op):
         npu.rounding_mode = api.NpuRoundingMode.NATURAL
     npu.fused_quantize = op.tflite_type == "QUANTIZE"  # a requantizing copy: scaled by the scale ratio
     h, w, d = ctx.block_configs[op.name]

@@ -16,7 +16,7 @@ from types import ModuleType
 import numpy as np
 
 from npuplan.commands.types import WeightSlice
-from npuplan.lowering.fixedpoint import quantise_scale
+from npuplan.lowering.fixedpoint import quantise_scale, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.types import DataType
@@ -117,7 +117,10 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     if len(w_scales) != depth:
         raise EmitError(op.name, f"{len(w_scales)} weight scales for {depth} output channels")
     ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
-    return [quantise_scale(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
+    # a 16-bit IFM with 64-bit biases: 16-bit multipliers (TFLite's reference, as Vela encodes them)
+    reduced = op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
+    quantise = reduced_quantise_scale if reduced else quantise_scale
+    return [quantise(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
 
 
 def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[WeightSlice], *,

@@ -32,9 +32,11 @@ _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", 
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
+# Activations the output stage computes: a lookup table, or the hardware's 16-bit tanh and sigmoid.
+_FUNCTIONS = frozenset({Activation.LUT, Activation.TANH, Activation.SIGMOID})
 # Standalone activation operators fused into their producer in a deployable plan.
 FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
-_FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
+_FM_TYPES = frozenset({DataType.INT8, DataType.UINT8, DataType.INT16})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
                        "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
@@ -43,7 +45,7 @@ _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "A
 _RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
 
 
-def _copy(op: NpuOp) -> bool:
+def is_copy(op: NpuOp) -> bool:
     """One input of a CONCATENATION, or a PAD's input or fill, copied into its box of the output
     (a 1x1 average pool)."""
     offset = op.ofm_write_offset
@@ -68,8 +70,10 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return f"its NPU operation {op.op_type} is not emitted yet"
     if op.activation is Activation.LUT and op.lut is None:
         return lut_reason(op.tflite_type, op.ifm.dtype) or f"{op.tflite_type}'s lookup table could not be computed"
-    if op.activation not in CLAMP_ACTIVATIONS and op.activation is not Activation.LUT:
-        return f"activation {op.activation} is not emitted (only clamps and lookup tables)"
+    if op.activation not in CLAMP_ACTIVATIONS and op.activation not in _FUNCTIONS:
+        return f"activation {op.activation} is not emitted (only clamps, lookup tables and 16-bit tanh/sigmoid)"
+    if op.activation in (Activation.TANH, Activation.SIGMOID) and op.ifm.dtype != DataType.INT16:
+        return f"an {op.ifm.dtype} {op.activation} without a lookup table is not emitted"
     if op.resampling is not Resampling.NONE and _RESAMPLING.get(op.op_type) is not op.resampling:
         return f"{op.resampling} IFM resampling of {op.op_type} is not emitted"
     if op.block_type is BlockType.DEPTHWISE and op.tflite_type == "RESIZE_BILINEAR":
@@ -77,7 +81,7 @@ def npu_op_reason(op: NpuOp) -> str | None:
                 "row and column) is not emitted")
     if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
         return "reads at a batch offset (not emitted)"
-    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
+    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not is_copy(op):
         return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"
     for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
         if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):
@@ -100,7 +104,7 @@ def npu_op_reason(op: NpuOp) -> str | None:
             and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
         # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    if op.ifm.is_constant and not (op.tflite_type == "PAD" and _copy(op)):
+    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)):
         return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
     if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:
         return f"a {op.ifm2.dtype} constant operand of a {op.ifm.dtype} operation is not emitted"

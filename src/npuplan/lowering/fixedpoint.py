@@ -121,6 +121,16 @@ def quantise_scale(scale: float) -> tuple[int, int]:
     return multiplier, shift
 
 
+def reduced_quantise_scale(scale: float) -> tuple[int, int]:
+    """``quantise_scale`` with a 16-bit multiplier (rounded, at most 32767) and the shift less 16:
+    the scale of a 16-bit IFM's convolution with 64-bit biases (TFLite's reference, as Vela)."""
+    multiplier, shift = quantise_scale(scale)
+    if multiplier == 0 and shift == 0:
+        return 0, 0
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 32767 << 16 else 32767
+    return reduced, shift - 16
+
+
 def downscale_multiplier_to_int16(multiplier: int) -> int:
     """TFLite's ``DownScaleInt32ToInt16Multiplier``."""
     if multiplier >= INT32_MAX - (1 << 15):
