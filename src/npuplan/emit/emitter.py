@@ -80,9 +80,6 @@ class _Clock:
 
 
 def _check(plan: Plan) -> None:
-    if plan.arch.accelerator.cores != 1:
-        raise EmitError(None, f"{plan.arch.accelerator.name} has {plan.arch.accelerator.cores} cores; "
-                        "the emitter encodes weights for one core only")
     for op in plan.lowered.npu_ops:
         reason = npu_op_reason(op)
         if reason is not None:
@@ -122,7 +119,7 @@ def _encoded(api: ModuleType, acc: object, plan: Plan, blocks: dict[str, Block],
         if op.weights is None:
             continue
         out.append(encode_op(api, acc, op, slices.get(op.name, {}).values(), part_kernel_first=_part_kernel(sop),
-                             block_depth=blocks[sop.name][2], memo=memo))
+                             block_depth=blocks[sop.name][2], memo=memo, ncores=plan.arch.accelerator.cores))
     return out
 
 

@@ -167,8 +167,8 @@ def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[A
     else:
         region, start = FLASH_REGION, ctx.layout.flash_offsets[key]
     rng = ctx.api.NpuAddressRange
-    return ([rng(region=region, address=start + record.weight_offset, length=record.weight_bytes)],
-            [rng(region=region, address=start, length=record.scale_bytes)])
+    return ([rng(region=region, address=start + c.weight_offset, length=c.weight_bytes) for c in record.cores],
+            [rng(region=region, address=start + c.scale_offset, length=c.scale_bytes) for c in record.cores])
 
 
 def stripe_operations(ctx: Context, command: NpuStripeCommand, *, lut_index: int = 0) -> list[Any]:

@@ -30,17 +30,25 @@ def _pad(data: bytes) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
+class CoreStreams:
+    """Where one core's streams lie inside a slice's record (bytes from its start, 16-byte padded)."""
+
+    scale_offset: int
+    scale_bytes: int
+    weight_offset: int
+    weight_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class EncodedSlice:
-    """One slice's record: ``data`` (scales then weights, each 16-byte padded), the padded scale
-    stream's length in bytes and the padded weight stream's offset and length inside ``data``."""
+    """One slice's record: ``data``, for each core in turn its scale stream then its weight
+    stream (each 16-byte padded; Vela's layout), and where each core's streams lie (``cores``)."""
 
     index: int
     depth_start: int
     depth_end: int
     data: bytes
-    scale_bytes: int
-    weight_offset: int
-    weight_bytes: int
+    cores: tuple[CoreStreams, ...]
 
     @property
     def size_bytes(self) -> int:
@@ -124,9 +132,10 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
 
 
 def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[WeightSlice], *,
-              part_kernel_first: bool, block_depth: int, memo: SliceMemo | None = None) -> EncodedOp:
-    """Encode ``op``'s weights and biases for each of its plan ``slices`` (OFM depth ranges);
-    ``memo`` keeps the weight streams encoded so far."""
+              part_kernel_first: bool, block_depth: int, memo: SliceMemo | None = None, ncores: int = 1) -> EncodedOp:
+    """Encode ``op``'s weights and biases for each of its plan ``slices`` (OFM depth ranges), on
+    ``ncores`` cores (each its own streams of every ``ncores``-th channel, its share of the OFM block
+    depth); ``memo`` keeps the weight streams encoded so far."""
     memo = SliceMemo() if memo is None else memo
     weights = _ohwi(op)
     depth = op.ofm_shape.c
@@ -142,14 +151,21 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     out = []
     for piece in sorted(slices, key=lambda s: s.index):
         lo, hi = piece.depth_start, piece.depth_end
-        scale_stream = b"".join(records[lo:hi])
-        volume = np.ascontiguousarray(weights[lo:hi].astype(np.int16, copy=False))  # the codec takes 16-bit values
-        try:
-            encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, block_depth, depthwise,
-                                        traversal))
-        except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
-            raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
-                            cpu_fallback=op.source_index) from None
-        head, body = _pad(scale_stream), _pad(encoded)  # the hardware reads whole 16-byte words
-        out.append(EncodedSlice(piece.index, lo, hi, head + body, len(head), len(head), len(body)))
+        data, cores = b"", []
+        for core in range(min(ncores, hi - lo)):
+            core_block_depth = (block_depth + ncores - 1 - core) // ncores
+            if core_block_depth == 0:
+                continue
+            channels = slice(lo + core, hi, ncores)  # a core's channels: every ncores-th (Vela's deinterleave)
+            volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
+            try:
+                encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, core_block_depth,
+                                            depthwise, traversal))
+            except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
+                raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
+                                cpu_fallback=op.source_index) from None
+            head, body = _pad(b"".join(records[channels])), _pad(encoded)  # the hardware reads 16-byte words
+            cores.append(CoreStreams(len(data), len(head), len(data) + len(head), len(body)))
+            data += head + body
+        out.append(EncodedSlice(piece.index, lo, hi, data, tuple(cores)))
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)
