@@ -240,7 +240,7 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     if reverse:
         op, command = _reversed(op, command)
     npu = _operation(api, op)
-    npu.reversed_operands = reverse
+    npu.reversed_operands = reverse or op.reversed_operands
     npu.name = op.name
     assert command.ifm is not None
     if op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself

@@ -131,6 +131,9 @@ class NpuOp:
     # explicit output scaling (multiplier, right shift), Vela's ExplicitScaling: an elementwise op's
     # output stage, or every channel's scale of a convolution (None: from the quantizations)
     rescale: tuple[int, int] | None = None
+    # the operands were swapped to put the feature map first (``lowering.operands``): the hardware
+    # computes IFM2 <op> IFM (its reversed-operands flag)
+    reversed_operands: bool = False
 
     @property
     def reads_at_offset(self) -> bool:

@@ -17,6 +17,7 @@ from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
+from npuplan.lowering.operands import swaps_operands
 
 DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
@@ -104,10 +105,11 @@ def npu_op_reason(op: NpuOp) -> str | None:
             and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
         # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)):
-        return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
-    if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:
-        return f"a {op.ifm2.dtype} constant operand of a {op.ifm.dtype} operation is not emitted"
+    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)) and not swaps_operands(op):
+        return "a constant first operand the hardware cannot take as the second is not emitted"
+    constant, other = (op.ifm, op.ifm2) if op.ifm.is_constant else (op.ifm2, op.ifm)
+    if constant is not None and other is not None and constant.is_constant and constant.dtype != other.dtype:
+        return f"a {constant.dtype} constant operand of a {other.dtype} operation is not emitted"
     if op.ifm2 is not None and op.ifm_shape != op.ofm_shape and (op.ifm2_shape != op.ofm_shape or op.reads_at_offset):
         return "both operands broadcast (the hardware broadcasts the second only) is not emitted"
     if op.ifm_shape.n != 1 or op.ofm_shape.n != 1:
