@@ -25,5 +25,6 @@ def primary_input_first(op: NpuOp) -> NpuOp:
     """``op`` with IFM and IFM2 swapped (and marked reversed) when only IFM2 can be the primary input."""
     if not swaps_operands(op):
         return op
+    assert op.ifm2 is not None and op.ifm2_shape is not None
     return replace(op, ifm=op.ifm2, ifm_shape=op.ifm2_shape, ifm2=op.ifm, ifm2_shape=op.ifm_shape,
                    reversed_operands=not op.reversed_operands)
