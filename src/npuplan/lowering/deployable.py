@@ -124,6 +124,18 @@ def npu_op_reason(op: NpuOp) -> str | None:
     return None
 
 
+# Why the larger decompositions are not emitted: each is expressible as the API's operations (Vela's
+# own are), but npuplan's lowering models their geometry and costs, not every number they run with.
+_NOT_EMITTED = {
+    "SOFTMAX": ("SOFTMAX is not emitted yet: its lowering reproduces the geometry of Vela's fixed-point "
+                "decomposition (31 operations for 8 bits), not its constants, zero points, clamps, roundings "
+                "and 32-bit exp table"),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": ("UNIDIRECTIONAL_SEQUENCE_LSTM is not emitted yet: its lowering lacks Vela's "
+                                     "explicit gate scalings and clamps, and its state updates write at offsets "
+                                     "the emitter does not express"),
+}
+
+
 def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     """``lowered`` (the lowering of ``op``) if the emitter can express it, else ``op`` as a CPU op
     with the reason."""
@@ -131,7 +143,7 @@ def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
         return lowered
     reason: str | None = None
     if op.type not in DEPLOYABLE_TYPES:
-        reason = f"{op.type} is not emitted by the deploy path yet"
+        reason = _NOT_EMITTED.get(op.type, f"{op.type} is not emitted by the deploy path yet")
     elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES:
         reason = f"{op.type} lowers to {len(lowered)} NPU operations (not emitted yet)"
     else:
