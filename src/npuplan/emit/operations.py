@@ -135,8 +135,10 @@ def _activation(api: ModuleType, op: NpuOp, lut_index: int = 0) -> Any:
         act.lookup_table_index = lut_index
         return act
     if op.activation in (Activation.TANH, Activation.SIGMOID):  # the hardware's 16-bit functions
-        return api.NpuActivation(api.NpuActivationOp.TANH if op.activation is Activation.TANH
-                                 else api.NpuActivationOp.SIGMOID)
+        tanh = op.activation is Activation.TANH
+        act = api.NpuActivation(api.NpuActivationOp.TANH if tanh else api.NpuActivationOp.SIGMOID)
+        act.min, act.max = (-1.0 if tanh else 0.0), 1.0  # the function's range, as Vela clamps it
+        return act
     if op.activation not in _CLAMPS:
         raise EmitError(op.name, f"activation {op.activation} is not emitted")
     act = api.NpuActivation(api.NpuActivationOp.NONE_OR_RELU)
@@ -214,6 +216,17 @@ def _natural_rounding(op: NpuOp) -> bool:
     return op.tflite_type != "QUANTIZE" and is_copy(op)
 
 
+_CLAMP_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "PRELU"})
+
+
+def _rescaling_clamp(op: NpuOp) -> bool:
+    """A standalone clamp (a PRELU with alpha 0 among them) run as a 1x1 average pool whose input
+    and output scales differ (Vela gives it the explicit scale of their ratio)."""
+    return (op.tflite_type in _CLAMP_TYPES and op.pool is PoolKind.AVERAGE and op.kernel.elements == 1
+            and op.activation in _CLAMPS and op.ifm.quant is not None and op.ofm.quant is not None
+            and op.ifm.quant.scale[:1] != op.ofm.quant.scale[:1])
+
+
 def broadcast_first(op: NpuOp) -> bool:
     """Whether ``op``'s first operand is the broadcast one (the hardware broadcasts the second only):
     it runs with the operands reversed, as Vela runs it."""
@@ -266,7 +279,9 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     npu.ifm_upscale = _upscale(api, op)
     if _natural_rounding(op):
         npu.rounding_mode = api.NpuRoundingMode.NATURAL
-    npu.fused_quantize = op.tflite_type == "QUANTIZE"  # a requantizing copy: scaled by the scale ratio
+    # a requantizing copy, or a standalone clamp rescaling (Vela's explicit scaling): scaled by the
+    # scale ratio as one multiplier, as TFLite's kernels compute it
+    npu.fused_quantize = op.tflite_type == "QUANTIZE" or _rescaling_clamp(op)
     h, w, d = ctx.block_configs[op.name]
     npu.block_config = api.NpuShape3D(height=h, width=w, depth=d)
     if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):

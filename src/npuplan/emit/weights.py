@@ -118,16 +118,16 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     if op.rescale is not None:  # explicit (a cast to 32 bits shifting left: Vela's)
         return [op.rescale] * depth
     if op.ofm.dtype == DataType.INT32:  # a sum kept in 32 bits (a MEAN's): scale 1 (encoded as Vela's file has it)
-        return [quantise_scale(1.0)] * depth
+        return [(1, 0) if op.ifm.dtype == DataType.INT16 else quantise_scale(1.0)] * depth
+    # a 16-bit IFM with 64-bit biases: 16-bit multipliers (TFLite's reference, as Vela encodes them)
+    reduced = op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
+    quantise = reduced_quantise_scale if reduced else quantise_scale
     w_scales = list(op.weight_tensor.quant.scale)
     if len(w_scales) == 1:
         w_scales *= depth
     if len(w_scales) != depth:
         raise EmitError(op.name, f"{len(w_scales)} weight scales for {depth} output channels")
     ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
-    # a 16-bit IFM with 64-bit biases: 16-bit multipliers (TFLite's reference, as Vela encodes them)
-    reduced = op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
-    quantise = reduced_quantise_scale if reduced else quantise_scale
     return [quantise(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
 
 

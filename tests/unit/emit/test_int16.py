@@ -55,3 +55,15 @@ def test_int16_convolution_scales_have_16_bit_multipliers():
                weight_tensor=w, bias=np.zeros(8, dtype=np.int64))
     multiplier, shift = quantise_scale(0.3)
     assert channel_scales(op) == [((multiplier + (1 << 15)) >> 16, shift - 16)] * 8
+
+
+def test_int16_tanh_clamps_to_its_range(vela_api, tmp_path):
+    """Vela clamps the hardware's tanh to [-1, 1] and sigmoid to [0, 1] in the output's quantization."""
+    q = Quantization((1 / 4096,), (0,))
+    x, t = Tensor("x", (1, 4, 4, 8), DataType.INT16, q), Tensor("t", (1, 4, 4, 8), DataType.INT16,
+                                                                   Quantization((1 / 32768,), (0,)))
+    s = Tensor("s", (1, 4, 4, 8), DataType.INT16, Quantization((1 / 32768,), (0,)))
+    ops = (Op("TANH", (x,), (t,), frozen_options({}), 0), Op("LOGISTIC", (x,), (s,), frozen_options({}), 1))
+    _, emitted, _ = emit_graph(tmp_path, Graph("act16", ops, (x,), (t, s)))
+    mins = [m - (1 << 16) if m >= 1 << 15 else m for m in registers_at_kicks(emitted.data, "ACTIVATION_MIN")]
+    assert sorted(mins) == [-32768, 0]
