@@ -128,6 +128,10 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     if len(w_scales) != depth:
         raise EmitError(op.name, f"{len(w_scales)} weight scales for {depth} output channels")
     ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
+    if op.ifm.dtype == DataType.UINT8 or op.tflite_type == "FULLY_CONNECTED":
+        # TFLite's uint8 and fully-connected kernels multiply the two scales in float32 (as Vela does)
+        return [quantise(float(np.float64(np.float32(ifm_scale) * np.float32(s)) / np.float64(ofm_scale)))
+                for s in w_scales]
     return [quantise(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
 
 

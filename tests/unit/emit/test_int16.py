@@ -67,3 +67,18 @@ def test_int16_tanh_clamps_to_its_range(vela_api, tmp_path):
     _, emitted, _ = emit_graph(tmp_path, Graph("act16", ops, (x,), (t, s)))
     mins = [m - (1 << 16) if m >= 1 << 15 else m for m in registers_at_kicks(emitted.data, "ACTIVATION_MIN")]
     assert sorted(mins) == [-32768, 0]
+
+
+def test_fully_connected_scales_multiply_in_float32():
+    """TFLite's fully-connected kernel (and Vela) multiply the IFM and weight scales in float32."""
+    from npuplan.emit.weights import channel_scales
+    from npuplan.ir.lowered import BlockType, NpuOp
+    from npuplan.lowering.fixedpoint import quantise_scale
+
+    x = Tensor("x", (1, 16), DataType.INT8, Quantization((0.0123456,), (3,)))
+    y = Tensor("y", (1, 4), DataType.INT8, Quantization((0.0871,), (-1,)))
+    w = _const("w", np.ones((4, 1, 1, 16), dtype=np.int8), DataType.INT8, Quantization((0.00377,), (0,)))
+    op = NpuOp("y", "FULLY_CONNECTED", "FullyConnected", BlockType.VECTOR_PRODUCT, x, x.shape4d, y, y.shape4d,
+               weights=w.data, weight_tensor=w, bias=np.zeros(4, dtype=np.int32))
+    product = np.float32(np.float32(0.0123456) * np.float32(0.00377))
+    assert channel_scales(op) == [quantise_scale(float(np.float64(product) / np.float64(0.0871)))] * 4
