@@ -16,6 +16,12 @@ BUDGET_256K: dict[str, dict[str, str]] = {
                                 memory_mode="Shared_Sram", arena_cache_size="262144"),
 }
 
+# The dual-core accelerator (two weight streams per operation), for the deploy benchmark.
+DUAL_CORE: dict[str, dict[str, str]] = {
+    "u65_512_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-512", system_config="Ethos_U65_High_End",
+                                               memory_mode="Dedicated_Sram_384KB", optimise="Performance"),
+}
+
 
 def cli_flags(options: dict[str, str]) -> list[str]:
     """Plan options as command-line flags (npuplan's and Vela's are the same)."""

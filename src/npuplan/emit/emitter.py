@@ -80,9 +80,6 @@ class _Clock:
 
 
 def _check(plan: Plan) -> None:
-    if plan.arch.accelerator.cores != 1:
-        raise EmitError(None, f"{plan.arch.accelerator.name} has {plan.arch.accelerator.cores} cores; "
-                        "the emitter encodes weights for one core only")
     for op in plan.lowered.npu_ops:
         reason = npu_op_reason(op)
         if reason is not None:
@@ -122,7 +119,7 @@ def _encoded(api: ModuleType, acc: object, plan: Plan, blocks: dict[str, Block],
         if op.weights is None:
             continue
         out.append(encode_op(api, acc, op, slices.get(op.name, {}).values(), part_kernel_first=_part_kernel(sop),
-                             block_depth=blocks[sop.name][2], memo=memo))
+                             block_depth=blocks[sop.name][2], memo=memo, ncores=plan.arch.accelerator.cores))
     return out
 
 
@@ -184,12 +181,22 @@ def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None) -> Emitted:
     clock.lap("model")
     _self_check(data)
     clock.lap("self_check")
-    notes = layout.notes
+    notes = layout.notes + _dynamic_note(plan)
     if changed:
         notes += (f"{changed} of {len(blocks)} ops use the nearest block config Vela's API accepts instead of the "
                   "plan's",)
     return Emitted(data, len(payloads), npu_count, dma_count, len(layout.flash), scratch, fast_bytes,
                    time.perf_counter() - started, notes, clock.steps)
+
+
+def _dynamic_note(plan: Plan) -> tuple[str, ...]:
+    """What the file declares of a network exported with dynamic dimensions."""
+    dynamic = [t for t in plan.lowered.inputs if t.signature is not None]
+    if not dynamic:
+        return ()
+    shapes = ", ".join(f"'{t.name}' {list(t.signature or ())} as {list(t.shape)}" for t in dynamic)
+    return (f"dynamic dimensions are planned and written static (the command streams run these shapes only): "
+            f"{shapes}",)
 
 
 def _operations(ctx: Context, group: list[Command], luts: LutSlots) -> tuple[list[Any], int, int]:

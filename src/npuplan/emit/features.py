@@ -105,9 +105,9 @@ def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D
             height_0 = wrap
             addresses[2] = address.offset + geo.offset(y0 + wrap, x0, c0)
     fm.tiles = api.NpuTileBox(height_0=height_0, height_1=height_0, width_0=x1 - x0, addresses=addresses)
-    quant = tensor.quant
-    assert quant is not None
-    fm.quantization = api.NpuQuantization(scale_f32=float(quant.scale[0]), zero_point=int(quant.zero_point[0]))
+    quant = tensor.quant  # None: a raw 32-bit intermediate (no scaling, zero point 0), as Vela's
+    fm.quantization = None if quant is None else api.NpuQuantization(scale_f32=float(quant.scale[0]),
+                                                                      zero_point=int(quant.zero_point[0]))
     fm.layout = api.NpuLayout.NHCWB16 if nhcwb16 else api.NpuLayout.NHWC
     sy, sx, sc = geo.strides()
     fm.strides = api.NpuShape3D(height=sy, width=sx, depth=sc)

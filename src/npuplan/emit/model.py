@@ -13,7 +13,8 @@ reads and writes it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -90,10 +91,25 @@ def emitted_model(
         ops.append(Op(f"CUSTOM:{CUSTOM_CODE}", (cms, flash_t, scratch, fast, *edge.inputs), edge.outputs,
                       {"custom_options": CUSTOM_OPTIONS}, index=len(ops)))
         k += 1
-    graph = Graph(lowered.name or "main", tuple(ops), lowered.inputs, lowered.outputs)
+    graph = _static(Graph(lowered.name or "main", tuple(ops), lowered.inputs, lowered.outputs))
     offsets = [_offline_offset(t, (scratch, fast), addresses, arena) for t in graph.tensors()]
     plan = np.array([0, 1, len(offsets), *offsets], dtype="<i4").tobytes()
     return Model(lowered.name, (graph,), description), {OFFLINE_ALLOCATION: plan}
+
+
+def _static(graph: Graph) -> Graph:
+    """``graph`` with no shape signature: the command streams run the planned shapes only (a
+    dynamic batch planned as 1), so the file declares them static, as Vela's output does."""
+    static = {id(t): replace(t, signature=None) for t in graph.tensors() if t.signature is not None}
+    if not static:
+        return graph
+
+    def swap(ts: tuple[Tensor | None, ...]) -> tuple[Any, ...]:
+        return tuple(static.get(id(t), t) if t is not None else None for t in ts)
+
+    ops = tuple(replace(o, inputs=swap(o.inputs), outputs=swap(o.outputs), intermediates=swap(o.intermediates))
+                for o in graph.ops)
+    return replace(graph, ops=ops, inputs=swap(graph.inputs), outputs=swap(graph.outputs))
 
 
 def _offline_offset(t: Tensor, scratches: tuple[Tensor, Tensor], addresses: Mapping[str, Address],

@@ -4,13 +4,13 @@ DMA one ``NpuDmaOperation``, with every address taken from the deploy layout."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
-from npuplan.commands.types import Address, BufferKind, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
+from npuplan.commands.types import Address, BufferKind, Box, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
 from npuplan.emit.features import feature_map, transposed_ofm
 from npuplan.emit.layout import DeployLayout
 from npuplan.emit.mean import mean_rescale
@@ -22,6 +22,8 @@ from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind, Resampling
 from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
+from npuplan.lowering.deployable import is_copy
 from npuplan.lowering.resize import RESIZE_TYPES
 
 _CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
@@ -132,6 +134,11 @@ def _activation(api: ModuleType, op: NpuOp, lut_index: int = 0) -> Any:
         act = api.NpuActivation(api.NpuActivationOp.TABLE_LOOKUP)
         act.lookup_table_index = lut_index
         return act
+    if op.activation in (Activation.TANH, Activation.SIGMOID):  # the hardware's 16-bit functions
+        tanh = op.activation is Activation.TANH
+        act = api.NpuActivation(api.NpuActivationOp.TANH if tanh else api.NpuActivationOp.SIGMOID)
+        act.min, act.max = (-1.0 if tanh else 0.0), 1.0  # the function's range, as Vela clamps it
+        return act
     if op.activation not in _CLAMPS:
         raise EmitError(op.name, f"activation {op.activation} is not emitted")
     act = api.NpuActivation(api.NpuActivationOp.NONE_OR_RELU)
@@ -162,8 +169,8 @@ def _weights(ctx: Context, op: NpuOp, command: NpuStripeCommand) -> tuple[list[A
     else:
         region, start = FLASH_REGION, ctx.layout.flash_offsets[key]
     rng = ctx.api.NpuAddressRange
-    return ([rng(region=region, address=start + record.weight_offset, length=record.weight_bytes)],
-            [rng(region=region, address=start, length=record.scale_bytes)])
+    return ([rng(region=region, address=start + c.weight_offset, length=c.weight_bytes) for c in record.cores],
+            [rng(region=region, address=start + c.scale_offset, length=c.scale_bytes) for c in record.cores])
 
 
 def stripe_operations(ctx: Context, command: NpuStripeCommand, *, lut_index: int = 0) -> list[Any]:
@@ -195,9 +202,58 @@ def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
     return _fm(ctx, command.ofm, op.ofm, op.ofm_shape, view_channels=channels)
 
 
+_KERNEL_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"})
+
+
+def _natural_rounding(op: NpuOp) -> bool:
+    """Where Vela rounds the output stage NATURAL (to nearest, halves up): a
+    resize's average (TFLite's reference), a 16-bit convolution or fully-connected layer, and a
+    1x1 average pool copying a slice into place (a CONCATENATION's, PAD's or PACK's copy)."""
+    if op.tflite_type in RESIZE_TYPES:
+        return True
+    if op.tflite_type in _KERNEL_TYPES and op.ifm.dtype == DataType.INT16:
+        return True
+    return op.tflite_type != "QUANTIZE" and is_copy(op)
+
+
+_CLAMP_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "PRELU"})
+
+
+def _rescaling_clamp(op: NpuOp) -> bool:
+    """A standalone clamp (a PRELU with alpha 0 among them) run as a 1x1 average pool whose input
+    and output scales differ (Vela gives it the explicit scale of their ratio)."""
+    return (op.tflite_type in _CLAMP_TYPES and op.pool is PoolKind.AVERAGE and op.kernel.elements == 1
+            and op.activation in _CLAMPS and op.ifm.quant is not None and op.ofm.quant is not None
+            and op.ifm.quant.scale[:1] != op.ofm.quant.scale[:1])
+
+
+def broadcast_first(op: NpuOp) -> bool:
+    """Whether ``op``'s first operand is the broadcast one (the hardware broadcasts the second only):
+    it runs with the operands reversed, as Vela runs it."""
+    return (op.block_type is BlockType.ELEMENTWISE and op.ifm2 is not None and op.ifm2_shape is not None
+            and op.ifm_shape != op.ofm_shape and op.ifm2_shape == op.ofm_shape and op.ifm_read_offset is None
+            and op.ifm2_read_offset is None)
+
+
+def _reversed(op: NpuOp, command: NpuStripeCommand) -> tuple[NpuOp, NpuStripeCommand]:
+    """``op`` and ``command`` with the operands swapped; the broadcast operand's box is the part of
+    it the stripe's OFM box reads (its rows and channels unless broadcast along them)."""
+    assert op.ifm2 is not None and op.ifm2_shape is not None and command.ifm2 is not None and command.ifm is not None
+    small, (a, b), (c0, c1) = op.ifm_shape, command.ofm.box.rows, (command.ofm.box.start[3], command.ofm.box.end[3])
+    rows = (a, b) if small.h == op.ofm_shape.h else (0, small.h)
+    channels = (c0, c1) if small.c == op.ofm_shape.c else (0, small.c)
+    box = Box((0, rows[0], 0, channels[0]), (1, rows[1], small.w, channels[1]))
+    swapped = replace(op, ifm=op.ifm2, ifm_shape=op.ifm2_shape, ifm2=op.ifm, ifm2_shape=op.ifm_shape)
+    return swapped, replace(command, ifm=command.ifm2, ifm2=replace(command.ifm, box=box))
+
+
 def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_index: int) -> Any:
     api = ctx.api
+    reverse = broadcast_first(op)
+    if reverse:
+        op, command = _reversed(op, command)
     npu = _operation(api, op)
+    npu.reversed_operands = reverse or op.reversed_operands
     npu.name = op.name
     assert command.ifm is not None
     if op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself
@@ -221,9 +277,11 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     npu.padding = _padding(api, op, command)
     npu.activation = _activation(api, op, lut_index)
     npu.ifm_upscale = _upscale(api, op)
-    if op.tflite_type in RESIZE_TYPES:  # Vela rounds a resize's average naturally (TFLite's reference)
+    if _natural_rounding(op):
         npu.rounding_mode = api.NpuRoundingMode.NATURAL
-    npu.fused_quantize = op.tflite_type == "QUANTIZE"  # a requantizing copy: scaled by the scale ratio
+    # a requantizing copy, or a standalone clamp rescaling (Vela's explicit scaling): scaled by the
+    # scale ratio as one multiplier, as TFLite's kernels compute it
+    npu.fused_quantize = op.tflite_type == "QUANTIZE" or _rescaling_clamp(op)
     h, w, d = ctx.block_configs[op.name]
     npu.block_config = api.NpuShape3D(height=h, width=w, depth=d)
     if op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT):
@@ -232,6 +290,10 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
                                else api.NpuBlockTraversal.DEPTH_FIRST)
     npu.weights, npu.biases = _weights(ctx, op, command)
     rescale = mean_rescale(op, ctx.ops.values())
+    if op.tflite_type == "PRELU" and op.elementwise == "ADD" and op.activation is not Activation.LUT:
+        rescale = (1, 0)  # the negative and positive parts, each in the output's scale: summed unscaled (as Vela)
+    if op.rescale is not None and op.block_type is BlockType.ELEMENTWISE:
+        rescale = op.rescale
     if rescale is not None:
         npu.rescale = rescale
     return npu

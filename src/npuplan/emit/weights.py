@@ -16,7 +16,7 @@ from types import ModuleType
 import numpy as np
 
 from npuplan.commands.types import WeightSlice
-from npuplan.emit.quantise import quantise_scale
+from npuplan.lowering.fixedpoint import quantise_scale, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.types import DataType
@@ -30,17 +30,25 @@ def _pad(data: bytes) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
+class CoreStreams:
+    """Where one core's streams lie inside a slice's record (bytes from its start, 16-byte padded)."""
+
+    scale_offset: int
+    scale_bytes: int
+    weight_offset: int
+    weight_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class EncodedSlice:
-    """One slice's record: ``data`` (scales then weights, each 16-byte padded), the padded scale
-    stream's length in bytes and the padded weight stream's offset and length inside ``data``."""
+    """One slice's record: ``data``, for each core in turn its scale stream then its weight
+    stream (each 16-byte padded; Vela's layout), and where each core's streams lie (``cores``)."""
 
     index: int
     depth_start: int
     depth_end: int
     data: bytes
-    scale_bytes: int
-    weight_offset: int
-    weight_bytes: int
+    cores: tuple[CoreStreams, ...]
 
     @property
     def size_bytes(self) -> int:
@@ -107,21 +115,31 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     assert op.weight_tensor is not None and op.weight_tensor.quant is not None
     assert op.ifm.quant is not None and op.ofm.quant is not None
     depth = op.ofm_shape.c
+    if op.rescale is not None:  # explicit (a cast to 32 bits shifting left: Vela's)
+        return [op.rescale] * depth
     if op.ofm.dtype == DataType.INT32:  # a sum kept in 32 bits (a MEAN's): scale 1 (encoded as Vela's file has it)
-        return [quantise_scale(1.0)] * depth
+        return [(1, 0) if op.ifm.dtype == DataType.INT16 else quantise_scale(1.0)] * depth
+    # a 16-bit IFM with 64-bit biases: 16-bit multipliers (TFLite's reference, as Vela encodes them)
+    reduced = op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
+    quantise = reduced_quantise_scale if reduced else quantise_scale
     w_scales = list(op.weight_tensor.quant.scale)
     if len(w_scales) == 1:
         w_scales *= depth
     if len(w_scales) != depth:
         raise EmitError(op.name, f"{len(w_scales)} weight scales for {depth} output channels")
     ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
-    return [quantise_scale(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
+    if op.ifm.dtype == DataType.UINT8 or op.tflite_type == "FULLY_CONNECTED":
+        # TFLite's uint8 and fully-connected kernels multiply the two scales in float32 (as Vela does)
+        return [quantise(float(np.float64(np.float32(ifm_scale) * np.float32(s)) / np.float64(ofm_scale)))
+                for s in w_scales]
+    return [quantise(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
 
 
 def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[WeightSlice], *,
-              part_kernel_first: bool, block_depth: int, memo: SliceMemo | None = None) -> EncodedOp:
-    """Encode ``op``'s weights and biases for each of its plan ``slices`` (OFM depth ranges);
-    ``memo`` keeps the weight streams encoded so far."""
+              part_kernel_first: bool, block_depth: int, memo: SliceMemo | None = None, ncores: int = 1) -> EncodedOp:
+    """Encode ``op``'s weights and biases for each of its plan ``slices`` (OFM depth ranges), on
+    ``ncores`` cores (each its own streams of every ``ncores``-th channel, its share of the OFM block
+    depth); ``memo`` keeps the weight streams encoded so far."""
     memo = SliceMemo() if memo is None else memo
     weights = _ohwi(op)
     depth = op.ofm_shape.c
@@ -137,14 +155,21 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     out = []
     for piece in sorted(slices, key=lambda s: s.index):
         lo, hi = piece.depth_start, piece.depth_end
-        scale_stream = b"".join(records[lo:hi])
-        volume = np.ascontiguousarray(weights[lo:hi].astype(np.int16, copy=False))  # the codec takes 16-bit values
-        try:
-            encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, block_depth, depthwise,
-                                        traversal))
-        except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
-            raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
-                            cpu_fallback=op.source_index) from None
-        head, body = _pad(scale_stream), _pad(encoded)  # the hardware reads whole 16-byte words
-        out.append(EncodedSlice(piece.index, lo, hi, head + body, len(head), len(head), len(body)))
+        data, cores = b"", []
+        for core in range(min(ncores, hi - lo)):
+            core_block_depth = (block_depth + ncores - 1 - core) // ncores
+            if core_block_depth == 0:
+                continue
+            channels = slice(lo + core, hi, ncores)  # a core's channels: every ncores-th (Vela's deinterleave)
+            volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
+            try:
+                encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, core_block_depth,
+                                            depthwise, traversal))
+            except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
+                raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
+                                cpu_fallback=op.source_index) from None
+            head, body = _pad(b"".join(records[channels])), _pad(encoded)  # the hardware reads 16-byte words
+            cores.append(CoreStreams(len(data), len(head), len(data) + len(head), len(body)))
+            data += head + body
+        out.append(EncodedSlice(piece.index, lo, hi, data, tuple(cores)))
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)

@@ -183,10 +183,9 @@ def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
     type_name = _TENSOR_TYPES.get(int(t.Type()), "UNKNOWN")
     dtype, np_dtype = _DTYPES.get(type_name, (DataType.UNKNOWN, None))
     shape = t.ShapeAsNumpy().tolist() if t.ShapeLength() else []
-    if t.ShapeSignatureLength():
-        signature = t.ShapeSignatureAsNumpy().tolist()
-        if signature and signature[0] == -1 and shape:
-            shape[0] = 1  # dynamic batch is planned as batch 1
+    signature = t.ShapeSignatureAsNumpy().tolist() if t.ShapeSignatureLength() else []
+    if signature and signature[0] == -1 and shape:
+        shape[0] = 1  # dynamic batch is planned as batch 1
     name = (t.Name() or b"").decode("utf-8", errors="replace")
     buffer = int(t.Buffer())
     if buffer >= len(buffers) and (buffer != 0 or buffers):
@@ -207,6 +206,7 @@ def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
         quant=_parse_quant(t.Quantization()),
         data=values,
         is_variable=bool(t.IsVariable()),
+        signature=tuple(int(d) for d in signature) if -1 in signature else None,
     )
 
 

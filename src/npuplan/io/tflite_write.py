@@ -130,6 +130,8 @@ class _Writer:
         shape = self.scalars(list(t.shape), "Int32")
         fields: dict[str, Any] = {"Shape": _Ref(shape), "Type": _DTYPE_CODES.get(t.dtype, 9), "Name": _Ref(name),
                                   "Buffer": self.buffer_for(t), "IsVariable": t.is_variable}
+        if t.signature is not None:
+            fields["ShapeSignature"] = _Ref(self.scalars(list(t.signature), "Int32"))
         if t.quant is not None:
             q = t.quant
             scale = self.scalars(q.scale, "Float32")

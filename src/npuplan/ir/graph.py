@@ -22,7 +22,9 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 @dataclass(frozen=True, eq=False)
 class Tensor:
-    """A tensor: ``shape`` as read (batch set to 1 if dynamic); ``data`` is set for constants."""
+    """A tensor: ``shape`` as read (batch set to 1 if dynamic); ``data`` is set for constants;
+    ``signature`` the file's shape signature when it has a dynamic (-1) dimension, else None (the
+    declared shape of such a tensor may be a placeholder: ``lowering.dynamic_shapes``)."""
 
     name: str
     shape: tuple[int, ...]
@@ -30,6 +32,7 @@ class Tensor:
     quant: Quantization | None = None
     data: np.ndarray | None = field(default=None, repr=False)
     is_variable: bool = False
+    signature: tuple[int, ...] | None = None
 
     @property
     def is_constant(self) -> bool:

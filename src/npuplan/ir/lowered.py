@@ -129,6 +129,12 @@ class NpuOp:
     resampling: Resampling = Resampling.NONE  # upscaling of the IFM (x2 in H and W) before the kernel
     source_index: int = -1  # index of the TFLite operator it came from
     lut: np.ndarray | None = field(default=None, repr=False)  # a LUT activation's 256 entries (by input value)
+    # explicit output scaling (multiplier, right shift), Vela's ExplicitScaling: an elementwise op's
+    # output stage, or every channel's scale of a convolution (None: from the quantizations)
+    rescale: tuple[int, int] | None = None
+    # the operands were swapped to put the feature map first (``lowering.operands``): the hardware
+    # computes IFM2 <op> IFM (its reversed-operands flag)
+    reversed_operands: bool = False
 
     @property
     def reads_at_offset(self) -> bool:

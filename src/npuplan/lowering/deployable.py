@@ -17,24 +17,27 @@ from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
+from npuplan.lowering.operands import swaps_operands
 
 DEPLOYABLE_TYPES = frozenset({
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "SUB", "MUL",
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
-    "REDUCE_MAX",
+    "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
-                             "SPLIT_V", "UNPACK", "PACK"})
+                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
+# Activations the output stage computes: a lookup table, or the hardware's 16-bit tanh and sigmoid.
+_FUNCTIONS = frozenset({Activation.LUT, Activation.TANH, Activation.SIGMOID})
 # Standalone activation operators fused into their producer in a deployable plan.
 FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
-_FM_TYPES = frozenset({DataType.INT8, DataType.UINT8})
+_FM_TYPES = frozenset({DataType.INT8, DataType.UINT8, DataType.INT16})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
                        "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
@@ -43,7 +46,7 @@ _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "A
 _RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
 
 
-def _copy(op: NpuOp) -> bool:
+def is_copy(op: NpuOp) -> bool:
     """One input of a CONCATENATION, or a PAD's input or fill, copied into its box of the output
     (a 1x1 average pool)."""
     offset = op.ofm_write_offset
@@ -51,11 +54,15 @@ def _copy(op: NpuOp) -> bool:
             and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
 
 
-def _mean_sum(op: NpuOp, tensor: Tensor) -> bool:
-    """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands), which Vela's
-    decomposition and the emitter carry in 32 bits."""
-    return op.tflite_type == "MEAN" and tensor.dtype == DataType.INT32 and tensor.quant is not None and (
-        tuple(tensor.quant.scale[:1]) == (1.0,) and tuple(tensor.quant.zero_point[:1]) == (0,))
+def _wide(op: NpuOp, tensor: Tensor) -> bool:
+    """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands) or a SQUARED_DIFFERENCE's
+    int32 steps, which Vela's decompositions and the emitter carry in 32 bits: scale 1 and zero
+    point 0, or no quantization (raw values, no scaling) for a SQUARED_DIFFERENCE's."""
+    if op.tflite_type not in ("MEAN", "SQUARED_DIFFERENCE") or tensor.dtype != DataType.INT32:
+        return False
+    if tensor.quant is None:
+        return op.tflite_type == "SQUARED_DIFFERENCE"
+    return tuple(tensor.quant.scale[:1]) == (1.0,) and tuple(tensor.quant.zero_point[:1]) == (0,)
 
 
 def npu_op_reason(op: NpuOp) -> str | None:
@@ -64,8 +71,10 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return f"its NPU operation {op.op_type} is not emitted yet"
     if op.activation is Activation.LUT and op.lut is None:
         return lut_reason(op.tflite_type, op.ifm.dtype) or f"{op.tflite_type}'s lookup table could not be computed"
-    if op.activation not in CLAMP_ACTIVATIONS and op.activation is not Activation.LUT:
-        return f"activation {op.activation} is not emitted (only clamps and lookup tables)"
+    if op.activation not in CLAMP_ACTIVATIONS and op.activation not in _FUNCTIONS:
+        return f"activation {op.activation} is not emitted (only clamps, lookup tables and 16-bit tanh/sigmoid)"
+    if op.activation in (Activation.TANH, Activation.SIGMOID) and op.ifm.dtype != DataType.INT16:
+        return f"an {op.ifm.dtype} {op.activation} without a lookup table is not emitted"
     if op.resampling is not Resampling.NONE and _RESAMPLING.get(op.op_type) is not op.resampling:
         return f"{op.resampling} IFM resampling of {op.op_type} is not emitted"
     if op.block_type is BlockType.DEPTHWISE and op.tflite_type == "RESIZE_BILINEAR":
@@ -73,7 +82,7 @@ def npu_op_reason(op: NpuOp) -> str | None:
                 "row and column) is not emitted")
     if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
         return "reads at a batch offset (not emitted)"
-    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not _copy(op):
+    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not is_copy(op):
         return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"
     for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
         if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):
@@ -83,19 +92,26 @@ def npu_op_reason(op: NpuOp) -> str | None:
             return (f"it {'reads' if tensor is op.ifm else 'writes'} {view} values of '{tensor.name}', declared "
                     f"{list(tensor.shape)} (a dynamic shape TFLite Micro does not run)")
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
-    if any(t.dtype not in _FM_TYPES and not _mean_sum(op, t) for t in fms):
+    if any(t.dtype not in _FM_TYPES and not _wide(op, t) for t in fms):
         return "only 8-bit feature maps are emitted yet"
-    if any(t.quant is None or not t.quant.is_valid for t in fms):
+    if any((t.quant is None or not t.quant.is_valid) and not _wide(op, t) for t in fms):
         return "a feature map has no quantization"
+    if any(len(t.quant.scale) > 1 for t in (*fms, op.ifm2) if t is not None and t.quant is not None) and (
+            op.block_type is not BlockType.CONV and op.block_type is not BlockType.DEPTHWISE
+            and op.block_type is not BlockType.VECTOR_PRODUCT):
+        return "an operand quantized per channel is not emitted (the output stage scales per tensor)"
     if op.elementwise in ("MAXIMUM", "MINIMUM") and any(
-            t is not None and t.quant != op.ofm.quant for t in (op.ifm, op.ifm2)):
+            t is not None and t.quant is not None and op.ofm.quant is not None
+            and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
+        # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    if op.ifm.is_constant and not (op.tflite_type == "PAD" and _copy(op)):
-        return "a constant first operand (the hardware would run the operands reversed) is not emitted yet"
-    if op.ifm2 is not None and op.ifm2.is_constant and op.ifm2.dtype != op.ifm.dtype:
-        return f"a {op.ifm2.dtype} constant operand of a {op.ifm.dtype} operation is not emitted"
-    if op.ifm2 is not None and op.ifm_shape != op.ofm_shape:
-        return "a broadcast first operand (the hardware broadcasts the second only) is not emitted yet"
+    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)) and not swaps_operands(op):
+        return "a constant first operand the hardware cannot take as the second is not emitted"
+    constant, other = (op.ifm, op.ifm2) if op.ifm.is_constant else (op.ifm2, op.ifm)
+    if constant is not None and other is not None and constant.is_constant and constant.dtype != other.dtype:
+        return f"a {constant.dtype} constant operand of a {other.dtype} operation is not emitted"
+    if op.ifm2 is not None and op.ifm_shape != op.ofm_shape and (op.ifm2_shape != op.ofm_shape or op.reads_at_offset):
+        return "both operands broadcast (the hardware broadcasts the second only) is not emitted"
     if op.ifm_shape.n != 1 or op.ofm_shape.n != 1:
         return "batches above 1 are not emitted yet"
     if op.weights is not None and (op.weight_tensor is None or op.weight_tensor.quant is None):
@@ -108,6 +124,18 @@ def npu_op_reason(op: NpuOp) -> str | None:
     return None
 
 
+# Why the larger decompositions are not emitted: each is expressible as the API's operations (Vela's
+# own are), but npuplan's lowering models their geometry and costs, not every number they run with.
+_NOT_EMITTED = {
+    "SOFTMAX": ("SOFTMAX is not emitted yet: its lowering reproduces the geometry of Vela's fixed-point "
+                "decomposition (31 operations for 8 bits), not its constants, zero points, clamps, roundings "
+                "and 32-bit exp table"),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": ("UNIDIRECTIONAL_SEQUENCE_LSTM is not emitted yet: its lowering lacks Vela's "
+                                     "explicit gate scalings and clamps, and its state updates write at offsets "
+                                     "the emitter does not express"),
+}
+
+
 def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     """``lowered`` (the lowering of ``op``) if the emitter can express it, else ``op`` as a CPU op
     with the reason."""
@@ -115,7 +143,7 @@ def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
         return lowered
     reason: str | None = None
     if op.type not in DEPLOYABLE_TYPES:
-        reason = f"{op.type} is not emitted by the deploy path yet"
+        reason = _NOT_EMITTED.get(op.type, f"{op.type} is not emitted by the deploy path yet")
     elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES:
         reason = f"{op.type} lowers to {len(lowered)} NPU operations (not emitted yet)"
     else:

@@ -102,6 +102,35 @@ def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int
     return rounding_divide_by_pot(rounding_doubling_high_mul(wrap32(x * (1 << left)), multiplier), right)
 
 
+def quantise_scale(scale: float) -> tuple[int, int]:
+    """The hardware output stage's ``(multiplier, shift)`` with ``scale ~= multiplier * 2**-shift``
+    and the multiplier in ``[2**30, 2**31)`` (a Q31 significand); a zero scale gives ``(0, 0)``.
+    ``shift`` is 0..63."""
+    if scale == 0.0:
+        return 0, 0
+    significand, exponent = math.frexp(scale)
+    multiplier = int(round(significand * (1 << 31)))
+    if multiplier == 1 << 31:  # the significand rounded up to 1.0
+        multiplier //= 2
+        exponent += 1
+    shift = 31 - exponent
+    if shift < 0:
+        raise ValueError(f"scale {scale} is too large for the output stage")
+    if shift > 63:  # smaller than the output stage can express: it rounds to zero
+        return 0, 0
+    return multiplier, shift
+
+
+def reduced_quantise_scale(scale: float) -> tuple[int, int]:
+    """``quantise_scale`` with a 16-bit multiplier (rounded, at most 32767) and the shift less 16:
+    the scale of a 16-bit IFM's convolution with 64-bit biases (TFLite's reference, as Vela)."""
+    multiplier, shift = quantise_scale(scale)
+    if multiplier == 0 and shift == 0:
+        return 0, 0
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 32767 << 16 else 32767
+    return reduced, shift - 16
+
+
 def downscale_multiplier_to_int16(multiplier: int) -> int:
     """TFLite's ``DownScaleInt32ToInt16Multiplier``."""
     if multiplier >= INT32_MAX - (1 << 15):

@@ -44,6 +44,7 @@ from npuplan.lowering.deployable import (
     reshape_invariant,
 )
 from npuplan.lowering.dilation import fold_dilated_convolutions
+from npuplan.lowering.dynamic_shapes import resolve_dynamic_shapes
 from npuplan.lowering.lstm import LSTM, convert_lstm
 from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
@@ -162,7 +163,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     indices a deployable plan also keeps on the CPU (the emitter refused them)."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) ignored", len(model.subgraphs) - 1)
-    source = model.main
+    source, _ = resolve_dynamic_shapes(model.main)  # a dynamic batch planned as 1: every shape is known
     graph, removed = rewrite_graph(source, accelerator, deployable=deployable)
     originals = {id(op) for op in source.ops}
     ops: list[LoweredOp] = []

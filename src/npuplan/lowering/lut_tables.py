@@ -8,6 +8,8 @@ the CPU would).
   (tanh 1/128 and zero point 0, logistic 1/256 and -128: the kernel assumes them).
 - LEAKY_RELU (int8/uint8): ``reference_ops::QuantizeLeakyRelu``: identity or alpha multiplier by
   the sign of the input, each a ``MultiplyByQuantizedMultiplier``.
+- PRELU with one alpha (int8/uint8): ``reference_ops::BroadcastPrelu4DSlow``: the identity or the
+  alpha product by the sign of the input, each a ``MultiplyByQuantizedMultiplier``.
 - HARD_SWISH (int8/uint8): ``reference_ops::HardSwish``'s 16-bit fixed-point evaluation.
 
 Scales are float32 in TFLite and the kernels mix float and double arithmetic; each step below
@@ -106,6 +108,23 @@ def _leaky_relu(ifm: Quantization, ofm: Quantization, options: Mapping[str, obje
     return value
 
 
+def _prelu(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    """A PRELU with one alpha (``alpha_q``: its value less its zero point, scale ``alpha_scale``):
+    ``reference_ops::BroadcastPrelu4DSlow``, its multipliers in double as the kernel's Prepare."""
+    alpha_q, alpha_scale = int(str(options["alpha_q"])), float(str(options["alpha_scale"]))
+    in_scale, out_scale = float(_scale(ifm)), float(_scale(ofm))
+    identity_m, identity_s = quantize_multiplier(in_scale / out_scale)
+    alpha_m, alpha_s = quantize_multiplier(in_scale * alpha_scale / out_scale)
+    zp_in, zp_out = _zero(ifm), _zero(ofm)
+
+    def value(x: int) -> int:
+        d = x - zp_in
+        if d >= 0:
+            return zp_out + multiply_by_quantized_multiplier(d, identity_m, identity_s)
+        return zp_out + multiply_by_quantized_multiplier(d * alpha_q, alpha_m, alpha_s)
+    return value
+
+
 def _sat16(x: int) -> int:
     return max(INT16_MIN, min(INT16_MAX, x))
 
@@ -195,7 +214,7 @@ def _gelu(x: float, options: Mapping[str, object]) -> float:
 
 
 _TABLES: dict[str, Callable[[Quantization, Quantization, Mapping[str, object]], Table]] = {
-    "TANH": _tanh, "LOGISTIC": _logistic, "LEAKY_RELU": _leaky_relu, "HARD_SWISH": _hard_swish,
+    "TANH": _tanh, "LOGISTIC": _logistic, "LEAKY_RELU": _leaky_relu, "PRELU": _prelu, "HARD_SWISH": _hard_swish,
     "EXP": _float_lut(_exp), "LOG": _float_lut(_log), "GELU": _float_lut(_gelu), "RSQRT": _rsqrt,
 }
 _TYPES = {"TANH": (DataType.INT8,), "LOGISTIC": (DataType.INT8,), "EXP": (DataType.INT8,), "LOG": (DataType.INT8,),

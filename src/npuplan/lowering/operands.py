@@ -11,12 +11,20 @@ from dataclasses import replace
 from npuplan.ir.lowered import BlockType, NpuOp
 
 
-def primary_input_first(op: NpuOp) -> NpuOp:
-    """``op`` with IFM and IFM2 swapped when only IFM2 can be the primary (streamed) input."""
+def swaps_operands(op: NpuOp) -> bool:
+    """Whether only IFM2 can be ``op``'s primary (streamed) input: IFM is a constant or a scalar,
+    IFM2 a feature map of the output's shape."""
     if op.block_type is not BlockType.ELEMENTWISE or op.ifm2 is None or op.ifm2_shape is None:
-        return op
+        return False
     ifm_can_swap = op.ifm.is_constant or not op.ifm.shape
-    ifm2_primary = not op.ifm2.is_constant and bool(op.ifm2.shape) and tuple(op.ifm2.shape) == tuple(op.ofm.shape)
-    if not (ifm_can_swap and ifm2_primary):
+    return not op.ifm2.is_constant and bool(op.ifm2.shape) and tuple(op.ifm2.shape) == tuple(op.ofm.shape) and (
+        ifm_can_swap)
+
+
+def primary_input_first(op: NpuOp) -> NpuOp:
+    """``op`` with IFM and IFM2 swapped (and marked reversed) when only IFM2 can be the primary input."""
+    if not swaps_operands(op):
         return op
-    return replace(op, ifm=op.ifm2, ifm_shape=op.ifm2_shape, ifm2=op.ifm, ifm2_shape=op.ifm_shape)
+    assert op.ifm2 is not None and op.ifm2_shape is not None
+    return replace(op, ifm=op.ifm2, ifm_shape=op.ifm2_shape, ifm2=op.ifm, ifm2_shape=op.ifm_shape,
+                   reversed_operands=not op.reversed_operands)

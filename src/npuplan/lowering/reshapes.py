@@ -18,6 +18,7 @@ _VIEW_FREE_PRODUCERS = frozenset({"FULLY_CONNECTED"})
 _AXIS_SENSITIVE = frozenset({
     "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "CONCATENATION", "PACK", "UNPACK", "SPLIT",
     "SPLIT_V", "STRIDED_SLICE", "SLICE", "ARG_MAX", "ARG_MIN", "TRANSPOSE", "PAD", "PADV2", "MIRROR_PAD", "GATHER",
+    "BATCH_MATMUL",  # multiplies the last two axes, batched over the others
 })
 
 

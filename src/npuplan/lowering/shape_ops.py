@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from npuplan.ir.graph import Graph, Tensor
@@ -11,15 +13,16 @@ from npuplan.lowering._util import replace_tensor, without_op
 Removed = tuple[tuple[str, str], ...]
 
 
-def fold_shape_ops(graph: Graph) -> tuple[Graph, Removed]:
-    """Replace each SHAPE op whose input has a known shape by a constant int32 tensor.
+def fold_shape_ops(graph: Graph, *, ready: Callable[[Tensor], bool] | None = None) -> tuple[Graph, Removed]:
+    """Replace each SHAPE op whose input has a known shape (and is ``ready``, when given) by a
+    constant int32 tensor.
 
     Returns the new graph and the removed ops as (name, reason).
     """
     removed: list[tuple[str, str]] = []
     for op in [o for o in graph.ops if o.type == "SHAPE"]:
         ifm = op.inputs[0]
-        if ifm is None or any(d < 0 for d in ifm.shape):
+        if ifm is None or any(d < 0 for d in ifm.shape) or (ready is not None and not ready(ifm)):
             continue
         out = op.outputs[0]
         values = np.array(ifm.shape, dtype=np.int32)

@@ -346,6 +346,10 @@ def _mean(op: Op) -> str | None:
     axes = sorted({a % rank for a in values})
     if rank == 4 and 0 in axes:
         return "Mean over the batch axis is not supported"
+    spatial = ifm.shape[1:] if rank == 4 else ifm.shape
+    if rank in (3, 4) and rank - 1 in axes and 1 not in spatial:
+        # the lowering moves depth into the place of a height or width of 1 (as Vela does)
+        return f"Reduction over depth needs one of height, width and depth to be 1 (the IFM is {list(ifm.shape)})"
     if ifm.dtype not in _MEAN_KERNEL_PRODUCT:
         return f"IFM must be int8, uint8 or int16 (it is {ifm.dtype})"
     dims = [ifm.shape[a] for a in axes]

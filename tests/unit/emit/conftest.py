@@ -30,3 +30,18 @@ def ds_cnn_emitted(vela_api, ds_cnn_plan):
     from npuplan.emit import emit_tflite
 
     return emit_tflite(ds_cnn_plan)
+
+
+def emit_graph(tmp_path: Path, graph, options=None):
+    """``graph`` written as a file, planned deployably and emitted with every operator on the NPU;
+    the plan, the emitted file and its validation report."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Model
+    from npuplan.regstream import validate_tflite
+
+    path = tmp_path / f"{graph.name}.tflite"
+    path.write_bytes(write_tflite(Model(graph.name, (graph,))))
+    planned, emitted = plan_and_emit(path, **(options or U55_128))
+    assert not planned.lowered.cpu_ops, [o.reason for o in planned.lowered.cpu_ops]
+    return planned, emitted, validate_tflite(emitted.data)

@@ -168,7 +168,7 @@ def test_cli_emit_tflite_writes_a_file_that_validates(vela_api, tmp_path, capsys
     assert main(["validate", str(path)]) == 0
 
 
-def test_elementwise_operands_the_hardware_would_swap_stay_on_the_cpu():
+def test_elementwise_operands_the_hardware_cannot_order_stay_on_the_cpu():
     import numpy as np
 
     from npuplan.ir.graph import Tensor
@@ -186,8 +186,9 @@ def test_elementwise_operands_the_hardware_would_swap_stay_on_the_cpu():
         return NpuOp("o", "SUB", "Sub", BlockType.ELEMENTWISE, a, a.shape4d, out, Shape4D(1, 4, 4, 8), ifm2=b,
                      ifm2_shape=b.shape4d, elementwise="SUB")
     assert npu_op_reason(sub(x, x)) is None
-    assert "constant" in npu_op_reason(sub(c, x))  # SUB(const, x) would run reversed
-    assert "broadcast first operand" in npu_op_reason(sub(small, x))
+    assert npu_op_reason(sub(c, x)) is None  # SUB(const, x) runs with the operands reversed (flagged)
+    assert npu_op_reason(sub(small, x)) is None  # runs with the operands reversed (test_reversed_operands)
+    assert "both operands broadcast" in npu_op_reason(sub(small, small))
 
 
 def test_striped_reshaped_view_reads_each_stripes_own_rows(ds_cnn_plan, ds_cnn_emitted):
@@ -248,3 +249,28 @@ def test_a_network_with_nothing_on_the_npu_is_refused_in_one_line_naming_why(vel
     err = capsys.readouterr().err
     assert "no operator runs on the NPU" in err and "'out'" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_dynamic_batch_network_is_emitted_at_its_planned_static_shapes(vela_api, tmp_path):
+    """Keras's Dense on [batch, 16, 32] tokens declares its flattened rows as one ([1, 32], signature
+    [-1, 32]); the file runs and declares all 16, with no -1 left in any signature."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Model
+    from npuplan.regstream import validate_tflite
+    from tests.unit.lowering._build import graph
+    from tests.unit.lowering.test_dynamic_shapes import _tokens_dense
+
+    ops, x, y = _tokens_dense()
+    path = tmp_path / "tokens.tflite"
+    path.write_bytes(write_tflite(Model("tokens", (graph(ops, [x], [y]),))))
+    planned, emitted = plan_and_emit(path, **U55_128)
+    assert not planned.lowered.cpu_ops
+    validate_tflite(emitted.data)
+    model, _ = _ops(emitted.data)
+    sg = model.Subgraphs(0)
+    tensors = [sg.Tensors(i) for i in range(sg.TensorsLength())]
+    shapes = {t.Name().decode(): t.ShapeAsNumpy().tolist() for t in tensors}
+    assert shapes["x"] == [1, 16, 32] and shapes["y"] == [1, 16, 24]
+    assert all(t.ShapeSignatureLength() == 0 for t in tensors)
+    assert any("dynamic dimensions" in n and "[-1, 16, 32] as [1, 16, 32]" in n for n in emitted.notes)

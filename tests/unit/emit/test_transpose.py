@@ -48,7 +48,7 @@ def _scaled_copy(tmp_path, kind: str, out_dtype: DataType, q_out: Quantization) 
     import numpy as np
 
     from npuplan.emit import plan_and_emit
-    from npuplan.emit.quantise import quantise_scale
+    from npuplan.lowering.fixedpoint import quantise_scale
 
     x = Tensor("x", (1, 8, 8, 16), DataType.INT8, Quantization((0.05,), (3,)))
     y = Tensor("y", (1, 8, 8, 16), out_dtype, q_out)

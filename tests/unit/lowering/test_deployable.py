@@ -80,3 +80,16 @@ def test_a_maximum_of_differently_quantized_operands_stays_on_the_cpu():
         npu = NpuOp("y", "MAXIMUM", "Maximum", BlockType.ELEMENTWISE, a, a.shape4d, out, out.shape4d, ifm2=b,
                     ifm2_shape=b.shape4d, elementwise="MAXIMUM")
         assert (npu_op_reason(npu) is None) is emitted
+
+
+def test_a_softmax_stays_on_the_cpu_saying_why() -> None:
+    from npuplan.hw.accelerator import accelerator
+    from npuplan.lowering import lower
+
+    from ._build import fm, graph, model, op
+
+    x, y = fm("x", (1, 10)), fm("y", (1, 10))
+    lowered = lower(model(graph([op("SOFTMAX", [x], [y], 0, beta=1.0)], [x], [y])), accelerator("ethos-u55-128"),
+                    deployable=True)
+    (cpu,) = lowered.cpu_ops
+    assert "constants, zero points, clamps" in cpu.reason

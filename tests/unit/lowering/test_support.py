@@ -64,3 +64,13 @@ def test_a_feature_map_of_scale_0_keeps_its_ops_on_the_cpu() -> None:
     (cpu,) = lower(model(graph([mul], [x, z], [y])), accelerator("ethos-u55-128")).ops
     assert isinstance(cpu, CpuOp) and "scales must not be 0" in cpu.reason
     assert unsupported_reason(op("MUL", [x, x], [y], 0, fused_activation_function="NONE")) is None
+
+
+def test_mean_over_depth_needs_a_unit_height_width_or_depth() -> None:
+    """The lowering moves depth into the place of a height or width of 1 (Vela's semantic check);
+    over depth of an 8x8x16 map it would sum 8 of the 64 pixels (op_layernorm_map)."""
+    axes = const("axes", [3], DataType.INT32, None)
+    reason = unsupported_reason(op("MEAN", [fm("a", (1, 8, 8, 16)), axes], [fm("b", (1, 8, 8, 1))], keep_dims=True))
+    assert reason is not None and "depth" in reason
+    assert unsupported_reason(op("MEAN", [fm("a", (1, 1, 8, 16)), axes], [fm("b", (1, 1, 8, 1))],
+                                 keep_dims=True)) is None

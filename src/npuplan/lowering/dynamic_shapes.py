@@ -1,0 +1,144 @@
+"""Resolve the placeholder shapes of a network exported with dynamic dimensions.
+
+A TFLite file exported with a dynamic batch (Keras: ``shape_signature`` [-1, 16, 32]) declares
+each tensor with a -1 in its signature at a placeholder shape: the batch as 1, but also the rows
+of a flattened ``Tensordot`` (a RESHAPE to [-1, 32] declared [1, 32], its target computed by
+SHAPE -> GATHER -> REDUCE_PROD -> PACK at run time). npuplan plans the batch as 1, so every such
+shape is known at compile time: this pass computes them, as TensorFlow Lite does when it allocates
+the tensors, and gives each tensor its planned static shape (signature None). The shape arithmetic
+is folded on a scratch copy (``fold_shape_ops``, ``fold_constants``) round by round, each round
+reaching the RESHAPEs whose targets the previous one folded; an operator whose output shape is not
+inferred here keeps its declared shape (as before this pass).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from npuplan.ir.graph import Graph, Op, Tensor
+from npuplan.lowering._util import replace_tensor
+from npuplan.lowering.constants import fold_constants
+from npuplan.lowering.shape_ops import fold_shape_ops
+
+MAX_ROUNDS = 16
+# Operators whose output has the shape of their first input.
+_SAME_SHAPE = frozenset({
+    "SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "HARD_SWISH", "LEAKY_RELU",
+    "PRELU", "EXP", "LOG", "RSQRT", "SQRT", "NEG", "ABS", "GELU", "QUANTIZE", "DEQUANTIZE", "CAST", "SQUARE",
+})
+# Operators whose output has the broadcast shape of their two inputs.
+_BROADCAST = frozenset({"ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW"})
+
+
+def is_dynamic(t: Tensor) -> bool:
+    """Whether ``t``'s declared shape may be a placeholder (a -1 in its signature)."""
+    return t.signature is not None
+
+
+def _reshape(op: Op, ifm: Tensor) -> tuple[int, ...] | None:
+    target_t = op.inputs[1] if len(op.inputs) > 1 else None
+    if target_t is not None and target_t.data is None:
+        return None  # not folded yet
+    target = ([int(v) for v in target_t.data.reshape(-1)] if target_t is not None and target_t.data is not None
+              else [int(v) for v in op.options.get("new_shape", ()) or ()])
+    if not target or target.count(-1) > 1:
+        return None
+    known = int(np.prod([d for d in target if d != -1]))
+    if -1 in target:
+        if known <= 0 or ifm.elements % known:
+            return None
+        target[target.index(-1)] = ifm.elements // known
+    return tuple(target) if int(np.prod(target)) == ifm.elements else None
+
+
+def _fully_connected(op: Op, ifm: Tensor) -> tuple[int, ...] | None:
+    weights = op.inputs[1] if len(op.inputs) > 1 else None
+    if weights is None or len(weights.shape) != 2 or weights.shape[1] <= 0:
+        return None
+    units, depth = weights.shape
+    if op.options.get("keep_num_dims"):
+        return (*ifm.shape[:-1], units) if ifm.shape and ifm.shape[-1] == depth else None
+    return (ifm.elements // depth, units) if ifm.elements % depth == 0 else None
+
+
+def inferred_shape(op: Op) -> tuple[int, ...] | None:
+    """The shape of ``op``'s first output given its inputs' shapes, or None when not inferred here
+    (or when its shape operand is not a constant yet)."""
+    ifm = op.inputs[0] if op.inputs else None
+    if ifm is None:
+        return None
+    if op.type in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
+        return _reshape(op, ifm) if op.type == "RESHAPE" else None
+    if op.type == "FULLY_CONNECTED":
+        return _fully_connected(op, ifm)
+    if op.type in _SAME_SHAPE:
+        return ifm.shape
+    if op.type in _BROADCAST and len(op.inputs) > 1 and op.inputs[1] is not None:
+        try:
+            return tuple(int(d) for d in np.broadcast_shapes(ifm.shape, op.inputs[1].shape))
+        except ValueError:
+            return None
+    return None
+
+
+def _known(t: Tensor | None, resolved: set[int], inputs: set[int]) -> bool:
+    return t is None or not is_dynamic(t) or t.is_constant or id(t) in resolved or id(t) in inputs
+
+
+def _round(scratch: Graph, resolved: set[int], origin: dict[int, Tensor],
+           sizes: dict[int, tuple[int, ...]]) -> tuple[Graph, bool]:
+    """One pass over ``scratch`` in order: each op whose inputs are known resolves its dynamic
+    outputs (``sizes``: source tensor id -> planned shape). Whether any tensor was resolved."""
+    inputs = {id(t) for t in scratch.inputs}
+    progress = False
+    for k in range(len(scratch.ops)):
+        op = scratch.ops[k]
+        if not all(_known(t, resolved, inputs) for t in op.inputs):
+            continue
+        for index, out in enumerate(op.outputs):
+            if out is None or _known(out, resolved, inputs):
+                continue
+            shape = inferred_shape(op) if index == 0 else None
+            if shape is None and op.type == "RESHAPE" and len(op.inputs) > 1 and op.inputs[1] is not None \
+                    and op.inputs[1].data is None:
+                continue  # its target is folded in a later round
+            source = origin.get(id(out), out)
+            new = replace(out, shape=tuple(shape) if shape is not None else out.shape, signature=None)
+            origin[id(new)] = source
+            sizes[id(source)] = new.shape
+            resolved.add(id(new))
+            scratch = replace_tensor(scratch, out, new)
+            op = scratch.ops[k]
+            progress = True
+    return scratch, progress
+
+
+def resolve_dynamic_shapes(graph: Graph) -> tuple[Graph, tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]]:
+    """``graph`` with every dynamic tensor at its planned static shape, and the tensors whose
+    declared shape changed as (name, declared, planned)."""
+    inputs = {id(t) for t in graph.inputs}
+    if not any(is_dynamic(t) and id(t) not in inputs for t in graph.tensors()):
+        return graph, ()
+    scratch = graph
+    resolved: set[int] = set()
+    origin: dict[int, Tensor] = {}
+    sizes: dict[int, tuple[int, ...]] = {}
+    for _ in range(MAX_ROUNDS):
+        inputs = {id(t) for t in scratch.inputs}
+        scratch, _ = fold_shape_ops(scratch, ready=lambda t: _known(t, resolved, inputs))
+        scratch, _ = fold_constants(scratch)
+        scratch, progress = _round(scratch, resolved, origin, sizes)
+        if not progress:
+            break
+    changed = []
+    for t in graph.tensors():
+        shape = sizes.get(id(t))
+        if shape is None:
+            continue
+        graph = replace_tensor(graph, t, replace(t, shape=shape, signature=None))
+        if shape != t.shape:
+            changed.append((t.name, t.shape, shape))
+    return graph, tuple(changed)
+
