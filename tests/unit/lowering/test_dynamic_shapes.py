@@ -68,7 +68,7 @@ def test_the_second_dense_of_a_dynamic_network_reads_every_row() -> None:
     ops.append(op("FULLY_CONNECTED", [ops[1].outputs[0], const("w2", np.ones((8, 24))), None], [z], 3,
                   fused_activation_function="NONE", keep_num_dims=False))
     npu = lower(model(graph(ops, [x], [y, z])), accelerator("ethos-u55-128")).npu_ops
-    assert [o.ofm_shape.elements for o in npu] == [16 * 24, 16 * 8]
+    assert [o.ofm_shape.elements for o in npu if o.tflite_type == "FULLY_CONNECTED"] == [16 * 24, 16 * 8]
 
 
 def test_a_batch_matmul_keeps_reading_the_rank_it_was_given() -> None:
