@@ -24,7 +24,7 @@ DEPLOYABLE_TYPES = frozenset({
     "CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "TRANSPOSE_CONV", "TRANSPOSE",
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
-    "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE",
+    "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",  # reshapes left: copies
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).

@@ -145,10 +145,11 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     return vela_order(graph), removed
 
 
-def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool) -> tuple[LoweredOp, ...]:
+def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool,
+            framed_writes: bool = True) -> tuple[LoweredOp, ...]:
     """Kernel ops in their own OFM views; slices read where they lie; with ``concat_writes``,
     concatenated slices written in place."""
-    ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs)), outputs)
+    ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs, framed_writes=framed_writes)), outputs)
     return fuse_concat_writes(ops, outputs) if concat_writes else ops
 
 
@@ -186,7 +187,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     variables = tuple(dict.fromkeys(t for o in ops if isinstance(o, NpuOp) for t in (o.ifm, o.ifm2)
                                     if t is not None and t.is_variable))
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
-    placed = _placed(tuple(ops), outputs, concat_writes)
+    placed = _placed(tuple(ops), outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
         name=source.name,
         ops=gather_split_writes(placed) if deployable else placed,

@@ -189,19 +189,22 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
     return tuple(rewired.get(id(op), op) for op in ops if id(op) not in dropped)  # type: ignore[arg-type]
 
 
-def fuse_reshape_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
+def fuse_reshape_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], *,
+                       framed_writes: bool = True) -> tuple[LoweredOp, ...]:
     """Drop each reshape copy whose readers all read its whole output as an NPU input (they read the
     copy's input through the same 4D shape instead), or else whose input only it reads and only
     NPU ops write (they write the copy's output through their own view instead): the same bytes
     either way, and the tensor seen in another shape stays linear NHWC. A copy stays when a CPU op
     touches its input or output, a reader reads part of it, or it would join a network input to a
-    network output. One copy at a time, so chains of them fold too."""
-    while (fused := _fuse_one_reshape(ops, {id(t) for t in outputs})) is not None:
+    network output. One copy at a time, so chains of them fold too. Without ``framed_writes`` (the
+    emitter writes no box through another view) writers at offsets keep their copy."""
+    while (fused := _fuse_one_reshape(ops, {id(t) for t in outputs}, framed_writes)) is not None:
         ops = fused
     return ops
 
 
-def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int]) -> tuple[LoweredOp, ...] | None:
+def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes: bool,
+                      ) -> tuple[LoweredOp, ...] | None:
     readers: dict[int, list[LoweredOp]] = {}
     writers: dict[int, list[LoweredOp]] = {}
     for op in ops:
@@ -221,8 +224,9 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int]) -> tuple[Lower
             rewired = {id(use): replace(use, ifm=copy.ifm if use.ifm is copy.ofm else use.ifm,  # type: ignore[type-var]
                                         ifm2=copy.ifm if use.ifm2 is copy.ofm else use.ifm2) for use in uses}
         elif id(copy.ifm) not in kept and readers.get(id(copy.ifm)) == [copy] and makers and all(
-                isinstance(m, NpuOp) and (m.ofm_write_offset is not None
-                                          or m.ofm_shape.elements == copy.ifm_shape.elements) for m in makers):
+                isinstance(m, NpuOp) and (m.ofm_write_offset is not None and framed_writes
+                                          or m.ofm_write_offset is None
+                                          and m.ofm_shape.elements == copy.ifm_shape.elements) for m in makers):
             rewired = {id(m): _writing(m, copy.ofm) for m in makers}  # type: ignore[arg-type]
         else:
             continue
