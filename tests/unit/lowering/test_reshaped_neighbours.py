@@ -1,0 +1,29 @@
+"""Ops whose RESHAPE, SQUEEZE or EXPAND_DIMS neighbours were removed (they move no data) read and
+write tensors of another rank or view: they stay on the NPU as in the file (Vela checks them before
+removing its reshapes)."""
+
+from __future__ import annotations
+
+from npuplan.hw.accelerator import accelerator
+from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import Quantization
+from npuplan.lowering import lower
+
+from ._build import conv, fm, graph, i32, model, op
+
+
+def _lower(ops, inputs, outputs):  # type: ignore[no-untyped-def]
+    """Lowered for the 128-MAC Ethos-U55 (the reshape passes run as in a plan)."""
+    return lower(model(graph(ops, inputs, outputs)), accelerator("ethos-u55-128"))
+
+
+def test_a_softmax_over_pixels_seen_as_matrix_rows_stays_on_the_npu_in_the_ifm_view() -> None:
+    x, a, rows, soft, b, y = (fm("x", (1, 6, 1, 8)), fm("a", (1, 6, 1, 8)), fm("rows", (6, 8)),
+                              fm("soft", (6, 8), quant=Quantization((1 / 256,), (-128,))),
+                              fm("b", (1, 6, 1, 8), quant=Quantization((1 / 256,), (-128,))), fm("y", (1, 6, 1, 8)))
+    lg = _lower([conv(x, a, 1, index=0), op("RESHAPE", [a, i32("s1", [6, 8])], [rows], 1),
+                 op("SOFTMAX", [rows], [soft], 2, beta=1.0), op("RESHAPE", [soft, i32("s2", [1, 6, 1, 8])], [b], 3),
+                 conv(b, y, 1, index=4)], [x], [y])
+    assert not lg.cpu_ops
+    last = [o for o in lg.npu_ops if o.tflite_type == "SOFTMAX"][-1]
+    assert last.ofm_shape == Shape4D(1, 6, 1, 8)
