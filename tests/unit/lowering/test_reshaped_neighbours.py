@@ -4,12 +4,14 @@ removing its reshapes)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from npuplan.hw.accelerator import accelerator
 from npuplan.ir.shape import Shape4D
-from npuplan.ir.types import Quantization
+from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
 
-from ._build import conv, fm, graph, i32, model, op
+from ._build import conv, const, fm, graph, i32, model, op
 
 
 def _lower(ops, inputs, outputs):  # type: ignore[no-untyped-def]
@@ -27,3 +29,20 @@ def test_a_softmax_over_pixels_seen_as_matrix_rows_stays_on_the_npu_in_the_ifm_v
     assert not lg.cpu_ops
     last = [o for o in lg.npu_ops if o.tflite_type == "SOFTMAX"][-1]
     assert last.ofm_shape == Shape4D(1, 6, 1, 8)
+
+
+def test_a_resize_and_a_transpose_conv_after_a_removed_expand_dims_stay_on_the_npu() -> None:
+    x, a, flat, act, up = fm("x", (1, 1, 4, 8)), fm("a", (1, 1, 4, 8)), fm("flat", (1, 4, 8)), fm("act", (1, 4, 8)), \
+        fm("up", (1, 1, 4, 8))
+    big = fm("big", (1, 2, 8, 8))
+    ops = [conv(x, a, 1, index=0), op("RESHAPE", [a, i32("s", [1, 4, 8])], [flat], 1),
+           op("LOGISTIC", [flat], [act], 2), op("EXPAND_DIMS", [act, i32("axis", 0)], [up], 3),
+           op("RESIZE_NEAREST_NEIGHBOR", [up, i32("size", [2, 8])], [big], 4, align_corners=False,
+              half_pixel_centers=False)]
+    lg = _lower(ops, [x], [big])
+    assert not lg.cpu_ops and "RESIZE_NEAREST_NEIGHBOR" in {o.tflite_type for o in lg.npu_ops}
+    w, b = const("w", np.ones((8, 3, 3, 8))), const("b", np.zeros(8), DataType.INT32, None)
+    tconv = op("TRANSPOSE_CONV", [i32("shape", [1, 2, 8, 8]), w, up, b], [big], 4, padding="SAME", stride_h=2,
+               stride_w=2)
+    lg = _lower([*ops[:4], tconv], [x], [big])
+    assert not lg.cpu_ops and "TRANSPOSE_CONV" in {o.tflite_type for o in lg.npu_ops}
