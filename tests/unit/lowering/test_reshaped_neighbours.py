@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from npuplan.hw.accelerator import accelerator
+from npuplan.ir.lowered import NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
@@ -46,3 +47,11 @@ def test_a_resize_and_a_transpose_conv_after_a_removed_expand_dims_stay_on_the_n
                stride_w=2)
     lg = _lower([*ops[:4], tconv], [x], [big])
     assert not lg.cpu_ops and "TRANSPOSE_CONV" in {o.tflite_type for o in lg.npu_ops}
+
+
+def test_a_transpose_moving_only_axes_of_size_one_is_a_reshape() -> None:
+    x, a, t, y = fm("x", (1, 1, 1, 12)), fm("a", (1, 1, 1, 12)), fm("t", (1, 1, 12, 1)), fm("y", (1, 1, 12, 4))
+    lg = _lower([conv(x, a, 1, index=0), op("TRANSPOSE", [a, i32("perm", [0, 2, 3, 1])], [t], 1),
+                 conv(t, y, 3, index=2)], [x], [y])
+    assert not lg.cpu_ops
+    assert [o.tflite_type for o in lg.npu_ops if isinstance(o, NpuOp)] == ["CONV_2D", "CONV_2D"]
