@@ -32,12 +32,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=150)
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
+    parser.add_argument("--generation", type=int, default=1, help="of tests/random_graphs.py (the figures in "
+                        "bench/results are of generation 1)")
     args = parser.parse_args()
     counts: collections.Counter[str] = collections.Counter()
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.seed, args.seed + args.count):
             path = Path(tmp) / f"random_{seed}.tflite"
-            path.write_bytes(network_bytes(seed))
+            path.write_bytes(network_bytes(seed, generation=args.generation))
             for name in args.scenario or list(SCENARIOS):
                 try:
                     _, emitted = plan_and_emit(path, **SCENARIOS[name])

@@ -1,8 +1,10 @@
 """Write seeded random networks (tests/random_graphs.py) as .tflite files, e.g. to run Vela on them.
 
-Usage: python bench/random_nets.py --out DIR [--seed 0] [--count 20]
+Usage: python bench/random_nets.py --out DIR [--seed 0] [--count 20] [--generation 2]
 
-Network ``random_<seed + i>`` is the same file for the same tree; compare it with
+Network ``random_<seed + i>`` is the same file for the same seed and generation (1: the sets
+written before generation 2 added the remaining operator types and stress shapes, e.g. seeds 0,
+100 and 300 in bench/results; 2: seeds 500 on); compare it with
 ``bench/zoo_vela.py --zoo DIR`` and ``bench/zoo_compare.py --zoo DIR``. Prints the files written.
 """
 
@@ -23,11 +25,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--generation", type=int, default=2, choices=(1, 2))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for i in range(args.count):
         path = args.out / f"random_{args.seed + i}.tflite"
-        path.write_bytes(network_bytes(args.seed + i))
+        path.write_bytes(network_bytes(args.seed + i, generation=args.generation))
         print(path)
 
 

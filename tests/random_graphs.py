@@ -4,7 +4,8 @@
 Inception-style cells with interleaved branches;
 random shapes within the hardware's limits; random but valid quantization) and ``network_bytes``
 writes it with npuplan's own TFLite writer, so a failing seed reproduces the file exactly. Each
-operator kind is one small function in ``LAYERS``: adding a kind is adding a function.
+operator kind is one small function in ``LAYERS`` (generation 1) or ``random_layers.LAYERS`` (added
+by generation 2, the default): adding a kind is adding a function.
 """
 
 from __future__ import annotations
@@ -15,42 +16,10 @@ from collections.abc import Callable
 import numpy as np
 
 from npuplan.io.tflite_write import write_tflite
-from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+from npuplan.ir.graph import Graph, Model, Tensor
 from npuplan.ir.types import DataType, Quantization
-
-
-class _Builder:
-    """The network being built: its ops and a source of names and quantization."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.ops: list[Op] = []
-        self.count = 0
-
-    def name(self, kind: str) -> str:
-        self.count += 1
-        return f"{kind.lower()}_{self.count}"
-
-    def quant(self) -> Quantization:
-        return Quantization((self.rng.uniform(0.01, 0.2),), (self.rng.randint(-20, 20),))
-
-    def fm(self, shape: tuple[int, ...], kind: str = "t", quant: Quantization | None = None) -> Tensor:
-        return Tensor(self.name(kind), shape, DataType.INT8, quant or self.quant())
-
-    def const(self, values: np.ndarray, dtype: DataType, quant: Quantization | None = None) -> Tensor:
-        data = np.ascontiguousarray(values).astype({DataType.INT8: np.int8, DataType.INT32: np.int32}[dtype])
-        data.flags.writeable = False
-        return Tensor(self.name("c"), tuple(data.shape), dtype, quant, data)
-
-    def add(self, kind: str, inputs: list[Tensor | None], outputs: list[Tensor], **options: object) -> None:
-        self.ops.append(Op(kind, tuple(inputs), tuple(outputs), frozen_options(options), len(self.ops)))
-
-    def weights(self, shape: tuple[int, ...]) -> Tensor:
-        values = np.asarray([self.rng.randint(-127, 127) for _ in range(int(np.prod(shape)))]).reshape(shape)
-        return self.const(values, DataType.INT8, Quantization((self.rng.uniform(0.001, 0.02),), (0,)))
-
-    def bias(self, channels: int) -> Tensor:
-        return self.const(np.asarray([self.rng.randint(-500, 500) for _ in range(channels)]), DataType.INT32)
+from tests import random_layers
+from tests.random_builder import Builder as _Builder
 
 
 Layer = Callable[[_Builder, Tensor], Tensor]
@@ -198,18 +167,32 @@ LAYERS: dict[str, Layer] = {
 }
 
 
-def random_network(seed: int, *, layers: int | None = None, kinds: tuple[str, ...] | None = None) -> Model:
-    """A valid int8 network of random layers from ``LAYERS`` (or those named in ``kinds``), a conv
-    first and last."""
+# Generation 1 (the first 13 kinds, square inputs) writes the same files as before generation 2
+# (every lowered operator type, stress shapes) was added; the sets in bench/results name theirs.
+GENERATIONS = (1, 2)
+
+
+def random_network(seed: int, *, layers: int | None = None, kinds: tuple[str, ...] | None = None,
+                   generation: int = 2) -> Model:
+    """A valid int8 network of random layers of ``generation`` (or those named in ``kinds``), a
+    conv first and last; ARG_MAX layers add graph outputs."""
+    if generation not in GENERATIONS:
+        raise ValueError(f"generation must be one of {GENERATIONS} (it is {generation})")
     rng = random.Random(seed)
     b = _Builder(rng)
-    size = rng.choice((8, 12, 16, 24, 32))
-    x = b.fm((1, size, size, rng.choice((1, 3, 8))), kind="input")
+    if generation == 1:
+        size = rng.choice((8, 12, 16, 24, 32))
+        x = b.fm((1, size, size, rng.choice((1, 3, 8))), kind="input")
+        table = LAYERS
+    else:
+        h, w = rng.choice(random_layers.INPUT_MAPS)
+        x = b.fm((1, h, w, rng.choice(random_layers.INPUT_DEPTHS)), kind="input")
+        table = {**LAYERS, **random_layers.LAYERS}
     y = _conv(b, x)
     for _ in range(layers if layers is not None else rng.randint(2, 8)):
-        y = LAYERS[rng.choice(sorted(kinds or LAYERS))](b, y)
+        y = table[rng.choice(sorted(kinds or table))](b, y)
     y = _conv(b, y)
-    return Model(f"random_{seed}", (Graph("main", tuple(b.ops), (x,), (y,)),))
+    return Model(f"random_{seed}", (Graph("main", tuple(b.ops), (x,), (y, *b.side_outputs)),))
 
 
 def network_bytes(seed: int, **options: object) -> bytes:

@@ -1,6 +1,6 @@
 """Random networks from the generator plan, validate, and put nothing on the CPU that the support
-checks accept (seeded: a failure names the seed; ``tests.random_graphs.network_bytes(seed)``
-rebuilds the file)."""
+checks accept (seeded: a failure names the seed and generation;
+``tests.random_graphs.network_bytes(seed, generation=g)`` rebuilds the file)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from npuplan.api import plan
 from npuplan.commands import validate_plan
 from npuplan.lowering.support import unsupported_reason
-from tests.random_graphs import network_bytes
+from tests.random_graphs import GENERATIONS, network_bytes
 
 SCENARIOS = (
     dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram"),
@@ -22,14 +22,14 @@ SCENARIOS = (
 )
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10**6), scenario=st.sampled_from(range(len(SCENARIOS))))
+@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6), scenario=st.sampled_from(range(len(SCENARIOS))), generation=st.sampled_from(GENERATIONS))
 def test_random_networks_plan_validate_and_keep_supported_ops_on_the_npu(tmp_path: Path, seed: int,
-                                                                          scenario: int) -> None:
+                                                                          scenario: int, generation: int) -> None:
     path = tmp_path / f"random_{seed}.tflite"
-    path.write_bytes(network_bytes(seed))
+    path.write_bytes(network_bytes(seed, generation=generation))
     result = plan(path, **SCENARIOS[scenario])
     validate_plan(result)
     wrongly_on_cpu = [(c.tflite_type, c.reason) for c in result.lowered.cpu_ops if unsupported_reason(c.op) is None]
-    assert not wrongly_on_cpu, f"seed {seed}: {wrongly_on_cpu}"
-    assert not result.lowered.cpu_ops, f"seed {seed}: {[(c.tflite_type, c.reason) for c in result.lowered.cpu_ops]}"
+    assert not wrongly_on_cpu, f"seed {seed} generation {generation}: {wrongly_on_cpu}"
+    assert not result.lowered.cpu_ops, f"seed {seed} generation {generation}: {[(c.tflite_type, c.reason) for c in result.lowered.cpu_ops]}"

@@ -32,6 +32,7 @@ from npuplan.commands.types import (
 from npuplan.errors import ValidationError
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import LoweredGraph, NpuOp
+from npuplan.ir.shape import Shape4D, same_element_order
 
 
 class ViolationKind(StrEnum):
@@ -295,7 +296,7 @@ def _static_checks(
             found.append(Violation(ViolationKind.AREA_OVERFLOW, first, name,
                                    f"bytes {a.offset}..{a.offset + a.size_bytes - 1} exceed the {limit}-byte {a.area}"))
     live = sorted((span, name) for name, span in lifetimes.items() if name in addresses)
-    in_place = _in_place_commands(commands)
+    in_place = _in_place_commands(commands, context.shapes)
     for i, ((s1, e1), n1) in enumerate(live):
         a1 = addresses[n1]
         for (s2, e2), n2 in live[i + 1:]:
@@ -312,10 +313,13 @@ def _static_checks(
     return found
 
 
-def _in_place_commands(commands: Sequence[Command]) -> dict[tuple[str, str], set[int]]:
+def _in_place_commands(commands: Sequence[Command],
+                       shapes: Mapping[str, tuple[int, int, int, int]]) -> dict[tuple[str, str], set[int]]:
     """``(input buffer, OFM buffer) -> command indices`` where an elementwise stripe writes its OFM
-    exactly over the input it reads: same address, row layout and box, so every element is read
-    before the same bytes are written. Buffers live together only at such a command may share bytes."""
+    exactly over the input it reads: same address, row layout and box, or both whole tensors of
+    one size whose bytes hold the elements in the same order (a reshape between them removed), so
+    every element is read before the same bytes are written. Buffers live together only at such a
+    command may share bytes."""
     found: dict[tuple[str, str], set[int]] = {}
     for k, command in enumerate(commands):
         if not isinstance(command, NpuStripeCommand) or not command.elementwise:
@@ -323,11 +327,23 @@ def _in_place_commands(commands: Sequence[Command]) -> dict[tuple[str, str], set
         out = command.ofm
         for operand in (command.ifm, command.ifm2):
             if (operand is not None and operand.buffer.name != out.buffer.name
-                    and operand.buffer.address == out.buffer.address and operand.box == out.box
-                    and operand.buffer.row_bytes == out.buffer.row_bytes
-                    and operand.buffer.rows is None and out.buffer.rows is None):
+                    and operand.buffer.address == out.buffer.address
+                    and operand.buffer.rows is None and out.buffer.rows is None
+                    and (operand.box == out.box and operand.buffer.row_bytes == out.buffer.row_bytes
+                         or _whole_alike(operand, out, shapes))):
                 found.setdefault((operand.buffer.name, out.buffer.name), set()).add(k)
     return found
+
+
+def _whole_alike(a: Operand, b: Operand, shapes: Mapping[str, tuple[int, int, int, int]]) -> bool:
+    """Whether ``a`` and ``b`` each cover their whole tensor of one storage size, whose bytes hold
+    the elements in one order."""
+    sa, sb = shapes.get(a.tensor), shapes.get(b.tensor)
+    if sa is None or sb is None:
+        return False
+    whole = all(box.start == (0, 0, 0, 0) and box.end == shape for box, shape in ((a.box, sa), (b.box, sb)))
+    same_format = a.buffer.address.size_bytes == b.buffer.address.size_bytes  # bricks would pad the depth
+    return whole and same_format and same_element_order(Shape4D(*sa), Shape4D(*sb))
 
 
 def validate(

@@ -46,3 +46,15 @@ class Shape4D:
 
     def __str__(self) -> str:
         return f"{self.n}x{self.h}x{self.w}x{self.c}"
+
+
+BRICK_ELEMENTS = 16  # depth of one NHCWB16 brick
+
+
+def same_element_order(a: Shape4D, b: Shape4D) -> bool:
+    """Whether whole tensors of shapes ``a`` and ``b`` (as many elements, stored in one format,
+    NHWC or NHCWB16) hold each element of a shared NHWC view at the same byte: the same rows
+    (width and depth), or the same depth within one brick (then pixels follow one order)."""
+    if a.elements != b.elements or a.c != b.c:
+        return False
+    return a.w == b.w or a.c <= BRICK_ELEMENTS

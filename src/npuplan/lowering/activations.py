@@ -10,12 +10,13 @@ activation stays a separate operation there.
 from __future__ import annotations
 
 from npuplan.hw.accelerator import Accelerator
-from npuplan.ir.graph import Graph, Op
+from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation
 from npuplan.lowering._util import (
     STANDALONE_ACTIVATIONS, fused_activation, replace_op, standalone_activation, with_options, without_op,
 )
 from npuplan.lowering.decompose import is_decomposed_leaky_relu
+from npuplan.lowering.memory_ops import MEMORY_TYPES
 from npuplan.lowering.resize import RESIZE_TYPES
 from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES, unsupported_reason
 
@@ -47,6 +48,28 @@ def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerat
     return True
 
 
+def _above_reshape(graph: Graph, act: Op, accelerator: Accelerator) -> tuple[Graph, Op, Op] | None:
+    """``(graph, activation, producer)`` with ``act`` moved above the RESHAPE, SQUEEZE or
+    EXPAND_DIMS it alone reads, when it then fuses into the producer before that (an activation is
+    elementwise: it does not care for the shape). Vela removes such reshapes before fusing, so it
+    fuses them; None when it would not fuse."""
+    ifm = act.inputs[0]
+    reshape = graph.producers().get(ifm) if ifm is not None else None
+    if reshape is None or reshape.type not in MEMORY_TYPES or unsupported_reason(reshape) is not None:
+        return None
+    src, out = reshape.inputs[0], act.outputs[0]
+    producer = graph.producers().get(src) if src is not None else None
+    if src is None or producer is None or len(graph.consumers().get(ifm, [])) != 1 or ifm in graph.outputs:
+        return None
+    moved_out = Tensor(f"{out.name}_before_{reshape.type.lower()}", src.shape, out.dtype, out.quant)
+    moved = Op(act.type, (src, *act.inputs[1:]), (moved_out,), act.options, act.index)
+    relinked = Op(reshape.type, (moved_out, *reshape.inputs[1:]), act.outputs, reshape.options, reshape.index)
+    candidate = replace_op(replace_op(graph, reshape, moved), act, relinked)
+    if not _can_fuse(candidate, producer, moved, accelerator):
+        return None
+    return candidate, moved, producer
+
+
 def fuse_activations(graph: Graph, accelerator: Accelerator, *,
                      only: frozenset[str] | None = None) -> tuple[Graph, Removed]:
     """Fold each fusable standalone activation into its producer; return graph and removed ops.
@@ -57,7 +80,10 @@ def fuse_activations(graph: Graph, accelerator: Accelerator, *,
         ifm = act.inputs[0]
         producer = graph.producers().get(ifm) if ifm is not None else None
         if not _can_fuse(graph, producer, act, accelerator):
-            continue
+            hoisted = _above_reshape(graph, act, accelerator)
+            if hoisted is None:
+                continue
+            graph, act, producer = hoisted
         assert producer is not None
         fused = with_options(
             producer,

@@ -52,7 +52,7 @@ from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, con
 from npuplan.lowering.mul_max import fold_mul_max
 from npuplan.lowering.ofm_views import kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
-from npuplan.lowering.order import vela_order
+from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.transposes import convert_transpose, fold_transpose_views
@@ -190,7 +190,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     placed = _placed(tuple(ops), outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
         name=source.name,
-        ops=gather_split_writes(placed) if deployable else placed,
+        ops=gather_split_writes(placed) if deployable else vela_pass_order(placed, outputs),
         inputs=graph.inputs + tuple(t for t in variables if t not in graph.inputs),
         outputs=outputs,
         tflite_op_count=len(source.ops),

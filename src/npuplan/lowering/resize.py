@@ -52,16 +52,22 @@ def resize_factor(ifm: Shape4D, ofm: Shape4D, *, align_corners: bool = False) ->
     return factor if factor in _FACTORS else None
 
 
+def _four_d(*tensors: Tensor) -> bool:
+    """4D tensors, or (a reshape before or after removed) lower-rank ones standing for the same 4D
+    view: ranks 1 to 4 (the file's own tensors of these ops are 4D; TFLite asks for it)."""
+    return all(1 <= len(t.shape) <= 4 for t in tensors)
+
+
 def resize_reason(op: Op) -> str | None:
     """Why a resize stays on the CPU, or None."""
     ifm, ofm = op.inputs[0], op.outputs[0]
     size = op.inputs[1] if len(op.inputs) > 1 else None
     assert ifm is not None
-    if len(ifm.shape) != 4 or len(ofm.shape) != 4:
+    if not _four_d(ifm, ofm):
         return "IFM and OFM must be 4D"
     if size is None or size.data is None or size.data.size != 2:
         return "The size tensor must be constant with two elements"
-    if [int(v) for v in size.data.reshape(-1)] != [ofm.shape[1], ofm.shape[2]]:
+    if [int(v) for v in size.data.reshape(-1)] != [ofm.shape4d.h, ofm.shape4d.w]:
         return f"The size tensor must match the output tensor shape (size {size.data.tolist()}, OFM {list(ofm.shape)})"
     align, half = bool(op.options.get("align_corners", False)), bool(op.options.get("half_pixel_centers", False))
     if align and half:
@@ -201,14 +207,14 @@ def transpose_conv_reason(op: Op) -> str | None:
         return "Weight tensor must be constant"
     if weights.dtype not in (DataType.INT8, DataType.UINT8):
         return f"Weight tensor must be 8-bit (it is {weights.dtype})"
-    if len(ifm.shape) != 4 or len(ofm.shape) != 4:
+    if not _four_d(ifm, ofm):
         return "IFM and OFM must be 4D"
     sh, sw = int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1))
     _, kh, kw, _ = weights.shape
-    ih, iw = ifm.shape[1], ifm.shape[2]
+    ih, iw = ifm.shape4d.h, ifm.shape4d.w
     if not ((sh, sw) in ((1, 1), (2, 2)) or (sw == 2 and sh == 1 and ih == 1 and kh == 1)):
         return f"Stride values WxH must be 1x1 or 2x2, or 2x1 when IFM height and kernel height are 1 (they are {sw}x{sh})"
-    oh, ow = ofm.shape[1], ofm.shape[2]
+    oh, ow = ofm.shape4d.h, ofm.shape4d.w
     if op.options.get("padding") == "SAME" and (oh != ih * sh or ow != iw * sw):
         return f"SAME padding: OFM dimensions must equal IFM dimensions multiplied by stride ({list(ofm.shape)})"
     if op.options.get("padding") == "VALID" and (oh != ih * sh + max(kh - sh, 0) or ow != iw * sw + max(kw - sw, 0)):

@@ -79,9 +79,12 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
     """The NPU ops of one SOFTMAX; intermediate tensors are int32 and named like Vela's."""
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
-    full = ifm.shape4d
+    # Everything runs in the OFM's view, the shape the file gives the softmax: a removed reshape
+    # before it may have left the IFM another view of the same rows (the support check asks for the
+    # same depth and element count), read as the OFM's; Vela runs it in the file's shape.
+    full = ofm.shape4d
     row = Shape4D(1, full.n * full.h, full.w, 1)
-    views = {"full": full, _EXP: full, "row": row, _SCALAR: Shape4D(), "out": ofm.shape4d}
+    views = {"full": full, _EXP: full, "row": row, _SCALAR: Shape4D(), "out": full}
     name = op.name
     prev_full: Tensor = ifm
     prev_row: Tensor | None = None

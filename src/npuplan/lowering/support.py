@@ -273,7 +273,9 @@ def _softmax(op: Op) -> str | None:
     assert ifm is not None
     if ifm.dtype != ofm.dtype:
         return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
-    if ifm.shape4d != ofm.shape4d:  # as 4D shapes: a removed reshape may have left another rank
+    # A removed reshape may have left the two another rank or view: the rows (depth) and their
+    # number are what must match, as they did in the file.
+    if ifm.shape4d.c != ofm.shape4d.c or ifm.elements != ofm.elements:
         return f"IFM and OFM shapes must match ({list(ifm.shape)} and {list(ofm.shape)})"
     if float(op.options.get("beta", 1.0)) < 0:
         return "Beta value needs to be positive"

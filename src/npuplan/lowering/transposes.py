@@ -168,7 +168,8 @@ def _sole_reshape(graph: Graph, tensor: Tensor, *, reading: bool) -> Op | None:
 def fold_transpose_views(graph: Graph) -> tuple[Graph, Removed]:
     """Give each TRANSPOSE the NPU cannot run as declared, but can in at most two steps, its merged
     view (option ``transpose_view``), taking in a RESHAPE alone before or after it (so a 5-D
-    channel shuffle reads and writes the 4-D maps around it)."""
+    channel shuffle reads and writes the 4-D maps around it). One that only moves axes of size 1
+    moves no data: it becomes a RESHAPE."""
     removed: list[tuple[str, str]] = []
     for op in [o for o in graph.ops if o.type == "TRANSPOSE"]:
         src, perm_tensor, out = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -178,6 +179,10 @@ def fold_transpose_views(graph: Graph) -> tuple[Graph, Removed]:
             continue
         perm = tuple(int(v) for v in perm_tensor.data.reshape(-1))
         dims, merged = merged_permutation(src.shape, perm)
+        if merged == tuple(range(len(merged))):  # it only moves axes of size 1: a RESHAPE
+            graph = replace_op(graph, op, Op("RESHAPE", (src,), (out,), frozen_options({"new_shape": out.shape}),
+                                             op.index))
+            continue
         if not transpose_steps(dims, merged):
             continue
         before, after = _sole_reshape(graph, src, reading=False), _sole_reshape(graph, out, reading=True)

@@ -2,7 +2,8 @@
 
 An elementwise op reads each element before it writes the same element, so its OFM may take the
 buffer of an input that dies at that op, as Vela does for its live ranges. The input must be a
-feature map of the same NPU shape, storage format and element type, read by this op only, not a
+feature map of the same NPU shape, storage format and element type, whose bytes hold the elements
+in the OFM's order (``same_element_order``: its own shape may differ, a reshape removed), read by this op only, not a
 network input nor shared with a CPU op, read where it lies (not a box of it read at an offset,
 though the other input may be); both must be whole (not rolling) in fast storage and the op
 must not be in a cascade. The peak then counts the pair once instead of twice at the op's time step.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, NpuOp
-from npuplan.ir.shape import Shape4D
+from npuplan.ir.shape import Shape4D, same_element_order
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.network import Network
 
@@ -51,6 +52,7 @@ def _overwritable(
         return False
     return (
         shape == op.ofm_shape
+        and same_element_order(tensor.shape4d, op.ofm.shape4d)  # reshaped views: the bytes must line up
         and fm.consumers == (index,)
         and fm.format == out.format
         and tensor.dtype == op.ofm.dtype

@@ -145,7 +145,8 @@ def propose_weight_buffering(
             weights[i:cascade.end + 1] = _cascade_weights(net, bare, arch, oracle, cascade, usage, limit_bytes,
                                                           prev_slack, memo.cascade_offers)
         if cascade is None and needs_dma(op, arch):
-            chosen = (_buffered(net, bare, arch, oracle, i, limit_bytes - usage[t], memo) if always else None) \
+            chosen = (_buffered(net, bare, arch, oracle, i, limit_bytes - usage[t], prev_slack, memo) if always
+                      else None) \
                 or _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, memo)
             usage[t] += held_bytes(chosen)
             if chosen.prebuffer and i > 0:
@@ -218,12 +219,19 @@ def _choose(
 
 
 def _buffered(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, room: int, memo: ChoiceMemo,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, room: int, prev_slack: int,
+    memo: ChoiceMemo,
 ) -> WeightPlan | None:
-    """The fastest plan copying op ``i``'s weights into SRAM that fits ``room`` (then the smallest),
-    or None."""
-    fitting = [s for s in _plain(net, dec, arch, oracle, i, memo) if s[2] <= room]
-    return min(fitting, key=lambda s: (s[0], s[1]))[3] if fitting else None
+    """The fastest plan copying op ``i``'s weights into SRAM that fits ``room`` after the previous
+    op's ``prev_slack`` cycles, then the one leaving the next op the most slack (whole weights
+    fetched under the previous op leave all of this op's cycles, as in Vela, where slices leave
+    only the last one's), then the smallest; or None."""
+    fitting = [s[3] for s in _plain(net, dec, arch, oracle, i, memo) if s[2] <= room]
+    if not fitting:
+        return None
+    costed = [(cost_op(net, dec, arch, oracle, i, weights=plan, prev_slack_cycles=prev_slack), plan)
+              for plan in fitting]
+    return min(costed, key=lambda c: (c[0].cycles, -c[0].slack_cycles, c[1].buffer_bytes))[1]
 
 
 def _scored(

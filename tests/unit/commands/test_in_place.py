@@ -43,3 +43,44 @@ def test_a_convolution_writing_over_its_input_is_caught() -> None:
     assert addresses["conv1"].offset == addresses["conv0"].offset
     found = _check(graph, schedule, addresses)
     assert any(v.kind is ViolationKind.OVERLAP for v in found)
+
+
+def _through_a_removed_reshape(depth: int):  # type: ignore[no-untyped-def]
+    """stem (1, 8, 8, depth) -> ABS reading it as (1, 1, 64, depth) into a (1, 64, depth) tensor -> tail."""
+    from npuplan.ir.graph import Tensor
+    from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp
+    from npuplan.ir.shape import Shape4D
+    from npuplan.ir.types import DataType
+
+    from tests.unit.commands.graphs import conv, fm
+
+    x = fm("input", 8, 8, depth)
+    stem = conv("stem", x, depth, 3, 1, seed=1)
+    flat = Tensor("flat", (1, 64, depth), DataType.INT8)
+    view = Shape4D(1, 1, 64, depth)
+    unary = NpuOp(name="flat", tflite_type="ABS", op_type="Abs", block_type=BlockType.ELEMENTWISE, ifm=stem.ofm,
+                  ifm_shape=view, ofm=flat, ofm_shape=view, elementwise="ABS")
+    tail = conv("tail", Tensor("flat", (1, 1, 64, depth), DataType.INT8), depth, 1, 1, seed=2)
+    tail = replace(tail, ifm=flat, ifm_shape=view)
+    return LoweredGraph("reshaped", (stem, unary, tail), (x,), (tail.ofm,))
+
+
+def test_an_elementwise_output_over_its_input_seen_through_a_removed_reshape_validates() -> None:
+    """(1, 8, 8, 4) and (1, 64, 4) hold the elements of the shared view in one byte order."""
+    graph = _through_a_removed_reshape(4)
+    schedule = replace(hand_schedule(graph), buffer_aliases=(("flat", "stem"),))
+    addresses = plan_addresses(schedule, graph, arch())
+    assert addresses["flat"].offset == addresses["stem"].offset
+    assert _check(graph, schedule, addresses) == []
+
+
+def test_element_order_of_reshaped_views() -> None:
+    from npuplan.ir.shape import Shape4D, same_element_order
+
+    assert same_element_order(Shape4D(1, 16, 16, 4), Shape4D(1, 1, 256, 4))  # one brick deep: pixels in order
+    assert same_element_order(Shape4D(1, 4, 8, 32), Shape4D(1, 1, 32, 64)) is False  # other depth
+    # 32 deep in bricks: (h, w, c) lies at h*W*32 + (c // 16)*W*16 + w*16 + c % 16, W differs
+    assert same_element_order(Shape4D(1, 8, 8, 32), Shape4D(1, 1, 64, 32)) is False
+    assert same_element_order(Shape4D(1, 8, 8, 32), Shape4D(1, 2, 32, 32)) is False
+    assert same_element_order(Shape4D(1, 8, 8, 32), Shape4D(1, 64, 8, 4)) is False
+    assert same_element_order(Shape4D(2, 4, 8, 32), Shape4D(1, 8, 8, 32))  # same rows

@@ -19,7 +19,7 @@ def test_random_network_emits_and_validates(vela_api, tmp_path, seed):
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / f"random_{seed}.tflite"
-    path.write_bytes(network_bytes(seed))
+    path.write_bytes(network_bytes(seed, generation=1))
     try:
         _, emitted = plan_and_emit(path, **U55_64)
     except EmitError as error:  # a refusal is one line naming the op (e.g. a rewritten TRANSPOSE_CONV)
@@ -35,7 +35,7 @@ def test_concatenation_copies_are_emitted(vela_api, tmp_path):
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / "random_4.tflite"
-    path.write_bytes(network_bytes(4))
+    path.write_bytes(network_bytes(4, generation=1))
     planned, emitted = plan_and_emit(path, accelerator_config="ethos-u55-128",
                                      system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
     copies = [o for o in planned.lowered.npu_ops if o.tflite_type == "CONCATENATION"]
@@ -50,7 +50,7 @@ def test_pad_copies_and_fills_are_emitted(vela_api, tmp_path):
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / "random_0.tflite"
-    path.write_bytes(network_bytes(0))
+    path.write_bytes(network_bytes(0, generation=1))
     planned, emitted = plan_and_emit(path, accelerator_config="ethos-u55-128",
                                      system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
     pads = [o for o in planned.lowered.npu_ops if o.tflite_type == "PAD"]

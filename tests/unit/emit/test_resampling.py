@@ -73,7 +73,7 @@ def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(vela_api, tm
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / f"up_{seed}.tflite"
-    path.write_bytes(network_bytes(seed, kinds=("resize", "transpose_conv", "conv"), layers=4))
+    path.write_bytes(network_bytes(seed, kinds=("resize", "transpose_conv", "conv"), layers=4, generation=1))
     planned, emitted = plan_and_emit(path, **U55_64)
     upscaling = [o for o in planned.lowered.npu_ops if o.resampling is not Resampling.NONE]
     # a bilinear pool striped from an odd row cannot be expressed: only it may go back to the CPU
@@ -89,7 +89,7 @@ def test_a_resize_pool_rounds_naturally_as_vela_runs_it(vela_api, tmp_path):
     from npuplan.emit import plan_and_emit
 
     path = tmp_path / "resize.tflite"
-    path.write_bytes(network_bytes(2, kinds=("resize",), layers=1))
+    path.write_bytes(network_bytes(2, kinds=("resize",), layers=1, generation=1))
     planned, emitted = plan_and_emit(path, **U55_128)
     ops = {o.name: o for o in planned.lowered.npu_ops}
     stripes = [ops[c.op] for c in planned.commands if isinstance(c, NpuStripeCommand)

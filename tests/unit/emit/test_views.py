@@ -50,7 +50,7 @@ def test_slices_and_splits_read_where_they_lie(vela_api, tmp_path):
     offsets = 0
     for seed in range(4):
         path = tmp_path / f"slices_{seed}.tflite"
-        path.write_bytes(network_bytes(seed, kinds=("slice", "split", "conv"), layers=4))
+        path.write_bytes(network_bytes(seed, kinds=("slice", "split", "conv"), layers=4, generation=1))
         planned, emitted = plan_and_emit(path, accelerator_config="ethos-u55-128",
                                          system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
         assert not planned.lowered.cpu_ops

@@ -43,3 +43,8 @@ def graph(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[Tensor]
 
 def model(g: Graph) -> Model:
     return Model("tiny", (g,))
+
+
+def i32(name: str, values: Any) -> Tensor:
+    """An int32 constant without quantization (shapes, axes, permutations)."""
+    return const(name, values, DataType.INT32, None)

@@ -16,6 +16,7 @@ from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
 from npuplan.schedule.network import Network, build_network
 from npuplan.schedule.oracle import CostOracle, EstimateOracle, MemoOracle, default_oracle
+from npuplan.schedule.types import WeightBuffering
 from npuplan.schedule.planner import max_decisions
 
 from .chains import conv_chain
@@ -114,3 +115,21 @@ def test_always_buffering_copies_every_op_s_weights_that_fit_even_where_reading_
     assert all(w is not NO_WEIGHT_BUFFER for w in always.weights)
     none = weights.propose_weight_buffering(net, dec, arch, oracle, 0, always=True)
     assert all(w is NO_WEIGHT_BUFFER for w in none.weights)
+
+
+def test_always_buffering_fetches_whole_weights_under_enough_slack_and_leaves_the_next_op_its_cycles() -> None:
+    """As Vela: an op whose whole weights copy within the previous op's slack takes them in one buffer
+    (slicing them would cost no fewer cycles but leave the next op only the last slice's cycles to
+    hide its own copy in); each op's plan is the fastest after the actual slack, then the one
+    leaving the most slack."""
+    net, arch, decisions = _setup()
+    oracle = default_oracle(arch)
+    dec = decisions[0]
+    always = weights.propose_weight_buffering(net, dec, arch, oracle, 10**9, always=True)
+    slack = 0
+    for i in range(2):
+        slack = cost_op(net, dec, arch, oracle, i, weights=always.weights[i], prev_slack_cycles=slack).slack_cycles
+    # op 2 (24x24x32) is compute-bound and its weights copy within op 1's cycles
+    chosen = cost_op(net, dec, arch, oracle, 2, weights=always.weights[2], prev_slack_cycles=slack)
+    assert always.weights[2].buffering is WeightBuffering.FULL
+    assert chosen.slack_cycles == chosen.cost.op_cycles > slack // 2
