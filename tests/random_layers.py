@@ -102,6 +102,8 @@ def reduce(b: Builder, x: Tensor) -> Tensor:
     kind = b.rng.choice(("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"))
     axes = b.rng.choice(((1, 2), (1,), (2,), (3,), (2, 3), (1, 2, 3)))
     keep = b.rng.random() < 0.5
+    if kind in ("MEAN", "SUM") and 3 in axes and 1 not in x.shape[1:]:
+        axes = (1, 2)  # over depth only where a height, width or depth of 1 can take its place (Vela's rule)
     reduced = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
     y = b.fm(reduced if keep else tuple(d for i, d in enumerate(x.shape) if i not in axes),
              quant=x.quant if kind in ("REDUCE_MAX", "REDUCE_MIN") else None)
@@ -190,6 +192,10 @@ def _broadcast_operand(b: Builder, x: Tensor) -> Tensor:
     if form == "const":
         values = np.asarray([b.rng.randint(-100, 100) for _ in range(c)]).reshape(1, 1, 1, c)
         return b.const(values, DataType.INT8, b.quant())
+    if form == "row" and 1 not in (h, w, c):  # over the width first: a mean over depth needs a 1 beside it
+        rows = b.fm((1, h, 1, c))
+        b.add("MEAN", [x, b.ints((2,))], [rows], keep_dims=True)
+        x = rows
     axes, shape = ((1, 2), (1, 1, 1, c)) if form == "pixel" else ((2, 3), (1, h, 1, 1))
     y = b.fm(shape)
     b.add("MEAN", [x, b.ints(axes)], [y], keep_dims=True)
