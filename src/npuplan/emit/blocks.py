@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from npuplan.emit.operations import probe_operation
+from npuplan.emit.operations import probe_ofm_view, probe_operation
 from npuplan.emit.vela import quietly
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import NpuOp
@@ -40,7 +40,7 @@ def probe_key(op: NpuOp, part_kernel_first: bool) -> tuple[object, ...]:
     def fm(tensor: Any, view: Any) -> object:
         return None if tensor is None else (view, tensor.dtype, tensor.quant is None)
     return (op.block_type, op.pool, op.elementwise, fm(op.ifm, op.ifm_shape), fm(op.ifm2, op.ifm2_shape),
-            fm(op.ofm, op.ofm_shape), op.kernel, op.activation, op.resampling, part_kernel_first)
+            fm(op.ofm, probe_ofm_view(op)), op.kernel, op.activation, op.resampling, part_kernel_first)
 
 
 def resolve_block(api: ModuleType, accelerator: Any, op: NpuOp, planned: Block, *, part_kernel_first: bool,

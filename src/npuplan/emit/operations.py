@@ -196,6 +196,8 @@ def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
             raise EmitError(op.name, "a transpose whose OFM is not square, written in row stripes")
         return transposed_ofm(ctx.api, command.ofm, op.ofm, op.ofm_shape,
                               address=ctx.layout.addresses[command.ofm.buffer.name], regions=ctx.regions)
+    if op.ofm_write_offset is not None:  # a box of the tensor (a copy): the stream's box is in its coordinates
+        return _fm(ctx, command.ofm, op.ofm, full)
     if (op.ofm_shape.h, op.ofm_shape.w, op.ofm_shape.c) != (full.h, full.w, full.c) and op.name in ctx.striped:
         raise EmitError(op.name, f"a reshaped OFM view {op.ofm_shape} of a {full} tensor written in row stripes")
     channels = _ofm_channels(op, command) if _whole_ofm_view(op, command) else None
@@ -319,11 +321,17 @@ def dma_operation(ctx: Context, command: DmaCommand) -> Any:
     return dma
 
 
+def probe_ofm_view(op: NpuOp) -> Shape4D:
+    """The OFM shape the block configs of ``op`` are found for: a copy's whole OFM tensor (as the
+    plan and Vela size its blocks), else its own OFM."""
+    return (op.ofm_frame or op.ofm.shape4d) if op.copies_into_box else op.ofm_shape
+
+
 def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> Any:
     """An operation with ``op``'s whole shapes, kernel, types and activation (no addresses): what
     ``npu_find_block_configs`` reads."""
     npu = _operation(api, op)
-    views = [(op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape), (op.ofm, op.ofm_shape)]
+    views = [(op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape), (op.ofm, probe_ofm_view(op))]
     fms: list[Any] = []
     for tensor, view in views:
         if tensor is None or view is None:

@@ -497,6 +497,9 @@ def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampli
         ifm = ifm.with_hw(need_h, need_w)
         if ifm2 is not None:
             ifm2 = ifm2.with_hw(min(need_h, ifm2.h), min(need_w, ifm2.w))
+    if op.copies_into_box:  # Vela sizes a copy's blocks by the OFM tensor it writes into
+        whole = op.ofm_frame or op.ofm.shape4d
+        ofm = whole if ofm_box is None else whole.with_h(ofm.h)
     tensors = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
     uses_scalar = op.ifm2 is not None and (len(op.ifm.shape) == 0 or len(op.ifm2.shape) == 0)
     return BlockQuery(

@@ -137,6 +137,13 @@ class NpuOp:
     reversed_operands: bool = False
 
     @property
+    def copies_into_box(self) -> bool:
+        """Whether the op is a PAD or CONCATENATION lowered to a copy (a 1x1 average pool) of its
+        input, or a constant fill, into a box of its OFM tensor (``ofm_shape`` is that box)."""
+        return (self.tflite_type in ("PAD", "CONCATENATION") and self.op_type == "AvgPool"
+                and self.ofm_write_offset is not None)
+
+    @property
     def reads_at_offset(self) -> bool:
         """Whether the op reads a box of an input at an offset (a slice read without a copy)."""
         return self.ifm_read_offset is not None or self.ifm2_read_offset is not None

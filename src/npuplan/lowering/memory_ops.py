@@ -25,9 +25,12 @@ MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})  # ops that only
 
 
 def _copy(op: Op, name: str, ifm: Tensor, ifm_shape: Shape4D, ofm: Tensor, offset: Shape4D) -> NpuOp:
+    """A 1x1 average pool copying ``ifm`` into its box of ``ofm`` at ``offset``. Its OFM shape is
+    that box, as for a producer writing a concatenated slice in place: the rows it computes, so
+    that it can end a cascade (a pad's main copy after a convolution, as Vela cascades it)."""
     return NpuOp(
         name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
-        ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ofm.shape4d, pool=PoolKind.AVERAGE,
+        ifm=ifm, ifm_shape=ifm_shape, ofm=ofm, ofm_shape=ifm_shape, pool=PoolKind.AVERAGE,
         ofm_write_offset=offset, ofm_write_shape=ifm_shape, source_index=op.index,
     )
 

@@ -5,7 +5,9 @@ Position ``e`` of the DP holds a Pareto frontier (``frontier.prune``) of plans f
 
 * weight streaming: op ``e`` alone with its whole IFM and OFM, its weights read directly, copied
   whole, or single/double buffered in OFM depth slices, optionally prefetched under op ``e-1``
-  (the proposals of ``weights.candidate_plans``);
+  (the proposals of ``weights.candidate_plans``); in the runs that price staging, each also
+  with its IFM staged in the cache where ``choose`` would stage it and that makes it faster
+  (``staging.staged_bases``, Dedicated_Sram);
 * IFM streaming: ops ``s..e`` of one chain run as a cascade with rolling buffers between them, for
   each final stripe height of ``cascades.stripe_candidates`` (thinned by ``search_heights``), the
   weights of each op read directly or kept whole (full depth) in fast storage for the cascade.
@@ -15,7 +17,8 @@ Position ``e`` of the DP holds a Pareto frontier (``frontier.prune``) of plans f
 A step's cost is the seed's search metric: bytes moved weighted by memory (SRAM 1, DRAM 10,
 on-chip flash 2, off-chip flash 20) plus 40 x cycles, all from the one cost model via
 ``costing.cost_op`` (which charges a cascade's whole-weight copy); the DP also runs on cycles
-alone (``METRICS``). Plans over the budget are dropped and each frontier is capped (``frontier.prune``).
+alone (``METRICS``), and on cycles pricing staging (``RUNS``). Plans over the budget are dropped
+and each frontier is capped (``frontier.prune``).
 
 Choosing is a separate step (``choose``): the last frontiers' plans become ``Decisions``; each
 also gets its weights re-chosen by exact costing (the DP prices a prefetch with an
@@ -51,6 +54,7 @@ from npuplan.schedule.frontier import Point, prune, spread
 from npuplan.schedule.geometry import min_stripe_rows
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
+from npuplan.schedule.staging import staged_bases
 from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
 from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
 
@@ -75,6 +79,10 @@ SEED_WEIGHTS = SearchWeights(40.0, MappingProxyType({
 
 SEED, CYCLES = 0, 1  # the two metrics the DP runs with: the seed's, and cycles alone
 METRICS = (SEED, CYCLES)
+# The DP's runs, each (metric, whether a single op's step may have its IFM staged). Staging is
+# priced in a run of its own beside those without it: pricing it changes which plans the capped
+# frontiers keep, so alone it loses some plans the runs without it find (and finds others).
+RUNS = ((SEED, False), (CYCLES, False), (CYCLES, True))
 
 
 def search_cost(costed: Costed, weights: SearchWeights = SEED_WEIGHTS) -> float:
@@ -99,13 +107,15 @@ class Step:
 class Option:
     """A step with its costs (``costs[SEED]`` the seed's metric, ``costs[CYCLES]`` cycles) and its
     fast-storage use: ``peak_bytes`` over its own time steps, ``tail_bytes`` at its last one,
-    ``prefetch_bytes`` added at the previous op's time step."""
+    ``prefetch_bytes`` added at the previous op's time step; ``staged``: a single op priced with
+    its IFM staged (only the runs of ``RUNS`` that price staging take it)."""
 
     step: Step
     costs: tuple[float, float]
     peak_bytes: int
     tail_bytes: int
     prefetch_bytes: int = 0
+    staged: bool = False
 
 
 # The steps of a partial plan, last first, shared between plans: (step, earlier steps) or None.
@@ -123,7 +133,8 @@ class SearchSpace:
     usage: tuple[int, ...]
     cascading: Any  # the cascade search's segment context over ``base`` (exact cascade peaks)
     cascaded_costs: dict[tuple[int, int, bool, bool], CascadedOp] = field(default_factory=dict)  # a memo
-    lean_options: dict[tuple[int, int, int], list[Option]] = field(default_factory=dict)  # (e, s, metric)
+    staged: Mapping[int, tuple[Decisions, int]] = field(default_factory=dict)  # op -> base with its IFM staged, bytes
+    lean_options: dict[tuple[int, int, int, bool], list[Option]] = field(default_factory=dict)  # (e, s, run)
 
 
 def single_options(space: SearchSpace, i: int) -> list[Option]:
@@ -131,8 +142,10 @@ def single_options(space: SearchSpace, i: int) -> list[Option]:
     net, base, usage = space.net, space.base, space.usage
     op, t = net.npu_ops[i], net.times[i]
     whole = (op.ofm_shape.h,)
-    direct = cost_op(net, base, space.arch, space.oracle, i)
-    found = [Option(Step(i, i, whole, (), (NO_WEIGHT_BUFFER,)), _costs(direct), usage[t], usage[t])]
+    staged = space.staged.get(i)
+    bases = [(base, 0)] if staged is None else [(base, 0), staged]
+    found = [Option(Step(i, i, whole, (), (NO_WEIGHT_BUFFER,)), _costs(cost_op(net, dec, space.arch, space.oracle, i)),
+                    usage[t] + extra, usage[t] + extra, staged=dec is not base) for dec, extra in bases]
     if not needs_dma(op, space.arch):
         return found
     prefetch = i > 0 and net.times[i - 1] == t - 1  # no prefetch across a CPU op
@@ -141,10 +154,11 @@ def single_options(space: SearchSpace, i: int) -> list[Option]:
     for plan in candidate_plans(op, block, space.oracle):
         size = round_up(plan.buffer_bytes, ALIGN_BYTES)
         for variant in [plan, replace(plan, prebuffer=True)] if prefetch else [plan]:
-            c = cost_op(net, base, space.arch, space.oracle, i, weights=variant,
-                        prev_slack_cycles=slack if variant.prebuffer else 0)
-            found.append(Option(Step(i, i, whole, (), (variant,)), _costs(c), usage[t] + size, usage[t] + size,
-                                size if variant.prebuffer else 0))
+            for dec, extra in bases:
+                c = cost_op(net, dec, space.arch, space.oracle, i, weights=variant,
+                            prev_slack_cycles=slack if variant.prebuffer else 0)
+                found.append(Option(Step(i, i, whole, (), (variant,)), _costs(c), usage[t] + extra + size,
+                                    usage[t] + extra + size, size if variant.prebuffer else 0, dec is not base))
     return found
 
 
@@ -336,8 +350,10 @@ def catalogue(space: SearchSpace) -> Catalogue:
     return [options_ending_at(space, e, chain_of.get(e)) for e in range(len(space.net.npu_ops))]
 
 
-def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, metric: int) -> list[Point[Trail]]:
-    """The DP on ``metric``: the frontier of complete plans within ``budget_bytes`` (or the smallest).
+def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, metric: int, *,
+                    staging: bool = False) -> list[Point[Trail]]:
+    """The DP on ``metric``: the frontier of complete plans within ``budget_bytes`` (or the smallest);
+    with ``staging``, single ops may also have their IFM staged (``staging.staged_bases``).
 
     Under a hard cap the peak so far never limits what may follow, so the cheapest plan within
     the budget at each position is always kept (``frontier.spread``) and the cheapest complete
@@ -349,7 +365,9 @@ def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, met
     fronts: list[list[Point[Trail]]] = []
     start: list[Point[Trail]] = [Point(0.0, floor, floor, None)]
     for e, ending in enumerate(steps):
-        lean = {s: _lean(space, e, s, options, metric) for s, options in ending.items()}
+        if not staging and e in space.staged:  # only op e's own steps can be staged
+            ending = {**ending, e: [o for o in ending[e] if not o.staged]}
+        lean = {s: _lean(space, e, s, options, (metric, staging)) for s, options in ending.items()}
         front = prune(_extensions(fronts, start, lean, metric, budget_bytes), budget_bytes=budget_bytes,
                       cap=MAX_FRONTIER)
         if not front or front[0].peak_bytes > budget_bytes:  # nothing fits: the smallest of them all
@@ -374,11 +392,12 @@ def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], end
     return found
 
 
-def _lean(space: SearchSpace, e: int, s: int, options: list[Option], metric: int) -> list[Option]:
-    """``undominated(options, metric)`` for the steps ``s..e``, memoised: Size searches twice."""
-    key = (e, s, metric)
+def _lean(space: SearchSpace, e: int, s: int, options: list[Option], run: tuple[int, bool]) -> list[Option]:
+    """``undominated(options, metric)`` for the steps ``s..e`` offered in ``run`` (metric,
+    staging), memoised: Size searches twice."""
+    key = (e, s, *run)
     if key not in space.lean_options:
-        space.lean_options[key] = undominated(options, metric)
+        space.lean_options[key] = undominated(options, run[0])
     return space.lean_options[key]
 
 
@@ -429,12 +448,19 @@ def pareto_decisions(
 
     base = max_decisions(net, arch)
     space = SearchSpace(net, arch, oracle, base, tuple(usage_by_time(net, fast_buffers(net, base))),
-                        _context(net, base, arch, oracle, with_weights=False))
+                        _context(net, base, arch, oracle, with_weights=False),
+                        staged=staged_bases(net, base, arch, oracle) if options.fm_staging else {})
     steps = catalogue(space)
-    front = [p for metric in METRICS for p in search_frontier(space, steps, budget, metric)]
+    runs = [(metric, staging) for metric, staging in RUNS if space.staged or not staging]  # else the same DP
+
+    def fronts(budget_bytes: int) -> list[Point[Trail]]:
+        return [p for metric, staging in runs for p in search_frontier(space, steps, budget_bytes, metric,
+                                                                        staging=staging)]
+
+    front = fronts(budget)
     least = min(p.peak_bytes for p in front)
     if options.optimise is Optimise.SIZE and least < budget:  # and the cheapest within the least peak
-        front += [p for metric in METRICS for p in search_frontier(space, steps, least, metric)]
+        front += fronts(least)
     proposals = [to_decisions(base, steps_of(p.payload)) for p in front]
     fitting = [d for d in proposals if peak_bytes(net, d) <= budget]
     if not fitting:

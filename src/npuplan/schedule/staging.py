@@ -52,3 +52,19 @@ def stage_inputs(net: Network, dec: Decisions, arch: Architecture, oracle: CostO
             usage[t] += size
             staged.add(name)
     return replace(dec, staged_fms=frozenset(staged))
+
+
+def staged_bases(
+    net: Network, base: Decisions, arch: Architecture, oracle: CostOracle,
+) -> dict[int, tuple[Decisions, int]]:
+    """Per op whose IFM the Pareto search's ``choose`` may stage (``stage_inputs``: an arena
+    feature map with that one reader, the op not cascaded) and which reads it faster so: ``base``
+    with that IFM staged, and the bytes the staged copy holds at the op's time step. The Pareto
+    search offers each such op staged too, so that its metric sees what leaving the op out of a
+    cascade buys it."""
+    found: dict[int, tuple[Decisions, int]] = {}
+    for fm, i in staging_candidates(net, base, arch):
+        trial = replace(base, staged_fms=base.staged_fms | {fm.name})
+        if cost_op(net, trial, arch, oracle, i).cycles < cost_op(net, base, arch, oracle, i).cycles:
+            found[i] = trial, round_up(fm.size_bytes, ALIGN_BYTES)
+    return found

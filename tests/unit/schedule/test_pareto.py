@@ -109,3 +109,56 @@ def test_a_prefetch_is_charged_on_the_previous_steps_tail() -> None:
 def test_search_heights_keep_ends_powers_of_two_and_divisors() -> None:
     assert search_heights([1, 2, 3, 4, 5, 6, 7, 8, 13, 20], 40) == [1, 2, 4, 5, 8, 20]
     assert search_heights([2, 3], 9) == [2, 3]
+
+
+def test_a_dp_run_prices_staging_an_input_so_it_keeps_a_stem_worth_staging_uncascaded() -> None:
+    """conv 7x7/2 on a 3-channel input -> PAD -> max pool (resnet's stem), U65 Dedicated_Sram:
+    ``choose`` stages the input of an op left out of a cascade, which makes the conv much faster
+    than cascading it with the pad's copy. The DP run that prices staging offers the conv alone
+    with its input staged, and its cheapest plan on cycles leaves the conv alone; the runs without
+    it find cascading the two cheaper (resnet50 on the U65 lost its best plan so, once that
+    cascade existed), and the proposals are those of every run."""
+    import numpy as np
+
+    from npuplan.ir.types import DataType
+    from npuplan.lowering import lower
+    from npuplan.schedule.cascades import _context
+    from npuplan.schedule.costing import cost_op
+    from npuplan.schedule.network import build_network
+    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.pareto import RUNS, SearchSpace, catalogue, search_frontier, single_options, steps_of
+    from npuplan.schedule.planner import max_decisions
+    from npuplan.schedule.staging import staged_bases
+    from npuplan.schedule.usage import fast_buffers, usage_by_time
+    from tests.unit.lowering._build import conv, const, fm, graph, model, op
+
+    x, c, p, y = fm("x", (1, 96, 96, 3)), fm("c", (1, 48, 48, 16)), fm("p", (1, 50, 50, 16)), fm("y", (1, 24, 24, 16))
+    pads = const("pads", np.array([[0, 0], [1, 1], [1, 1], [0, 0]]), DataType.INT32, None)
+    g = graph([conv(x, c, 7, stride=2), op("PAD", [c, pads], [p], 1),
+               op("MAX_POOL_2D", [p], [y], 2, padding="VALID", filter_height=3, filter_width=3, stride_h=2,
+                  stride_w=2, fused_activation_function="NONE")], [x], [y])
+    options = _options(None, Search.PARETO, memory_mode="Dedicated_Sram_384KB")
+    arch = build_architecture(options)
+    net = build_network(lower(model(g), arch.accelerator), pack_unaligned=False)
+    oracle = default_oracle(arch)
+    base = max_decisions(net, arch)
+    staged = staged_bases(net, base, arch, oracle)
+    assert staged[0][1] == 96 * 96 * 3  # the input, staged for the conv alone
+    space = SearchSpace(net, arch, oracle, base, tuple(usage_by_time(net, fast_buffers(net, base))),
+                        _context(net, base, arch, oracle, with_weights=False), staged=staged)
+
+    priced = single_options(space, 0)
+    fast = cost_op(net, staged[0][0], arch, oracle, 0).cycles
+    assert [o.staged for o in priced].count(True) == len(priced) // 2  # every weight plan, staged or not
+    assert all(o.costs[CYCLES] == fast and o.peak_bytes >= 96 * 96 * 3 for o in priced[1:2])
+
+    def cheapest_steps(staging: bool) -> list[tuple[int, int]]:
+        best = search_frontier(space, catalogue(space), arch.arena_cache_size_bytes, CYCLES, staging=staging)[0]
+        return [(step.start, step.end) for step in steps_of(best.payload)]
+
+    assert cheapest_steps(True)[0] == (0, 0)
+    assert cheapest_steps(False)[0] == (0, 1)
+    assert (CYCLES, False) in RUNS and (CYCLES, True) in RUNS
+    assert staged_bases(net, base, build_architecture(_options(None, Search.PARETO)), oracle) == {}  # Shared_Sram
+    schedule = plan_schedule(lower(model(g), arch.accelerator), arch, options)
+    assert schedule.staged_fms == ("x",) and not schedule.cascades

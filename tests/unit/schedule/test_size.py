@@ -234,3 +234,32 @@ def test_the_whole_maps_floor_counts_a_concatenation_written_in_slices() -> None
     net = build_network(graph)
     assert net.fms["cat"].writers == 2
     assert whole_floor_bytes(net) == net.fms["input"].size_bytes + net.fms["cat"].size_bytes
+
+
+def test_a_pads_main_copy_ends_the_cascade_of_the_conv_before_it() -> None:
+    """conv -> PAD -> max pool (Keras' ZeroPadding2D before a VALID pool): the pad's main copy
+    writes the conv's rows into the middle of the padded map stripe by stripe, as Vela cascades it,
+    so the conv's 28x28 output is a rolling buffer and never whole beside the padded 30x30 map."""
+    import numpy as np
+
+    from npuplan.hw.block_config import query_for
+    from npuplan.ir.types import DataType
+    from npuplan.lowering import lower
+    from tests.unit.lowering._build import conv as tflite_conv, const, graph, model, op
+    from tests.unit.lowering._build import fm as tflite_fm
+
+    x, c, p, y = (tflite_fm("x", (1, 28, 28, 3)), tflite_fm("c", (1, 28, 28, 16)), tflite_fm("p", (1, 30, 30, 16)),
+                  tflite_fm("y", (1, 14, 14, 16)))
+    pads = const("pads", np.array([[0, 0], [1, 1], [1, 1], [0, 0]]), DataType.INT32, None)
+    g = graph([tflite_conv(x, c, 3), op("PAD", [c, pads], [p], 1),
+               op("MAX_POOL_2D", [p], [y], 2, padding="VALID", filter_height=3, filter_width=3, stride_h=2,
+                  stride_w=2, fused_activation_function="NONE")], [x], [y])
+    arch = build_architecture(SIZE)
+    lowered = lower(model(g), arch.accelerator)
+    main = next(o for o in lowered.npu_ops if o.name == "p_main")
+    assert main.ofm_shape == Shape4D(1, 28, 28, 16) and main.ofm_write_offset == Shape4D(0, 1, 1, 0)
+    assert query_for(main).ofm == Shape4D(1, 30, 30, 16)  # blocks sized by the map it writes into, as Vela
+    schedule = plan_schedule(lowered, arch, SIZE)
+    conv_op, main_op = schedule.op("c"), schedule.op("p_main")
+    assert conv_op.cascade_id >= 0 and conv_op.cascade_id == main_op.cascade_id
+    assert schedule.sram_peak_bytes < 28 * 28 * 16 + 30 * 30 * 16
