@@ -59,7 +59,8 @@ def _above_reshape(graph: Graph, act: Op, accelerator: Accelerator) -> tuple[Gra
         return None
     src, out = reshape.inputs[0], act.outputs[0]
     producer = graph.producers().get(src) if src is not None else None
-    if src is None or producer is None or len(graph.consumers().get(ifm, [])) != 1 or ifm in graph.outputs:
+    if ifm is None or src is None or producer is None or len(graph.consumers().get(ifm, [])) != 1 \
+            or ifm in graph.outputs:
         return None
     moved_out = Tensor(f"{out.name}_before_{reshape.type.lower()}", src.shape, out.dtype, out.quant)
     moved = Op(act.type, (src, *act.inputs[1:]), (moved_out,), act.options, act.index)

@@ -224,8 +224,7 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes:
         uses = readers.get(id(copy.ofm), [])
         makers = writers.get(id(copy.ifm), [])
         if id(copy.ofm) not in kept and uses and all(_reads_whole(use, copy.ofm, copy.ofm_shape) for use in uses):
-            rewired = {id(use): replace(use, ifm=copy.ifm if use.ifm is copy.ofm else use.ifm,  # type: ignore[type-var]
-                                        ifm2=copy.ifm if use.ifm2 is copy.ofm else use.ifm2) for use in uses}
+            rewired = {id(use): _reading(use, copy.ofm, copy.ifm) for use in uses}
         elif id(copy.ifm) not in kept and readers.get(id(copy.ifm)) == [copy] and makers and all(
                 isinstance(m, NpuOp) and (m.ofm_write_offset is not None and framed_writes
                                           or m.ofm_write_offset is None
@@ -235,6 +234,12 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes:
             continue
         return tuple(rewired.get(id(op), op) for op in ops if op is not copy)
     return None
+
+
+def _reading(op: LoweredOp, was: Tensor, now: Tensor) -> NpuOp:
+    """``op`` (an NPU op, as ``_reads_whole`` checked) reading ``now`` wherever it read ``was``."""
+    assert isinstance(op, NpuOp)
+    return replace(op, ifm=now if op.ifm is was else op.ifm, ifm2=now if op.ifm2 is was else op.ifm2)
 
 
 def _writing(op: NpuOp, tensor: Tensor) -> NpuOp:

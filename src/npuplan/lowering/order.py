@@ -151,8 +151,8 @@ def _keeps_dependencies(ops: tuple[LoweredOp, ...], order: list[LoweredOp]) -> b
             writers.setdefault(id(t), []).append(k)
     done: set[int] = set()
     for op in order:
-        k = position.get(id(op))
-        if k is None or any(w < k and w not in done for t in _op_reads(op) for w in writers.get(id(t), ())):
+        at = position.get(id(op))
+        if at is None or any(w < at and w not in done for t in _op_reads(op) for w in writers.get(id(t), ())):
             return False
-        done.add(k)
+        done.add(at)
     return len(done) == len(ops)
