@@ -1,6 +1,7 @@
 """MEAN -> depthwise convolutions summing the reduced axes, (Adds), and a Mul that divides.
 
-Follows Vela's legacy decomposition: the reduced area becomes a depthwise kernel of ones; a kernel
+Follows Vela's legacy decomposition: the reduced area becomes a depthwise kernel of ones (a reduced
+depth laid along the width, the map seen with depth 1); a kernel
 taller than 64 rows on a full HxW reduction is reshaped to 1 x (H*W); the kernel is split into
 several depthwise ops (summed by Adds) when it has more than 4096 elements; a final Mul applies
 the 1/N scaling. A MEAN over axes of size 1 moves no data and is dropped.
@@ -50,17 +51,26 @@ def _const(name: str, shape: tuple[int, ...], dtype: DataType, values: np.ndarra
     return Tensor(name, shape, dtype, _UNIT, values)
 
 
+def _depth_along_width(shape: list[int], reduce: list[bool]) -> tuple[list[int], list[bool]]:
+    """The NHWC bytes of a map reduced over its depth, seen as a map of depth 1 whose width holds
+    the reduced elements: (N, H*W, C, 1) over depth alone, (N, H, W*C, 1) over width and depth
+    (height too: both reduced). Height and depth without width are contiguous only with W = 1."""
+    n, h, w, c = shape
+    if not reduce[2] and not reduce[1]:
+        return [n, h * w, c, 1], [False, False, True, False]
+    if reduce[2] or w == 1:
+        return [n, h, w * c, 1], [False, reduce[1], True, False]
+    raise ValueError("a mean over height and depth but not width reads no contiguous window")
+
+
 def convert_mean(op: Op) -> tuple[NpuOp, ...]:
     """The NPU ops of one MEAN (see module docstring)."""
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
     reduce = _reduced_axes(op)
     shape = ifm.shape4d.as_list()
-    if reduce[3] and shape[3] > 1:  # mean over depth: move C into the W (or H) position
-        drop = 2 if shape[2] == 1 else 1
-        del reduce[drop], shape[drop]
-        reduce.append(False)
-        shape.append(1)
+    if reduce[3] and shape[3] > 1:  # mean over depth: the map seen with its depth along the width
+        shape, reduce = _depth_along_width(shape, reduce)
     h = shape[1] if reduce[1] else 1
     w = shape[2] if reduce[2] else 1
     if h > MAX_KERNEL_HEIGHT and h * w <= MAX_KERNEL_ELEMENTS and reduce[1] and reduce[2]:

@@ -348,10 +348,10 @@ def _mean(op: Op) -> str | None:
     axes = sorted({a % rank for a in values})
     if rank == 4 and 0 in axes:
         return "Mean over the batch axis is not supported"
-    spatial = ifm.shape[1:] if rank == 4 else ifm.shape
-    if rank in (3, 4) and rank - 1 in axes and 1 not in spatial:
-        # the lowering moves depth into the place of a height or width of 1 (as Vela does)
-        return f"Reduction over depth needs one of height, width and depth to be 1 (the IFM is {list(ifm.shape)})"
+    reduced4 = {a + 4 - rank for a in axes}  # 1 height, 2 width, 3 depth
+    if {1, 3} <= reduced4 and 2 not in reduced4 and ifm.shape4d.w > 1:
+        # depth is reduced laid along the width: with height but not width its window is not contiguous
+        return f"Reduction over height and depth needs the width reduced too or 1 (the IFM is {list(ifm.shape)})"
     if ifm.dtype not in _MEAN_KERNEL_PRODUCT:
         return f"IFM must be int8, uint8 or int16 (it is {ifm.dtype})"
     dims = [ifm.shape[a] for a in axes]

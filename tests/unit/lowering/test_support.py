@@ -66,11 +66,22 @@ def test_a_feature_map_of_scale_0_keeps_its_ops_on_the_cpu() -> None:
     assert unsupported_reason(op("MUL", [x, x], [y], 0, fused_activation_function="NONE")) is None
 
 
-def test_mean_over_depth_needs_a_unit_height_width_or_depth() -> None:
-    """The lowering moves depth into the place of a height or width of 1 (Vela's semantic check);
-    over depth of an 8x8x16 map it would sum 8 of the 64 pixels (op_layernorm_map)."""
+def test_mean_over_depth_reads_the_depth_laid_along_the_width() -> None:
+    """Over depth alone an 8x8x16 map is read as 64 rows of 16 (its NHWC bytes), so every pixel
+    is summed (op_layernorm_map; moving depth into a height of 1 summed 8 of the 64); over height
+    and depth without width no window is contiguous."""
+    from npuplan.ir.shape import Shape4D
+    from npuplan.lowering.mean import convert_mean
+
     axes = const("axes", [3], DataType.INT32, None)
-    reason = unsupported_reason(op("MEAN", [fm("a", (1, 8, 8, 16)), axes], [fm("b", (1, 8, 8, 1))], keep_dims=True))
-    assert reason is not None and "depth" in reason
-    assert unsupported_reason(op("MEAN", [fm("a", (1, 1, 8, 16)), axes], [fm("b", (1, 1, 8, 1))],
+    mean = op("MEAN", [fm("a", (1, 8, 8, 16)), axes], [fm("b", (1, 8, 8, 1))], keep_dims=True)
+    assert unsupported_reason(mean) is None
+    first = convert_mean(mean)[0]
+    assert first.ifm_shape == Shape4D(1, 64, 16, 1) and (first.kernel.height, first.kernel.width) == (1, 16)
+    assert first.ofm_shape == Shape4D(1, 64, 1, 1)
+    both = const("both", [1, 3], DataType.INT32, None)
+    reason = unsupported_reason(op("MEAN", [fm("a", (1, 8, 8, 16)), both], [fm("b", (1, 1, 8, 1))], keep_dims=True))
+    assert reason is not None and "width" in reason
+    assert unsupported_reason(op("MEAN", [fm("a", (1, 8, 1, 16)), both], [fm("b", (1, 1, 1, 1))],
                                  keep_dims=True)) is None
+
