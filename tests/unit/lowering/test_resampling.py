@@ -156,6 +156,26 @@ def test_a_reshape_that_stays_is_read_through_by_the_copies_after_it() -> None:
     assert np.array_equal(out, np.concatenate([data.reshape(1, 2, 8, 8)] * 2, axis=3))
 
 
+def test_a_deployable_plan_leaves_an_upsampling_from_one_pixel_to_the_cpu() -> None:
+    from npuplan.lowering.upsampling import fold_upsampling
+
+    x, y = fm("x", (1, 1, 1, 8)), fm("y", (1, 4, 4, 8))
+    e1, t1, r1 = fm("e1", (1, 1, 1, 1, 8)), fm("t1", (1, 1, 4, 1, 8)), fm("r1", (1, 4, 1, 8))
+    e2, t2 = fm("e2", (1, 4, 1, 1, 8)), fm("t2", (1, 4, 1, 4, 8))
+
+    def c(name: str, values: list[int]):
+        return const(name, values, DataType.INT32, None)
+
+    ops = [
+        op("EXPAND_DIMS", [x, c("a1", 2)], [e1], 0), op("TILE", [e1, c("m1", [1, 1, 4, 1, 1])], [t1], 1),
+        op("RESHAPE", [t1, c("s1", [1, 4, 1, 8])], [r1], 2), op("EXPAND_DIMS", [r1, c("a2", 3)], [e2], 3),
+        op("TILE", [e2, c("m2", [1, 1, 1, 4, 1])], [t2], 4), op("RESHAPE", [t2, c("s2", [1, 4, 4, 8])], [y], 5),
+    ]
+    g = graph(ops, [x], [y])
+    assert [o.type for o in fold_upsampling(g)[0].ops] == ["RESIZE_NEAREST_NEIGHBOR"]
+    assert fold_upsampling(g, repeats=False)[0].ops == g.ops
+
+
 def test_a_tile_that_is_not_a_repeat_is_left_alone() -> None:
     x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 8, 6, 8))
     e1, t1 = fm("e1", (1, 1, 4, 6, 8)), fm("t1", (1, 2, 4, 6, 8))
