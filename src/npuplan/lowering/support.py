@@ -420,6 +420,12 @@ def _pad(op: Op) -> str | None:
     values = pads.data.reshape(-1, 2)
     if len(values) == 4 and values[0].any():
         return "The pad tensor can only pad height, width and depth"
+    ifm, ofm = op.inputs[0], op.outputs[0]
+    if (values < 0).any():
+        return f"Padding values must not be negative ({values.tolist()})"
+    if ifm is not None and len(ifm.shape) == len(values) and \
+            [d + int(a) + int(b) for d, (a, b) in zip(ifm.shape, values)] != list(ofm.shape):
+        return f"The OFM shape must be the IFM shape plus the padding ({list(ofm.shape)})"
     return None
 
 

@@ -85,3 +85,12 @@ def test_mean_over_depth_reads_the_depth_laid_along_the_width() -> None:
     assert unsupported_reason(op("MEAN", [fm("a", (1, 8, 1, 16)), both], [fm("b", (1, 1, 1, 1))],
                                  keep_dims=True)) is None
 
+
+
+def test_a_pad_whose_output_shape_disagrees_with_its_padding_stays_on_the_cpu() -> None:
+    """A corrupt file's padding (here 2**28 channels) must not reach the lowering's fills."""
+    pads = const("pads", [[0, 0], [1, 1], [1, 1], [0, 1 << 28]], DataType.INT32, None)
+    reason = unsupported_reason(op("PAD", [fm("a", (1, 4, 4, 8)), pads], [fm("b", (1, 6, 6, 8))]))
+    assert reason is not None and "plus the padding" in reason
+    negative = const("neg", [[0, 0], [-1, 1], [1, 1], [0, 0]], DataType.INT32, None)
+    assert "negative" in str(unsupported_reason(op("PAD", [fm("a", (1, 4, 4, 8)), negative], [fm("b", (1, 4, 6, 8))])))
