@@ -181,6 +181,17 @@ class CpuOp:
 LoweredOp = NpuOp | CpuOp
 
 
+def reads(op: LoweredOp) -> tuple[Tensor, ...]:
+    """The tensors ``op`` reads (an NPU op's feature maps and constants, a CPU op's inputs)."""
+    found = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
+    return tuple(t for t in found if t is not None)
+
+
+def writes(op: LoweredOp) -> tuple[Tensor, ...]:
+    """The tensors ``op`` writes."""
+    return (op.ofm,) if isinstance(op, NpuOp) else op.op.outputs
+
+
 class Placement(StrEnum):
     NPU = "npu"
     CPU = "cpu"

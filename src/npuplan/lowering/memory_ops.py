@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
-from npuplan.ir.lowered import BlockType, LoweredOp, NpuOp, PoolKind
+from npuplan.ir.lowered import BlockType, LoweredOp, NpuOp, PoolKind, reads, writes
 from npuplan.ir.shape import Shape4D
 
 
@@ -164,13 +164,10 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
     producers: dict[int, list[LoweredOp]] = {}
     readers: dict[int, int] = {}
     for op in ops:
-        written = (op.ofm,) if isinstance(op, NpuOp) else op.op.outputs
-        for t in written:
+        for t in writes(op):
             producers.setdefault(id(t), []).append(op)
-        read = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
-        for r in read:
-            if r is not None:
-                readers[id(r)] = readers.get(id(r), 0) + 1
+        for r in reads(op):
+            readers[id(r)] = readers.get(id(r), 0) + 1
     kept_outputs = {id(t) for t in outputs}
     rewired: dict[int, NpuOp] = {}
     dropped: set[int] = set()
@@ -201,7 +198,9 @@ def fuse_reshape_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], 
     touches its input or output, a reader reads part of it, or it would join a network input to a
     network output. One copy at a time, so chains of them fold too. Without ``framed_writes`` (the
     emitter writes no box through another view) writers at offsets keep their copy."""
-    while (fused := _fuse_one_reshape(ops, {id(t) for t in outputs}, framed_writes)) is not None:
+    kept = {id(t) for t in outputs}
+    while any(isinstance(op, NpuOp) and op.tflite_type in MEMORY_TYPES for op in ops) and (
+            fused := _fuse_one_reshape(ops, kept, framed_writes)) is not None:
         ops = fused
     return ops
 
@@ -211,10 +210,9 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes:
     readers: dict[int, list[LoweredOp]] = {}
     writers: dict[int, list[LoweredOp]] = {}
     for op in ops:
-        read = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
-        for t in dict.fromkeys(r for r in read if r is not None):
+        for t in dict.fromkeys(reads(op)):
             readers.setdefault(id(t), []).append(op)
-        for t in (op.ofm,) if isinstance(op, NpuOp) else op.op.outputs:
+        for t in writes(op):
             writers.setdefault(id(t), []).append(op)
     for copy in ops:
         if not (isinstance(copy, NpuOp) and copy.tflite_type in MEMORY_TYPES and copy.ofm_write_offset is None

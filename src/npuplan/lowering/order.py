@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from npuplan.ir.graph import Graph, Op, Tensor
-from npuplan.ir.lowered import LoweredOp, NpuOp
+from npuplan.ir.lowered import LoweredOp, NpuOp, reads, writes
 
 
 def vela_order(graph: Graph) -> Graph:
@@ -57,12 +57,7 @@ class _Unit:
 
 
 def _op_reads(op: LoweredOp) -> tuple[Tensor, ...]:
-    found = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
-    return tuple(t for t in found if t is not None and not t.is_constant)
-
-
-def _op_writes(op: LoweredOp) -> tuple[Tensor, ...]:
-    return (op.ofm,) if isinstance(op, NpuOp) else op.op.outputs
+    return tuple(t for t in reads(op) if not t.is_constant)
 
 
 def _units(ops: tuple[LoweredOp, ...]) -> list[_Unit]:
@@ -77,10 +72,10 @@ def _units(ops: tuple[LoweredOp, ...]) -> list[_Unit]:
         last_key = key
     units = []
     for group in groups:
-        writes = tuple(dict.fromkeys(t for op in group for t in _op_writes(op)))
-        inner = {id(t) for t in writes}
-        reads = tuple(t for op in group for t in _op_reads(op) if id(t) not in inner)
-        units.append(_Unit(tuple(group), reads, writes))
+        written = tuple(dict.fromkeys(t for op in group for t in writes(op)))
+        inner = {id(t) for t in written}
+        outside = tuple(t for op in group for t in _op_reads(op) if id(t) not in inner)
+        units.append(_Unit(tuple(group), outside, written))
     return units
 
 
@@ -147,7 +142,7 @@ def _keeps_dependencies(ops: tuple[LoweredOp, ...], order: list[LoweredOp]) -> b
     position = {id(op): k for k, op in enumerate(ops)}
     writers: dict[int, list[int]] = {}
     for k, op in enumerate(ops):
-        for t in _op_writes(op):
+        for t in writes(op):
             writers.setdefault(id(t), []).append(k)
     done: set[int] = set()
     for op in order:

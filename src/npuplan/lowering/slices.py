@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from npuplan.ir.graph import Op, Tensor
-from npuplan.ir.lowered import BlockType, Kernel, LoweredOp, NpuOp, PoolKind
+from npuplan.ir.lowered import BlockType, Kernel, LoweredOp, NpuOp, PoolKind, reads
 from npuplan.ir.shape import Shape4D
 
 SLICE_TYPES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})
@@ -252,10 +252,8 @@ def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) ->
     an op that cannot read at an offset."""
     readers: dict[int, list[LoweredOp]] = {}
     for op in ops:
-        tensors = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
-        for t in tensors:
-            if t is not None:
-                readers.setdefault(id(t), []).append(op)
+        for t in reads(op):
+            readers.setdefault(id(t), []).append(op)
     kept_outputs = {id(t) for t in outputs}
     rewired: dict[int, NpuOp] = {}
     dropped: set[int] = set()

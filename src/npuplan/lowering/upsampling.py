@@ -22,7 +22,7 @@ import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.ir.types import DataType
-from npuplan.lowering._util import replace_tensor
+from npuplan.lowering._util import replace_op, replace_tensor
 
 Removed = tuple[tuple[str, str], ...]
 
@@ -116,38 +116,27 @@ def _as_concatenation(graph: Graph, repeat: _Repeat) -> Graph:
     after = int(np.prod(repeat.source.shape[repeat.axis + 1:]))
     flat = replace(repeat.source, name=f"{tile.outputs[0].name}_4d_source", shape=(1, before, 1, after), data=None)
     stacked = replace(tile.outputs[0], shape=(1, before, repeat.factor, after))
-    view = Op("RESHAPE", (repeat.source, _shape_tensor(flat)), (flat,), frozen_options({}), expand.index)
+    view = Op("RESHAPE", (repeat.source, _int32(f"{flat.name}_shape", flat.shape)), (flat,), frozen_options({}),
+              expand.index)
     concat = Op("CONCATENATION", (flat,) * repeat.factor, (stacked,), frozen_options({"axis": 2}), tile.index)
     declared = repeat.result
     out = declared if declared.shape == repeat.shape else replace(declared, shape=repeat.shape)
-    back = Op("RESHAPE", (stacked, _shape_tensor(out)), (out,), frozen_options({}), reshape.index)
-    ops: list[Op] = []
-    for o in graph.ops:
-        if o is expand:
-            ops.append(view)
-        elif o is tile:
-            ops.append(concat)
-        elif o is reshape:
-            ops.append(back)
-        else:
-            ops.append(o)
-    graph = Graph(graph.name, tuple(ops), graph.inputs, graph.outputs)
+    back = Op("RESHAPE", (stacked, _int32(f"{out.name}_shape", out.shape)), (out,), frozen_options({}), reshape.index)
+    graph = replace_op(replace_op(replace_op(graph, expand, view), tile, concat), reshape, back)
     return graph if declared is out else replace_tensor(graph, declared, out)
 
 
-def _shape_tensor(tensor: Tensor) -> Tensor:
-    shape = np.array(tensor.shape, dtype=np.int32)
-    shape.flags.writeable = False
-    return Tensor(f"{tensor.name}_shape", (len(shape),), DataType.INT32, None, shape)
+def _int32(name: str, values: tuple[int, ...]) -> Tensor:
+    """A constant int32 vector (a shape or size operand)."""
+    data = np.array(values, dtype=np.int32)
+    data.flags.writeable = False
+    return Tensor(name, (len(values),), DataType.INT32, None, data)
 
 
 def _replace(graph: Graph, first: _Repeat, second: _Repeat) -> Graph:
     declared = second.result
     out = declared if declared.shape == second.shape else replace(declared, shape=second.shape)
-    size = np.array(out.shape[1:3], dtype=np.int32)
-    size.flags.writeable = False
-    size_tensor = Tensor(f"{out.name}_size", (2,), DataType.INT32, None, size)
-    resize = Op("RESIZE_NEAREST_NEIGHBOR", (first.source, size_tensor), (out,),
+    resize = Op("RESIZE_NEAREST_NEIGHBOR", (first.source, _int32(f"{out.name}_size", out.shape[1:3])), (out,),
                 frozen_options({"align_corners": False, "half_pixel_centers": False}), first.ops[0].index)
     gone = {id(o) for o in (*first.ops, *second.ops)}
     ops: list[Op] = []
