@@ -57,7 +57,7 @@ class ElementType:
 
 ELEMENT_TYPES = {"UINT8": ElementType(8, False), "INT8": ElementType(8, True), "UINT16": ElementType(16, False),
                  "INT16": ElementType(16, True), "INT32": ElementType(32, True)}
-INT16 = ElementType(16, True)
+INT8, INT16 = ELEMENT_TYPES["INT8"], ELEMENT_TYPES["INT16"]
 
 NHCWB16_BIT = 1 << 6
 GLOBAL_SCALE_BIT = 1 << 8  # OFM_PRECISION: one scale for every channel (the OFM_SCALE register)
@@ -67,7 +67,6 @@ ROUNDING = {"TFL": 0, "TRUNCATE": 1, "NATURAL": 2}
 ACTIVATION_FUNCTIONS = {"NONE_OR_RELU": 0, "TANH": 3, "SIGMOID": 4}
 LUT_BASE = 16  # ACTIVATION 16 + k: look up table slot k
 LUT_INT8_RANGE = 3 << 12  # ACTIVATION bits 12-13: a table's int32 OFM clamped to int8
-INT8 = ElementType(8, True)
 
 BINARY = frozenset({"ADD", "SUB", "MUL", "MIN", "MAX", "SHL", "SHR"})
 GLOBALLY_SCALED = frozenset({"ADD", "SUB", "MUL", "LRELU", "ABS"})
@@ -140,7 +139,9 @@ def quantise(value: float, quant: Any) -> int:
     (as the clamps are computed; no quantization: scale 1, zero point 0)."""
     scale = 1.0 if quant is None or quant.scale_f32 is None else quant.scale_f32
     ratio = np.float32(value) / np.float32(scale)
-    rounded = np.trunc(ratio + np.float32(0.5 if ratio >= 0 else -0.5))  # float32 sum, like the division
+    # the half is added in float32 too (as numpy 2 adds a Python float to a float32): a quotient
+    # just below a half can round up to it
+    rounded = np.trunc(ratio + np.float32(0.5 if ratio >= 0 else -0.5))
     return (0 if quant is None else int(quant.zero_point)) + int(rounded)
 
 

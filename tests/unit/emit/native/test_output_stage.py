@@ -245,3 +245,19 @@ def test_scale_arithmetic():
     assert (same.opa.multiplier, same.op_to_scale) == (1 << 15, 0)
     differ = add_sub_scales(0.1, 0.2, 0.3, ifm_bits=8, reversed_operands=True)
     assert differ.op_to_scale == 2  # OPA scaled (the smaller IFM scale), swapped by the reversal
+
+
+def test_oracle_reports_a_wrong_register(api, monkeypatch):
+    from tests.unit.emit.native import _oracle
+
+    partitions = captured_partitions(DATA / "ds_cnn_kws.tflite", **U55_128)
+    real = _oracle.output_stage_registers
+
+    def off_by_one(operation: Any, accelerator: str) -> dict[str, int]:
+        registers = real(operation, accelerator)
+        return {**registers, "OFM_ZERO_POINT": (registers["OFM_ZERO_POINT"] + 1) & 0xFFFF}
+
+    monkeypatch.setattr(_oracle, "output_stage_registers", off_by_one)
+    count, mismatches = output_stage_mismatches(partitions[0])
+    assert count > 0 and len(mismatches) == count
+    assert {m.register for m in mismatches} == {"OFM_ZERO_POINT"}
