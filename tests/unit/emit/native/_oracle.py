@@ -25,7 +25,8 @@ KICKS = frozenset({"NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELE
 
 @dataclass(frozen=True)
 class Partition:
-    """One NPU partition: its number in the emit, the API operations (DMAs included), its accelerator's name and Vela's payload."""
+    """One NPU partition: its number in the emit, the API operations (DMAs included), its
+    accelerator's name and the driver payload Vela made of them."""
 
     number: int
     operations: list[Any]
@@ -45,8 +46,11 @@ class Mismatch:
     vela: int | None
 
     def __str__(self) -> str:
-        show = (lambda v: "unset" if v is None else hex(v))
-        return f"op {self.index} '{self.name}' {self.register}: ours {show(self.ours)}, Vela {show(self.vela)}"
+        return f"op {self.index} '{self.name}' {self.register}: ours {_hex(self.ours)}, Vela {_hex(self.vela)}"
+
+
+def _hex(value: int | None) -> str:
+    return "unset" if value is None else hex(value)
 
 
 @contextmanager

@@ -145,6 +145,8 @@ CASES = {
     "conv int8 to int32": Case("conv", ofm=I32),
     "conv truncate clamp past int16": Case("conv", ifm=I16, ofm=Fm("INT16", (1e-6, 0)), rounding="TRUNCATE",
                                            activation=("NONE_OR_RELU", -1.0, 1.0, 0)),
+    "conv clamp just below a half": Case("conv", ofm=Fm(quant=(1.0, 0)),  # float32 0.49999997 + 0.5 is 1.0
+                                         activation=("NONE_OR_RELU", 0.49999997, None, 0)),
     "depthwise int8 table": Case("depthwise", activation=("TABLE_LOOKUP", None, None, 3)),
     "depthwise int8 to int32 table": Case("depthwise", ofm=I32, activation=("TABLE_LOOKUP", None, None, 7)),
     "average 3x3": Case("AVERAGE", kernel=3),
@@ -189,6 +191,8 @@ CASES = {
     "maximum natural": Case("MAX", ifm2=Fm(), rounding="NATURAL"),
     "abs int8": Case("ABS", ofm=Fm(quant=(0.5, -3))),
     "abs int16": Case("ABS", ifm=I16, ofm=Fm("INT16", (1.25, 0))),
+    "abs scale rounding up to 2**31": Case("ABS", ofm=Fm(quant=(1 - 2 ** -40, 0))),
+    "abs scale past the shift range": Case("ABS", ofm=Fm(quant=(2.0 ** 40, 0))),
     "lrelu int8": Case("LRELU", ofm=Fm(quant=(0.8, 0))),
     "clz int32": Case("CLZ", ifm=I32, ofm=I32),
     "shl int32": Case("SHL", ifm=I32, ifm2=I32, ofm=I32),
