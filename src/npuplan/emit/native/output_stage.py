@@ -202,8 +202,10 @@ def pooling_scale(operation: Any) -> Scale | None:
             raise ValueError(f"a pooling op feeding {function} needs the IFM's scale")
         return function_input_scale(ifm_scale, elements=elements, tanh=function == "TANH",
                                     int16=element_type(operation.ifm) == INT16)
-    if operation.fused_quantize:
-        return q31_scale(float(ifm_scale) / float(ofm_scale))  # type: ignore[arg-type]
+    if operation.fused_quantize:  # a requantizing copy: the scale ratio as one multiplier
+        if ifm_scale is None or ofm_scale is None:
+            raise ValueError("a fused quantize needs the IFM's and OFM's scales")
+        return q31_scale(float(ifm_scale) / float(ofm_scale))
     if rescale is not None:  # a resize's float rescale: its integer digits and a sign bit
         return averaging_scale(elements, float(rescale), binary_digits(rescale) + 1)
     if ifm_scale is None or ofm_scale is None:
@@ -218,7 +220,7 @@ def elementwise_scales(operation: Any) -> tuple[dict[str, int], OperandToScale]:
     op = operation.sub_op_type.name
     if op in ("ADD", "SUB"):
         scales = add_sub(operation)
-        return ({"OPA_SCALE": scales.opa.register, "OPB_SCALE": scales.opb.multiplier & 0xFFFF_FFFF,
+        return ({"OPA_SCALE": scales.opa.register, "OPB_SCALE": scales.opb.register,  # OPB's shift is 0
                  "OFM_SCALE": scales.ofm.register}, scales.op_to_scale)
     if op == "MUL":
         ofm = _mul(operation)
@@ -239,10 +241,10 @@ def _mul(operation: Any) -> Scale:
     if operation.rescale:
         multiplier, shift = operation.rescale
         return Scale(int(multiplier), int(shift))
-    scales = (_scale_of(operation.ifm), _scale_of(operation.ifm2), _output_scale(operation))
-    if None in scales:
+    a, b, out = _scale_of(operation.ifm), _scale_of(operation.ifm2), _output_scale(operation)
+    if a is None or b is None or out is None:
         return UNITY
-    return mul_scale(*scales)  # type: ignore[arg-type]
+    return mul_scale(a, b, out)
 
 
 def add_sub(operation: Any) -> AddSubScales:
