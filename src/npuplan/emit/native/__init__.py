@@ -1,0 +1,16 @@
+"""The native emitting backend: npuplan's own implementation of the parts of Vela's external API
+the emitter uses, so that emitting needs no Vela (``npuplan.emit.vela`` stays the test oracle).
+
+- ``generate_register_command_stream(operations, accelerator) -> list[int]``
+- ``find_block_configs(operation, accelerator) -> list[(height, width, depth)]``
+- ``create_driver_payload(words, accelerator) -> bytes``
+
+Operations and accelerators are read by attribute (enums by ``.name``): Vela's API objects work,
+and so do any with the same attributes. Nothing here imports Vela.
+"""
+
+from npuplan.emit.native.blocks import find_block_configs
+from npuplan.emit.native.generator import generate_register_command_stream
+from npuplan.emit.native.payload import create_driver_payload
+
+__all__ = ["create_driver_payload", "find_block_configs", "generate_register_command_stream"]

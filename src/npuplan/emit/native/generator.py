@@ -1,0 +1,175 @@
+"""``generate_register_command_stream``: the register command words of a list of operations.
+
+Per operation, in order: its registers (each written only when its value changes), BLOCKDEP for
+a block operation, the waits that order it after the operations it depends on, and the
+operation command; PARALLEL_MODE first on an Ethos-U65, STOP last. The output-stage registers
+(scales, zero points, activation, precisions) come from ``output_stage.output_stage_registers``
+and are written where the reference writes them, so the streams can be compared word for word.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from npuplan.emit.native import registers as reg
+from npuplan.emit.native.accesses import Accesses, block_accesses, dma_accesses, tile_spans
+from npuplan.emit.native.dependencies import BlockOp, Waits, blockdep
+from npuplan.emit.native.hardware import NativeArch, arch_of
+from npuplan.emit.native.output_stage import output_stage_registers
+from npuplan.emit.native.shared_buffer import part_kernel_first, shram_registers
+from npuplan.emit.native.view import DTYPE_BITS, feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
+from npuplan.regstream.words import CODE_OF
+
+_C = CODE_OF
+_POOL_MODES = {"MAX": 0, "AVERAGE": 1, "REDUCE_SUM": 2}
+_ELEMENTWISE_MODES = {"MUL": 0, "ADD": 1, "SUB": 2, "MIN": 3, "MAX": 4, "LRELU": 5, "ABS": 6, "CLZ": 7, "SHR": 8,
+                      "SHL": 9}
+_UNARY = frozenset({"ABS", "LRELU", "CLZ"})
+_RESAMPLING = {"NONE": 0, "NEAREST": 1, "TRANSPOSE": 2}
+_OP_CODES = {"Conv2D": _C["NPU_OP_CONV"], "ConvDepthWise": _C["NPU_OP_DEPTHWISE"], "Pooling": _C["NPU_OP_POOL"],
+             "ElementWise": _C["NPU_OP_ELEMENTWISE"]}
+# IFM2_BROADCAST bits: broadcast along H, W, C; operands reversed; IFM2 is a scalar
+_BROADCAST_H, _BROADCAST_W, _BROADCAST_C, _REVERSED, _SCALAR = 1, 2, 4, 1 << 6, 1 << 7
+
+# Where the output-stage registers go among the others (the reference's order)
+_STAGE_FIRST = ("OPA_SCALE", "OPB_SCALE", "OFM_SCALE")  # elementwise: before the rest
+_STAGE_IFM = ("IFM_ZERO_POINT", "IFM_PRECISION")
+_STAGE_OFM = ("OFM_ZERO_POINT", "OFM_PRECISION")
+_STAGE_ACTIVATION = ("ACTIVATION", "ACTIVATION_MIN", "ACTIVATION_MAX")
+_STAGE_POOL = ("OFM_SCALE",)
+_STAGE_IFM2 = ("IFM2_ZERO_POINT", "IFM2_PRECISION")
+
+
+def _quantise(value: float, quantization: Any) -> int:
+    """``value`` in ``quantization``'s integers, rounded half away from zero (float32 division)."""
+    scale = 1.0 if quantization is None or quantization.scale_f32 is None else quantization.scale_f32
+    zero_point = 0 if quantization is None else int(quantization.zero_point)
+    ratio = float(np.float32(value) / np.float32(scale))
+    return zero_point + int(math.copysign(math.floor(abs(ratio) + 0.5), ratio))
+
+
+def _broadcast(op: Any) -> int:
+    """IFM2_BROADCAST: the axes IFM2 is broadcast along, reversed operands, a scalar IFM2."""
+    flags = _REVERSED if op.reversed_operands else 0
+    if op.ifm2_scalar is not None:
+        return flags | _SCALAR
+    a, b = op.ifm.shape, op.ifm2.shape
+    return flags | (_BROADCAST_H if a.height != b.height else 0) | (_BROADCAST_W if a.width != b.width else 0) | (
+        _BROADCAST_C if a.depth != b.depth else 0)
+
+
+def _ifm_block_depth(arch: NativeArch, op: Any, ifm_bits: int) -> int:
+    """A convolution's IFM block depth as BLOCKDEP counts jobs (others: the OFM's depth)."""
+    if op.op_type.name != "Conv2D":
+        return int(op.ofm.shape.depth)
+    ub = arch.accelerator.ifm_ublock.depth
+    return min(256 // ifm_bits, -(-int(op.ifm.shape.depth) // ub) * ub)
+
+
+def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, stage: dict[str, int]) -> BlockOp:
+    """Every register of block operation ``op`` but BLOCKDEP; what BLOCKDEP and waits read of it."""
+    kind = op.op_type.name
+    elementwise = kind == "ElementWise"
+    if elementwise:
+        s.named(stage, _STAGE_FIRST)
+    ifm, ofm = feature_map(op.ifm), feature_map(op.ofm)
+    reg.feature_map(s, "IFM", ifm)
+    s.named(stage, _STAGE_IFM)
+    s.set0(_C["IFM_UPSCALE"], _RESAMPLING[op.ifm_upscale.name])
+    pad = padding_of(op)
+    if pad is not None:
+        reg.padding(s, pad)
+    reg.feature_map(s, "OFM", ofm)
+    s.named(stage, _STAGE_OFM)
+    k = kernel_of(op)
+    if not elementwise:
+        reg.kernel(s, k, part_kernel_first(op))
+    weights, biases = ranges(op.weights), ranges(op.biases)
+    reg.core_streams(s, "WEIGHT", weights, arch.ncores)
+    reg.core_streams(s, "SCALE", biases, arch.ncores)
+    s.named(stage, _STAGE_ACTIVATION)
+    b = op.block_config
+    s.set0(_C["OFM_BLK_HEIGHT_M1"], int(b.height) - 1)
+    s.set0(_C["OFM_BLK_WIDTH_M1"], int(b.width) - 1)
+    s.set0(_C["OFM_BLK_DEPTH_M1"], int(b.depth) - 1)
+    second = has_ifm2(op)
+    shram = shram_registers(op, arch.accelerator, op.ifm2 if second else None)
+    s.set0(_C["IFM_IB_END"], shram.ib_end)
+    s.set0(_C["AB_START"], shram.ab_start)
+    if second:
+        s.set0(_C["IFM2_IB_START"], shram.ib_start2)
+    s.set0(_C["ACC_FORMAT"], shram.acc_format)
+    if kind == "Pooling":
+        s.named(stage, _STAGE_POOL)
+    ifm2 = None
+    if elementwise and op.sub_op_type.name not in _UNARY:
+        if second:
+            ifm2 = feature_map(op.ifm2)
+            reg.feature_map(s, "IFM2", ifm2)
+        s.named(stage, _STAGE_IFM2)
+        s.set0(_C["IFM2_BROADCAST"], _broadcast(op))
+        if op.ifm2_scalar is not None:
+            s.set0(_C["IFM2_SCALAR"], _quantise(op.ifm2_scalar, op.ifm2.quantization))
+    bits = DTYPE_BITS[op.ifm.data_type.name]
+    lut = uses_lut(op)
+    return BlockOp(ifm, ifm2, ofm, tile_spans(ifm), tile_spans(ifm2) if ifm2 is not None else [], tile_spans(ofm),
+                   (int(b.width), int(b.height), int(b.depth)), k, pad[1] if pad else 0, pad[3] if pad else 0,
+                   _ifm_block_depth(arch, op, bits), lut)
+
+
+def _op_param(op: Any) -> int:
+    kind = op.op_type.name
+    if kind == "Pooling":
+        return _POOL_MODES[op.sub_op_type.name]
+    if kind == "ElementWise":
+        return _ELEMENTWISE_MODES[op.sub_op_type.name]
+    return 0
+
+
+def _dma(s: reg.RegisterStream, op: Any) -> Accesses:
+    src, dst = op.src, op.dest
+    s.set0(_C["DMA0_SRC_REGION"], int(src.region))
+    s.set1(_C["DMA0_SRC"], int(src.address))
+    s.set0(_C["DMA0_DST_REGION"], int(dst.region))
+    s.set1(_C["DMA0_DST"], int(dst.address))
+    s.set1(_C["DMA0_LEN"], int(src.length))
+    return dma_accesses((int(src.region), int(src.address), int(src.length)),
+                        (int(dst.region), int(dst.address), int(dst.length)))
+
+
+def _waits(s: reg.RegisterStream, kernels: int, dmas: int) -> None:
+    if kernels >= 0:
+        s.command(_C["NPU_OP_KERNEL_WAIT"], kernels)
+    if dmas >= 0:
+        s.command(_C["NPU_OP_DMA_WAIT"], dmas)
+
+
+def generate_register_command_stream(operations: Sequence[Any], accelerator: Any) -> list[int]:
+    """The command words (32-bit ints) running ``operations`` (``NpuOperation``-like objects) on
+    ``accelerator`` (an object with ``.name``, e.g. ``NpuAccelerator.Ethos_U55_128``, or a name)."""
+    arch = arch_of(accelerator)
+    name = accelerator if isinstance(accelerator, str) else accelerator.name
+    s = reg.RegisterStream()
+    if arch.is_u65:
+        s.set0(_C["PARALLEL_MODE"], arch.ncores - 1)
+    waits = Waits(arch)
+    prev: BlockOp | None = None
+    for op in operations:
+        kind = op.op_type.name
+        if kind == "Dma":
+            _waits(s, waits.before(_dma(s, op), dma=True), -1)
+            s.command(_C["NPU_OP_DMA_START"], int(op.channel) * 16 + int(op.mode))
+            continue
+        record = _block_registers(s, arch, op, output_stage_registers(op, name))
+        accesses = block_accesses(arch, record.ifm, record.ifm2, record.ofm, ranges(op.weights) + ranges(op.biases),
+                                  record.lut)
+        s.set0(_C["BLOCKDEP"], blockdep(arch, prev, record))
+        prev = record
+        _waits(s, -1, waits.before(accesses, dma=False))
+        s.command(_OP_CODES[kind], _op_param(op))
+    s.command(_C["NPU_OP_STOP"], 0xFFFF)
+    return s.words
