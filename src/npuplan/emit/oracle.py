@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from npuplan.emit import emitter
+from npuplan.emit import blocks, emitter
 from npuplan.emit.vela import quietly
 
 # The output-stage registers another module of the native backend sets (left out until it is in)
@@ -27,6 +27,34 @@ class Partition:
 
     operations: list[Any]
     accelerator: Any
+
+
+@dataclass(frozen=True)
+class Probe:
+    """An operation the emitter asked Vela's ``npu_find_block_configs`` about, and its answer
+    (height, width, depth per block)."""
+
+    operation: Any
+    accelerator: Any
+    blocks: list[tuple[int, int, int]]
+
+
+@contextmanager
+def probing(into: list[Probe]) -> Iterator[None]:
+    """Record the block-config probes the emitter makes (``emit.blocks``) into ``into``."""
+    original = blocks.quietly
+
+    def record(call: Any, *args: Any) -> Any:
+        found = original(call, *args)
+        if getattr(call, "__name__", "") == "npu_find_block_configs":
+            into.append(Probe(args[0], args[1], [(int(b.height), int(b.width), int(b.depth)) for b in found]))
+        return found
+
+    blocks.quietly = record  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        blocks.quietly = original  # type: ignore[assignment]
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from npuplan.emit.native.hardware import arch_of
 from npuplan.emit.native.shared_buffer import block_query, fitting_config, part_kernel_first
 
 Block = tuple[int, int, int]  # OFM block height, width, depth
+_MIN_BLOCK = 2  # the least height and width listed
 
 
 def _steps(first: int, last: int) -> range:
@@ -20,12 +21,12 @@ def find_block_configs(operation: Any, accelerator: Any) -> list[Block]:
     """Every (height, width, depth) block that is a micro-block multiple no larger than the OFM
     (rounded up to the micro-block) and the largest block, whose depth is a multiple of the
     16-channel split depth unless it covers the OFM's, and whose IFM and accumulator buffers fit
-    the shared buffer. An upscaling operation's blocks are at least 2 x 2."""
+    the shared buffer. Blocks are at least 2 x 2, as the reference lists them (its test for an
+    upscaling IFM compares enums of two kinds, so it always holds)."""
     acc = arch_of(accelerator).accelerator
     ub, cap = acc.ofm_ublock, acc.ofm_block_max
     ofm = operation.ofm.shape
-    upscaled = operation.ifm_upscale.name != "NONE"
-    min_h, min_w = max(ub.height, 2 if upscaled else 1), max(ub.width, 2 if upscaled else 1)
+    min_h, min_w = max(ub.height, _MIN_BLOCK), max(ub.width, _MIN_BLOCK)
     max_h, max_w = min(cap.height, int(ofm.height)), min(cap.width, int(ofm.width))
     max_d = min(cap.depth, int(ofm.depth))
     query = block_query(operation, ifm2=getattr(operation, "ifm2", None))
