@@ -41,6 +41,7 @@ class Comparison:
     operations: int  # NPU operations and DMA starts among ``commands``
     matching_operations: int
     identical: bool
+    identical_outside_ignored: bool  # the same words once the ignored registers' are dropped
     first_mismatch: str | None
 
     @property
@@ -75,4 +76,9 @@ def compare(expected: list[int], actual: list[int], *, ignore: Collection[str] =
     if len(want) != len(got) and first is None:
         first = f"expected {len(want)} commands, got {len(got)}"
     operations += sum(1 for a in want[len(got):] if a[2])
-    return Comparison(len(want), matching, operations, matching_operations, expected == actual, first)
+    return Comparison(len(want), matching, operations, matching_operations, expected == actual,
+                      _kept(expected, ignore) == _kept(actual, ignore), first)
+
+
+def _kept(words: list[int], ignore: Collection[str]) -> list[tuple[str, int, int | None]]:
+    return [(w.name, w.param, w.payload) for w in decode_words(words) if w.name not in ignore]
