@@ -15,6 +15,7 @@ both generators' CPU seconds and the first mismatch; a summary at the end. Asser
 Usage:
   python bench/native_stream_compare.py                      # public models, every scenario
   python bench/native_stream_compare.py --zoos               # and the generated zoos
+  python bench/native_stream_compare.py --only-zoos          # the generated zoos only
   python bench/native_stream_compare.py MODEL.tflite ... [--scenario NAME ...]
 """
 
@@ -37,7 +38,7 @@ from npuplan.emit.vela import quietly, vela_api  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream.compare import compare  # noqa: E402
 
-MODELS = HERE.parent.parent.parent / "shared" / "models"
+MODELS = HERE.parent.parent / "shared" / "models"  # /work/shared/models beside the worktrees
 ZOOS = [Path("/work") / name for name in ("zoo", "zoo2", "zoo3", "zoo_random3", "zoo_random5", "zoo_lstm")]
 # The smallest accelerator, which the scenario list lacks
 U55_32 = {"u55_32_highend_shared_perf": dict(accelerator_config="ethos-u55-32",
@@ -150,15 +151,16 @@ def main() -> None:
     parser.add_argument("models", nargs="*", type=Path)
     parser.add_argument("--scenario", action="append", choices=sorted(ALL_SCENARIOS))
     parser.add_argument("--zoos", action="store_true", help="also every model of the generated zoos")
+    parser.add_argument("--only-zoos", action="store_true", help="the zoos without the public models")
     parser.add_argument("--zoo-scenarios", action="append", choices=sorted(ALL_SCENARIOS),
                         help="scenarios for the zoo models (default: all)")
     args = parser.parse_args()
     vela_api()
     runs: list[tuple[Path, list[str]]] = []
     scenarios = args.scenario or list(ALL_SCENARIOS)
-    for model in args.models or sorted(MODELS.glob("*.tflite")):
-        runs.append((model, scenarios))
-    if args.zoos:
+    if not args.only_zoos:
+        runs += [(model, scenarios) for model in args.models or sorted(MODELS.glob("*.tflite"))]
+    if args.zoos or args.only_zoos:
         for zoo in ZOOS:
             runs += [(m, args.zoo_scenarios or scenarios) for m in sorted(zoo.glob("*.tflite"))]
     started = time.perf_counter()
