@@ -20,7 +20,7 @@ from npuplan.emit.native.accesses import Accesses, block_accesses, dma_accesses,
 from npuplan.emit.native.dependencies import BlockOp, Waits, blockdep
 from npuplan.emit.native.hardware import NativeArch, arch_of
 from npuplan.emit.native.output_stage import output_stage_registers
-from npuplan.emit.native.shared_buffer import part_kernel_first, shram_registers
+from npuplan.emit.native.shared_buffer import ShramRegisters, part_kernel_first, shram_registers
 from npuplan.emit.native.view import DTYPE_BITS, feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
 from npuplan.regstream.words import CODE_OF
 
@@ -35,13 +35,16 @@ _OP_CODES = {"Conv2D": _C["NPU_OP_CONV"], "ConvDepthWise": _C["NPU_OP_DEPTHWISE"
 # IFM2_BROADCAST bits: broadcast along H, W, C; operands reversed; IFM2 is a scalar
 _BROADCAST_H, _BROADCAST_W, _BROADCAST_C, _REVERSED, _SCALAR = 1, 2, 4, 1 << 6, 1 << 7
 
-# Where the output-stage registers go among the others (the reference's order)
-_STAGE_FIRST = ("OPA_SCALE", "OPB_SCALE", "OFM_SCALE")  # elementwise: before the rest
-_STAGE_IFM = ("IFM_ZERO_POINT", "IFM_PRECISION")
-_STAGE_OFM = ("OFM_ZERO_POINT", "OFM_PRECISION")
-_STAGE_ACTIVATION = ("ACTIVATION", "ACTIVATION_MIN", "ACTIVATION_MAX")
-_STAGE_POOL = ("OFM_SCALE",)
-_STAGE_IFM2 = ("IFM2_ZERO_POINT", "IFM2_PRECISION")
+# Where the output-stage registers go among the others (the reference's order): (name, code)
+_STAGE_FIRST = reg.codes("OPA_SCALE", "OPB_SCALE", "OFM_SCALE")  # elementwise: before the rest
+_STAGE_IFM = reg.codes("IFM_ZERO_POINT", "IFM_PRECISION")
+_STAGE_OFM = reg.codes("OFM_ZERO_POINT", "OFM_PRECISION")
+_STAGE_ACTIVATION = reg.codes("ACTIVATION", "ACTIVATION_MIN", "ACTIVATION_MAX")
+_STAGE_POOL = reg.codes("OFM_SCALE")
+_STAGE_IFM2 = reg.codes("IFM2_ZERO_POINT", "IFM2_PRECISION")
+_BLOCK = tuple(_C[n] for n in ("OFM_BLK_HEIGHT_M1", "OFM_BLK_WIDTH_M1", "OFM_BLK_DEPTH_M1"))
+_SHRAM = tuple(_C[n] for n in ("IFM_IB_END", "AB_START", "IFM2_IB_START", "ACC_FORMAT"))
+_SHRAM_MEMO: dict[tuple[object, ...], ShramRegisters] = {}  # shared-buffer registers of the operations seen
 
 
 def _quantise(value: float, quantization: Any) -> int:
@@ -71,54 +74,50 @@ def _ifm_block_depth(arch: NativeArch, op: Any, ifm_bits: int) -> int:
 
 
 def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, stage: dict[str, int]) -> BlockOp:
-    """Every register of block operation ``op`` but BLOCKDEP; what BLOCKDEP and waits read of it."""
+    """Write every register of block operation ``op`` but BLOCKDEP; what BLOCKDEP and waits read of it."""
     kind = op.op_type.name
     elementwise = kind == "ElementWise"
-    if elementwise:
-        s.named(stage, _STAGE_FIRST)
     ifm, ofm = feature_map(op.ifm), feature_map(op.ofm)
-    reg.feature_map(s, "IFM", ifm)
-    s.named(stage, _STAGE_IFM)
-    s.set0(_C["IFM_UPSCALE"], _RESAMPLING[op.ifm_upscale.name])
+    pairs = reg.named(stage, _STAGE_FIRST) if elementwise else []
+    pairs += reg.ifm(ifm)
+    pairs += reg.named(stage, _STAGE_IFM)
+    pairs.append((_C["IFM_UPSCALE"], _RESAMPLING[op.ifm_upscale.name]))
     pad = padding_of(op)
     if pad is not None:
-        reg.padding(s, pad)
-    reg.feature_map(s, "OFM", ofm)
-    s.named(stage, _STAGE_OFM)
+        pairs += reg.padding(pad)
+    pairs += reg.ofm(ofm)
+    pairs += reg.named(stage, _STAGE_OFM)
     k = kernel_of(op)
     if not elementwise:
-        reg.kernel(s, k, part_kernel_first(op))
-    weights, biases = ranges(op.weights), ranges(op.biases)
-    reg.core_streams(s, "WEIGHT", weights, arch.ncores)
-    reg.core_streams(s, "SCALE", biases, arch.ncores)
-    s.named(stage, _STAGE_ACTIVATION)
+        pairs += reg.kernel(k, part_kernel_first(op))
+    pairs += reg.core_streams("WEIGHT", ranges(op.weights), arch.ncores)
+    pairs += reg.core_streams("SCALE", ranges(op.biases), arch.ncores)
+    pairs += reg.named(stage, _STAGE_ACTIVATION)
     b = op.block_config
-    s.set0(_C["OFM_BLK_HEIGHT_M1"], int(b.height) - 1)
-    s.set0(_C["OFM_BLK_WIDTH_M1"], int(b.width) - 1)
-    s.set0(_C["OFM_BLK_DEPTH_M1"], int(b.depth) - 1)
+    block = (int(b.height), int(b.width), int(b.depth))
+    pairs += zip(_BLOCK, (block[0] - 1, block[1] - 1, block[2] - 1))
     second = has_ifm2(op)
-    shram = shram_registers(op, arch.accelerator, op.ifm2 if second else None)
-    s.set0(_C["IFM_IB_END"], shram.ib_end)
-    s.set0(_C["AB_START"], shram.ab_start)
+    shram = shram_registers(op, arch.accelerator, op.ifm2 if second else None, _SHRAM_MEMO)
+    pairs += ((_SHRAM[0], shram.ib_end), (_SHRAM[1], shram.ab_start))
     if second:
-        s.set0(_C["IFM2_IB_START"], shram.ib_start2)
-    s.set0(_C["ACC_FORMAT"], shram.acc_format)
+        pairs.append((_SHRAM[2], shram.ib_start2))
+    pairs.append((_SHRAM[3], shram.acc_format))
     if kind == "Pooling":
-        s.named(stage, _STAGE_POOL)
+        pairs += reg.named(stage, _STAGE_POOL)
     ifm2 = None
     if elementwise and op.sub_op_type.name not in _UNARY:
         if second:
             ifm2 = feature_map(op.ifm2)
-            reg.feature_map(s, "IFM2", ifm2)
-        s.named(stage, _STAGE_IFM2)
-        s.set0(_C["IFM2_BROADCAST"], _broadcast(op))
+            pairs += reg.ifm2(ifm2)
+        pairs += reg.named(stage, _STAGE_IFM2)
+        pairs.append((_C["IFM2_BROADCAST"], _broadcast(op)))
         if op.ifm2_scalar is not None:
-            s.set0(_C["IFM2_SCALAR"], _quantise(op.ifm2_scalar, op.ifm2.quantization))
+            pairs.append((_C["IFM2_SCALAR"], _quantise(op.ifm2_scalar, op.ifm2.quantization)))
+    s.write(pairs)
     bits = DTYPE_BITS[op.ifm.data_type.name]
-    lut = uses_lut(op)
     return BlockOp(ifm, ifm2, ofm, tile_spans(ifm), tile_spans(ifm2) if ifm2 is not None else [], tile_spans(ofm),
-                   (int(b.width), int(b.height), int(b.depth)), k, pad[1] if pad else 0, pad[3] if pad else 0,
-                   _ifm_block_depth(arch, op, bits), lut)
+                   (block[1], block[0], block[2]), k, pad[1] if pad else 0, pad[3] if pad else 0,
+                   _ifm_block_depth(arch, op, bits), uses_lut(op))
 
 
 def _op_param(op: Any) -> int:
@@ -130,13 +129,12 @@ def _op_param(op: Any) -> int:
     return 0
 
 
+_DMA = tuple(_C[n] for n in ("DMA0_SRC_REGION", "DMA0_SRC", "DMA0_DST_REGION", "DMA0_DST", "DMA0_LEN"))
+
+
 def _dma(s: reg.RegisterStream, op: Any) -> Accesses:
     src, dst = op.src, op.dest
-    s.set0(_C["DMA0_SRC_REGION"], int(src.region))
-    s.set1(_C["DMA0_SRC"], int(src.address))
-    s.set0(_C["DMA0_DST_REGION"], int(dst.region))
-    s.set1(_C["DMA0_DST"], int(dst.address))
-    s.set1(_C["DMA0_LEN"], int(src.length))
+    s.write(zip(_DMA, (int(src.region), int(src.address), int(dst.region), int(dst.address), int(src.length))))
     return dma_accesses((int(src.region), int(src.address), int(src.length)),
                         (int(dst.region), int(dst.address), int(dst.length)))
 
@@ -155,7 +153,7 @@ def generate_register_command_stream(operations: Sequence[Any], accelerator: Any
     name = accelerator if isinstance(accelerator, str) else accelerator.name
     s = reg.RegisterStream()
     if arch.is_u65:
-        s.set0(_C["PARALLEL_MODE"], arch.ncores - 1)
+        s.write(((_C["PARALLEL_MODE"], arch.ncores - 1),))
     waits = Waits(arch)
     prev: BlockOp | None = None
     for op in operations:
@@ -167,7 +165,7 @@ def generate_register_command_stream(operations: Sequence[Any], accelerator: Any
         record = _block_registers(s, arch, op, output_stage_registers(op, name))
         accesses = block_accesses(arch, record.ifm, record.ifm2, record.ofm, ranges(op.weights) + ranges(op.biases),
                                   record.lut)
-        s.set0(_C["BLOCKDEP"], blockdep(arch, prev, record))
+        s.write(((_C["BLOCKDEP"], blockdep(arch, prev, record)),))
         prev = record
         _waits(s, -1, waits.before(accesses, dma=False))
         s.command(_OP_CODES[kind], _op_param(op))
