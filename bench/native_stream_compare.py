@@ -24,7 +24,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from scenarios import BUDGET_256K, DUAL_CORE, SCENARIOS
@@ -49,20 +50,12 @@ ALL_SCENARIOS = {**SCENARIOS, **BUDGET_256K, **DUAL_CORE, **U55_32}
 
 @dataclass
 class Row:
-    """One model x scenario."""
+    """One model x scenario: ``counts`` of operations, commands, partitions, probes and payloads
+    (each total and matching), both generators' CPU seconds, the first mismatch or the error."""
 
     model: str
     scenario: str
-    operations: int = 0
-    matching: int = 0
-    commands: int = 0
-    matching_commands: int = 0
-    identical: int = 0
-    identical_outside_stage: int = 0
-    partitions: int = 0
-    probes: int = 0
-    matching_probes: int = 0
-    payloads_identical: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
     vela_seconds: float = 0.0
     native_seconds: float = 0.0
     first_mismatch: str = ""
@@ -81,19 +74,15 @@ def _probe_mismatch(probe: Probe) -> str | None:
 def _partition(row: Row, index: int, part: Partition) -> None:
     pair = both_streams(part)
     c = compare(pair.vela, pair.native, ignore=OUTPUT_STAGE)
-    row.partitions += 1
-    row.operations += c.operations
-    row.matching += c.matching_operations
-    row.commands += c.commands
-    row.matching_commands += c.matching
-    row.identical += c.identical
-    row.identical_outside_stage += c.identical_outside_ignored
+    row.counts.update(partitions=1, operations=c.operations, matching=c.matching_operations, commands=c.commands,
+                      matching_commands=c.matching, identical=int(c.identical),
+                      outside_stage=int(c.identical_outside_ignored))
     row.vela_seconds += pair.vela_seconds
     row.native_seconds += pair.native_seconds
     if c.first_mismatch and not row.first_mismatch:
         row.first_mismatch = f"partition {index}: {c.first_mismatch}"
     vela = bytes(quietly(vela_api().npu_create_driver_payload, pair.vela, part.accelerator))
-    row.payloads_identical += vela == create_driver_payload(pair.vela, part.accelerator)
+    row.counts["payloads"] += vela == create_driver_payload(pair.vela, part.accelerator)
 
 
 def check(model: Path, scenario: str) -> Row:
@@ -111,13 +100,19 @@ def check(model: Path, scenario: str) -> Row:
             _partition(row, index, part)
         except Exception as error:  # noqa: BLE001 - a generator that crashes is a row
             row.first_mismatch = row.first_mismatch or f"partition {index}: {type(error).__name__}: {error}"[:200]
-    row.probes = len(probes)
+    row.counts["probes"] = len(probes)
     for probe in probes:
         why = _probe_mismatch(probe)
-        row.matching_probes += why is None
+        row.counts["matching_probes"] += why is None
         if why and not row.first_mismatch:
             row.first_mismatch = why
     return row
+
+
+def _figures(n: Counter[str]) -> str:
+    return (f"ops {n['matching']:5}/{n['operations']:<5} cmds {n['matching_commands']:5}/{n['commands']:<5} "
+            f"identical {n['identical']}/{n['partitions']} (outside the output stage {n['outside_stage']}) "
+            f"probes {n['matching_probes']:3}/{n['probes']:<3} payloads {n['payloads']}/{n['partitions']} identical")
 
 
 def _print_row(r: Row) -> None:
@@ -125,23 +120,18 @@ def _print_row(r: Row) -> None:
         print(f"{r.model:32} {r.scenario:36} not emitted: {r.error}", flush=True)
         return
     speed = r.vela_seconds / r.native_seconds if r.native_seconds else float("nan")
-    print(f"{r.model:32} {r.scenario:36} ops {r.matching:5}/{r.operations:<5} cmds {r.matching_commands:5}/"
-          f"{r.commands:<5} identical {r.identical}/{r.partitions} (outside the output stage {r.identical_outside_stage}) probes {r.matching_probes:3}/{r.probes:<3} "
-          f"payloads {r.payloads_identical}/{r.partitions} vela {r.vela_seconds:6.3f}s native {r.native_seconds:6.3f}s "
-          f"({speed:4.1f}x){'  FIRST MISMATCH: ' + r.first_mismatch if r.first_mismatch else ''}", flush=True)
+    print(f"{r.model:32} {r.scenario:36} {_figures(r.counts)} vela {r.vela_seconds:6.3f}s native "
+          f"{r.native_seconds:6.3f}s ({speed:4.1f}x){'  FIRST MISMATCH: ' + r.first_mismatch if r.first_mismatch else ''}",
+          flush=True)
 
 
 def _summary(rows: list[Row], seconds: float) -> None:
     done = [r for r in rows if not r.error]
-    ops, matching = sum(r.operations for r in done), sum(r.matching for r in done)
-    clean = sum(1 for r in done if not r.first_mismatch and r.matching == r.operations)
+    total: Counter[str] = sum((r.counts for r in done), Counter())
+    clean = sum(1 for r in done if not r.first_mismatch and r.counts["matching"] == r.counts["operations"])
     vela, native = sum(r.vela_seconds for r in done), sum(r.native_seconds for r in done)
     print(f"\n{len(rows)} runs, {len(rows) - len(done)} not emitted; {clean}/{len(done)} runs fully matching; "
-          f"operations (NPU + DMA) {matching}/{ops} matching; commands {sum(r.matching_commands for r in done)}/"
-          f"{sum(r.commands for r in done)}; probes {sum(r.matching_probes for r in done)}/"
-          f"{sum(r.probes for r in done)}; payloads {sum(r.payloads_identical for r in done)}/"
-          f"{sum(r.partitions for r in done)} identical; streams identical {sum(r.identical for r in done)}/"
-          f"{sum(r.partitions for r in done)}, outside the output stage {sum(r.identical_outside_stage for r in done)}")
+          f"{_figures(total)}")
     print(f"generator CPU seconds: Vela {vela:.2f}, native {native:.2f} ({vela / native if native else 0:.1f}x faster); "
           f"wall {seconds:.0f}s")
 
