@@ -45,6 +45,12 @@ def tile_spans(fm: Fm) -> list[Span]:
     """One span per tile in use."""
     h, w, d = fm.height, fm.width, fm.depth
     h0, h1, w0 = fm.height_0, fm.height_1, fm.width_0
+    if h <= h0 and w <= w0:  # one tile (most maps): its last element, inline
+        e, c = fm.element_bytes, d - 1
+        step_x, step_c = (BRICK * e, fm.stride_c) if fm.nhcwb16 else (fm.stride_x, BRICK * e)
+        base = fm.bases[0]
+        end = base + (h - 1) * fm.stride_y + (w - 1) * step_x + (c // BRICK) * step_c + (c % BRICK + 1) * e
+        return [(fm.region, base, end)]
     out = [_span(fm, 0, 0, 0, min(h, h0) - 1, min(w, w0) - 1, d - 1)]
     right, below = w > w0, h > h0
     if right:
@@ -108,14 +114,15 @@ def dma_accesses(src: tuple[int, int, int], dst: tuple[int, int, int]) -> Access
     return Accesses(_nonempty([(src[0], src[1], src[1] + src[2])]), _nonempty([(dst[0], dst[1], dst[1] + dst[2])]))
 
 
-def block_accesses(arch: NativeArch, ifm: Fm, ifm2: Fm | None, ofm: Fm, weights: Any, lut: bool) -> Accesses:
-    """A block operation reads its IFM(s), weights and scales (``weights``: (region, address,
-    length) tuples) and its LUT; it writes its OFM and the shared-buffer banks it may use."""
-    reads = tile_spans(ifm) + (tile_spans(ifm2) if ifm2 is not None else [])
-    reads += [(r, a, a + n) for r, a, n in weights]
+def block_accesses(arch: NativeArch, ifm: list[Span], ifm2: list[Span], ofm: list[Span], weights: Any,
+                   lut: bool) -> Accesses:
+    """A block operation reads its IFM(s) (``tile_spans``), weights and scales (``weights``:
+    (region, address, length) tuples) and its LUT; it writes its OFM and the shared-buffer banks
+    it may use."""
+    reads = ifm + ifm2 + [(r, a, a + n) for r, a, n in weights]
     bank = arch.shram_bank_bytes
     if lut:
         lut_start = available_shram_banks(arch, True) * bank
         reads.append((SHRAM_REGION, lut_start, lut_start + LUT_BYTES))
-    writes = tile_spans(ofm) + [(SHRAM_REGION, 0, available_shram_banks(arch, lut) * bank)]
+    writes = ofm + [(SHRAM_REGION, 0, available_shram_banks(arch, lut) * bank)]
     return Accesses(_nonempty(reads), _nonempty(writes))

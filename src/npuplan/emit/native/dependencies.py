@@ -60,6 +60,7 @@ class BlockOp(NamedTuple):
     pad_right: int
     ifm_block_depth: int  # a convolution's IFM block depth, else the OFM's depth
     lut: bool
+    streams: tuple[tuple[int, int, int], ...]  # the weight and scale streams read (region, address, length)
 
 
 def _block_at(size: Point, block: Point, offset: int) -> Point | None:

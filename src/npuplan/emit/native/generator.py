@@ -20,8 +20,8 @@ from npuplan.emit.native.accesses import Accesses, block_accesses, dma_accesses,
 from npuplan.emit.native.dependencies import BlockOp, Waits, blockdep
 from npuplan.emit.native.hardware import NativeArch, arch_of
 from npuplan.emit.native.output_stage import output_stage_registers
-from npuplan.emit.native.shared_buffer import ShramRegisters, part_kernel_first, shram_registers
-from npuplan.emit.native.view import DTYPE_BITS, feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
+from npuplan.emit.native.shared_buffer import OpFacts, ShramRegisters, shram_registers
+from npuplan.emit.native.view import feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
 from npuplan.regstream.words import CODE_OF
 
 _C = CODE_OF
@@ -65,18 +65,20 @@ def _broadcast(op: Any) -> int:
         _BROADCAST_C if a.depth != b.depth else 0)
 
 
-def _ifm_block_depth(arch: NativeArch, op: Any, ifm_bits: int) -> int:
+def _ifm_block_depth(arch: NativeArch, op: Any, kind: str, ifm_bits: int) -> int:
     """A convolution's IFM block depth as BLOCKDEP counts jobs (others: the OFM's depth)."""
-    if op.op_type.name != "Conv2D":
+    if kind != "Conv2D":
         return int(op.ofm.shape.depth)
     ub = arch.accelerator.ifm_ublock.depth
     return min(256 // ifm_bits, -(-int(op.ifm.shape.depth) // ub) * ub)
 
 
-def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, stage: dict[str, int]) -> BlockOp:
-    """Write every register of block operation ``op`` but BLOCKDEP; what BLOCKDEP and waits read of it."""
-    kind = op.op_type.name
+def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str, stage: dict[str, int]) -> BlockOp:
+    """Write every register of block operation ``op`` (of ``kind``) but BLOCKDEP; what BLOCKDEP and
+    the waits read of it."""
     elementwise = kind == "ElementWise"
+    facts = OpFacts(kind, kind == "Conv2D" and op.block_traversal.name == "PART_KERNEL_FIRST", uses_lut(op),
+                    kernel_of(op))
     ifm, ofm = feature_map(op.ifm), feature_map(op.ofm)
     pairs = reg.named(stage, _STAGE_FIRST) if elementwise else []
     pairs += reg.ifm(ifm)
@@ -87,17 +89,17 @@ def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, stage: di
         pairs += reg.padding(pad)
     pairs += reg.ofm(ofm)
     pairs += reg.named(stage, _STAGE_OFM)
-    k = kernel_of(op)
     if not elementwise:
-        pairs += reg.kernel(k, part_kernel_first(op))
-    pairs += reg.core_streams("WEIGHT", ranges(op.weights), arch.ncores)
-    pairs += reg.core_streams("SCALE", ranges(op.biases), arch.ncores)
+        pairs += reg.kernel(facts.kernel, facts.part_kernel_first)
+    weights, biases = ranges(op.weights), ranges(op.biases)
+    pairs += reg.core_streams("WEIGHT", weights, arch.ncores)
+    pairs += reg.core_streams("SCALE", biases, arch.ncores)
     pairs += reg.named(stage, _STAGE_ACTIVATION)
     b = op.block_config
     block = (int(b.height), int(b.width), int(b.depth))
     pairs += zip(_BLOCK, (block[0] - 1, block[1] - 1, block[2] - 1))
     second = has_ifm2(op)
-    shram = shram_registers(op, arch.accelerator, op.ifm2 if second else None, _SHRAM_MEMO)
+    shram = shram_registers(op, arch.accelerator, op.ifm2 if second else None, facts, _SHRAM_MEMO)
     pairs += ((_SHRAM[0], shram.ib_end), (_SHRAM[1], shram.ab_start))
     if second:
         pairs.append((_SHRAM[2], shram.ib_start2))
@@ -114,14 +116,12 @@ def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, stage: di
         if op.ifm2_scalar is not None:
             pairs.append((_C["IFM2_SCALAR"], _quantise(op.ifm2_scalar, op.ifm2.quantization)))
     s.write(pairs)
-    bits = DTYPE_BITS[op.ifm.data_type.name]
     return BlockOp(ifm, ifm2, ofm, tile_spans(ifm), tile_spans(ifm2) if ifm2 is not None else [], tile_spans(ofm),
-                   (block[1], block[0], block[2]), k, pad[1] if pad else 0, pad[3] if pad else 0,
-                   _ifm_block_depth(arch, op, bits), uses_lut(op))
+                   (block[1], block[0], block[2]), facts.kernel, pad[1] if pad else 0, pad[3] if pad else 0,
+                   _ifm_block_depth(arch, op, kind, ifm.element_bytes * 8), facts.lut, weights + biases)
 
 
-def _op_param(op: Any) -> int:
-    kind = op.op_type.name
+def _op_param(op: Any, kind: str) -> int:
     if kind == "Pooling":
         return _POOL_MODES[op.sub_op_type.name]
     if kind == "ElementWise":
@@ -162,12 +162,12 @@ def generate_register_command_stream(operations: Sequence[Any], accelerator: Any
             _waits(s, waits.before(_dma(s, op), dma=True), -1)
             s.command(_C["NPU_OP_DMA_START"], int(op.channel) * 16 + int(op.mode))
             continue
-        record = _block_registers(s, arch, op, output_stage_registers(op, name))
-        accesses = block_accesses(arch, record.ifm, record.ifm2, record.ofm, ranges(op.weights) + ranges(op.biases),
+        record = _block_registers(s, arch, op, kind, output_stage_registers(op, name))
+        accesses = block_accesses(arch, record.ifm_spans, record.ifm2_spans, record.ofm_spans, record.streams,
                                   record.lut)
         s.write(((_C["BLOCKDEP"], blockdep(arch, prev, record)),))
         prev = record
         _waits(s, -1, waits.before(accesses, dma=False))
-        s.command(_OP_CODES[kind], _op_param(op))
+        s.command(_OP_CODES[kind], _op_param(op, kind))
     s.command(_C["NPU_OP_STOP"], 0xFFFF)
     return s.words

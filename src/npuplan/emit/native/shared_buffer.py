@@ -84,34 +84,42 @@ def part_kernel_first(op: Any) -> bool:
     return op.op_type.name == "Conv2D" and op.block_traversal.name == "PART_KERNEL_FIRST"
 
 
-def _key(op: Any, ifm2: Any) -> tuple[object, ...]:
+class OpFacts(NamedTuple):
+    """What the caller has read of an operation already (its kind, traversal, LUT use, kernel)."""
+
+    kind: str
+    part_kernel_first: bool
+    lut: bool
+    kernel: tuple[int, int, int, int, int, int]
+
+
+def _key(op: Any, ifm2: Any, facts: OpFacts) -> tuple[object, ...]:
     """Everything ``shram_registers`` reads of ``op``, as plain values."""
     i, o, b = op.ifm.shape, op.ofm.shape, op.block_config
     second = getattr(op, "ifm2", None)
     fms = (op.ifm, op.ofm) if second is None else (op.ifm, op.ofm, second)
-    return (op.op_type.name, op.sub_op_type.name if op.op_type.name == "Pooling" else None,
+    return (facts, op.sub_op_type.name if facts.kind == "Pooling" else None,
             i.height, i.width, i.depth, o.height, o.width, o.depth,
             None if ifm2 is None else (ifm2.shape.height, ifm2.shape.width, ifm2.shape.depth),
-            kernel_of(op), op.ifm.data_type.name, b.height, b.width, b.depth, part_kernel_first(op),
-            op.accumulator_type.name, uses_lut(op), _scaled(list(fms)), op.ifm_upscale.name,
-            getattr(op, "ifm2_scalar", None) is not None)
+            op.ifm.data_type.name, b.height, b.width, b.depth, op.accumulator_type.name, _scaled(list(fms)),
+            op.ifm_upscale.name, getattr(op, "ifm2_scalar", None) is not None)
 
 
 _MEMO_SIZE = 1 << 16
 
 
-def shram_registers(op: Any, accel: Accelerator, ifm2: Any, memo: dict[tuple[object, ...], ShramRegisters]
-                    ) -> ShramRegisters:
+def shram_registers(op: Any, accel: Accelerator, ifm2: Any, facts: OpFacts,
+                    memo: dict[tuple[object, ...], ShramRegisters]) -> ShramRegisters:
     """The layout registers of ``op`` with its block config; ``AssertionError`` if it does not fit
     (the block config must be one ``find_block_configs`` lists). ``memo``: the answers so far
     (operations alike share them; cleared past ``_MEMO_SIZE``)."""
-    key = _key(op, ifm2) + (accel.name,)
+    key = _key(op, ifm2, facts) + (accel.name,)
     found = memo.get(key)
     if found is not None:
         return found
     b = op.block_config
     block = (int(b.height), int(b.width), int(b.depth))
-    config = fitting_config(block_query(op, ifm2=ifm2), accel, block, part_kernel_first(op))
+    config = fitting_config(block_query(op, ifm2=ifm2), accel, block, facts.part_kernel_first)
     if config is None:
         raise AssertionError(f"block_config {block} does not fit the shared buffer")
     forced = op.accumulator_type.name
