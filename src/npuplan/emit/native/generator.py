@@ -17,11 +17,13 @@ import numpy as np
 
 from npuplan.emit.native import registers as reg
 from npuplan.emit.native.accesses import Accesses, block_accesses, dma_accesses, tile_spans
+from npuplan.emit.native.checks import check_dma, check_feature_map, check_limits, check_streams
 from npuplan.emit.native.dependencies import BlockOp, Waits, blockdep
 from npuplan.emit.native.hardware import NativeArch, arch_of
 from npuplan.emit.native.output_stage import output_stage_registers
 from npuplan.emit.native.shared_buffer import OpFacts, ShramRegisters, shram_registers
 from npuplan.emit.native.view import feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
+from npuplan.errors import EmitError
 from npuplan.regstream.words import CODE_OF
 
 _C = CODE_OF
@@ -44,6 +46,7 @@ _STAGE_POOL = reg.codes("OFM_SCALE")
 _STAGE_IFM2 = reg.codes("IFM2_ZERO_POINT", "IFM2_PRECISION")
 _BLOCK = tuple(_C[n] for n in ("OFM_BLK_HEIGHT_M1", "OFM_BLK_WIDTH_M1", "OFM_BLK_DEPTH_M1"))
 _SHRAM = tuple(_C[n] for n in ("IFM_IB_END", "AB_START", "IFM2_IB_START", "ACC_FORMAT"))
+_MAX_WORDS = 1 << 22  # 16 MiB of command words: the hardware's limit
 _SHRAM_MEMO: dict[tuple[object, ...], ShramRegisters] = {}  # shared-buffer registers of the operations seen
 
 
@@ -73,13 +76,16 @@ def _ifm_block_depth(arch: NativeArch, op: Any, kind: str, ifm_bits: int) -> int
     return min(256 // ifm_bits, -(-int(op.ifm.shape.depth) // ub) * ub)
 
 
-def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str, stage: dict[str, int]) -> BlockOp:
+def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str, stage: dict[str, int],
+                     index: int) -> BlockOp:
     """Write every register of block operation ``op`` (of ``kind``) but BLOCKDEP; what BLOCKDEP and
     the waits read of it."""
     elementwise = kind == "ElementWise"
     facts = OpFacts(kind, kind == "Conv2D" and op.block_traversal.name == "PART_KERNEL_FIRST", uses_lut(op),
                     kernel_of(op))
     ifm, ofm = feature_map(op.ifm), feature_map(op.ofm)
+    check_feature_map(ifm, index, kind)
+    check_feature_map(ofm, index, kind)
     pairs = reg.named(stage, _STAGE_FIRST) if elementwise else []
     pairs += reg.ifm(ifm)
     pairs += reg.named(stage, _STAGE_IFM)
@@ -92,6 +98,7 @@ def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str
     if not elementwise:
         pairs += reg.kernel(facts.kernel, facts.part_kernel_first)
     weights, biases = ranges(op.weights), ranges(op.biases)
+    check_streams(weights if len(weights) >= arch.ncores else weights[:1] * arch.ncores, biases, index, kind)
     pairs += reg.core_streams("WEIGHT", weights, arch.ncores)
     pairs += reg.core_streams("SCALE", biases, arch.ncores)
     pairs += reg.named(stage, _STAGE_ACTIVATION)
@@ -110,6 +117,7 @@ def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str
     if elementwise and op.sub_op_type.name not in _UNARY:
         if second:
             ifm2 = feature_map(op.ifm2)
+            check_feature_map(ifm2, index, kind)
             pairs += reg.ifm2(ifm2)
         pairs += reg.named(stage, _STAGE_IFM2)
         pairs.append((_C["IFM2_BROADCAST"], _broadcast(op)))
@@ -132,11 +140,14 @@ def _op_param(op: Any, kind: str) -> int:
 _DMA = tuple(_C[n] for n in ("DMA0_SRC_REGION", "DMA0_SRC", "DMA0_DST_REGION", "DMA0_DST", "DMA0_LEN"))
 
 
-def _dma(s: reg.RegisterStream, op: Any) -> Accesses:
-    src, dst = op.src, op.dest
-    s.write(zip(_DMA, (int(src.region), int(src.address), int(dst.region), int(dst.address), int(src.length))))
-    return dma_accesses((int(src.region), int(src.address), int(src.length)),
-                        (int(dst.region), int(dst.address), int(dst.length)))
+def _dma(s: reg.RegisterStream, arch: NativeArch, op: Any, index: int) -> Accesses:
+    src = (int(op.src.region), int(op.src.address), int(op.src.length))
+    dst = (int(op.dest.region), int(op.dest.address), int(op.dest.length))
+    accesses = dma_accesses(src, dst)
+    check_limits(arch, accesses, index, "Dma")
+    check_dma(arch, src, dst, index)
+    s.write(zip(_DMA, (src[0], src[1], dst[0], dst[1], src[2])))
+    return accesses
 
 
 def _waits(s: reg.RegisterStream, kernels: int, dmas: int) -> None:
@@ -156,18 +167,21 @@ def generate_register_command_stream(operations: Sequence[Any], accelerator: Any
         s.write(((_C["PARALLEL_MODE"], arch.ncores - 1),))
     waits = Waits(arch)
     prev: BlockOp | None = None
-    for op in operations:
+    for index, op in enumerate(operations):
         kind = op.op_type.name
         if kind == "Dma":
-            _waits(s, waits.before(_dma(s, op), dma=True), -1)
+            _waits(s, waits.before(_dma(s, arch, op, index), dma=True), -1)
             s.command(_C["NPU_OP_DMA_START"], int(op.channel) * 16 + int(op.mode))
             continue
-        record = _block_registers(s, arch, op, kind, output_stage_registers(op, name))
+        record = _block_registers(s, arch, op, kind, output_stage_registers(op, name), index)
         accesses = block_accesses(arch, record.ifm_spans, record.ifm2_spans, record.ofm_spans, record.streams,
                                   record.lut)
+        check_limits(arch, accesses, index, kind)
         s.write(((_C["BLOCKDEP"], blockdep(arch, prev, record)),))
         prev = record
         _waits(s, -1, waits.before(accesses, dma=False))
         s.command(_OP_CODES[kind], _op_param(op, kind))
     s.command(_C["NPU_OP_STOP"], 0xFFFF)
+    if len(s.words) >= _MAX_WORDS:
+        raise EmitError(None, f"the command stream of {len(s.words) * 4} bytes exceeds the hardware's 16 MiB")
     return s.words

@@ -140,3 +140,17 @@ def test_the_driver_payload_carries_the_words_16_byte_aligned(name, product):
     decoded = payload_words(payload)
     assert decoded.words == words and decoded.product == product
     assert (len(payload) - 4 * len(words)) % 16 == 0
+
+
+def test_misaligned_addresses_are_refused_as_the_reference_refuses_them():
+    with pytest.raises(EmitError, match="weight stream"):
+        generate_register_command_stream([conv(fm(0), fm(0x4000), weights=0x1008)], "Ethos_U55_128")
+    with pytest.raises(EmitError, match="not a multiple of 16"):
+        nhcwb16 = fm(0x4008)
+        nhcwb16.layout = E("NHCWB16")
+        generate_register_command_stream([conv(fm(0), nhcwb16)], "Ethos_U55_128")
+    with pytest.raises(EmitError, match="out of"):
+        generate_register_command_stream([conv(fm(0), fm(0xFFFF_FFF0))], "Ethos_U55_128")
+    with pytest.raises(EmitError, match="DMA"):
+        generate_register_command_stream([dma(0x100, 0x1008)], "Ethos_U55_128")
+    generate_register_command_stream([dma(0x100, 0x1008)], "Ethos_U65_256")  # U65: only the shared buffer's
