@@ -9,7 +9,6 @@ and are written where the reference writes them, so the streams can be compared 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,8 +53,8 @@ def _quantise(value: float, quantization: Any) -> int:
     """``value`` in ``quantization``'s integers, rounded half away from zero (float32 division)."""
     scale = 1.0 if quantization is None or quantization.scale_f32 is None else quantization.scale_f32
     zero_point = 0 if quantization is None else int(quantization.zero_point)
-    ratio = float(np.float32(value) / np.float32(scale))
-    return zero_point + int(math.copysign(math.floor(abs(ratio) + 0.5), ratio))
+    ratio = np.float32(value) / np.float32(scale)
+    return zero_point + int(np.trunc(ratio + (-0.5 if ratio < 0 else 0.5)))
 
 
 def _broadcast(op: Any) -> int:
