@@ -58,12 +58,19 @@ class Row:
     counts: Counter[str] = field(default_factory=Counter)
     vela_seconds: float = 0.0
     native_seconds: float = 0.0
+    vela_block_seconds: float = 0.0  # npu_find_block_configs over the probes, again (CPU)
+    native_block_seconds: float = 0.0
     first_mismatch: str = ""
     error: str = ""
 
 
-def _probe_mismatch(probe: Probe) -> str | None:
+def _probe_mismatch(row: Row, probe: Probe) -> str | None:
+    start = time.process_time()
+    quietly(vela_api().npu_find_block_configs, probe.operation, probe.accelerator)
+    middle = time.process_time()
     mine = find_block_configs(probe.operation, probe.accelerator)
+    row.vela_block_seconds += middle - start
+    row.native_block_seconds += time.process_time() - middle
     if mine == probe.blocks:
         return None
     extra, missing = sorted(set(mine) - set(probe.blocks)), sorted(set(probe.blocks) - set(mine))
@@ -102,7 +109,7 @@ def check(model: Path, scenario: str) -> Row:
             row.first_mismatch = row.first_mismatch or f"partition {index}: {type(error).__name__}: {error}"[:200]
     row.counts["probes"] = len(probes)
     for probe in probes:
-        why = _probe_mismatch(probe)
+        why = _probe_mismatch(row, probe)
         row.counts["matching_probes"] += why is None
         if why and not row.first_mismatch:
             row.first_mismatch = why
@@ -121,7 +128,8 @@ def _print_row(r: Row) -> None:
         return
     speed = r.vela_seconds / r.native_seconds if r.native_seconds else float("nan")
     print(f"{r.model:32} {r.scenario:36} {_figures(r.counts)} vela {r.vela_seconds:6.3f}s native "
-          f"{r.native_seconds:6.3f}s ({speed:4.1f}x){'  FIRST MISMATCH: ' + r.first_mismatch if r.first_mismatch else ''}",
+          f"{r.native_seconds:6.3f}s ({speed:4.1f}x) blocks vela {r.vela_block_seconds:6.3f}s native "
+          f"{r.native_block_seconds:6.3f}s{'  FIRST MISMATCH: ' + r.first_mismatch if r.first_mismatch else ''}",
           flush=True)
 
 
@@ -132,8 +140,9 @@ def _summary(rows: list[Row], seconds: float) -> None:
     vela, native = sum(r.vela_seconds for r in done), sum(r.native_seconds for r in done)
     print(f"\n{len(rows)} runs, {len(rows) - len(done)} not emitted; {clean}/{len(done)} runs fully matching; "
           f"{_figures(total)}")
+    vb, nb = sum(r.vela_block_seconds for r in done), sum(r.native_block_seconds for r in done)
     print(f"generator CPU seconds: Vela {vela:.2f}, native {native:.2f} ({vela / native if native else 0:.1f}x faster); "
-          f"wall {seconds:.0f}s")
+          f"block configs: Vela {vb:.2f}, native {nb:.2f} ({vb / nb if nb else 0:.1f}x faster); wall {seconds:.0f}s")
 
 
 def main() -> None:
