@@ -21,7 +21,7 @@ from npuplan.emit.native.dependencies import BlockOp, Waits, blockdep
 from npuplan.emit.native.hardware import NativeArch, arch_of
 from npuplan.emit.native.output_stage import output_stage_registers
 from npuplan.emit.native.shared_buffer import OpFacts, ShramRegisters, shram_registers
-from npuplan.emit.native.view import feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
+from npuplan.emit.native.view import Fm, feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
 from npuplan.errors import EmitError
 from npuplan.regstream.words import CODE_OF
 
@@ -75,17 +75,9 @@ def _ifm_block_depth(arch: NativeArch, op: Any, kind: str, ifm_bits: int) -> int
     return min(256 // ifm_bits, -(-int(op.ifm.shape.depth) // ub) * ub)
 
 
-def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str, stage: dict[str, int],
-                     index: int) -> BlockOp:
-    """Write every register of block operation ``op`` (of ``kind``) but BLOCKDEP; what BLOCKDEP and
-    the waits read of it."""
-    elementwise = kind == "ElementWise"
-    facts = OpFacts(kind, kind == "Conv2D" and op.block_traversal.name == "PART_KERNEL_FIRST", uses_lut(op),
-                    kernel_of(op))
-    ifm, ofm = feature_map(op.ifm), feature_map(op.ofm)
-    check_feature_map(ifm, index, kind)
-    check_feature_map(ofm, index, kind)
-    pairs = reg.named(stage, _STAGE_FIRST) if elementwise else []
+def _geometry(op: Any, kind: str, stage: dict[str, int], ifm: Fm, ofm: Fm, facts: OpFacts) -> reg.Pairs:
+    """IFM, upscaling, padding, OFM and kernel registers, with the output stage's among them."""
+    pairs = reg.named(stage, _STAGE_FIRST) if kind == "ElementWise" else []
     pairs += reg.ifm(ifm)
     pairs += reg.named(stage, _STAGE_IFM)
     pairs.append((_C["IFM_UPSCALE"], _RESAMPLING[op.ifm_upscale.name]))
@@ -94,38 +86,62 @@ def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str
         pairs += reg.padding(pad)
     pairs += reg.ofm(ofm)
     pairs += reg.named(stage, _STAGE_OFM)
-    if not elementwise:
+    if kind != "ElementWise":
         pairs += reg.kernel(facts.kernel, facts.part_kernel_first)
-    weights, biases = ranges(op.weights), ranges(op.biases)
-    check_streams(weights if len(weights) >= arch.ncores else weights[:1] * arch.ncores, biases, index, kind)
-    pairs += reg.core_streams("WEIGHT", weights, arch.ncores)
-    pairs += reg.core_streams("SCALE", biases, arch.ncores)
-    pairs += reg.named(stage, _STAGE_ACTIVATION)
+    return pairs
+
+
+def _layout(arch: NativeArch, op: Any, facts: OpFacts, second: bool) -> reg.Pairs:
+    """OFM block and shared-buffer registers."""
     b = op.block_config
-    block = (int(b.height), int(b.width), int(b.depth))
-    pairs += zip(_BLOCK, (block[0] - 1, block[1] - 1, block[2] - 1))
-    second = has_ifm2(op)
+    pairs = list(zip(_BLOCK, (int(b.height) - 1, int(b.width) - 1, int(b.depth) - 1)))
     shram = shram_registers(op, arch.accelerator, op.ifm2 if second else None, facts, _SHRAM_MEMO)
     pairs += ((_SHRAM[0], shram.ib_end), (_SHRAM[1], shram.ab_start))
     if second:
         pairs.append((_SHRAM[2], shram.ib_start2))
     pairs.append((_SHRAM[3], shram.acc_format))
+    return pairs
+
+
+def _second_operand(op: Any, stage: dict[str, int], ifm2: Fm | None) -> reg.Pairs:
+    """A binary elementwise operation's IFM2 (a feature map or a scalar) and broadcast registers."""
+    pairs = reg.ifm2(ifm2) if ifm2 is not None else []
+    pairs += reg.named(stage, _STAGE_IFM2)
+    pairs.append((_C["IFM2_BROADCAST"], _broadcast(op)))
+    if op.ifm2_scalar is not None:
+        pairs.append((_C["IFM2_SCALAR"], _quantise(op.ifm2_scalar, op.ifm2.quantization)))
+    return pairs
+
+
+def _block_registers(s: reg.RegisterStream, arch: NativeArch, op: Any, kind: str, stage: dict[str, int],
+                     index: int) -> BlockOp:
+    """Write every register of block operation ``op`` (number ``index``, of ``kind``) but BLOCKDEP;
+    what BLOCKDEP and the waits read of it."""
+    facts = OpFacts(kind, kind == "Conv2D" and op.block_traversal.name == "PART_KERNEL_FIRST", uses_lut(op),
+                    kernel_of(op))
+    ifm, ofm = feature_map(op.ifm), feature_map(op.ofm)
+    second = has_ifm2(op)
+    binary = kind == "ElementWise" and op.sub_op_type.name not in _UNARY
+    ifm2 = feature_map(op.ifm2) if binary and second else None
+    for fm in (ifm, ofm) if ifm2 is None else (ifm, ofm, ifm2):
+        check_feature_map(fm, index, kind)
+    weights, biases = ranges(op.weights), ranges(op.biases)
+    check_streams(weights if len(weights) >= arch.ncores else weights[:1] * arch.ncores, biases, index, kind)
+    pairs = _geometry(op, kind, stage, ifm, ofm, facts)
+    pairs += reg.core_streams("WEIGHT", weights, arch.ncores)
+    pairs += reg.core_streams("SCALE", biases, arch.ncores)
+    pairs += reg.named(stage, _STAGE_ACTIVATION)
+    pairs += _layout(arch, op, facts, second)
     if kind == "Pooling":
         pairs += reg.named(stage, _STAGE_POOL)
-    ifm2 = None
-    if elementwise and op.sub_op_type.name not in _UNARY:
-        if second:
-            ifm2 = feature_map(op.ifm2)
-            check_feature_map(ifm2, index, kind)
-            pairs += reg.ifm2(ifm2)
-        pairs += reg.named(stage, _STAGE_IFM2)
-        pairs.append((_C["IFM2_BROADCAST"], _broadcast(op)))
-        if op.ifm2_scalar is not None:
-            pairs.append((_C["IFM2_SCALAR"], _quantise(op.ifm2_scalar, op.ifm2.quantization)))
+    if binary:
+        pairs += _second_operand(op, stage, ifm2)
     s.write(pairs)
+    b, pad = op.block_config, padding_of(op)
     return BlockOp(ifm, ifm2, ofm, tile_spans(ifm), tile_spans(ifm2) if ifm2 is not None else [], tile_spans(ofm),
-                   (block[1], block[0], block[2]), facts.kernel, pad[1] if pad else 0, pad[3] if pad else 0,
-                   _ifm_block_depth(arch, op, kind, ifm.element_bytes * 8), facts.lut, weights + biases)
+                   (int(b.width), int(b.height), int(b.depth)), facts.kernel, pad[1] if pad else 0,
+                   pad[3] if pad else 0, _ifm_block_depth(arch, op, kind, ifm.element_bytes * 8), facts.lut,
+                   weights + biases)
 
 
 def _op_param(op: Any, kind: str) -> int:
