@@ -1,0 +1,110 @@
+"""The differential check of the native backend against Vela's API (the oracle): capture the
+operations the emitter builds for a model, run Vela's generator and the native one on the same
+objects, and compare the streams (``npuplan.regstream.compare``). For tests and ``bench/``; needs
+the deploy extra."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from npuplan.emit import blocks, emitter
+from npuplan.emit.vela import quietly
+
+# The output-stage registers another module of the native backend sets (left out until it is in)
+OUTPUT_STAGE = ("OFM_SCALE", "OPA_SCALE", "OPB_SCALE", "ACTIVATION", "ACTIVATION_MIN", "ACTIVATION_MAX",
+                "IFM_ZERO_POINT", "IFM2_ZERO_POINT", "OFM_ZERO_POINT", "IFM_PRECISION", "IFM2_PRECISION",
+                "OFM_PRECISION")
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One NPU partition's operations as the emitter built them, and the API's accelerator."""
+
+    operations: list[Any]
+    accelerator: Any
+
+
+@dataclass(frozen=True)
+class Probe:
+    """An operation the emitter asked Vela's ``npu_find_block_configs`` about, and its answer
+    (height, width, depth per block)."""
+
+    operation: Any
+    accelerator: Any
+    blocks: list[tuple[int, int, int]]
+
+
+@contextmanager
+def probing(into: list[Probe]) -> Iterator[None]:
+    """Record the block-config probes the emitter makes (``emit.blocks``) into ``into``."""
+    original = blocks.quietly
+
+    def record(call: Any, *args: Any) -> Any:
+        found = original(call, *args)
+        if getattr(call, "__name__", "") == "npu_find_block_configs":
+            into.append(Probe(args[0], args[1], [(int(b.height), int(b.width), int(b.depth)) for b in found]))
+        return found
+
+    blocks.quietly = record  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        blocks.quietly = original  # type: ignore[assignment]
+
+
+@contextmanager
+def _recording(into: list[Partition]) -> Iterator[None]:
+    """Record the partitions of each emit into ``into`` (emptied when an emit starts again)."""
+    payload, emit = emitter._payload, emitter.emit_tflite
+
+    def record(api: Any, acc: Any, operations: list[Any], partition: int) -> bytes:
+        into.append(Partition(list(operations), acc))
+        return payload(api, acc, operations, partition)
+
+    def restart(*args: Any, **kwargs: Any) -> Any:
+        into.clear()
+        return emit(*args, **kwargs)
+
+    emitter._payload, emitter.emit_tflite = record, restart  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        emitter._payload, emitter.emit_tflite = payload, emit  # type: ignore[assignment]
+
+
+def captured(path: str | Path, **options: Any) -> list[Partition]:
+    """The partitions of the emit ``plan_and_emit(path, **options)`` keeps (after a CPU fallback
+    it emits again: the earlier attempt's partitions are dropped)."""
+    seen: list[Partition] = []
+    with _recording(seen):
+        emitter.plan_and_emit(path, **options)
+    return seen
+
+
+@dataclass(frozen=True)
+class StreamPair:
+    """Both generators' words for one partition and their CPU seconds."""
+
+    vela: list[int]
+    native: list[int]
+    vela_seconds: float
+    native_seconds: float
+
+
+def both_streams(partition: Partition) -> StreamPair:
+    """Vela's and the native generator's words for ``partition``."""
+    from npuplan.emit.native import generate_register_command_stream
+    from npuplan.emit.vela import vela_api
+
+    api = vela_api()
+    start = time.process_time()
+    vela = quietly(api.npu_generate_register_command_stream, partition.operations, partition.accelerator)
+    middle = time.process_time()
+    native = generate_register_command_stream(partition.operations, partition.accelerator)
+    end = time.process_time()
+    return StreamPair(list(vela), native, middle - start, end - middle)
