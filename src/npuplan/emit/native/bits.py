@@ -5,24 +5,67 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_FIELD_BITS = 16  # the widest field: 15-bit slice length (a shifted field spans at most 3 bytes)
-_LANES = 3
+MAX_FIELD_BITS = 32  # a field's value shifted within its 32-bit word stays below 2**63
 
 
 def pack_fields(offsets: np.ndarray, values: np.ndarray, total_bits: int) -> bytearray:
-    """Bytes (``ceil(total_bits / 8)``) holding each ``values[i]`` (non-negative, at most 16 bits)
+    """Bytes (``ceil(total_bits / 8)``) holding each ``values[i]`` (non-negative, at most 32 bits)
     at bit ``offsets[i]``; fields must not overlap (their bits are summed, not or-ed). Bits no
-    field covers are zero."""
-    size = -(-total_bits // 8)
-    keep = values != 0
-    offsets = offsets[keep].astype(np.int64, copy=False)
-    shifted = values[keep].astype(np.int64) << (offsets & 7)
-    first = offsets >> 3
-    out = np.zeros(size + _LANES, dtype=np.float64)
-    for lane in range(_LANES):
-        part = (shifted >> (8 * lane)) & 0xFF
-        out += np.bincount(first + lane, weights=part, minlength=size + _LANES)
-    return bytearray(out[:size].astype(np.uint8).tobytes())
+    field covers are zero.
+
+    Each field lands in one or two 32-bit words: two weighted histograms over the words (the
+    parts below and above the word boundary) add them up, exactly (float64 holds 32-bit sums)."""
+    words = -(-total_bits // 32) + 1
+    offsets = offsets.astype(np.int64, copy=False)
+    shifted = values.astype(np.int64, copy=False) << (offsets & 31)
+    word = offsets >> 5
+    low = np.bincount(word, weights=shifted & 0xFFFFFFFF, minlength=words)
+    high = np.bincount(word + 1, weights=shifted >> 32, minlength=words)
+    packed = (low + high).astype(np.uint32).astype("<u4")
+    return bytearray(packed.tobytes()[:-(-total_bits // 8)])
+
+
+PIECE_BITS = 24  # what one unaligned 32-bit read always holds whole
+
+
+def pack_uniform(values: np.ndarray, width: int) -> np.ndarray:
+    """``values`` (non-negative, below ``2**width``, width 0..16) back to back, ``width`` bits
+    each, as bytes (uint8, padded with zero bits to a whole group of 8 values)."""
+    if width == 0 or not values.size:
+        return np.zeros(1, dtype=np.uint8)
+    groups = np.zeros(-(-values.size // 8) * 8, dtype=np.uint64)
+    groups[:values.size] = values
+    groups = groups.reshape(-1, 8)
+    if width <= 8:  # 8 values fill ``width`` bytes of one 64-bit word
+        word = np.bitwise_or.reduce(groups << (np.arange(8, dtype=np.uint64) * np.uint64(width)), axis=1)
+        return word.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :width].ravel()
+    bits = np.unpackbits(groups.astype("<u2").view(np.uint8).reshape(-1, 2), axis=1, bitorder="little")
+    return np.packbits(bits[:, :width].ravel(), bitorder="little")
+
+
+def bit_pieces(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The value of each bit range ``starts[i]``, ``lengths[i]`` (at most 24 bits) of ``data``
+    (bytes as uint8, bit order as the stream's)."""
+    padded = np.concatenate([data, np.zeros(4, dtype=np.uint8)])
+    windows = np.lib.stride_tricks.as_strided(padded, shape=(data.size + 1, 4), strides=(1, 1), writeable=False)
+    word = windows[starts >> 3].view("<u4").reshape(-1).astype(np.int64)  # 4 bytes from each start's byte
+    return (word >> (starts & 7)) & ((np.int64(1) << lengths) - 1)
+
+
+def ranges_as_pieces(data: np.ndarray, source_starts: np.ndarray, lengths: np.ndarray,
+                     target_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fields (target offsets, values) copying bit ranges of ``data`` (at ``source_starts``,
+    ``lengths`` bits each) to ``target_starts``, in pieces of at most 24 bits."""
+    offsets, values = [], []
+    longest = int(lengths.max(initial=0))
+    for piece in range(0, longest, PIECE_BITS):
+        take = lengths > piece
+        length = np.minimum(lengths[take] - piece, PIECE_BITS)
+        offsets.append(target_starts[take] + piece)
+        values.append(bit_pieces(data, source_starts[take] + piece, length))
+    if not offsets:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(offsets), np.concatenate(values)
 
 
 class BitReader:

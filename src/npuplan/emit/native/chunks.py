@@ -26,26 +26,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.emit.native.bits import pack_uniform, ranges_as_pieces
+
 WEIGHT_CHUNK_POSITIONS = 12
 WIDE_UNCOMPRESSED_CHUNK = 8
 WIDE_UNCOMPRESSED_BITS = 5
 ZERO_RUN_CHUNK_POSITIONS = 12
 ZERO_RUN_CHUNK_POSITIONS_K3 = 8
 BALANCE_LIMIT = 8
+_NO_BITS = np.zeros(1, dtype=np.uint8)
 
 
 @dataclass(frozen=True, slots=True)
 class Chunks:
     """One stream of a slice in chunks: ``done[c]`` symbols end in the first ``c`` chunks (``c``
     0..count); each chunk's unary word (``word_bits`` wide: 0 for none); per chunk the width of its
-    second unary field and the (chunk, bit) of each 1 in it; each symbol's remainder
+    second unary field, and all those fields back to back (packed bytes); each symbol's remainder
     (``remainder_bits`` wide)."""
 
     done: np.ndarray
     words: np.ndarray
     word_bits: int
     second_bits: np.ndarray
-    second_ones: tuple[np.ndarray, np.ndarray]
+    second_stream: np.ndarray
     remainders: np.ndarray
     remainder_bits: int
 
@@ -74,8 +77,7 @@ def weight_chunks(indices: np.ndarray, divisor_bits: int, *, truncated: bool, un
         per = WIDE_UNCOMPRESSED_CHUNK if divisor_bits > WIDE_UNCOMPRESSED_BITS else WEIGHT_CHUNK_POSITIONS
         count = -(-n // per)
         done = np.minimum(np.arange(count + 1) * per, n)
-        empty = np.zeros(0, dtype=np.int64)
-        return Chunks(done, np.zeros(count, dtype=np.int64), 0, np.zeros(count, dtype=np.int64), (empty, empty),
+        return Chunks(done, np.zeros(count, dtype=np.int64), 0, np.zeros(count, dtype=np.int64), _NO_BITS,
                       indices, divisor_bits)
     q = indices >> divisor_bits
     ends = np.arange(1, n + 1) if truncated else np.cumsum((q >> 1) + 1)
@@ -93,10 +95,8 @@ def weight_chunks(indices: np.ndarray, divisor_bits: int, *, truncated: bool, un
         first[last] = (q & 1) == 1
         second[last] = False
     rows = first.reshape(count, WEIGHT_CHUNK_POSITIONS)
-    ranks = np.cumsum(rows, axis=1).ravel() - 1
-    ones = np.flatnonzero(second)
     return Chunks(done, _words(first, WEIGHT_CHUNK_POSITIONS), WEIGHT_CHUNK_POSITIONS, rows.sum(axis=1),
-                  (ones // WEIGHT_CHUNK_POSITIONS, ranks[ones]), indices & ((1 << divisor_bits) - 1), divisor_bits)
+                  np.packbits(second[first], bitorder="little"), indices & ((1 << divisor_bits) - 1), divisor_bits)
 
 
 def zero_run_chunks(runs: np.ndarray, divisor_bits: int) -> Chunks:
@@ -107,8 +107,7 @@ def zero_run_chunks(runs: np.ndarray, divisor_bits: int) -> Chunks:
     unary = np.zeros(count * per, dtype=bool)
     unary[:ends[-1]] = True
     unary[ends - 1] = False
-    empty = np.zeros(0, dtype=np.int64)
-    return Chunks(done, _words(unary, per), per, np.zeros(count, dtype=np.int64), (empty, empty),
+    return Chunks(done, _words(unary, per), per, np.zeros(count, dtype=np.int64), _NO_BITS,
                   runs & ((1 << divisor_bits) - 1), divisor_bits)
 
 
@@ -159,10 +158,6 @@ def schedule(weights: Chunks, runs: Chunks | None) -> tuple[np.ndarray, np.ndarr
     return w_step, z_step, cw + cz - int(paired_before[-1])
 
 
-def _symbol_chunks(chunks: Chunks, symbols: np.ndarray) -> np.ndarray:
-    return np.searchsorted(chunks.done, symbols, side="right") - 1
-
-
 def layout(weights: Chunks, runs: Chunks | None, first_bit: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Bit offsets (from ``first_bit``) and values of every non-zero field of the slice's chunks,
     and the bit after its last."""
@@ -183,18 +178,20 @@ def layout(weights: Chunks, runs: Chunks | None, first_bit: int) -> tuple[np.nda
         slots[4, 1:][has_z[:-1]] = np.diff(runs.done)[z_at[:-1][has_z[:-1]]] * runs.remainder_bits
     ends = np.cumsum(slots.T.ravel()).reshape(n_steps, 5) + first_bit
     begins = ends - slots.T  # begins[s, slot]: the slot's first bit in step s
-    offsets = [begins[w_step, 0], begins[w_step[weights.second_ones[0]], 2] + weights.second_ones[1]]
-    values = [weights.words, np.ones(weights.second_ones[0].size, dtype=np.int64)]
-    offsets.append(_remainder_offsets(weights, w_step, begins[:, 3]))
-    values.append(weights.remainders[weights.remainders != 0])
+    fields = [(begins[w_step, 0], weights.words)]
+    if weights.second_stream.size > 1 or weights.second_bits.any():
+        fields.append(ranges_as_pieces(weights.second_stream, np.cumsum(weights.second_bits) - weights.second_bits,
+                                       weights.second_bits, begins[w_step, 2]))
+    fields.append(_remainder_fields(weights, w_step, begins[:, 3]))
     if runs is not None and z_step is not None:
-        offsets += [begins[z_step, 1], _remainder_offsets(runs, z_step, begins[:, 4])]
-        values += [runs.words, runs.remainders[runs.remainders != 0]]
-    return np.concatenate(offsets), np.concatenate(values), int(ends[-1, -1])
+        fields += [(begins[z_step, 1], runs.words), _remainder_fields(runs, z_step, begins[:, 4])]
+    return (np.concatenate([f[0] for f in fields]), np.concatenate([f[1] for f in fields]), int(ends[-1, -1]))
 
 
-def _remainder_offsets(chunks: Chunks, step: np.ndarray, slot_begins: np.ndarray) -> np.ndarray:
-    """Offsets of the non-zero remainders: in the step after their chunk's, in symbol order."""
-    symbols = np.flatnonzero(chunks.remainders)
-    chunk = _symbol_chunks(chunks, symbols)
-    return slot_begins[step[chunk] + 1] + (symbols - chunks.done[chunk]) * chunks.remainder_bits
+def _remainder_fields(chunks: Chunks, step: np.ndarray, slot_begins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fields of the remainders: each chunk's back to back, in the step after the chunk's."""
+    if not chunks.remainder_bits:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    stream = pack_uniform(chunks.remainders, chunks.remainder_bits)
+    return ranges_as_pieces(stream, chunks.done[:-1] * chunks.remainder_bits,
+                            np.diff(chunks.done) * chunks.remainder_bits, slot_begins[step + 1])

@@ -61,9 +61,9 @@ class StreamSymbols:
 
 
 def palette_values(values: np.ndarray) -> np.ndarray:
-    """``2|w| + (w < 0)`` of each signed value (int64)."""
-    v = values.astype(np.int64)
-    return np.where(v < 0, 1 - 2 * v, 2 * v)
+    """``2|w| + (w < 0)`` of each signed value (int16, for values -255..255)."""
+    v = values.astype(np.int16, copy=False)
+    return (np.abs(v) << 1) | (v < 0)
 
 
 def _bits(value: int) -> int:
@@ -98,7 +98,7 @@ def _palette(hist: np.ndarray) -> _Palette:
 
 def _index_table(palette: _Palette) -> np.ndarray:
     """Index of each palette value 0..510 (direct beyond the palette)."""
-    table = np.arange(PALETTE_VALUES, dtype=np.int64) - palette.direct_offset + len(palette.entries)
+    table = np.arange(PALETTE_VALUES, dtype=np.int32) - palette.direct_offset + len(palette.entries)
     entries = np.array(palette.entries, dtype=np.int64)
     table[entries[::-1]] = np.arange(entries.size)[::-1]  # a repeated (filler) entry: the first wins
     return table
