@@ -11,7 +11,7 @@ MAX_FIELD_BITS = 32  # a field's value shifted within its 32-bit word stays belo
 def pack_fields(offsets: np.ndarray, values: np.ndarray, total_bits: int) -> bytearray:
     """Bytes (``ceil(total_bits / 8)``) holding each ``values[i]`` (non-negative, at most 32 bits)
     at bit ``offsets[i]``; fields must not overlap (their bits are summed, not or-ed). Bits no
-    field covers are zero.
+    field covers are zero; fields of value zero may lie anywhere.
 
     Each field lands in one or two 32-bit words: two weighted histograms over the words (the
     parts below and above the word boundary) add them up, exactly (float64 holds 32-bit sums)."""
@@ -21,11 +21,12 @@ def pack_fields(offsets: np.ndarray, values: np.ndarray, total_bits: int) -> byt
     word = offsets >> 5
     low = np.bincount(word, weights=shifted & 0xFFFFFFFF, minlength=words)
     high = np.bincount(word + 1, weights=shifted >> 32, minlength=words)
-    packed = (low + high).astype(np.uint32).astype("<u4")
+    packed = (low[:words] + high[:words]).astype(np.uint32).astype("<u4")  # zero fields may lie past the end
     return bytearray(packed.tobytes()[:-(-total_bits // 8)])
 
 
 PIECE_BITS = 24  # what one unaligned 32-bit read always holds whole
+_SLACK_BYTES = 16
 
 
 def pack_uniform(values: np.ndarray, width: int) -> np.ndarray:
@@ -46,26 +47,26 @@ def pack_uniform(values: np.ndarray, width: int) -> np.ndarray:
 def bit_pieces(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The value of each bit range ``starts[i]``, ``lengths[i]`` (at most 24 bits) of ``data``
     (bytes as uint8, bit order as the stream's)."""
-    padded = np.concatenate([data, np.zeros(4, dtype=np.uint8)])
-    windows = np.lib.stride_tricks.as_strided(padded, shape=(data.size + 1, 4), strides=(1, 1), writeable=False)
-    word = windows[starts >> 3].view("<u4").reshape(-1).astype(np.int64)  # 4 bytes from each start's byte
+    padded = np.zeros(data.size + _SLACK_BYTES + 3, dtype=np.uint8)  # empty pieces may start past the end
+    padded[:data.size] = data
+    windows = np.ndarray((data.size + _SLACK_BYTES, 4), dtype=np.uint8, buffer=padded, strides=(1, 1))
+    word = windows[starts >> 3].view("<u4").reshape(-1).astype(np.int64)
     return (word >> (starts & 7)) & ((np.int64(1) << lengths) - 1)
 
 
 def ranges_as_pieces(data: np.ndarray, source_starts: np.ndarray, lengths: np.ndarray,
                      target_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Fields (target offsets, values) copying bit ranges of ``data`` (at ``source_starts``,
-    ``lengths`` bits each) to ``target_starts``, in pieces of at most 24 bits."""
-    offsets, values = [], []
-    longest = int(lengths.max(initial=0))
-    for piece in range(0, longest, PIECE_BITS):
-        take = lengths > piece
-        length = np.minimum(lengths[take] - piece, PIECE_BITS)
-        offsets.append(target_starts[take] + piece)
-        values.append(bit_pieces(data, source_starts[take] + piece, length))
-    if not offsets:
+    ``lengths`` bits each) to ``target_starts``, in pieces of at most 24 bits (the ranges' pieces
+    side by side, empty ones as zeros)."""
+    pieces = -(-int(lengths.max(initial=0)) // PIECE_BITS)
+    if not pieces:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(offsets), np.concatenate(values)
+    if pieces == 1:
+        return target_starts, bit_pieces(data, source_starts, lengths)
+    step = np.arange(0, pieces * PIECE_BITS, PIECE_BITS)
+    length = np.clip(lengths[:, None] - step, 0, PIECE_BITS).ravel()
+    return (target_starts[:, None] + step).ravel(), bit_pieces(data, (source_starts[:, None] + step).ravel(), length)
 
 
 class BitReader:
