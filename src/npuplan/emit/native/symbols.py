@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-PALETTE_VALUES = 511  # palette values 0..510: weights -255..255
+MAX_INDEX = 511  # 9-bit indices; palette values 0..511 (weights -255..255)
 PALETTE_ENTRIES = 32
 MAX_DIRECT_OFFSET = 31
 ZERO_RUN_RATIO = 4
@@ -82,12 +82,12 @@ def _palette(hist: np.ndarray) -> _Palette:
     """The palette for palette-value histogram ``hist`` (at least one value)."""
     used = np.flatnonzero(hist)
     counts = hist[used]
-    ranked = used[np.argsort(-(counts * (PALETTE_VALUES + 1) + used), kind="stable")]  # count, then value, descending
+    ranked = used[np.argsort(-(counts * (MAX_INDEX + 1) + used), kind="stable")]  # count, then value, descending
     if used.size <= PALETTE_ENTRIES:
         entries = tuple(int(v) for v in ranked) + ((0,) if used.size == 1 else ())  # no 1-entry palette
         return _Palette(entries, _bits(max(entries)), 0, (len(entries) - 1).bit_length())
     largest = int(used[-1])
-    room = min(PALETTE_ENTRIES, PALETTE_VALUES - largest)
+    room = min(PALETTE_ENTRIES, MAX_INDEX - largest)  # direct indices stay within 9 bits
     room = 0 if room == 1 else room
     direct_offset = min(int(used[0]), MAX_DIRECT_OFFSET)
     top = ranked[:room]
@@ -97,8 +97,8 @@ def _palette(hist: np.ndarray) -> _Palette:
 
 
 def _index_table(palette: _Palette) -> np.ndarray:
-    """Index of each palette value 0..510 (direct beyond the palette)."""
-    table = np.arange(PALETTE_VALUES, dtype=np.int32) - palette.direct_offset + len(palette.entries)
+    """Index of each palette value 0..511 (direct beyond the palette)."""
+    table = np.arange(MAX_INDEX + 1, dtype=np.int32) - palette.direct_offset + len(palette.entries)
     entries = np.array(palette.entries, dtype=np.int64)
     table[entries[::-1]] = np.arange(entries.size)[::-1]  # a repeated (filler) entry: the first wins
     return table
@@ -107,7 +107,7 @@ def _index_table(palette: _Palette) -> np.ndarray:
 @functools.lru_cache(maxsize=1)
 def _weight_costs() -> np.ndarray:
     """Bits of each index 0..511 (columns) under plain k 0..5 then truncated k 0..5 (rows)."""
-    index = np.arange(PALETTE_VALUES + 1)
+    index = np.arange(MAX_INDEX + 1)
     k = np.arange(MAX_DIVISOR_BITS + 1)[:, None]
     q = index[None, :] >> k
     plain = np.where(q <= MAX_QUOTIENT, q + 1 + k, _IMPOSSIBLE)
