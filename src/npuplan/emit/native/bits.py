@@ -36,9 +36,9 @@ def pack_uniform(values: np.ndarray, width: int) -> np.ndarray:
         return np.zeros(1, dtype=np.uint8)
     groups = np.zeros(-(-values.size // 8) * 8, dtype=np.uint64)
     groups[:values.size] = values
-    groups = groups.reshape(-1, 8)
+    rows = groups.reshape(-1, 8)
     if width <= 8:  # 8 values fill ``width`` bytes of one 64-bit word
-        word = np.bitwise_or.reduce(groups << (np.arange(8, dtype=np.uint64) * np.uint64(width)), axis=1)
+        word = np.bitwise_or.reduce(rows << (np.arange(8, dtype=np.uint64) * np.uint64(width)), axis=1)
         return word.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :width].ravel()
     bits = np.unpackbits(groups.astype("<u2").view(np.uint8).reshape(-1, 2), axis=1, bitorder="little")
     return np.packbits(bits[:, :width].ravel(), bitorder="little")
