@@ -34,6 +34,8 @@ def pack_uniform(values: np.ndarray, width: int) -> np.ndarray:
     each, as bytes (uint8, padded with zero bits to a whole group of 8 values)."""
     if width == 0 or not values.size:
         return np.zeros(1, dtype=np.uint8)
+    if width == 8:
+        return values.astype(np.uint8)
     groups = np.zeros(-(-values.size // 8) * 8, dtype=np.uint64)
     groups[:values.size] = values
     rows = groups.reshape(-1, 8)
@@ -67,6 +69,18 @@ def ranges_as_pieces(data: np.ndarray, source_starts: np.ndarray, lengths: np.nd
     step = np.arange(0, pieces * PIECE_BITS, PIECE_BITS)
     length = np.clip(lengths[:, None] - step, 0, PIECE_BITS).ravel()
     return (target_starts[:, None] + step).ravel(), bit_pieces(data, (source_starts[:, None] + step).ravel(), length)
+
+
+def or_bits(out: np.ndarray, data: np.ndarray, offset_bits: int) -> None:
+    """ORs the bits of ``data`` (bytes as uint8) into ``out`` (uint8, long enough) from bit
+    ``offset_bits`` on."""
+    byte, shift = offset_bits >> 3, offset_bits & 7
+    if not shift:
+        out[byte:byte + data.size] |= data
+        return
+    wide = data.astype(np.uint16) << shift
+    out[byte:byte + data.size] |= wide.astype(np.uint8)
+    out[byte + 1:byte + 1 + data.size] |= (wide >> 8).astype(np.uint8)
 
 
 class BitReader:

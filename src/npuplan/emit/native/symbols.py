@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+MAX_WEIGHT = 255
 MAX_INDEX = 511  # 9-bit indices; palette values 0..511 (weights -255..255)
 PALETTE_ENTRIES = 32
 MAX_DIRECT_OFFSET = 31
@@ -144,6 +145,8 @@ def _split_zero_runs(palvals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def stream_symbols(values: np.ndarray) -> StreamSymbols:
     """The symbols and parameters coding ``values`` (a non-empty 1-D array of weights -255..255)."""
+    if int(values.max()) > MAX_WEIGHT or int(values.min()) < -MAX_WEIGHT:
+        raise ValueError("weight stream values must lie in -255..255")
     palvals = palette_values(values)
     hist = np.bincount(palvals, minlength=2)
     zero_runs = int(hist[0]) > ZERO_RUN_RATIO * int(hist[1:].max())

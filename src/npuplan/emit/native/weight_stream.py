@@ -9,9 +9,11 @@ the Ethos-U weight compression format (``symbols`` chooses what to code, ``chunk
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from npuplan.emit.native.bits import pack_fields
+from npuplan.emit.native.bits import or_bits, pack_fields, pack_uniform
 from npuplan.emit.native.brick_order import BrickGeometry, brick_order
 from npuplan.emit.native.chunks import layout, weight_chunks, zero_run_chunks
 from npuplan.emit.native.decode import decode_weights
@@ -52,27 +54,42 @@ def encode_values(values: np.ndarray) -> bytes:
     values = np.asarray(values).reshape(-1)
     if not values.size:
         return b""
-    if int(values.min()) < -255 or int(values.max()) > 255:
-        raise ValueError("weight stream values must lie in -255..255")
     symbols = stream_symbols(values)
-    offsets, fields, bit = [], [], 0
+    slices = []
+    bit = 0
     for start in range(0, symbols.indices.size, MAX_SLICE_VALUES):
-        where, what, bit = _slice(symbols, start, bit)
-        offsets.append(where)
-        fields.append(what)
-    offsets.append(np.array([bit]))
-    fields.append(np.array([END_OF_STREAM]))
-    data = pack_fields(np.concatenate(offsets), np.concatenate(fields), bit + 3)
-    tail = (bit + 3) & 7
-    if tail:  # the end marker's byte: ones after it
-        data[-1] |= 0xFF & ~((1 << tail) - 1)
-    data += b"\xff" * (-len(data) % STREAM_ALIGN_BYTES)
-    return bytes(data)
+        piece = _slice(symbols, start, bit)
+        slices.append(piece)
+        bit = piece.end_bit
+    size = -(-(bit + 3) // 8)
+    offsets = np.concatenate([s.offsets for s in slices] + [np.array([bit])])
+    fields = np.concatenate([s.values for s in slices] + [np.array([END_OF_STREAM])])
+    data = np.zeros(size + -size % STREAM_ALIGN_BYTES + 8, dtype=np.uint8)  # slack for the bodies' last bytes
+    data[:size] = np.frombuffer(pack_fields(offsets, fields, bit + 3), dtype=np.uint8)
+    for piece in slices:
+        if piece.body is not None:
+            or_bits(data, piece.body, piece.body_bit)
+    data = data[:size + -size % STREAM_ALIGN_BYTES]
+    data[size - 1] |= 0xFF & ~((1 << ((bit + 3 - 1) % 8 + 1)) - 1)  # ones after the end marker
+    data[size:] = 0xFF
+    return data.tobytes()
 
 
-def _slice(symbols: StreamSymbols, start: int, first_bit: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Offsets and values of the fields of the slice of ``symbols`` from index ``start`` (the
-    first slice: with the palette), and the bit after it."""
+@dataclass(frozen=True, slots=True)
+class _Slice:
+    """One slice's bits: fields (bit offsets, values), perhaps a body of packed bytes from bit
+    ``body_bit`` on, and the bit after the slice."""
+
+    offsets: np.ndarray
+    values: np.ndarray
+    end_bit: int
+    body: np.ndarray | None = None
+    body_bit: int = 0
+
+
+def _slice(symbols: StreamSymbols, start: int, first_bit: int) -> _Slice:
+    """The slice of ``symbols`` from index ``start`` (the first slice: with the palette) at
+    ``first_bit``."""
     end = min(start + MAX_SLICE_VALUES, symbols.indices.size)
     first = start == 0
     indices = symbols.indices[start:end]
@@ -83,15 +100,18 @@ def _slice(symbols: StreamSymbols, start: int, first_bit: int) -> tuple[np.ndarr
     if first:
         header += [(5, symbols.direct_offset), (5, max(0, len(symbols.palette) - 1)), (3, symbols.palette_bits - 2)]
         header += [(symbols.palette_bits, v) for v in symbols.palette]
-    widths = np.array([w for w, _ in header], dtype=np.int64)
-    header_offsets = first_bit + np.concatenate(([0], np.cumsum(widths)[:-1]))
+    ends = np.cumsum([w for w, _ in header]) + first_bit
+    header_offsets, header_values = ends - [w for w, _ in header], np.array([v for _, v in header], dtype=np.int64)
+    body_bit = int(ends[-1])
+    if weight.uncompressed and symbols.zero_runs is None:  # no unary parts: the indices back to back
+        return _Slice(header_offsets, header_values, body_bit + indices.size * weight.divisor_bits,
+                      pack_uniform(indices, weight.divisor_bits), body_bit)
     runs = None
     if symbols.zero_runs is not None:  # the first slice also has the run before its first value
         runs = zero_run_chunks(symbols.zero_runs[start + (not first):end + 1], symbols.zero_run_divisor_bits)
     chunks = weight_chunks(indices, weight.divisor_bits, truncated=weight.truncated, uncompressed=weight.uncompressed)
-    offsets, values, bit = layout(chunks, runs, first_bit + int(widths.sum()))
-    return (np.concatenate([header_offsets, offsets]),
-            np.concatenate([np.array([v for _, v in header], dtype=np.int64), values]), bit)
+    offsets, values, bit = layout(chunks, runs, body_bit)
+    return _Slice(np.concatenate([header_offsets, offsets]), np.concatenate([header_values, values]), bit)
 
 
 def encode_biases(biases: np.ndarray, multipliers: np.ndarray, shifts: np.ndarray) -> bytes:
