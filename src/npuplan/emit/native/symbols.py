@@ -67,6 +67,14 @@ def palette_values(values: np.ndarray) -> np.ndarray:
     return (np.abs(v) << 1) | (v < 0)
 
 
+@functools.lru_cache(maxsize=1)
+def _palette_value_of_weight() -> np.ndarray:
+    """The palette value of each weight -255..255 (at ``weight + 255``)."""
+    table = palette_values(np.arange(-MAX_WEIGHT, MAX_WEIGHT + 1))
+    table.flags.writeable = False
+    return table
+
+
 def _bits(value: int) -> int:
     return max(MIN_PALETTE_BITS, int(value).bit_length())
 
@@ -118,10 +126,10 @@ def _weight_costs() -> np.ndarray:
     return table
 
 
-def _weight_parameter(indices: np.ndarray, uncompressed_bits: int) -> WeightParameter:
-    hist = np.bincount(indices).astype(np.float64)
-    costs = list(_weight_costs()[:, :hist.size] @ hist)
-    costs.append(uncompressed_bits * float(indices.size) if uncompressed_bits else _IMPOSSIBLE)
+def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: int) -> WeightParameter:
+    """The cheapest parameter for indices with histogram ``index_hist`` (512 counts, float)."""
+    costs = list(_weight_costs() @ index_hist)
+    costs.append(uncompressed_bits * float(symbols) if uncompressed_bits else _IMPOSSIBLE)
     best = int(np.argmin(costs))
     if best == _UNCOMPRESSED:
         return WeightParameter(uncompressed_bits, uncompressed=True)
@@ -133,30 +141,36 @@ def _zero_run_divisor_bits(runs: np.ndarray) -> int:
     return costs.index(min(costs))
 
 
-def _split_zero_runs(palvals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The non-zero palette values and the zero runs around them (an all-zero stream codes its
+def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the non-zero values are and the zero runs around them (an all-zero stream codes its
     first zero as a value)."""
-    at = np.flatnonzero(palvals)
+    at = np.flatnonzero(values)
     if not at.size:
-        return np.zeros(1, dtype=np.int64), np.array([0, palvals.size - 1], dtype=np.int64)
-    edges = np.concatenate(([-1], at, [palvals.size]))
-    return palvals[at], np.diff(edges) - 1
+        return np.zeros(1, dtype=np.int64), np.array([0, values.size - 1], dtype=np.int64)
+    return at, np.diff(at, prepend=-1, append=values.size) - 1
 
 
 def stream_symbols(values: np.ndarray) -> StreamSymbols:
     """The symbols and parameters coding ``values`` (a non-empty 1-D array of weights -255..255)."""
     if int(values.max()) > MAX_WEIGHT or int(values.min()) < -MAX_WEIGHT:
         raise ValueError("weight stream values must lie in -255..255")
-    palvals = palette_values(values)
-    hist = np.bincount(palvals, minlength=2)
-    zero_runs = int(hist[0]) > ZERO_RUN_RATIO * int(hist[1:].max())
+    shifted = values + MAX_WEIGHT  # 0..510
+    by_weight = np.bincount(shifted, minlength=2 * MAX_WEIGHT + 1)
+    weight_palette = _palette_value_of_weight()
+    hist = np.zeros(MAX_INDEX + 1, dtype=np.int64)
+    hist[weight_palette] = by_weight
     runs: np.ndarray | None = None
-    if zero_runs:
-        palvals, runs = _split_zero_runs(palvals)
-        hist = np.bincount(palvals)
+    if int(hist[0]) > ZERO_RUN_RATIO * int(hist[1:].max()):
+        all_zero = int(hist[0]) == values.size
+        at, runs = _zero_runs(values)
+        shifted = shifted[at]
+        hist[0] = int(all_zero)  # an all-zero stream codes one zero as a value
     palette = _palette(hist)
-    indices = _index_table(palette)[palvals]
+    table = _index_table(palette)
+    indices = table[weight_palette][shifted]
+    index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
     return StreamSymbols(
         indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
-        direct_offset=palette.direct_offset, weight=_weight_parameter(indices, palette.uncompressed_bits),
+        direct_offset=palette.direct_offset,
+        weight=_weight_parameter(index_hist, shifted.size, palette.uncompressed_bits),
         zero_run_divisor_bits=_zero_run_divisor_bits(runs) if runs is not None else 0)
