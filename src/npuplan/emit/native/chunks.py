@@ -114,13 +114,11 @@ def zero_run_chunks(runs: np.ndarray, divisor_bits: int) -> Chunks:
 def _play(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """``y[d + 1] = min(high[d], max(low[d], y[d]))`` from ``y[0] = 0``, for every ``d`` (``low <=
     high``): clamps compose into clamps, so a doubling prefix scan (log2(n) vector steps)."""
-    low, high = low.astype(np.int64), high.astype(np.int64)
+    low, high = low.astype(np.int64), high.astype(np.int64)  # copies, updated in place
     shift = 1
-    while shift < low.size:
-        earlier_low, earlier_high = low[:-shift], high[:-shift]
-        later_low, later_high = low[shift:], high[shift:]
-        high = np.concatenate([high[:shift], np.minimum(later_high, np.maximum(later_low, earlier_high))])
-        low = np.concatenate([low[:shift], np.maximum(earlier_low, later_low)])
+    while shift < low.size:  # each entry becomes the composition of the 2 * shift clamps up to it
+        high[shift:] = np.minimum(high[shift:], np.maximum(low[shift:], high[:-shift]))
+        np.maximum(low[:-shift], low[shift:], out=low[shift:])  # overlapping operands: numpy buffers them
         shift *= 2
     return np.minimum(high, np.maximum(low, 0))
 
@@ -162,27 +160,22 @@ def layout(weights: Chunks, runs: Chunks | None, first_bit: int) -> tuple[np.nda
     """Bit offsets (from ``first_bit``) and values of every non-zero field of the slice's chunks,
     and the bit after its last."""
     w_step, z_step, steps = schedule(weights, runs)
-    n_steps = steps + 1  # the last step sends the last remainders only
-    w_at = np.full(n_steps, -1, dtype=np.int64)
-    w_at[w_step] = np.arange(weights.count)
-    slots = np.zeros((5, n_steps), dtype=np.int64)
-    has_w = w_at >= 0
-    slots[0, has_w] = weights.word_bits
-    slots[2, has_w] = weights.second_bits[w_at[has_w]]
-    slots[3, 1:][has_w[:-1]] = np.diff(weights.done)[w_at[:-1][has_w[:-1]]] * weights.remainder_bits
+    slots = np.zeros((steps + 1, 5), dtype=np.int64)  # the last step sends the last remainders only
+    if weights.word_bits:
+        slots[w_step, 0] = weights.word_bits
+        slots[w_step, 2] = weights.second_bits
+    slots[w_step + 1, 3] = (weights.done[1:] - weights.done[:-1]) * weights.remainder_bits
     if runs is not None and z_step is not None:
-        z_at = np.full(n_steps, -1, dtype=np.int64)
-        z_at[z_step] = np.arange(runs.count)
-        has_z = z_at >= 0
-        slots[1, has_z] = runs.word_bits
-        slots[4, 1:][has_z[:-1]] = np.diff(runs.done)[z_at[:-1][has_z[:-1]]] * runs.remainder_bits
-    ends = np.cumsum(slots.T.ravel()).reshape(n_steps, 5) + first_bit
-    begins = ends - slots.T  # begins[s, slot]: the slot's first bit in step s
-    fields = [(begins[w_step, 0], weights.words)]
-    if weights.second_stream.size > 1 or weights.second_bits.any():
-        fields.append(ranges_as_pieces(weights.second_stream, np.cumsum(weights.second_bits) - weights.second_bits,
-                                       weights.second_bits, begins[w_step, 2]))
-    fields.append(_remainder_fields(weights, w_step, begins[:, 3]))
+        slots[z_step, 1] = runs.word_bits
+        slots[z_step + 1, 4] = (runs.done[1:] - runs.done[:-1]) * runs.remainder_bits
+    ends = slots.cumsum().reshape(slots.shape) + first_bit
+    begins = ends - slots  # begins[step, slot]: the slot's first bit in that step
+    fields = [_remainder_fields(weights, w_step, begins[:, 3])]
+    if weights.word_bits:
+        fields.append((begins[w_step, 0], weights.words))
+        if weights.second_stream.any():
+            fields.append(ranges_as_pieces(weights.second_stream, np.cumsum(weights.second_bits) - weights.second_bits,
+                                           weights.second_bits, begins[w_step, 2]))
     if runs is not None and z_step is not None:
         fields += [(begins[z_step, 1], runs.words), _remainder_fields(runs, z_step, begins[:, 4])]
     return (np.concatenate([f[0] for f in fields]), np.concatenate([f[1] for f in fields]), int(ends[-1, -1]))
@@ -194,4 +187,4 @@ def _remainder_fields(chunks: Chunks, step: np.ndarray, slot_begins: np.ndarray)
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     stream = pack_uniform(chunks.remainders, chunks.remainder_bits)
     return ranges_as_pieces(stream, chunks.done[:-1] * chunks.remainder_bits,
-                            np.diff(chunks.done) * chunks.remainder_bits, slot_begins[step + 1])
+                            (chunks.done[1:] - chunks.done[:-1]) * chunks.remainder_bits, slot_begins[step + 1])

@@ -91,9 +91,9 @@ def _palette(hist: np.ndarray) -> _Palette:
     """The palette for palette-value histogram ``hist`` (at least one value)."""
     used = np.flatnonzero(hist)
     counts = hist[used]
-    ranked = used[np.argsort(-(counts * (MAX_INDEX + 1) + used), kind="stable")]  # count, then value, descending
+    ranked = used[np.argsort(-(counts * (MAX_INDEX + 1) + used))]  # count, then value, descending (keys distinct)
     if used.size <= PALETTE_ENTRIES:
-        entries = tuple(int(v) for v in ranked) + ((0,) if used.size == 1 else ())  # no 1-entry palette
+        entries = tuple(ranked.tolist()) + ((0,) if used.size == 1 else ())  # no 1-entry palette
         return _Palette(entries, _bits(max(entries)), 0, (len(entries) - 1).bit_length())
     largest = int(used[-1])
     room = min(PALETTE_ENTRIES, MAX_INDEX - largest)  # direct indices stay within 9 bits
@@ -101,7 +101,8 @@ def _palette(hist: np.ndarray) -> _Palette:
     direct_offset = min(int(used[0]), MAX_DIRECT_OFFSET)
     top = ranked[:room]
     if room and int(hist[top].sum()) > int(counts.sum()) // 2:
-        return _Palette(tuple(int(v) for v in top), _bits(int(top.max())), direct_offset, 0)
+        entries = tuple(top.tolist())
+        return _Palette(entries, _bits(max(entries)), direct_offset, 0)
     return _Palette((), _bits(largest), direct_offset, _bits(largest))
 
 
@@ -137,8 +138,8 @@ def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: i
 
 
 def _zero_run_divisor_bits(runs: np.ndarray) -> int:
-    costs = [int((runs >> k).sum()) + runs.size * (1 + k) for k in range(MAX_ZERO_RUN_DIVISOR_BITS + 1)]
-    return costs.index(min(costs))
+    k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
+    return int(np.argmin((runs[:, None] >> k).sum(axis=0) + runs.size * (1 + k)))
 
 
 def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -147,7 +148,8 @@ def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     at = np.flatnonzero(values)
     if not at.size:
         return np.zeros(1, dtype=np.int64), np.array([0, values.size - 1], dtype=np.int64)
-    return at, np.diff(at, prepend=-1, append=values.size) - 1
+    edges = np.concatenate(([-1], at, [values.size]))
+    return at, edges[1:] - edges[:-1] - 1
 
 
 def stream_symbols(values: np.ndarray) -> StreamSymbols:
