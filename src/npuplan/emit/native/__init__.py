@@ -1,21 +1,24 @@
-"""The native emitting backend: npuplan's own implementation of the parts of Vela's external API
-the emitter uses, so that emitting needs no Vela (``npuplan.emit.vela`` stays the test oracle).
+"""The native emitting backend: npuplan's own implementation of the parts of the Ethos-U operation
+interface (Vela's external API, ``ethosu.vela.api``) the emitter uses, so that emitting needs no
+Vela; ``npuplan.emit.vela`` stays the test oracle. ``api`` is the module the emitter is handed
+(``emit.backend``); behind it:
 
-- ``generate_register_command_stream(operations, accelerator) -> list[int]``
-- ``find_block_configs(operation, accelerator) -> list[(height, width, depth)]``
-- ``create_driver_payload(words, accelerator) -> bytes``
+- ``types``: the operation records, with the interface's names;
+- ``weight_stream``: ``encode_weights`` (brick order and the weight compression format),
+  ``decode_weights``, ``encode_biases``;
+- ``blocks.find_block_configs(operation, accelerator) -> [(height, width, depth)]``;
+- ``generator.generate_register_command_stream(operations, accelerator) -> [word]``, with
+  ``output_stage`` (scales, zero points, activation, precision) and ``dependencies`` (waits,
+  BLOCKDEP);
+- ``payload.create_driver_payload(words, accelerator) -> bytes``.
 
-Differences from Vela's functions, on purpose: ``find_block_configs`` returns an empty list where
-``npu_find_block_configs`` fails an assertion (no block fits); the generator raises ``EmitError``
-(one line) where Vela raises its own errors (misaligned or out-of-range addresses), and
-``AssertionError`` as Vela does for a block config that does not fit.
+Differences from Vela's functions, on purpose: the weight streams are not Vela's bit for bit (Vela
+searches its coding parameters along the stream; these decode to the same values);
+``find_block_configs`` returns an empty list where ``npu_find_block_configs`` fails an assertion
+(no block fits); the generator raises ``EmitError`` (one line) where Vela raises its own errors
+(misaligned or out-of-range addresses), and ``AssertionError`` as Vela does for a block config that
+does not fit.
 
 Operations and accelerators are read by attribute (enums by ``.name``): Vela's API objects work,
 and so do any with the same attributes. Nothing here imports Vela.
 """
-
-from npuplan.emit.native.blocks import find_block_configs
-from npuplan.emit.native.generator import generate_register_command_stream
-from npuplan.emit.native.payload import create_driver_payload
-
-__all__ = ["create_driver_payload", "find_block_configs", "generate_register_command_stream"]

@@ -1,0 +1,178 @@
+"""What the weight codec codes for a stream of values, and with which parameters.
+
+Format facts: values are coded as *palette values* ``2|w| + (w < 0)``; when zeros dominate, the
+non-zero values and the lengths of the zero runs around them are two streams (``n + 1`` runs for
+``n`` values); a palette of up to 32 values maps each to its index, other values are coded as
+``palette value - direct offset + palette size``; indices are Golomb-Rice coded with divisor
+``2**k``: plain (k 0..5, quotient at most 31), truncated (k 0..5, quotient at most 2) or
+uncompressed (fixed width: the palette index width when every value is in the palette, else the
+palette-value width when there is no palette); zero runs with k 0..3.
+
+Choices (the format allows others; these follow ``npuplan.cost.weight_codec``'s size model):
+zero runs when zeros are more than 4 times as common as any other value; a palette of all the
+values when there are at most 32, else of the 32 commonest when they are more than half; one
+weight parameter and one zero-run parameter per stream, the fewest bits.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_WEIGHT = 255
+MAX_INDEX = 511  # 9-bit indices; palette values 0..511 (weights -255..255)
+PALETTE_ENTRIES = 32
+MAX_DIRECT_OFFSET = 31
+ZERO_RUN_RATIO = 4
+MAX_DIVISOR_BITS = 5
+MAX_QUOTIENT = 31
+MAX_TRUNCATED_QUOTIENT = 2
+MAX_ZERO_RUN_DIVISOR_BITS = 3
+MIN_PALETTE_BITS = 2
+_UNCOMPRESSED = 2 * (MAX_DIVISOR_BITS + 1)  # the parameter row after plain k 0..5, truncated k 0..5
+_IMPOSSIBLE = float(1 << 50)
+
+
+@dataclass(frozen=True, slots=True)
+class WeightParameter:
+    """How indices are coded: divisor ``2**divisor_bits``, truncated (quotient at most 2), or
+    ``uncompressed`` (fixed ``divisor_bits``-bit fields, no unary part)."""
+
+    divisor_bits: int
+    truncated: bool = False
+    uncompressed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSymbols:
+    """A stream as coded: weight ``indices`` (palette index or direct index of each coded value),
+    ``zero_runs`` (``None`` without zero runs; else one more than the indices: before the first
+    value, then after each), the palette (palette values), its entry width (bits), the direct
+    offset, and the chosen parameters."""
+
+    indices: np.ndarray
+    zero_runs: np.ndarray | None
+    palette: tuple[int, ...]
+    palette_bits: int
+    direct_offset: int
+    weight: WeightParameter
+    zero_run_divisor_bits: int
+
+
+def palette_values(values: np.ndarray) -> np.ndarray:
+    """``2|w| + (w < 0)`` of each signed value (int16, for values -255..255)."""
+    v = values.astype(np.int16, copy=False)
+    return (np.abs(v) << 1) | (v < 0)
+
+
+@functools.lru_cache(maxsize=1)
+def _palette_value_of_weight() -> np.ndarray:
+    """The palette value of each weight -255..255 (at ``weight + 255``)."""
+    table = palette_values(np.arange(-MAX_WEIGHT, MAX_WEIGHT + 1))
+    table.flags.writeable = False
+    return table
+
+
+def _bits(value: int) -> int:
+    return max(MIN_PALETTE_BITS, int(value).bit_length())
+
+
+@dataclass(frozen=True, slots=True)
+class _Palette:
+    entries: tuple[int, ...]
+    bits: int
+    direct_offset: int
+    uncompressed_bits: int  # 0: uncompressed indices not possible
+
+
+def _palette(hist: np.ndarray) -> _Palette:
+    """The palette for palette-value histogram ``hist`` (at least one value)."""
+    used = np.flatnonzero(hist)
+    counts = hist[used]
+    ranked = used[np.argsort(-(counts * (MAX_INDEX + 1) + used))]  # count, then value, descending (keys distinct)
+    if used.size <= PALETTE_ENTRIES:
+        entries = tuple(ranked.tolist()) + ((0,) if used.size == 1 else ())  # no 1-entry palette
+        return _Palette(entries, _bits(max(entries)), 0, (len(entries) - 1).bit_length())
+    largest = int(used[-1])
+    room = min(PALETTE_ENTRIES, MAX_INDEX - largest)  # direct indices stay within 9 bits
+    room = 0 if room == 1 else room
+    direct_offset = min(int(used[0]), MAX_DIRECT_OFFSET)
+    top = ranked[:room]
+    if room and int(hist[top].sum()) > int(counts.sum()) // 2:
+        entries = tuple(top.tolist())
+        return _Palette(entries, _bits(max(entries)), direct_offset, 0)
+    return _Palette((), _bits(largest), direct_offset, _bits(largest))
+
+
+def _index_table(palette: _Palette) -> np.ndarray:
+    """Index of each palette value 0..511 (direct beyond the palette)."""
+    table = np.arange(MAX_INDEX + 1, dtype=np.int32) - palette.direct_offset + len(palette.entries)
+    entries = np.array(palette.entries, dtype=np.int64)
+    table[entries[::-1]] = np.arange(entries.size)[::-1]  # a repeated (filler) entry: the first wins
+    return table
+
+
+@functools.lru_cache(maxsize=1)
+def _weight_costs() -> np.ndarray:
+    """Bits of each index 0..511 (columns) under plain k 0..5 then truncated k 0..5 (rows)."""
+    index = np.arange(MAX_INDEX + 1)
+    k = np.arange(MAX_DIVISOR_BITS + 1)[:, None]
+    q = index[None, :] >> k
+    plain = np.where(q <= MAX_QUOTIENT, q + 1 + k, _IMPOSSIBLE)
+    truncated = np.where(q <= MAX_TRUNCATED_QUOTIENT, np.minimum(q + 1, 2) + k, _IMPOSSIBLE)
+    table = np.concatenate([plain, truncated]).astype(np.float64)
+    table.flags.writeable = False
+    return table
+
+
+def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: int) -> WeightParameter:
+    """The cheapest parameter for indices with histogram ``index_hist`` (512 counts, float)."""
+    costs = list(_weight_costs() @ index_hist)
+    costs.append(uncompressed_bits * float(symbols) if uncompressed_bits else _IMPOSSIBLE)
+    best = int(np.argmin(costs))
+    if best == _UNCOMPRESSED:
+        return WeightParameter(uncompressed_bits, uncompressed=True)
+    return WeightParameter(best % (MAX_DIVISOR_BITS + 1), truncated=best > MAX_DIVISOR_BITS)
+
+
+def _zero_run_divisor_bits(runs: np.ndarray) -> int:
+    k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
+    return int(np.argmin((runs[:, None] >> k).sum(axis=0) + runs.size * (1 + k)))
+
+
+def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the non-zero values are and the zero runs around them (an all-zero stream codes its
+    first zero as a value)."""
+    at = np.flatnonzero(values)
+    if not at.size:
+        return np.zeros(1, dtype=np.int64), np.array([0, values.size - 1], dtype=np.int64)
+    edges = np.concatenate(([-1], at, [values.size]))
+    return at, edges[1:] - edges[:-1] - 1
+
+
+def stream_symbols(values: np.ndarray) -> StreamSymbols:
+    """The symbols and parameters coding ``values`` (a non-empty 1-D array of weights -255..255)."""
+    if int(values.max()) > MAX_WEIGHT or int(values.min()) < -MAX_WEIGHT:
+        raise ValueError("weight stream values must lie in -255..255")
+    shifted = values + MAX_WEIGHT  # 0..510
+    by_weight = np.bincount(shifted, minlength=2 * MAX_WEIGHT + 1)
+    weight_palette = _palette_value_of_weight()
+    hist = np.zeros(MAX_INDEX + 1, dtype=np.int64)
+    hist[weight_palette] = by_weight
+    runs: np.ndarray | None = None
+    if int(hist[0]) > ZERO_RUN_RATIO * int(hist[1:].max()):
+        all_zero = int(hist[0]) == values.size
+        at, runs = _zero_runs(values)
+        shifted = shifted[at]
+        hist[0] = int(all_zero)  # an all-zero stream codes one zero as a value
+    palette = _palette(hist)
+    table = _index_table(palette)
+    indices = table[weight_palette][shifted]
+    index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
+    return StreamSymbols(
+        indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
+        direct_offset=palette.direct_offset,
+        weight=_weight_parameter(index_hist, shifted.size, palette.uncompressed_bits),
+        zero_run_divisor_bits=_zero_run_divisor_bits(runs) if runs is not None else 0)
