@@ -45,7 +45,10 @@ def _parser() -> argparse.ArgumentParser:
                    help='also write <network>_report.html, a self-contained page of charts (needs "npuplan[report]")')
     p.add_argument("--emit-tflite", action="store_true",
                    help="also write <network>_npuplan.tflite: the plan as a deployable file (ethos-u operators, as "
-                        "Vela's output); ops it cannot express stay on the CPU (needs the deploy extra)")
+                        "Vela's output); ops it cannot express stay on the CPU")
+    p.add_argument("--emit-backend", choices=("npuplan", "vela"), default="vela",
+                   help="what encodes the weights and writes the register command streams of --emit-tflite: "
+                        "npuplan's own code, or Vela's external API (needs the deploy extra; default: vela)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
@@ -93,7 +96,8 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
             on_step(name)
 
         emitted: list[Any] = []
-        result = _plan_with(_emitting(emitted) if args.emit_tflite else plan, args, on_each_step)
+        planner = _emitting(emitted, args.emit_backend) if args.emit_tflite else plan
+        result = _plan_with(planner, args, on_each_step)
     if args.validate:
         stage.step("validating the plan")
         _validate(result)
@@ -115,13 +119,15 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
     return 0
 
 
-def _emitting(emitted: list[Any]) -> Callable[..., Any]:
-    """A planner that plans deployably and emits (``emit.plan_and_emit``), keeping the emitted file."""
+def _emitting(emitted: list[Any], backend: str) -> Callable[..., Any]:
+    """A planner that plans deployably and emits (``emit.plan_and_emit``) with ``backend``, keeping
+    the emitted file."""
     from npuplan.emit import plan_and_emit
+    from npuplan.emit.backend import EmitBackend
 
     def planner(path: str, **options: Any) -> Any:
         options.pop("deployable", None)
-        result, file = plan_and_emit(path, **options)
+        result, file = plan_and_emit(path, backend=EmitBackend(backend), **options)
         emitted.append(file)
         return result
 

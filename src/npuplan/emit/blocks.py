@@ -1,7 +1,7 @@
-"""OFM block configs the hardware accepts, checked against Vela's API for each operation.
+"""OFM block configs the hardware accepts, checked against the emitting backend for each operation.
 
 The planner's block config is a cost-model choice (it may clamp a block to a stripe's height).
-The emitted stream must use one of the configs ``npu_find_block_configs`` lists for the op's whole
+The emitted stream must use one of the configs the backend's ``npu_find_block_configs`` lists for the op's whole
 shapes (each dimension a multiple of the microblock, clamped to the OFM, fitting the shared
 buffer); when the plan's is not among them, the valid config of the same depth nearest to it is
 used instead (the weights are encoded for that depth), and the note counts those ops.
@@ -53,8 +53,9 @@ def resolve_block(api: ModuleType, accelerator: Any, op: NpuOp, planned: Block, 
         probe = probe_operation(api, op, part_kernel_first=part_kernel_first)
         try:
             found = quietly(api.npu_find_block_configs, probe, accelerator)
-        except AssertionError:
-            raise EmitError(op.name, "Vela's API finds no valid OFM block config for it",
-                            cpu_fallback=op.source_index) from None
+        except AssertionError:  # Vela's API asserts where no block fits; npuplan's lists none
+            found = []
         memo[key] = [(int(b.height), int(b.width), int(b.depth)) for b in found]
+    if not memo[key]:
+        raise EmitError(op.name, "no OFM block config fits the shared buffer for it", cpu_fallback=op.source_index)
     return nearest_valid(planned, memo[key])

@@ -12,13 +12,14 @@ from typing import Any
 
 from npuplan.api import Plan
 from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCommand, WeightSlice
+from npuplan.emit.backend import EmitBackend, backend_api
 from npuplan.emit.blocks import Block, resolve_block
 from npuplan.emit.layout import DeployLayout, deploy_layout
 from npuplan.emit.luts import LutSlots
 from npuplan.emit.model import emitted_model
 from npuplan.emit.operations import Context, dma_operation, stripe_operations
 from npuplan.emit.regions import feature_map_regions
-from npuplan.emit.vela import accelerator, quietly, vela_api
+from npuplan.emit.vela import accelerator, quietly
 from npuplan.emit.weights import EncodedOp, SliceMemo, encode_op
 from npuplan.errors import EmitError, ValidationError
 from npuplan.io.tflite_write import write_tflite
@@ -144,13 +145,14 @@ def _context(api: ModuleType, plan: Plan, layout: DeployLayout, encoded: list[En
                    {e.op: e for e in encoded}, frozenset(nhcwb16), blocks, striped)
 
 
-def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None) -> Emitted:
+def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None, backend: EmitBackend = EmitBackend.VELA) -> Emitted:
     """``plan`` as a deployable TFLite file. Raises ``EmitError`` (one line) for what it cannot emit.
-    ``memo`` holds what earlier emits of the same model found (block configs, encoded slices)."""
+    ``memo`` holds what earlier emits of the same model found (block configs, encoded slices);
+    ``backend`` implements the weight codec, block rules and register command stream."""
     started = time.perf_counter()
     clock = _Clock()
     memo = EmitMemo() if memo is None else memo
-    api = vela_api()
+    api = backend_api(backend)
     _check(plan)
     acc = accelerator(api, plan.arch.accelerator.name)
     blocks, changed = _blocks(api, acc, plan, memo.blocks)
@@ -259,11 +261,13 @@ def write_emitted(plan: Plan, output_dir: str | Path, emitted: Emitted | None = 
 MAX_CPU_FALLBACKS = 16
 
 
-def plan_and_emit(path: str | Path, *, first: Plan | None = None, **options: Any) -> tuple[Plan, Emitted]:
+def plan_and_emit(path: str | Path, *, first: Plan | None = None, backend: EmitBackend = EmitBackend.VELA,
+                  **options: Any) -> tuple[Plan, Emitted]:
     """Plan ``path`` deployably and emit it; an operator the emitter refuses for a reason the CPU
     avoids (no valid block config) is kept on the CPU and the network planned again, at most
     ``MAX_CPU_FALLBACKS`` times. Raises the ``EmitError`` it cannot avoid. ``first``: the plan of
-    ``path`` with ``deployable=True`` and ``options``, when the caller has made it already."""
+    ``path`` with ``deployable=True`` and ``options``, when the caller has made it already;
+    ``backend``: see ``emit_tflite``."""
     from npuplan.api import plan
 
     cpu_ops: tuple[int, ...] = ()
@@ -276,7 +280,7 @@ def plan_and_emit(path: str | Path, *, first: Plan | None = None, **options: Any
         except EmitError as error:  # the refused op cannot go back to the CPU: say why it was refused
             raise EmitError(error.op, f"{error.reason}; refused by the emitter: {refused[-1]}") if refused else error
         try:
-            emitted = emit_tflite(planned, memo=memo)
+            emitted = emit_tflite(planned, memo=memo, backend=backend)
         except EmitError as error:
             if error.cpu_fallback is None or error.cpu_fallback in cpu_ops or len(cpu_ops) >= MAX_CPU_FALLBACKS:
                 raise
