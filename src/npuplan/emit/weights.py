@@ -15,6 +15,7 @@ from types import ModuleType
 
 import numpy as np
 
+from npuplan.commands.layout import round_up
 from npuplan.commands.types import WeightSlice
 from npuplan.lowering.fixedpoint import quantise_scale, reduced_quantise_scale
 from npuplan.errors import EmitError
@@ -25,8 +26,10 @@ ALIGN_BYTES = 16
 SCALE_BYTES_PER_CHANNEL = 10
 
 
-def _pad(data: bytes) -> bytes:
-    return data + bytes(-len(data) % ALIGN_BYTES)
+def _padded(data: bytes) -> list[bytes]:
+    """``data`` and the zero bytes that pad it to 16 (none when it is aligned), to join once."""
+    pad = -len(data) % ALIGN_BYTES
+    return [data, bytes(pad)] if pad else [data]
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +191,8 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     out = []
     for piece in sorted(slices, key=lambda s: s.index):
         lo, hi = piece.depth_start, piece.depth_end
-        data, cores = b"", []
+        parts: list[bytes] = []
+        cores = []
         for core in range(min(ncores, hi - lo)):
             core_block_depth = (block_depth + ncores - 1 - core) // ncores
             if core_block_depth == 0:
@@ -201,8 +205,10 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
             except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
                 raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
                                 cpu_fallback=op.source_index) from None
-            head, body = _pad(b"".join(records[channels])), _pad(encoded)  # the hardware reads 16-byte words
-            cores.append(CoreStreams(len(data), len(head), len(data) + len(head), len(body)))
-            data += head + body
-        out.append(EncodedSlice(piece.index, lo, hi, data, tuple(cores)))
+            head = b"".join(records[channels])
+            top = sum(len(part) for part in parts)
+            parts += _padded(head) + _padded(encoded)  # the hardware reads 16-byte words
+            scale_bytes, weight_bytes = round_up(len(head), ALIGN_BYTES), round_up(len(encoded), ALIGN_BYTES)
+            cores.append(CoreStreams(top, scale_bytes, top + scale_bytes, weight_bytes))
+        out.append(EncodedSlice(piece.index, lo, hi, b"".join(parts), tuple(cores)))
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)
