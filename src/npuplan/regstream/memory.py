@@ -94,14 +94,6 @@ class Access:
         return bool(np.any(mine[lo - self.lo:hi - self.lo] & theirs[lo - other.lo:hi - other.lo]))
 
 
-def fm_access(fm: FeatureMapAccess, label: str) -> Access:
-    found = regular(fm)
-    if found is not None and found[2] is None:
-        return Access(fm.region, found[0], found[1], None, label)
-    lo, hi = fm_span(fm)
-    return Access(fm.region, lo, hi, None, label, lattices(fm))
-
-
 def range_access(r: Range, label: str) -> Access:
     return Access(r.region, r.address, r.address + r.length, None, label)
 
@@ -137,12 +129,16 @@ class Replay:
         raise ValidationError(f"{self.where}: {message}")
 
     def bounds(self, a: Access) -> Region:
-        region = self.regions.get(a.region)
+        return self._region(a.region, a.lo, a.hi, a.label)
+
+    def _region(self, number: int, lo: int, hi: int, label: str) -> Region:
+        """Region ``number``, failing unless the operator provides it and ``[lo, hi)`` lies inside."""
+        region = self.regions.get(number)
         if region is None:
-            self.fail(f"{a.label} uses region {a.region}, which the operator does not provide")
+            self.fail(f"{label} uses region {number}, which the operator does not provide")
         assert region is not None
-        if a.lo < 0 or a.hi > region.size:
-            self.fail(f"{a.label} touches bytes {a.lo}..{a.hi} of {region.name} ({region.size} bytes)")
+        if lo < 0 or hi > region.size:
+            self.fail(f"{label} touches bytes {lo}..{hi} of {region.name} ({region.size} bytes)")
         return region
 
     def read(self, a: Access) -> None:
@@ -247,8 +243,11 @@ class Replay:
         """``fm``'s access, its span checked against its region first: a corrupt stride or base
         fails here in one line before any run is listed or mask built over it."""
         lo, hi = fm_span(fm)
-        self.bounds(Access(fm.region, lo, hi, None, label))
-        return fm_access(fm, label)
+        self._region(fm.region, lo, hi, label)
+        found = regular(fm)
+        if found is not None and found[2] is None:  # every byte of the span
+            return Access(fm.region, lo, hi, None, label)
+        return Access(fm.region, lo, hi, None, label, lattices(fm))
 
     def npu(self, e: NpuEvent) -> None:
         label = f"NPU op {e.index} ({e.kind})"
@@ -286,10 +285,12 @@ class Replay:
         # A DMA copies bytes as they are: what was never written stays unwritten at the destination
         # (padding copied with a whole buffer), and is caught only if a kernel reads it.
         source = self.bounds(src)
-        written = np.ones(src.hi - src.lo, dtype=bool) if source.pristine else source.written[src.lo:src.hi]
-        copied = None if written.all() else written.copy()
+        copied, copies = None, src.hi > src.lo  # a constant source (pristine): every byte written
+        if not source.pristine:
+            written = source.written[src.lo:src.hi]
+            copied, copies = (None if written.all() else written.copy()), bool(written.any())
         self.read(Access(src.region, src.lo, src.hi, copied, src.label))
-        if written.any():
+        if copies:
             self.write(Access(dst.region, dst.lo, dst.hi, copied, dst.label))
         self.bounds(dst)
         self.dmas.append((label, src, dst))
