@@ -185,9 +185,8 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
         raise EmitError(op.name, f"{bias.size} biases for {depth} output channels")
     records = [api.npu_encode_bias(b, m, shift) for b, (m, shift) in zip(bias, channel_scales(op))]  # per channel
     traversal = api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first else api.NpuBlockTraversal.DEPTH_FIRST
-    depthwise = op.block_type is BlockType.DEPTHWISE
-    dilation = (op.kernel.dilation_x, op.kernel.dilation_y)
-    source = volume_source(op)
+    codec = _Codec(api, memo, op, accelerator, (op.kernel.dilation_x, op.kernel.dilation_y),
+                   op.block_type is BlockType.DEPTHWISE, traversal, volume_source(op))
     out = []
     for piece in sorted(slices, key=lambda s: s.index):
         lo, hi = piece.depth_start, piece.depth_end
@@ -198,17 +197,37 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
             if core_block_depth == 0:
                 continue
             channels = slice(lo + core, hi, ncores)  # a core's channels: every ncores-th (Vela's deinterleave)
-            volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
-            try:
-                encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, core_block_depth,
-                                            depthwise, traversal), source=(*source, (lo + core, hi, ncores)))
-            except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
-                raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
-                                cpu_fallback=op.source_index) from None
-            head = b"".join(records[channels])
+            head, encoded = b"".join(records[channels]), codec.stream(weights, channels, ncores, core_block_depth)
             top = sum(len(part) for part in parts)
             parts += _padded(head) + _padded(encoded)  # the hardware reads 16-byte words
             scale_bytes, weight_bytes = round_up(len(head), ALIGN_BYTES), round_up(len(encoded), ALIGN_BYTES)
             cores.append(CoreStreams(top, scale_bytes, top + scale_bytes, weight_bytes))
         out.append(EncodedSlice(piece.index, lo, hi, b"".join(parts), tuple(cores)))
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)
+
+
+@dataclass(frozen=True)
+class _Codec:
+    """What every weight stream of one op is encoded with (the API, the memo, the accelerator,
+    dilation, depthwise, traversal, and what its volumes are made from)."""
+
+    api: ModuleType
+    memo: SliceMemo
+    op: NpuOp
+    accelerator: object
+    dilation: tuple[int, int]
+    depthwise: bool
+    traversal: object
+    source: tuple[object, ...]
+
+    def stream(self, weights: np.ndarray, channels: slice, ncores: int, block_depth: int) -> bytes:
+        """The encoded weight stream of ``weights``' output ``channels`` for a core's ``block_depth``."""
+        volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
+        op = self.op
+        try:
+            return self.memo.encode(self.api, (self.accelerator, volume, self.dilation, op.ifm.dtype.bits, block_depth,
+                                               self.depthwise, self.traversal),
+                                    source=(*self.source, (channels.start, channels.stop, ncores)))
+        except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
+            raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
+                            cpu_fallback=op.source_index) from None

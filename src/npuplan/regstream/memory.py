@@ -103,6 +103,10 @@ def _writers(writer: np.ndarray) -> list[int]:
     runs of one write each: the first byte of every run is enough."""
     if writer.size == 0:
         return []
+    if writer.size >= 1024:  # a large span written by one write (the usual case): two reductions, no copies
+        least, most = int(writer.min()), int(writer.max())
+        if least == most:
+            return [least] if least > 0 else []
     later = writer[1:]
     heads = later[later != writer[:-1]].tolist()
     return sorted({int(writer[0]), *heads} - {0})
