@@ -51,17 +51,29 @@ class DeployLayout:
     notes: tuple[str, ...]
 
 
-def flash_contents(encoded: Sequence[EncodedOp]) -> tuple[bytes, dict[SliceKey, int]]:
-    """Every slice record, 16-byte aligned, in op order; and each record's offset."""
-    parts: list[bytes] = []
-    offsets: dict[SliceKey, int] = {}
-    top = 0
-    for op in encoded:
-        for piece in op.slices:
-            offsets[(op.op, piece.index)] = top
-            parts.append(piece.data + bytes(-len(piece.data) % ALIGN_BYTES))
-            top += len(parts[-1])
-    return b"".join(parts), offsets
+class _Flash:
+    """The flash tensor's parts as they are placed, each 16-byte aligned, joined once at the end
+    (its tens of megabytes copied once)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.top = 0
+
+    def place(self, data: bytes) -> int:
+        """Place ``data`` and its padding after what is placed; its offset."""
+        offset = self.top
+        pad = -len(data) % ALIGN_BYTES
+        self.parts += (data, bytes(pad)) if pad else (data,)
+        self.top += len(data) + pad
+        return offset
+
+    def joined(self) -> bytes:
+        return b"".join(self.parts)
+
+
+def _place_records(flash: _Flash, encoded: Sequence[EncodedOp]) -> dict[SliceKey, int]:
+    """Every slice record, in op order; each record's offset."""
+    return {(op.op, piece.index): flash.place(piece.data) for op in encoded for piece in op.slices}
 
 
 _NUMPY_TYPES = {DataType.INT8: "<i1", DataType.UINT8: "<u1", DataType.INT16: "<i2", DataType.INT32: "<i4"}
@@ -106,27 +118,23 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
     """The layout of ``plan`` with the real ``encoded`` weights."""
     assert plan.allocation is not None
     buffering = {s.name: s.weight_buffering for s in plan.schedule.ops}
-    records, flash_offsets = flash_contents(encoded)
-    parts, top = [records], len(records)
+    parts = _Flash()
+    flash_offsets = _place_records(parts, encoded)
     constant_offsets: dict[str, int] = {}
     stored: dict[bytes, int] = {}  # identical constants (a PAD's fills of the zero point) stored once
     for tensor in constant_operands(plan):
         data = constant_bytes(tensor)
         if data not in stored:
-            stored[data] = top
-            parts.append(data + bytes(-len(data) % ALIGN_BYTES))
-            top += len(parts[-1])
+            stored[data] = parts.place(data)
         constant_offsets[tensor.name] = stored[data]
     lut_offsets: dict[str, int] = {}
     for npu in plan.lowered.npu_ops:
         if npu.lut is not None:  # identical tables (the same activation and quantization) stored once
             data = np.ascontiguousarray(npu.lut).tobytes()
             if data not in stored:
-                stored[data] = top
-                parts.append(data + bytes(-len(data) % ALIGN_BYTES))
-                top += len(parts[-1])
+                stored[data] = parts.place(data)
             lut_offsets[npu.name] = stored[data]
-    flash = b"".join(parts)
+    flash = parts.joined()
     slot_offsets: dict[SliceKey, int] = {}
     needed: dict[str, int] = {}
     for op in encoded:

@@ -15,6 +15,7 @@ from types import ModuleType
 
 import numpy as np
 
+from npuplan.commands.layout import round_up
 from npuplan.commands.types import WeightSlice
 from npuplan.lowering.fixedpoint import quantise_scale, reduced_quantise_scale
 from npuplan.errors import EmitError
@@ -25,8 +26,10 @@ ALIGN_BYTES = 16
 SCALE_BYTES_PER_CHANNEL = 10
 
 
-def _pad(data: bytes) -> bytes:
-    return data + bytes(-len(data) % ALIGN_BYTES)
+def _padded(data: bytes) -> list[bytes]:
+    """``data`` and the zero bytes that pad it to 16 (none when it is aligned), to join once."""
+    pad = -len(data) % ALIGN_BYTES
+    return [data, bytes(pad)] if pad else [data]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +82,17 @@ class SliceMemo:
         self.hits = 0
         self.codec_cpu_seconds = 0.0  # in the API's encoder, for the benchmark
 
-    def encode(self, api: ModuleType, args: tuple[object, ...]) -> bytes:
-        """``api.npu_encode_weights(*args)`` as bytes, encoded once per distinct ``args``."""
+    def encode(self, api: ModuleType, args: tuple[object, ...], *, source: tuple[object, ...] | None = None) -> bytes:
+        """``api.npu_encode_weights(*args)`` as bytes, encoded once per distinct ``args``. ``source``:
+        what the volume (``args[1]``) is made from, when the caller knows (``volume_source``): a key
+        that costs no hash of the volume itself."""
         accelerator, volume, *rest = args
         assert isinstance(volume, np.ndarray) and volume.flags.c_contiguous
-        digest = hashlib.blake2b(volume.data, digest_size=16).digest()
-        key = (accelerator, volume.shape, volume.dtype.str, digest, *rest)
+        if source is None:
+            digest = hashlib.blake2b(volume.data, digest_size=16).digest()
+            key = (accelerator, volume.shape, volume.dtype.str, digest, *rest)
+        else:
+            key = (accelerator, "source", *source, *rest)
         found = self.streams.get(key)
         if found is None:
             started = time.process_time()
@@ -93,6 +101,17 @@ class SliceMemo:
         else:
             self.hits += 1
         return found
+
+
+def volume_source(op: NpuOp) -> tuple[object, ...]:
+    """What ``_ohwi(op)`` is made from: the weights' shape, type and a digest of their bytes, the
+    zero points and whether they are depthwise (transposed); with a channel range, what a slice's
+    volume is made from. Hashes the op's weights once, in their own (8-bit) type."""
+    assert op.weights is not None and op.weight_tensor is not None and op.weight_tensor.quant is not None
+    w = np.ascontiguousarray(op.weights)
+    zero = tuple(np.asarray(op.weight_tensor.quant.zero_point).reshape(-1).tolist())
+    return (w.shape, w.dtype.str, hashlib.blake2b(w.data, digest_size=16).digest(), zero,
+            op.block_type is BlockType.DEPTHWISE)
 
 
 def _ohwi(op: NpuOp) -> np.ndarray:
@@ -121,7 +140,6 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
         return [(1, 0) if op.ifm.dtype == DataType.INT16 else quantise_scale(1.0)] * depth
     # a 16-bit IFM with 64-bit biases: 16-bit multipliers (TFLite's reference, as Vela encodes them)
     reduced = op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
-    quantise = reduced_quantise_scale if reduced else quantise_scale
     w_scales = list(op.weight_tensor.quant.scale)
     if len(w_scales) == 1:
         w_scales *= depth
@@ -130,9 +148,26 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
     if op.ifm.dtype == DataType.UINT8 or op.tflite_type == "FULLY_CONNECTED":
         # TFLite's uint8 and fully-connected kernels multiply the two scales in float32 (as Vela does)
-        return [quantise(float(np.float64(np.float32(ifm_scale) * np.float32(s)) / np.float64(ofm_scale)))
-                for s in w_scales]
-    return [quantise(float(np.float64(ifm_scale) * np.float64(s) / np.float64(ofm_scale))) for s in w_scales]
+        product = (np.float32(ifm_scale) * np.asarray(w_scales, dtype=np.float32)).astype(np.float64)
+    else:
+        product = np.float64(ifm_scale) * np.asarray(w_scales, dtype=np.float64)
+    scales = product / np.float64(ofm_scale)
+    if reduced:
+        return [reduced_quantise_scale(float(s)) for s in scales]
+    return quantised_scales(scales)
+
+
+def quantised_scales(scales: np.ndarray) -> list[tuple[int, int]]:
+    """``quantise_scale`` of each of ``scales`` (float64), all at once: the significand scaled to
+    Q31 and rounded half to even (exact, as ``round``), the shift from the exponent. A scale that is
+    not positive or whose shift leaves 0..63 is left to ``quantise_scale`` (all are then)."""
+    significand, exponent = np.frexp(scales)
+    multiplier = np.rint(significand * float(1 << 31)).astype(np.int64)
+    carry = multiplier == 1 << 31  # the significand rounded up to 1.0
+    shift = 31 - exponent.astype(np.int64) - carry
+    if not bool(np.all((scales > 0) & (shift >= 0) & (shift <= 63))):
+        return [quantise_scale(float(s)) for s in scales]
+    return list(zip(np.where(carry, multiplier // 2, multiplier).tolist(), shift.tolist()))
 
 
 def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[WeightSlice], *,
@@ -148,28 +183,51 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     bias = np.zeros(depth, dtype=np.int64) if op.bias is None else np.asarray(op.bias, dtype=np.int64).reshape(-1)
     if bias.size != depth:
         raise EmitError(op.name, f"{bias.size} biases for {depth} output channels")
-    records = [bytes(api.npu_encode_bias(b, *scale)) for b, scale in zip(bias, channel_scales(op))]  # per channel
+    records = [api.npu_encode_bias(b, m, shift) for b, (m, shift) in zip(bias, channel_scales(op))]  # per channel
     traversal = api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first else api.NpuBlockTraversal.DEPTH_FIRST
-    depthwise = op.block_type is BlockType.DEPTHWISE
-    dilation = (op.kernel.dilation_x, op.kernel.dilation_y)
+    codec = _Codec(api, memo, op, accelerator, (op.kernel.dilation_x, op.kernel.dilation_y),
+                   op.block_type is BlockType.DEPTHWISE, traversal, volume_source(op))
     out = []
     for piece in sorted(slices, key=lambda s: s.index):
         lo, hi = piece.depth_start, piece.depth_end
-        data, cores = b"", []
+        parts: list[bytes] = []
+        cores = []
         for core in range(min(ncores, hi - lo)):
             core_block_depth = (block_depth + ncores - 1 - core) // ncores
             if core_block_depth == 0:
                 continue
             channels = slice(lo + core, hi, ncores)  # a core's channels: every ncores-th (Vela's deinterleave)
-            volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
-            try:
-                encoded = memo.encode(api, (accelerator, volume, dilation, op.ifm.dtype.bits, core_block_depth,
-                                            depthwise, traversal))
-            except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
-                raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
-                                cpu_fallback=op.source_index) from None
-            head, body = _pad(b"".join(records[channels])), _pad(encoded)  # the hardware reads 16-byte words
-            cores.append(CoreStreams(len(data), len(head), len(data) + len(head), len(body)))
-            data += head + body
-        out.append(EncodedSlice(piece.index, lo, hi, data, tuple(cores)))
+            head, encoded = b"".join(records[channels]), codec.stream(weights, channels, ncores, core_block_depth)
+            top = sum(len(part) for part in parts)
+            parts += _padded(head) + _padded(encoded)  # the hardware reads 16-byte words
+            scale_bytes, weight_bytes = round_up(len(head), ALIGN_BYTES), round_up(len(encoded), ALIGN_BYTES)
+            cores.append(CoreStreams(top, scale_bytes, top + scale_bytes, weight_bytes))
+        out.append(EncodedSlice(piece.index, lo, hi, b"".join(parts), tuple(cores)))
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)
+
+
+@dataclass(frozen=True)
+class _Codec:
+    """What every weight stream of one op is encoded with (the API, the memo, the accelerator,
+    dilation, depthwise, traversal, and what its volumes are made from)."""
+
+    api: ModuleType
+    memo: SliceMemo
+    op: NpuOp
+    accelerator: object
+    dilation: tuple[int, int]
+    depthwise: bool
+    traversal: object
+    source: tuple[object, ...]
+
+    def stream(self, weights: np.ndarray, channels: slice, ncores: int, block_depth: int) -> bytes:
+        """The encoded weight stream of ``weights``' output ``channels`` for a core's ``block_depth``."""
+        volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
+        op = self.op
+        try:
+            return self.memo.encode(self.api, (self.accelerator, volume, self.dilation, op.ifm.dtype.bits, block_depth,
+                                               self.depthwise, self.traversal),
+                                    source=(*self.source, (channels.start, channels.stop, ncores)))
+        except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
+            raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
+                            cpu_fallback=op.source_index) from None

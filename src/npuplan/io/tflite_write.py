@@ -90,7 +90,7 @@ class _Writer:
 
     def __init__(self, initial_bytes: int = 1 << 16) -> None:
         self.b = flatbuffers.Builder(initial_bytes)  # it doubles when full, copying what it holds
-        self.buffers: list[bytes | None] = [None]  # buffer 0 is the empty buffer, by convention
+        self.buffers: list[bytes | memoryview | None] = [None]  # buffer 0 is the empty buffer, by convention
         self.buffer_of: dict[int, int] = {}
 
     # ---- primitives
@@ -99,7 +99,7 @@ class _Writer:
                    "Int8": np.int8, "Bool": np.bool_, "Int16": np.int16, "Uint32": np.uint32}[kind]
         return int(self.b.CreateNumpyVector(np.asarray(values, dtype=np_type)))
 
-    def aligned_bytes(self, data: bytes) -> int:
+    def aligned_bytes(self, data: bytes | memoryview) -> int:
         """A byte vector whose first byte sits at a 16-byte aligned offset from the buffer's end."""
         self.b.StartVector(1, len(data), 16)
         self.b.head = self.b.head - len(data)
@@ -145,7 +145,7 @@ class _Writer:
             return 0
         if id(t.data) not in self.buffer_of:  # tensors sharing one array share one buffer
             self.buffer_of[id(t.data)] = len(self.buffers)
-            self.buffers.append(np.ascontiguousarray(t.data).tobytes())
+            self.buffers.append(_raw(t.data))
         return self.buffer_of[id(t.data)]
 
     def options(self, op: Op) -> tuple[int, int]:
@@ -215,6 +215,15 @@ class _Writer:
         return self.table("OperatorCode", fields)
 
 
+def _raw(data: object) -> memoryview:
+    """A constant's bytes (native order, C order) without copying them when its array is contiguous
+    (a flash tensor of tens of megabytes is copied once, into the builder)."""
+    array = np.ascontiguousarray(data)
+    if array.dtype.hasobject:  # no raw bytes to view: what tobytes makes of them, as before
+        return memoryview(array.tobytes())
+    return array.reshape(-1).view(np.uint8).data
+
+
 class _Ref(int):
     """An offset to a child object (as opposed to a scalar field value)."""
 
@@ -275,4 +284,4 @@ def write_tflite(model: Model, *, metadata: Mapping[str, bytes] | None = None) -
         fields["Metadata"] = _Ref(w.tables(metadata_offsets))
     root = w.table("Model", fields)
     w.b.Finish(root, file_identifier=b"TFL3")
-    return bytes(w.b.Output())
+    return bytes(memoryview(w.b.Bytes)[w.b.Head():])  # the builder's output, copied once

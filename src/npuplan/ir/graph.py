@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -38,8 +39,9 @@ class Tensor:
     def is_constant(self) -> bool:
         return self.data is not None
 
-    @property
+    @cached_property
     def shape4d(self) -> Shape4D:
+        """``shape`` as NHWC (computed once: the emitter asks for it tens of thousands of times)."""
         return Shape4D.of(self.shape)
 
     @property

@@ -9,11 +9,11 @@ columns; elementwise IFMs have the OFM's extent, except broadcast axes (extent 1
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from npuplan.errors import ValidationError
-from npuplan.regstream.words import Word
+from npuplan.regstream.words import Decoded, Word, decoded
 
 # Registers that decide the values an operation computes beyond its geometry: scales, zero points,
 # activation and precision (compared between two streams by bench/deploy_compare.py).
@@ -155,28 +155,42 @@ def _dma_region(param: int) -> int:
 
 def events(words: list[Word]) -> list[Event]:
     """The operations, DMAs and waits of a decoded stream, in order."""
+    return replayed((w.name, w.param, w.payload, w.offset) for w in words)
+
+
+def stream_events(words: list[int]) -> list[Event]:
+    """``events(decode_words(words))`` without a ``Word`` per command word."""
+    return replayed(decoded(words))
+
+
+def replayed(commands: Iterable[Decoded]) -> list[Event]:
+    """The operations, DMAs and waits of a stream's commands (``words.decoded``), in order."""
     registers: dict[str, int] = {}
     out: list[Event] = []
     kicks = dmas = 0
-    for w in words:
-        if w.name in KINDS:
-            out.append(_npu_event(kicks, w.name, registers, w.param if w.name == "NPU_OP_ELEMENTWISE" else 0))
+    seen = stopped = False
+    for name, param, payload, _ in commands:
+        seen = True
+        if stopped:  # the words after NPU_OP_STOP are decoded all the same: an unknown opcode fails
+            continue
+        if payload is not None:
+            registers[name] = payload | ((param & 0xFF) << 32)
+        elif not name.startswith("NPU_OP_"):
+            registers[name] = param
+        elif name in KINDS:
+            out.append(_npu_event(kicks, name, registers, param if name == "NPU_OP_ELEMENTWISE" else 0))
             kicks += 1
-        elif w.name == "NPU_OP_DMA_START":
+        elif name == "NPU_OP_DMA_START":
             length = registers.get("DMA0_LEN", 0)
             dmas += 1
             out.append(DmaEvent(dmas - 1, Range(_dma_region(registers.get("DMA0_SRC_REGION", 0)),
                                                 registers.get("DMA0_SRC", 0), length),
                                 Range(_dma_region(registers.get("DMA0_DST_REGION", 0)), registers.get("DMA0_DST", 0),
                                       length)))
-        elif w.name in ("NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT"):
-            out.append(WaitEvent(len(out), "dma" if w.name == "NPU_OP_DMA_WAIT" else "kernel", w.param & 0xF))
-        elif w.name == "NPU_OP_STOP":
-            break
-        elif w.name.startswith("NPU_OP_"):
-            continue
-        else:
-            registers[w.name] = w.value
-    if not out and words:
+        elif name in ("NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT"):
+            out.append(WaitEvent(len(out), "dma" if name == "NPU_OP_DMA_WAIT" else "kernel", param & 0xF))
+        elif name == "NPU_OP_STOP":
+            stopped = True
+    if not out and seen:
         raise ValidationError("the command stream runs no operation")
     return out

@@ -8,6 +8,8 @@ last brick is partial (its other channels are never read or written).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from npuplan.regstream.events import FeatureMapAccess
@@ -121,3 +123,46 @@ def mask(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> np.ndarray |
     np.add.at(diff, first, 1)
     np.add.at(diff, last, -1)
     return np.cumsum(diff[:-1]) > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Lattice:
+    """Runs of ``run`` bytes starting at ``start + sum(i[k] * strides[k])`` for every ``i[k] <
+    counts[k]``: a feature map's rows, columns or bricks as one strided view of a byte array."""
+
+    start: int
+    counts: tuple[int, ...]
+    strides: tuple[int, ...]
+    run: int
+
+    def view(self, data: np.ndarray) -> np.ndarray:
+        """The bytes of ``data`` (a region's 1-D array, any item size) the runs cover, as a
+        strided view: reads and writes through it touch those bytes only."""
+        item = data.itemsize
+        return np.ndarray((*self.counts, self.run), data.dtype, data, self.start * item,
+                          (*(s * item for s in self.strides), item))
+
+
+def lattices(fm: FeatureMapAccess) -> tuple[Lattice, ...]:
+    """The bytes ``intervals(fm)`` lists, as at most four strided views (tile 0 and tile 2 of a
+    rolling buffer's rows, each whole bricks and a partial last brick): what the memory model
+    reads and writes without a mask over the span."""
+    top = min(fm.height, fm.height_0)
+    tiles = [(fm.bases[0], top)] + ([(fm.bases[2], fm.height - top)] if fm.height > top else [])
+    e = fm.element_bytes
+    out = []
+    for base, rows in tiles:
+        if fm.nhcwb16:
+            bricks, last = -(-fm.depth // 16), fm.depth % 16
+            if not last:  # whole bricks: each row of a brick is one run
+                out.append(Lattice(base, (rows, bricks), (fm.stride_y, fm.stride_c), (fm.width - 1) * fm.stride_x
+                                   + 16 * e))
+                continue
+            if bricks > 1:
+                out.append(Lattice(base, (rows, bricks - 1, fm.width), (fm.stride_y, fm.stride_c, fm.stride_x), 16 * e))
+            out.append(Lattice(base + (bricks - 1) * fm.stride_c, (rows, fm.width), (fm.stride_y, fm.stride_x), last * e))
+        elif fm.stride_x == fm.depth * e or fm.width == 1:  # dense rows
+            out.append(Lattice(base, (rows,), (fm.stride_y,), (fm.width - 1) * fm.stride_x + fm.depth * e))
+        else:
+            out.append(Lattice(base, (rows, fm.width), (fm.stride_y, fm.stride_x), fm.depth * e))
+    return tuple(out)

@@ -15,15 +15,17 @@ two on Ethos-U65.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, Event, FeatureMapAccess, NpuEvent, Range, WaitEvent
-from npuplan.regstream.footprint import fm_span, intervals, mask, regular, span
+from npuplan.regstream.footprint import Lattice, fm_span, lattices, regular
 
 MAX_KERNELS_IN_FLIGHT = 2
 MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
+SETTLED_READS = 8  # reads remembered as settled (``Replay.settled``)
 
 
 @dataclass
@@ -59,33 +61,37 @@ class Region:
 
 @dataclass(frozen=True)
 class Access:
-    """Bytes one operand touches: region, ``[lo, hi)`` span, mask over the span (None: every byte
-    of it), and a label."""
+    """Bytes one operand touches: region, ``[lo, hi)`` span, and a label; which bytes of the span:
+    ``runs`` (strided views, see ``footprint.lattices``) when given, else ``covered`` (a mask over
+    the span; None: every byte of it)."""
 
     region: int
     lo: int
     hi: int
     covered: np.ndarray | None
     label: str
+    runs: tuple[Lattice, ...] = ()
+
+    @cached_property
+    def mask(self) -> np.ndarray | None:
+        """The bytes as a mask over the span (None: every byte), built from ``runs`` on first use."""
+        if not self.runs:
+            return self.covered
+        out = np.zeros(self.hi, dtype=bool)
+        for run in self.runs:
+            run.view(out)[...] = True
+        return out[self.lo:]
 
     def overlaps(self, other: Access) -> bool:
         lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)
         if self.region != other.region or hi <= lo:
             return False
-        if self.covered is None or other.covered is None:
-            mine = self.covered if self.covered is not None else other.covered
-            start = self.lo if self.covered is not None else other.lo
+        mine, theirs = self.mask, other.mask
+        if mine is None or theirs is None:
+            start = self.lo if mine is not None else other.lo
+            mine = mine if mine is not None else theirs
             return mine is None or bool(np.any(mine[lo - start:hi - start]))
-        return bool(np.any(self.covered[lo - self.lo:hi - self.lo] & other.covered[lo - other.lo:hi - other.lo]))
-
-
-def fm_access(fm: FeatureMapAccess, label: str) -> Access:
-    found = regular(fm)
-    if found is not None:
-        return Access(fm.region, found[0], found[1], found[2], label)
-    starts, ends = intervals(fm)
-    lo, hi = span(starts, ends)
-    return Access(fm.region, lo, hi, mask(starts, ends, lo, hi), label)
+        return bool(np.any(mine[lo - self.lo:hi - self.lo] & theirs[lo - other.lo:hi - other.lo]))
 
 
 def range_access(r: Range, label: str) -> Access:
@@ -93,12 +99,17 @@ def range_access(r: Range, label: str) -> Access:
 
 
 def _writers(writer: np.ndarray) -> list[int]:
-    """The distinct writes (from 1; 0 is none) among a span's bytes, which hold long runs of one
-    write each: the first byte of every run, then its distinct values."""
+    """The distinct writes (from 1; 0 is none) among a span's bytes, ascending. The bytes hold long
+    runs of one write each: the first byte of every run is enough."""
     if writer.size == 0:
         return []
-    firsts = np.concatenate(([0], np.flatnonzero(writer[1:] != writer[:-1]) + 1))
-    return [int(w) for w in np.unique(writer[firsts]) if w > 0]
+    if writer.size >= 1024:  # a large span written by one write (the usual case): two reductions, no copies
+        least, most = int(writer.min()), int(writer.max())
+        if least == most:
+            return [least] if least > 0 else []
+    later = writer[1:]
+    heads = later[later != writer[:-1]].tolist()
+    return sorted({int(writer[0]), *heads} - {0})
 
 
 @dataclass
@@ -114,36 +125,80 @@ class Replay:
     read_any: list[bool] = field(default_factory=list)  # whether any byte of each write was read
     clobbered: dict[int, str] = field(default_factory=dict)  # write -> what overwrote part of it unread
     dmas: list[tuple[str, Access, Access]] = field(default_factory=list)
+    # The last reads that found every byte written and left none unread, until a write touches their
+    # span: read again (each weight slice's stripe reads the whole IFM), they would find the same.
+    settled: dict[tuple[int, int, int, tuple[Lattice, ...]], Region] = field(default_factory=dict)
 
     def fail(self, message: str) -> None:
         raise ValidationError(f"{self.where}: {message}")
 
     def bounds(self, a: Access) -> Region:
-        region = self.regions.get(a.region)
+        return self._region(a.region, a.lo, a.hi, a.label)
+
+    def _region(self, number: int, lo: int, hi: int, label: str) -> Region:
+        """Region ``number``, failing unless the operator provides it and ``[lo, hi)`` lies inside."""
+        region = self.regions.get(number)
         if region is None:
-            self.fail(f"{a.label} uses region {a.region}, which the operator does not provide")
+            self.fail(f"{label} uses region {number}, which the operator does not provide")
         assert region is not None
-        if a.lo < 0 or a.hi > region.size:
-            self.fail(f"{a.label} touches bytes {a.lo}..{a.hi} of {region.name} ({region.size} bytes)")
+        if lo < 0 or hi > region.size:
+            self.fail(f"{label} touches bytes {lo}..{hi} of {region.name} ({region.size} bytes)")
         return region
 
     def read(self, a: Access) -> None:
         region = self.bounds(a)
-        if region.pristine:
+        if region.pristine or a.covered is not None:
+            if not region.pristine:
+                self._read_span(region, a)
             return
+        key = (id(region), a.lo, a.hi, a.runs)
+        if key in self.settled:  # bytes are never unwritten, and only a write makes them unread
+            return
+        if a.runs:
+            self._read_runs(region, a)
+        else:
+            self._read_span(region, a)
+        self.settled[key] = region
+        if len(self.settled) > SETTLED_READS:
+            del self.settled[next(iter(self.settled))]
+
+    def _read_span(self, region: Region, a: Access) -> None:
+        """``read`` of every byte of the span, or of those ``a.covered`` marks."""
         part = region.written[a.lo:a.hi]
         if not (part.all() if a.covered is None else (part | ~a.covered).all()):
-            missing = ~part if a.covered is None else a.covered & ~part
-            first = a.lo + int(np.argmax(missing))
-            self.fail(f"{a.label} reads byte {first} of {region.name} before anything wrote it")
+            self._unwritten(region, a)
         # Only the writes none of whose bytes was read yet need a look (marked read, or found
         # clobbered), and all their bytes are still unread: the writers of the covered unread bytes.
         unread = region.unread[a.lo:a.hi]
         fresh = unread if a.covered is None else unread & a.covered
         if not fresh.any():
             return
-        writers = _writers(region.writer[a.lo:a.hi][fresh])
+        writer = region.writer[a.lo:a.hi]
+        writers = _writers(writer if a.covered is None and fresh.all() else writer[fresh])
         unread[fresh if a.covered is not None else slice(None)] = False
+        self._first_reads(region, a, writers)
+
+    def _read_runs(self, region: Region, a: Access) -> None:
+        """``read`` of strided runs: the same checks through views of the runs' bytes only."""
+        if not all(run.view(region.written).all() for run in a.runs):
+            self._unwritten(region, a)
+        fresh = [run.view(region.unread) for run in a.runs]
+        found = [run.view(region.writer)[unread] for run, unread in zip(a.runs, fresh) if unread.any()]
+        if not found:
+            return
+        for unread in fresh:
+            unread[...] = False
+        self._first_reads(region, a, _writers(np.concatenate(found) if len(found) > 1 else found[0]))
+
+    def _unwritten(self, region: Region, a: Access) -> None:
+        """Fail on the first byte ``a`` reads that nothing wrote."""
+        part, covered = region.written[a.lo:a.hi], a.mask
+        missing = ~part if covered is None else covered & ~part
+        self.fail(f"{a.label} reads byte {a.lo + int(np.argmax(missing))} of {region.name} before anything wrote it")
+
+    def _first_reads(self, region: Region, a: Access, writers: list[int]) -> None:
+        """Mark ``writers`` (writes none of whose bytes was read before ``a``) read, failing on one
+        that was overwritten in part meanwhile."""
         for w in writers:
             if w - 1 in self.clobbered:
                 self.fail(f"{self.clobbered[w - 1]} overwrote part of what {self.writes[w - 1]} wrote to "
@@ -153,30 +208,50 @@ class Replay:
     def write(self, a: Access, owner: object = None) -> None:
         region = self.bounds(a)
         region.materialise()
-        unread = region.unread[a.lo:a.hi]
-        clobbered = unread if a.covered is None else a.covered & unread
-        if clobbered.any():
-            for w in _writers(region.writer[a.lo:a.hi][clobbered]):
-                if not self.read_any[w - 1] and (owner is None or self.owners[w - 1] != owner):
-                    self.clobbered.setdefault(w - 1, a.label)  # an error if what is left of it is read later
-        if a.covered is None:
-            region.written[a.lo:a.hi] = True
-            region.unread[a.lo:a.hi] = True
-            region.writer[a.lo:a.hi] = len(self.writes) + 1
+        for key in [k for k in self.settled if k[0] == id(region) and k[1] < a.hi and a.lo < k[2]]:
+            del self.settled[key]
+        if a.runs:
+            unread = [run.view(region.unread) for run in a.runs]
+            found = [run.view(region.writer)[u] for run, u in zip(a.runs, unread) if u.any()]
+            if found:
+                self._clobbers(np.concatenate(found) if len(found) > 1 else found[0], a, owner)
+            for run, u in zip(a.runs, unread):
+                run.view(region.written)[...] = True
+                u[...] = True
+                run.view(region.writer)[...] = len(self.writes) + 1
         else:
-            region.written[a.lo:a.hi] |= a.covered
-            region.unread[a.lo:a.hi] |= a.covered
-            region.writer[a.lo:a.hi][a.covered] = len(self.writes) + 1
+            unread_span = region.unread[a.lo:a.hi]
+            clobbered = unread_span if a.covered is None else a.covered & unread_span
+            if clobbered.any():
+                self._clobbers(region.writer[a.lo:a.hi][clobbered], a, owner)
+            if a.covered is None:
+                region.written[a.lo:a.hi] = True
+                region.unread[a.lo:a.hi] = True
+                region.writer[a.lo:a.hi] = len(self.writes) + 1
+            else:
+                region.written[a.lo:a.hi] |= a.covered
+                region.unread[a.lo:a.hi] |= a.covered
+                region.writer[a.lo:a.hi][a.covered] = len(self.writes) + 1
         self.writes.append(a.label)
         self.owners.append(owner)
         self.read_any.append(False)
+
+    def _clobbers(self, writer: np.ndarray, a: Access, owner: object) -> None:
+        """Note the writes of the unread bytes ``a`` overwrites (``writer``: their writers) that
+        none of was read: an error if what is left of one is read later."""
+        for w in _writers(writer):
+            if not self.read_any[w - 1] and (owner is None or self.owners[w - 1] != owner):
+                self.clobbered.setdefault(w - 1, a.label)
 
     def fm(self, fm: FeatureMapAccess, label: str) -> Access:
         """``fm``'s access, its span checked against its region first: a corrupt stride or base
         fails here in one line before any run is listed or mask built over it."""
         lo, hi = fm_span(fm)
-        self.bounds(Access(fm.region, lo, hi, None, label))
-        return fm_access(fm, label)
+        self._region(fm.region, lo, hi, label)
+        found = regular(fm)
+        if found is not None and found[2] is None:  # every byte of the span
+            return Access(fm.region, lo, hi, None, label)
+        return Access(fm.region, lo, hi, None, label, lattices(fm))
 
     def npu(self, e: NpuEvent) -> None:
         label = f"NPU op {e.index} ({e.kind})"
@@ -214,10 +289,12 @@ class Replay:
         # A DMA copies bytes as they are: what was never written stays unwritten at the destination
         # (padding copied with a whole buffer), and is caught only if a kernel reads it.
         source = self.bounds(src)
-        written = np.ones(src.hi - src.lo, dtype=bool) if source.pristine else source.written[src.lo:src.hi]
-        copied = None if written.all() else written.copy()
+        copied, copies = None, src.hi > src.lo  # a constant source (pristine): every byte written
+        if not source.pristine:
+            written = source.written[src.lo:src.hi]
+            copied, copies = (None if written.all() else written.copy()), bool(written.any())
         self.read(Access(src.region, src.lo, src.hi, copied, src.label))
-        if written.any():
+        if copies:
             self.write(Access(dst.region, dst.lo, dst.hi, copied, dst.label))
         self.bounds(dst)
         self.dmas.append((label, src, dst))

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from npuplan.errors import ModelError, ValidationError
-from npuplan.regstream.events import DmaEvent, Event, NpuEvent, WaitEvent, events
+from npuplan.regstream.events import DmaEvent, Event, NpuEvent, WaitEvent, stream_events
 from npuplan.regstream.memory import Region, Replay
-from npuplan.regstream.words import decode_words, payload_words
+from npuplan.regstream.words import payload_words
 
 _SIZES = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 9: 1, 10: 8, 11: 16, 15: 4, 16: 8}  # TensorType -> bytes
 
@@ -117,7 +117,7 @@ def _stream(model: Any, op: Any, index: int) -> tuple[list[Event], int]:
     t = model.Subgraphs(0).Tensors(inputs[0])
     payload = payload_words(bytes(model.Buffers(t.Buffer()).DataAsNumpy()))
     try:
-        return events(decode_words(payload.words)), payload.product
+        return stream_events(payload.words), payload.product
     except ValidationError as error:
         raise ValidationError(f"ethos-u operator {index}: {error}") from None
 

@@ -14,6 +14,7 @@ words, NOP (5), and CMD_STREAM (2) followed by ``(reserved << 16) | parameter`` 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from npuplan.errors import ValidationError
@@ -73,26 +74,34 @@ class Word:
         return self.payload | ((self.param & 0xFF) << 32)
 
 
-def decode_words(words: list[int]) -> list[Word]:
-    """The commands of a register command stream; raises ``ValidationError`` for an unknown opcode."""
-    out: list[Word] = []
-    k = 0
-    while k < len(words):
+Decoded = tuple[str, int, "int | None", int]  # name, parameter, payload (cmd1; else None), word offset
+
+
+def decoded(words: list[int]) -> Iterator[Decoded]:
+    """The commands of a register command stream one by one, as plain tuples (a stream of tens of
+    thousands of words makes no object per word); ``ValidationError`` for an unknown opcode."""
+    k, count = 0, len(words)
+    cmd0, cmd1 = CMD0.get, CMD1.get
+    while k < count:
         word = words[k]
         code, param = word & OPCODE_MASK, (word >> 16) & 0xFFFF
         if word & PAYLOAD32:
-            name = CMD1.get(code)
-            if name is None or k + 1 >= len(words):
+            name = cmd1(code)
+            if name is None or k + 1 >= count:
                 raise ValidationError(f"command word {k}: unknown or truncated cmd1 opcode {code:#x}")
-            out.append(Word(name, param, words[k + 1], k))
+            yield name, param, words[k + 1], k
             k += 2
         else:
-            name = CMD0.get(code)
+            name = cmd0(code)
             if name is None:
                 raise ValidationError(f"command word {k}: unknown cmd0 opcode {code:#x}")
-            out.append(Word(name, param, None, k))
+            yield name, param, None, k
             k += 1
-    return out
+
+
+def decode_words(words: list[int]) -> list[Word]:
+    """The commands of a register command stream; raises ``ValidationError`` for an unknown opcode."""
+    return [Word(*command) for command in decoded(words)]
 
 
 @dataclass(frozen=True, slots=True)

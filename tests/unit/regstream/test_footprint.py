@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.events import FeatureMapAccess
-from npuplan.regstream.footprint import fm_span, intervals, mask, regular, span
+from npuplan.regstream.footprint import fm_span, intervals, lattices, mask, regular, span
 from npuplan.regstream.memory import Access, Region, Replay
 
 
@@ -64,6 +64,32 @@ def test_regular_layouts_and_masks_cover_exactly_the_listed_bytes(fm: FeatureMap
         assert found[:2] == (lo, hi)
         assert found[2] is None and covered == set(range(lo, hi)) or found[2] is not None and found[2].shape == (
             hi - lo,) and set((np.flatnonzero(found[2]) + lo).tolist()) == covered
+
+
+@seed(13)
+@settings(max_examples=400, deadline=None)
+@given(accesses())
+def test_lattice_views_cover_exactly_the_listed_bytes(fm: FeatureMapAccess) -> None:
+    starts, ends = intervals(fm)
+    lo, hi = span(starts, ends)
+    seen = np.zeros(hi, dtype=bool)
+    for run in lattices(fm):
+        run.view(seen)[...] = True
+    assert set(np.flatnonzero(seen).tolist()) == _bytes(starts, ends)
+
+
+def test_a_strided_access_reads_and_writes_only_its_runs():
+    fm = FeatureMapAccess(region=1, bases=(4, 0, 0, 0), height_0=2, height=2, width=2, depth=3, stride_y=32,
+                          stride_x=8, stride_c=1, element_bytes=1, nhcwb16=False)  # 3 of 8 channels
+    replay = _replay()
+    ofm = replay.fm(fm, "OFM")
+    assert ofm.runs and (ofm.lo, ofm.hi) == (4, 47)
+    replay.write(ofm)
+    assert np.flatnonzero(replay.regions[1].written).tolist() == [4, 5, 6, 12, 13, 14, 36, 37, 38, 44, 45, 46]
+    replay.read(ofm)
+    assert not replay.regions[1].unread.any() and replay.read_any == [True]
+    with pytest.raises(ValidationError, match="reads byte 7 of scratch"):
+        replay.read(Access(1, 4, 8, None, "a channel past the box"))
 
 
 def _replay() -> Replay:

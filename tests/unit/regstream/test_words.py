@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from npuplan.errors import ValidationError
-from npuplan.regstream.events import DmaEvent, NpuEvent, WaitEvent, events
+from npuplan.regstream.events import DmaEvent, NpuEvent, WaitEvent, events, stream_events
 from npuplan.regstream.footprint import intervals
 from npuplan.regstream.words import CODE_OF, decode_words, payload_words
 
@@ -61,3 +61,19 @@ def test_registers_persist_between_operations_and_a_kick_snapshots_them():
     assert isinstance(found[2], DmaEvent) and found[2].dst.region == -1  # internal memory (bit 8)
     starts, ends = intervals(first.ofm)
     assert list(starts) == [256, 288, 320, 352] and list(ends - starts) == [32] * 4
+
+
+def test_events_straight_from_the_words_match_the_decoded_words():
+    setup = (cmd0("OFM_HEIGHT_M1", 3) + cmd0("OFM_DEPTH_M1", 15) + cmd1("OFM_BASE0", (1 << 33) + 256)
+             + cmd1("OFM_STRIDE_Y", 32) + cmd0("IFM_DEPTH_M1", 15) + cmd1("IFM_STRIDE_Y", 32))
+    words = (setup + cmd0("NPU_OP_POOL") + cmd0("NPU_OP_PMU_MASK") + cmd1("DMA0_LEN", 64) + cmd0("NPU_OP_DMA_START")
+             + cmd0("NPU_OP_KERNEL_WAIT", 1) + cmd0("NPU_OP_STOP") + cmd0("NPU_OP_POOL"))
+    found = stream_events(words)
+    assert found == events(decode_words(words))
+    assert [type(e) for e in found] == [NpuEvent, DmaEvent, WaitEvent]  # nothing after the stop
+    assert isinstance(found[0], NpuEvent) and found[0].ofm.bases[0] == (1 << 33) + 256
+
+
+def test_an_unknown_opcode_after_the_stop_is_still_an_error():
+    with pytest.raises(ValidationError, match="command word 2: unknown cmd0 opcode"):
+        stream_events(cmd0("NPU_OP_POOL") + cmd0("NPU_OP_STOP") + [0x3FF])
