@@ -33,7 +33,7 @@ from scenarios import BUDGET_256K, DUAL_CORE, SCENARIOS
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan.emit.native import create_driver_payload, find_block_configs  # noqa: E402
+from npuplan.emit.native.api import create_driver_payload, find_block_configs  # noqa: E402
 from npuplan.emit.oracle import OUTPUT_STAGE, Partition, Probe, both_streams, captured, probing  # noqa: E402
 from npuplan.emit.vela import quietly, vela_api  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402

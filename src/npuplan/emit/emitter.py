@@ -250,7 +250,7 @@ def _payload(api: ModuleType, acc: object, operations: list[Any], partition: int
         stream = quietly(api.npu_generate_register_command_stream, operations, acc)
     except Exception as error:  # noqa: BLE001 - the API's own checks (alignment, lengths, shapes)
         detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise EmitError(None, f"Vela's register command stream generator rejected NPU partition "
+        raise EmitError(None, f"the register command stream generator rejected NPU partition "
                         f"{partition}: {detail}") from None
     return bytes(quietly(api.npu_create_driver_payload, stream, acc))
 

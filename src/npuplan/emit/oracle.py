@@ -98,7 +98,7 @@ class StreamPair:
 
 def both_streams(partition: Partition) -> StreamPair:
     """Vela's and the native generator's words for ``partition``."""
-    from npuplan.emit.native import generate_register_command_stream
+    from npuplan.emit.native.api import generate_register_command_stream
     from npuplan.emit.vela import vela_api
 
     api = vela_api()

@@ -1,4 +1,4 @@
-"""Weights, biases and scales encoded for the hardware through Vela's API, slice by slice.
+"""Weights, biases and scales encoded for the hardware through the emitting backend, slice by slice.
 
 Each weight slice of the plan (an OFM depth range) becomes one contiguous record: the bias/scale
 stream (10 bytes per output channel: 40-bit bias, 32-bit multiplier, 6-bit shift), padded to 16
@@ -17,6 +17,7 @@ import numpy as np
 
 from npuplan.commands.layout import round_up
 from npuplan.commands.types import WeightSlice
+from npuplan.emit.native.weight_stream import encode_biases
 from npuplan.lowering.fixedpoint import quantise_scale, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
@@ -170,6 +171,21 @@ def quantised_scales(scales: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.where(carry, multiplier // 2, multiplier).tolist(), shift.tolist()))
 
 
+def _bias_records(op: NpuOp, bias: np.ndarray) -> np.ndarray:
+    """Each output channel's 10-byte bias/scale record (a channels x 10 array of bytes); the
+    format is public and small, so both backends take npuplan's encoding (byte-identical to
+    ``npu_encode_bias``'s: ``tests/unit/emit/native/test_weight_stream.py``)."""
+    scales = channel_scales(op)
+    multipliers = np.array([m for m, _ in scales], dtype=np.int64)
+    shifts = np.array([s for _, s in scales], dtype=np.int64)
+    try:
+        data = encode_biases(bias, multipliers, shifts)
+    except ValueError as error:  # a bias past 40 bits, a scale past its fields
+        raise EmitError(op.name, f"its bias/scale records cannot be encoded: {error}",
+                        cpu_fallback=op.source_index) from None
+    return np.frombuffer(data, dtype=np.uint8).reshape(-1, SCALE_BYTES_PER_CHANNEL)
+
+
 def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[WeightSlice], *,
               part_kernel_first: bool, block_depth: int, memo: SliceMemo | None = None, ncores: int = 1) -> EncodedOp:
     """Encode ``op``'s weights and biases for each of its plan ``slices`` (OFM depth ranges), on
@@ -183,7 +199,7 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     bias = np.zeros(depth, dtype=np.int64) if op.bias is None else np.asarray(op.bias, dtype=np.int64).reshape(-1)
     if bias.size != depth:
         raise EmitError(op.name, f"{bias.size} biases for {depth} output channels")
-    records = [api.npu_encode_bias(b, m, shift) for b, (m, shift) in zip(bias, channel_scales(op))]  # per channel
+    records = _bias_records(op, bias)
     traversal = api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first else api.NpuBlockTraversal.DEPTH_FIRST
     codec = _Codec(api, memo, op, accelerator, (op.kernel.dilation_x, op.kernel.dilation_y),
                    op.block_type is BlockType.DEPTHWISE, traversal, volume_source(op))
@@ -197,7 +213,7 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
             if core_block_depth == 0:
                 continue
             channels = slice(lo + core, hi, ncores)  # a core's channels: every ncores-th (Vela's deinterleave)
-            head, encoded = b"".join(records[channels]), codec.stream(weights, channels, ncores, core_block_depth)
+            head, encoded = records[channels].tobytes(), codec.stream(weights, channels, ncores, core_block_depth)
             top = sum(len(part) for part in parts)
             parts += _padded(head) + _padded(encoded)  # the hardware reads 16-byte words
             scale_bytes, weight_bytes = round_up(len(head), ALIGN_BYTES), round_up(len(encoded), ALIGN_BYTES)
@@ -229,5 +245,5 @@ class _Codec:
                                                self.depthwise, self.traversal),
                                     source=(*self.source, (channels.start, channels.stop, ncores)))
         except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
-            raise EmitError(op.name, f"Vela's weight encoder rejected its weights: {error or 'assertion'}",
+            raise EmitError(op.name, f"the weight encoder rejected its weights: {error or 'assertion'}",
                             cpu_fallback=op.source_index) from None

@@ -35,7 +35,7 @@ def oracle(vela_api):
 
 @pytest.mark.parametrize(("model", "scenario"), CASES)
 def test_streams_match_vela(oracle, model, scenario):
-    from npuplan.emit.native import create_driver_payload, find_block_configs
+    from npuplan.emit.native.api import create_driver_payload, find_block_configs
     from npuplan.emit.vela import quietly, vela_api
     from npuplan.regstream.compare import compare
 
@@ -57,7 +57,7 @@ def test_streams_match_vela(oracle, model, scenario):
 
 def test_every_captured_operation_lists_vela_block_configs(oracle):
     """Beyond the probes: the stripes themselves (their own shapes, tiles, activations)."""
-    from npuplan.emit.native import find_block_configs
+    from npuplan.emit.native.api import find_block_configs
     from npuplan.emit.vela import quietly, vela_api
 
     partitions = oracle.captured(DATA / "ds_cnn_kws.tflite", **SCENARIOS["u65-256"])

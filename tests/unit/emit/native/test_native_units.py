@@ -8,7 +8,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from npuplan.emit.native import create_driver_payload, find_block_configs, generate_register_command_stream
+from npuplan.emit.native.api import create_driver_payload, find_block_configs, generate_register_command_stream
 from npuplan.errors import EmitError
 from npuplan.regstream.events import DmaEvent, NpuEvent, WaitEvent, events
 from npuplan.regstream.words import Word, decode_words, payload_words

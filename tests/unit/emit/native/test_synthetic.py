@@ -23,7 +23,7 @@ def _fm(api, address, h, w, d, *, dtype="INT8", layout="NHWC", region=1, tiles=N
 
 
 def _block(api, op, acc, *, prefer=-1):
-    from npuplan.emit.native import find_block_configs
+    from npuplan.emit.native.api import find_block_configs
 
     blocks = find_block_configs(op, acc)
     assert blocks == [(b.height, b.width, b.depth) for b in api.npu_find_block_configs(op, acc)]
@@ -98,7 +98,7 @@ def _lut_address(acc) -> int:
 
 @pytest.mark.parametrize("name", ACCELERATORS)
 def test_unusual_operations_match_vela_word_for_word(vela_api, name):
-    from npuplan.emit.native import generate_register_command_stream
+    from npuplan.emit.native.api import generate_register_command_stream
     from npuplan.emit.oracle import OUTPUT_STAGE
     from npuplan.emit.vela import quietly
     from npuplan.regstream.compare import compare

@@ -146,9 +146,9 @@ def _emitted_calls(model: str, options: tuple[tuple[str, str], ...]) -> tuple[tu
     calls: dict[tuple[object, ...], tuple[Any, ...]] = {}
     original = emit_weights.SliceMemo.encode
 
-    def recording(self, api, args):
+    def recording(self, api, args, **keywords):
         calls.setdefault((args[0], args[1].shape, args[1].tobytes(), *args[2:]), args)
-        return original(self, api, args)
+        return original(self, api, args, **keywords)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(emit_weights.SliceMemo, "encode", recording)
