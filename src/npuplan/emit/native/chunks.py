@@ -35,6 +35,7 @@ ZERO_RUN_CHUNK_POSITIONS = 12
 ZERO_RUN_CHUNK_POSITIONS_K3 = 8
 BALANCE_LIMIT = 8
 _NO_BITS = np.zeros(1, dtype=np.uint8)
+_PLAY_LOOP_ROWS = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,14 @@ def zero_run_chunks(runs: np.ndarray, divisor_bits: int) -> Chunks:
 
 def _play(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """``y[d + 1] = min(high[d], max(low[d], y[d]))`` from ``y[0] = 0``, for every ``d`` (``low <=
-    high``): clamps compose into clamps, so a doubling prefix scan (log2(n) vector steps)."""
+    high``): clamps compose into clamps, so a doubling prefix scan (log2(n) vector steps); a few
+    hundred rows (one per zero-run chunk) are quicker walked one by one."""
+    if low.size <= _PLAY_LOOP_ROWS:
+        y, out = 0, []
+        for lo, hi in zip(low.tolist(), high.tolist()):
+            y = lo if y < lo else hi if y > hi else y
+            out.append(y)
+        return np.array(out, dtype=np.int64)
     low, high = low.astype(np.int64), high.astype(np.int64)  # copies, updated in place
     shift = 1
     while shift < low.size:  # each entry becomes the composition of the 2 * shift clamps up to it

@@ -40,6 +40,8 @@ class _Unary:
 
 
 def _parse_runs_unary(word: int, width: int, state: _Unary) -> int:
+    """Parses a zero-run chunk's ``width`` unary bits (ones add to the quotient, a zero ends it);
+    returns how many symbols the chunk ended."""
     done = 0
     for position in range(width):
         if word >> position & 1:
@@ -102,6 +104,9 @@ def _slice_values(reader: BitReader, header: _Header, palette: _Palette) -> tupl
 
 
 def _parse_weight_unary(first: int, second: int, state: _Unary, truncated: bool) -> int:
+    """Parses a weight chunk's 12 positions (first-unary bits ``first``, second-unary bits
+    ``second``): each position adds 0, 1 or 2 to the quotient, a 0 or 1 (any, truncated) ends it.
+    Returns how many symbols the chunk ended."""
     done = 0
     for position in range(12):
         code = 0

@@ -139,7 +139,7 @@ def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: i
 
 def _zero_run_divisor_bits(runs: np.ndarray) -> int:
     k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
-    return int(np.argmin((runs[:, None] >> k).sum(axis=0) + runs.size * (1 + k)))
+    return int(np.argmin((runs >> k[:, None]).sum(axis=1) + runs.size * (1 + k)))  # rows: contiguous sums
 
 
 def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

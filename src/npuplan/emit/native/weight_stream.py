@@ -42,9 +42,11 @@ def encode_weights(volume: np.ndarray, *, ofm_ublock_depth: int, ifm_ublock_dept
         raise ValueError("a depthwise weight volume has no part-kernel-first traversal")
     if any(d not in (1, 2) for d in dilation_xy):
         raise ValueError(f"weight streams support dilation 1 or 2, not {dilation_xy}")
-    geom = BrickGeometry(tuple(int(n) for n in volume.shape), ofm_ublock_depth, ifm_ublock_depth,  # type: ignore[arg-type]
-                         ofm_block_depth, ifm_bits, (int(dilation_xy[0]), int(dilation_xy[1])), depthwise,
-                         part_kernel_first)
+    if volume.ndim != 4:
+        raise ValueError(f"a weight volume is OHWI (4 axes), not of shape {volume.shape}")
+    o, h, w, i = (int(n) for n in volume.shape)
+    geom = BrickGeometry((o, h, w, i), ofm_ublock_depth, ifm_ublock_depth, ofm_block_depth, ifm_bits,
+                         (int(dilation_xy[0]), int(dilation_xy[1])), depthwise, part_kernel_first)
     return encode_values(brick_order(volume, geom))
 
 

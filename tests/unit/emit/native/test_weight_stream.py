@@ -259,3 +259,22 @@ def test_round_trip_on_random_geometries(case):
     args = dict(ofm_ublock_depth=ublocks[0], ifm_ublock_depth=ublocks[1], ofm_block_depth=block, ifm_bits=bits,
                 dilation_xy=dilation, depthwise=depthwise, part_kernel_first=pkf and not depthwise)
     np.testing.assert_array_equal(decode_weights(encode_weights(volume, **args)), _order(volume, args))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 3000), st.integers(0, 2**32 - 1))
+def test_the_step_scan_walks_as_the_loop(rows, seed):
+    """The chunk schedule's prefix scan of clamps gives what walking the rows one by one gives."""
+    from npuplan.emit.native import chunks
+
+    rng = np.random.default_rng(seed)
+    low = rng.integers(-20, 20, rows)
+    high = low + rng.integers(0, 9, rows)
+    y, walked = 0, []
+    for lo, hi in zip(low, high):
+        y = min(hi, max(lo, y))
+        walked.append(y)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chunks, "_PLAY_LOOP_ROWS", 0)
+        np.testing.assert_array_equal(chunks._play(low, high), walked)
+    np.testing.assert_array_equal(chunks._play(low, high), walked)
