@@ -154,10 +154,13 @@ def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def stream_symbols(values: np.ndarray) -> StreamSymbols:
     """The symbols and parameters coding ``values`` (a non-empty 1-D array of weights -255..255)."""
-    if int(values.max()) > MAX_WEIGHT or int(values.min()) < -MAX_WEIGHT:
+    shifted = values + MAX_WEIGHT  # 0..510 (in the values' own type: no wider copy)
+    try:
+        by_weight = np.bincount(shifted, minlength=2 * MAX_WEIGHT + 1)  # the range checked on the way
+    except ValueError:  # a value below -255
+        by_weight = np.zeros(0, dtype=np.int64)
+    if by_weight.size != 2 * MAX_WEIGHT + 1:  # one beyond 255, or below -255
         raise ValueError("weight stream values must lie in -255..255")
-    shifted = values + MAX_WEIGHT  # 0..510
-    by_weight = np.bincount(shifted, minlength=2 * MAX_WEIGHT + 1)
     weight_palette = _palette_value_of_weight()
     hist = np.zeros(MAX_INDEX + 1, dtype=np.int64)
     hist[weight_palette] = by_weight
