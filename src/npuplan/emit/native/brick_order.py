@@ -129,6 +129,8 @@ def brick_indices(geom: BrickGeometry) -> np.ndarray:
     ofm, ofm_walked = _ofm_axes(geom)  # [ob, ou, oz]
     ifm, ifm_walked = _ifm_axes(geom)  # [ib, iu, iz]
     ky, kx, el_walked, el_real = _elements(geom)  # [sy, sx, el]
+    # 32-bit indices (a volume holds fewer than 2**31 weights): half the bytes through the broadcasts
+    ofm, ifm, ky, kx = (a.astype(np.int32) for a in (ofm, ifm, ky, kx))
     # one axis per loop, in the depth-first order: ob ib sy sx ou el iu oz iz
     o = ofm[:, None, None, None, :, None, None, :, None]
     ow = ofm_walked[:, None, None, None, :, None, None, :, None]
@@ -143,7 +145,7 @@ def brick_indices(geom: BrickGeometry) -> np.ndarray:
     if geom.part_kernel_first and not geom.depthwise:  # IFM micro-blocks outside the OFM ones
         order = (0, 1, 2, 3, 6, 4, 5, 7, 8)
         index, walked = index.transpose(order), walked.transpose(order)
-    found = index[walked].astype(np.int32)
+    found = index[walked].astype(np.int32, copy=False)
     found.flags.writeable = False
     return found
 
