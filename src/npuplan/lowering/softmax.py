@@ -107,6 +107,38 @@ def softmax_steps(dtype: DataType) -> tuple[Step, ...]:
     return _16BIT if dtype == DataType.INT16 else _8BIT
 
 
+def _prime_factors(n: int) -> list[int]:
+    """``n``'s prime factors, smallest first, with repetition."""
+    out, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out + ([n] if n > 1 else [])
+
+
+def row_steps_view(rows: int) -> Shape4D | None:
+    """The shape Vela gives the steps computing one value per row when there are more than 16 rows
+    (None: their own shape): the rows as a H x W x C block, C the product of the smallest prime
+    factors until it reaches 16, H and W sharing the rest (each factor, largest first, to the
+    smaller of the two, H on a tie). Facts from Vela 5.2.0's output (e.g. 100 rows: 5 x 1 x 20,
+    576: 6 x 6 x 16, 7275: 97 x 1 x 75)."""
+    if rows <= 16:
+        return None
+    factors = _prime_factors(rows)
+    depth = 1
+    while depth < 16 and factors:
+        depth *= factors.pop(0)
+    height = width = 1
+    for f in reversed(factors):
+        if height <= width:
+            height *= f
+        else:
+            width *= f
+    return Shape4D(1, height, width, depth)
+
+
 def _constant(name: str, value: int, shape: Shape4D) -> Tensor:
     data = np.full(tuple(shape.as_list()), value, dtype=np.int32)
     data.flags.writeable = False
@@ -137,6 +169,7 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
     shape = ofm.shape4d
     full = Shape4D(1, shape.n * shape.h, shape.w, shape.c)
     views = {_FULL: full, _ROW: Shape4D(1, full.h, full.w, 1)}
+    row_steps = row_steps_view(full.h * full.w)
     pixels = full.h * full.w
     lut = None
     if ifm.dtype != DataType.INT16 and ifm.quant is not None and ifm.quant.is_valid:
@@ -159,7 +192,11 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
         assert a is not None
         pool = step.op_type == "MaxPool"
         view = Shape4D(1, pixels, 1, 1) if pool else views[step.view]
-        out = _result_tensor(op, step, name, views[step.view])
+        if row_steps is not None and step.view == _ROW and step.op_type not in _BLOCKS:  # all rows, as one block
+            view = row_steps
+            a = a[0], a[1] if a[1] == Shape4D() else row_steps
+            b = None if b is None else (b[0], b[1] if b[1] == Shape4D() else row_steps)
+        out = _result_tensor(op, step, name, view if view == row_steps else views[step.view])
         ops.append(NpuOp(
             name=name, tflite_type=op.type, op_type=step.op_type,
             block_type=_BLOCKS.get(step.op_type, BlockType.ELEMENTWISE),
