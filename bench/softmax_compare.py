@@ -63,7 +63,7 @@ def _operation(name: str, param: int, regs: dict[str, int], lut: bytes | None) -
     elif kind == "Pooling":
         kind += ":" + _POOL.get(param, str(param))
     names = _SHAPE + _STAGE
-    if kind.startswith("ElementWise"):
+    if kind.startswith("ElementWise") and kind != "ElementWise:CLZ":  # CLZ has one operand
         names += _ELEMENTWISE_STAGE
         if regs.get("IFM2_BROADCAST", 0) & _SCALAR_BIT:
             names += ("IFM2_SCALAR",)

@@ -118,15 +118,16 @@ def _prime_factors(n: int) -> list[int]:
     return out + ([n] if n > 1 else [])
 
 
-def row_steps_view(rows: int) -> Shape4D | None:
-    """The shape Vela gives the steps computing one value per row when there are more than 16 rows
-    (None: their own shape): the rows as a H x W x C block, C the product of the smallest prime
-    factors until it reaches 16, H and W sharing the rest (each factor, largest first, to the
-    smaller of the two, H on a tie). Facts from Vela 5.2.0's output (e.g. 100 rows: 5 x 1 x 20,
-    576: 6 x 6 x 16, 7275: 97 x 1 x 75)."""
-    if rows <= 16:
+def elementwise_block(shape: Shape4D) -> Shape4D | None:
+    """The shape Vela runs an elementwise step in whose operands all have ``shape`` (no broadcast),
+    or None for ``shape`` itself: a map less than 8 deep of more than 16 values runs as one
+    H x W x C block of them, C the product of the smallest prime factors until it reaches 16, H and
+    W sharing the rest (each factor, largest first, to the smaller of the two, H on a tie). Facts
+    from Vela 5.2.0's output (e.g. 20 x 4: 5 x 1 x 16; 42 x 7 x 4: 7 x 7 x 24; 7275 rows of one
+    value: 97 x 1 x 75; 20 x 8 runs as it is)."""
+    if shape.c >= 8 or shape.elements <= 16:
         return None
-    factors = _prime_factors(rows)
+    factors = _prime_factors(shape.elements)
     depth = 1
     while depth < 16 and factors:
         depth *= factors.pop(0)
@@ -137,6 +138,14 @@ def row_steps_view(rows: int) -> Shape4D | None:
         else:
             width *= f
     return Shape4D(1, height, width, depth)
+
+
+def _block(step: Step, view: Shape4D, a: tuple[Tensor, Shape4D],
+           b: tuple[Tensor, Shape4D] | None) -> Shape4D | None:
+    """The block an elementwise step runs on (``elementwise_block``) when no operand broadcasts."""
+    if step.op_type in _BLOCKS or any(o is not None and o[1] not in (view, Shape4D()) for o in (a, b)):
+        return None
+    return elementwise_block(view)
 
 
 def _constant(name: str, value: int, shape: Shape4D) -> Tensor:
@@ -169,7 +178,6 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
     shape = ofm.shape4d
     full = Shape4D(1, shape.n * shape.h, shape.w, shape.c)
     views = {_FULL: full, _ROW: Shape4D(1, full.h, full.w, 1)}
-    row_steps = row_steps_view(full.h * full.w)
     pixels = full.h * full.w
     lut = None
     if ifm.dtype != DataType.INT16 and ifm.quant is not None and ifm.quant.is_valid:
@@ -192,11 +200,12 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
         assert a is not None
         pool = step.op_type == "MaxPool"
         view = Shape4D(1, pixels, 1, 1) if pool else views[step.view]
-        if row_steps is not None and step.view == _ROW and step.op_type not in _BLOCKS:  # all rows, as one block
-            view = row_steps
-            a = a[0], a[1] if a[1] == Shape4D() else row_steps
-            b = None if b is None else (b[0], b[1] if b[1] == Shape4D() else row_steps)
-        out = _result_tensor(op, step, name, view if view == row_steps else views[step.view])
+        block = _block(step, view, a, b)
+        if block is not None:  # an elementwise step without broadcast: on Vela's block of its values
+            view = block
+            a = a[0], a[1] if a[1] == Shape4D() else block
+            b = None if b is None else (b[0], b[1] if b[1] == Shape4D() else block)
+        out = _result_tensor(op, step, name, view if block is not None and step.result != "ofm" else views[step.view])
         ops.append(NpuOp(
             name=name, tflite_type=op.type, op_type=step.op_type,
             block_type=_BLOCKS.get(step.op_type, BlockType.ELEMENTWISE),
