@@ -16,6 +16,7 @@ them (facts from Vela 5.2.0's output, checked register by register: bench/softma
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,8 +123,8 @@ def elementwise_block(shape: Shape4D) -> Shape4D | None:
     """The shape Vela runs an elementwise step in whose operands all have ``shape`` (no broadcast),
     or None for ``shape`` itself: a map less than 8 deep of more than 16 values runs as one
     H x W x C block of them, C the product of the smallest prime factors until it reaches 16, H and
-    W sharing the rest (each factor, largest first, to the smaller of the two, H on a tie). Facts
-    from Vela 5.2.0's output (e.g. 20 x 4: 5 x 1 x 16; 42 x 7 x 4: 7 x 7 x 24; 7275 rows of one
+    W sharing the rest (dealt to H and W in turn, largest first). Facts from Vela 5.2.0's output
+    (e.g. 20 x 4: 5 x 1 x 16; 42 x 7 x 4: 7 x 7 x 24; 32 x 7 x 4: 14 x 4 x 16; 7275 rows of one
     value: 97 x 1 x 75; 20 x 8 runs as it is)."""
     if shape.c >= 8 or shape.elements <= 16:
         return None
@@ -131,13 +132,8 @@ def elementwise_block(shape: Shape4D) -> Shape4D | None:
     depth = 1
     while depth < 16 and factors:
         depth *= factors.pop(0)
-    height = width = 1
-    for f in reversed(factors):
-        if height <= width:
-            height *= f
-        else:
-            width *= f
-    return Shape4D(1, height, width, depth)
+    rest = factors[::-1]  # largest first, dealt to H and W in turn
+    return Shape4D(1, math.prod(rest[0::2]), math.prod(rest[1::2]), depth)
 
 
 def _block(step: Step, view: Shape4D, a: tuple[Tensor, Shape4D],

@@ -102,7 +102,7 @@ def test_npuplan_validate_accepts_the_softmax_file(vela_api, tmp_path):
 
 def test_vela_s_block_of_an_elementwise_map():
     blocks = {(1, 1, 20, 4): (5, 1, 16), (1, 42, 7, 4): (7, 7, 24), (1, 1, 7275, 1): (97, 1, 75),
-              (1, 1, 9000, 1): (25, 15, 24), (1, 1, 17, 1): (1, 1, 17), (1, 1, 20, 8): None, (1, 4, 4, 1): None}
+              (1, 1, 9000, 1): (25, 15, 24), (1, 32, 7, 4): (14, 4, 16), (1, 1, 20000, 1): (50, 25, 16), (1, 1, 17, 1): (1, 1, 17), (1, 1, 20, 8): None, (1, 4, 4, 1): None}
     for shape, expected in blocks.items():
         block = elementwise_block(Shape4D(*shape))
         assert (None if block is None else (block.h, block.w, block.c)) == expected, shape
