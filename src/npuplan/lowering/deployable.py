@@ -77,8 +77,9 @@ def npu_op_reason(op: NpuOp) -> str | None:
     """Why the emitter cannot express ``op`` exactly, or None when it can."""
     if op.op_type not in _OP_TYPES and not (op.fixed_point is not None and op.op_type in _FIXED_POINT_OP_TYPES):
         return f"its NPU operation {op.op_type} is not emitted yet"
-    if op.tflite_type == "SOFTMAX" and op.fixed_point is None:
-        return "a 16-bit SOFTMAX is not emitted yet: its lowering has the geometry of Vela's 14 operations, not their numbers"
+    if op.activation is Activation.LUT and op.lut is None and op.tflite_type == "SOFTMAX":
+        return ("its exp table is undefined for beta x input scale below 2**-27 (the table's fixed-point rescale "
+                "would shift left by a negative amount)")
     if op.activation is Activation.LUT and op.lut is None:
         return lut_reason(op.tflite_type, op.ifm.dtype) or f"{op.tflite_type}'s lookup table could not be computed"
     if op.activation not in CLAMP_ACTIVATIONS and op.activation not in _FUNCTIONS:

@@ -11,7 +11,8 @@ output stage (explicit multiplier and shift, rounding). Every step is a raw fixe
 (``NpuOp.fixed_point``): operands unscaled, an int32 operand read with zero point 0, the exp
 table's Sub writing with zero point 127 (the table's index offset), as Vela's decomposition runs
 them (facts from Vela 5.2.0's output, checked register by register: bench/softmax_compare.py).
-16-bit softmax keeps the geometry of Vela's 14 operations only (it is not emitted).
+16 bits, 15 operations (``_16BIT``): the same shape of computation with Vela's two interpolating
+int16 tables, exp and 1/(1+x).
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind, Rounding
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
-from npuplan.lowering.softmax_tables import exp_table_8bit
+from npuplan.lowering.softmax_tables import beta_multiplier_16bit, exp_table_16bit, exp_table_8bit, \
+    reciprocal_table_16bit
 
 Operand = str | int  # an earlier step's result ("ifm": the softmax's input), or an int32 scalar constant
 _FULL, _ROW = "full", "row"
 _ZEROS = "zeros"  # a full-shape int32 constant of zeros (Vela adds it before the last shift)
+_BETA = "beta"  # 16 bits: the beta scaling's constant multiplier and output stage (``softmax_tables``)
+_EXP8, _EXP16, _RECIPROCAL16 = "exp8", "exp16", "reciprocal16"  # the tables
 _HALF = (1 << 30, 31)  # output stage x 0.5: a product of two Q2.29 values back in Q2.29 (Vela's 1 x 1 / 2)
 _ONE = (1 << 30, 30)  # output stage x 1 (Vela's 1 x 1 / 1)
 
@@ -37,17 +41,18 @@ _ONE = (1 << 30, 30)  # output stage x 1 (Vela's 1 x 1 / 1)
 @dataclass(frozen=True, slots=True)
 class Step:
     """One NPU operation of the decomposition: Vela's op name, operands, OFM view and output stage
-    (``rescale``: explicit multiplier and shift, None for 1; ``lut``: its output goes through the
-    exp table; ``result``: the name later steps read it by)."""
+    (``rescale``: explicit multiplier and shift, None for 1; ``lut``: the table its output goes
+    through; ``result``: the name later steps read it by)."""
 
     result: str
     op_type: str
     a: Operand
     b: Operand | None = None
     view: str = _ROW
-    rescale: tuple[int, int] | None = None
+    rescale: tuple[int, int] | str | None = None  # a str: computed per softmax (``_scaling``)
     rounding: Rounding = Rounding.TFL
-    lut: bool = False
+    lut: str | None = None  # the table its output goes through (``_tables``)
+    dtype: DataType = DataType.INT32  # its output's (the max: the IFM's; the last step: the OFM's)
 
 
 def _newton_raphson() -> tuple[Step, ...]:
@@ -63,7 +68,7 @@ def _newton_raphson() -> tuple[Step, ...]:
 
 _8BIT: tuple[Step, ...] = (
     Step("max", "MaxPool", "ifm"),
-    Step("exp", "Sub", "ifm", "max", _FULL, lut=True),
+    Step("exp", "Sub", "ifm", "max", _FULL, lut=_EXP8),
     Step("rescaled_exp", "SHR", "exp", 12, _FULL, rounding=Rounding.NATURAL),
     Step("sum", "ReduceSum", "rescaled_exp", rounding=Rounding.NATURAL),
     Step("headroom_plus_one", "CLZ", "sum"),
@@ -78,23 +83,26 @@ _8BIT: tuple[Step, ...] = (
     Step("ofm", "SHR", "offset_exp", "right_shift", _FULL, rounding=Rounding.NATURAL),
 )
 
-# 16 bits: the geometry of Vela's 14 operations (its exp and 1/(1+x) tables on the Add and the
-# last Sub); their numbers are not modelled, so a 16-bit softmax is not emitted.
+# 16 bits, 15 operations: the differences to the row maximum scaled by beta into the exp table's
+# input steps (a Mul by a constant holding the scale's Q31 multiplier, whose output stage applies
+# the same scale in float32 precision: Vela's), offset into the table's int16 input, the sum of
+# the exponentials, and the reciprocal of the sum through the 1/(1+x) table on its top 16 bits.
 _16BIT: tuple[Step, ...] = (
-    Step("max", "MaxPool", "ifm"),
+    Step("max", "MaxPool", "ifm", rounding=Rounding.NATURAL),
     Step("diff", "Sub", "ifm", "max", _FULL),
-    Step("scaled", "Mul", "diff", 0, _FULL),
-    Step("exp", "Add", "scaled", 0, _FULL, lut=True),
-    Step("sum", "ReduceSum", "exp"),
+    Step("scaled_diff", "Mul", "diff", _BETA, _FULL, rescale=_BETA),
+    Step("exp", "Add", "scaled_diff", 32767, _FULL, lut=_EXP16, dtype=DataType.INT16),
+    Step("sum", "ReduceSum", "exp", rounding=Rounding.NATURAL),
     Step("headroom_plus_one", "CLZ", "sum"),
-    Step("right_shift", "Sub", 0, "headroom_plus_one"),
-    Step("one", "SHL", 0, "right_shift"),
+    Step("right_shift", "Sub", 31, "headroom_plus_one"),
+    Step("one", "SHL", 1, "right_shift"),
     Step("sum_minus_one", "Sub", "sum", "one"),
-    Step("shifted", "SHL", "sum_minus_one", "headroom_plus_one"),
-    Step("shifted16", "SHR", "shifted", 0),
-    Step("reciprocal", "Sub", "shifted16", 0, lut=True),
+    Step("shifted_sum_minus_one", "SHL", "sum_minus_one", "headroom_plus_one"),
+    Step("shifted16", "SHR", "shifted_sum_minus_one", 15, rounding=Rounding.NATURAL),
+    Step("reciprocal", "Sub", "shifted16", 32768, lut=_RECIPROCAL16, dtype=DataType.INT16),
     Step("scaled_exp", "Mul", "exp", "reciprocal", _FULL),
-    Step("ofm", "SHR", "scaled_exp", "right_shift", _FULL),
+    Step("offset_exp", "Add", _ZEROS, "scaled_exp", _FULL),
+    Step("ofm", "SHR", "offset_exp", "right_shift", _FULL, rounding=Rounding.NATURAL),
 )
 
 _ELEMENTWISE = {"Sub": "SUB", "Add": "ADD", "Mul": "MUL", "SHR": "SHR", "SHL": "SHL", "CLZ": "CLZ"}
@@ -160,8 +168,24 @@ def _result_tensor(op: Op, step: Step, name: str, view: Shape4D) -> Tensor:
         assert ifm.quant is not None
         quant = Quantization(scale=(1.0,), zero_point=ifm.quant.zero_point[:1])
         return Tensor(f"{name}_out", tuple(view.as_list()), ifm.dtype, quant)
-    quant = Quantization(scale=(1.0,), zero_point=(_EXP_ZERO_POINT,)) if step.lut else _RAW
-    return Tensor(f"{name}_out", tuple(view.as_list()), DataType.INT32, quant)
+    quant = Quantization(scale=(1.0,), zero_point=(_EXP_ZERO_POINT,)) if step.lut == _EXP8 else _RAW
+    return Tensor(f"{name}_out", tuple(view.as_list()), step.dtype, quant)
+
+
+def _numbers(op: Op) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, tuple[int, int]]]:
+    """The softmax's tables, computed scalar constants and output stages, by name (none the
+    quantization or beta does not allow: the ops then have no table and stay on the CPU)."""
+    ifm = op.inputs[0]
+    assert ifm is not None
+    if ifm.quant is None or not ifm.quant.is_valid:
+        return {}, {}, {}
+    beta, scale = float(op.options.get("beta", 1.0)), float(ifm.quant.scale[0])
+    if ifm.dtype == DataType.INT16:
+        multiplier, rescale = beta_multiplier_16bit(scale, beta)
+        return {_EXP16: exp_table_16bit(), _RECIPROCAL16: reciprocal_table_16bit()}, {_BETA: multiplier}, {
+            _BETA: rescale}
+    table = exp_table_8bit(beta, scale)
+    return ({} if table is None else {_EXP8: table}), {}, {}
 
 
 def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
@@ -175,9 +199,7 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
     full = Shape4D(1, shape.n * shape.h, shape.w, shape.c)
     views = {_FULL: full, _ROW: Shape4D(1, full.h, full.w, 1)}
     pixels = full.h * full.w
-    lut = None
-    if ifm.dtype != DataType.INT16 and ifm.quant is not None and ifm.quant.is_valid:
-        lut = exp_table_8bit(float(op.options.get("beta", 1.0)), float(ifm.quant.scale[0]))
+    tables, scalars, rescales = _numbers(op)
     results: dict[str, tuple[Tensor, Shape4D]] = {"ifm": (ifm, full)}
     ops: list[NpuOp] = []
     for i, step in enumerate(softmax_steps(ifm.dtype)):
@@ -186,8 +208,9 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
         def operand(value: Operand | None, position: int) -> tuple[Tensor, Shape4D] | None:
             if value is None:
                 return None
-            if isinstance(value, int):
-                return _constant(f"{name}_const{position}", value, Shape4D()), Shape4D()
+            if isinstance(value, int) or value in scalars:
+                scalar = value if isinstance(value, int) else scalars[value]
+                return _constant(f"{name}_const{position}", scalar, Shape4D()), Shape4D()
             if value == _ZEROS:
                 return _constant(f"{name}_zeros", 0, full), full
             return results[value]
@@ -208,10 +231,11 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
             ifm=a[0], ifm_shape=Shape4D(1, pixels, full.c, 1) if pool else a[1],
             ifm2=None if b is None else b[0], ifm2_shape=None if b is None else b[1],
             ofm=out, ofm_shape=view, kernel=Kernel(1, full.c) if pool else Kernel(),
-            activation=Activation.LUT if step.lut else Activation.NONE, lut=lut if step.lut else None,
+            activation=Activation.LUT if step.lut else Activation.NONE,
+            lut=tables.get(step.lut) if step.lut else None,
             pool=PoolKind.MAX if pool else PoolKind.NONE, elementwise=_ELEMENTWISE.get(step.op_type),
-            source_index=op.index, rescale=step.rescale,
-            fixed_point=step.rounding if ifm.dtype != DataType.INT16 else None,
+            source_index=op.index, rescale=rescales.get(step.rescale) if isinstance(step.rescale, str) else step.rescale,
+            fixed_point=step.rounding,
         ))
         results[step.result] = (out, views[step.view])
     return tuple(ops)

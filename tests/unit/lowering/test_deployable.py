@@ -83,18 +83,20 @@ def test_a_maximum_of_differently_quantized_operands_stays_on_the_cpu():
         assert (npu_op_reason(npu) is None) is emitted
 
 
-def test_an_int8_softmax_is_emitted_and_an_int16_one_stays_on_the_cpu_saying_why() -> None:
+def test_softmax_is_emitted_but_where_its_exp_table_is_undefined() -> None:
     from npuplan.hw.accelerator import accelerator
     from npuplan.lowering import lower
 
     from ._build import fm, graph, model, op
 
-    def lowered(dtype: DataType) -> tuple[LoweredOp, ...]:
-        q = Quantization((1 / 256,), (0,))
+    def lowered(dtype: DataType, scale: float) -> tuple[LoweredOp, ...]:
+        q = Quantization((scale,), (0,))
         x, y = fm("x", (1, 10), dtype, q), fm("y", (1, 10), dtype, q)
         return lower(model(graph([op("SOFTMAX", [x], [y], 0, beta=1.0)], [x], [y])), accelerator("ethos-u55-128"),
                      deployable=True).ops
 
-    assert len(lowered(DataType.INT8)) == 28 and all(isinstance(o, NpuOp) for o in lowered(DataType.INT8))
-    (cpu,) = lowered(DataType.INT16)
-    assert isinstance(cpu, CpuOp) and "16-bit SOFTMAX is not emitted" in cpu.reason
+    assert len(lowered(DataType.INT8, 0.1)) == 28 and all(isinstance(o, NpuOp) for o in lowered(DataType.INT8, 0.1))
+    assert len(lowered(DataType.INT16, 0.001)) == 15
+    # beta x scale below 2**-27: the table's fixed-point rescale would shift left by a negative amount
+    (cpu,) = lowered(DataType.INT8, 1e-9)
+    assert isinstance(cpu, CpuOp) and "exp table is undefined" in cpu.reason
