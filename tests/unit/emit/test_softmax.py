@@ -106,3 +106,25 @@ def test_vela_s_block_of_an_elementwise_map():
     for shape, expected in blocks.items():
         block = elementwise_block(Shape4D(*shape))
         assert (None if block is None else (block.h, block.w, block.c)) == expected, shape
+
+
+def test_the_16_bit_tables_are_vela_s():
+    from npuplan.lowering.softmax_tables import exp_table_16bit, reciprocal_table_16bit
+
+    # sha256 of the 2048 bytes Vela 5.2.0's file loads for a 16-bit softmax's Add (exp) and Sub (1/(1+x))
+    vela = {"exp": "04272530043fa6114afe1547878387e3a70cd9cfc574f5fcf1918ced9afcbdec",
+            "reciprocal": "a09a4bcfbd0bc8366d087a2542404dde3d07c1d122bdc3756d319a65408ef3ad"}
+    for name, table in (("exp", exp_table_16bit()), ("reciprocal", reciprocal_table_16bit())):
+        assert hashlib.sha256(table.astype("<u4").tobytes()).hexdigest() == vela[name], name
+
+
+def test_an_int16_softmax_runs_on_the_npu_with_its_two_tables(vela_api, tmp_path):
+    q = Quantization((0.0005,), (0,))
+    x = Tensor("x", (1, 2, 9, 12), DataType.INT16, q)
+    y = Tensor("y", (1, 2, 9, 12), DataType.INT16, Quantization((1 / 32768,), (0,)))
+    graph = Graph("softmax16", (Op("SOFTMAX", (x,), (y,), frozen_options({"beta": 1.5}), 0),), (x,), (y,))
+    _, emitted, _ = emit_graph(tmp_path, graph)
+    ops = _operations(emitted.data)
+    assert len(ops) == 15 and [len(t) for _, _, t in ops if t is not None] == [2048, 2048]
+    # the beta scaling's output stage: 0.0005 x 1.5 / (10 / 65535) in float32, shift 28 above bit 32
+    assert ops[2][0] == "MUL" and ops[2][1][_REGISTERS.index("OFM_SCALE")] == 0x1c4ea45a00
