@@ -13,7 +13,7 @@ many of npuplan's are byte-identical to one of Vela's, emit time (npuplan's emit
 Vela's whole-process wall time. With a model, also the first N operations of each stream side by
 side (kind, IFM and OFM box, kernel HxW/stride, OFM block). Which side to trust: Vela's file is the
 reference for the layout and the encodings (it has run on hardware); npuplan keeps on the CPU the
-operators its emitter cannot express (SOFTMAX, MEAN, LUT activations...), so its NPU operation
+operators its emitter cannot express (16-bit LUT activations, LSTMs...), so its NPU operation
 counts are lower there by design. A model Vela fails on is a row, not an exception. Prints
 figures; asserts nothing.
 """

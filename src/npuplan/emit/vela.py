@@ -40,9 +40,11 @@ def explicit_scaling(api: ModuleType, multiplier: int, shift: int) -> Any:
     Vela's generator reads from the operation's ``rescale`` (then it sets the global scale, as
     its compiler does for the pooling steps of its decompositions). Vela keeps the record outside
     its API module (``ethosu.vela.operation``); a module implementing the interface provides its own."""
-    record = getattr(api, "ExplicitScaling", None)
+    record: Any = getattr(api, "ExplicitScaling", None)
     if record is None:
-        from ethosu.vela.operation import ExplicitScaling as record
+        from ethosu.vela import operation
+
+        record = operation.ExplicitScaling
     return record(False, [shift], [multiplier])
 
 

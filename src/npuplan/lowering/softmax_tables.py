@@ -13,6 +13,8 @@ segment): exp on [-10, 0] and 1 / (1 + x) on [0, 1].
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
 import numpy as np
 
 from npuplan.lowering.fixedpoint import INT32_MAX, INT32_MIN, exp_on_negative_values, quantise_scale, \
