@@ -271,11 +271,16 @@ def summary(models: list[Path], vela_path: Path) -> None:
                 print(f"    npuplan: {ours.error or ours.valid}")
 
 
+def tool_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every Vela comparison takes: the scenario, and which Vela to run."""
+    parser.add_argument("--scenario", default="u55_128_highend_shared_perf", choices=sorted(SCENARIOS))
+    parser.add_argument("--vela", type=Path, default=VELA)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", type=Path)
-    parser.add_argument("--scenario", default="u55_128_highend_shared_perf", choices=sorted(SCENARIOS))
-    parser.add_argument("--vela", type=Path, default=VELA)
+    tool_arguments(parser)
     parser.add_argument("--ops", type=int, default=30, help="operations listed side by side (0: none)")
     parser.add_argument("--all", action="store_true", help="summary over every model in --models x scenario")
     parser.add_argument("--models", type=Path, default=MODELS)

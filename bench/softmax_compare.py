@@ -21,12 +21,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploy_compare import VELA, run_npuplan, run_vela
+from deploy_compare import run_npuplan, run_vela, tool_arguments
 from scenarios import SCENARIOS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+from npuplan.regstream.tflite_file import ethos_u_payloads  # noqa: E402
 from npuplan.regstream.words import decode_words, payload_words  # noqa: E402
 
 _KINDS = {"NPU_OP_CONV": "Conv2D", "NPU_OP_DEPTHWISE": "DepthWise", "NPU_OP_POOL": "Pooling",
@@ -79,17 +80,8 @@ def _operation(name: str, param: int, regs: dict[str, int], lut: bytes | None) -
 
 def operations(data: bytes) -> list[Operation]:
     """Every NPU operation of every ethos-u operator of a file, in order."""
-    import tflite
-
-    model = tflite.Model.GetRootAsModel(data, 0)
-    sg = model.Subgraphs(0)
     out: list[Operation] = []
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        if model.OperatorCodes(op.OpcodeIndex()).CustomCode() != b"ethos-u":
-            continue
-        inputs = [int(k) for k in op.InputsAsNumpy()]
-        stream, flash = (bytes(model.Buffers(sg.Tensors(k).Buffer()).DataAsNumpy()) for k in inputs[:2])
+    for stream, flash in ethos_u_payloads(data):
         regs: dict[str, int] = {}
         lut: bytes | None = None
         for w in decode_words(payload_words(stream).words):
@@ -170,8 +162,7 @@ def run(model: Path, scenario: str, vela_path: Path, *, dump: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+", type=Path)
-    parser.add_argument("--scenario", default="u55_128_highend_shared_perf", choices=sorted(SCENARIOS))
-    parser.add_argument("--vela", type=Path, default=VELA)
+    tool_arguments(parser)
     parser.add_argument("--dump", action="store_true", help="print Vela's registers of each softmax operation")
     args = parser.parse_args()
     for model in args.models:

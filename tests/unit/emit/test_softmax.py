@@ -12,6 +12,7 @@ from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering.softmax import elementwise_block
+from npuplan.regstream.tflite_file import ethos_u_payloads
 from tests.unit.emit._stream import command_words
 from tests.unit.emit.conftest import emit_graph
 
@@ -58,12 +59,7 @@ def _softmax_graph() -> Graph:
 def _operations(data: bytes) -> list[tuple[str, tuple[int, ...], bytes | None]]:
     """Each NPU operation's kind, the registers of ``_REGISTERS`` and the table its lookup reads
     (the bytes the last DMA into the NPU's internal memory copied)."""
-    import tflite
-
-    model = tflite.Model.GetRootAsModel(data, 0)
-    sg = model.Subgraphs(0)
-    (op,) = [sg.Operators(i) for i in range(sg.OperatorsLength())]
-    flash = bytes(model.Buffers(sg.Tensors(int(op.InputsAsNumpy()[1])).Buffer()).DataAsNumpy())
+    ((_, flash),) = ethos_u_payloads(data)
     regs: dict[str, int] = {}
     table: bytes | None = None
     out = []
