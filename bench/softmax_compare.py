@@ -6,7 +6,8 @@ Usage:
 
 Both files are decoded with npuplan's register-stream decoder. A softmax is found in each stream as
 a max pooling followed by a subtraction writing 32-bit values (the start of Vela's decomposition);
-its operations are then compared in order: kind and elementwise function, IFM/IFM2/OFM shapes,
+its operations (each one's row stripes joined: striping is the planner's choice) are then compared
+in order: kind and elementwise function, IFM/IFM2/OFM shapes,
 precisions (without the layout bit), zero points, scales, activation and clamp, IFM2 broadcast
 and scalar, pooling kernel, and the bytes of the lookup table a TABLE_LOOKUP activation reads
 (the bytes the last DMA into the NPU's internal memory copied from the flash tensor). Which side
@@ -95,6 +96,28 @@ def operations(data: bytes) -> list[Operation]:
     return out
 
 
+def _same_op(a: Operation, b: Operation) -> bool:
+    """Whether ``b`` is the next row stripe of the operation ``a`` is (all but the height equal)."""
+    va, vb = a.values, b.values
+    return a.kind == b.kind and a.lut == b.lut and all(
+        va[n] == vb.get(n) for n in va if n != "OFM_HEIGHT_M1") and va.keys() == vb.keys()
+
+
+def whole_operations(ops: list[Operation]) -> list[Operation]:
+    """``ops`` with each operation's row stripes joined (consecutive operations equal but for their
+    height: one with the summed height). Striping is the planner's choice; the comparison is of
+    what each operation computes."""
+    out: list[Operation] = []
+    for op in ops:
+        if out and _same_op(out[-1], op):
+            rows = out[-1].values["OFM_HEIGHT_M1"] + op.values["OFM_HEIGHT_M1"] + 1
+            merged = {**out[-1].values, "OFM_HEIGHT_M1": rows}
+            out[-1] = Operation(op.kind, tuple(merged.items()), op.lut)
+        else:
+            out.append(op)
+    return out
+
+
 def softmax_starts(ops: list[Operation]) -> list[int]:
     """Where each softmax decomposition starts: a max pooling, then a SUB writing 32-bit values."""
     return [k for k in range(len(ops) - 1)
@@ -105,6 +128,30 @@ def softmax_starts(ops: list[Operation]) -> list[int]:
 def softmax_length(ops: list[Operation], start: int) -> int:
     """28 operations for 8 bits, 15 for 16 bits (the IFM precision of the max pooling)."""
     return 15 if (ops[start].values["IFM_PRECISION"] >> 2) & 3 == 1 else 28
+
+
+def softmax_span(ops: list[Operation], start: int) -> list[Operation]:
+    """The operations of the softmax starting at ``start``, however striped: up to the last row
+    stripe of its final shift (the first SHR writing 8 or 16 bits)."""
+    end = start + 1
+    while end < len(ops) and not (ops[end].kind == "ElementWise:SHR" and (ops[end].values["OFM_PRECISION"] >> 1) & 3 != 2):
+        end += 1
+    while end + 1 < len(ops) and ops[end + 1].kind != "Pooling:MAX" and end + 1 - start < 4 * 28:
+        if ops[end + 1].kind == "ElementWise:SHR" and (ops[end + 1].values["OFM_PRECISION"] >> 1) & 3 != 2:
+            end += 1  # another row stripe of the final shift (a cascade interleaves the last steps)
+        else:
+            break
+    return ops[start:end + 1]
+
+
+_SHAPES = ("IFM_DEPTH_M1", "OFM_WIDTH_M1", "OFM_HEIGHT_M1", "OFM_DEPTH_M1")
+
+
+def stage_signatures(ops: list[Operation]) -> set[tuple[object, ...]]:
+    """Each operation's kind, registers but its shape, and table: what it computes per value. The
+    height broadcast bit of IFM2_BROADCAST is left out too: a one-row stripe needs none."""
+    return {(o.kind, tuple((n, v & ~1 if n == "IFM2_BROADCAST" else v) for n, v in o.registers if n not in _SHAPES),
+             o.lut) for o in ops}
 
 
 def _fmt(value: int) -> str:
@@ -153,8 +200,18 @@ def run(model: Path, scenario: str, vela_path: Path, *, dump: bool) -> None:
                 compare_softmax(operations(vela.data), [], dump=True)
             return
     assert vela.data is not None and ours.data is not None
-    equal, n, diffs = compare_softmax(operations(vela.data), operations(ours.data), dump=dump)
+    equal, n, diffs = compare_softmax(whole_operations(operations(vela.data)), whole_operations(operations(ours.data)),
+                                      dump=dump)
     print(f"{model.stem} / {scenario}: softmax operations equal to Vela's {equal}/{n}")
+    if equal == n:
+        return
+    vela_ops, our_ops = operations(vela.data), operations(ours.data)
+    sv, so = softmax_starts(vela_ops), softmax_starts(our_ops)
+    if sv and so:  # striped or cascaded otherwise: what the operations compute, whatever their order
+        a, b = stage_signatures(softmax_span(vela_ops, sv[0])), stage_signatures(softmax_span(our_ops, so[0]))
+        print(f"    distinct output stages (registers but shapes and height broadcast, tables): npuplan {len(b)}, "
+              f"of which in Vela's "
+              f"{len(a & b)} (Vela {len(a)})")
     for d in diffs:
         print(f"    {d}")
 
