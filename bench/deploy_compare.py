@@ -13,7 +13,7 @@ many of npuplan's are byte-identical to one of Vela's, emit time (npuplan's emit
 Vela's whole-process wall time. With a model, also the first N operations of each stream side by
 side (kind, IFM and OFM box, kernel HxW/stride, OFM block). Which side to trust: Vela's file is the
 reference for the layout and the encodings (it has run on hardware); npuplan keeps on the CPU the
-operators its emitter cannot express (SOFTMAX, MEAN, LUT activations...), so its NPU operation
+operators its emitter cannot express (16-bit LUT activations, LSTMs...), so its NPU operation
 counts are lower there by design. A model Vela fails on is a row, not an exception. Prints
 figures; asserts nothing.
 """
@@ -271,11 +271,16 @@ def summary(models: list[Path], vela_path: Path) -> None:
                 print(f"    npuplan: {ours.error or ours.valid}")
 
 
+def tool_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every Vela comparison takes: the scenario, and which Vela to run."""
+    parser.add_argument("--scenario", default="u55_128_highend_shared_perf", choices=sorted(SCENARIOS))
+    parser.add_argument("--vela", type=Path, default=VELA)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", type=Path)
-    parser.add_argument("--scenario", default="u55_128_highend_shared_perf", choices=sorted(SCENARIOS))
-    parser.add_argument("--vela", type=Path, default=VELA)
+    tool_arguments(parser)
     parser.add_argument("--ops", type=int, default=30, help="operations listed side by side (0: none)")
     parser.add_argument("--all", action="store_true", help="summary over every model in --models x scenario")
     parser.add_argument("--models", type=Path, default=MODELS)

@@ -45,7 +45,7 @@ class DeployLayout:
     flash: bytes
     flash_offsets: Mapping[SliceKey, int]
     constant_offsets: Mapping[str, int]  # constant feature map (tensor name) -> its offset in the flash
-    lut_offsets: Mapping[str, int]  # LUT activation op (name) -> its 256-byte table's offset in the flash
+    lut_offsets: Mapping[str, int]  # LUT activation op (name) -> its table's offset in the flash
     slot_offsets: Mapping[SliceKey, int]
     area_peaks: Mapping[MemArea, int]
     notes: tuple[str, ...]

@@ -1,6 +1,9 @@
 """LUT activations in the command stream: which of the NPU's eight 256-byte table slots holds
 which table, and the DMA that loads a table before the operation that looks it up.
 
+A table takes as many slots as its bytes need (256 entries of 8 bits: one; the softmax's 256
+int32 entries: four; a 16-bit input's 512 int32 entries: all eight), at a slot aligned to its size.
+
 As Vela lays it out (facts from its generator, which the external API shares): the tables live
 in the last two 1 KiB banks of the shared buffer (SHRAM), slot ``k`` at byte
 ``(banks - 2) * 1024 + 256 * k``; a DMA writes them there with the destination region
@@ -35,6 +38,14 @@ def lut_address(accelerator: Accelerator, slot: int) -> int:
     return (accelerator.shram_banks - 2) * accelerator.shram_bank_bytes + slot * SLOT_BYTES
 
 
+def table_slots(size_bytes: int) -> int:
+    """How many slots a table of ``size_bytes`` takes (256, 1024 or 2048 bytes: 1, 4 or 8)."""
+    count = -(-size_bytes // SLOT_BYTES)
+    if count not in (1, 2, 4, 8):
+        raise ValueError(f"a lookup table of {size_bytes} bytes does not fit the NPU's slots")
+    return count
+
+
 class LutSlots:
     """The tables loaded in the NPU's slots while one command stream is built."""
 
@@ -42,7 +53,7 @@ class LutSlots:
         self._api = api
         self._accelerator = accelerator
         self._offsets = lut_offsets  # op name -> flash offset of its table
-        self._slots: dict[int, int] = {}  # flash offset of a loaded table -> its slot
+        self._slots: dict[int, tuple[int, int]] = {}  # flash offset of a loaded table -> (first slot, slots)
         self._next = 0
 
     def reset(self) -> None:
@@ -60,14 +71,16 @@ class LutSlots:
             return [], 0
         offset = self._offsets[op.name]
         if offset in self._slots:
-            return [], self._slots[offset]
-        slot = self._next
-        self._next = (self._next + 1) % SLOTS
-        self._slots = {o: s for o, s in self._slots.items() if s != slot}
-        self._slots[offset] = slot
+            return [], self._slots[offset][0]
+        size_bytes = op.lut.nbytes
+        count = table_slots(size_bytes)
+        slot = -(-self._next // count) * count % SLOTS  # the next free slot, aligned to the table's size
+        self._next = (slot + count) % SLOTS
+        self._slots = {o: (s, n) for o, (s, n) in self._slots.items() if s + n <= slot or s >= slot + count}
+        self._slots[offset] = (slot, count)
         rng = self._api.NpuAddressRange
-        dma = self._api.NpuDmaOperation(rng(region=FLASH_REGION, address=offset, length=SLOT_BYTES),
+        dma = self._api.NpuDmaOperation(rng(region=FLASH_REGION, address=offset, length=size_bytes),
                                         rng(region=INTERNAL_MEMORY_REGION, address=lut_address(self._accelerator, slot),
-                                            length=SLOT_BYTES))
+                                            length=size_bytes))
         dma.name = f"{op.name}_lut"
         return [dma], slot

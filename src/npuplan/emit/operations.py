@@ -16,11 +16,12 @@ from npuplan.emit.layout import DeployLayout
 from npuplan.emit.mean import mean_rescale
 from npuplan.emit.regions import FLASH_REGION
 from npuplan.emit.upscale import aligned, aligned_commands
+from npuplan.emit.vela import explicit_scaling
 from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind, Resampling
+from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind, Resampling, Rounding
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering.deployable import is_copy
@@ -28,7 +29,9 @@ from npuplan.lowering.resize import RESIZE_TYPES
 
 _CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
 _RESAMPLING = {Resampling.NONE: "NONE", Resampling.NEAREST: "NEAREST", Resampling.TRANSPOSE: "TRANSPOSE"}
-_ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN", "ABS": "ABS"}
+_ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN", "ABS": "ABS",
+                "SHR": "SHR", "SHL": "SHL", "CLZ": "CLZ"}
+_ROUNDING = {Rounding.TFL: "TFL", Rounding.NATURAL: "NATURAL", Rounding.TRUNCATE: "TRUNCATE"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ def _operation(api: ModuleType, op: NpuOp) -> Any:
         return api.NpuConvDepthWiseOperation()
     if op.block_type is BlockType.POOLING and op.pool in (PoolKind.MAX, PoolKind.AVERAGE):
         return api.NpuPoolingOperation(api.NpuPoolingOp.MAX if op.pool is PoolKind.MAX else api.NpuPoolingOp.AVERAGE)
+    if op.block_type is BlockType.REDUCE_SUM:
+        return api.NpuPoolingOperation(api.NpuPoolingOp.REDUCE_SUM)
     if op.block_type is BlockType.ELEMENTWISE and op.elementwise in _ELEMENTWISE:
         return api.NpuElementWiseOperation(getattr(api.NpuElementWiseOp, _ELEMENTWISE[op.elementwise]))
     raise EmitError(op.name, f"{op.op_type} ({op.block_type}) has no operation in Vela's API here")
@@ -268,7 +273,9 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         view2 = op.ifm2.shape4d if op.ifm2_read_offset is not None else op.ifm2_shape
         npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, view2, rows2)
     npu.ofm = _ofm(ctx, command, op)
-    if op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
+    if op.fixed_point is not None:
+        _raw_operands(api, npu, op.fixed_point)
+    elif op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
         npu.ofm.quantization = npu.ifm.quantization
     elif op.elementwise == "ABS":  # the generator takes a unary op's output scale from the OFM's (as Vela sets it)
         ifm_q, ofm_q = npu.ifm.quantization, npu.ofm.quantization
@@ -298,7 +305,23 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         rescale = op.rescale
     if rescale is not None:
         npu.rescale = rescale
+    if op.fixed_point is not None and op.block_type is BlockType.POOLING:  # scaled by 1, as Vela's
+        npu.rescale = explicit_scaling(api, 1, 0)
     return npu
+
+
+def _raw_operands(api: ModuleType, npu: Any, rounding: Rounding) -> None:
+    """A fixed-point step's operands as raw integers (``NpuOp.fixed_point``): no scale, so the
+    output stage applies the explicit rescale or 1; each keeps its zero point but an int32 input,
+    read with 0 (as Vela reads a 32-bit IFM); rounded as the step says."""
+    for fm, is_input in ((npu.ifm, True), (getattr(npu, "ifm2", None), True), (npu.ofm, False)):
+        if fm is None:
+            continue
+        zero_point = fm.quantization.zero_point if fm.quantization is not None else 0
+        if is_input and fm.data_type == api.NpuDataType.INT32:
+            zero_point = 0
+        fm.quantization = api.NpuQuantization(scale_f32=None, zero_point=zero_point)
+    npu.rounding_mode = getattr(api.NpuRoundingMode, _ROUNDING[rounding])
 
 
 def dma_operation(ctx: Context, command: DmaCommand) -> Any:

@@ -35,6 +35,19 @@ def accelerator(api: ModuleType, name: str) -> object:
     return found
 
 
+def explicit_scaling(api: ModuleType, multiplier: int, shift: int) -> Any:
+    """A pooling operation's explicit output scale (``multiplier * 2**-shift``), in the record
+    Vela's generator reads from the operation's ``rescale`` (then it sets the global scale, as
+    its compiler does for the pooling steps of its decompositions). Vela keeps the record outside
+    its API module (``ethosu.vela.operation``); a module implementing the interface provides its own."""
+    record: Any = getattr(api, "ExplicitScaling", None)
+    if record is None:
+        from ethosu.vela import operation
+
+        record = operation.ExplicitScaling
+    return record(False, [shift], [multiplier])
+
+
 def quietly(call: Callable[..., Any], *args: Any) -> Any:
     """``call(*args)`` with Vela's console warnings (printed on stdout) captured and dropped."""
     with contextlib.redirect_stdout(io.StringIO()):

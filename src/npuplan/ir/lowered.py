@@ -50,6 +50,15 @@ class Resampling(StrEnum):
     TRANSPOSE = "transpose"
 
 
+class Rounding(StrEnum):
+    """How the output stage rounds: TFLite's (double rounding, halves away from zero), to nearest
+    with halves up (``natural``), or towards zero."""
+
+    TFL = "tfl"
+    NATURAL = "natural"
+    TRUNCATE = "truncate"
+
+
 class PoolKind(StrEnum):
     AVERAGE = "avg"
     MAX = "max"
@@ -135,6 +144,10 @@ class NpuOp:
     # the operands were swapped to put the feature map first (``lowering.operands``): the hardware
     # computes IFM2 <op> IFM (its reversed-operands flag)
     reversed_operands: bool = False
+    # a step of a fixed-point decomposition (a SOFTMAX's): its operands are raw integers, unscaled
+    # (each keeps its tensor's zero point; an int32 one is read with zero point 0), the output
+    # stage multiplies by ``rescale`` (1 without one) and rounds so; None: a quantized operation
+    fixed_point: Rounding | None = None
 
     @property
     def copies_into_box(self) -> bool:

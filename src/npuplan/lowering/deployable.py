@@ -25,11 +25,12 @@ DEPLOYABLE_TYPES = frozenset({
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
     "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",  # reshapes left: copies
+    "SOFTMAX",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
-                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE"})
+                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
@@ -41,6 +42,8 @@ _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8, DataType.INT16})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
                        "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
+# Operations only a fixed-point decomposition (a softmax's, ``NpuOp.fixed_point``) runs.
+_FIXED_POINT_OP_TYPES = frozenset({"ReduceSum", "SHR", "SHL", "CLZ"})
 # The IFM resampling each NPU operation may use: nearest x2 for the average pools of a resize,
 # transpose x2 (zeros inserted) for the convolution of a TRANSPOSE_CONV.
 _RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
@@ -57,8 +60,13 @@ def is_copy(op: NpuOp) -> bool:
 def _wide(op: NpuOp, tensor: Tensor) -> bool:
     """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands) or a SQUARED_DIFFERENCE's
     int32 steps, which Vela's decompositions and the emitter carry in 32 bits: scale 1 and zero
-    point 0, or no quantization (raw values, no scaling) for a SQUARED_DIFFERENCE's."""
-    if op.tflite_type not in ("MEAN", "SQUARED_DIFFERENCE") or tensor.dtype != DataType.INT32:
+    point 0, or no quantization (raw values, no scaling) for a SQUARED_DIFFERENCE's; any int32
+    value of a fixed-point decomposition (a softmax's raw steps)."""
+    if tensor.dtype != DataType.INT32:
+        return False
+    if op.fixed_point is not None:
+        return True
+    if op.tflite_type not in ("MEAN", "SQUARED_DIFFERENCE"):
         return False
     if tensor.quant is None:
         return op.tflite_type == "SQUARED_DIFFERENCE"
@@ -67,8 +75,11 @@ def _wide(op: NpuOp, tensor: Tensor) -> bool:
 
 def npu_op_reason(op: NpuOp) -> str | None:
     """Why the emitter cannot express ``op`` exactly, or None when it can."""
-    if op.op_type not in _OP_TYPES:
+    if op.op_type not in _OP_TYPES and not (op.fixed_point is not None and op.op_type in _FIXED_POINT_OP_TYPES):
         return f"its NPU operation {op.op_type} is not emitted yet"
+    if op.activation is Activation.LUT and op.lut is None and op.tflite_type == "SOFTMAX":
+        return ("its exp table is undefined for beta x input scale below 2**-27 (the table's fixed-point rescale "
+                "would shift left by a negative amount)")
     if op.activation is Activation.LUT and op.lut is None:
         return lut_reason(op.tflite_type, op.ifm.dtype) or f"{op.tflite_type}'s lookup table could not be computed"
     if op.activation not in CLAMP_ACTIVATIONS and op.activation not in _FUNCTIONS:
@@ -105,7 +116,8 @@ def npu_op_reason(op: NpuOp) -> str | None:
             and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
         # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)) and not swaps_operands(op):
+    if (op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)) and not swaps_operands(op)
+            and op.fixed_point is None):  # a fixed-point step reads its constant IFM from the flash, as Vela
         return "a constant first operand the hardware cannot take as the second is not emitted"
     constant, other = (op.ifm, op.ifm2) if op.ifm.is_constant else (op.ifm2, op.ifm)
     if constant is not None and other is not None and constant.is_constant and constant.dtype != other.dtype:
@@ -127,9 +139,6 @@ def npu_op_reason(op: NpuOp) -> str | None:
 # Why the larger decompositions are not emitted: each is expressible as the API's operations (Vela's
 # own are), but npuplan's lowering models their geometry and costs, not every number they run with.
 _NOT_EMITTED = {
-    "SOFTMAX": ("SOFTMAX is not emitted yet: its lowering reproduces the geometry of Vela's fixed-point "
-                "decomposition (31 operations for 8 bits), not its constants, zero points, clamps, roundings "
-                "and 32-bit exp table"),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": ("UNIDIRECTIONAL_SEQUENCE_LSTM is not emitted yet: its lowering lacks Vela's "
                                      "explicit gate scalings and clamps, and its state updates write at offsets "
                                      "the emitter does not express"),

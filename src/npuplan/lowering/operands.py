@@ -13,8 +13,11 @@ from npuplan.ir.lowered import BlockType, NpuOp
 
 def swaps_operands(op: NpuOp) -> bool:
     """Whether only IFM2 can be ``op``'s primary (streamed) input: IFM is a constant or a scalar,
-    IFM2 a feature map of the output's shape."""
+    IFM2 a feature map of the output's shape. A fixed-point decomposition's steps (a softmax's) keep
+    their order: Vela reads their constants as given, the IFM a constant feature map if need be."""
     if op.block_type is not BlockType.ELEMENTWISE or op.ifm2 is None or op.ifm2_shape is None:
+        return False
+    if op.fixed_point is not None:
         return False
     ifm_can_swap = op.ifm.is_constant or not op.ifm.shape
     return not op.ifm2.is_constant and bool(op.ifm2.shape) and tuple(op.ifm2.shape) == tuple(op.ofm.shape) and (

@@ -82,6 +82,21 @@ def _is_ethos_u(model: Any, op: Any) -> bool:
     return model.OperatorCodes(op.OpcodeIndex()).CustomCode() == b"ethos-u"
 
 
+def ethos_u_payloads(data: bytes) -> list[tuple[bytes, bytes]]:
+    """Each ethos-u operator's driver payload and flash tensor bytes, in operator order (the file's
+    structure trusted: for reports and comparisons, not for validating untrusted files)."""
+    model = _model(data)
+    sg = model.Subgraphs(0)
+    out = []
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        if _is_ethos_u(model, op):
+            stream, flash = (sg.Tensors(int(k)) for k in op.InputsAsNumpy()[:2])
+            out.append((bytes(model.Buffers(stream.Buffer()).DataAsNumpy()),
+                        bytes(model.Buffers(flash.Buffer()).DataAsNumpy())))
+    return out
+
+
 class _FileReplay:
     """The regions of a file: one byte model per tensor that is a region, the arena for the rest."""
 

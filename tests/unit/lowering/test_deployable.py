@@ -3,8 +3,9 @@ partition, tensors crossing NPU partitions in NHWC, and shapes the file does not
 
 from __future__ import annotations
 
-from npuplan.ir.lowered import BlockType, CpuOp, Kernel, LoweredGraph, NpuOp, PoolKind
+from npuplan.ir.lowered import BlockType, CpuOp, Kernel, LoweredGraph, LoweredOp, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering.deployable import gather_split_writes, npu_op_reason
 from npuplan.lowering.formats import linear_format_tensors
 
@@ -82,14 +83,20 @@ def test_a_maximum_of_differently_quantized_operands_stays_on_the_cpu():
         assert (npu_op_reason(npu) is None) is emitted
 
 
-def test_a_softmax_stays_on_the_cpu_saying_why() -> None:
+def test_softmax_is_emitted_but_where_its_exp_table_is_undefined() -> None:
     from npuplan.hw.accelerator import accelerator
     from npuplan.lowering import lower
 
     from ._build import fm, graph, model, op
 
-    x, y = fm("x", (1, 10)), fm("y", (1, 10))
-    lowered = lower(model(graph([op("SOFTMAX", [x], [y], 0, beta=1.0)], [x], [y])), accelerator("ethos-u55-128"),
-                    deployable=True)
-    (cpu,) = lowered.cpu_ops
-    assert "constants, zero points, clamps" in cpu.reason
+    def lowered(dtype: DataType, scale: float) -> tuple[LoweredOp, ...]:
+        q = Quantization((scale,), (0,))
+        x, y = fm("x", (1, 10), dtype, q), fm("y", (1, 10), dtype, q)
+        return lower(model(graph([op("SOFTMAX", [x], [y], 0, beta=1.0)], [x], [y])), accelerator("ethos-u55-128"),
+                     deployable=True).ops
+
+    assert len(lowered(DataType.INT8, 0.1)) == 28 and all(isinstance(o, NpuOp) for o in lowered(DataType.INT8, 0.1))
+    assert len(lowered(DataType.INT16, 0.001)) == 15
+    # beta x scale below 2**-27: the table's fixed-point rescale would shift left by a negative amount
+    (cpu,) = lowered(DataType.INT8, 1e-9)
+    assert isinstance(cpu, CpuOp) and "exp table is undefined" in cpu.reason
