@@ -46,9 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-tflite", action="store_true",
                    help="also write <network>_npuplan.tflite: the plan as a deployable file (ethos-u operators, as "
                         "Vela's output); ops it cannot express stay on the CPU")
-    p.add_argument("--emit-backend", choices=("npuplan", "vela"), default="vela",
+    p.add_argument("--emit-backend", choices=("npuplan", "vela"), default="npuplan",
                    help="what encodes the weights and writes the register command streams of --emit-tflite: "
-                        "npuplan's own code, or Vela's external API (needs the deploy extra; default: vela)")
+                        "npuplan's own code (default), or Vela's external API (the reference; needs the deploy "
+                        "extra)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 

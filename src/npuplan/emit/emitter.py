@@ -162,7 +162,7 @@ def _cycle_collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None, backend: EmitBackend = EmitBackend.VELA) -> Emitted:
+def emit_tflite(plan: Plan, *, memo: EmitMemo | None = None, backend: EmitBackend = EmitBackend.NPUPLAN) -> Emitted:
     """``plan`` as a deployable TFLite file. Raises ``EmitError`` (one line) for what it cannot emit.
     ``memo`` holds what earlier emits of the same model found (block configs, encoded slices);
     ``backend`` implements the weight codec, block rules and register command stream."""
@@ -283,7 +283,7 @@ def write_emitted(plan: Plan, output_dir: str | Path, emitted: Emitted | None = 
 MAX_CPU_FALLBACKS = 16
 
 
-def plan_and_emit(path: str | Path, *, first: Plan | None = None, backend: EmitBackend = EmitBackend.VELA,
+def plan_and_emit(path: str | Path, *, first: Plan | None = None, backend: EmitBackend = EmitBackend.NPUPLAN,
                   **options: Any) -> tuple[Plan, Emitted]:
     """Plan ``path`` deployably and emit it; an operator the emitter refuses for a reason the CPU
     avoids (no valid block config) is kept on the CPU and the network planned again, at most

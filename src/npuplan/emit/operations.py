@@ -188,7 +188,7 @@ def stripe_operations(ctx: Context, command: NpuStripeCommand, *, lut_index: int
     except EmitError as error:
         if error.cpu_fallback is not None:
             raise
-        raise EmitError(op.name, error.reason if error.op == op.name else f"'{error.op}': {error.reason}",
+        raise EmitError(op.name, error.reason if error.op in (None, op.name) else f"'{error.op}': {error.reason}",
                         cpu_fallback=op.source_index) from None
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from npuplan.emit.backend import EmitBackend
 from npuplan.emit import blocks, emitter
 from npuplan.emit.vela import quietly
 
@@ -82,7 +83,7 @@ def captured(path: str | Path, **options: Any) -> list[Partition]:
     it emits again: the earlier attempt's partitions are dropped)."""
     seen: list[Partition] = []
     with _recording(seen):
-        emitter.plan_and_emit(path, **options)
+        emitter.plan_and_emit(path, backend=EmitBackend.VELA, **options)  # the oracle's objects: Vela's
     return seen
 
 

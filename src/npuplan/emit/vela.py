@@ -37,14 +37,15 @@ def accelerator(api: ModuleType, name: str) -> object:
 
 def explicit_scaling(api: ModuleType, multiplier: int, shift: int) -> Any:
     """A pooling operation's explicit output scale (``multiplier * 2**-shift``), in the record
-    Vela's generator reads from the operation's ``rescale`` (then it sets the global scale, as
-    its compiler does for the pooling steps of its decompositions). Vela keeps the record outside
-    its API module (``ethosu.vela.operation``); a module implementing the interface provides its own."""
+    the generator reads from the operation's ``rescale`` (then it sets the global scale, as Vela's
+    compiler does for the pooling steps of its decompositions). npuplan's backend has the record
+    (``emit.native.types.ExplicitScaling``); Vela keeps its own outside its external API, which
+    npuplan does not import, so through Vela's API such an operation is refused (``EmitError``:
+    the emitter keeps its operator on the CPU)."""
     record: Any = getattr(api, "ExplicitScaling", None)
     if record is None:
-        from ethosu.vela import operation
-
-        record = operation.ExplicitScaling
+        raise EmitError(None, "an explicit pooling scale, which Vela's external API cannot carry (use "
+                        "--emit-backend npuplan)")
     return record(False, [shift], [multiplier])
 
 

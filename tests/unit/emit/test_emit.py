@@ -217,16 +217,22 @@ def test_striped_reshaped_view_reads_each_stripes_own_rows(ds_cnn_plan, ds_cnn_e
     assert [e.ifm.bases[0] for e in kicks] == expected
 
 
-def test_a_generator_rejection_is_one_line(vela_api, ds_cnn_plan, monkeypatch):
+@pytest.mark.parametrize("backend", ["npuplan", "vela"])
+def test_a_generator_rejection_is_one_line(backend, monkeypatch):
+    from npuplan.api import plan
     from npuplan.emit import emit_tflite
+    from npuplan.emit.backend import EmitBackend, backend_api
     from npuplan.errors import EmitError
+
+    if backend == "vela":
+        pytest.importorskip("ethosu.vela.api", reason="the deploy extra (ethos-u-vela) is not installed")
 
     def reject(*_args):
         raise AssertionError("Illegal Size: 120 Bytes is not a multiple of 16\nmore")
 
-    monkeypatch.setattr(vela_api, "npu_generate_register_command_stream", reject)
+    monkeypatch.setattr(backend_api(EmitBackend(backend)), "npu_generate_register_command_stream", reject)
     with pytest.raises(EmitError, match="rejected NPU partition 0: Illegal Size") as caught:
-        emit_tflite(ds_cnn_plan)
+        emit_tflite(plan(DATA / "autoencoder_ad.tflite", deployable=True, **U55_128), backend=EmitBackend(backend))
     assert "\n" not in str(caught.value)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from npuplan.emit.native.blocks import find_block_configs
 from npuplan.emit.native.generator import generate_register_command_stream
 from npuplan.emit.native.payload import create_driver_payload
-from npuplan.emit.native.types import (NpuAccelerator, NpuActivation, NpuActivationOp, NpuAddressRange,
+from npuplan.emit.native.types import (ExplicitScaling, NpuAccelerator, NpuActivation, NpuActivationOp, NpuAddressRange,
                                        NpuBlockOperation, NpuBlockTraversal, NpuConv2DOperation,
                                        NpuConvDepthWiseOperation, NpuDataType, NpuDmaOperation, NpuElementWiseOp,
                                        NpuElementWiseOperation, NpuFeatureMap, NpuKernel, NpuLayout, NpuPadding,
@@ -24,7 +24,7 @@ from npuplan.emit.native.weight_stream import encode_biases, encode_weights
 from npuplan.hw.accelerator import accelerator as accelerator_preset
 
 __all__ = [
-    "NpuAccelerator", "NpuActivation", "NpuActivationOp", "NpuAddressRange", "NpuBlockOperation", "NpuBlockTraversal",
+    "ExplicitScaling", "NpuAccelerator", "NpuActivation", "NpuActivationOp", "NpuAddressRange", "NpuBlockOperation", "NpuBlockTraversal",
     "NpuConv2DOperation", "NpuConvDepthWiseOperation", "NpuDataType", "NpuDmaOperation", "NpuElementWiseOp",
     "NpuElementWiseOperation", "NpuFeatureMap", "NpuKernel", "NpuLayout", "NpuPadding", "NpuPoolingOp",
     "NpuPoolingOperation", "NpuQuantization", "NpuResamplingMode", "NpuRoundingMode", "NpuShape3D", "NpuTileBox",

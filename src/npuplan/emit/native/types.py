@@ -139,6 +139,16 @@ class NpuPadding(NamedTuple):
     right: int
 
 
+@dataclass(frozen=True, slots=True)
+class ExplicitScaling:
+    """An explicit output scale in place of a pooling's float ``rescale``: ``multiplier[k] *
+    2**-shift[k]`` (one entry unless ``per_channel``)."""
+
+    per_channel: bool
+    shift: list[int]
+    multiplier: list[int]
+
+
 @dataclass(slots=True)
 class NpuActivation:
     op_type: NpuActivationOp
@@ -223,7 +233,7 @@ class NpuConvDepthWiseOperation(NpuBlockOperation):
 @dataclass(init=False)
 class NpuPoolingOperation(NpuBlockOperation):
     sub_op_type: NpuPoolingOp = NpuPoolingOp.MAX
-    rescale: float | tuple[int, int] | None = None
+    rescale: float | ExplicitScaling | None = None
 
     def __init__(self, pooling_op_type: NpuPoolingOp) -> None:
         NpuBlockOperation.__init__(self, NpuOperationType.Pooling)

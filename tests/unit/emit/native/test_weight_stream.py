@@ -141,6 +141,7 @@ def test_decodes_velas_stream_to_our_order(vela, volume, args):
 def _emitted_calls(model: str, options: tuple[tuple[str, str], ...]) -> tuple[tuple[Any, ...], ...]:
     """The distinct ``npu_encode_weights`` arguments the emitter passes for a bundled model."""
     from npuplan.emit import plan_and_emit
+    from npuplan.emit.backend import EmitBackend
     from npuplan.emit import weights as emit_weights
 
     calls: dict[tuple[object, ...], tuple[Any, ...]] = {}
@@ -152,7 +153,7 @@ def _emitted_calls(model: str, options: tuple[tuple[str, str], ...]) -> tuple[tu
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(emit_weights.SliceMemo, "encode", recording)
-        plan_and_emit(DATA / f"{model}.tflite", **dict(options))
+        plan_and_emit(DATA / f"{model}.tflite", backend=EmitBackend.VELA, **dict(options))
     return tuple(calls.values())
 
 
