@@ -6,7 +6,9 @@ operations and the emitter's block-config probes, then run Vela's
 ``npu_generate_register_command_stream`` and the native one on the same objects and compare them
 command by command (``npuplan.regstream.compare``: the same operations, DMA starts and waits with
 their parameters, and at every operation the value of every register Vela has set, the
-output-stage registers left out until that module is in); compare ``find_block_configs`` with
+output-stage registers left out until that module is in), whether the words are identical once
+the output-stage registers are dropped, and whether they are Vela's word for word when the
+native generator is given Vela's output-stage values (``oracle.with_vela_output_stage``); compare ``find_block_configs`` with
 ``npu_find_block_configs`` on every probe and the driver payloads byte for byte. Vela is the
 reference (its streams have run on hardware). A model that fails to plan or emit is a row.
 Prints per model the operations matching, whether the words are identical, the probes matching,
@@ -34,7 +36,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from npuplan.emit.native.api import create_driver_payload, find_block_configs  # noqa: E402
-from npuplan.emit.oracle import OUTPUT_STAGE, Partition, Probe, both_streams, captured, probing  # noqa: E402
+from npuplan.emit.oracle import (OUTPUT_STAGE, Partition, Probe, both_streams, captured, probing,  # noqa: E402
+                                 with_vela_output_stage)
 from npuplan.emit.vela import quietly, vela_api  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream.compare import compare  # noqa: E402
@@ -83,7 +86,8 @@ def _partition(row: Row, index: int, part: Partition) -> None:
     c = compare(pair.vela, pair.native, ignore=OUTPUT_STAGE)
     row.counts.update(partitions=1, operations=c.operations, matching=c.matching_operations, commands=c.commands,
                       matching_commands=c.matching, identical=int(c.identical),
-                      outside_stage=int(c.identical_outside_ignored))
+                      outside_stage=int(c.identical_outside_ignored),
+                      with_stage=int(with_vela_output_stage(part, pair.vela) == pair.vela))
     row.vela_seconds += pair.vela_seconds
     row.native_seconds += pair.native_seconds
     if c.first_mismatch and not row.first_mismatch:
@@ -118,7 +122,8 @@ def check(model: Path, scenario: str) -> Row:
 
 def _figures(n: Counter[str]) -> str:
     return (f"ops {n['matching']:5}/{n['operations']:<5} cmds {n['matching_commands']:5}/{n['commands']:<5} "
-            f"identical {n['identical']}/{n['partitions']} (outside the output stage {n['outside_stage']}) "
+            f"identical {n['identical']}/{n['partitions']} (outside the output stage {n['outside_stage']}, "
+            f"given Vela's output stage {n['with_stage']}) "
             f"probes {n['matching_probes']:3}/{n['probes']:<3} payloads {n['payloads']}/{n['partitions']} identical")
 
 

@@ -109,3 +109,42 @@ def both_streams(partition: Partition) -> StreamPair:
     native = generate_register_command_stream(partition.operations, partition.accelerator)
     end = time.process_time()
     return StreamPair(list(vela), native, middle - start, end - middle)
+
+
+def vela_output_stages(operations: list[Any], vela_words: list[int]) -> dict[int, dict[str, int]]:
+    """Per block operation (by ``id``): the output-stage registers' values when Vela's stream runs
+    it (what a complete ``output_stage_registers`` must give, up to registers left unchanged)."""
+    from npuplan.regstream.compare import commands
+
+    snapshots = [regs for name, _, regs in commands(vela_words) if name in _BLOCK_COMMANDS]
+    blocks = [op for op in operations if op.op_type.name != "Dma"]
+    return {id(op): {k: v for k, v in regs.items() if k in OUTPUT_STAGE} for op, regs in zip(blocks, snapshots)}
+
+
+_BLOCK_COMMANDS = frozenset({"NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE"})
+
+
+@contextmanager
+def vela_output_stage(stages: dict[int, dict[str, int]]) -> Iterator[None]:
+    """The native generator with ``output_stage_registers`` answering from ``stages`` (Vela's
+    values, ``vela_output_stages``): its stream must then be Vela's word for word."""
+    from npuplan.emit.native import generator
+
+    original = generator.output_stage_registers
+
+    def from_vela(operation: Any, accelerator_name: str) -> dict[str, int]:
+        return stages.get(id(operation), {})
+
+    generator.output_stage_registers = from_vela  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        generator.output_stage_registers = original  # type: ignore[assignment]
+
+
+def with_vela_output_stage(partition: Partition, vela_words: list[int]) -> list[int]:
+    """The native generator's words for ``partition`` given Vela's output-stage values."""
+    from npuplan.emit.native.api import generate_register_command_stream
+
+    with vela_output_stage(vela_output_stages(partition.operations, vela_words)):
+        return generate_register_command_stream(partition.operations, partition.accelerator)

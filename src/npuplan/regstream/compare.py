@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from npuplan.regstream.words import decode_words
 
 Command = tuple[str, int, dict[str, int]]  # name, parameter, registers when it runs
+_NO_REGISTERS = frozenset({"NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT", "NPU_OP_STOP"})
 
 
 def commands(words: list[int]) -> list[Command]:
@@ -24,7 +25,7 @@ def commands(words: list[int]) -> list[Command]:
     for w in decode_words(words):
         if not w.name.startswith("NPU_OP_"):
             registers[w.name] = w.value
-        elif w.name in ("NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT", "NPU_OP_STOP"):
+        elif w.name in _NO_REGISTERS:
             out.append((w.name, w.param, {}))
         else:
             out.append((w.name, w.param, dict(registers)))
@@ -65,7 +66,7 @@ def compare(expected: list[int], actual: list[int], *, ignore: Collection[str] =
     matching = operations = matching_operations = 0
     first: str | None = None
     for index, (a, b) in enumerate(zip(want, got)):
-        is_op = bool(a[2])
+        is_op = a[0] not in _NO_REGISTERS
         operations += is_op
         why = _difference(index, a, b, ignore)
         if why is None:
@@ -75,7 +76,7 @@ def compare(expected: list[int], actual: list[int], *, ignore: Collection[str] =
             first = why
     if len(want) != len(got) and first is None:
         first = f"expected {len(want)} commands, got {len(got)}"
-    operations += sum(1 for a in want[len(got):] if a[2])
+    operations += sum(1 for a in want[len(got):] if a[0] not in _NO_REGISTERS)
     return Comparison(len(want), matching, operations, matching_operations, expected == actual,
                       _kept(expected, ignore) == _kept(actual, ignore), first)
 

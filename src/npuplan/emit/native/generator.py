@@ -21,7 +21,7 @@ from npuplan.emit.native.dependencies import BlockOp, Waits, blockdep
 from npuplan.emit.native.hardware import NativeArch, arch_of
 from npuplan.emit.native.output_stage import output_stage_registers
 from npuplan.emit.native.shared_buffer import OpFacts, ShramRegisters, shram_registers
-from npuplan.emit.native.view import Fm, feature_map, has_ifm2, kernel_of, padding_of, ranges, uses_lut
+from npuplan.emit.native.view import Fm, feature_map, has_ifm2, kernel_of, padding_of, ranges, scalar_of, uses_lut
 from npuplan.errors import EmitError
 from npuplan.regstream.words import CODE_OF
 
@@ -59,8 +59,8 @@ def _quantise(value: float, quantization: Any) -> int:
 
 def _broadcast(op: Any) -> int:
     """IFM2_BROADCAST: the axes IFM2 is broadcast along, reversed operands, a scalar IFM2."""
-    flags = _REVERSED if op.reversed_operands else 0
-    if op.ifm2_scalar is not None:
+    flags = _REVERSED if getattr(op, "reversed_operands", False) else 0
+    if scalar_of(op) is not None:
         return flags | _SCALAR
     a, b = op.ifm.shape, op.ifm2.shape
     return flags | (_BROADCAST_H if a.height != b.height else 0) | (_BROADCAST_W if a.width != b.width else 0) | (
@@ -108,8 +108,9 @@ def _second_operand(op: Any, stage: dict[str, int], ifm2: Fm | None) -> reg.Pair
     pairs = reg.ifm2(ifm2) if ifm2 is not None else []
     pairs += reg.named(stage, _STAGE_IFM2)
     pairs.append((_C["IFM2_BROADCAST"], _broadcast(op)))
-    if op.ifm2_scalar is not None:
-        pairs.append((_C["IFM2_SCALAR"], _quantise(op.ifm2_scalar, op.ifm2.quantization)))
+    scalar = scalar_of(op)
+    if scalar is not None:
+        pairs.append((_C["IFM2_SCALAR"], _quantise(scalar, op.ifm2.quantization)))
     return pairs
 
 
@@ -186,7 +187,7 @@ def generate_register_command_stream(operations: Sequence[Any], accelerator: Any
         kind = op.op_type.name
         if kind == "Dma":
             _waits(s, waits.before(_dma(s, arch, op, index), dma=True), -1)
-            s.command(_C["NPU_OP_DMA_START"], int(op.channel) * 16 + int(op.mode))
+            s.command(_C["NPU_OP_DMA_START"], int(getattr(op, "channel", 0)) * 16 + int(getattr(op, "mode", 0)))
             continue
         record = _block_registers(s, arch, op, kind, output_stage_registers(op, name), index)
         accesses = block_accesses(arch, record.ifm_spans, record.ifm2_spans, record.ofm_spans, record.streams,

@@ -16,7 +16,7 @@ from npuplan.hw.block_config import BlockConfig, BlockQuery, KernelGeometry, try
 from npuplan.hw.shram import AccType
 from npuplan.ir.lowered import BlockType, Resampling
 from npuplan.ir.shape import Shape4D
-from npuplan.emit.native.view import DTYPE_BITS, kernel_of, uses_lut
+from npuplan.emit.native.view import DTYPE_BITS, accumulator_of, kernel_of, scalar_of, uses_lut
 
 _BLOCK_TYPES = {"Conv2D": BlockType.CONV, "ConvDepthWise": BlockType.DEPTHWISE, "Pooling": BlockType.POOLING,
                 "ElementWise": BlockType.ELEMENTWISE}
@@ -55,7 +55,7 @@ def block_query(op: Any, *, ifm2: Any, ofm_shape: Shape4D | None = None) -> Bloc
         ifm2=None if ifm2 is None else _shape(ifm2),
         kernel=KernelGeometry(k[1], k[0], k[3], k[2], k[5], k[4]),
         ifm_bits=DTYPE_BITS[op.ifm.data_type.name],
-        uses_scalar=getattr(op, "ifm2_scalar", None) is not None,
+        uses_scalar=scalar_of(op) is not None,
         lut_banks=2 if act is not None and uses_lut(op) else 0,
         scaled=_scaled(fms),
         resampling=Resampling[op.ifm_upscale.name],
@@ -101,8 +101,8 @@ def _key(op: Any, ifm2: Any, facts: OpFacts) -> tuple[object, ...]:
     return (facts, op.sub_op_type.name if facts.kind == "Pooling" else None,
             i.height, i.width, i.depth, o.height, o.width, o.depth,
             None if ifm2 is None else (ifm2.shape.height, ifm2.shape.width, ifm2.shape.depth),
-            op.ifm.data_type.name, b.height, b.width, b.depth, op.accumulator_type.name, _scaled(list(fms)),
-            op.ifm_upscale.name, getattr(op, "ifm2_scalar", None) is not None)
+            op.ifm.data_type.name, b.height, b.width, b.depth, accumulator_of(op), _scaled(list(fms)),
+            op.ifm_upscale.name, scalar_of(op) is not None)
 
 
 _MEMO_SIZE = 1 << 16
@@ -122,7 +122,7 @@ def shram_registers(op: Any, accel: Accelerator, ifm2: Any, facts: OpFacts,
     config = fitting_config(block_query(op, ifm2=ifm2), accel, block, facts.part_kernel_first)
     if config is None:
         raise AssertionError(f"block_config {block} does not fit the shared buffer")
-    forced = op.accumulator_type.name
+    forced = accumulator_of(op)
     acc = _ACC_FORMAT_FORCED[forced] if forced in _ACC_FORMAT_FORCED else _ACC_FORMAT[config.acc_type]
     layout = config.layout
     if len(memo) >= _MEMO_SIZE:

@@ -82,6 +82,17 @@ def uses_lut(op: Any) -> bool:
     return act is not None and act.op_type.name == "TABLE_LOOKUP"
 
 
+def scalar_of(op: Any) -> float | None:
+    """A binary elementwise operation's scalar IFM2 value (None: a feature map, or no IFM2)."""
+    return getattr(op, "ifm2_scalar", None)
+
+
+def accumulator_of(op: Any) -> str:
+    """The accumulator an operation forces (``Int32``, ``Int40``), else ``Default``."""
+    forced = getattr(op, "accumulator_type", None)
+    return "Default" if forced is None else str(forced.name)
+
+
 def has_ifm2(op: Any) -> bool:
     """Whether the operation reads a second feature map (not a scalar)."""
     return getattr(op, "ifm2", None) is not None and getattr(op, "ifm2_scalar", None) is None

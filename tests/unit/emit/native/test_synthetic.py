@@ -109,3 +109,6 @@ def test_unusual_operations_match_vela_word_for_word(vela_api, name):
     c = compare(want, generate_register_command_stream(ops, acc), ignore=OUTPUT_STAGE)
     assert c.first_mismatch is None, c.first_mismatch
     assert c.identical_outside_ignored and c.operations == len(ops)
+    from npuplan.emit.oracle import Partition, with_vela_output_stage
+
+    assert with_vela_output_stage(Partition(ops, acc), list(want)) == list(want)
