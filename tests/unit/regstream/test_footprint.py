@@ -82,6 +82,7 @@ def test_a_strided_access_reads_and_writes_only_its_runs():
     assert not replay.regions[1].unread.any() and replay.read_any == [True]
     with pytest.raises(ValidationError, match="reads byte 7 of scratch"):
         replay.read(Access(1, 4, 8, None, "a channel past the box"))
+    assert ofm.overlaps(Access(1, 12, 13, None, "in a run")) and not ofm.overlaps(Access(1, 7, 12, None, "a gap"))
 
 
 def _replay() -> Replay:
