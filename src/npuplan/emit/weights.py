@@ -121,13 +121,11 @@ def _ohwi(op: NpuOp) -> np.ndarray:
     assert op.weights is not None and op.weight_tensor is not None and op.weight_tensor.quant is not None
     w = np.asarray(op.weights)
     kind = np.int16 if w.dtype.itemsize == 1 else np.int64
-    w = w.astype(kind)
     if op.block_type is BlockType.DEPTHWISE:
         w = np.transpose(w, (3, 1, 2, 0))  # 1 x H x W x C -> C x H x W x 1
     zero = np.asarray(op.weight_tensor.quant.zero_point, dtype=np.int64)
-    if zero.size > 1:
-        return w - zero.reshape(-1, 1, 1, 1).astype(kind)
-    return w - kind(zero.reshape(-1)[0])
+    zero = zero.reshape(-1, 1, 1, 1).astype(kind) if zero.size > 1 else kind(zero.reshape(-1)[0])
+    return np.subtract(w, zero, dtype=kind)  # widened and shifted in one pass
 
 
 def channel_scales(op: NpuOp) -> list[tuple[int, int]]:

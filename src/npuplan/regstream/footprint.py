@@ -4,6 +4,10 @@ Rows below ``height_0`` come from tile 0 (base 0), the rest from tile 2 (base 2,
 a rolling buffer's wrap. NHWC rows are one interval when the row is dense in depth, else one per
 column; NHCWB16 rows are one interval per 16-channel brick, or one per column and brick when the
 last brick is partial (its other channels are never read or written).
+
+The memory model reads and writes the same bytes through ``lattices``: at most four strided views
+of a region's arrays, so a depth slice of a deep feature map costs its own bytes, not its span's;
+``intervals`` and ``mask`` list them one by one (the reference the tests check the views against).
 """
 
 from __future__ import annotations
@@ -154,13 +158,15 @@ def lattices(fm: FeatureMapAccess) -> tuple[Lattice, ...]:
     for base, rows in tiles:
         if fm.nhcwb16:
             bricks, last = -(-fm.depth // 16), fm.depth % 16
+            brick_row = (fm.width - 1) * fm.stride_x + 16 * e
             if not last:  # whole bricks: each row of a brick is one run
-                out.append(Lattice(base, (rows, bricks), (fm.stride_y, fm.stride_c), (fm.width - 1) * fm.stride_x
-                                   + 16 * e))
+                out.append(Lattice(base, (rows, bricks), (fm.stride_y, fm.stride_c), brick_row))
                 continue
-            if bricks > 1:
-                out.append(Lattice(base, (rows, bricks - 1, fm.width), (fm.stride_y, fm.stride_c, fm.stride_x), 16 * e))
-            out.append(Lattice(base + (bricks - 1) * fm.stride_c, (rows, fm.width), (fm.stride_y, fm.stride_x), last * e))
+            if bricks > 1:  # every column of a whole brick one run, the partial last brick's channels another
+                strides = (fm.stride_y, fm.stride_c, fm.stride_x)
+                out.append(Lattice(base, (rows, bricks - 1, fm.width), strides, 16 * e))
+            partial = base + (bricks - 1) * fm.stride_c
+            out.append(Lattice(partial, (rows, fm.width), (fm.stride_y, fm.stride_x), last * e))
         elif fm.stride_x == fm.depth * e or fm.width == 1:  # dense rows
             out.append(Lattice(base, (rows,), (fm.stride_y,), (fm.width - 1) * fm.stride_x + fm.depth * e))
         else:
