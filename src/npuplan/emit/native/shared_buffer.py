@@ -11,12 +11,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from npuplan.emit.native.view import DTYPE_BITS, accumulator_of, kernel_of, scalar_of, uses_lut
 from npuplan.hw.accelerator import Accelerator, Block
 from npuplan.hw.block_config import BlockConfig, BlockQuery, KernelGeometry, try_block_config
 from npuplan.hw.shram import AccType
 from npuplan.ir.lowered import BlockType, Resampling
 from npuplan.ir.shape import Shape4D
-from npuplan.emit.native.view import DTYPE_BITS, accumulator_of, kernel_of, scalar_of, uses_lut
 
 _BLOCK_TYPES = {"Conv2D": BlockType.CONV, "ConvDepthWise": BlockType.DEPTHWISE, "Pooling": BlockType.POOLING,
                 "ElementWise": BlockType.ELEMENTWISE}
