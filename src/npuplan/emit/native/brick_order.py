@@ -152,5 +152,14 @@ def brick_indices(geom: BrickGeometry) -> np.ndarray:
 
 def brick_order(volume: np.ndarray, geom: BrickGeometry) -> np.ndarray:
     """``volume`` (OHWI, of shape ``geom.shape``) as the stream lists it (1-D, zeros inserted)."""
-    flat = np.concatenate([np.asarray(volume).reshape(-1), np.zeros(1, dtype=volume.dtype)])
-    return flat[brick_indices(geom)]
+    flat = np.asarray(volume).reshape(-1)
+    if not _inserts_zeros(geom):  # gather in place
+        return flat[brick_indices(geom)]
+    return np.concatenate([flat, np.zeros(1, dtype=volume.dtype)])[brick_indices(geom)]
+
+
+@functools.lru_cache(maxsize=_INDEX_MEMO)
+def _inserts_zeros(geom: BrickGeometry) -> bool:
+    """Whether the order of ``geom`` inserts zeros (channels or elements the volume lacks)."""
+    indices = brick_indices(geom)
+    return bool(indices.size) and int(indices.max()) >= int(np.prod(geom.shape))

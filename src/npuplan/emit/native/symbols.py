@@ -172,7 +172,11 @@ def stream_symbols(values: np.ndarray) -> StreamSymbols:
         hist[0] = int(all_zero)  # an all-zero stream codes one zero as a value
     palette = _palette(hist)
     table = _index_table(palette)
-    indices = table[weight_palette][shifted]
+    if palette.entries:
+        indices = table[weight_palette][shifted]
+    else:  # no palette: an index is its palette value less the direct offset (arithmetic beats a gather)
+        kept = shifted - MAX_WEIGHT
+        indices = palette_values(kept) - np.int16(palette.direct_offset)
     index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
     return StreamSymbols(
         indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
