@@ -139,11 +139,12 @@ class Lattice:
     strides: tuple[int, ...]
     run: int
 
-    def view(self, data: np.ndarray) -> np.ndarray:
-        """The bytes of ``data`` (a region's 1-D array, any item size) the runs cover, as a
-        strided view: reads and writes through it touch those bytes only."""
+    def view(self, data: np.ndarray, origin: int = 0) -> np.ndarray:
+        """The bytes of ``data`` (a region's 1-D array, any item size, its element 0 the region's
+        byte ``origin``) the runs cover, as a strided view: reads and writes through it touch those
+        bytes only."""
         item = data.itemsize
-        return np.ndarray((*self.counts, self.run), data.dtype, data, self.start * item,
+        return np.ndarray((*self.counts, self.run), data.dtype, data, (self.start - origin) * item,
                           (*(s * item for s in self.strides), item))
 
 

@@ -77,10 +77,10 @@ class Access:
         """The bytes as a mask over the span (None: every byte), built from ``runs`` on first use."""
         if not self.runs:
             return self.covered
-        out = np.zeros(self.hi, dtype=bool)
+        out = np.zeros(self.hi - self.lo, dtype=bool)
         for run in self.runs:
-            run.view(out)[...] = True
-        return out[self.lo:]
+            run.view(out, self.lo)[...] = True
+        return out
 
     def overlaps(self, other: Access) -> bool:
         lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)

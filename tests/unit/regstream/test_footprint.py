@@ -76,12 +76,15 @@ def test_a_strided_access_reads_and_writes_only_its_runs():
     replay = _replay()
     ofm = replay.fm(fm, "OFM")
     assert ofm.runs and (ofm.lo, ofm.hi) == (4, 47)
+    replay.write(Access(1, 0, 36, None, "the first row and more"))
+    with pytest.raises(ValidationError, match="reads byte 36 of scratch"):
+        replay.read(ofm)
     replay.write(ofm)
-    assert np.flatnonzero(replay.regions[1].written).tolist() == [4, 5, 6, 12, 13, 14, 36, 37, 38, 44, 45, 46]
+    assert np.flatnonzero(replay.regions[1].written).tolist() == [*range(36), 36, 37, 38, 44, 45, 46]
     replay.read(ofm)
-    assert not replay.regions[1].unread.any() and replay.read_any == [True]
-    with pytest.raises(ValidationError, match="reads byte 7 of scratch"):
-        replay.read(Access(1, 4, 8, None, "a channel past the box"))
+    assert replay.read_any == [False, True]  # the OFM read its own write, none of the first's other bytes
+    with pytest.raises(ValidationError, match="reads byte 47 of scratch"):
+        replay.read(Access(1, 44, 48, None, "a channel past the box"))
     assert ofm.overlaps(Access(1, 12, 13, None, "in a run")) and not ofm.overlaps(Access(1, 7, 12, None, "a gap"))
 
 
