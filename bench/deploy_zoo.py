@@ -6,7 +6,8 @@ Each network is planned deployably and emitted (``npuplan.emit.plan_and_emit``),
 replayed by ``npuplan validate``'s checker. Prints one line per model and scenario (emitted, with
 its NPU operations and count of CPU operators, or the one-line refusal), then the counts, the
 refusals grouped by reason (the part of the message after the operator's name) and the CPU
-operators of the emitted files grouped by type and reason. ``--scenarios``: ``public`` (default,
+operators of the emitted files grouped by type and reason. A plan that does not fit a scenario's
+arena budget is a result of its own (one line), not a crash. ``--scenarios``: ``public`` (default,
 the three of bench/scenarios.py), ``wide`` (the dual-core one, the 256 KiB budget and the sixteen
 hardware configs of bench/config_sweep.py) or ``all``. ``--jobs``: worker processes (the lines
 keep the models' order). Asserts nothing.
@@ -27,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src")]
 
 from npuplan.emit import plan_and_emit  # noqa: E402
-from npuplan.errors import EmitError  # noqa: E402
+from npuplan.errors import EmitError, InfeasiblePlan, ValidationError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402
 
 EVERY = {**SCENARIOS, **DUAL_CORE, **BUDGET_256K, **SWEEP}
@@ -42,19 +43,29 @@ def _reason(error: Exception | str) -> str:
 
 def run_one(job: tuple[Path, str]) -> tuple[str, str, list[str]]:
     """(outcome, printed line, the CPU operators' grouped reasons) of one model in one scenario;
-    outcome: ``emitted and valid``, ``refused`` or ``crash``."""
+    outcome: ``emitted and valid``, ``refused`` (one-line EmitError), ``does not fit`` (the arena
+    budget), ``INVALID`` (the file fails the replay) or ``crash`` (any other exception)."""
     path, name = job
     try:
         planned, emitted = plan_and_emit(path, **EVERY[name])
-        validate_tflite(emitted.data)
     except EmitError as error:
         return "refused", f"{path.stem} {name}: refused: {error}", [_reason(error)]
+    except InfeasiblePlan as error:
+        return "does not fit", f"{path.stem} {name}: does not fit: {error}", ["does not fit the arena budget"]
+    except Exception as error:  # noqa: BLE001 - a crash is a finding
+        return "crash", f"{path.stem} {name}: CRASH {type(error).__name__}: {error}", [f"crash {type(error).__name__}"]
+    try:
+        validate_tflite(emitted.data)
+    except ValidationError as error:
+        return "INVALID", f"{path.stem} {name}: INVALID: {error}", [f"invalid: {_reason(error)}"]
     except Exception as error:  # noqa: BLE001 - a crash is a finding
         return "crash", f"{path.stem} {name}: CRASH {type(error).__name__}: {error}", [f"crash {type(error).__name__}"]
     cpu = planned.lowered.cpu_ops
+    refusals = [n for n in emitted.notes if "kept on the CPU (" in n]  # plan_and_emit's fallbacks, with the why
     line = (f"{path.stem} {name}: emitted {emitted.npu_operations} NPU ops, {emitted.command_streams} partitions, "
-            f"{len(cpu)} CPU ops")
-    return "emitted and valid", line, [f"{o.tflite_type}: {_reason(o.reason)}" for o in cpu]
+            f"{len(cpu)} CPU ops" + "".join(f"; {n}" for n in refusals))
+    return "emitted and valid", line, [f"{o.tflite_type}: {_reason(o.reason)}" for o in cpu] + [
+        f"  of which refused by the emitter: {_reason(n)}" for n in refusals]
 
 
 def main() -> None:

@@ -188,8 +188,9 @@ PLAN_ARGS = ("--accelerator-config", "ethos-u55-64", "--optimise", "Size")
 
 
 def run_case(case: Case, workdir: Path, *, time_limit_s: float = TIME_LIMIT_S,
-             model_for_ini: Path | None = None) -> Outcome:
-    """Write ``case`` into ``workdir`` and run the matching ``npuplan`` command on it."""
+             model_for_ini: Path | None = None, extra_args: Sequence[str] = ()) -> Outcome:
+    """Write ``case`` into ``workdir`` and run the matching ``npuplan`` command on it;
+    ``extra_args``: more ``plan`` flags for model and ini cases (e.g. ``--emit-tflite``)."""
     out = workdir / "out"
     if out.exists():
         for p in out.iterdir():
@@ -198,7 +199,7 @@ def run_case(case: Case, workdir: Path, *, time_limit_s: float = TIME_LIMIT_S,
     if case.kind == "model":
         path = workdir / "case.tflite"
         path.write_bytes(case.payload)
-        argv = ["plan", str(path), *PLAN_ARGS, "--output-dir", str(out), "--quiet"]
+        argv = ["plan", str(path), *PLAN_ARGS, *extra_args, "--output-dir", str(out), "--quiet"]
     elif case.kind == "plan_json":
         path = workdir / "case_plan.json"
         path.write_bytes(case.payload)
@@ -208,7 +209,7 @@ def run_case(case: Case, workdir: Path, *, time_limit_s: float = TIME_LIMIT_S,
         path = workdir / "case.ini"
         path.write_bytes(case.payload)
         argv = ["plan", str(model_for_ini), "--config", str(path), "--system-config", "Fuzz_System",
-                "--memory-mode", "Fuzz_Mode", "--output-dir", str(out), "--quiet"]
+                "--memory-mode", "Fuzz_Mode", *extra_args, "--output-dir", str(out), "--quiet"]
     else:
         raise ValueError(case.kind)
     return run_cli(argv, output_dir=out, time_limit_s=time_limit_s)
