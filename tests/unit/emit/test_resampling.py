@@ -137,3 +137,27 @@ def test_shipped_upscaling_networks_emit_and_validate(vela_api, model):
     assert upscaling and all(o.tflite_type != "TRANSPOSE_CONV" for o in planned.lowered.cpu_ops)
     assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
     assert set(registers_at_kicks(emitted.data, "IFM_UPSCALE")) - {0}
+
+
+def test_a_resize_from_one_pixel_after_a_removed_reshape_runs_on_the_npu(vela_api, tmp_path):
+    """random_507 of /work/zoo_random5 in two ops: the EXPAND_DIMS before a resize from one pixel
+    is removed, so the resize (a broadcast ADD of zeros read from the flash) cannot go back to the
+    CPU; its constant first operand was refused and with it the whole network."""
+    import numpy as np
+
+    from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+    from tests.unit.emit.conftest import emit_graph
+
+    q = Quantization((0.05,), (-7,))
+    x, e, y = (Tensor("x", (1, 1, 8), DataType.INT8, q), Tensor("e", (1, 1, 1, 8), DataType.INT8, q),
+               Tensor("y", (1, 2, 2, 8), DataType.INT8, q))
+    axis, size = np.array(0, dtype=np.int32), np.array([2, 2], dtype=np.int32)
+    axis.flags.writeable = size.flags.writeable = False
+    ops = (Op("EXPAND_DIMS", (x, Tensor("axis", (), DataType.INT32, None, axis)), (e,), frozen_options({}), 0),
+           Op("RESIZE_BILINEAR", (e, Tensor("size", (2,), DataType.INT32, None, size)), (y,),
+              frozen_options({"align_corners": False, "half_pixel_centers": False}), 1))
+    planned, emitted, report = emit_graph(tmp_path, Graph("one_pixel", ops, (x,), (y,)))
+    (add,) = planned.lowered.npu_ops
+    assert add.op_type == "Add" and add.ifm.is_constant and report.npu_operations == emitted.npu_operations == 1
+    assert (1 << 6) & registers_at_kicks(emitted.data, "IFM2_BROADCAST")[0] == 0  # the zeros stay first
