@@ -102,8 +102,8 @@ def is_cascadable(op: NpuOp, *, fm_ifm2: bool = False) -> bool:
     box = op.ofm_write_shape
     if box is not None and (box.h != op.ofm_shape.h or box.w != op.ofm_shape.w):
         return False  # it writes part of its OFM rows (a pad border), not whole rows of a depth slice
-    if op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape:
-        return False  # its OFM rows are not the tensor's rows (a transpose writes with strides swapped)
+    if op.writes_transposed or (op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape):
+        return False  # its OFM rows are not the tensor's rows (a transpose's are its columns; a reshaped view)
     if op.ofm_shape.h <= 1:
         return False
     if op.ifm2 is not None and not op.ifm2.is_constant:
