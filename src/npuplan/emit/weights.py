@@ -148,7 +148,12 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     bias = np.zeros(depth, dtype=np.int64) if op.bias is None else np.asarray(op.bias, dtype=np.int64).reshape(-1)
     if bias.size != depth:
         raise EmitError(op.name, f"{bias.size} biases for {depth} output channels")
-    records = [bytes(api.npu_encode_bias(b, *scale)) for b, scale in zip(bias, channel_scales(op))]  # per channel
+    try:
+        scales = channel_scales(op)
+    except ValueError as error:  # a scale ratio beyond the output stage's range (a corrupt quantization)
+        raise EmitError(op.name, f"the output stage cannot express its scale: {error}",
+                        cpu_fallback=op.source_index) from None
+    records = [bytes(api.npu_encode_bias(b, *scale)) for b, scale in zip(bias, scales)]  # per channel
     traversal = api.NpuBlockTraversal.PART_KERNEL_FIRST if part_kernel_first else api.NpuBlockTraversal.DEPTH_FIRST
     depthwise = op.block_type is BlockType.DEPTHWISE
     dilation = (op.kernel.dilation_x, op.kernel.dilation_y)
