@@ -52,8 +52,10 @@ class Outcome:
 
     @property
     def is_bug(self) -> bool:
-        stray = self.status not in (0, None) and bool(self.leftover_files)
-        return self.traceback is not None or self.timed_out or stray or self.status not in (0, 1, 2, 3)
+        failed = self.status not in (0, None)
+        stray = failed and bool(self.leftover_files)
+        wordy = failed and sum(1 for line in self.stderr.splitlines() if line.strip()) > 1  # not one line
+        return self.traceback is not None or self.timed_out or stray or wordy or self.status not in (0, 1, 2, 3)
 
 
 @contextlib.contextmanager
