@@ -117,10 +117,11 @@ def npu_op_reason(op: NpuOp) -> str | None:
             and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
         # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    if op.ifm.is_constant and op.block_type is not BlockType.ELEMENTWISE and not (op.tflite_type == "PAD" and is_copy(op)):
-        return "its input feature map is a constant (it computes a constant; not emitted)"
-    if op.ifm.is_constant and not _streamed_constant(op):
-        return "a constant first operand the hardware cannot take as the second is not emitted"
+    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)):  # a PAD's fill is read from the flash
+        if op.block_type is not BlockType.ELEMENTWISE:
+            return "its input feature map is a constant (it computes a constant; not emitted)"
+        if not _streamed_constant(op):
+            return "a constant first operand the hardware cannot take as the second is not emitted"
     constant, other = (op.ifm, op.ifm2) if op.ifm.is_constant else (op.ifm2, op.ifm)
     if constant is not None and other is not None and constant.is_constant and constant.dtype != other.dtype:
         return f"a {constant.dtype} constant operand of a {other.dtype} operation is not emitted"
