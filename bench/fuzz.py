@@ -5,12 +5,13 @@ a run over the time limit or files left behind by a failed run are bugs, saved t
 
 Usage:
   python bench/fuzz.py [--cases N | --seconds S] [--seed K] [--kinds bytes,struct,json,ini]
-                       [--seeds DIR ...] [--crashes DIR] [--time-limit 30]
+                       [--seeds DIR ...] [--crashes DIR] [--time-limit 30] [--emit-tflite]
 
 ``bytes``: random byte edits, truncations and insertions of the seed models; ``struct``: valid
 flatbuffers with odd content (zero and huge dims, broken quantization, dangling indices, aliased
 buffers, wrong arity, other dtypes) written by the project's TFLite writer; ``json``: plan JSON
 documents edited structurally; ``ini``: system-config files edited line by line.
+``--emit-tflite``: model and ini cases plan deployably and write the TFLite file too.
 Prints counts by kind and exit status; asserts nothing.
 """
 
@@ -39,6 +40,7 @@ def main() -> None:
                                                                      HERE.parent.parent / "shared" / "models"])
     parser.add_argument("--crashes", type=Path, default=Path("fuzz-crashes"))
     parser.add_argument("--time-limit", type=float, default=30.0)
+    parser.add_argument("--emit-tflite", action="store_true", help="plan deployably and emit the file")
     args = parser.parse_args()
     models = sorted({p.name: p for d in args.seeds if d.is_dir() for p in sorted(d.glob("*.tflite"))
                      if p.stat().st_size < 8_000_000}.values())
@@ -56,7 +58,8 @@ def main() -> None:
         for n, case in enumerate(itertools.islice(cases, limit)):
             if args.seconds is not None and time.perf_counter() - started > args.seconds:
                 break
-            outcome = run_case(case, work, time_limit_s=args.time_limit, model_for_ini=models[0])
+            outcome = run_case(case, work, time_limit_s=args.time_limit, model_for_ini=models[0],
+                               extra_args=("--emit-tflite",) if args.emit_tflite else ())
             slowest = max(slowest, outcome.seconds)
             status = "timeout" if outcome.timed_out else ("traceback" if outcome.traceback else outcome.status)
             counts[(case.kind + ":" + case.label.split(":")[0], status)] += 1

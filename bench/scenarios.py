@@ -1,7 +1,13 @@
 """The benchmark scenarios, defined once: the three public ones (same flags as
-../shared/bench/vela_baseline.py) and the 256 KiB budget scenario of issue 3."""
+../shared/bench/vela_baseline.py), the 256 KiB budget scenario of issue 3, the dual-core one and
+the sixteen hardware configs of bench/config_sweep.py."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+KIB = 1024
+CUSTOM_INI = str(Path(__file__).resolve().parent / "config_sweep.ini")
 
 SCENARIOS: dict[str, dict[str, str]] = {
     "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
@@ -20,6 +26,43 @@ BUDGET_256K: dict[str, dict[str, str]] = {
 DUAL_CORE: dict[str, dict[str, str]] = {
     "u65_512_highend_dedicated384k_perf": dict(accelerator_config="ethos-u65-512", system_config="Ethos_U65_High_End",
                                                memory_mode="Dedicated_Sram_384KB", optimise="Performance"),
+}
+
+
+def _scenario(accel: str, system: str, mode: str, goal: str, arena_kib: int | None = None,
+              config: str | None = None) -> dict[str, str]:
+    options = dict(accelerator_config=f"ethos-{accel}", system_config=system, memory_mode=mode, optimise=goal)
+    if arena_kib is not None:
+        options["arena_cache_size"] = str(arena_kib * KIB)
+    if config is not None:
+        options["config"] = config
+    return options
+
+
+# The hardware configs of bench/config_sweep.py: chosen to cover (not multiply out) every
+# accelerator, the four system configs of Vela's vela.ini, every valid memory mode, both goals,
+# arena budgets of 64, 128 and 512 KiB, and the user-defined configs of bench/config_sweep.ini.
+U55_HE, U55_DE, U65_HE, U65_CS = ("Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded", "Ethos_U65_High_End",
+                                  "Ethos_U65_Client_Server")
+SWEEP: dict[str, dict[str, str]] = {
+    "u55_32_deep_shared_perf": _scenario("u55-32", U55_DE, "Shared_Sram", "Performance"),
+    "u55_32_highend_sramonly_size": _scenario("u55-32", U55_HE, "Sram_Only", "Size"),
+    "u55_64_highend_shared_perf_128k": _scenario("u55-64", U55_HE, "Shared_Sram", "Performance", 128),
+    "u55_64_deep_sramonly_size_64k": _scenario("u55-64", U55_DE, "Sram_Only", "Size", 64),
+    "u55_128_deep_sramonly_perf": _scenario("u55-128", U55_DE, "Sram_Only", "Performance"),
+    "u55_128_highend_shared_size_64k": _scenario("u55-128", U55_HE, "Shared_Sram", "Size", 64),
+    "u55_128_u65highend_ded256k_size": _scenario("u55-128", U65_HE, "Dedicated_Sram_256KB", "Size"),
+    "u55_256_deep_shared_perf_512k": _scenario("u55-256", U55_DE, "Shared_Sram", "Performance", 512),
+    "u55_256_highend_sramonly_size": _scenario("u55-256", U55_HE, "Sram_Only", "Size"),
+    "u65_256_clientserver_ded_perf_512k": _scenario("u65-256", U65_CS, "Dedicated_Sram", "Performance", 512),
+    "u65_256_highend_shared_size": _scenario("u65-256", U65_HE, "Shared_Sram", "Size"),
+    "u65_512_highend_ded384k_size": _scenario("u65-512", U65_HE, "Dedicated_Sram_384KB", "Size"),
+    "u65_512_clientserver_ded_perf_128k": _scenario("u65-512", U65_CS, "Dedicated_Sram", "Performance", 128),
+    "u65_512_clientserver_sramonly_perf": _scenario("u65-512", U65_CS, "Sram_Only", "Performance"),
+    "u55_128_custom_shared192k_perf": _scenario("u55-128", "Sweep_U55_Custom", "Sweep_Shared_192KB", "Performance",
+                                                config=CUSTOM_INI),
+    "u65_256_custom_ded256k_size": _scenario("u65-256", "Sweep_U65_Custom", "Sweep_Dedicated_256KB", "Size",
+                                             config=CUSTOM_INI),
 }
 
 

@@ -52,8 +52,10 @@ class Outcome:
 
     @property
     def is_bug(self) -> bool:
-        stray = self.status not in (0, None) and bool(self.leftover_files)
-        return self.traceback is not None or self.timed_out or stray or self.status not in (0, 1, 2, 3)
+        failed = self.status not in (0, None)
+        stray = failed and bool(self.leftover_files)
+        wordy = failed and sum(1 for line in self.stderr.splitlines() if line.strip()) > 1  # not one line
+        return self.traceback is not None or self.timed_out or stray or wordy or self.status not in (0, 1, 2, 3)
 
 
 @contextlib.contextmanager
@@ -188,8 +190,9 @@ PLAN_ARGS = ("--accelerator-config", "ethos-u55-64", "--optimise", "Size")
 
 
 def run_case(case: Case, workdir: Path, *, time_limit_s: float = TIME_LIMIT_S,
-             model_for_ini: Path | None = None) -> Outcome:
-    """Write ``case`` into ``workdir`` and run the matching ``npuplan`` command on it."""
+             model_for_ini: Path | None = None, extra_args: Sequence[str] = ()) -> Outcome:
+    """Write ``case`` into ``workdir`` and run the matching ``npuplan`` command on it;
+    ``extra_args``: more ``plan`` flags for model and ini cases (e.g. ``--emit-tflite``)."""
     out = workdir / "out"
     if out.exists():
         for p in out.iterdir():
@@ -198,7 +201,7 @@ def run_case(case: Case, workdir: Path, *, time_limit_s: float = TIME_LIMIT_S,
     if case.kind == "model":
         path = workdir / "case.tflite"
         path.write_bytes(case.payload)
-        argv = ["plan", str(path), *PLAN_ARGS, "--output-dir", str(out), "--quiet"]
+        argv = ["plan", str(path), *PLAN_ARGS, *extra_args, "--output-dir", str(out), "--quiet"]
     elif case.kind == "plan_json":
         path = workdir / "case_plan.json"
         path.write_bytes(case.payload)
@@ -208,7 +211,7 @@ def run_case(case: Case, workdir: Path, *, time_limit_s: float = TIME_LIMIT_S,
         path = workdir / "case.ini"
         path.write_bytes(case.payload)
         argv = ["plan", str(model_for_ini), "--config", str(path), "--system-config", "Fuzz_System",
-                "--memory-mode", "Fuzz_Mode", "--output-dir", str(out), "--quiet"]
+                "--memory-mode", "Fuzz_Mode", *extra_args, "--output-dir", str(out), "--quiet"]
     else:
         raise ValueError(case.kind)
     return run_cli(argv, output_dir=out, time_limit_s=time_limit_s)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from npuplan.commands.types import Address
+from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import LoweredGraph, NpuOp, Partition, Placement
@@ -62,6 +63,18 @@ def boundary(part: Partition, lowered: LoweredGraph) -> Partitioned:
     return Partitioned(tuple(inputs.values()), tuple(outputs.values()))
 
 
+INT32_MAX = (1 << 31) - 1  # a TFLite tensor's dimensions are int32
+
+
+def check_declarable(*, flash_bytes: int, scratch_bytes: int, fast_scratch_bytes: int) -> None:
+    """``EmitError`` when the flash tensor or a scratch area (bytes) is larger than a TFLite
+    tensor's int32 dimension can declare (a plan of a corrupt or oversized model)."""
+    for what, size in (("flash tensor", flash_bytes), ("scratch area", scratch_bytes),
+                       ("fast scratch area", fast_scratch_bytes)):
+        if size > INT32_MAX:
+            raise EmitError(None, f"the {what} needs {size} bytes, more than a TFLite tensor can declare ({INT32_MAX})")
+
+
 def _bytes_tensor(name: str, data: bytes) -> Tensor:
     return Tensor(name, (len(data),), DataType.UINT8, data=np.frombuffer(data, dtype=np.uint8))
 
@@ -72,6 +85,7 @@ def emitted_model(
 ) -> tuple[Model, dict[str, bytes]]:
     """The emitted model and its metadata. ``payloads`` holds one driver payload per NPU partition,
     in order; ``fast_scratch_bytes`` is None when the fast scratch is the scratch tensor."""
+    check_declarable(flash_bytes=len(flash), scratch_bytes=scratch_bytes, fast_scratch_bytes=fast_scratch_bytes or 0)
     flash_t = _bytes_tensor("read_only", flash)
     scratch = Tensor("scratch", (max(scratch_bytes, 16),), DataType.UINT8)
     fast = scratch if fast_scratch_bytes is None else Tensor("scratch_fast", (max(fast_scratch_bytes, 16),),

@@ -69,8 +69,12 @@ def _whole_ofm_view(op: NpuOp, command: NpuStripeCommand) -> bool:
 
 
 def ofm_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
-    """The OFM rows a stripe writes, in the op's own OFM view."""
-    return (0, op.ofm_shape.h) if _whole_ofm_view(op, command) else command.ofm.box.rows
+    """The OFM rows a stripe writes, in the op's own OFM view (for a copy into a box of its
+    tensor, rows of that box: the stream's box is in the tensor's rows)."""
+    if _whole_ofm_view(op, command):
+        return 0, op.ofm_shape.h
+    (a, b), shift = command.ofm.box.rows, op.ofm_write_offset.h if op.ofm_write_offset is not None else 0
+    return a - shift, b - shift
 
 
 def _ofm_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
@@ -97,8 +101,6 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
     """This stripe's padding: the rows its kernel needs above/below the IFM box it reads."""
     k = op.kernel
     a, b = ofm_rows(op, command)
-    if op.ofm_write_offset is not None:  # rows of the box the op writes (a CONCATENATION copy)
-        a, b = a - op.ofm_write_offset.h, b - op.ofm_write_offset.h
     lo, hi = command.ifm.box.rows if command.ifm is not None else (0, 0)
     if op.ifm_read_offset is not None:  # a slice read where it lies: its rows start at the offset
         lo, hi = lo - op.ifm_read_offset.h, hi - op.ifm_read_offset.h

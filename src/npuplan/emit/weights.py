@@ -173,7 +173,11 @@ def _bias_records(op: NpuOp, bias: np.ndarray) -> np.ndarray:
     """Each output channel's 10-byte bias/scale record (a channels x 10 array of bytes); the
     format is public and small, so both backends take npuplan's encoding (byte-identical to
     ``npu_encode_bias``'s: ``tests/unit/emit/native/test_weight_stream.py``)."""
-    scales = channel_scales(op)
+    try:
+        scales = channel_scales(op)
+    except ValueError as error:  # a scale ratio beyond the output stage's range (a corrupt quantization)
+        raise EmitError(op.name, f"the output stage cannot express its scale: {error}",
+                        cpu_fallback=op.source_index) from None
     multipliers = np.array([m for m, _ in scales], dtype=np.int64)
     shifts = np.array([s for _, s in scales], dtype=np.int64)
     try:

@@ -162,6 +162,13 @@ class NpuOp:
         return self.ifm_read_offset is not None or self.ifm2_read_offset is not None
 
     @property
+    def writes_transposed(self) -> bool:
+        """Whether the op writes its OFM with the height and width strides swapped (a TRANSPOSE's
+        pools, ``lowering.transposes``): the rows it walks are the tensor's columns, even when the
+        map is square."""
+        return self.tflite_type == "TRANSPOSE"
+
+    @property
     def upscale(self) -> int:
         """How many OFM-space rows (and columns) each IFM row (column) becomes before the kernel."""
         return 1 if self.resampling is Resampling.NONE else 2

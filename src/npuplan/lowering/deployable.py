@@ -73,6 +73,18 @@ def _wide(op: NpuOp, tensor: Tensor) -> bool:
     return tuple(tensor.quant.scale[:1]) == (1.0,) and tuple(tensor.quant.zero_point[:1]) == (0,)
 
 
+def _streamed_constant(op: NpuOp) -> bool:
+    """Whether ``op``'s constant first operand is one the hardware reads: a scalar or a map of the
+    output's shape the lowering swaps to the second place (``swaps_operands``), or, for an
+    elementwise op whose feature map is broadcast (a resize from one pixel, an ADD of zeros), a map
+    of the output's shape read from the flash as a PAD's fill is (the hardware broadcasts the
+    second operand only)."""
+    if swaps_operands(op):
+        return True
+    return (op.block_type is BlockType.ELEMENTWISE and op.ifm2 is not None and not op.ifm2.is_constant
+            and op.ifm_shape == op.ofm_shape and op.ifm.shape4d == op.ofm_shape)
+
+
 def npu_op_reason(op: NpuOp) -> str | None:
     """Why the emitter cannot express ``op`` exactly, or None when it can."""
     if op.op_type not in _OP_TYPES and not (op.fixed_point is not None and op.op_type in _FIXED_POINT_OP_TYPES):
@@ -116,9 +128,12 @@ def npu_op_reason(op: NpuOp) -> str | None:
             and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
         # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    if (op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)) and not swaps_operands(op)
-            and op.fixed_point is None):  # a fixed-point step reads its constant IFM from the flash, as Vela
-        return "a constant first operand the hardware cannot take as the second is not emitted"
+    # a PAD's fill is read from the flash; so is a fixed-point step's constant IFM (as Vela reads it)
+    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)) and op.fixed_point is None:
+        if op.block_type is not BlockType.ELEMENTWISE:
+            return "its input feature map is a constant (it computes a constant; not emitted)"
+        if not _streamed_constant(op):
+            return "a constant first operand the hardware cannot take as the second is not emitted"
     constant, other = (op.ifm, op.ifm2) if op.ifm.is_constant else (op.ifm2, op.ifm)
     if constant is not None and other is not None and constant.is_constant and constant.dtype != other.dtype:
         return f"a {constant.dtype} constant operand of a {other.dtype} operation is not emitted"

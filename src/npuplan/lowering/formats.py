@@ -4,7 +4,8 @@ Every other feature map that only NPU ops touch is stored in the NHCWB16 brick f
 stays NHWC when: it is a network input or output or a CPU op touches it; NPU operations on both
 sides of a CPU op touch it (it crosses NPU partitions, as a subgraph's input or output); an op writes it at (or
 reads it from) a depth offset that is not a multiple of 16 (concat/split); an op sees it with a
-different shape than its own (reshaped views); a ReduceSum reads it as int32; or an elementwise
+different shape than its own (reshaped views) or a TRANSPOSE writes it (strides swapped); a
+ReduceSum reads it as int32; or an elementwise
 op whose OFM depth is not a multiple of 16 could write over an NHWC input of the same shape
 (Vela keeps such OFMs linear to save memory traffic; constants count as NHWC inputs).
 """
@@ -46,6 +47,8 @@ def _restricted(op: NpuOp, tensor: Tensor) -> bool:
         return True
     if op.ifm.name == tensor.name and op.block_type is BlockType.REDUCE_SUM and tensor.dtype.bits == 32:
         return True
+    if op.ofm.name == tensor.name and op.writes_transposed:
+        return True  # written NHWC with its height and width strides swapped, even when its view is square
     return _view_mismatch(op, tensor)
 
 

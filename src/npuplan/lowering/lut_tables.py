@@ -238,8 +238,9 @@ def activation_table(kind: str, dtype: DataType, ifm: Quantization, ofm: Quantiz
     if lut_reason(kind, dtype) is not None:
         return None
     try:
-        value = _TABLES[kind](ifm, ofm, options)
-    except ValueError:
+        with np.errstate(all="raise"):  # a scale ratio out of range (a corrupt quantization): no table
+            value = _TABLES[kind](ifm, ofm, options)
+    except (ValueError, ArithmeticError):
         return None
     lo, hi = (0, 255) if dtype == DataType.UINT8 else (-128, 127)
     table = np.array([min(hi, max(lo, value(x))) for x in _inputs(dtype)],

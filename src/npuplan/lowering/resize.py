@@ -160,8 +160,10 @@ def _pick_neighbour(op: Op, name: str, ifm: Tensor, ofm: Tensor, kh: int, kw: in
 
 def _broadcast(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation) -> NpuOp:
     """A resize of a 1x1 IFM: every output pixel is the input, an ADD of the input to zeros of the
-    OFM's shape (Vela's lowering)."""
-    zeros = np.zeros(ofm.shape4d.as_list(), dtype=np.int8)
+    OFM's shape (Vela's lowering). The zeros are real zeros in the input's quantization (its zero
+    point, in an array wide enough for any feature-map type), so the ADD adds nothing."""
+    zero_point = int(ifm.quant.zero_point[0]) if ifm.quant is not None and len(ifm.quant.zero_point) else 0
+    zeros = np.full(ofm.shape4d.as_list(), zero_point, dtype=np.int32)
     zeros.flags.writeable = False
     const = Tensor(f"{ofm.name}_zeros", tuple(ofm.shape4d.as_list()), ifm.dtype, ifm.quant, zeros)
     return NpuOp(name=f"{_op_name(op)}_add", tflite_type=op.type, op_type="Add", block_type=BlockType.ELEMENTWISE,

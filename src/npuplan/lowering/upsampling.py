@@ -77,8 +77,7 @@ def _repeat_at(graph: Graph, expand: Op) -> _Repeat | None:
 def fold_upsampling(graph: Graph, *, repeats: bool = True) -> tuple[Graph, Removed]:
     """Replace each height-and-width repeat pair by one RESIZE_NEAREST_NEIGHBOR op and, with
     ``repeats``, every other repeat by a 4D concatenation (the emitter does not write reshaped
-    views at offsets, so deployable plans leave those on the CPU, and the pairs from one pixel:
-    their resize is a broadcast ADD with a constant first operand)."""
+    views at offsets, so deployable plans leave those on the CPU)."""
     removed: list[tuple[str, str]] = []
     changed = True
     while changed:
@@ -93,8 +92,6 @@ def fold_upsampling(graph: Graph, *, repeats: bool = True) -> tuple[Graph, Remov
                 continue
             if first.factor != second.factor:
                 continue
-            if not repeats and first.source.shape4d.h == first.source.shape4d.w == 1:
-                continue  # from one pixel the resize is a broadcast ADD of a constant the emitter cannot take
             graph = _replace(graph, first, second)
             removed.extend((o.name, f"{o.type} of an UpSampling2D chain: one nearest-neighbour resize")
                            for o in (*first.ops, *second.ops[:2]))

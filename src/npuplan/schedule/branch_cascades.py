@@ -26,7 +26,7 @@ from npuplan.schedule.assemble import total_cycles
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.costing import rolling_format
-from npuplan.schedule.geometry import is_cascadable
+from npuplan.schedule.geometry import aligned_stripe_rows, is_cascadable
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle
 from npuplan.schedule.strategy import size_trade
@@ -143,7 +143,7 @@ def _stripe_rows(net: Network, s: int, e: int, k: int, rows: int) -> int:
     op = net.npu_ops[k]
     fm = net.fms.get(op.ofm.name)
     step = max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
-    return max(1, min(max(rows, step), op.ofm_shape.h))
+    return aligned_stripe_rows(op, max(rows, step))
 
 
 def _runs(net: Network) -> dict[int, list[int]]:

@@ -24,6 +24,7 @@ from npuplan.options import Optimise
 from npuplan.schedule.costing import cost_op, rolling_format
 from npuplan.schedule.decisions import CascadeSpan, Decisions, RollingBuffer
 from npuplan.schedule.geometry import (
+    aligned_stripe_rows,
     is_cascadable,
     links_rolling,
     min_stripe_rows,
@@ -185,12 +186,13 @@ def stripe_candidates(height: int, minimum: int) -> list[int]:
 
 def segment_rows(net: Network, s: int, e: int, final_rows: int, *, minimal: bool) -> tuple[int, ...]:
     """OFM stripe rows of ops ``s..e``: each producer makes what its consumer's stripe reads
-    (``minimal=False``), or one row at a time (``minimal``: the smallest rolling buffers)."""
+    (``minimal=False``), or one row at a time (``minimal``: the smallest rolling buffers), each
+    rounded up to the rows its stripes must start on (``aligned_stripe_rows``)."""
     ops = net.npu_ops
     rows = [0] * (e - s + 1)
-    rows[-1] = final_rows
+    rows[-1] = aligned_stripe_rows(ops[e], final_rows)
     for k in range(e, s, -1):
-        rows[k - 1 - s] = 1 if minimal else producer_rows_for(ops[k], rows[k - s])
+        rows[k - 1 - s] = aligned_stripe_rows(ops[k - 1], 1 if minimal else producer_rows_for(ops[k], rows[k - s]))
     return tuple(rows)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.lowered import BlockType, NpuOp, Resampling
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.oracle import ALIGN_BYTES, round_up
 
@@ -102,8 +102,8 @@ def is_cascadable(op: NpuOp, *, fm_ifm2: bool = False) -> bool:
     box = op.ofm_write_shape
     if box is not None and (box.h != op.ofm_shape.h or box.w != op.ofm_shape.w):
         return False  # it writes part of its OFM rows (a pad border), not whole rows of a depth slice
-    if op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape:
-        return False  # its OFM rows are not the tensor's rows (a transpose writes with strides swapped)
+    if op.writes_transposed or (op.ofm_write_offset is None and op.ofm_shape != op.ofm.shape4d and op.ofm.shape):
+        return False  # its OFM rows are not the tensor's rows (a transpose's are its columns; a reshaped view)
     if op.ofm_shape.h <= 1:
         return False
     if op.ifm2 is not None and not op.ifm2.is_constant:
@@ -123,3 +123,26 @@ def links_rolling(producer: NpuOp, consumer: NpuOp) -> bool:
 def min_stripe_rows(op: NpuOp, consumer: NpuOp | None) -> int:
     """Smallest OFM stripe ``op`` can usefully produce: its consumer's vertical stride."""
     return max(1, min(consumer.kernel.stride_y if consumer is not None else 1, op.ofm_shape.h))
+
+
+def stripe_row_step(op: NpuOp) -> int:
+    """OFM rows every stripe of ``op`` must be a multiple of (its OFM height: it cannot be striped)
+    so that each stripe starts reading where the hardware can start.
+
+    The hardware upscales the IFM box it is given from the box's first row, so a nearest-upscaled
+    op (a resize's pools) reads the first copy of a source row first: a stripe must start reading
+    at an even upscaled row, ``first_row * stride - pad_top``. A one-row kernel of stride 1 and no
+    top padding is the exception (the emitter runs an odd first row as an operation of its own,
+    ``emit.upscale``); transpose upscaling pads instead, and other ops start anywhere."""
+    k = op.kernel
+    if op.resampling is not Resampling.NEAREST or (k.height == 1 and k.stride_y == 1 and k.padding.top == 0):
+        return 1
+    if k.padding.top % 2:  # stripe m starts at m * step * stride - pad_top: odd for every even m
+        return max(1, op.ofm_shape.h)
+    return 1 if k.stride_y % 2 == 0 else 2
+
+
+def aligned_stripe_rows(op: NpuOp, rows: int) -> int:
+    """``rows`` rounded up to ``stripe_row_step(op)``, at most the OFM height."""
+    step = stripe_row_step(op)
+    return max(1, min(op.ofm_shape.h, -(-rows // step) * step))

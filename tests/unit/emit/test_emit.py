@@ -198,6 +198,12 @@ def test_elementwise_operands_the_hardware_cannot_order_stay_on_the_cpu():
     assert npu_op_reason(sub(c, x)) is None  # SUB(const, x) runs with the operands reversed (flagged)
     assert npu_op_reason(sub(small, x)) is None  # runs with the operands reversed (test_reversed_operands)
     assert "both operands broadcast" in npu_op_reason(sub(small, small))
+    # a constant map of the output's shape read from the flash, the feature map broadcast second
+    assert npu_op_reason(sub(c, small)) is None
+    # a fully-connected layer of constants only (an LSTM's zero state times its weights)
+    fc = NpuOp("o", "FULLY_CONNECTED", "FullyConnected", BlockType.VECTOR_PRODUCT, c, Shape4D(1, 1, 1, 128), out,
+               Shape4D(1, 1, 1, 8), weights=np.ones((8, 1, 1, 128), np.int8), weight_tensor=c)
+    assert "its input feature map is a constant" in npu_op_reason(fc)
 
 
 def test_striped_reshaped_view_reads_each_stripes_own_rows(ds_cnn_plan, ds_cnn_emitted):

@@ -12,6 +12,7 @@ from npuplan.emit.upscale import aligned, aligned_commands
 from npuplan.hw.memory import MemArea
 from npuplan.ir.lowered import BlockType, Kernel, NpuOp, Padding, Resampling
 from npuplan.ir.shape import Shape4D
+from npuplan.schedule.geometry import aligned_stripe_rows, stripe_row_step
 from tests.random_graphs import network_bytes
 from tests.unit.emit._stream import registers_at_kicks
 from tests.unit.lowering._build import fm
@@ -59,6 +60,31 @@ def test_a_transpose_stripe_from_an_odd_row_starts_a_source_row_later_with_a_row
     assert aligned(op, (3, 6), 1)
 
 
+def test_a_bilinear_pool_is_striped_on_even_upscaled_rows_only():
+    """The planner's rule that keeps the refusal below from happening (``stripe_row_step``)."""
+    bilinear = _op(Resampling.NEAREST, Kernel(2, 2, padding=Padding(0, 0, 1, 1)))
+    assert stripe_row_step(bilinear) == 2
+    assert [aligned_stripe_rows(bilinear, r) for r in (1, 2, 3, 15, 16)] == [2, 2, 4, 16, 16]
+    assert stripe_row_step(_op(Resampling.NEAREST, Kernel())) == 1  # the emitter splits an odd first row
+    assert stripe_row_step(_op(Resampling.TRANSPOSE, Kernel(3, 3, padding=Padding(2, 2, 0, 0)))) == 1
+    odd_pad = _op(Resampling.NEAREST, Kernel(3, 3, padding=Padding(1, 1, 1, 1)))
+    assert stripe_row_step(odd_pad) == 16  # every second stripe would start on an odd row: not striped
+
+
+def test_a_bilinear_resize_in_a_size_cascade_stays_on_the_npu(vela_api, tmp_path):
+    """The bench's random_303 of /work/zoo_random3 in a few layers: a bilinear resize cascaded by
+    one row at a time went back to the CPU (a stripe from odd upscaled row 1 with a 2-row kernel)."""
+    from npuplan.emit import plan_and_emit
+    from npuplan.regstream import validate_tflite
+
+    path = tmp_path / "random_303.tflite"
+    path.write_bytes(network_bytes(303, generation=1))
+    planned, emitted = plan_and_emit(path, **U55_64)
+    assert any(o.tflite_type == "RESIZE_BILINEAR" for o in planned.lowered.npu_ops)
+    assert not planned.lowered.cpu_ops, [o.reason for o in planned.lowered.cpu_ops]
+    assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
+
+
 def test_a_wider_nearest_kernel_from_an_odd_row_is_refused():
     op = _op(Resampling.NEAREST, Kernel(2, 2, padding=Padding(0, 0, 1, 1)))
     with pytest.raises(EmitError, match="odd upscaled row"):
@@ -76,9 +102,8 @@ def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(vela_api, tm
     path.write_bytes(network_bytes(seed, kinds=("resize", "transpose_conv", "conv"), layers=4, generation=1))
     planned, emitted = plan_and_emit(path, **U55_64)
     upscaling = [o for o in planned.lowered.npu_ops if o.resampling is not Resampling.NONE]
-    # a bilinear pool striped from an odd row cannot be expressed: only it may go back to the CPU
-    assert all(o.tflite_type == "RESIZE_BILINEAR" for o in planned.lowered.cpu_ops)
-    assert len(planned.lowered.cpu_ops) == sum("odd upscaled row" in note for note in emitted.notes)
+    # the planner stripes a bilinear pool (a 2-row kernel) on even upscaled rows only
+    assert not planned.lowered.cpu_ops, [o.reason for o in planned.lowered.cpu_ops]
     modes = registers_at_kicks(emitted.data, "IFM_UPSCALE")
     assert len(modes) == emitted.npu_operations == validate_tflite(emitted.data).npu_operations
     expected = {1 if o.resampling is Resampling.NEAREST else 2 for o in upscaling}
@@ -112,3 +137,27 @@ def test_shipped_upscaling_networks_emit_and_validate(vela_api, model):
     assert upscaling and all(o.tflite_type != "TRANSPOSE_CONV" for o in planned.lowered.cpu_ops)
     assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
     assert set(registers_at_kicks(emitted.data, "IFM_UPSCALE")) - {0}
+
+
+def test_a_resize_from_one_pixel_after_a_removed_reshape_runs_on_the_npu(vela_api, tmp_path):
+    """random_507 of /work/zoo_random5 in two ops: the EXPAND_DIMS before a resize from one pixel
+    is removed, so the resize (a broadcast ADD of zeros read from the flash) cannot go back to the
+    CPU; its constant first operand was refused and with it the whole network."""
+    import numpy as np
+
+    from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+    from tests.unit.emit.conftest import emit_graph
+
+    q = Quantization((0.05,), (-7,))
+    x, e, y = (Tensor("x", (1, 1, 8), DataType.INT8, q), Tensor("e", (1, 1, 1, 8), DataType.INT8, q),
+               Tensor("y", (1, 2, 2, 8), DataType.INT8, q))
+    axis, size = np.array(0, dtype=np.int32), np.array([2, 2], dtype=np.int32)
+    axis.flags.writeable = size.flags.writeable = False
+    ops = (Op("EXPAND_DIMS", (x, Tensor("axis", (), DataType.INT32, None, axis)), (e,), frozen_options({}), 0),
+           Op("RESIZE_BILINEAR", (e, Tensor("size", (2,), DataType.INT32, None, size)), (y,),
+              frozen_options({"align_corners": False, "half_pixel_centers": False}), 1))
+    planned, emitted, report = emit_graph(tmp_path, Graph("one_pixel", ops, (x,), (y,)))
+    (add,) = planned.lowered.npu_ops
+    assert add.op_type == "Add" and add.ifm.is_constant and report.npu_operations == emitted.npu_operations == 1
+    assert (1 << 6) & registers_at_kicks(emitted.data, "IFM2_BROADCAST")[0] == 0  # the zeros stay first

@@ -72,3 +72,34 @@ def test_quantize_is_a_copy_scaled_by_the_scale_ratio(vela_api, tmp_path):
     (the API's fused-quantize scaling, as Vela emits it), not the average's scaling."""
     expected, scales = _scaled_copy(tmp_path, "QUANTIZE", DataType.UINT8, Quantization((0.03,), (120,)))
     assert scales == {expected}
+
+
+def test_a_square_transpose_between_convolutions_is_neither_rolled_nor_bricked(vela_api, tmp_path):
+    """random_517 of /work/zoo_random5 in three ops: a square transpose's OFM was cascaded into a
+    rolling buffer of its rows (they are the tensor's columns: the emitter refused it) or stored in
+    bricks (it writes NHWC: the next convolution read bytes nothing wrote, an invalid file)."""
+    import numpy as np
+
+    from npuplan.commands.types import BufferKind, NpuStripeCommand
+    from npuplan.lowering.formats import linear_format_tensors
+    from tests.unit.emit.conftest import emit_graph
+
+    q = Quantization((0.05,), (3,))
+    x, t, u, y = (Tensor(n, (1, 32, 32, 8), DataType.INT8, q) for n in ("x", "t", "u", "y"))
+    perm = const("perm", [0, 2, 1, 3], DataType.INT32, None)
+    conv = {"padding": "SAME", "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1, "dilation_w_factor": 1,
+            "fused_activation_function": "NONE"}
+
+    def weights(name: str):
+        return (const(name, np.arange(8 * 9 * 8).reshape(8, 3, 3, 8) % 5 - 2),
+                const(name + "_b", np.zeros(8), DataType.INT32, None))
+
+    ops = (Op("CONV_2D", (x, *weights("w1")), (t,), frozen_options(conv), 0),
+           Op("TRANSPOSE", (t, perm), (u,), frozen_options({}), 1),
+           Op("CONV_2D", (u, *weights("w2")), (y,), frozen_options(conv), 2))
+    for options in (U55_128, {**U55_128, "accelerator_config": "ethos-u55-256", "arena_cache_size": "262144"}):
+        planned, emitted, report = emit_graph(tmp_path, Graph("square", ops, (x,), (y,)), options)
+        assert "u" in linear_format_tensors(planned.lowered)
+        writes = {c.ofm.buffer.kind for c in planned.commands if isinstance(c, NpuStripeCommand) and c.ofm.tensor == "u"}
+        assert writes == {BufferKind.FEATURE_MAP}
+        assert report.npu_operations == emitted.npu_operations

@@ -57,3 +57,36 @@ def test_slices_and_splits_read_where_they_lie(vela_api, tmp_path):
         offsets += sum(o.ifm_read_offset is not None for o in planned.lowered.npu_ops)
         assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
     assert offsets
+
+
+def test_a_pad_copy_of_a_reshaped_view_reads_the_view_from_its_first_row():
+    """A PAD's copy writes rows 1..9 of its 10-row output (its box) from all of an 8 x 8 view of a
+    1 x 64 tensor: the rows it reads are counted in its box, not in the output (random_703 of
+    /work/zoo_random7: 'IFM box starts at row 1, its kernel reads from row 0', PAD to the CPU)."""
+    from npuplan.ir.shape import Shape4D as S
+
+    x, y = fm("x", (1, 1, 64, 16)), fm("y", (1, 10, 10, 16))
+    op = NpuOp("y_main", "PAD", "AvgPool", BlockType.POOLING, x, S(1, 8, 8, 16), y, S(1, 8, 8, 16),
+               ofm_write_offset=S(0, 1, 1, 0), ofm_write_shape=S(1, 8, 8, 16))
+    command = NpuStripeCommand("y_main", _operand("x", (0, 0, 0, 0), (1, 1, 64, 16)), None,
+                               _operand("y", (0, 1, 1, 0), (1, 9, 9, 16)), None, None, "")
+    assert ofm_rows(op, command) == (0, 8) and view_rows(op, command) == (0, 8)
+
+
+def test_a_pad_after_a_reshaped_lut_runs_on_the_npu(vela_api, tmp_path):
+    from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+    from tests.unit.emit.conftest import emit_graph
+    from tests.unit.lowering._build import const
+
+    q, out = Quantization((0.05,), (3,)), Quantization((1 / 256,), (-128,))
+    x, s = Tensor("x", (1, 1, 64, 16), DataType.INT8, q), Tensor("s", (1, 1, 64, 16), DataType.INT8, out)
+    r, y = Tensor("r", (1, 8, 8, 16), DataType.INT8, out), Tensor("y", (1, 10, 10, 16), DataType.INT8, out)
+    ops = (Op("LOGISTIC", (x,), (s,), frozen_options({}), 0),
+           Op("RESHAPE", (s, const("shape", [1, 8, 8, 16], DataType.INT32, None)), (r,),
+              frozen_options({"new_shape": (1, 8, 8, 16)}), 1),
+           Op("PAD", (r, const("pads", [[0, 0], [1, 1], [1, 1], [0, 0]], DataType.INT32, None)), (y,),
+              frozen_options({}), 2))
+    planned, emitted, report = emit_graph(tmp_path, Graph("pad_view", ops, (x,), (y,)))
+    assert "PAD" in {o.tflite_type for o in planned.lowered.npu_ops}
+    assert report.npu_operations == emitted.npu_operations

@@ -9,7 +9,7 @@ import pytest
 from npuplan.hw.accelerator import accelerator
 from npuplan.ir.lowered import BlockType, CpuOp, Padding, Resampling
 from npuplan.ir.shape import Shape4D
-from npuplan.ir.types import DataType
+from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
 from npuplan.schedule.geometry import ifm_rows_for, producer_rows_for
 
@@ -156,7 +156,9 @@ def test_a_reshape_that_stays_is_read_through_by_the_copies_after_it() -> None:
     assert np.array_equal(out, np.concatenate([data.reshape(1, 2, 8, 8)] * 2, axis=3))
 
 
-def test_a_deployable_plan_leaves_an_upsampling_from_one_pixel_to_the_cpu() -> None:
+def test_an_upsampling_from_one_pixel_is_one_resize_in_deployable_plans_too() -> None:
+    """Its resize is a broadcast ADD of zeros the emitter runs (``deployable._streamed_constant``);
+    before, deployable plans left the whole chain on the CPU."""
     from npuplan.lowering.upsampling import fold_upsampling
 
     x, y = fm("x", (1, 1, 1, 8)), fm("y", (1, 4, 4, 8))
@@ -173,7 +175,7 @@ def test_a_deployable_plan_leaves_an_upsampling_from_one_pixel_to_the_cpu() -> N
     ]
     g = graph(ops, [x], [y])
     assert [o.type for o in fold_upsampling(g)[0].ops] == ["RESIZE_NEAREST_NEIGHBOR"]
-    assert fold_upsampling(g, repeats=False)[0].ops == g.ops
+    assert [o.type for o in fold_upsampling(g, repeats=False)[0].ops] == ["RESIZE_NEAREST_NEIGHBOR"]
 
 
 def test_a_tile_that_is_not_a_repeat_is_left_alone() -> None:
@@ -193,6 +195,18 @@ def test_a_1x1_ifm_resize_is_a_broadcast_add() -> None:
     assert (npu.op_type, npu.elementwise) == ("Add", "ADD") and npu.ofm_shape == Shape4D(1, 8, 8, 8)
     shapes = {npu.ifm_shape, npu.ifm2_shape}
     assert shapes == {Shape4D(1, 1, 1, 8), Shape4D(1, 8, 8, 8)}
+
+
+
+def test_a_1x1_ifm_resize_adds_real_zeros() -> None:
+    """The broadcast ADD's zeros are the input's zero point (raw 0 would add -zero_point * scale)."""
+    q = Quantization((0.05,), (-7,))
+    x, y = fm("x", (1, 1, 1, 8), quant=q), fm("y", (1, 2, 2, 8), quant=q)
+    size = const("size", [2, 2], DataType.INT32, None)
+    (npu,) = lower(model(graph([op("RESIZE_BILINEAR", [x, size], [y], 0)], [x], [y])), U55_128).npu_ops
+    zeros, other = (npu.ifm, npu.ifm2) if npu.ifm.is_constant else (npu.ifm2, npu.ifm)
+    assert other is x and zeros.quant == q and zeros.data is not None
+    assert np.unique(zeros.data).tolist() == [-7]
 
 
 def test_align_corners_factor_is_on_the_sizes_less_one() -> None:
