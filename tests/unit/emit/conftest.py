@@ -1,4 +1,5 @@
-"""Shared fixtures of the emitter tests: skipped cleanly without the deploy extra."""
+"""Shared fixtures of the emitter tests (``vela_api``: Vela's API, for the tests comparing with it;
+skipped cleanly without the deploy extra)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def ds_cnn_plan():
 
 
 @pytest.fixture(scope="session")
-def ds_cnn_emitted(vela_api, ds_cnn_plan):
+def ds_cnn_emitted(ds_cnn_plan):
     from npuplan.emit import emit_tflite
 
     return emit_tflite(ds_cnn_plan)

@@ -67,7 +67,7 @@ def test_offline_allocation_places_inputs_and_outputs_at_their_planned_offsets(d
     assert offsets[3 + index] == ds_cnn_plan.allocation.addresses[net_input.Name().decode()].offset
 
 
-def test_tiny_int8_add(vela_api, tmp_path):
+def test_tiny_int8_add(tmp_path):
     from npuplan.emit import emit_tflite
 
     path = tmp_path / "add.tflite"
@@ -77,7 +77,7 @@ def test_tiny_int8_add(vela_api, tmp_path):
     assert emitted.npu_operations >= 1 and emitted.flash_bytes == 0
 
 
-def test_dedicated_sram_has_a_fast_scratch_tensor(vela_api):
+def test_dedicated_sram_has_a_fast_scratch_tensor():
     from npuplan.emit import emit_tflite
 
     emitted = emit_tflite(plan(DATA / "autoencoder_ad.tflite", deployable=True, **U65_DEDICATED))
@@ -87,7 +87,7 @@ def test_dedicated_sram_has_a_fast_scratch_tensor(vela_api):
     assert fast.Name() == b"scratch_fast" and emitted.fast_scratch_bytes > 0
 
 
-def test_a_plan_made_without_deployable_is_refused_in_one_line(vela_api, tmp_path):
+def test_a_plan_made_without_deployable_is_refused_in_one_line(tmp_path):
     from npuplan.emit import emit_tflite
     from npuplan.errors import EmitError
 
@@ -132,7 +132,7 @@ def test_import_npuplan_does_not_load_vela():
     assert out.stdout.strip() == "False"
 
 
-def test_an_op_without_a_valid_block_config_falls_back_to_the_cpu(vela_api, monkeypatch):
+def test_an_op_without_a_valid_block_config_falls_back_to_the_cpu(monkeypatch):
     import npuplan.emit.blocks as blocks
     from npuplan.emit import plan_and_emit
     from npuplan.regstream import validate_tflite
@@ -156,14 +156,14 @@ def test_an_op_without_a_valid_block_config_falls_back_to_the_cpu(vela_api, monk
     validate_tflite(emitted.data)
 
 
-def test_block_configs_are_ones_the_api_accepts(vela_api, ds_cnn_plan):
+def test_block_configs_are_ones_the_api_accepts(ds_cnn_plan):
     from npuplan.emit.blocks import nearest_valid
 
     assert nearest_valid((5, 5, 16), [(4, 4, 16), (6, 6, 16), (8, 8, 32)]) == (6, 6, 16)
     assert nearest_valid((4, 4, 16), [(4, 4, 16), (6, 6, 16)]) == (4, 4, 16)
 
 
-def test_cli_emit_tflite_writes_a_file_that_validates(vela_api, tmp_path, capsys):
+def test_cli_emit_tflite_writes_a_file_that_validates(tmp_path, capsys):
     from npuplan.cli import main
 
     args = ["plan", str(DATA / "ds_cnn_kws.tflite"), "--accelerator-config", "ethos-u55-128",
@@ -242,7 +242,7 @@ def test_a_generator_rejection_is_one_line(backend, monkeypatch):
     assert "\n" not in str(caught.value)
 
 
-def test_a_file_its_own_validator_rejects_is_refused_and_not_written(vela_api, tmp_path, capsys, monkeypatch):
+def test_a_file_its_own_validator_rejects_is_refused_and_not_written(tmp_path, capsys, monkeypatch):
     """The emitter replays the file it built before anyone can deploy it (unet_bilinear_48 and
     keras3_tokens of the zoo once emitted files npuplan validate rejected)."""
     import npuplan.regstream as regstream
@@ -260,7 +260,7 @@ def test_a_file_its_own_validator_rejects_is_refused_and_not_written(vela_api, t
     assert not (tmp_path / "out").exists()
 
 
-def test_a_network_with_nothing_on_the_npu_is_refused_in_one_line_naming_why(vela_api, tmp_path, capsys):
+def test_a_network_with_nothing_on_the_npu_is_refused_in_one_line_naming_why(tmp_path, capsys):
     """A float network: every operator stays on the CPU, so there is no command stream to write."""
     from npuplan.cli import main
 
@@ -272,7 +272,7 @@ def test_a_network_with_nothing_on_the_npu_is_refused_in_one_line_naming_why(vel
     assert not (tmp_path / "out").exists()
 
 
-def test_a_dynamic_batch_network_is_emitted_at_its_planned_static_shapes(vela_api, tmp_path):
+def test_a_dynamic_batch_network_is_emitted_at_its_planned_static_shapes(tmp_path):
     """Keras's Dense on [batch, 16, 32] tokens declares its flattened rows as one ([1, 32], signature
     [-1, 32]); the file runs and declares all 16, with no -1 left in any signature."""
     from npuplan.emit import plan_and_emit

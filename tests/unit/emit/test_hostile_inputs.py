@@ -33,7 +33,7 @@ def test_a_scratch_area_beyond_int32_is_refused_in_one_line():
         check_declarable(flash_bytes=1 << 20, scratch_bytes=2684354560, fast_scratch_bytes=0)
 
 
-def test_a_convolution_whose_output_scale_overflows_stays_on_the_cpu(vela_api, tmp_path):
+def test_a_convolution_whose_output_scale_overflows_stays_on_the_cpu(tmp_path):
     """bytes_ds_cnn_kws (seed 91): a weight scale of 1e30 made the output stage's scale too large
     ('scale ... is too large for the output stage', an internal error)."""
     from npuplan.emit import plan_and_emit

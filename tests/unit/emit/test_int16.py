@@ -19,7 +19,7 @@ def _const(name: str, values: np.ndarray, dtype: DataType, quant: Quantization |
     return Tensor(name, values.shape, dtype, quant, values)
 
 
-def test_an_int16_network_runs_on_the_npu(vela_api, tmp_path):
+def test_an_int16_network_runs_on_the_npu(tmp_path):
     from npuplan.regstream.events import NpuEvent
 
     q = Quantization((0.001,), (0,))
@@ -57,7 +57,7 @@ def test_int16_convolution_scales_have_16_bit_multipliers():
     assert channel_scales(op) == [((multiplier + (1 << 15)) >> 16, shift - 16)] * 8
 
 
-def test_int16_tanh_clamps_to_its_range(vela_api, tmp_path):
+def test_int16_tanh_clamps_to_its_range(tmp_path):
     """Vela clamps the hardware's tanh to [-1, 1] and sigmoid to [0, 1] in the output's quantization."""
     q = Quantization((1 / 4096,), (0,))
     x, t = Tensor("x", (1, 4, 4, 8), DataType.INT16, q), Tensor("t", (1, 4, 4, 8), DataType.INT16,

@@ -46,7 +46,7 @@ def _lut_dmas(data: bytes):
 
 
 @pytest.mark.parametrize(("options", "loads"), [(U55_128, 1), (U55_64, 2)])
-def test_a_table_is_loaded_once_where_nothing_else_uses_its_banks(vela_api, tmp_path, options, loads):
+def test_a_table_is_loaded_once_where_nothing_else_uses_its_banks(tmp_path, options, loads):
     """Ethos-U55-128 reserves the table banks: the second TANH finds its table loaded. On the
     64-MAC Ethos-U55 the conv between them may use those banks, so the table is loaded again."""
     from npuplan.emit import plan_and_emit
@@ -65,7 +65,7 @@ def test_a_table_is_loaded_once_where_nothing_else_uses_its_banks(vela_api, tmp_
     assert registers_at_kicks(emitted.data, "ACTIVATION").count(TABLE_LOOKUP) >= 2
 
 
-def test_the_lut_operation_does_not_rescale(vela_api, tmp_path):
+def test_the_lut_operation_does_not_rescale(tmp_path):
     """The table maps input values to output values: the ADD's output stage keeps the IFM's
     quantization (OFM zero point = the IFM's, 3), as Vela forces it."""
     from npuplan.emit import plan_and_emit

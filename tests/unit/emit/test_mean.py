@@ -28,7 +28,7 @@ def test_mean_scaling_is_tflites_reference_as_in_vela_file():
     assert abs(m * 2.0 ** (s - 31) - 1 / 49) < 1e-9
 
 
-def test_a_mean_runs_on_the_npu_with_vela_scaling(vela_api, tmp_path):
+def test_a_mean_runs_on_the_npu_with_vela_scaling(tmp_path):
     from npuplan.emit import plan_and_emit
     from npuplan.regstream import validate_tflite
 

@@ -28,7 +28,7 @@ def _prelu_graph(alphas: list[int], alpha_scale: float) -> Graph:
     ([10, 20, 30, 40], 0.01, ["ElementWise", "ElementWise", "ElementWise"]),  # below 1: mul, identity, max
     ([10, -20, 120, 40], 0.02, ["ElementWise", "ElementWise", "Pooling", "ElementWise"]),  # catch-all
 ])
-def test_prelu_runs_on_the_npu(vela_api, tmp_path, alphas, scale, kinds):
+def test_prelu_runs_on_the_npu(tmp_path, alphas, scale, kinds):
     from npuplan.regstream.events import NpuEvent
 
     _, _, report = emit_graph(tmp_path, _prelu_graph(alphas, scale))

@@ -14,7 +14,7 @@ U55_64 = {"accelerator_config": "ethos-u55-64", "system_config": "Ethos_U55_Deep
 
 
 @pytest.mark.parametrize("seed", [12, 1, 5, 9])
-def test_random_network_emits_and_validates(vela_api, tmp_path, seed):
+def test_random_network_emits_and_validates(tmp_path, seed):
     from npuplan.emit import plan_and_emit
     from npuplan.regstream import validate_tflite
 
@@ -29,7 +29,7 @@ def test_random_network_emits_and_validates(vela_api, tmp_path, seed):
     assert report.npu_operations == emitted.npu_operations
 
 
-def test_concatenation_copies_are_emitted(vela_api, tmp_path):
+def test_concatenation_copies_are_emitted(tmp_path):
     """Seed 4 concatenates along its channels: the copies run on the NPU, each writing its box."""
     from npuplan.emit import plan_and_emit
     from npuplan.regstream import validate_tflite
@@ -43,7 +43,7 @@ def test_concatenation_copies_are_emitted(vela_api, tmp_path):
     assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
 
 
-def test_pad_copies_and_fills_are_emitted(vela_api, tmp_path):
+def test_pad_copies_and_fills_are_emitted(tmp_path):
     """Seed 0 pads a feature map: the copy into the middle and the four fills (constants of the zero
     point, stored once in the flash tensor) run on the NPU."""
     from npuplan.emit import plan_and_emit
@@ -58,7 +58,7 @@ def test_pad_copies_and_fills_are_emitted(vela_api, tmp_path):
     assert validate_tflite(emitted.data).npu_operations == emitted.npu_operations
 
 
-def test_a_constant_second_operand_is_read_from_the_flash_tensor(vela_api, tmp_path):
+def test_a_constant_second_operand_is_read_from_the_flash_tensor(tmp_path):
     import numpy as np
 
     from npuplan.emit import plan_and_emit

@@ -71,7 +71,7 @@ def test_a_bilinear_pool_is_striped_on_even_upscaled_rows_only():
     assert stripe_row_step(odd_pad) == 16  # every second stripe would start on an odd row: not striped
 
 
-def test_a_bilinear_resize_in_a_size_cascade_stays_on_the_npu(vela_api, tmp_path):
+def test_a_bilinear_resize_in_a_size_cascade_stays_on_the_npu(tmp_path):
     """The bench's random_303 of /work/zoo_random3 in a few layers: a bilinear resize cascaded by
     one row at a time went back to the CPU (a stripe from odd upscaled row 1 with a 2-row kernel)."""
     from npuplan.emit import plan_and_emit
@@ -92,7 +92,7 @@ def test_a_wider_nearest_kernel_from_an_odd_row_is_refused():
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(vela_api, tmp_path, seed):
+def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(tmp_path, seed):
     """Random networks of resizes and transpose convolutions, striped on the 64-MAC Ethos-U55: every
     upscaling op runs on the NPU with IFM_UPSCALE set (1 nearest, 2 transpose), and the file validates."""
     from npuplan.emit import plan_and_emit
@@ -110,7 +110,7 @@ def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(vela_api, tm
     assert set(modes) - {0} == expected
 
 
-def test_a_resize_pool_rounds_naturally_as_vela_runs_it(vela_api, tmp_path):
+def test_a_resize_pool_rounds_naturally_as_vela_runs_it(tmp_path):
     from npuplan.emit import plan_and_emit
 
     path = tmp_path / "resize.tflite"
@@ -125,7 +125,7 @@ def test_a_resize_pool_rounds_naturally_as_vela_runs_it(vela_api, tmp_path):
 
 
 @pytest.mark.parametrize("model", ["unet_transpose_64", "tiny_yolo_160"])
-def test_shipped_upscaling_networks_emit_and_validate(vela_api, model):
+def test_shipped_upscaling_networks_emit_and_validate(model):
     """The shipped U-Net (TRANSPOSE_CONV decoder, concatenations) and Tiny YOLO (UpSampling2D)
     emit in one line of options with every upscaling op on the NPU, and validate."""
     from npuplan.emit import plan_and_emit
@@ -139,7 +139,7 @@ def test_shipped_upscaling_networks_emit_and_validate(vela_api, model):
     assert set(registers_at_kicks(emitted.data, "IFM_UPSCALE")) - {0}
 
 
-def test_a_resize_from_one_pixel_after_a_removed_reshape_runs_on_the_npu(vela_api, tmp_path):
+def test_a_resize_from_one_pixel_after_a_removed_reshape_runs_on_the_npu(tmp_path):
     """random_507 of /work/zoo_random5 in two ops: the EXPAND_DIMS before a resize from one pixel
     is removed, so the resize (a broadcast ADD of zeros read from the flash) cannot go back to the
     CPU; its constant first operand was refused and with it the whole network."""

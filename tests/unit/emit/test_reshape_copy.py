@@ -10,7 +10,7 @@ from tests.unit.lowering._build import conv, const, fm, op
 
 
 
-def test_a_reshape_between_a_concatenation_and_the_network_output_is_an_emitted_copy(vela_api, tmp_path) -> None:
+def test_a_reshape_between_a_concatenation_and_the_network_output_is_an_emitted_copy(tmp_path) -> None:
     x, a, b, c, r = fm("x", (1, 4, 4, 8)), fm("a", (1, 4, 4, 8)), fm("b", (1, 4, 4, 8)), fm("c", (1, 4, 4, 16)), \
         fm("r", (1, 16, 16))
     ops = (conv(x, a, 1, index=0), conv(x, b, 1, index=1), op("CONCATENATION", [a, b], [c], 2, axis=3),

@@ -14,7 +14,7 @@ REVERSE_OPERAND_ORDER, BROADCAST_C = 64, 4
 
 
 @pytest.mark.parametrize("kind", ["MUL", "SUB"])
-def test_a_broadcast_first_operand_is_read_as_the_second(vela_api, tmp_path, kind):
+def test_a_broadcast_first_operand_is_read_as_the_second(tmp_path, kind):
     q = Quantization((0.05,), (-3,))
     a = Tensor("a", (1, 8, 8, 1), DataType.INT8, q)
     b = Tensor("b", (1, 8, 8, 16), DataType.INT8, Quantization((0.03,), (4,)))
@@ -26,7 +26,7 @@ def test_a_broadcast_first_operand_is_read_as_the_second(vela_api, tmp_path, kin
     assert broadcast == REVERSE_OPERAND_ORDER | BROADCAST_C
 
 
-def test_a_constant_first_operand_runs_reversed(vela_api, tmp_path):
+def test_a_constant_first_operand_runs_reversed(tmp_path):
     """SUB(1.0, x) (a GRU's 1 - z): the lowering puts the feature map first and flags the swap, so
     the hardware computes the constant less the feature map."""
     import numpy as np

@@ -78,7 +78,7 @@ def _operations(data: bytes) -> list[tuple[str, tuple[int, ...], bytes | None]]:
     return out
 
 
-def test_an_int8_softmax_runs_every_operation_as_vela_does(vela_api, tmp_path):
+def test_an_int8_softmax_runs_every_operation_as_vela_does(tmp_path):
     _, emitted, _ = emit_graph(tmp_path, _softmax_graph())
     ops = _operations(emitted.data)
     assert [(kind, values) for kind, values, _ in ops] == list(_VELA)
@@ -87,7 +87,7 @@ def test_an_int8_softmax_runs_every_operation_as_vela_does(vela_api, tmp_path):
     assert np.frombuffer(tables[0], dtype="<i4")[-1] == 2**31 - 1  # exp(0) in Q0.31
 
 
-def test_npuplan_validate_accepts_the_softmax_file(vela_api, tmp_path):
+def test_npuplan_validate_accepts_the_softmax_file(tmp_path):
     from npuplan.cli import main
 
     _, emitted, _ = emit_graph(tmp_path, _softmax_graph())
@@ -114,7 +114,7 @@ def test_the_16_bit_tables_are_vela_s():
         assert hashlib.sha256(table.astype("<u4").tobytes()).hexdigest() == vela[name], name
 
 
-def test_an_int16_softmax_runs_on_the_npu_with_its_two_tables(vela_api, tmp_path):
+def test_an_int16_softmax_runs_on_the_npu_with_its_two_tables(tmp_path):
     q = Quantization((0.0005,), (0,))
     x = Tensor("x", (1, 2, 9, 12), DataType.INT16, q)
     y = Tensor("y", (1, 2, 9, 12), DataType.INT16, Quantization((1 / 32768,), (0,)))

@@ -29,7 +29,7 @@ def test_the_scaling_computes_the_squared_difference():
         assert abs(min(out, 127) - min(real, 127)) <= 1
 
 
-def test_squared_difference_runs_on_the_npu(vela_api, tmp_path):
+def test_squared_difference_runs_on_the_npu(tmp_path):
     from npuplan.regstream.events import NpuEvent
 
     a = Tensor("a", (1, 8, 8, 16), DataType.INT8, QA)

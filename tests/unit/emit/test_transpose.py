@@ -28,7 +28,7 @@ def _transpose_model(tmp_path) -> str:
 
 
 @pytest.mark.parametrize("options", [U55_128, U65_DEDICATED])
-def test_a_transpose_writes_with_swapped_strides(vela_api, tmp_path, options):
+def test_a_transpose_writes_with_swapped_strides(tmp_path, options):
     from npuplan.emit import plan_and_emit
     from npuplan.regstream import validate_tflite
 
@@ -60,21 +60,21 @@ def _scaled_copy(tmp_path, kind: str, out_dtype: DataType, q_out: Quantization) 
     return scale | (shift << 32), set(registers_at_kicks(emitted.data, "OFM_SCALE"))
 
 
-def test_abs_takes_its_output_scale_from_the_scale_ratio(vela_api, tmp_path):
+def test_abs_takes_its_output_scale_from_the_scale_ratio(tmp_path):
     """ABS is a unary elementwise op: the generator reads its output scale from the OFM's
     quantization, which the emitter sets to the IFM/OFM scale ratio (as Vela does)."""
     expected, scales = _scaled_copy(tmp_path, "ABS", DataType.INT8, Quantization((0.04,), (-5,)))
     assert scales == {expected}
 
 
-def test_quantize_is_a_copy_scaled_by_the_scale_ratio(vela_api, tmp_path):
+def test_quantize_is_a_copy_scaled_by_the_scale_ratio(tmp_path):
     """A requantizing QUANTIZE (int8 -> uint8) is a 1x1 pool scaled by the IFM/OFM scale ratio
     (the API's fused-quantize scaling, as Vela emits it), not the average's scaling."""
     expected, scales = _scaled_copy(tmp_path, "QUANTIZE", DataType.UINT8, Quantization((0.03,), (120,)))
     assert scales == {expected}
 
 
-def test_a_square_transpose_between_convolutions_is_neither_rolled_nor_bricked(vela_api, tmp_path):
+def test_a_square_transpose_between_convolutions_is_neither_rolled_nor_bricked(tmp_path):
     """random_517 of /work/zoo_random5 in three ops: a square transpose's OFM was cascaded into a
     rolling buffer of its rows (they are the tensor's columns: the emitter refused it) or stored in
     bricks (it writes NHWC: the next convolution read bytes nothing wrote, an invalid file)."""

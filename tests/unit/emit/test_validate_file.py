@@ -125,7 +125,7 @@ def test_not_a_driver_payload_is_rejected(ds_cnn_emitted):
         validate_tflite(data)
 
 
-def test_the_program_emits_and_validates_under_its_lean_bindings(vela_api, tmp_path):
+def test_the_program_emits_and_validates_under_its_lean_bindings(tmp_path):
     """``npuplan plan --emit-tflite`` then ``npuplan validate`` as the program runs them (its own
     process, the tflite package registered bare): the file validator once asked the bare package
     for ``tflite.Model`` and called every file 'not a TFLite flatbuffer'."""

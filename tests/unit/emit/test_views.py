@@ -40,7 +40,7 @@ def test_rows_of_a_reshaped_nhwc_view_are_one_contiguous_run():
     assert geo.offset(*start) == 4 * 32  # view row 1 starts after 4 tokens of 32 bytes
 
 
-def test_slices_and_splits_read_where_they_lie(vela_api, tmp_path):
+def test_slices_and_splits_read_where_they_lie(tmp_path):
     """Random networks of slices and splits: every copy (and every consumer reading a slice in
     place) runs on the NPU, reading its box at the offset inside the source map; the files validate."""
     from npuplan.emit import plan_and_emit
@@ -73,7 +73,7 @@ def test_a_pad_copy_of_a_reshaped_view_reads_the_view_from_its_first_row():
     assert ofm_rows(op, command) == (0, 8) and view_rows(op, command) == (0, 8)
 
 
-def test_a_pad_after_a_reshaped_lut_runs_on_the_npu(vela_api, tmp_path):
+def test_a_pad_after_a_reshaped_lut_runs_on_the_npu(tmp_path):
     from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
     from npuplan.ir.types import DataType, Quantization
     from tests.unit.emit.conftest import emit_graph
