@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from npuplan.emit import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream.events import OUTPUT_STAGE, DmaEvent, NpuEvent, WaitEvent  # noqa: E402
-from npuplan.regstream.tflite_file import FileReport, validate_tflite  # noqa: E402
+from npuplan.regstream.tflite_file import FileReport, ethos_u_payloads, validate_tflite  # noqa: E402
 
 VELA = Path("/work/vela-venv/bin/vela")
 MODELS = HERE.parent.parent.parent / "shared" / "models"
@@ -84,17 +84,7 @@ def _tensor_sizes(data: bytes) -> dict[str, int]:
 
 
 def _flash_of(data: bytes) -> list[bytes]:
-    import tflite
-
-    model = tflite.Model.GetRootAsModel(data, 0)
-    sg = model.Subgraphs(0)
-    out = []
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        if model.OperatorCodes(op.OpcodeIndex()).CustomCode() == b"ethos-u":
-            t = sg.Tensors(int(op.InputsAsNumpy()[1]))
-            out.append(bytes(model.Buffers(t.Buffer()).DataAsNumpy()))
-    return out
+    return [flash for _, flash in ethos_u_payloads(data)]
 
 
 def scale_entries(data: bytes, report: FileReport) -> collections.Counter[bytes]:

@@ -41,7 +41,7 @@ from npuplan.emit.backend import EmitBackend  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402
 from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, NpuEvent, Range, WaitEvent  # noqa: E402
-from npuplan.regstream.tflite_file import _model  # noqa: E402
+from npuplan.regstream.tflite_file import ethos_u_payloads  # noqa: E402
 
 MODELS = HERE.parent.parent / "shared" / "models"
 
@@ -63,15 +63,7 @@ class Tally:
 
 def _flash(data: bytes) -> list[bytes]:
     """Each ethos-u operator's flash tensor bytes (its input 1), in operator order."""
-    model = _model(data)
-    sg = model.Subgraphs(0)
-    out = []
-    for k in range(sg.OperatorsLength()):
-        op = sg.Operators(k)
-        if model.OperatorCodes(op.OpcodeIndex()).CustomCode() == b"ethos-u":
-            t = sg.Tensors(int(op.InputsAsNumpy()[1]))
-            out.append(bytes(model.Buffers(t.Buffer()).DataAsNumpy()))
-    return out
+    return [flash for _, flash in ethos_u_payloads(data)]
 
 
 def _source(events: list[Any], index: int, r: Range) -> Range:
