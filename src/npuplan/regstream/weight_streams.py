@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from npuplan.emit.native.brick_order import BrickGeometry
 
 FLASH_REGION = 0
+PRODUCTS = {0: False, 1: True}  # the CONFIG word's product: Ethos-U55, Ethos-U65 (is_u65)
 SCALE_RECORD_BYTES = 10
 SCALE_SHIFT_BYTE = 9  # a record's last byte: the 6-bit shift
 SCALE_SHIFT_LIMIT = 64
@@ -62,7 +63,7 @@ def accelerator_of_config(config: int) -> Accelerator:
     Ethos-U65) and log2 of the MACs per cycle over all cores (bits 0-3)."""
     product, macs_log2 = (config >> 28) & 0xF, config & 0xF
     for acc in ACCELERATORS.values():
-        if acc.is_u65 == (product == 1) and (acc.macs_per_cycle * acc.cores).bit_length() - 1 == macs_log2:
+        if PRODUCTS.get(product) == acc.is_u65 and (acc.macs_per_cycle * acc.cores).bit_length() - 1 == macs_log2:
             return acc
     raise ValidationError(f"the payload's CONFIG word {config:#010x} names no known accelerator "
                           f"(product {product}, {1 << macs_log2} MACs per cycle)")

@@ -335,15 +335,17 @@ def _slice(bits: _Bits, position: int, header: _Header, palette: _Palette) -> tu
 
 def decode_weights(stream: bytes) -> np.ndarray:
     """The values (int16, in stream order) a weight stream decodes to; ``ValueError`` for a
-    malformed stream."""
+    malformed stream (one that ends inside a field, or after a slice without its end marker)."""
     bits = _Bits(stream)
     palette: _Palette | None = None
     parts: list[np.ndarray] = []
     position = 0
+    ended = True
     while position < bits.size_bits:
         if bits.field(position, 3) == END_OF_STREAM:
             position = -(-(position + 3) // 8) * 8
             palette = None  # a slice after an end marker starts a new palette
+            ended = True
             continue
         header, position = _read_header(bits, position + 3)
         if header.new_palette:
@@ -352,6 +354,9 @@ def decode_weights(stream: bytes) -> np.ndarray:
             raise ValueError("a slice without a palette where one must start")
         values, position = _slice(bits, position, header, palette)
         parts.append(values)
+        ended = False
+    if not ended:
+        raise ValueError(f"the weight stream's {bits.size_bits // 8} bytes end without its end marker")
     return np.concatenate(parts).astype(np.int16) if parts else np.zeros(0, dtype=np.int16)
 
 
