@@ -13,7 +13,7 @@ at the end.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ class NpuStream:
     events: tuple[Event, ...]
     region_bytes: dict[int, int]
     config: int = 0
+    region_tensors: dict[int, int] = field(default_factory=dict)  # the tensor each region is
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,7 @@ def validate_tflite(data: bytes, *, label: str = "the file", weights: bool = Fal
         if weights:
             from npuplan.regstream.weight_streams import check_weight_streams
 
-            report = replace(report, weights=check_weight_streams(report.streams, [f for _, f in ethos_u_payloads(data)]))
+            report = replace(report, weights=check_weight_streams(report.streams, _constants(data, report.streams)))
         return report
     except (struct.error, ValueError, TypeError, IndexError, OverflowError, KeyError) as error:
         raise ValidationError(f"{label}: corrupt ethos-u operator data ({type(error).__name__}: {error})") from None
@@ -195,17 +196,15 @@ def _validate(data: bytes) -> FileReport:
                                   f"fast scratch, ...] inputs, it has {len(inputs)}")
         stream, payload = _stream(model, op, k)
         replay.product = payload.product
-        regions = {0: f.region_of(inputs[1], constant=True), 1: f.region_of(inputs[2], constant=False),
-                   2: f.region_of(inputs[3], constant=False)}
-        for n, tensor in enumerate(inputs[4:] + outputs):
-            regions[3 + n] = f.region_of(tensor, constant=False)
+        tensors = {0: inputs[1], 1: inputs[2], 2: inputs[3]} | {3 + n: t for n, t in enumerate(inputs[4:] + outputs)}
+        regions = {r: f.region_of(t, constant=r == 0) for r, t in tensors.items()}
         replay.regions = regions
         replay.run(stream)
         for tensor in outputs:
             placed = f.in_arena(tensor)
             if placed is not None and not arena_region.written[placed[0]:placed[0] + placed[1]].all():
                 replay.fail(f"output tensor {tensor} is not completely written by the stream")
-        streams.append(NpuStream(k, tuple(stream), {r: s.size for r, s in regions.items()}, payload.config))
+        streams.append(NpuStream(k, tuple(stream), {r: s.size for r, s in regions.items()}, payload.config, tensors))
     replay.where = "end"
     replay.regions = {1: arena_region}
     for tensor in sg.OutputsAsNumpy():
@@ -213,6 +212,18 @@ def _validate(data: bytes) -> FileReport:
         if placed is not None and not arena_region.written[placed[0]:placed[0] + placed[1]].all():
             replay.fail(f"network output tensor {int(tensor)} is not completely written")
     return FileReport(tuple(streams))
+
+
+def _constants(data: bytes, streams: tuple[NpuStream, ...]) -> dict[int, bytes]:
+    """The bytes of every tensor a stream's region is that holds data in the file (the flash)."""
+    model = _model(data)
+    sg = model.Subgraphs(0)
+    out = {}
+    for tensor in {t for s in streams for t in s.region_tensors.values()}:
+        buffer = model.Buffers(sg.Tensors(tensor).Buffer())
+        if buffer.DataLength():
+            out[tensor] = bytes(buffer.DataAsNumpy())
+    return out
 
 
 def validate_tflite_file(path: str | Path, *, weights: bool = False) -> FileReport:

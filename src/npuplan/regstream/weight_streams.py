@@ -4,9 +4,10 @@ against what the hardware reads for it.
 For every NPU_OP_CONV and NPU_OP_DEPTHWISE of every ethos-u operator, for each core (two on a
 dual-core Ethos-U65-512: WEIGHT1_*/SCALE1_* hold the second core's streams):
 
-1. the stream's bytes: WEIGHT_BASE/WEIGHT_LENGTH in WEIGHT_REGION; when that region is not the
-   flash tensor (region 0), the latest DMA before the operation that wrote those bytes names where
-   in the flash they come from (followed until the flash);
+1. the stream's bytes: WEIGHT_BASE/WEIGHT_LENGTH in WEIGHT_REGION; when that region's tensor is
+   not one the file holds (the flash), the latest DMA before the operation that wrote those bytes
+   (in this operator's stream or an earlier one's: a buffer may be filled for the next operator)
+   names where they come from, followed until the flash;
 2. the stream decoded by npuplan's decoder (``emit.native.decode``); a stream it cannot read is a
    violation;
 3. the decoded count equals the weights the hardware reads: the length of the brick order
@@ -39,7 +40,6 @@ from npuplan.regstream.tflite_file import NpuStream
 if TYPE_CHECKING:
     from npuplan.emit.native.brick_order import BrickGeometry
 
-FLASH_REGION = 0
 PRODUCTS = {0: False, 1: True}  # the CONFIG word's product: Ethos-U55, Ethos-U65 (is_u65)
 SCALE_RECORD_BYTES = 10
 SCALE_SHIFT_BYTE = 9  # a record's last byte: the 6-bit shift
@@ -93,76 +93,96 @@ def _shares(e: NpuEvent, cores: int) -> list[_Share]:
             for core, (w, s) in enumerate(ranges)]
 
 
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """A byte range of one tensor of the file."""
+
+    tensor: int
+    address: int
+    length: int
+
+    def overlaps(self, other: _Place) -> bool:
+        return (self.tensor == other.tensor and self.address < other.address + other.length
+                and other.address < self.address + self.length)
+
+
 class _Sources:
-    """Where a range of an operation's region comes from: the DMAs so far, by destination region."""
+    """Where bytes of a tensor come from: every DMA so far, of every stream (a buffer an operator's
+    stream filled may be read by a later operator's), by destination tensor."""
 
-    def __init__(self) -> None:
-        self.dmas: dict[int, list[DmaEvent]] = {}
+    def __init__(self, constants: dict[int, bytes]) -> None:
+        self.constants = constants
+        self.dmas: dict[int, list[tuple[int, _Place, _Place]]] = {}  # tensor -> (DMA index, destination, source)
 
-    def add(self, e: DmaEvent) -> None:
-        self.dmas.setdefault(e.dst.region, []).append(e)
+    def add(self, e: DmaEvent, tensors: dict[int, int]) -> None:
+        if e.dst.region in tensors and e.src.region in tensors:
+            dst = _Place(tensors[e.dst.region], e.dst.address, e.dst.length)
+            self.dmas.setdefault(dst.tensor, []).append((e.index, dst, _Place(tensors[e.src.region], e.src.address,
+                                                                              e.src.length)))
 
-    def flash_range(self, r: Range) -> Range:
-        """``r`` in the flash: through the latest DMA that wrote any of it (which must have written
-        all of it), and so on until the flash."""
+    def constant(self, r: Range, tensors: dict[int, int]) -> _Place:
+        """Where ``r`` (of a stream whose regions are ``tensors``) lies in a tensor the file holds:
+        through the latest DMA that wrote any of it (which must have written all of it), and so on."""
+        place = _Place(tensors.get(r.region, -1), r.address, r.length)
         for _ in range(len(self.dmas) + 1):
-            if r.region == FLASH_REGION:
-                return r
-            dma = next((d for d in reversed(self.dmas.get(r.region, []))
-                        if d.dst.address < r.address + r.length and r.address < d.dst.address + d.dst.length), None)
-            if dma is None:
+            if place.tensor in self.constants:
+                return place
+            found = next(((k, d, src) for k, d, src in reversed(self.dmas.get(place.tensor, [])) if d.overlaps(place)),
+                         None)
+            if found is None:
                 break
-            if not dma.dst.address <= r.address <= r.address + r.length <= dma.dst.address + dma.dst.length:
+            k, dst, src = found
+            if not dst.address <= place.address <= place.address + place.length <= dst.address + dst.length:
                 raise ValidationError(f"bytes {r.address}..{r.address + r.length} of region {r.region} are only "
-                                      f"partly written by DMA {dma.index}")
-            r = Range(dma.src.region, dma.src.address + r.address - dma.dst.address, r.length)
+                                      f"partly written by DMA {k}")
+            place = _Place(src.tensor, src.address + place.address - dst.address, place.length)
         raise ValidationError(f"bytes {r.address}..{r.address + r.length} of region {r.region} come from no DMA "
-                              f"out of the flash tensor")
+                              f"out of the flash")
 
 
 class _Checker:
     """The check of one file's weight streams, with the decoded streams it keeps for reuse."""
 
-    def __init__(self) -> None:
-        self.decoded: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
-        self.seen: set[tuple[int, int]] = set()
+    def __init__(self, constants: dict[int, bytes]) -> None:
+        self.sources = _Sources(constants)
+        self.decoded: OrderedDict[_Place, np.ndarray] = OrderedDict()
+        self.seen: set[_Place] = set()
         self.operations = self.weights = 0
 
-    def values(self, flash: bytes, r: Range) -> np.ndarray:
-        """The weights stream ``r`` of the flash decodes to (``ValueError`` if it does not)."""
+    def values(self, place: _Place) -> np.ndarray:
+        """The weights the stream at ``place`` decodes to (``ValueError`` if it does not)."""
         from npuplan.emit.native.decode import decode_weights
 
-        key = (r.address, r.length)
-        if key in self.decoded:
-            self.decoded.move_to_end(key)
-            return self.decoded[key]
-        if r.address + r.length > len(flash):
-            raise ValueError(f"flash bytes {r.address}..{r.address + r.length} lie past its {len(flash)} bytes")
-        values = decode_weights(flash[r.address:r.address + r.length])
-        if key not in self.seen:
-            self.seen.add(key)
+        if place in self.decoded:
+            self.decoded.move_to_end(place)
+            return self.decoded[place]
+        flash = self.sources.constants[place.tensor]
+        if place.address + place.length > len(flash):
+            raise ValueError(f"bytes {place.address}..{place.address + place.length} lie past the flash's "
+                             f"{len(flash)} bytes")
+        values = decode_weights(flash[place.address:place.address + place.length])
+        if place not in self.seen:
+            self.seen.add(place)
             self.weights += values.size
-        self.decoded[key] = values
+        self.decoded[place] = values
         if len(self.decoded) > _DECODED_MEMO:
             self.decoded.popitem(last=False)
         return values
 
-    def stream(self, k: int, events: Sequence[Event], flash: bytes, acc: Accelerator) -> None:
-        """Checks every convolution of ethos-u operator ``k``'s stream (``events``)."""
-        sources = _Sources()
-        for e in events:
+    def stream(self, s: NpuStream, acc: Accelerator) -> None:
+        """Checks every convolution of ethos-u operator stream ``s``."""
+        for e in s.events:
             if isinstance(e, DmaEvent):
-                sources.add(e)
+                self.sources.add(e, s.region_tensors)
             elif isinstance(e, NpuEvent) and e.weights is not None and e.scales is not None:
-                where = f"operator {k}, NPU op {e.index} ({e.kind})"
                 try:
                     for share in _shares(e, acc.cores):
-                        self.share(e, share, sources, flash, acc)
+                        self.share(e, share, s.region_tensors, acc)
                 except ValidationError as error:
-                    raise ValidationError(f"{where}: {error}") from None
+                    raise ValidationError(f"operator {s.operator}, NPU op {e.index} ({e.kind}): {error}") from None
                 self.operations += 1
 
-    def share(self, e: NpuEvent, share: _Share, sources: _Sources, flash: bytes, acc: Accelerator) -> None:
+    def share(self, e: NpuEvent, share: _Share, tensors: dict[int, int], acc: Accelerator) -> None:
         """Checks one core's weight and scale streams of operation ``e``."""
         name = f"core {share.core}'s " if acc.cores > 1 else ""
         if not share.channels or not share.block_depth:
@@ -174,22 +194,23 @@ class _Checker:
         if share.scales.length != expected:
             raise ValidationError(f"{name}scale stream is {share.scales.length} bytes, {share.channels} OFM channels "
                                   f"take {expected}")
-        self.scales(name, flash, sources.flash_range(share.scales), share.channels)
-        source = sources.flash_range(share.weights)
+        self.scales(name, self.sources.constant(share.scales, tensors), share.channels)
+        place = self.sources.constant(share.weights, tensors)
         try:
-            values = self.values(flash, source)
+            values = self.values(place)
         except ValueError as error:
-            raise ValidationError(f"{name}weight stream (flash bytes {source.address}..{source.address + source.length})"
+            raise ValidationError(f"{name}weight stream (flash bytes {place.address}..{place.address + place.length})"
                                   f" does not decode: {error}") from None
         _check_count(name, values, _geometry(e, share, acc))
 
-    @staticmethod
-    def scales(name: str, flash: bytes, r: Range, channels: int) -> None:
-        if r.address + r.length > len(flash):
-            raise ValidationError(f"{name}scale stream at flash bytes {r.address}..{r.address + r.length} lies past "
-                                  f"its {len(flash)} bytes")
+    def scales(self, name: str, place: _Place, channels: int) -> None:
+        """The shift of each of the ``channels`` scale records at ``place`` fits its 6 bits."""
+        flash = self.sources.constants[place.tensor]
+        if place.address + place.length > len(flash):
+            raise ValidationError(f"{name}scale stream at flash bytes {place.address}..{place.address + place.length}"
+                                  f" lies past its {len(flash)} bytes")
         shifts = np.frombuffer(flash, dtype=np.uint8, count=SCALE_RECORD_BYTES * channels,
-                               offset=r.address)[SCALE_SHIFT_BYTE::SCALE_RECORD_BYTES]
+                               offset=place.address)[SCALE_SHIFT_BYTE::SCALE_RECORD_BYTES]
         bad = np.flatnonzero(shifts >= SCALE_SHIFT_LIMIT)
         if bad.size:
             raise ValidationError(f"{name}scale record {int(bad[0])} has shift byte {int(shifts[bad[0]])} "
@@ -226,15 +247,16 @@ def _check_count(name: str, values: np.ndarray, geom: BrickGeometry) -> None:
                               f"({padding.size} of them)")
 
 
-def check_weight_streams(streams: Sequence[NpuStream], flashes: Sequence[bytes]) -> WeightReport:
+def check_weight_streams(streams: Sequence[NpuStream], constants: dict[int, bytes]) -> WeightReport:
     """Checks the weight and scale streams of every convolution of ``streams`` (a validated file's
-    ethos-u operators; ``flashes``: each one's flash tensor bytes, in the same order);
-    ``ValidationError`` (one line, naming the operator and NPU operation) on a violation."""
-    checker = _Checker()
-    for s, flash in zip(streams, flashes):
+    ethos-u operators, in order; ``constants``: the bytes of the tensors among their regions that
+    the file holds, by tensor index); ``ValidationError`` (one line, naming the operator and NPU
+    operation) on a violation."""
+    checker = _Checker(constants)
+    for s in streams:
         try:
             acc = accelerator_of_config(s.config)
         except ValidationError as error:
             raise ValidationError(f"operator {s.operator}: {error}") from None
-        checker.stream(s.operator, s.events, flash, acc)
+        checker.stream(s, acc)
     return WeightReport(checker.operations, len(checker.seen), checker.weights)
