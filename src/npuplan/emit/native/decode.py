@@ -136,10 +136,10 @@ class _Walk:
     firsts: list[int] | np.ndarray
     seconds: list[int] | np.ndarray
     runs: list[int]
-    w_starts: list[int] | np.ndarray
-    w_counts: list[int] | np.ndarray
-    z_starts: list[int]
-    z_counts: list[int]
+    w_starts: np.ndarray
+    w_counts: np.ndarray
+    z_starts: np.ndarray
+    z_counts: np.ndarray
     end_bit: int
 
 
@@ -178,7 +178,8 @@ def _walk_weights(bits: _Bits, position: int, header: _Header) -> _Walk:
     end = int(steps[-1] + counts[-1] * w_bits)
     if end > limit:
         raise ValueError(f"weight stream ends at byte {limit // 8} inside a slice of {count} values")
-    return _Walk(firsts, seconds, [], remainder_starts, counts, [], [], end)
+    none = np.zeros(0, dtype=np.int64)
+    return _Walk(firsts, seconds, [], remainder_starts, counts, none, none, end)
 
 
 def _walk(bits: _Bits, position: int, header: _Header, palette: _Palette) -> _Walk:
@@ -199,10 +200,7 @@ def _walk(bits: _Bits, position: int, header: _Header, palette: _Palette) -> _Wa
     firsts: list[int] = []
     seconds: list[int] = []
     runs: list[int] = []
-    w_starts: list[int] = []
-    w_counts: list[int] = []
-    z_starts: list[int] = []
-    z_counts: list[int] = []
+    remainders: list[tuple[int, int, int]] = []  # per step: first bit, weight and zero-run remainders
     w_ended = z_ended = w_read = z_read = w_pending = z_pending = 0
     while True:
         balance = w_ended - z_ended if zero_runs else 0
@@ -232,24 +230,20 @@ def _walk(bits: _Bits, position: int, header: _Header, palette: _Palette) -> _Wa
                 seconds.append(second)
             else:
                 w_new = per_chunk
-        if w_pending:
-            n = min(w_pending, count - w_read)
-            w_starts.append(position)
-            w_counts.append(n)
-            position += n * w_bits
-            w_read += n
-        if z_pending:
-            n = min(z_pending, runs_total - z_read)
-            z_starts.append(position)
-            z_counts.append(n)
-            position += n * z_bits
-            z_read += n
+        if w_pending or z_pending:  # the remainders of the chunks the step before sent: weights', then zero runs'
+            w_sent = w_pending if w_pending <= count - w_read else count - w_read
+            z_sent = z_pending if z_pending <= runs_total - z_read else runs_total - z_read
+            remainders.append((position, w_sent, z_sent))
+            position += w_sent * w_bits + z_sent * z_bits
+            w_read += w_sent
+            z_read += z_sent
         w_ended += w_new
         z_ended += z_new
         w_pending, z_pending = w_new, z_new
     if position > limit:
         raise ValueError(f"weight stream ends at byte {limit // 8} inside a slice of {count} values")
-    return _Walk(firsts, seconds, runs, w_starts, w_counts, z_starts, z_counts, position)
+    at, w_counts, z_counts = np.array(remainders, dtype=np.int64).reshape(-1, 3).T
+    return _Walk(firsts, seconds, runs, at, w_counts, at + w_counts * w_bits, z_counts, position)
 
 
 def _bit_matrix(words: list[int] | np.ndarray, width: int) -> np.ndarray:
@@ -268,7 +262,7 @@ def _quotients(codes: np.ndarray, ends: np.ndarray, count: int) -> np.ndarray:
     return np.diff(summed, prepend=0)
 
 
-def _remainders(bits: _Bits, starts: list[int] | np.ndarray, counts: list[int] | np.ndarray, width: int) -> np.ndarray:
+def _remainders(bits: _Bits, starts: np.ndarray, counts: np.ndarray, width: int) -> np.ndarray:
     """The ``width``-bit remainders read back to back from each start, ``counts`` of them."""
     n = np.asarray(counts, dtype=np.int64)
     total = int(n.sum())
