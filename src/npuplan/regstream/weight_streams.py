@@ -34,7 +34,7 @@ import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import ACCELERATORS, Accelerator
-from npuplan.regstream.events import DmaEvent, Event, NpuEvent, Range
+from npuplan.regstream.events import DmaEvent, NpuEvent, Range
 from npuplan.regstream.tflite_file import NpuStream
 
 if TYPE_CHECKING:
