@@ -35,9 +35,11 @@ def vela_file(vela_api) -> bytes:
     return _emit("VELA", U55_128)
 
 
-@pytest.fixture(scope="module")
-def dual_core_file() -> bytes:
-    return _emit("NPUPLAN", U65_512)
+@pytest.fixture(scope="module", params=["NPUPLAN", "VELA"])
+def dual_core_file(request) -> bytes:
+    if request.param == "VELA":
+        request.getfixturevalue("vela_api")
+    return _emit(request.param, U65_512)
 
 
 def _convolutions(data: bytes) -> list[NpuEvent]:
