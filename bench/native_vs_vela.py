@@ -77,15 +77,17 @@ def _source(events: list[Any], index: int, r: Range) -> Range:
 
 
 def _neutral(e: Any) -> Any:
-    """An event with what the weight encoding decides blanked: the weight and scale ranges, the
+    """An event with what the weight encoding decides blanked: the weight and scale ranges (both cores'), the
     flash addresses (records, constants and tables follow the weight streams, whose sizes differ)
     and the weight DMAs' ranges (their buffer slots follow the record sizes)."""
     blank = Range(0, 0, 0)
     if isinstance(e, NpuEvent):
         flash = {"ifm": e.ifm, "ifm2": e.ifm2}
         fms = {k: replace(fm, bases=(0, 0, 0, 0)) for k, fm in flash.items() if fm is not None and fm.region == 0}
-        return replace(e, weights=None if e.weights is None else replace(blank, region=e.weights.region),
-                       scales=None if e.scales is None else replace(blank, region=e.scales.region), **fms)
+        ranges = {k: None if r is None else replace(blank, region=r.region)
+                  for k, r in (("weights", e.weights), ("scales", e.scales), ("weights1", e.weights1),
+                               ("scales1", e.scales1))}
+        return replace(e, **ranges, **fms)
     if isinstance(e, DmaEvent) and e.src.region == 0:
         if e.dst.region == INTERNAL_REGION:  # a lookup table
             return replace(e, src=replace(e.src, address=0))

@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
                                              "TFLite file's register command streams, and check it")
     v.add_argument("plan_json", metavar="PLAN.json|MODEL.tflite",
                    help="a <network>_plan.json or <network>_npuplan.tflite written by npuplan plan (or Vela's output)")
+    v.add_argument("--weights", action="store_true",
+                   help="(a .tflite file) also decode every convolution's weight stream and check its size and the "
+                        "scale stream's against what the registers make the hardware read")
     v.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
     r = commands.add_parser("report", help="write the HTML report of a plan JSON, or compare two plans")
@@ -175,6 +178,8 @@ def _run_validate(args: argparse.Namespace, stage: _Stage) -> int:
 
     if str(args.plan_json).lower().endswith(".tflite"):
         return _run_validate_tflite(args, stage)
+    if args.weights:
+        raise NpuplanError("--weights checks the weight streams of a deployable .tflite file, not a plan JSON")
     stage.step("validating the plan file")
     stream = validate_plan_file(args.plan_json)
     print(f"{args.plan_json}: valid ({len(stream.commands)} commands of {stream.network} replayed, "
@@ -198,9 +203,13 @@ def _run_validate_tflite(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.regstream import validate_tflite_file
 
     stage.step("validating the deployable file")
-    report = validate_tflite_file(args.plan_json)
+    report = validate_tflite_file(args.plan_json, weights=args.weights)
     print(f"{args.plan_json}: valid ({len(report.streams)} ethos-u operator(s): {report.npu_operations} NPU "
           f"operations, {report.dma_operations} DMAs and {report.waits} waits replayed over the memory model)")
+    if report.weights is not None:
+        w = report.weights
+        print(f"{args.plan_json}: weights valid ({w.streams} weight streams decoded, {w.weights} weights, sized as "
+              f"the registers of {w.operations} convolution operations read them)")
     return 0
 
 

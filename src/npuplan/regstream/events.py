@@ -66,6 +66,12 @@ class NpuEvent:
     kernel: tuple[int, int, int, int]  # height, width (dilated extents), stride y, stride x
     block: tuple[int, int, int]  # OFM block height, width, depth
     output_stage: tuple[int, ...] = ()  # the registers of OUTPUT_STAGE, in that order (for comparisons)
+    # the second core's weight and scale streams (dual-core Ethos-U65: WEIGHT1_*, SCALE1_*; None
+    # where the stream never sets them), and what else the weight stream's order depends on
+    weights1: Range | None = None
+    scales1: Range | None = None
+    dilation: tuple[int, int] = (1, 1)  # y, x (KERNEL_STRIDE bits 4 and 3)
+    part_kernel_first: bool = False  # KERNEL_STRIDE bit 2: the weights' traversal
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,15 +140,20 @@ def _npu_event(index: int, name: str, r: Mapping[str, int], mode: int = 0) -> Np
         iw = max(1, -(-((ow - 1) * sx + kw - pl - pr) // up))
         idp = r.get("IFM_DEPTH_M1", 0) + 1
         kernel = (kh, kw, sy, sx)
-    weights = scales = None
+    weights = scales = weights1 = scales1 = None
     if kind in ("Conv2D", "DepthWise"):
         weights = Range(r.get("WEIGHT_REGION", 0) & 0x7, r.get("WEIGHT_BASE", 0), r.get("WEIGHT_LENGTH", 0))
         scales = Range(r.get("SCALE_REGION", 0) & 0x7, r.get("SCALE_BASE", 0), r.get("SCALE_LENGTH", 0))
+        if "WEIGHT1_BASE" in r:
+            weights1 = Range(weights.region, r["WEIGHT1_BASE"], r.get("WEIGHT1_LENGTH", 0))
+        if "SCALE1_BASE" in r:
+            scales1 = Range(scales.region, r["SCALE1_BASE"], r.get("SCALE1_LENGTH", 0))
     block = (r.get("OFM_BLK_HEIGHT_M1", 0) + 1, r.get("OFM_BLK_WIDTH_M1", 0) + 1, r.get("OFM_BLK_DEPTH_M1", 0) + 1)
     stage = tuple(r.get(name, 0) for name in OUTPUT_STAGE) if kind in ("Pooling", "ElementWise") else tuple(
         r.get(name, 0) for name in OUTPUT_STAGE[3:])  # convolutions scale per channel (the scale stream)
     return NpuEvent(index, kind, _fm(r, "IFM", ih, iw, idp, ofm=False), ifm2, _fm(r, "OFM", oh, ow, od, ofm=True),
-                    weights, scales, kernel, block, stage)
+                    weights, scales, kernel, block, stage, weights1, scales1,
+                    (((stride >> 4) & 1) + 1, ((stride >> 3) & 1) + 1), bool(stride & 4))
 
 
 INTERNAL_REGION = -1  # a DMA's internal memory (the shared buffer, where lookup tables go)

@@ -258,7 +258,8 @@ class Replay:
         reads = [self.fm(e.ifm, f"{label} IFM")]
         if e.ifm2 is not None:
             reads.append(self.fm(e.ifm2, f"{label} IFM2"))
-        for r, name in ((e.weights, "weights"), (e.scales, "scales")):
+        for r, name in ((e.weights, "weights"), (e.scales, "scales"), (e.weights1, "core 1 weights"),
+                        (e.scales1, "core 1 scales")):
             if r is not None and r.length:
                 reads.append(range_access(r, f"{label} {name}"))
         writes = [self.fm(e.ofm, f"{label} OFM")]

@@ -13,34 +13,41 @@ at the end.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npuplan.errors import ModelError, ValidationError
 from npuplan.regstream.events import DmaEvent, Event, NpuEvent, WaitEvent, stream_events
 from npuplan.regstream.memory import Region, Replay
-from npuplan.regstream.words import payload_words
+from npuplan.regstream.words import Payload, payload_words
+
+if TYPE_CHECKING:
+    from npuplan.regstream.weight_streams import WeightReport
 
 _SIZES = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 9: 1, 10: 8, 11: 16, 15: 4, 16: 8}  # TensorType -> bytes
 
 
 @dataclass(frozen=True)
 class NpuStream:
-    """One ethos-u operator's decoded stream and its region sizes in bytes."""
+    """One ethos-u operator's decoded stream, its region sizes in bytes and its payload's CONFIG
+    word (which accelerator the stream is for)."""
 
     operator: int
     events: tuple[Event, ...]
     region_bytes: dict[int, int]
+    config: int = 0
+    region_tensors: dict[int, int] = field(default_factory=dict)  # the tensor each region is
 
 
 @dataclass(frozen=True)
 class FileReport:
-    """What validating a file replayed."""
+    """What validating a file replayed, and what checking its weight streams decoded (None: not asked)."""
 
     streams: tuple[NpuStream, ...]
+    weights: WeightReport | None = None
 
     @property
     def npu_operations(self) -> int:
@@ -127,18 +134,20 @@ class _FileReplay:
             replay.touch(1, placed[0], placed[1], write=write, label=label)
 
 
-def _stream(model: Any, op: Any, index: int) -> tuple[list[Event], int]:
+def _stream(model: Any, op: Any, index: int) -> tuple[list[Event], Payload]:
     inputs = [int(i) for i in op.InputsAsNumpy()]
     t = model.Subgraphs(0).Tensors(inputs[0])
     payload = payload_words(bytes(model.Buffers(t.Buffer()).DataAsNumpy()))
     try:
-        return stream_events(payload.words), payload.product
+        return stream_events(payload.words), payload
     except ValidationError as error:
         raise ValidationError(f"ethos-u operator {index}: {error}") from None
 
 
-def validate_tflite(data: bytes, *, label: str = "the file") -> FileReport:
+def validate_tflite(data: bytes, *, label: str = "the file", weights: bool = False) -> FileReport:
     """Replay every ethos-u operator of a TFLite file; ``ValidationError`` (one line) on a violation.
+    With ``weights``, also decode every convolution's weight streams and check their sizes against
+    the registers (``regstream.weight_streams``).
 
     The file is untrusted: its structure is checked by npuplan's own reader first
     (``ModelError``, one line, on a corrupt file), and data the replay cannot decode (a payload or
@@ -147,7 +156,12 @@ def validate_tflite(data: bytes, *, label: str = "the file") -> FileReport:
 
     parse_tflite(data, label=label)  # every index and buffer in range (scratch tensors have no writer)
     try:
-        return _validate(data)
+        report = _validate(data)
+        if weights:
+            from npuplan.regstream.weight_streams import check_weight_streams
+
+            report = replace(report, weights=check_weight_streams(report.streams, _constants(data, report.streams)))
+        return report
     except (struct.error, ValueError, TypeError, IndexError, OverflowError, KeyError) as error:
         raise ValidationError(f"{label}: corrupt ethos-u operator data ({type(error).__name__}: {error})") from None
 
@@ -180,18 +194,17 @@ def _validate(data: bytes) -> FileReport:
         if len(inputs) < 4:
             raise ValidationError(f"operator {k}: an ethos-u operator needs [command stream, flash, scratch, "
                                   f"fast scratch, ...] inputs, it has {len(inputs)}")
-        stream, replay.product = _stream(model, op, k)
-        regions = {0: f.region_of(inputs[1], constant=True), 1: f.region_of(inputs[2], constant=False),
-                   2: f.region_of(inputs[3], constant=False)}
-        for n, tensor in enumerate(inputs[4:] + outputs):
-            regions[3 + n] = f.region_of(tensor, constant=False)
+        stream, payload = _stream(model, op, k)
+        replay.product = payload.product
+        tensors = {0: inputs[1], 1: inputs[2], 2: inputs[3]} | {3 + n: t for n, t in enumerate(inputs[4:] + outputs)}
+        regions = {r: f.region_of(t, constant=r == 0) for r, t in tensors.items()}
         replay.regions = regions
         replay.run(stream)
         for tensor in outputs:
             placed = f.in_arena(tensor)
             if placed is not None and not arena_region.written[placed[0]:placed[0] + placed[1]].all():
                 replay.fail(f"output tensor {tensor} is not completely written by the stream")
-        streams.append(NpuStream(k, tuple(stream), {r: s.size for r, s in regions.items()}))
+        streams.append(NpuStream(k, tuple(stream), {r: s.size for r, s in regions.items()}, payload.config, tensors))
     replay.where = "end"
     replay.regions = {1: arena_region}
     for tensor in sg.OutputsAsNumpy():
@@ -201,10 +214,22 @@ def _validate(data: bytes) -> FileReport:
     return FileReport(tuple(streams))
 
 
-def validate_tflite_file(path: str | Path) -> FileReport:
-    """``validate_tflite`` of the file at ``path``."""
+def _constants(data: bytes, streams: tuple[NpuStream, ...]) -> dict[int, bytes]:
+    """The bytes of every tensor a stream's region is that holds data in the file (the flash)."""
+    model = _model(data)
+    sg = model.Subgraphs(0)
+    out = {}
+    for tensor in {t for s in streams for t in s.region_tensors.values()}:
+        buffer = model.Buffers(sg.Tensors(tensor).Buffer())
+        if buffer.DataLength():
+            out[tensor] = bytes(buffer.DataAsNumpy())
+    return out
+
+
+def validate_tflite_file(path: str | Path, *, weights: bool = False) -> FileReport:
+    """``validate_tflite`` of the file at ``path`` (``weights``: its weight streams too)."""
     try:
         data = Path(path).read_bytes()
     except OSError as error:
         raise ModelError(f"cannot read '{path}': {error.strerror}") from None
-    return validate_tflite(data, label=f"'{path}'")
+    return validate_tflite(data, label=f"'{path}'", weights=weights)

@@ -106,10 +106,12 @@ def decode_words(words: list[int]) -> list[Word]:
 
 @dataclass(frozen=True, slots=True)
 class Payload:
-    """A driver payload's command words and the product its CONFIG action names (0 U55, 1 U65)."""
+    """A driver payload's command words, the product its CONFIG action names (0 U55, 1 U65) and
+    the whole CONFIG word (log2 of the MACs per cycle over all cores in bits 0-3; 0: no CONFIG)."""
 
     words: list[int]
     product: int
+    config: int = 0
 
 
 def payload_words(payload: bytes) -> Payload:
@@ -117,12 +119,12 @@ def payload_words(payload: bytes) -> Payload:
     if payload[:4] != MAGIC or len(payload) % 4:
         raise ValidationError(f"command stream tensor does not start with the driver header {MAGIC!r}")
     words = list(struct.unpack(f"<{len(payload) // 4}I", payload))
-    k, stream, product = 1, [], 0
+    k, stream, config = 1, [], 0
     while k < len(words):
         tag = words[k]
         action = tag & 0xFF
         if action == _CONFIG:
-            product = (words[k + 1] >> 28) & 0xF if k + 1 < len(words) else 0
+            config = words[k + 1] if k + 1 < len(words) else 0
             k += 3
         elif action in (_NOP, _READ_APB, _DUMP_SHRAM):
             k += 1
@@ -134,4 +136,4 @@ def payload_words(payload: bytes) -> Payload:
             k += 1 + length
         else:
             raise ValidationError(f"driver payload word {k}: unknown driver action {action}")
-    return Payload(stream, product)
+    return Payload(stream, (config >> 28) & 0xF, config)

@@ -221,6 +221,17 @@ def test_long_and_empty_streams():
     assert encode_values(np.zeros(0, dtype=np.int16)) == b""
 
 
+@pytest.mark.parametrize("values", [np.arange(-100, 100), np.where(np.arange(600) % 7, 0, 3), np.full(40, 9)])
+def test_a_stream_cut_short_is_rejected(values):
+    """Cut at any 16-byte boundary, a stream ends inside a field or without its end marker."""
+    stream = encode_values(values)
+    for end in range(0, len(stream), 16):
+        if end:
+            with pytest.raises(ValueError, match="end"):
+                decode_weights(stream[:end])
+    np.testing.assert_array_equal(decode_weights(stream), values)
+
+
 def _values() -> st.SearchStrategy[np.ndarray]:
     """Random streams: all zero, one value, narrow or wide (-255..255) ranges, long zero runs."""
     def build(args: tuple[int, int, int, float, int]) -> np.ndarray:
