@@ -42,7 +42,7 @@ from npuplan.regstream.events import OUTPUT_STAGE, DmaEvent, NpuEvent, WaitEvent
 from npuplan.regstream.tflite_file import FileReport, ethos_u_payloads, validate_tflite  # noqa: E402
 
 VELA = Path("/work/vela-venv/bin/vela")
-MODELS = HERE.parent.parent.parent / "shared" / "models"
+MODELS = HERE.parent.parent / "shared" / "models"  # ../shared/models beside the repository
 
 
 @dataclass
@@ -276,7 +276,10 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=MODELS)
     args = parser.parse_args()
     if args.all:
-        summary(sorted(args.models.glob("*.tflite")), args.vela)
+        models = sorted(args.models.glob("*.tflite"))
+        if not models:
+            parser.error(f"no .tflite models in {args.models}")
+        summary(models, args.vela)
         return
     if args.model is None:
         parser.error("give a model or --all")
