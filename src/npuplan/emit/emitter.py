@@ -209,8 +209,8 @@ def _emit(plan: Plan, memo: EmitMemo | None, backend: EmitBackend) -> Emitted:
     clock.lap("self_check")
     notes = layout.notes + _dynamic_note(plan)
     if changed:
-        notes += (f"{changed} of {len(blocks)} ops use the nearest block config Vela's API accepts instead of the "
-                  "plan's",)
+        notes += (f"{changed} of {len(blocks)} ops use the nearest block config the hardware accepts (the "
+                  f"{backend} backend's rules) instead of the plan's",)
     return Emitted(data, len(payloads), npu_count, dma_count, len(layout.flash), scratch, fast_bytes,
                    time.perf_counter() - started, notes, clock.steps)
 
