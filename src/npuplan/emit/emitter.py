@@ -49,10 +49,10 @@ class Emitted:
     step_cpu_seconds: dict[str, float] = field(default_factory=dict, compare=False)  # timings: not the result
 
 
-# The emitter's steps: block configs (Vela's npu_find_block_configs), Vela's weight codec
-# (npu_encode_weights), the rest of encoding (the weight volumes, npu_encode_bias records), the
-# memory layout, the plan's commands as the API's operations, Vela's register command stream
-# generator and driver payload, the TFLite file, and the self-check replay of its register streams.
+# The emitter's steps: block configs (the backend's npu_find_block_configs), the backend's weight
+# codec (npu_encode_weights), the rest of encoding (the weight volumes, the bias/scale records), the
+# memory layout, the plan's commands as the interface's operations, the backend's register command
+# stream generator and driver payload, the TFLite file, and the self-check replay of its streams.
 STEPS = ("blocks", "codec", "encode", "layout", "operations", "generate", "model", "self_check")
 
 

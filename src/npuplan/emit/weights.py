@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -18,7 +18,7 @@ import numpy as np
 from npuplan.commands.layout import round_up
 from npuplan.commands.types import WeightSlice
 from npuplan.emit.native.weight_stream import encode_biases
-from npuplan.lowering.fixedpoint import quantise_scale, reduced_quantise_scale
+from npuplan.lowering.fixedpoint import quantise_scale, quantise_scales, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.types import DataType
@@ -74,28 +74,22 @@ class EncodedOp:
 
 
 class SliceMemo:
-    """Weight streams already encoded, by everything the encoder reads: the accelerator, the
-    weight volume (shape and values), dilation, IFM bits, OFM block depth, depthwise and traversal.
-    Slices alike (one model emitted again after a CPU fallback, identical weights) encode once."""
+    """Weight streams already encoded, by everything the encoder reads (``_Codec.stream``'s key:
+    the accelerator, what the volume is made from, dilation, IFM bits, OFM block depth, depthwise
+    and traversal). Slices alike (one model emitted again after a CPU fallback, identical weights)
+    encode once, and their volumes are built once."""
 
     def __init__(self) -> None:
         self.streams: dict[tuple[object, ...], bytes] = {}
         self.hits = 0
-        self.codec_cpu_seconds = 0.0  # in the API's encoder, for the benchmark
+        self.codec_cpu_seconds = 0.0  # in the backend's encoder, for the benchmark
 
-    def encode(self, api: ModuleType, args: tuple[object, ...], *, source: tuple[object, ...] | None = None) -> bytes:
-        """``api.npu_encode_weights(*args)`` as bytes, encoded once per distinct ``args``. ``source``:
-        what the volume (``args[1]``) is made from, when the caller knows (``volume_source``): a key
-        that costs no hash of the volume itself."""
-        accelerator, volume, *rest = args
-        assert isinstance(volume, np.ndarray) and volume.flags.c_contiguous
-        if source is None:
-            digest = hashlib.blake2b(volume.data, digest_size=16).digest()
-            key = (accelerator, volume.shape, volume.dtype.str, digest, *rest)
-        else:
-            key = (accelerator, "source", *source, *rest)
+    def encode(self, api: ModuleType, key: tuple[object, ...], arguments: Callable[[], tuple[object, ...]]) -> bytes:
+        """``api.npu_encode_weights(*arguments())`` as bytes, encoded (and ``arguments`` built) once
+        per distinct ``key``."""
         found = self.streams.get(key)
         if found is None:
+            args = arguments()
             started = time.process_time()
             found = self.streams[key] = bytes(api.npu_encode_weights(*args))
             self.codec_cpu_seconds += time.process_time() - started
@@ -153,20 +147,7 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     scales = product / np.float64(ofm_scale)
     if reduced:
         return [reduced_quantise_scale(float(s)) for s in scales]
-    return quantised_scales(scales)
-
-
-def quantised_scales(scales: np.ndarray) -> list[tuple[int, int]]:
-    """``quantise_scale`` of each of ``scales`` (float64), all at once: the significand scaled to
-    Q31 and rounded half to even (exact, as ``round``), the shift from the exponent. A scale that is
-    not positive or whose shift leaves 0..63 is left to ``quantise_scale`` (all are then)."""
-    significand, exponent = np.frexp(scales)
-    multiplier = np.rint(significand * float(1 << 31)).astype(np.int64)
-    carry = multiplier == 1 << 31  # the significand rounded up to 1.0
-    shift = 31 - exponent.astype(np.int64) - carry
-    if not bool(np.all((scales > 0) & (shift >= 0) & (shift <= 63))):
-        return [quantise_scale(float(s)) for s in scales]
-    return list(zip(np.where(carry, multiplier // 2, multiplier).tolist(), shift.tolist()))
+    return quantise_scales(scales)
 
 
 def _bias_records(op: NpuOp, bias: np.ndarray) -> np.ndarray:
@@ -240,12 +221,16 @@ class _Codec:
 
     def stream(self, weights: np.ndarray, channels: slice, ncores: int, block_depth: int) -> bytes:
         """The encoded weight stream of ``weights``' output ``channels`` for a core's ``block_depth``."""
-        volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
         op = self.op
+        rest = (self.dilation, op.ifm.dtype.bits, block_depth, self.depthwise, self.traversal)
+
+        def arguments() -> tuple[object, ...]:
+            volume = np.ascontiguousarray(weights[channels].astype(np.int16, copy=False))  # the codec takes 16 bits
+            return (self.accelerator, volume, *rest)
+
+        key = (self.accelerator, *self.source, (channels.start, channels.stop, ncores), *rest)
         try:
-            return self.memo.encode(self.api, (self.accelerator, volume, self.dilation, op.ifm.dtype.bits, block_depth,
-                                               self.depthwise, self.traversal),
-                                    source=(*self.source, (channels.start, channels.stop, ncores)))
+            return self.memo.encode(self.api, key, arguments)
         except (AssertionError, ValueError) as error:  # the encoder's own checks (dilation 1 or 2, ...)
             raise EmitError(op.name, f"the weight encoder rejected its weights: {error or 'assertion'}",
                             cpu_fallback=op.source_index) from None

@@ -121,6 +121,19 @@ def quantise_scale(scale: float) -> tuple[int, int]:
     return multiplier, shift
 
 
+def quantise_scales(scales: np.ndarray) -> list[tuple[int, int]]:
+    """``quantise_scale`` of each of ``scales`` (float64), all at once: the significand scaled to
+    Q31 and rounded half to even (exact, as ``round``), the shift from the exponent. A scale that is
+    not positive or whose shift leaves 0..63 is left to ``quantise_scale`` (all are then)."""
+    significand, exponent = np.frexp(scales)
+    multiplier = np.rint(significand * float(1 << 31)).astype(np.int64)
+    carry = multiplier == 1 << 31  # the significand rounded up to 1.0
+    shift = 31 - exponent.astype(np.int64) - carry
+    if not bool(np.all((scales > 0) & (shift >= 0) & (shift <= 63))):
+        return [quantise_scale(float(s)) for s in scales]
+    return list(zip(np.where(carry, multiplier // 2, multiplier).tolist(), shift.tolist()))
+
+
 def reduced_quantise_scale(scale: float) -> tuple[int, int]:
     """``quantise_scale`` with a 16-bit multiplier (rounded, at most 32767) and the shift less 16:
     the scale of a 16-bit IFM's convolution with 64-bit biases (TFLite's reference, as Vela)."""

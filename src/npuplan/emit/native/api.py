@@ -1,7 +1,8 @@
 """npuplan's own implementation of the Ethos-U operation interface the emitter uses: the same
-records (``types``) and the five calls ``emit`` makes, backed by npuplan's weight codec
+records (``types``) and the four calls ``emit`` makes, backed by npuplan's weight codec
 (``weight_stream``), block-config rules (``blocks``), register command stream generator
-(``generator``) and driver payload (``payload``). ``emit.backend`` hands this module to the
+(``generator``) and driver payload (``payload``). The bias/scale records are not a backend call:
+both backends take them from ``weight_stream.encode_biases`` (``emit.weights``). ``emit.backend`` hands this module to the
 emitter in place of Vela's ``ethosu.vela.api``; nothing here imports Vela.
 """
 
@@ -20,15 +21,15 @@ from npuplan.emit.native.types import (ExplicitScaling, NpuAccelerator, NpuActiv
                                        NpuElementWiseOperation, NpuFeatureMap, NpuKernel, NpuLayout, NpuPadding,
                                        NpuPoolingOp, NpuPoolingOperation, NpuQuantization, NpuResamplingMode,
                                        NpuRoundingMode, NpuShape3D, NpuTileBox)
-from npuplan.emit.native.weight_stream import encode_biases, encode_weights
-from npuplan.hw.accelerator import accelerator as accelerator_preset
+from npuplan.emit.native.hardware import arch_of
+from npuplan.emit.native.weight_stream import encode_weights
 
 __all__ = [
     "ExplicitScaling", "NpuAccelerator", "NpuActivation", "NpuActivationOp", "NpuAddressRange", "NpuBlockOperation", "NpuBlockTraversal",
     "NpuConv2DOperation", "NpuConvDepthWiseOperation", "NpuDataType", "NpuDmaOperation", "NpuElementWiseOp",
     "NpuElementWiseOperation", "NpuFeatureMap", "NpuKernel", "NpuLayout", "NpuPadding", "NpuPoolingOp",
     "NpuPoolingOperation", "NpuQuantization", "NpuResamplingMode", "NpuRoundingMode", "NpuShape3D", "NpuTileBox",
-    "npu_create_driver_payload", "npu_encode_bias", "npu_encode_bias_records", "npu_encode_weights",
+    "npu_create_driver_payload", "npu_encode_weights",
     "npu_find_block_configs", "npu_generate_register_command_stream",
 ]
 
@@ -37,21 +38,11 @@ def npu_encode_weights(accelerator: NpuAccelerator, weights_volume: np.ndarray, 
                        ifm_bitdepth: int, ofm_block_depth: int, is_depthwise: bool,
                        block_traversal: NpuBlockTraversal) -> bytes:
     """The weight stream of ``weights_volume`` (OHWI, zero point removed) on ``accelerator``."""
-    preset = accelerator_preset(accelerator.value)
+    preset = arch_of(accelerator).accelerator
     return encode_weights(weights_volume, ofm_ublock_depth=preset.ofm_ublock.depth,
                           ifm_ublock_depth=preset.ifm_ublock.depth, dilation_xy=dilation_xy, ifm_bits=ifm_bitdepth,
                           ofm_block_depth=ofm_block_depth, depthwise=is_depthwise,
                           part_kernel_first=block_traversal is NpuBlockTraversal.PART_KERNEL_FIRST)
-
-
-def npu_encode_bias(bias: int, scale: int, shift: int) -> bytes:
-    """One output channel's 10-byte bias/scale record."""
-    return encode_biases(np.array([bias]), np.array([scale]), np.array([shift]))
-
-
-def npu_encode_bias_records(biases: np.ndarray, scales: np.ndarray, shifts: np.ndarray) -> bytes:
-    """Every channel's record at once (npuplan's own call: the interface has one per channel)."""
-    return encode_biases(biases, scales, shifts)
 
 
 def npu_find_block_configs(npu_op: Any, accelerator: NpuAccelerator) -> list[NpuShape3D]:

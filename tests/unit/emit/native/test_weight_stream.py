@@ -147,9 +147,12 @@ def _emitted_calls(model: str, options: tuple[tuple[str, str], ...]) -> tuple[tu
     calls: dict[tuple[object, ...], tuple[Any, ...]] = {}
     original = emit_weights.SliceMemo.encode
 
-    def recording(self, api, args, **keywords):
-        calls.setdefault((args[0], args[1].shape, args[1].tobytes(), *args[2:]), args)
-        return original(self, api, args, **keywords)
+    def recording(self, api, key, arguments):
+        def recorded():
+            args = arguments()
+            calls.setdefault((args[0], args[1].shape, args[1].tobytes(), *args[2:]), args)
+            return args
+        return original(self, api, key, recorded)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(emit_weights.SliceMemo, "encode", recording)
