@@ -131,7 +131,7 @@ def _operation(api: ModuleType, op: NpuOp) -> Any:
         return api.NpuPoolingOperation(api.NpuPoolingOp.REDUCE_SUM)
     if op.block_type is BlockType.ELEMENTWISE and op.elementwise in _ELEMENTWISE:
         return api.NpuElementWiseOperation(getattr(api.NpuElementWiseOp, _ELEMENTWISE[op.elementwise]))
-    raise EmitError(op.name, f"{op.op_type} ({op.block_type}) has no operation in Vela's API here")
+    raise EmitError(op.name, f"{op.op_type} ({op.block_type}) has no operation in the emitting interface")
 
 
 def _activation(api: ModuleType, op: NpuOp, lut_index: int = 0) -> Any:
