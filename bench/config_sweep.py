@@ -52,7 +52,7 @@ from npuplan.commands import validate_plan
 from npuplan.errors import InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.report import build_report
-from npuplan.report.files import summary_row
+from npuplan.report.summary import summary_row
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / "results" / "config_sweep_vela_5.2.0.jsonl"

@@ -74,7 +74,7 @@ IN_PROCESS = """
 import itertools, sys
 import npuplan
 from npuplan.report import build_report
-from npuplan.report.files import summary_row
+from npuplan.report.summary import summary_row
 from npuplan.errors import InfeasiblePlan
 models, accels, goals, sizes = (sys.argv[i].split(",") for i in range(1, 5))
 for model, accel, goal, size in itertools.product(models, accels, goals, sizes):

@@ -41,7 +41,8 @@ from npuplan.api import plan  # noqa: E402
 from npuplan.commands import validate_plan  # noqa: E402
 from npuplan.errors import InfeasiblePlan, NpuplanError  # noqa: E402
 from npuplan.report import build_report  # noqa: E402
-from npuplan.report.files import PER_LAYER_COLUMNS, per_layer_rows, summary_row  # noqa: E402
+from npuplan.report.files import PER_LAYER_COLUMNS, per_layer_rows  # noqa: E402
+from npuplan.report.summary import summary_row  # noqa: E402
 
 PERF, SIZE, U65, BUDGET = ("u55_128_highend_shared_perf", "u55_64_deep_shared_size",
                            "u65_256_highend_dedicated384k_perf", "u55_256_budget_256k")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from npuplan.version import __version__
 
 if TYPE_CHECKING:
-    from npuplan.api import Plan
+    from npuplan.result import Plan
 
 
 def plan(path: Any, **options: Any) -> "Plan":

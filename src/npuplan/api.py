@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -22,41 +22,18 @@ from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
+from npuplan.result import Plan
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.network import build_network
-from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, default_oracle, round_up
+from npuplan.schedule.cost_adapter import default_oracle
+from npuplan.schedule.limits import Limits
+from npuplan.schedule.oracle import CostOracle
+from npuplan.units import ALIGN_BYTES, round_up
 from npuplan.schedule.order import least_peak_order, reordered
 from npuplan.schedule.planner import packs_unaligned
 from npuplan.schedule.types import Schedule
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A planned network: the target, the lowered graph, the schedule, every buffer's address
-    (``allocation``), the command stream the plan implies and the compile time in seconds.
-
-    ``weight_encodings`` holds the weight encodings the planning computed, for the report to reuse.
-    """
-
-    network: str
-    model_path: str
-    options: PlanOptions
-    arch: Architecture
-    lowered: LoweredGraph
-    schedule: Schedule
-    compile_seconds: float
-    allocation: AddressPlan | None = None
-    commands: tuple[Command, ...] = ()
-    weight_encodings: WeightEncodings | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def sram_memory_used_bytes(self) -> int:
-        """The allocated peak address of SRAM (Vela's ``sram_memory_used``, constants excluded)."""
-        if self.allocation is None:
-            return self.schedule.sram_peak_bytes
-        return self.allocation.peak_bytes(MemArea.SRAM)
 
 
 _ALIASES = {
@@ -119,7 +96,6 @@ def _non_negative_int(value: Any, option: str) -> int:
     return number
 
 
-STEPS = ("options", "read", "lower", "schedule", "allocate")
 # How many times a schedule is re-planned under a tighter budget when its allocated SRAM peak
 # (fragmentation) overshoots the budget, before giving up.
 MAX_TIGHTENINGS = 8
@@ -131,7 +107,7 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     Keyword names follow Vela's command line with underscores: ``accelerator_config``,
     ``config`` (one or more .ini paths), ``system_config``, ``memory_mode``, ``optimise``
     (``"Performance"``/``"Size"``), ``arena_cache_size`` (bytes), ``tensor_allocator``,
-    ``cpu_tensor_alignment``, ``search``. ``on_step`` is called with each name in ``STEPS`` as
+    ``cpu_tensor_alignment``, ``search``. ``on_step`` is called with each name in ``result.STEPS`` as
     that step starts (for progress displays). Raises ``NpuplanError`` subclasses on bad input.
     """
     step = on_step or (lambda _name: None)
@@ -324,28 +300,32 @@ def fit_addressed_stream(
     no tightening fits. ``encodings`` is the plan's weight-encoding memo, shared with re-planning.
     """
     encodings = encodings or WeightEncodings(arch.accelerator)
-    budget = arch.arena_cache_size_bytes
-    tighter = budget
+    limits = Limits.of(arch)
+    tighter = limits
     for _ in range(MAX_TIGHTENINGS + 1):
         allocation, commands = addressed_stream(schedule, lowered, arch, allocator=options.tensor_allocator,
                                                 cpu_tensor_alignment=options.cpu_tensor_alignment_bytes,
                                                 encodings=encodings)
         peak = allocation.peak_bytes(MemArea.SRAM)
-        if peak <= budget:
-            if tighter < budget:
-                note = f"re-planned within {tighter} bytes: the {options.tensor_allocator} allocation overshot"
+        if limits.fits(peak):
+            if tighter != limits:
+                note = (f"re-planned within {tighter.sram_budget_bytes} bytes: "
+                        f"the {options.tensor_allocator} allocation overshot")
                 schedule = replace(schedule, notes=(*schedule.notes, note))
             return schedule, allocation, commands
-        tighter -= max(peak - budget, tighter // 64, 16)
-        if tighter <= 0:
+        tighter_bytes = tighter.sram_budget_bytes
+        tighter_bytes -= max(peak - limits.sram_budget_bytes, tighter_bytes // 64, 16)
+        if tighter_bytes <= 0:
             break
-        log.info("allocated SRAM peak %d > budget %d: re-planning within %d bytes", peak, budget, tighter)
+        tighter = limits.tightened(tighter_bytes)
+        log.info("allocated SRAM peak %d > budget %d: re-planning within %d bytes", peak, limits.sram_budget_bytes,
+                 tighter_bytes)
         try:
-            schedule = plan_schedule(lowered, arch, replace(options, arena_cache_size_bytes=tighter),
+            schedule = plan_schedule(lowered, arch, options, limits=tighter,
                                      oracle=oracle or default_oracle(arch, encodings=encodings))
         except InfeasiblePlan:
             break
     raise InfeasiblePlan(
-        op=lowered.name, needed_bytes=peak, budget_bytes=budget,
+        op=lowered.name, needed_bytes=peak, budget_bytes=limits.sram_budget_bytes,
         why=f"the {options.tensor_allocator} allocator fragments SRAM", hint="try --tensor-allocator HillClimb "
         "or a larger --arena-cache-size")

@@ -166,10 +166,8 @@ def _plan_with(plan, args: argparse.Namespace, on_step):  # type: ignore[no-unty
 
 
 def _validate(result: object) -> None:
-    try:
-        from npuplan.commands import validate_plan
-    except ImportError:
-        raise NpuplanError("--validate is not available in this build") from None
+    from npuplan.commands import validate_plan
+
     validate_plan(result)
 
 

@@ -38,7 +38,8 @@ def figures(name: str) -> dict[str, object]:
     """Plan a case and return its golden figures (summary fields and per-layer cycles)."""
     import npuplan
     from npuplan.report import build_report
-    from npuplan.report.files import per_layer_rows, summary_row
+    from npuplan.report.files import per_layer_rows
+    from npuplan.report.summary import summary_row
 
     model, options = CASES[name]
     plan = npuplan.plan(DATA / model, **options)

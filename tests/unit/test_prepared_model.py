@@ -6,7 +6,7 @@ import pytest
 
 from npuplan.api import PreparedModel, make_options, plan, plan_prepared
 from npuplan.report import build_report
-from npuplan.report.files import summary_row
+from npuplan.report.summary import summary_row
 
 POINTS = (
     dict(accelerator_config="ethos-u55-64", optimise="Size"),

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from npuplan.api import Plan
+from npuplan.result import Plan
 from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCommand, WeightSlice
 from npuplan.emit.backend import EmitBackend, backend_api
 from npuplan.emit.blocks import Block, resolve_block
@@ -26,7 +26,7 @@ from npuplan.emit.weights import EncodedOp, SliceMemo, encode_op
 from npuplan.errors import EmitError, ValidationError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType
-from npuplan.report.files import write_atomically
+from npuplan.io.atomic import write_atomically
 from npuplan.lowering.deployable import npu_op_reason
 from npuplan.schedule.types import ScheduledOp
 from npuplan.schedule.usage import staged_name

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from npuplan.api import Plan
+from npuplan.result import Plan
 from npuplan.commands import Command
 from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetimes
 from npuplan.commands.layout import buffer_specs, round_up, weight_buffer_name

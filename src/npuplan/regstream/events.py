@@ -10,7 +10,7 @@ columns; elementwise IFMs have the OFM's extent, except broadcast axes (extent 1
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from npuplan.errors import ValidationError
 from npuplan.regstream.words import Decoded, Word, decoded
@@ -205,3 +205,15 @@ def replayed(commands: Iterable[Decoded]) -> list[Event]:
     if not out and seen:
         raise ValidationError("the command stream runs no operation")
     return out
+
+
+@dataclass(frozen=True)
+class NpuStream:
+    """One ethos-u operator's decoded stream, its region sizes in bytes and its payload's CONFIG
+    word (which accelerator the stream is for)."""
+
+    operator: int
+    events: tuple[Event, ...]
+    region_bytes: dict[int, int]
+    config: int = 0
+    region_tensors: dict[int, int] = field(default_factory=dict)  # the tensor each region is

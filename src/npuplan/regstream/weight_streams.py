@@ -34,8 +34,7 @@ import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import ACCELERATORS, Accelerator
-from npuplan.regstream.events import DmaEvent, NpuEvent, Range
-from npuplan.regstream.tflite_file import NpuStream
+from npuplan.regstream.events import DmaEvent, NpuEvent, NpuStream, Range
 
 if TYPE_CHECKING:
     from npuplan.emit.native.brick_order import BrickGeometry

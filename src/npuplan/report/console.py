@@ -11,7 +11,7 @@ from npuplan.report.model import AREAS, Report, build_report
 if TYPE_CHECKING:  # rich is imported where it draws the per-layer table, the only thing it draws
     from rich.table import Table
 
-    from npuplan.api import Plan
+    from npuplan.result import Plan
 
 
 def _per_layer_table(report: Report) -> Table:

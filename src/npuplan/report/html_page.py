@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from npuplan import __version__
+from npuplan.version import __version__
 from npuplan.errors import NpuplanError
 
 # The package whose plotly.js the page embeds.

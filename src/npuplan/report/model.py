@@ -13,7 +13,7 @@ from npuplan.hw.memory import MemArea
 from npuplan.ir.lowered import CpuOp, NpuOp
 
 if TYPE_CHECKING:
-    from npuplan.api import Plan
+    from npuplan.result import Plan
 
 AREAS = (MemArea.SRAM, MemArea.DRAM, MemArea.ON_CHIP_FLASH, MemArea.OFF_CHIP_FLASH)
 PURPOSES = ("feature_map", "weights", "scales", "lut")

@@ -12,9 +12,10 @@ from npuplan.commands import command_stream_json, stream_context
 from npuplan.commands.serial import buffer_layouts, layout_json, operand_tensors
 from npuplan.ir.lowered import CpuOp
 from npuplan.report.model import AREAS, Report
+from npuplan.report.summary import summary_row
 
 if TYPE_CHECKING:
-    from npuplan.api import Plan
+    from npuplan.result import Plan
 
 SCHEMA_VERSION = 1
 
@@ -87,8 +88,6 @@ def _finite(value: Any) -> Any:
 
 def plan_document(plan: "Plan", report: Report) -> dict[str, Any]:
     """The plan as plain data: target, summary, ops in execution order, tensor placements."""
-    from npuplan.report.files import summary_row
-
     scheduled = {s.op.name: s for s in plan.schedule.ops}
     ops: list[dict[str, Any]] = []
     for op in plan.lowered.ops:

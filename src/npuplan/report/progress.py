@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 @contextmanager
 def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
-    """Yield an ``on_step(name)`` callback that advances a bar over ``npuplan.api.STEPS``.
+    """Yield an ``on_step(name)`` callback that advances a bar over ``npuplan.result.STEPS``.
 
     The bar goes to stderr and only when stderr is a terminal; otherwise the callback does nothing
     and rich is not even imported (start-up counts in every compile).
@@ -20,7 +20,7 @@ def step_progress(*, enabled: bool = True) -> Iterator[Callable[[str], None]]:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from npuplan.api import STEPS
+    from npuplan.result import STEPS
 
     console = Console(file=sys.stderr)
     columns = (TextColumn("{task.description:<10}"), BarColumn(), TimeElapsedColumn())

@@ -29,7 +29,7 @@ from npuplan.schedule.costing import rolling_format
 from npuplan.schedule.geometry import aligned_stripe_rows, is_cascadable
 from npuplan.schedule.network import Network
 from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.strategy import size_trade
+from npuplan.schedule.limits import size_trade
 from npuplan.schedule.stripes import rolling_bytes, rolling_rows_needed
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.usage import (
@@ -252,7 +252,7 @@ def with_branch_cascades(
     and stripe heights that lower the peak over their span, and no run, as Size chooses (two cells
     may share the plan's peak: neither alone lowers it); passes repeat while they find runs, as
     the peak moves. Backward, a run whose removal leaves the plan's peak where it is goes again
-    (it only costs cycles). Last, Size's rule (``strategy.size_trade``, peaks up to ``free_bytes``
+    (it only costs cycles). Last, Size's rule (``limits.size_trade``, peaks up to ``free_bytes``
     counting as the least) chooses between the result and ``dec``."""
     search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes)
     steps: list[tuple[int, int, int]] = []

@@ -1,8 +1,4 @@
-"""The project's cost model and block-config chooser behind the scheduler's ``CostOracle``.
-
-Importing this module fails with ``ImportError`` when ``npuplan.cost`` or ``npuplan.hw.block_config``
-is missing; ``oracle.default_oracle`` then falls back to the estimate.
-"""
+"""The project's cost model and block-config chooser behind the scheduler's ``CostOracle``."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.oracle import Costed, CostQuery
+from npuplan.schedule.oracle import Costed, CostOracle, CostQuery, MemoOracle
 
 log = logging.getLogger(__name__)
 
@@ -111,3 +107,14 @@ class CostModelOracle:
 
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
         return int(dma_cycles(self._arch, src, dst, size_bytes))
+
+
+def default_oracle(arch: Architecture, *, encodings: WeightEncodings | None = None) -> CostOracle:
+    """The project's cost model behind the oracle interface, memoised.
+
+    An oracle and its memos serve the plans of one accelerator, system config and memory mode
+    (any budget, goal or network variant: the costing memo's keys hold what it reads of those).
+
+    ``encodings`` is the plan's weight-encoding memo, to share with the command stream and report.
+    """
+    return MemoOracle(CostModelOracle(arch, encodings=encodings))

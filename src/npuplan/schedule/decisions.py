@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from npuplan.hw.memory import Architecture
+from npuplan.schedule.network import Network
 from npuplan.schedule.types import WeightBuffering
 
 
@@ -76,3 +78,13 @@ class Decisions:
 
     def cascade_of(self, index: int) -> CascadeSpan | None:
         return self._cascade_at.get(index)
+
+
+def max_decisions(net: Network, arch: Architecture) -> Decisions:
+    """Whole feature maps, no cascades, no weight buffers; FMs in fast storage iff the arena is."""
+    fast = frozenset(net.fms) if not arch.is_dedicated_sram else frozenset()
+    return Decisions(
+        ofm_rows=tuple(op.ofm_shape.h for op in net.npu_ops),
+        weights=tuple(NO_WEIGHT_BUFFER for _ in net.npu_ops),
+        fast_fms=fast,
+    )

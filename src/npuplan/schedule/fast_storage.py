@@ -22,12 +22,16 @@ from typing import Any
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
+from npuplan.schedule.assemble import fastest
+from npuplan.schedule.cascades import build_cascades, one_row_producers
 from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import cost_op, op_context
 from npuplan.schedule.decisions import CascadeSpan, Decisions
 from npuplan.schedule.network import FeatureMap, Network
-from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
+from npuplan.schedule.oracle import CostOracle
+from npuplan.units import ALIGN_BYTES, round_up
 from npuplan.schedule.placement_groups import Candidate, choose_partitioned, partition
+from npuplan.schedule.weights import propose_weight_buffering
 from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
 
 log = logging.getLogger(__name__)
@@ -161,8 +165,6 @@ def size_cascades(
     def needed(c: CascadeSpan) -> bool:
         return any(_own_bytes(net, k) >= guide for k in range(c.start + 1, c.end + 1))
 
-    from npuplan.schedule.cascades import one_row_producers
-
     cascaded = _cascaded_as_if_cached(net, dec, arch, oracle, guide, Optimise.PERFORMANCE, keep=needed)
     cascaded = one_row_producers(net, cascaded, set(cascaded.cascades) - set(dec.cascades))
     return cascaded, min(budget, peak_bytes(net, cascaded))
@@ -193,8 +195,6 @@ def size_on_cache(
 ) -> tuple[Decisions, int]:
     """Size on a cache: the faster of ``dec`` and its ``size_cascades``, each with weight buffers
     and feature maps placed within that limit (both orders), and the limit (bytes)."""
-    from npuplan.schedule.assemble import fastest
-
     cascaded, limit = size_cascades(net, dec, arch, oracle, budget)
     memo = ChoiceMemo()
     proposals = [p for d in dict.fromkeys((dec, cascaded))
@@ -209,8 +209,6 @@ def _cascaded_as_if_cached(
     """``dec`` with the cascades ``build_cascades`` chooses were its candidate feature maps in fast
     storage, those back in the arena, and only the new cascades ``keep`` accepts whose rolling
     buffers alone fit ``budget`` (the others' ops run whole)."""
-    from npuplan.schedule.cascades import build_cascades
-
     names = frozenset(fm.name for fm in candidate_fms(net, dec))
     optimistic = replace(dec, fast_fms=dec.fast_fms | names)
     cascaded = replace(build_cascades(net, optimistic, arch, oracle, budget, optimise),
@@ -230,8 +228,6 @@ def _both_orders(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int,
     memo: ChoiceMemo,
 ) -> list[Decisions]:
-    from npuplan.schedule.weights import propose_weight_buffering
-
     weights_first = place_feature_maps(
         net, propose_weight_buffering(net, dec, arch, oracle, limit_bytes, memo=memo), arch, oracle, budget, memo=memo)
     fms_first = propose_weight_buffering(net, place_feature_maps(net, dec, arch, oracle, limit_bytes, memo=memo),
@@ -246,8 +242,6 @@ def place_with_weights(
     """Weight buffers and fast-storage feature maps together: propose both orders (and, with
     ``try_cascades``, both on ``cascade_for_cache(dec)``), keep the faster, then the smaller peak.
     ``limit_bytes`` caps weight buffering (``<= budget``)."""
-    from npuplan.schedule.assemble import fastest
-
     memo = ChoiceMemo()
     proposals = _both_orders(net, dec, arch, oracle, budget, limit_bytes, memo)
     if try_cascades:

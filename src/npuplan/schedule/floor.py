@@ -15,6 +15,8 @@ from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.options import Optimise
+from npuplan.schedule.branch_cascades import with_branch_cascades
+from npuplan.schedule.cascades import build_cascades
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
 from npuplan.schedule.geometry import is_cascadable
 from npuplan.schedule.network import Network
@@ -25,8 +27,6 @@ from npuplan.schedule.usage import Buffer, fast_buffers, usage_by_time
 def floor_decisions(net: Network, start: Decisions, arch: Architecture, oracle: CostOracle) -> Decisions:
     """Chain cascades of least peak from the max schedule ``start``, no weight buffers
     (budget-independent)."""
-    from npuplan.schedule.cascades import build_cascades
-
     dec = build_cascades(net, start, arch, oracle, 0, Optimise.SIZE)
     return replace(dec, weights=tuple(NO_WEIGHT_BUFFER for _ in net.npu_ops))
 
@@ -34,8 +34,6 @@ def floor_decisions(net: Network, start: Decisions, arch: Architecture, oracle: 
 def branched_floor(net: Network, floor: Decisions, arch: Architecture, oracle: CostOracle) -> Decisions:
     """``floor`` with cascades through branches wherever they lower its peak (least peak, whatever
     the cycles; ``branch_cascades``)."""
-    from npuplan.schedule.branch_cascades import with_branch_cascades
-
     return with_branch_cascades(net, floor, arch, oracle, least=True)
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from npuplan.ir.lowered import BlockType, NpuOp, Resampling
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.oracle import ALIGN_BYTES, round_up
-
-BRICK_DEPTH = 16  # NHCWB16 stores channels in bricks of 16
+from npuplan.units import ALIGN_BYTES, BRICK_DEPTH, round_up
 
 
 def storage_bytes(shape: Shape4D, element_bytes: int, fmt: str = "NHWC") -> int:

@@ -1,9 +1,9 @@
 """What the scheduler asks of the cost model, as a narrow Protocol, plus a built-in estimate.
 
 The scheduler never calls the cost module directly: it goes through a ``CostOracle`` so it can be
-tested with tiny stand-ins, and so the search can memoise queries. ``default_oracle(arch)`` adapts
-``npuplan.cost`` / ``npuplan.hw.block_config`` when they are installed and falls back to
-``EstimateOracle`` (a roofline estimate) otherwise.
+tested with tiny stand-ins, and so the search can memoise queries. ``cost_adapter.default_oracle(arch)``
+adapts ``npuplan.cost`` / ``npuplan.hw.block_config``; ``EstimateOracle`` (a roofline estimate)
+is a stand-in for tests.
 """
 
 from __future__ import annotations
@@ -11,24 +11,16 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
-
-if TYPE_CHECKING:
-    from npuplan.cost.weights import WeightEncodings
+from npuplan.units import ALIGN_BYTES, round_up
 
 log = logging.getLogger(__name__)
 
 OFM_SPLIT_DEPTH = 16  # weight depth slices are multiples of this many OFM channels
-ALIGN_BYTES = 16
-
-
-def round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-
 
 @dataclass(frozen=True, slots=True)
 class CostQuery:
@@ -233,19 +225,3 @@ class MemoOracle:
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
         return self._inner.transfer_cycles(src, dst, size_bytes)
 
-
-def default_oracle(arch: Architecture, *, encodings: WeightEncodings | None = None) -> CostOracle:
-    """The project's cost model behind the oracle interface, or the estimate if it is missing.
-
-    An oracle and its memos serve the plans of one accelerator, system config and memory mode
-    (any budget, goal or network variant: the costing memo's keys hold what it reads of those).
-
-    ``encodings`` is the plan's weight-encoding memo, to share with the command stream and report.
-    """
-    try:
-        from npuplan.schedule.cost_adapter import CostModelOracle
-
-        return MemoOracle(CostModelOracle(arch, encodings=encodings))
-    except ImportError as exc:  # cost/hw helpers not installed yet
-        log.debug("cost model unavailable (%s); using the roofline estimate", exc)
-        return MemoOracle(EstimateOracle(arch))

@@ -47,16 +47,20 @@ from npuplan.schedule.cascades import (
     segment_space,
     stripe_candidates,
 )
+from npuplan.schedule.assemble import fastest, total_cycles
 from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import Costed, cost_op
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan
+from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan, max_decisions
+from npuplan.schedule.fast_storage import place_feature_maps
 from npuplan.schedule.frontier import Point, prune, spread
 from npuplan.schedule.geometry import min_stripe_rows
+from npuplan.schedule.limits import Limits
 from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
-from npuplan.schedule.staging import staged_bases
+from npuplan.schedule.oracle import CostOracle
+from npuplan.schedule.staging import staged_bases, stage_inputs
 from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
-from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma
+from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma, propose_weight_buffering
+from npuplan.units import ALIGN_BYTES, round_up
 
 log = logging.getLogger(__name__)
 
@@ -440,12 +444,10 @@ def to_decisions(base: Decisions, steps: list[Step]) -> Decisions:
 
 
 def pareto_decisions(
-    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
 ) -> Decisions:
     """Search, then choose (see the module docstring). Raises ``InfeasiblePlan`` when nothing fits."""
-    from npuplan.schedule.planner import max_decisions
-    from npuplan.schedule.strategy import check_fits
-
+    budget = limits.sram_budget_bytes
     base = max_decisions(net, arch)
     space = SearchSpace(net, arch, oracle, base, tuple(usage_by_time(net, fast_buffers(net, base))),
                         _context(net, base, arch, oracle, with_weights=False),
@@ -462,26 +464,25 @@ def pareto_decisions(
     if options.optimise is Optimise.SIZE and least < budget:  # and the cheapest within the least peak
         front += fronts(least)
     proposals = [to_decisions(base, steps_of(p.payload)) for p in front]
-    fitting = [d for d in proposals if peak_bytes(net, d) <= budget]
+    fitting = [d for d in proposals if limits.fits(peak_bytes(net, d))]
     if not fitting:
         smallest = min(proposals, key=lambda d: peak_bytes(net, d))
-        check_fits(net, smallest, budget)
+        limits.check_fits(net, smallest)
         fitting = [smallest]
     log.debug("pareto: %d plans on the last frontier, %d within %d bytes", len(front), len(fitting), budget)
-    return choose(net, fitting, arch, options, oracle, budget)
+    return choose(net, fitting, arch, options, oracle, limits)
 
 
 def choose(
     net: Network, proposals: list[Decisions], arch: Architecture, options: PlanOptions, oracle: CostOracle,
-    budget: int,
+    limits: Limits,
 ) -> Decisions:
     """The fastest proposal (Performance), or Size's trade of peak for cycles, by exact costing;
     on Dedicated_Sram after placing feature maps (and staging inputs) in the cache left."""
-    from npuplan.schedule.assemble import fastest
-
+    budget = limits.sram_budget_bytes
     memo = ChoiceMemo()  # the proposals share most ops' contexts
     if options.optimise is Optimise.SIZE:
-        return _smallest(net, proposals, arch, options, oracle, memo)
+        return _smallest(net, proposals, arch, options, oracle, limits, memo)
     # every proposal also with its weights chosen again: re-choosing only the fastest few let a
     # larger budget, which changes which are fastest, plan slower (bench/budget_sweep.py)
     unique = list(dict.fromkeys(proposals))
@@ -492,13 +493,10 @@ def choose(
 
 def _smallest(
     net: Network, proposals: list[Decisions], arch: Architecture, options: PlanOptions, oracle: CostOracle,
-    memo: ChoiceMemo,
+    limits: Limits, memo: ChoiceMemo,
 ) -> Decisions:
     """Size's trade of peak for cycles; weights are buffered only in the memory left below the peak
     of the plan without them (seed 004): the DP's own weights are kept only when they stay below it."""
-    from npuplan.schedule.assemble import total_cycles
-    from npuplan.schedule.strategy import size_trade
-
     figures: dict[Decisions, tuple[int, int]] = {}  # by value: proposals recur (both metrics' fronts)
 
     def exact(d: Decisions) -> tuple[int, int]:
@@ -506,7 +504,7 @@ def _smallest(
             figures[d] = peak_bytes(net, d), total_cycles(net, d, arch, oracle)
         return figures[d]
 
-    chosen = proposals[size_trade([exact(d) for d in proposals])]
+    chosen = proposals[limits.size_trade([exact(d) for d in proposals])]
     below = peak_bytes(net, rebuffered(net, chosen, arch, oracle, 0, memo))
     finalists = [rebuffered(net, chosen, arch, oracle, below, memo)]
     finalists += [chosen] if exact(chosen)[0] <= below else []
@@ -519,8 +517,6 @@ def rebuffered(
 ) -> Decisions:
     """``dec``'s stripes and cascades with weights chosen again, op by op, by the exact costing of
     ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack)."""
-    from npuplan.schedule.weights import propose_weight_buffering
-
     return propose_weight_buffering(net, dec, arch, oracle, limit, memo=memo)
 
 
@@ -532,8 +528,5 @@ def _cache_fms(
     cascade search); other memory modes: ``dec``."""
     if not arch.is_dedicated_sram:
         return dec
-    from npuplan.schedule.fast_storage import place_feature_maps
-    from npuplan.schedule.staging import stage_inputs
-
     placed = place_feature_maps(net, dec, arch, oracle, limit, memo=memo)
     return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed

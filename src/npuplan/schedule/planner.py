@@ -16,10 +16,16 @@ from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule.assemble import assemble, total_cycles
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
+from npuplan.schedule.branch_cascades import with_branch_cascades
+from npuplan.schedule.cost_adapter import default_oracle
+from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, max_decisions
+from npuplan.schedule.fast_storage import place_feature_maps, size_cascades
 from npuplan.schedule.floor import branched_floor, floor_decisions, infeasible
+from npuplan.schedule.limits import Limits
 from npuplan.schedule.network import Network, build_network
-from npuplan.schedule.oracle import CostOracle, default_oracle
+from npuplan.schedule.oracle import CostOracle
+from npuplan.schedule.strategy import cascade_search, pareto_search
+from npuplan.schedule.trim import trim_peak
 from npuplan.schedule.types import Schedule
 from npuplan.schedule.usage import peak_bytes
 from npuplan.schedule.weights import propose_weight_buffering
@@ -27,27 +33,12 @@ from npuplan.schedule.weights import propose_weight_buffering
 log = logging.getLogger(__name__)
 
 
-def budget_bytes(arch: Architecture, options: PlanOptions) -> int:
-    """The fast-storage cap: the option if given, else the architecture's arena cache size."""
-    if options.arena_cache_size_bytes is not None:
-        return int(options.arena_cache_size_bytes)
-    return int(arch.arena_cache_size_bytes)
-
-
-def max_decisions(net: Network, arch: Architecture) -> Decisions:
-    """Whole feature maps, no cascades, no weight buffers; FMs in fast storage iff the arena is."""
-    fast = frozenset(net.fms) if not arch.is_dedicated_sram else frozenset()
-    return Decisions(
-        ofm_rows=tuple(op.ofm_shape.h for op in net.npu_ops),
-        weights=tuple(NO_WEIGHT_BUFFER for _ in net.npu_ops),
-        fast_fms=fast,
-    )
-
-
 def plan_schedule(
     lowered: LoweredGraph, arch: Architecture, options: PlanOptions, *, oracle: CostOracle | None = None,
+    limits: Limits | None = None,
 ) -> Schedule:
-    """Plan the NPU ops of ``lowered`` on ``arch`` within the fast-storage budget.
+    """Plan the NPU ops of ``lowered`` on ``arch`` within ``limits`` (``Limits.of(arch)`` when not
+    given: the arena cache size, ``--arena-cache-size`` applied by ``hw.build``).
 
     The budget is a cap: the fastest candidate whose allocated peak fits is returned; if none does,
     the floor schedule (``schedule.floor``) with weight buffers in what is left. Size stores feature
@@ -56,14 +47,16 @@ def plan_schedule(
     ``InfeasiblePlan`` naming the floor's allocated peak when even that does not fit.
     """
     oracle = oracle or default_oracle(arch)
+    limits = limits or Limits.of(arch)
     size = options.optimise is Optimise.SIZE
     try:
-        return _plan(build_network(lowered, pack_unaligned=packs_unaligned(arch, options)), arch, options, oracle)
+        return _plan(build_network(lowered, pack_unaligned=packs_unaligned(arch, options)), arch, options, oracle,
+                     limits)
     except InfeasiblePlan as bricks:
         if size:
             raise
         try:
-            schedule = _plan(build_network(lowered, pack_unaligned=True), arch, options, oracle)
+            schedule = _plan(build_network(lowered, pack_unaligned=True), arch, options, oracle, limits)
         except InfeasiblePlan as packed:  # name the smaller of the two floors: that budget plans
             raise min((bricks, packed), key=lambda e: e.needed_bytes) from None
     return replace(schedule, notes=(*schedule.notes, "feature maps of unaligned depth kept NHWC to fit the budget"))
@@ -77,10 +70,10 @@ def packs_unaligned(arch: Architecture, options: PlanOptions) -> bool:
     return options.optimise is Optimise.SIZE and not arch.is_dedicated_sram
 
 
-def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle) -> Schedule:
-    budget = budget_bytes(arch, options)
+def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits) -> Schedule:
+    budget = limits.sram_budget_bytes
     try:
-        candidates = _search(net, arch, options, oracle, budget)
+        candidates = _search(net, arch, options, oracle, limits)
     except InfeasiblePlan as err:
         log.info("search found no plan within %d bytes (%s); trying the floor schedule", budget, err.why)
         candidates = []
@@ -90,9 +83,9 @@ def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOr
         schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
         if options.optimise is Optimise.SIZE:
             schedule = _weights_within_bare_peak(net, dec, schedule, arch, options, oracle, notes)
-        if schedule.sram_peak_bytes <= budget:
+        if limits.fits(schedule.sram_peak_bytes):
             return schedule
-    return _floor_plan(net, arch, options, oracle, budget)
+    return _floor_plan(net, arch, options, oracle, limits)
 
 
 def _weights_within_bare_peak(
@@ -130,8 +123,6 @@ def _rank(
     """Candidates in the order to try them (``order_by_speed``); with ``trim``, the first one with
     fast storage at its peak given back where the speed it buys is not worth the memory, as long
     as it stays within the equal-speed bound of the fastest candidate (``schedule.trim``)."""
-    from npuplan.schedule.trim import trim_peak
-
     scored = [(total_cycles(net, d, arch, oracle), peak_bytes(net, d), k) for k, (d, _) in enumerate(candidates)]
     ranked = [candidates[k] for k in order_by_speed(scored)]
     if trim and ranked:
@@ -154,7 +145,7 @@ def order_by_speed(scored: list[tuple[int, int, int]]) -> list[int]:
     return [s[2] for s in near] + [s[2] for s in ranked if s[0] > bound]
 
 
-def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int) -> Schedule:
+def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits) -> Schedule:
     """The least-peak schedule (chain cascades, or also through branches: the smaller allocated
     peak), with weight buffering in the memory the budget leaves."""
     chains = floor_decisions(net, max_decisions(net, arch), arch, oracle)
@@ -163,7 +154,8 @@ def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: 
               for d in candidates]
     k = min(range(len(floors)), key=lambda i: (floors[i].sram_peak_bytes, i))
     floor, bare = candidates[k], floors[k]
-    if bare.sram_peak_bytes > budget:
+    budget = limits.sram_budget_bytes
+    if not limits.fits(bare.sram_peak_bytes):
         raise infeasible(net, floor, allocated_bytes=bare.sram_peak_bytes, budget_bytes=budget)
     limit = budget if options.optimise is Optimise.PERFORMANCE else bare.sram_peak_bytes
     buffered = propose_weight_buffering(net, floor, arch, oracle, limit)
@@ -172,21 +164,20 @@ def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: 
 
 
 def _search(
-    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, budget: int,
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
 ) -> list[tuple[Decisions, tuple[str, ...]]]:
     """Propose complete decision sets; the caller chooses."""
-    from npuplan.schedule.strategy import cascade_search, pareto_search
-
     found: list[tuple[Decisions, tuple[str, ...]]] = []
-    both = options.search is Search.AUTO and _has_pareto()
+    both = options.search is Search.AUTO
     failure: InfeasiblePlan | None = None
-    if options.search in (Search.AUTO, Search.CASCADE) or not _has_pareto():
+    if options.search in (Search.AUTO, Search.CASCADE):
         try:
-            found.append((cascade_search(net, arch, options, oracle, budget), ("search=cascade",)))
-            if options.optimise is Optimise.PERFORMANCE and peak_bytes(net, max_decisions(net, arch)) > budget:
+            found.append((cascade_search(net, arch, options, oracle, limits), ("search=cascade",)))
+            if (options.optimise is Optimise.PERFORMANCE
+                    and not limits.fits(peak_bytes(net, max_decisions(net, arch)))):
                 # the budget binds: chains that fit whole may still be faster cascaded (room for weight
                 # buffers elsewhere); when whole feature maps fit, the max schedule is kept, as Vela does
-                found.append((cascade_search(net, arch, options, oracle, budget, every_chain=True),
+                found.append((cascade_search(net, arch, options, oracle, limits, every_chain=True),
                               ("search=cascade", "cascades where faster")))
         except InfeasiblePlan as err:  # with both searches, the other one may still fit
             if not both:
@@ -194,52 +185,35 @@ def _search(
             failure = err
     if options.search in (Search.AUTO, Search.PARETO):
         try:
-            pareto = pareto_search(net, arch, options, oracle, budget)
+            found.append((pareto_search(net, arch, options, oracle, limits), ("search=pareto",)))
         except InfeasiblePlan:
             if failure is not None:
                 raise failure from None
             if not found:
                 raise
-            pareto = None
-        if pareto is not None:
-            found.append((pareto, ("search=pareto",)))
     if options.optimise is Optimise.SIZE:
-        from npuplan.schedule.strategy import size_trade
-
-        free = size_free_bytes(net, arch, oracle, budget)
+        free = size_free_bytes(net, arch, oracle, limits)
         if len(found) > 1:
             figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found]
-            found = [found[size_trade(figures, free_bytes=free)]]
+            found = [found[limits.size_trade(figures, free_bytes=free)]]
         found = [_through_branches(net, d, notes, arch, oracle, free) for d, notes in found]
     return found
 
 
-def size_free_bytes(net: Network, arch: Architecture, oracle: CostOracle, budget: int) -> int:
+def size_free_bytes(net: Network, arch: Architecture, oracle: CostOracle, limits: Limits) -> int:
     """The fast-storage bytes Size may use as freely as its least peak: none when the arena is in
     fast storage, ``fast_storage.size_cascades``' limit when it is a cache (Dedicated_Sram)."""
     if not arch.is_dedicated_sram:
         return 0
-    from npuplan.schedule.fast_storage import size_cascades
-
-    return size_cascades(net, max_decisions(net, arch), arch, oracle, budget)[1]
+    return size_cascades(net, max_decisions(net, arch), arch, oracle, limits.sram_budget_bytes)[1]
 
 
 def _through_branches(
     net: Network, dec: Decisions, notes: tuple[str, ...], arch: Architecture, oracle: CostOracle, free_bytes: int,
 ) -> tuple[Decisions, tuple[str, ...]]:
     """Size: ``dec`` with cascades through branches where they lower its peak (``branch_cascades``)."""
-    from npuplan.schedule.branch_cascades import with_branch_cascades
-
     branched = with_branch_cascades(net, dec, arch, oracle, free_bytes=free_bytes)
     return (branched, notes + ("cascades through branches",)) if branched != dec else (dec, notes)
-
-
-def _has_pareto() -> bool:
-    try:
-        import npuplan.schedule.pareto  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _fit_allocation(
@@ -269,8 +243,6 @@ def _evict_for_allocation(
     budget: int, notes: tuple[str, ...],
 ) -> Schedule:
     """Dedicated_Sram: fewer feature maps in the cache until the allocated peak fits the budget."""
-    from npuplan.schedule.fast_storage import place_feature_maps
-
     limit = budget
     while True:
         schedule = assemble(net, dec, arch, oracle, allocator=options.tensor_allocator,

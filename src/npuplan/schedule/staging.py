@@ -16,7 +16,8 @@ from npuplan.hw.memory import Architecture
 from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import Decisions
 from npuplan.schedule.network import FeatureMap, Network
-from npuplan.schedule.oracle import ALIGN_BYTES, CostOracle, round_up
+from npuplan.schedule.oracle import CostOracle
+from npuplan.units import ALIGN_BYTES, round_up
 from npuplan.schedule.usage import fast_buffers, usage_by_time
 
 

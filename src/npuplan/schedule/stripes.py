@@ -16,8 +16,8 @@ from collections.abc import Collection, Iterator, Sequence
 
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import NpuOp
-from npuplan.schedule.geometry import BRICK_DEPTH, input_rows
-from npuplan.schedule.oracle import ALIGN_BYTES, round_up
+from npuplan.schedule.geometry import input_rows
+from npuplan.units import ALIGN_BYTES, BRICK_DEPTH, round_up
 
 
 def _reads(op: NpuOp, rows: tuple[int, int]) -> Iterator[tuple[str, int, int]]:

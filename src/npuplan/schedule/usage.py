@@ -6,10 +6,12 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from npuplan.memory.allocators import allocate
+from npuplan.memory.live_range import LiveRange
 from npuplan.schedule.decisions import CascadeSpan, Decisions
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import ALIGN_BYTES, round_up
+from npuplan.units import ALIGN_BYTES, round_up
 
 log = logging.getLogger(__name__)
 
@@ -140,11 +142,6 @@ def allocated_peak_bytes(buffers: list[Buffer], allocator: object) -> int:
     """The peak address after real allocation (the memory package), or the live-bytes peak."""
     if not buffers:
         return 0
-    try:
-        from npuplan.memory.allocators import allocate
-        from npuplan.memory.live_range import LiveRange
-    except ImportError:  # memory package not available: the live-bytes bound is exact for sums
-        return _live_peak(buffers)
     ranges = [LiveRange(f"{b.kind}:{b.name}", b.start, b.end, b.size_bytes) for b in buffers]
     return int(allocate(ranges, allocator=allocator, alignment=ALIGN_BYTES).peak_bytes)  # type: ignore[arg-type]
 

@@ -22,7 +22,8 @@ from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import cost_op, op_context
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, WeightPlan
 from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import ALIGN_BYTES, OFM_SPLIT_DEPTH, CostOracle, round_up
+from npuplan.schedule.oracle import OFM_SPLIT_DEPTH, CostOracle
+from npuplan.units import ALIGN_BYTES, round_up
 from npuplan.schedule.types import WeightBuffering
 from npuplan.schedule.usage import fast_buffers, usage_by_time
 

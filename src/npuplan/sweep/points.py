@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from npuplan import __version__
+from npuplan.version import __version__
 from npuplan.api import make_options
 from npuplan.errors import ConfigError, ModelError
 from npuplan.hw.accelerator import accelerator

@@ -15,7 +15,7 @@ from npuplan.api import PreparedModel, plan_prepared
 from npuplan.errors import InfeasiblePlan, InternalError, NpuplanError, marked_op
 from npuplan.hw import build_architecture
 from npuplan.report import build_report
-from npuplan.report.files import summary_row
+from npuplan.report.summary import summary_row
 from npuplan.sweep.points import SweepPoint
 
 log = logging.getLogger(__name__)

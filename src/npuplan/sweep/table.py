@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from npuplan.errors import NpuplanError
-from npuplan.report.files import SUMMARY_COLUMNS, text_cell, write_atomically
+from npuplan.io.atomic import write_atomically
+from npuplan.report.files import text_cell
+from npuplan.report.summary import SUMMARY_COLUMNS
 from npuplan.sweep.points import OPTION_COLUMNS, SweepPoint
 
 COLUMNS = ("model", "model_sha256", *OPTION_COLUMNS, "status", "reason", *SUMMARY_COLUMNS, "npuplan_version", "key")

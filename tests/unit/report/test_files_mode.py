@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from npuplan.report.files import write_atomically
+from npuplan.io.atomic import write_atomically
 
 
 def test_atomic_writes_follow_the_umask(tmp_path: Path) -> None:

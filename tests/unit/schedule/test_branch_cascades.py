@@ -9,7 +9,7 @@ from npuplan.commands import validate_plan
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.schedule.branch_cascades import branch_cascade, rolling_maps
 from npuplan.schedule.network import build_network
-from npuplan.schedule.planner import max_decisions
+from npuplan.schedule.decisions import max_decisions
 from npuplan.schedule.stripes import cascade_stripes, rolling_rows_needed
 from npuplan.schedule.usage import peak_bytes
 from tests.random_graphs import network_bytes

@@ -61,7 +61,8 @@ def test_infeasible_names_the_floor_with_the_whole_input_and_rolling_buffers() -
 
 def test_a_binding_budget_also_cascades_chains_that_fit_when_that_is_faster() -> None:
     from npuplan.schedule.assemble import total_cycles
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
+    from npuplan.schedule.limits import Limits
     from npuplan.schedule.strategy import cascade_search
 
     from tests.property.schedule.graphs import network
@@ -72,5 +73,5 @@ def test_a_binding_budget_also_cascades_chains_that_fit_when_that_is_faster() ->
     s = plan_schedule(graph, arch, options)
     assert "cascades where faster" in s.notes and s.sram_peak_bytes <= 5191
     net, oracle = build_network(graph), default_oracle(arch)
-    only_overflowing = total_cycles(net, cascade_search(net, arch, options, oracle, 5191), arch, oracle)
+    only_overflowing = total_cycles(net, cascade_search(net, arch, options, oracle, Limits(5191)), arch, oracle)
     assert s.total_npu_cycles < only_overflowing

@@ -20,13 +20,14 @@ def test_size_stores_unaligned_depths_packed() -> None:
 
 def _floor_bytes(graph, *, packed: bool) -> int:
     from npuplan.errors import InfeasiblePlan
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
+    from npuplan.schedule.limits import Limits
     from npuplan.schedule.planner import _plan
 
     tiny = make_options(arena_cache_size=16)
     arch = build_architecture(tiny)
     try:
-        _plan(build_network(graph, pack_unaligned=packed), arch, tiny, default_oracle(arch))
+        _plan(build_network(graph, pack_unaligned=packed), arch, tiny, default_oracle(arch), Limits.of(arch))
     except InfeasiblePlan as error:
         return error.needed_bytes
     raise AssertionError("16 bytes cannot hold this network")

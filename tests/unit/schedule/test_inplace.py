@@ -11,7 +11,7 @@ from npuplan.options import PlanOptions
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import build_network
-from npuplan.schedule.planner import max_decisions
+from npuplan.schedule.decisions import max_decisions
 from npuplan.schedule.usage import fast_buffers, usage_by_time
 
 from .chains import conv, fm

@@ -125,9 +125,9 @@ def test_a_dp_run_prices_staging_an_input_so_it_keeps_a_stem_worth_staging_uncas
     from npuplan.schedule.cascades import _context
     from npuplan.schedule.costing import cost_op
     from npuplan.schedule.network import build_network
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
     from npuplan.schedule.pareto import RUNS, SearchSpace, catalogue, search_frontier, single_options, steps_of
-    from npuplan.schedule.planner import max_decisions
+    from npuplan.schedule.decisions import max_decisions
     from npuplan.schedule.staging import staged_bases
     from npuplan.schedule.usage import fast_buffers, usage_by_time
     from tests.unit.lowering._build import conv, const, fm, graph, model, op

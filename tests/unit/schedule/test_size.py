@@ -10,7 +10,7 @@ from npuplan.schedule import plan_schedule
 from npuplan.schedule.cascades import Segment, segment_rows
 from npuplan.schedule.inplace import inplace_outputs
 from npuplan.schedule.network import build_network
-from npuplan.schedule.planner import max_decisions
+from npuplan.schedule.decisions import max_decisions
 from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
 
 from .chains import conv, conv_chain, fm
@@ -76,7 +76,7 @@ def test_size_gives_up_memory_only_for_disproportionate_speed() -> None:
     from npuplan.io.tflite import read_tflite
     from npuplan.lowering import lower
     from npuplan.schedule.cascades import plan_cascades
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
 
     arch = build_architecture(SIZE)
     model = Path(__file__).resolve().parents[2] / "data" / "ds_cnn_kws.tflite"
@@ -96,16 +96,17 @@ def test_size_choice_between_searches_uses_the_same_trade() -> None:
     from npuplan.lowering import lower
     from npuplan.schedule.assemble import total_cycles
     from npuplan.schedule.floor import floor_decisions
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
     from npuplan.schedule.usage import peak_bytes
-    from npuplan.schedule.strategy import cascade_search, size_trade
+    from npuplan.schedule.limits import Limits, size_trade
+    from npuplan.schedule.strategy import cascade_search
 
     arch = build_architecture(SIZE)
     model = Path(__file__).resolve().parents[2] / "data" / "ds_cnn_kws.tflite"
     net = build_network(lower(read_tflite(model), arch.accelerator))
     oracle = default_oracle(arch)
     strict = floor_decisions(net, max_decisions(net, arch), arch, oracle)
-    traded = cascade_search(net, arch, SIZE, oracle, 1 << 30)
+    traded = cascade_search(net, arch, SIZE, oracle, Limits(1 << 30))
     figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d in (strict, traded)]
     assert figures[0][0] < figures[1][0] and figures[0][1] > 2 * figures[1][1]
     assert size_trade(figures) == 1 and size_trade(figures[::-1]) == 0
@@ -149,7 +150,7 @@ def test_size_weight_buffers_never_raise_the_allocated_peak() -> None:
 
 
 def test_size_trade_counts_peaks_up_to_the_free_bytes_as_the_least() -> None:
-    from npuplan.schedule.strategy import size_trade
+    from npuplan.schedule.limits import size_trade
 
     figures = [(0, 1000), (5000, 400)]  # on a cache the least peak is 0: any memory is "infinitely" more
     assert size_trade(figures) == 0
@@ -168,7 +169,7 @@ def test_size_on_a_cache_spends_the_minimal_schedules_peak_on_speed() -> None:
     that keeps nothing in the cache."""
     from npuplan.schedule.assemble import total_cycles
     from npuplan.schedule.fast_storage import size_cascades
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
     from npuplan.schedule.usage import peak_bytes
 
     arch = build_architecture(SIZE_ON_CACHE)
@@ -189,7 +190,7 @@ def test_size_on_a_cache_keeps_no_rolling_buffers_above_the_whole_maps_floor() -
     roll 64-channel maps: Vela's minimal schedule keeps no rolling buffers larger than the maps one
     op must hold whole, so Size on a cache does not cascade it and keeps the cache empty."""
     from npuplan.schedule.fast_storage import size_cascades, whole_floor_bytes
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
 
     arch = build_architecture(SIZE_ON_CACHE)
     graph = conv_chain([(64, 1), (64, 1), (8, 2)], h=32, w=32, c=1)
@@ -204,7 +205,7 @@ def test_size_on_a_cache_keeps_unaligned_maps_in_bricks() -> None:
     """Packing 8-channel maps NHWC saves arena bytes, which Size counts only when the arena is the
     fast storage; off-chip (Dedicated_Sram) it saves nothing Size counts and halves each DRAM burst."""
     from npuplan.schedule.assemble import total_cycles
-    from npuplan.schedule.oracle import default_oracle
+    from npuplan.schedule.cost_adapter import default_oracle
     from npuplan.schedule.planner import packs_unaligned
 
     cache = build_architecture(SIZE_ON_CACHE)

@@ -12,7 +12,8 @@ from npuplan.hw import build_architecture
 from npuplan.options import PlanOptions, Search
 from npuplan.schedule.assemble import total_cycles
 from npuplan.schedule.network import build_network
-from npuplan.schedule.oracle import default_oracle
+from npuplan.schedule.cost_adapter import default_oracle
+from npuplan.schedule.limits import Limits
 from npuplan.schedule.pareto import pareto_decisions
 from npuplan.schedule.planner import EQUAL_SPEED_FRACTION
 from npuplan.schedule.usage import peak_bytes
@@ -44,7 +45,7 @@ def test_trimming_lowers_the_peak_within_the_bound(layers, size, slack) -> None:
     arch = build_architecture(options)
     oracle = default_oracle(arch)
     net = build_network(conv_chain(layers, h=size, w=size))
-    dec = pareto_decisions(net, arch, options, oracle, 1 << 24)
+    dec = pareto_decisions(net, arch, options, oracle, Limits(1 << 24))
     if dec is None:
         return
     cycles = total_cycles(net, dec, arch, oracle)

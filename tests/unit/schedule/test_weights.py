@@ -15,9 +15,10 @@ from npuplan.schedule.choice_memo import ChoiceMemo
 from npuplan.schedule.costing import cost_op
 from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
 from npuplan.schedule.network import Network, build_network
-from npuplan.schedule.oracle import CostOracle, EstimateOracle, MemoOracle, default_oracle
+from npuplan.schedule.cost_adapter import default_oracle
+from npuplan.schedule.oracle import CostOracle, EstimateOracle, MemoOracle
 from npuplan.schedule.types import WeightBuffering
-from npuplan.schedule.planner import max_decisions
+from npuplan.schedule.decisions import max_decisions
 
 from .chains import conv_chain
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from npuplan.cli import main
-from npuplan.report.files import SUMMARY_COLUMNS
+from npuplan.report.summary import SUMMARY_COLUMNS
 from npuplan.sweep import runner
 from npuplan.sweep.table import COLUMNS
 
