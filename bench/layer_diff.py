@@ -86,7 +86,7 @@ def input_diffs(model: Path, scenario: str) -> None:
     """Print, per op, the cost inputs that differ between npuplan's final query and Vela's dump."""
     import json
 
-    import npuplan.schedule.cost_adapter as adapter
+    import npuplan.schedule.pricing.cost_adapter as adapter
 
     recorded: dict[str, object] = {}
     original = adapter.op_cost

@@ -43,6 +43,10 @@ PIPELINE: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__", "__init__"),
 )
 STAGE = {name: rank for rank, names in enumerate(PIPELINE) for name in names}
+# Packages split in layers by role, lowest first: the same rule holds inside them.
+LAYERS: dict[str, tuple[str, ...]] = {
+    "schedule": ("model", "pricing", "moves", "search"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,17 +152,26 @@ def circles(imports: list[Import]) -> list[list[str]]:
     return sorted(found)
 
 
-def stage_of(module: str) -> int:
-    """The pipeline rank of a module (by its first name under npuplan)."""
+def stage_of(module: str) -> tuple[int, int]:
+    """The pipeline rank of a module (by its first name under npuplan), then its layer's rank
+    inside a layered package (-1 for the package itself, which may import its layers)."""
     parts = module.split(".")
     name = parts[1] if len(parts) > 1 else "__init__"
-    return STAGE[name]
+    layers = LAYERS.get(name, ())
+    layer = layers.index(parts[2]) if len(parts) > 2 and parts[2] in layers else -1
+    return STAGE[name], layer
 
 
 def arrows_up(imports: list[Import]) -> list[Import]:
     """Imports from a stage to a later one (an earlier stage must not know a later one)."""
-    return [imp for imp in imports if stage_of(imp.imported) > stage_of(imp.importer)
+    return [imp for imp in imports if _up(stage_of(imp.importer), stage_of(imp.imported))
             and imp.importer != "npuplan"]
+
+
+def _up(importer: tuple[int, int], imported: tuple[int, int]) -> bool:
+    if importer[0] != imported[0]:
+        return imported[0] > importer[0]
+    return importer[1] >= 0 and imported[1] > importer[1]
 
 
 def main() -> int:

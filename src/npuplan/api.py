@@ -24,14 +24,14 @@ from npuplan.lowering.deployable import gather_split_writes
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.network import build_network
-from npuplan.schedule.cost_adapter import default_oracle
-from npuplan.schedule.limits import Limits
-from npuplan.schedule.oracle import CostOracle
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.pricing.cost_adapter import default_oracle
+from npuplan.schedule.model.limits import Limits
+from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.units import ALIGN_BYTES, round_up
-from npuplan.schedule.order import least_peak_order, reordered
-from npuplan.schedule.planner import packs_unaligned
-from npuplan.schedule.types import Schedule
+from npuplan.schedule.moves.order import least_peak_order, reordered
+from npuplan.schedule.search.planner import packs_unaligned
+from npuplan.schedule.model.types import Schedule
 
 log = logging.getLogger(__name__)
 

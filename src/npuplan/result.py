@@ -10,7 +10,7 @@ from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.options import PlanOptions
-from npuplan.schedule.types import Schedule
+from npuplan.schedule.model.types import Schedule
 
 # The steps of ``api.plan``, in order; ``on_step`` is called with each name as it starts.
 STEPS = ("options", "read", "lower", "schedule", "allocate")

@@ -27,9 +27,11 @@ def test_no_new_arrow_up_the_pipeline() -> None:
 def test_the_checker_finds_a_circle_and_an_arrow_up() -> None:
     made = [Import("npuplan.schedule.a", "npuplan.schedule.b", 1, True),
             Import("npuplan.schedule.b", "npuplan.schedule.a", 1, False),
-            Import("npuplan.hw.x", "npuplan.schedule.a", 1, False)]
-    assert circles(made) == [["npuplan.schedule.a", "npuplan.schedule.b"]]
-    assert arrows_up(made) == [made[2]]
+            Import("npuplan.hw.x", "npuplan.schedule.a", 1, False),
+            Import("npuplan.schedule.model.x", "npuplan.schedule.search.y", 1, False),
+            Import("npuplan.schedule.search.y", "npuplan.schedule.model.x", 1, False)]
+    assert circles(made)[0] == ["npuplan.schedule.a", "npuplan.schedule.b"]
+    assert arrows_up(made) == [made[2], made[3]]
 
 
 def _guards_internal_import(handler: ast.ExceptHandler, body: list[ast.stmt]) -> bool:

@@ -23,7 +23,7 @@ from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import CpuOp, LoweredGraph
 from npuplan.memory import Allocation, TensorUse, allocate, build_live_ranges
 from npuplan.options import TensorAllocator
-from npuplan.schedule.types import Schedule
+from npuplan.schedule.model.types import Schedule
 
 
 @dataclass(frozen=True, slots=True)

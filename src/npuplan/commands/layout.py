@@ -16,8 +16,8 @@ from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.types import BufferMode, Schedule, ScheduledOp, WeightBuffering
-from npuplan.schedule.usage import staged_name
+from npuplan.schedule.model.types import BufferMode, Schedule, ScheduledOp, WeightBuffering
+from npuplan.schedule.model.usage import staged_name
 
 ALIGN_BYTES = 16
 BRICK_DEPTH = 16

@@ -29,10 +29,10 @@ from npuplan.hw.memory import Architecture
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.geometry import input_rows
-from npuplan.schedule.stripes import cascade_stripes
-from npuplan.schedule.types import Schedule, ScheduledOp
-from npuplan.schedule.usage import staged_name
+from npuplan.schedule.model.geometry import input_rows
+from npuplan.schedule.model.stripes import cascade_stripes
+from npuplan.schedule.model.types import Schedule, ScheduledOp
+from npuplan.schedule.model.usage import staged_name
 
 _FULL_DEPTH_READERS = (BlockType.CONV, BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM)
 Layouts = tuple[dict[str, BufferSpec], dict[str, WeightLayout]]

@@ -28,8 +28,8 @@ from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType
 from npuplan.io.atomic import write_atomically
 from npuplan.lowering.deployable import npu_op_reason
-from npuplan.schedule.types import ScheduledOp
-from npuplan.schedule.usage import staged_name
+from npuplan.schedule.model.types import ScheduledOp
+from npuplan.schedule.model.usage import staged_name
 
 
 @dataclass(frozen=True)

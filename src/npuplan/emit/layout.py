@@ -27,7 +27,7 @@ from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.types import DataType
-from npuplan.schedule.types import WeightBuffering
+from npuplan.schedule.model.types import WeightBuffering
 
 SliceKey = tuple[str, int]  # (op name, slice index)
 

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from npuplan.commands import NpuStripeCommand, build_command_stream, plan_addresses, validate
-from npuplan.schedule.types import WeightBuffering
+from npuplan.schedule.model.types import WeightBuffering
 
 from tests.unit.commands.graphs import OpChoice, arch, chain, diamond, hand_schedule
 

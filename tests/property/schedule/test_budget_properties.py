@@ -23,7 +23,7 @@ from npuplan.hw import build_architecture
 from npuplan.hw.memory import MemArea
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.planner import EQUAL_SPEED_FRACTION
+from npuplan.schedule.search.planner import EQUAL_SPEED_FRACTION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "schedule"))
 from chains import conv_chain  # noqa: E402

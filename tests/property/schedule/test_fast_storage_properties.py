@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from npuplan.hw import build_architecture
 from npuplan.options import PlanOptions
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.placement_groups import Candidate, choose
+from npuplan.schedule.moves.placement_groups import Candidate, choose
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "schedule"))
 from chains import conv_chain  # noqa: E402

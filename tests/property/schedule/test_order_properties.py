@@ -14,8 +14,8 @@ from npuplan.commands import validate_plan
 from npuplan.hw import build_architecture
 from npuplan.io.tflite import read_tflite
 from npuplan.lowering import lower
-from npuplan.schedule.network import build_network
-from npuplan.schedule.order import is_topological, least_peak_order, order_peak_bytes
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.moves.order import is_topological, least_peak_order, order_peak_bytes
 from tests.random_graphs import network_bytes
 
 BRANCHY = ("cell", "cell", "residual", "concat", "split", "conv", "pool")

@@ -11,8 +11,8 @@ from npuplan.errors import InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.frontier import Point, pareto_front, prune
-from npuplan.schedule.pareto import CYCLES, SEED, Option, Step, extend_all, front_indices
+from npuplan.schedule.search.frontier import Point, pareto_front, prune
+from npuplan.schedule.search.pareto import CYCLES, SEED, Option, Step, extend_all, front_indices
 
 from tests.unit.commands.graphs import chain, diamond
 
@@ -105,6 +105,6 @@ def test_lean_extensions_keep_the_front(case, metric) -> None:  # type: ignore[n
 def test_front_indices_are_what_prune_keeps(points, cap) -> None:  # type: ignore[no-untyped-def]
     """A cascade's step options on a 2-D front (bytes as both peak and tail) are found without
     ``prune``, but are the ones it keeps."""
-    pruned = prune([Point(c, b, b, k) for k, (c, b) in enumerate(points)], budget_bytes=max(b for _, b in points),
+    pruned = prune([Point(c, b, b, k) for k, (c, b) in enumerate(points)], limit_bytes=max(b for _, b in points),
                    cap=cap)
     assert sorted(front_indices(points, cap)) == sorted(p.payload for p in pruned)

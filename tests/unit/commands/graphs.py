@@ -15,8 +15,8 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, Kernel, LoweredGraph, NpuOp, Padding
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
-from npuplan.schedule.geometry import ifm_rows_for, producer_rows_for, rolling_buffer_rows, storage_bytes
-from npuplan.schedule.types import (
+from npuplan.schedule.model.geometry import ifm_rows_for, producer_rows_for, rolling_buffer_rows, storage_bytes
+from npuplan.schedule.model.types import (
     BufferMode,
     Cascade,
     Schedule,

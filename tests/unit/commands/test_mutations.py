@@ -15,7 +15,7 @@ from npuplan.commands import (
     plan_addresses,
     validate,
 )
-from npuplan.schedule.types import WeightBuffering
+from npuplan.schedule.model.types import WeightBuffering
 
 from tests.unit.commands.graphs import OpChoice, arch, chain, diamond, hand_schedule
 

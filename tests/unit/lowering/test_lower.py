@@ -156,7 +156,7 @@ def test_unfused_hard_swish_is_lut_add_on_u55_64() -> None:
 def test_int16_tanh_and_sigmoid_are_the_hardware_functions_in_their_own_pool() -> None:
     """int16 TANH/LOGISTIC: the NPU's own functions (no table to load), each in a 1x1 average pool
     named as Vela names it and never fused into the producer; int8 ones are fused LUTs."""
-    from npuplan.schedule.cost_adapter import lut_access
+    from npuplan.schedule.pricing.cost_adapter import lut_access
 
     for kind, activation in (("TANH", Activation.TANH), ("LOGISTIC", Activation.SIGMOID)):
         x, y, z = fm("x", (1, 8, 8, 4), DataType.INT16), fm("y", (1, 8, 8, 8), DataType.INT16), \

@@ -11,7 +11,7 @@ from npuplan.ir.lowered import BlockType, CpuOp, Padding, Resampling
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
-from npuplan.schedule.geometry import ifm_rows_for, producer_rows_for
+from npuplan.schedule.model.geometry import ifm_rows_for, producer_rows_for
 
 from ._build import Q, WQ, const, fm, graph, model, op
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from npuplan.api import plan
 from npuplan.commands import validate_plan
 from npuplan.ir.lowered import LoweredGraph
-from npuplan.schedule.branch_cascades import branch_cascade, rolling_maps
-from npuplan.schedule.network import build_network
-from npuplan.schedule.decisions import max_decisions
-from npuplan.schedule.stripes import cascade_stripes, rolling_rows_needed
-from npuplan.schedule.usage import peak_bytes
+from npuplan.schedule.moves.branch_cascades import branch_cascade, rolling_maps
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.model.decisions import max_decisions
+from npuplan.schedule.model.stripes import cascade_stripes, rolling_rows_needed
+from npuplan.schedule.model.usage import peak_bytes
 from tests.random_graphs import network_bytes
 from tests.unit.commands.graphs import add, arch, conv, fm
 

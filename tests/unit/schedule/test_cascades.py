@@ -4,8 +4,8 @@ from npuplan.errors import InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule import BufferMode, plan_schedule
-from npuplan.schedule.cascades import chains, stripe_candidates
-from npuplan.schedule.network import build_network
+from npuplan.schedule.moves.cascades import chains, stripe_candidates
+from npuplan.schedule.model.network import build_network
 
 from .chains import conv_chain
 
@@ -60,10 +60,10 @@ def test_infeasible_names_the_floor_with_the_whole_input_and_rolling_buffers() -
 
 
 def test_a_binding_budget_also_cascades_chains_that_fit_when_that_is_faster() -> None:
-    from npuplan.schedule.assemble import total_cycles
-    from npuplan.schedule.cost_adapter import default_oracle
-    from npuplan.schedule.limits import Limits
-    from npuplan.schedule.strategy import cascade_search
+    from npuplan.schedule.pricing.assemble import total_cycles
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.model.limits import Limits
+    from npuplan.schedule.search.strategy import cascade_search
 
     from tests.property.schedule.graphs import network
 

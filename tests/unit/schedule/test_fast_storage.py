@@ -5,10 +5,10 @@ from itertools import combinations
 from npuplan.hw import build_architecture
 from npuplan.options import PlanOptions
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.fast_storage import candidate_fms
-from npuplan.schedule.network import build_network
-from npuplan.schedule.decisions import max_decisions
-from npuplan.schedule.placement_groups import Candidate, choose, groups, solve_exact, solve_greedy
+from npuplan.schedule.moves.fast_storage import candidate_fms
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.model.decisions import max_decisions
+from npuplan.schedule.moves.placement_groups import Candidate, choose, groups, solve_exact, solve_greedy
 
 from .chains import conv_chain
 
@@ -83,8 +83,8 @@ def test_tight_cache_keeps_a_subset_within_budget() -> None:
 def test_allocation_overshoot_evicts_feature_maps_until_within_budget() -> None:
     from dataclasses import replace
 
-    from npuplan.schedule.cost_adapter import default_oracle
-    from npuplan.schedule.planner import _evict_for_allocation
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.search.planner import _evict_for_allocation
 
     options = _u65(12_000)
     arch = build_architecture(options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from npuplan.api import make_options
 from npuplan.hw import build_architecture
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.network import build_network
+from npuplan.schedule.model.network import build_network
 
 from .chains import conv_chain
 
@@ -20,9 +20,9 @@ def test_size_stores_unaligned_depths_packed() -> None:
 
 def _floor_bytes(graph, *, packed: bool) -> int:
     from npuplan.errors import InfeasiblePlan
-    from npuplan.schedule.cost_adapter import default_oracle
-    from npuplan.schedule.limits import Limits
-    from npuplan.schedule.planner import _plan
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.model.limits import Limits
+    from npuplan.schedule.search.planner import _plan
 
     tiny = make_options(arena_cache_size=16)
     arch = build_architecture(tiny)

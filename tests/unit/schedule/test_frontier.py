@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npuplan.schedule.frontier import Point, dominates, pareto_front, prune, spread
+from npuplan.schedule.search.frontier import Point, dominates, pareto_front, prune, spread
 
 
 def _p(cost: float, peak: int, tail: int = 0, name: str = "") -> Point[str]:
@@ -29,15 +29,15 @@ def test_tail_keeps_an_otherwise_dominated_point() -> None:
 
 
 def test_prune_drops_points_over_the_budget() -> None:
-    kept = prune([_p(1, 200, name="big"), _p(3, 90, name="fits"), _p(4, 100, name="edge")], budget_bytes=100, cap=16)
+    kept = prune([_p(1, 200, name="big"), _p(3, 90, name="fits"), _p(4, 100, name="edge")], limit_bytes=100, cap=16)
     assert [p.payload for p in kept] == ["fits"]
     assert all(p.peak_bytes <= 100 for p in kept)
 
 
 def test_prune_keeps_the_smallest_point_when_nothing_fits() -> None:
-    kept = prune([_p(1, 300, name="a"), _p(9, 150, name="b")], budget_bytes=100, cap=16)
+    kept = prune([_p(1, 300, name="a"), _p(9, 150, name="b")], limit_bytes=100, cap=16)
     assert [p.payload for p in kept] == ["b"]
-    assert prune([], budget_bytes=100, cap=16) == []
+    assert prune([], limit_bytes=100, cap=16) == []
 
 
 def test_cap_keeps_the_cheapest_and_the_smallest() -> None:
@@ -52,7 +52,7 @@ def test_cap_keeps_the_cheapest_and_the_smallest() -> None:
 
 def test_prune_result_is_a_front_within_the_cap() -> None:
     points = [_p((k * 37) % 101, (k * 53) % 97, (k * 7) % 5, str(k)) for k in range(300)]
-    kept = prune(points, budget_bytes=80, cap=16)
+    kept = prune(points, limit_bytes=80, cap=16)
     assert 0 < len(kept) <= 16
     assert all(p.peak_bytes <= 80 for p in kept)
     for a in kept:

@@ -9,10 +9,10 @@ from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.options import PlanOptions
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.inplace import inplace_outputs
-from npuplan.schedule.network import build_network
-from npuplan.schedule.decisions import max_decisions
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.model.decisions import max_decisions
+from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 
 from .chains import conv, fm
 

@@ -71,7 +71,7 @@ def test_a_pad_fill_is_costed_on_the_rows_it_writes_not_the_whole_output() -> No
 
 
 def test_equally_fast_candidates_go_by_smaller_peak_and_clearly_faster_ones_first() -> None:
-    from npuplan.schedule.planner import EQUAL_SPEED_FRACTION, order_by_speed
+    from npuplan.schedule.search.planner import EQUAL_SPEED_FRACTION, order_by_speed
 
     just_slower = int(1000 * (1 + EQUAL_SPEED_FRACTION / 2))
     clearly_slower = int(1000 * (1 + 2 * EQUAL_SPEED_FRACTION))

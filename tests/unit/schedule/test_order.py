@@ -9,7 +9,7 @@ from npuplan.commands import validate_plan
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph
 from npuplan.ir.types import DataType
-from npuplan.schedule.order import (demand_order, dependencies, is_topological, least_peak_order, order_peak_bytes,
+from npuplan.schedule.moves.order import (demand_order, dependencies, is_topological, least_peak_order, order_peak_bytes,
                                     reordered)
 from tests.random_graphs import network_bytes
 from tests.unit.schedule.chains import conv, fm

@@ -12,10 +12,10 @@ from npuplan.hw import build_architecture
 from npuplan.hw.memory import MemArea
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule import Schedule, plan_schedule
-from npuplan.schedule.costing import Costed
-from npuplan.schedule.frontier import Point
-from npuplan.schedule.planner import EQUAL_SPEED_FRACTION
-from npuplan.schedule.pareto import CYCLES, SEED, Option, Step, extend, search_cost, search_heights
+from npuplan.schedule.pricing.costing import Costed
+from npuplan.schedule.search.frontier import Point
+from npuplan.schedule.search.planner import EQUAL_SPEED_FRACTION
+from npuplan.schedule.search.pareto import CYCLES, SEED, Option, Step, extend, search_cost, search_heights
 
 from .chains import conv_chain
 
@@ -122,14 +122,14 @@ def test_a_dp_run_prices_staging_an_input_so_it_keeps_a_stem_worth_staging_uncas
 
     from npuplan.ir.types import DataType
     from npuplan.lowering import lower
-    from npuplan.schedule.cascades import _context
-    from npuplan.schedule.costing import cost_op
-    from npuplan.schedule.network import build_network
-    from npuplan.schedule.cost_adapter import default_oracle
-    from npuplan.schedule.pareto import RUNS, SearchSpace, catalogue, search_frontier, single_options, steps_of
-    from npuplan.schedule.decisions import max_decisions
-    from npuplan.schedule.staging import staged_bases
-    from npuplan.schedule.usage import fast_buffers, usage_by_time
+    from npuplan.schedule.moves.cascades import _context
+    from npuplan.schedule.pricing.costing import cost_op
+    from npuplan.schedule.model.network import build_network
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.search.pareto import RUNS, SearchSpace, catalogue, search_frontier, single_options, steps_of
+    from npuplan.schedule.model.decisions import max_decisions
+    from npuplan.schedule.moves.staging import staged_bases
+    from npuplan.schedule.model.usage import fast_buffers, usage_by_time
     from tests.unit.lowering._build import conv, const, fm, graph, model, op
 
     x, c, p, y = fm("x", (1, 96, 96, 3)), fm("c", (1, 48, 48, 16)), fm("p", (1, 50, 50, 16)), fm("y", (1, 24, 24, 16))

@@ -7,11 +7,11 @@ from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule import plan_schedule
-from npuplan.schedule.cascades import Segment, segment_rows
-from npuplan.schedule.inplace import inplace_outputs
-from npuplan.schedule.network import build_network
-from npuplan.schedule.decisions import max_decisions
-from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
+from npuplan.schedule.moves.cascades import Segment, segment_rows
+from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.model.decisions import max_decisions
+from npuplan.schedule.model.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
 
 from .chains import conv, conv_chain, fm
 
@@ -75,8 +75,8 @@ def test_size_gives_up_memory_only_for_disproportionate_speed() -> None:
 
     from npuplan.io.tflite import read_tflite
     from npuplan.lowering import lower
-    from npuplan.schedule.cascades import plan_cascades
-    from npuplan.schedule.cost_adapter import default_oracle
+    from npuplan.schedule.moves.cascades import plan_cascades
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
 
     arch = build_architecture(SIZE)
     model = Path(__file__).resolve().parents[2] / "data" / "ds_cnn_kws.tflite"
@@ -94,12 +94,12 @@ def test_size_choice_between_searches_uses_the_same_trade() -> None:
 
     from npuplan.io.tflite import read_tflite
     from npuplan.lowering import lower
-    from npuplan.schedule.assemble import total_cycles
-    from npuplan.schedule.floor import floor_decisions
-    from npuplan.schedule.cost_adapter import default_oracle
-    from npuplan.schedule.usage import peak_bytes
-    from npuplan.schedule.limits import Limits, size_trade
-    from npuplan.schedule.strategy import cascade_search
+    from npuplan.schedule.pricing.assemble import total_cycles
+    from npuplan.schedule.search.floor import floor_decisions
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.model.usage import peak_bytes
+    from npuplan.schedule.model.limits import Limits, size_trade
+    from npuplan.schedule.search.strategy import cascade_search
 
     arch = build_architecture(SIZE)
     model = Path(__file__).resolve().parents[2] / "data" / "ds_cnn_kws.tflite"
@@ -116,8 +116,8 @@ def test_size_choice_between_searches_uses_the_same_trade() -> None:
 def test_size_keeps_the_rolling_buffers_of_unaligned_maps_packed() -> None:
     """Size stores maps whose depth is not a multiple of 16 NHWC; cascaded, their rolling buffers
     stay NHWC too (8 channels take 8 bytes a pixel, not a 16-channel brick's 16)."""
-    from npuplan.schedule.costing import rolling_format
-    from npuplan.schedule.geometry import rolling_buffer_bytes
+    from npuplan.schedule.pricing.costing import rolling_format
+    from npuplan.schedule.model.geometry import rolling_buffer_bytes
 
     graph = conv_chain([(8, 1), (8, 1), (4, 2)], h=48, w=48, c=8)
     packed, bricks = build_network(graph, pack_unaligned=True), build_network(graph)
@@ -150,7 +150,7 @@ def test_size_weight_buffers_never_raise_the_allocated_peak() -> None:
 
 
 def test_size_trade_counts_peaks_up_to_the_free_bytes_as_the_least() -> None:
-    from npuplan.schedule.limits import size_trade
+    from npuplan.schedule.model.limits import size_trade
 
     figures = [(0, 1000), (5000, 400)]  # on a cache the least peak is 0: any memory is "infinitely" more
     assert size_trade(figures) == 0
@@ -167,10 +167,10 @@ def test_size_on_a_cache_spends_the_minimal_schedules_peak_on_speed() -> None:
     is the rolling buffers of the cascades of Vela's minimal schedule (here the chain, whose maps
     exceed the 18 KiB input one op must hold whole), and the plan within it is faster than the plan
     that keeps nothing in the cache."""
-    from npuplan.schedule.assemble import total_cycles
-    from npuplan.schedule.fast_storage import size_cascades
-    from npuplan.schedule.cost_adapter import default_oracle
-    from npuplan.schedule.usage import peak_bytes
+    from npuplan.schedule.pricing.assemble import total_cycles
+    from npuplan.schedule.moves.fast_storage import size_cascades
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.model.usage import peak_bytes
 
     arch = build_architecture(SIZE_ON_CACHE)
     graph = conv_chain([(16, 1), (16, 1), (16, 1), (16, 1)], h=48, w=48)
@@ -189,8 +189,8 @@ def test_size_on_a_cache_keeps_no_rolling_buffers_above_the_whole_maps_floor() -
     """A chain whose whole maps are small (a 1 KiB input, a 2 KiB output) but whose cascades would
     roll 64-channel maps: Vela's minimal schedule keeps no rolling buffers larger than the maps one
     op must hold whole, so Size on a cache does not cascade it and keeps the cache empty."""
-    from npuplan.schedule.fast_storage import size_cascades, whole_floor_bytes
-    from npuplan.schedule.cost_adapter import default_oracle
+    from npuplan.schedule.moves.fast_storage import size_cascades, whole_floor_bytes
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
 
     arch = build_architecture(SIZE_ON_CACHE)
     graph = conv_chain([(64, 1), (64, 1), (8, 2)], h=32, w=32, c=1)
@@ -204,9 +204,9 @@ def test_size_on_a_cache_keeps_no_rolling_buffers_above_the_whole_maps_floor() -
 def test_size_on_a_cache_keeps_unaligned_maps_in_bricks() -> None:
     """Packing 8-channel maps NHWC saves arena bytes, which Size counts only when the arena is the
     fast storage; off-chip (Dedicated_Sram) it saves nothing Size counts and halves each DRAM burst."""
-    from npuplan.schedule.assemble import total_cycles
-    from npuplan.schedule.cost_adapter import default_oracle
-    from npuplan.schedule.planner import packs_unaligned
+    from npuplan.schedule.pricing.assemble import total_cycles
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.search.planner import packs_unaligned
 
     cache = build_architecture(SIZE_ON_CACHE)
     assert packs_unaligned(build_architecture(SIZE), SIZE) and not packs_unaligned(cache, SIZE_ON_CACHE)
@@ -223,7 +223,7 @@ def test_the_whole_maps_floor_counts_a_concatenation_written_in_slices() -> None
     writers, so its first writer must hold it whole (Vela: ConcatSliceWrite requires the full OFM)."""
     from dataclasses import replace
 
-    from npuplan.schedule.fast_storage import whole_floor_bytes
+    from npuplan.schedule.moves.fast_storage import whole_floor_bytes
 
     from .chains import conv, fm
 

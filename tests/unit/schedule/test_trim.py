@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 import npuplan
 from npuplan.hw import build_architecture
 from npuplan.options import PlanOptions, Search
-from npuplan.schedule.assemble import total_cycles
-from npuplan.schedule.network import build_network
-from npuplan.schedule.cost_adapter import default_oracle
-from npuplan.schedule.limits import Limits
-from npuplan.schedule.pareto import pareto_decisions
-from npuplan.schedule.planner import EQUAL_SPEED_FRACTION
-from npuplan.schedule.usage import peak_bytes
-from npuplan.schedule.trim import trim_peak
+from npuplan.schedule.pricing.assemble import total_cycles
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.pricing.cost_adapter import default_oracle
+from npuplan.schedule.model.limits import Limits
+from npuplan.schedule.search.pareto import pareto_decisions
+from npuplan.schedule.search.planner import EQUAL_SPEED_FRACTION
+from npuplan.schedule.model.usage import peak_bytes
+from npuplan.schedule.moves.trim import trim_peak
 
 from .chains import conv_chain
 

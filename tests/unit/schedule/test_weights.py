@@ -10,15 +10,15 @@ import pytest
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture
 from npuplan.options import PlanOptions
-from npuplan.schedule import weights
-from npuplan.schedule.choice_memo import ChoiceMemo
-from npuplan.schedule.costing import cost_op
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
-from npuplan.schedule.network import Network, build_network
-from npuplan.schedule.cost_adapter import default_oracle
-from npuplan.schedule.oracle import CostOracle, EstimateOracle, MemoOracle
-from npuplan.schedule.types import WeightBuffering
-from npuplan.schedule.decisions import max_decisions
+from npuplan.schedule.moves import weights
+from npuplan.schedule.moves.choice_memo import ChoiceMemo
+from npuplan.schedule.pricing.costing import cost_op
+from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
+from npuplan.schedule.model.network import Network, build_network
+from npuplan.schedule.pricing.cost_adapter import default_oracle
+from npuplan.schedule.pricing.oracle import CostOracle, EstimateOracle, MemoOracle
+from npuplan.schedule.model.types import WeightBuffering
+from npuplan.schedule.model.decisions import max_decisions
 
 from .chains import conv_chain
 

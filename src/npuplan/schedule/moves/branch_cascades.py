@@ -22,17 +22,17 @@ from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import BlockType, NpuOp
-from npuplan.schedule.assemble import total_cycles
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer
+from npuplan.schedule.pricing.assemble import total_cycles
+from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.costing import rolling_format
-from npuplan.schedule.geometry import aligned_stripe_rows, is_cascadable
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.limits import size_trade
-from npuplan.schedule.stripes import rolling_bytes, rolling_rows_needed
-from npuplan.schedule.inplace import inplace_outputs
-from npuplan.schedule.usage import (
+from npuplan.schedule.pricing.costing import rolling_format
+from npuplan.schedule.model.geometry import aligned_stripe_rows, is_cascadable
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.model.limits import size_trade
+from npuplan.schedule.model.stripes import rolling_bytes, rolling_rows_needed
+from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.model.usage import (
     fast_buffers,
     fm_buffers,
     inplace_group,

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.costing import cost_op, fm_area, rolling_format
-from npuplan.schedule.decisions import Decisions
-from npuplan.schedule.inplace import inplace_outputs
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.types import (
+from npuplan.schedule.pricing.costing import cost_op, fm_area, rolling_format
+from npuplan.schedule.model.decisions import Decisions
+from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.model.types import (
     BufferMode,
     Cascade,
     Schedule,
@@ -19,7 +19,7 @@ from npuplan.schedule.types import (
     TensorPlacement,
     WeightBuffering,
 )
-from npuplan.schedule.usage import allocated_peak_bytes, fast_buffers, peak_bytes, usage_by_time
+from npuplan.schedule.model.usage import allocated_peak_bytes, fast_buffers, peak_bytes, usage_by_time
 
 
 def total_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle) -> int:

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.assemble import total_cycles
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.pricing.assemble import total_cycles
+from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 
 
 def trim_peak(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, cycles_bound: float) -> Decisions:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D, same_element_order
-from npuplan.schedule.decisions import Decisions
-from npuplan.schedule.network import Network
+from npuplan.schedule.model.decisions import Decisions
+from npuplan.schedule.model.network import Network
 
 
 def inplace_outputs(net: Network, dec: Decisions) -> dict[str, str]:

@@ -21,9 +21,9 @@ from itertools import accumulate
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
-from npuplan.schedule.costing import cost_op, rolling_format
-from npuplan.schedule.decisions import CascadeSpan, Decisions, RollingBuffer
-from npuplan.schedule.geometry import (
+from npuplan.schedule.pricing.costing import cost_op, rolling_format
+from npuplan.schedule.model.decisions import CascadeSpan, Decisions, RollingBuffer
+from npuplan.schedule.model.geometry import (
     aligned_stripe_rows,
     is_cascadable,
     links_rolling,
@@ -32,11 +32,11 @@ from npuplan.schedule.geometry import (
     rolling_buffer_bytes,
     rolling_rows,
 )
-from npuplan.schedule.inplace import inplace_outputs
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
-from npuplan.schedule.weights import (
+from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.model.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
+from npuplan.schedule.moves.weights import (
     candidate_plans,
     cascade_weight_option,
     held_bytes,
@@ -438,26 +438,26 @@ def _fewest_cycles(options_by_end: dict[int, list[Segment]], first: int, last: i
 
 
 def build_cascades(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, optimise: Optimise,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, optimise: Optimise,
 ) -> Decisions:
-    """Cascade every chain where it helps fit ``budget`` (Performance) or reach the least peak
+    """Cascade every chain where it helps fit ``limit_bytes`` (Performance) or reach the least peak
     (Size; see ``plan_cascades`` for a Size that may trade a little memory for much speed)."""
-    return plan_cascades(net, dec, arch, oracle, budget, optimise)[0]
+    return plan_cascades(net, dec, arch, oracle, limit_bytes, optimise)[0]
 
 
 def plan_cascades(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, optimise: Optimise, *,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, optimise: Optimise, *,
     memory_weight: float | None = None, every_chain: bool = False,
 ) -> tuple[Decisions, int]:
     """Cascaded decisions and the fast-storage limit they were chosen for (bytes).
 
-    Performance: the fastest split of each chain within ``budget``. Size runs twice: the first
+    Performance: the fastest split of each chain within ``limit_bytes``. Size runs twice: the first
     pass finds the least peak the network can reach, the second spends the memory below the
     limit on speed (the fastest split, chain by chain, counting the weight buffers each split
     leaves room for). The limit is that least peak, unless ``memory_weight`` is given: then it is
     the peak that minimises ``cycles / least_peak_cycles + memory_weight * peak / least_peak``
     (a percent of memory is worth ``memory_weight`` percent of cycles), never above the peak of
-    ``dec`` itself nor ``budget``. Performance only splits the chains that overflow ``budget``
+    ``dec`` itself nor ``limit_bytes``. Performance only splits the chains that overflow ``limit_bytes``
     unless ``every_chain`` (cascading can be faster even where whole feature maps fit).
     """
     ctx = _context(net, dec, arch, oracle, with_weights=True)
@@ -466,13 +466,13 @@ def plan_cascades(
     proposed = {run: {e: _proposals(ctx, run[0], run[1], e) for e in range(run[0], run[1] + 1)}
                 for run in runs
                 if optimise is Optimise.SIZE or every_chain
-                or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > budget}
+                or max(base[net.times[run[0]]:net.times[run[1]] + 1]) > limit_bytes}
     # only cascades on a split with the fewest bytes over the limit can be chosen (the DP's first
     # criterion), so only those are costed
-    limit = highest = budget  # the limit splits are chosen for, and the highest one tried on the way
+    limit = highest = limit_bytes  # the limit splits are chosen for, and the highest one tried on the way
     trade: tuple[int, int, float] | None = None
     if optimise is Optimise.SIZE:
-        limit, highest, trade = _size_limits(ctx, runs, proposed, budget, memory_weight)
+        limit, highest, trade = _size_limits(ctx, runs, proposed, limit_bytes, memory_weight)
         # each limit tried is at least every run's least peak: those splits have none over it
         proposed = {run: {e: [p for p in by_end[e] if p[2] <= highest] for e in by_end}
                     for run, by_end in proposed.items()}
@@ -495,7 +495,7 @@ def plan_cascades(
 
 def _size_limits(
     ctx: _Context, runs: list[tuple[int, int]], proposed: dict[tuple[int, int], dict[int, list[Proposal]]],
-    budget: int, memory_weight: float | None,
+    limit_bytes: int, memory_weight: float | None,
 ) -> tuple[int, int, tuple[int, int, float] | None]:
     """Size's least peak (bytes), the highest limit it may try, and ``_traded_limit``'s least
     peak, ceiling and memory weight (None when it does not trade)."""
@@ -503,9 +503,9 @@ def _size_limits(
     in_chain = {t for a, b in runs for t in range(net.times[a], net.times[b] + 1)}
     least = [_least_peak(ctx, run, by_end) for run, by_end in proposed.items()]
     floor = max([u for t, u in enumerate(base) if t not in in_chain] + least, default=0)
-    if memory_weight is None or floor > budget:
+    if memory_weight is None or floor > limit_bytes:
         return floor, floor, None
-    trade = (floor, min(budget, max(base, default=0)), memory_weight)
+    trade = (floor, min(limit_bytes, max(base, default=0)), memory_weight)
     return floor, max(floor, _trade_top(*trade)), trade
 
 

@@ -22,17 +22,17 @@ from typing import Any
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
-from npuplan.schedule.assemble import fastest
-from npuplan.schedule.cascades import build_cascades, one_row_producers
-from npuplan.schedule.choice_memo import ChoiceMemo
-from npuplan.schedule.costing import cost_op, op_context
-from npuplan.schedule.decisions import CascadeSpan, Decisions
-from npuplan.schedule.network import FeatureMap, Network
-from npuplan.schedule.oracle import CostOracle
+from npuplan.schedule.pricing.assemble import fastest
+from npuplan.schedule.moves.cascades import build_cascades, one_row_producers
+from npuplan.schedule.moves.choice_memo import ChoiceMemo
+from npuplan.schedule.pricing.costing import cost_op, op_context
+from npuplan.schedule.model.decisions import CascadeSpan, Decisions
+from npuplan.schedule.model.network import FeatureMap, Network
+from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.units import ALIGN_BYTES, round_up
-from npuplan.schedule.placement_groups import Candidate, choose_partitioned, partition
-from npuplan.schedule.weights import propose_weight_buffering
-from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
+from npuplan.schedule.moves.placement_groups import Candidate, choose_partitioned, partition
+from npuplan.schedule.moves.weights import propose_weight_buffering
+from npuplan.schedule.model.usage import fast_buffers, peak_bytes, usage_by_time
 
 log = logging.getLogger(__name__)
 
@@ -116,39 +116,39 @@ def _user_cycles(
 
 
 def place_feature_maps(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, *,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, *,
     memo: ChoiceMemo | None = None,
 ) -> Decisions:
     """``dec`` with the best set of candidate feature maps in fast storage, on top of the buffers
-    ``dec`` already holds there (rolling buffers, weight buffers), within ``budget`` bytes.
+    ``dec`` already holds there (rolling buffers, weight buffers), within ``limit_bytes`` bytes.
     Callers placing feature maps for many decisions of one network may share ``memo``."""
     memo = ChoiceMemo() if memo is None else memo
     fms, unscored = _candidates(net, dec, memo)
     base = replace(dec, fast_fms=dec.fast_fms - {fm.name for fm in fms})
     usage = usage_by_time(net, fast_buffers(net, base))
-    if not fms or max(usage, default=0) > budget:
+    if not fms or max(usage, default=0) > limit_bytes:
         return base
     # most candidates usually fit whatever the others do: only those competing for room are costed
-    kept, competing = partition(list(unscored), usage, budget)
+    kept, competing = partition(list(unscored), usage, limit_bytes)
     saved = savings(net, base, arch, oracle, fms, {c.name for c in competing}, memo)
-    chosen = choose_partitioned(kept, [replace(c, score_cycles=saved[c.name]) for c in competing], usage, budget)
+    chosen = choose_partitioned(kept, [replace(c, score_cycles=saved[c.name]) for c in competing], usage, limit_bytes)
     log.debug("fast storage: %d of %d feature maps kept", len(chosen), len(fms))
     return replace(base, fast_fms=base.fast_fms | chosen)
 
 
 def cascade_for_cache(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int,
 ) -> Decisions:
     """Cascades where the chain's feature maps, were they all in fast storage, would not fit the
     cache: rolling buffers then keep those chains in fast storage (the FMs go back to the arena)."""
-    return _cascaded_as_if_cached(net, dec, arch, oracle, budget, Optimise.PERFORMANCE)
+    return _cascaded_as_if_cached(net, dec, arch, oracle, limit_bytes, Optimise.PERFORMANCE)
 
 
 def size_cascades(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int,
 ) -> tuple[Decisions, int]:
     """Size on a cache (Dedicated_Sram): Vela's minimal schedule, and the fast-storage bytes it
-    holds at its peak (within ``budget``), which Size then spends on speed (weight buffers, feature
+    holds at its peak (within ``limit_bytes``), which Size then spends on speed (weight buffers, feature
     maps) as Vela spends its minimal schedule's peak.
 
     The least peak itself is 0 on a cache (every map may stay in the arena), which would leave Size
@@ -160,14 +160,14 @@ def size_cascades(
     a cascade is kept when an op it cascades (any but its first) has maps that alone exceed the
     floor and its rolling buffers fit the floor; its producers then make one row at a time.
     """
-    guide = min(budget, whole_floor_bytes(net))
+    guide = min(limit_bytes, whole_floor_bytes(net))
 
     def needed(c: CascadeSpan) -> bool:
         return any(_own_bytes(net, k) >= guide for k in range(c.start + 1, c.end + 1))
 
     cascaded = _cascaded_as_if_cached(net, dec, arch, oracle, guide, Optimise.PERFORMANCE, keep=needed)
     cascaded = one_row_producers(net, cascaded, set(cascaded.cascades) - set(dec.cascades))
-    return cascaded, min(budget, peak_bytes(net, cascaded))
+    return cascaded, min(limit_bytes, peak_bytes(net, cascaded))
 
 
 def whole_floor_bytes(net: Network) -> int:
@@ -191,11 +191,11 @@ def _own_bytes(net: Network, k: int) -> int:
 
 
 def size_on_cache(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int,
 ) -> tuple[Decisions, int]:
     """Size on a cache: the faster of ``dec`` and its ``size_cascades``, each with weight buffers
     and feature maps placed within that limit (both orders), and the limit (bytes)."""
-    cascaded, limit = size_cascades(net, dec, arch, oracle, budget)
+    cascaded, limit = size_cascades(net, dec, arch, oracle, limit_bytes)
     memo = ChoiceMemo()
     proposals = [p for d in dict.fromkeys((dec, cascaded))
                  for p in _both_orders(net, d, arch, oracle, limit, limit, memo)]
@@ -203,21 +203,21 @@ def size_on_cache(
 
 
 def _cascaded_as_if_cached(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, optimise: Optimise, *,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, optimise: Optimise, *,
     keep: Callable[[CascadeSpan], bool] = lambda _c: True,
 ) -> Decisions:
     """``dec`` with the cascades ``build_cascades`` chooses were its candidate feature maps in fast
     storage, those back in the arena, and only the new cascades ``keep`` accepts whose rolling
-    buffers alone fit ``budget`` (the others' ops run whole)."""
+    buffers alone fit ``limit_bytes`` (the others' ops run whole)."""
     names = frozenset(fm.name for fm in candidate_fms(net, dec))
     optimistic = replace(dec, fast_fms=dec.fast_fms | names)
-    cascaded = replace(build_cascades(net, optimistic, arch, oracle, budget, optimise),
+    cascaded = replace(build_cascades(net, optimistic, arch, oracle, limit_bytes, optimise),
                        fast_fms=dec.fast_fms)
     usage = usage_by_time(net, fast_buffers(net, cascaded))
     rows = list(cascaded.ofm_rows)
     kept = []
     for c in cascaded.cascades:
-        if c in dec.cascades or (keep(c) and max(usage[net.times[c.start]:net.times[c.end] + 1]) <= budget):
+        if c in dec.cascades or (keep(c) and max(usage[net.times[c.start]:net.times[c.end] + 1]) <= limit_bytes):
             kept.append(c)
         else:  # its rolling buffers alone overflow the cache, or it is not wanted: run those ops whole
             rows[c.start:c.end + 1] = dec.ofm_rows[c.start:c.end + 1]
@@ -225,27 +225,28 @@ def _cascaded_as_if_cached(
 
 
 def _both_orders(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, weight_limit_bytes: int,
     memo: ChoiceMemo,
 ) -> list[Decisions]:
     weights_first = place_feature_maps(
-        net, propose_weight_buffering(net, dec, arch, oracle, limit_bytes, memo=memo), arch, oracle, budget, memo=memo)
-    fms_first = propose_weight_buffering(net, place_feature_maps(net, dec, arch, oracle, limit_bytes, memo=memo),
-                                         arch, oracle, limit_bytes, memo=memo)
+        net, propose_weight_buffering(net, dec, arch, oracle, weight_limit_bytes, memo=memo), arch, oracle, limit_bytes,
+        memo=memo)
+    fms_first = propose_weight_buffering(net, place_feature_maps(net, dec, arch, oracle, weight_limit_bytes, memo=memo),
+                                         arch, oracle, weight_limit_bytes, memo=memo)
     return [weights_first, fms_first]
 
 
 def place_with_weights(
-    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int, limit_bytes: int, *,
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, weight_limit_bytes: int, *,
     try_cascades: bool = False,
 ) -> Decisions:
     """Weight buffers and fast-storage feature maps together: propose both orders (and, with
     ``try_cascades``, both on ``cascade_for_cache(dec)``), keep the faster, then the smaller peak.
-    ``limit_bytes`` caps weight buffering (``<= budget``)."""
+    ``weight_limit_bytes`` caps weight buffering (``<= limit_bytes``)."""
     memo = ChoiceMemo()
-    proposals = _both_orders(net, dec, arch, oracle, budget, limit_bytes, memo)
+    proposals = _both_orders(net, dec, arch, oracle, limit_bytes, weight_limit_bytes, memo)
     if try_cascades:
-        cascaded = cascade_for_cache(net, dec, arch, oracle, budget)
+        cascaded = cascade_for_cache(net, dec, arch, oracle, limit_bytes)
         if cascaded.cascades != dec.cascades:
-            proposals += _both_orders(net, cascaded, arch, oracle, budget, limit_bytes, memo)
+            proposals += _both_orders(net, cascaded, arch, oracle, limit_bytes, weight_limit_bytes, memo)
     return fastest(net, proposals, arch, oracle)

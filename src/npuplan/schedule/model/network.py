@@ -12,7 +12,7 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering.formats import linear_format_tensors
-from npuplan.schedule.geometry import storage_bytes
+from npuplan.schedule.model.geometry import storage_bytes
 from npuplan.units import BRICK_DEPTH
 
 

@@ -15,13 +15,14 @@ from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.options import Optimise
-from npuplan.schedule.branch_cascades import with_branch_cascades
-from npuplan.schedule.cascades import build_cascades
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions
-from npuplan.schedule.geometry import is_cascadable
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.usage import Buffer, fast_buffers, usage_by_time
+from npuplan.schedule.moves.branch_cascades import with_branch_cascades
+from npuplan.schedule.moves.cascades import build_cascades
+from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions
+from npuplan.schedule.model.geometry import is_cascadable
+from npuplan.schedule.model.limits import Limits
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.model.usage import Buffer, fast_buffers, usage_by_time
 
 
 def floor_decisions(net: Network, start: Decisions, arch: Architecture, oracle: CostOracle) -> Decisions:
@@ -37,15 +38,15 @@ def branched_floor(net: Network, floor: Decisions, arch: Architecture, oracle: C
     return with_branch_cascades(net, floor, arch, oracle, least=True)
 
 
-def infeasible(net: Network, dec: Decisions, *, allocated_bytes: int, budget_bytes: int) -> InfeasiblePlan:
-    """The error for a floor schedule ``dec`` whose allocated peak ``allocated_bytes`` exceeds the budget."""
+def infeasible(net: Network, dec: Decisions, *, allocated_bytes: int, limits: Limits) -> InfeasiblePlan:
+    """The error for a floor schedule ``dec`` whose allocated peak ``allocated_bytes`` exceeds ``limits``."""
     buffers = fast_buffers(net, dec)
     usage = usage_by_time(net, buffers)
     t = max(range(len(usage)), key=usage.__getitem__) if usage else 0
     live = [b for b in buffers if b.start <= t <= b.end]
     why = _explain(net, dec, live, usage[t] if usage else 0, allocated_bytes)
     return InfeasiblePlan(
-        op=short_name(_op_at(net, t)), needed_bytes=allocated_bytes, budget_bytes=budget_bytes, why=why,
+        op=short_name(_op_at(net, t)), needed_bytes=allocated_bytes, budget_bytes=limits.sram_budget_bytes, why=why,
         hint=f"raise --arena-cache-size to at least {allocated_bytes} bytes, or use a memory mode "
              "with the arena off-chip (Dedicated_Sram)",
     )

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from npuplan.memory.allocators import allocate
 from npuplan.memory.live_range import LiveRange
-from npuplan.schedule.decisions import CascadeSpan, Decisions
-from npuplan.schedule.inplace import inplace_outputs
-from npuplan.schedule.network import Network
+from npuplan.schedule.model.decisions import CascadeSpan, Decisions
+from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.model.network import Network
 from npuplan.units import ALIGN_BYTES, round_up
 
 log = logging.getLogger(__name__)

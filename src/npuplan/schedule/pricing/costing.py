@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.schedule.decisions import Decisions, WeightPlan
-from npuplan.schedule.geometry import ifm2_stripe_for, ifm_stripe_for
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle, CostQuery, Costed
-from npuplan.schedule.types import WeightBuffering
+from npuplan.schedule.model.decisions import Decisions, WeightPlan
+from npuplan.schedule.model.geometry import ifm2_stripe_for, ifm_stripe_for
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle, CostQuery, Costed
+from npuplan.schedule.model.types import WeightBuffering
 
 
 # Where a feature map lives under a ``Decisions``: the costing memo's key holds only this

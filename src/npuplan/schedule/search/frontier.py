@@ -66,11 +66,11 @@ def spread(front: Sequence[Point[T]], cap: int) -> list[Point[T]]:
     return sorted(chosen, key=lambda p: (p.cost, p.peak_bytes))
 
 
-def prune(points: Iterable[Point[T]], *, budget_bytes: int, cap: int) -> list[Point[T]]:
-    """The frontier of the points within ``budget_bytes`` (capped at ``cap``). When none fits,
+def prune(points: Iterable[Point[T]], *, limit_bytes: int, cap: int) -> list[Point[T]]:
+    """The frontier of the points within ``limit_bytes`` (capped at ``cap``). When none fits,
     the single smallest-peak point, so an infeasible network can still be explained."""
     every = list(points)
-    within = [p for p in every if p.peak_bytes <= budget_bytes]
+    within = [p for p in every if p.peak_bytes <= limit_bytes]
     if not within:
         return [min(every, key=lambda p: (p.peak_bytes, p.cost))] if every else []
     return spread(pareto_front(within), cap)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.network import Network
-from npuplan.schedule.types import WeightBuffering
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.model.types import WeightBuffering
 
 
 @dataclass(frozen=True, slots=True)

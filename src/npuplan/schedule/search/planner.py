@@ -15,20 +15,20 @@ from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.options import Optimise, PlanOptions, Search
-from npuplan.schedule.assemble import assemble, total_cycles
-from npuplan.schedule.branch_cascades import with_branch_cascades
-from npuplan.schedule.cost_adapter import default_oracle
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, Decisions, max_decisions
-from npuplan.schedule.fast_storage import place_feature_maps, size_cascades
-from npuplan.schedule.floor import branched_floor, floor_decisions, infeasible
-from npuplan.schedule.limits import Limits
-from npuplan.schedule.network import Network, build_network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.strategy import cascade_search, pareto_search
-from npuplan.schedule.trim import trim_peak
-from npuplan.schedule.types import Schedule
-from npuplan.schedule.usage import peak_bytes
-from npuplan.schedule.weights import propose_weight_buffering
+from npuplan.schedule.pricing.assemble import assemble, total_cycles
+from npuplan.schedule.moves.branch_cascades import with_branch_cascades
+from npuplan.schedule.pricing.cost_adapter import default_oracle
+from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions, max_decisions
+from npuplan.schedule.moves.fast_storage import place_feature_maps, size_cascades
+from npuplan.schedule.search.floor import branched_floor, floor_decisions, infeasible
+from npuplan.schedule.model.limits import Limits
+from npuplan.schedule.model.network import Network, build_network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.search.strategy import cascade_search, pareto_search
+from npuplan.schedule.moves.trim import trim_peak
+from npuplan.schedule.model.types import Schedule
+from npuplan.schedule.model.usage import peak_bytes
+from npuplan.schedule.moves.weights import propose_weight_buffering
 
 log = logging.getLogger(__name__)
 
@@ -71,16 +71,16 @@ def packs_unaligned(arch: Architecture, options: PlanOptions) -> bool:
 
 
 def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits) -> Schedule:
-    budget = limits.sram_budget_bytes
     try:
         candidates = _search(net, arch, options, oracle, limits)
     except InfeasiblePlan as err:
-        log.info("search found no plan within %d bytes (%s); trying the floor schedule", budget, err.why)
+        log.info("search found no plan within %d bytes (%s); trying the floor schedule", limits.sram_budget_bytes,
+                 err.why)
         candidates = []
     # buffer_weights keeps every weight buffer, as Vela does: no trimming (which may give them back)
     trim = options.optimise is Optimise.PERFORMANCE and not options.buffer_weights
     for dec, notes in _rank(net, candidates, arch, oracle, trim=trim):
-        schedule = _fit_allocation(net, dec, arch, options, oracle, budget, notes)
+        schedule = _fit_allocation(net, dec, arch, options, oracle, limits.sram_budget_bytes, notes)
         if options.optimise is Optimise.SIZE:
             schedule = _weights_within_bare_peak(net, dec, schedule, arch, options, oracle, notes)
         if limits.fits(schedule.sram_peak_bytes):
@@ -154,10 +154,9 @@ def _floor_plan(net: Network, arch: Architecture, options: PlanOptions, oracle: 
               for d in candidates]
     k = min(range(len(floors)), key=lambda i: (floors[i].sram_peak_bytes, i))
     floor, bare = candidates[k], floors[k]
-    budget = limits.sram_budget_bytes
     if not limits.fits(bare.sram_peak_bytes):
-        raise infeasible(net, floor, allocated_bytes=bare.sram_peak_bytes, budget_bytes=budget)
-    limit = budget if options.optimise is Optimise.PERFORMANCE else bare.sram_peak_bytes
+        raise infeasible(net, floor, allocated_bytes=bare.sram_peak_bytes, limits=limits)
+    limit = limits.sram_budget_bytes if options.optimise is Optimise.PERFORMANCE else bare.sram_peak_bytes
     buffered = propose_weight_buffering(net, floor, arch, oracle, limit)
     schedule = _fit_allocation(net, buffered, arch, options, oracle, limit, ("floor schedule",))
     return schedule if schedule.sram_peak_bytes <= limit else bare
@@ -218,39 +217,39 @@ def _through_branches(
 
 def _fit_allocation(
     net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle,
-    budget: int, notes: tuple[str, ...],
+    limit_bytes: int, notes: tuple[str, ...],
 ) -> Schedule:
-    """Assemble; if real allocation (fragmentation) overshoots the budget, drop weight buffers."""
+    """Assemble; if real allocation (fragmentation) overshoots the limit_bytes, drop weight buffers."""
     schedule = assemble(net, dec, arch, oracle, allocator=options.tensor_allocator, notes=notes)
-    if schedule.sram_peak_bytes <= budget:
+    if schedule.sram_peak_bytes <= limit_bytes:
         return schedule
-    tighter = budget - (schedule.sram_peak_bytes - peak_bytes(net, dec))
+    tighter = limit_bytes - (schedule.sram_peak_bytes - peak_bytes(net, dec))
     trimmed = propose_weight_buffering(net, dec, arch, oracle, max(tighter, 0))
     schedule = assemble(net, trimmed, arch, oracle, allocator=options.tensor_allocator,
                         notes=notes + ("weight buffers trimmed for allocation",))
-    if schedule.sram_peak_bytes <= budget:
+    if schedule.sram_peak_bytes <= limit_bytes:
         return schedule
     bare = propose_weight_buffering(net, dec, arch, oracle, 0)
     schedule = assemble(net, bare, arch, oracle, allocator=options.tensor_allocator,
                         notes=notes + ("weight buffers dropped for allocation",))
-    if schedule.sram_peak_bytes > budget and arch.is_dedicated_sram:
-        schedule = _evict_for_allocation(net, bare, arch, options, oracle, budget, notes)
+    if schedule.sram_peak_bytes > limit_bytes and arch.is_dedicated_sram:
+        schedule = _evict_for_allocation(net, bare, arch, options, oracle, limit_bytes, notes)
     return schedule
 
 
 def _evict_for_allocation(
     net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle,
-    budget: int, notes: tuple[str, ...],
+    limit_bytes: int, notes: tuple[str, ...],
 ) -> Schedule:
-    """Dedicated_Sram: fewer feature maps in the cache until the allocated peak fits the budget."""
-    limit = budget
+    """Dedicated_Sram: fewer feature maps in the cache until the allocated peak fits the limit_bytes."""
+    limit = limit_bytes
     while True:
         schedule = assemble(net, dec, arch, oracle, allocator=options.tensor_allocator,
                             notes=notes + ("feature maps evicted for allocation",))
-        if schedule.sram_peak_bytes <= budget or not (dec.fast_fms or dec.staged_fms):
+        if schedule.sram_peak_bytes <= limit_bytes or not (dec.fast_fms or dec.staged_fms):
             return schedule
         if dec.staged_fms:  # staged copies go first: they only speed up one op each
             dec = replace(dec, staged_fms=frozenset())
             continue
-        limit -= max(schedule.sram_peak_bytes - budget, limit // 16, 1)
+        limit -= max(schedule.sram_peak_bytes - limit_bytes, limit // 16, 1)
         dec = place_feature_maps(net, dec, arch, oracle, max(limit, 0))

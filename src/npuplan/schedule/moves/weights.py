@@ -18,14 +18,14 @@ from typing import Any
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
-from npuplan.schedule.choice_memo import ChoiceMemo
-from npuplan.schedule.costing import cost_op, op_context
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, WeightPlan
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import OFM_SPLIT_DEPTH, CostOracle
+from npuplan.schedule.moves.choice_memo import ChoiceMemo
+from npuplan.schedule.pricing.costing import cost_op, op_context
+from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, WeightPlan
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import OFM_SPLIT_DEPTH, CostOracle
 from npuplan.units import ALIGN_BYTES, round_up
-from npuplan.schedule.types import WeightBuffering
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.model.types import WeightBuffering
+from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 
 
 def needs_dma(op: NpuOp, arch: Architecture) -> bool:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 
 from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.decisions import Decisions
-from npuplan.schedule.network import Network
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.model.decisions import Decisions
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 
 # Size keeps the least peak unless more memory buys disproportionate speed: a percent of extra SRAM
 # must save more than this many percent of cycles (ds_cnn_kws: +17% SRAM for -75% cycles is taken)

@@ -14,7 +14,7 @@ from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.oracle import Costed, CostOracle, CostQuery, MemoOracle
+from npuplan.schedule.pricing.oracle import Costed, CostOracle, CostQuery, MemoOracle
 
 log = logging.getLogger(__name__)
 

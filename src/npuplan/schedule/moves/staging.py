@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.costing import cost_op
-from npuplan.schedule.decisions import Decisions
-from npuplan.schedule.network import FeatureMap, Network
-from npuplan.schedule.oracle import CostOracle
+from npuplan.schedule.pricing.costing import cost_op
+from npuplan.schedule.model.decisions import Decisions
+from npuplan.schedule.model.network import FeatureMap, Network
+from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.units import ALIGN_BYTES, round_up
-from npuplan.schedule.usage import fast_buffers, usage_by_time
+from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 
 
 def staging_candidates(net: Network, dec: Decisions, arch: Architecture) -> list[tuple[FeatureMap, int]]:
@@ -36,8 +36,8 @@ def staging_candidates(net: Network, dec: Decisions, arch: Architecture) -> list
     return found
 
 
-def stage_inputs(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, budget: int) -> Decisions:
-    """``dec`` with the arena feature maps worth staging added to ``staged_fms`` (within ``budget``)."""
+def stage_inputs(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int) -> Decisions:
+    """``dec`` with the arena feature maps worth staging added to ``staged_fms`` (within ``limit_bytes``)."""
     scored = []
     for fm, i in staging_candidates(net, dec, arch):
         trial = replace(dec, staged_fms=dec.staged_fms | {fm.name})
@@ -49,7 +49,7 @@ def stage_inputs(net: Network, dec: Decisions, arch: Architecture, oracle: CostO
     usage = usage_by_time(net, fast_buffers(net, dec))
     staged = set(dec.staged_fms)
     for _, name, t, size in sorted(scored, reverse=True):
-        if usage[t] + size <= budget:
+        if usage[t] + size <= limit_bytes:
             usage[t] += size
             staged.add(name)
     return replace(dec, staged_fms=frozenset(staged))

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterator, Sequence
 
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import NpuOp
-from npuplan.schedule.geometry import input_rows
+from npuplan.schedule.model.geometry import input_rows
 from npuplan.units import ALIGN_BYTES, BRICK_DEPTH, round_up
 
 

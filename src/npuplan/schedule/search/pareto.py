@@ -39,7 +39,7 @@ from typing import Any, NamedTuple, Optional
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.options import Optimise, PlanOptions
-from npuplan.schedule.cascades import (
+from npuplan.schedule.moves.cascades import (
     MAX_CASCADE_OPS,
     _context,
     chains,
@@ -47,19 +47,21 @@ from npuplan.schedule.cascades import (
     segment_space,
     stripe_candidates,
 )
-from npuplan.schedule.assemble import fastest, total_cycles
-from npuplan.schedule.choice_memo import ChoiceMemo
-from npuplan.schedule.costing import Costed, cost_op
-from npuplan.schedule.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan, max_decisions
-from npuplan.schedule.fast_storage import place_feature_maps
-from npuplan.schedule.frontier import Point, prune, spread
-from npuplan.schedule.geometry import min_stripe_rows
-from npuplan.schedule.limits import Limits
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.staging import staged_bases, stage_inputs
-from npuplan.schedule.usage import fast_buffers, peak_bytes, usage_by_time
-from npuplan.schedule.weights import candidate_plans, full_depth_plan, needs_dma, propose_weight_buffering
+from npuplan.schedule.pricing.assemble import fastest, total_cycles
+from npuplan.schedule.moves.choice_memo import ChoiceMemo
+from npuplan.schedule.pricing.costing import Costed, cost_op
+from npuplan.schedule.model.decisions import (
+    NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan, max_decisions,
+)
+from npuplan.schedule.moves.fast_storage import place_feature_maps
+from npuplan.schedule.search.frontier import Point, prune, spread
+from npuplan.schedule.model.geometry import min_stripe_rows
+from npuplan.schedule.model.limits import Limits
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.moves.staging import staged_bases, stage_inputs
+from npuplan.schedule.model.usage import fast_buffers, peak_bytes, usage_by_time
+from npuplan.schedule.moves.weights import candidate_plans, full_depth_plan, needs_dma, propose_weight_buffering
 from npuplan.units import ALIGN_BYTES, round_up
 
 log = logging.getLogger(__name__)
@@ -354,9 +356,9 @@ def catalogue(space: SearchSpace) -> Catalogue:
     return [options_ending_at(space, e, chain_of.get(e)) for e in range(len(space.net.npu_ops))]
 
 
-def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, metric: int, *,
+def search_frontier(space: SearchSpace, steps: Catalogue, limit_bytes: int, metric: int, *,
                     staging: bool = False) -> list[Point[Trail]]:
-    """The DP on ``metric``: the frontier of complete plans within ``budget_bytes`` (or the smallest);
+    """The DP on ``metric``: the frontier of complete plans within ``limit_bytes`` (or the smallest);
     with ``staging``, single ops may also have their IFM staged (``staging.staged_bases``).
 
     Under a hard cap the peak so far never limits what may follow, so the cheapest plan within
@@ -372,27 +374,27 @@ def search_frontier(space: SearchSpace, steps: Catalogue, budget_bytes: int, met
         if not staging and e in space.staged:  # only op e's own steps can be staged
             ending = {**ending, e: [o for o in ending[e] if not o.staged]}
         lean = {s: _lean(space, e, s, options, (metric, staging)) for s, options in ending.items()}
-        front = prune(_extensions(fronts, start, lean, metric, budget_bytes), budget_bytes=budget_bytes,
+        front = prune(_extensions(fronts, start, lean, metric, limit_bytes), limit_bytes=limit_bytes,
                       cap=MAX_FRONTIER)
-        if not front or front[0].peak_bytes > budget_bytes:  # nothing fits: the smallest of them all
-            front = prune(_extensions(fronts, start, ending, metric, None), budget_bytes=budget_bytes,
+        if not front or front[0].peak_bytes > limit_bytes:  # nothing fits: the smallest of them all
+            front = prune(_extensions(fronts, start, ending, metric, None), limit_bytes=limit_bytes,
                           cap=MAX_FRONTIER)
         fronts.append(front)
     return fronts[-1] if fronts else start
 
 
 def _extensions(fronts: list[list[Point[Trail]]], start: list[Point[Trail]], ending: dict[int, list[Option]],
-                metric: int, budget_bytes: int | None) -> list[Point[Trail]]:
-    """The plans of ``fronts`` extended by the steps of ``ending``; with ``budget_bytes``, only
+                metric: int, limit_bytes: int | None) -> list[Point[Trail]]:
+    """The plans of ``fronts`` extended by the steps of ``ending``; with ``limit_bytes``, only
     the plans and steps within it (the others cannot make a plan within it, so ``prune`` keeps
     the same points from these as from every extension whenever any of them fits)."""
     found: list[Point[Trail]] = []
     for s, options in ending.items():
         plans = fronts[s - 1] if s > 0 else start
-        if budget_bytes is not None:
-            plans = [plan for plan in plans if plan.peak_bytes <= budget_bytes]
-            options = [option for option in options if option.peak_bytes <= budget_bytes]
-        found += extend_all(plans, options, metric, lean=budget_bytes is not None)
+        if limit_bytes is not None:
+            plans = [plan for plan in plans if plan.peak_bytes <= limit_bytes]
+            options = [option for option in options if option.peak_bytes <= limit_bytes]
+        found += extend_all(plans, options, metric, lean=limit_bytes is not None)
     return found
 
 
@@ -447,7 +449,6 @@ def pareto_decisions(
     net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
 ) -> Decisions:
     """Search, then choose (see the module docstring). Raises ``InfeasiblePlan`` when nothing fits."""
-    budget = limits.sram_budget_bytes
     base = max_decisions(net, arch)
     space = SearchSpace(net, arch, oracle, base, tuple(usage_by_time(net, fast_buffers(net, base))),
                         _context(net, base, arch, oracle, with_weights=False),
@@ -455,13 +456,13 @@ def pareto_decisions(
     steps = catalogue(space)
     runs = [(metric, staging) for metric, staging in RUNS if space.staged or not staging]  # else the same DP
 
-    def fronts(budget_bytes: int) -> list[Point[Trail]]:
-        return [p for metric, staging in runs for p in search_frontier(space, steps, budget_bytes, metric,
+    def fronts(limit_bytes: int) -> list[Point[Trail]]:
+        return [p for metric, staging in runs for p in search_frontier(space, steps, limit_bytes, metric,
                                                                         staging=staging)]
 
-    front = fronts(budget)
+    front = fronts(limits.sram_budget_bytes)
     least = min(p.peak_bytes for p in front)
-    if options.optimise is Optimise.SIZE and least < budget:  # and the cheapest within the least peak
+    if options.optimise is Optimise.SIZE and least < limits.sram_budget_bytes:  # and the cheapest within the least peak
         front += fronts(least)
     proposals = [to_decisions(base, steps_of(p.payload)) for p in front]
     fitting = [d for d in proposals if limits.fits(peak_bytes(net, d))]
@@ -469,7 +470,8 @@ def pareto_decisions(
         smallest = min(proposals, key=lambda d: peak_bytes(net, d))
         limits.check_fits(net, smallest)
         fitting = [smallest]
-    log.debug("pareto: %d plans on the last frontier, %d within %d bytes", len(front), len(fitting), budget)
+    log.debug("pareto: %d plans on the last frontier, %d within %d bytes", len(front), len(fitting),
+              limits.sram_budget_bytes)
     return choose(net, fitting, arch, options, oracle, limits)
 
 
@@ -479,15 +481,15 @@ def choose(
 ) -> Decisions:
     """The fastest proposal (Performance), or Size's trade of peak for cycles, by exact costing;
     on Dedicated_Sram after placing feature maps (and staging inputs) in the cache left."""
-    budget = limits.sram_budget_bytes
     memo = ChoiceMemo()  # the proposals share most ops' contexts
     if options.optimise is Optimise.SIZE:
         return _smallest(net, proposals, arch, options, oracle, limits, memo)
     # every proposal also with its weights chosen again: re-choosing only the fastest few let a
     # larger budget, which changes which are fastest, plan slower (bench/budget_sweep.py)
     unique = list(dict.fromkeys(proposals))
-    finalists = list(dict.fromkeys(unique + [rebuffered(net, d, arch, oracle, budget, memo) for d in unique]))
-    placed = [_cache_fms(net, d, arch, options, oracle, budget, memo) for d in finalists]
+    rechosen = [rebuffered(net, d, arch, oracle, limits.sram_budget_bytes, memo) for d in unique]
+    finalists = list(dict.fromkeys(unique + rechosen))
+    placed = [_cache_fms(net, d, arch, options, oracle, limits.sram_budget_bytes, memo) for d in finalists]
     return fastest(net, placed, arch, oracle)
 
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise, PlanOptions
-from npuplan.schedule.cascades import plan_cascades
-from npuplan.schedule.decisions import Decisions, max_decisions
-from npuplan.schedule.fast_storage import place_with_weights, size_on_cache
-from npuplan.schedule.limits import Limits
-from npuplan.schedule.network import Network
-from npuplan.schedule.oracle import CostOracle
-from npuplan.schedule.pareto import pareto_decisions
-from npuplan.schedule.staging import stage_inputs
-from npuplan.schedule.usage import peak_bytes
-from npuplan.schedule.weights import propose_weight_buffering
+from npuplan.schedule.moves.cascades import plan_cascades
+from npuplan.schedule.model.decisions import Decisions, max_decisions
+from npuplan.schedule.moves.fast_storage import place_with_weights, size_on_cache
+from npuplan.schedule.model.limits import Limits
+from npuplan.schedule.model.network import Network
+from npuplan.schedule.pricing.oracle import CostOracle
+from npuplan.schedule.search.pareto import pareto_decisions
+from npuplan.schedule.moves.staging import stage_inputs
+from npuplan.schedule.model.usage import peak_bytes
+from npuplan.schedule.moves.weights import propose_weight_buffering
 
 
 def cascade_search(
@@ -24,21 +24,21 @@ def cascade_search(
     ``every_chain``, Performance also cascades chains that fit where that is faster);
     fast-storage FMs (Dedicated_Sram); then weight buffering in the memory left. Size on a cache
     (Dedicated_Sram) spends the peak of its minimal schedule (``fast_storage.size_on_cache``)."""
-    budget = limits.sram_budget_bytes
     dec = max_decisions(net, arch)
-    limit = budget
+    limit = limits.sram_budget_bytes
     if options.optimise is Optimise.SIZE and arch.is_dedicated_sram:
-        placed, limit = size_on_cache(net, dec, arch, oracle, budget)
+        placed, limit = size_on_cache(net, dec, arch, oracle, limits.sram_budget_bytes)
         return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
     if options.optimise is Optimise.SIZE:
-        dec, limit = plan_cascades(net, dec, arch, oracle, budget, options.optimise,
+        dec, limit = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise,
                                    memory_weight=limits.size_memory_weight)
-        limit = min(budget, max(limit, peak_bytes(net, dec)))
-    elif every_chain or peak_bytes(net, dec) > budget:
-        dec = plan_cascades(net, dec, arch, oracle, budget, options.optimise, every_chain=every_chain)[0]
+        limit = min(limits.sram_budget_bytes, max(limit, peak_bytes(net, dec)))
+    elif every_chain or not limits.fits(peak_bytes(net, dec)):
+        dec = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise,
+                            every_chain=every_chain)[0]
     limits.check_fits(net, dec)
     if arch.is_dedicated_sram:
-        placed = place_with_weights(net, dec, arch, oracle, budget, limit,
+        placed = place_with_weights(net, dec, arch, oracle, limits.sram_budget_bytes, limit,
                                     try_cascades=options.optimise is Optimise.PERFORMANCE)
         return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
     return propose_weight_buffering(net, dec, arch, oracle, limit, always=options.buffer_weights)

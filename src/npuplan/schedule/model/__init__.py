@@ -1,0 +1,1 @@
+"""The scheduler's model layer (see ``npuplan.schedule``)."""

@@ -1,0 +1,1 @@
+"""The scheduler's moves layer (see ``npuplan.schedule``)."""
