@@ -8,7 +8,7 @@ command by command (``npuplan.regstream.compare``: the same operations, DMA star
 their parameters, and at every operation the value of every register Vela has set, the
 output-stage registers included), whether the words are identical (also once the output-stage
 registers are dropped), and whether they are Vela's word for word when the
-native generator is given Vela's output-stage values (``oracle.with_vela_output_stage``); compare ``find_block_configs`` with
+native generator is given Vela's output-stage values (``vela_differential.with_vela_output_stage``); compare ``find_block_configs`` with
 ``npu_find_block_configs`` on every probe and the driver payloads byte for byte. Vela is the
 reference (its streams have run on hardware). A model that fails to plan or emit is a row.
 Prints per model the operations matching, whether the words are identical, the probes matching,
@@ -36,8 +36,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from npuplan.emit.native.api import create_driver_payload, find_block_configs  # noqa: E402
-from npuplan.emit.oracle import (OUTPUT_STAGE, Partition, Probe, both_streams, captured, probing,  # noqa: E402
-                                 with_vela_output_stage)
+from vela_differential import (SET_BY_OUTPUT_STAGE, Partition, Probe, both_streams, captured,  # noqa: E402
+                               probing, with_vela_output_stage)
 from npuplan.emit.vela import quietly, vela_api  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream.compare import compare  # noqa: E402

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from npuplan.commands.layout import ALIGN_BYTES, BufferSpec, buffer_specs, round_up
+from npuplan.commands.layout import BufferSpec, buffer_specs
 from npuplan.commands.stream import build_command_stream, iter_operands, readdressed
 from npuplan.commands.types import Address, BufferKind, Command, DmaCommand, NpuStripeCommand
 from npuplan.cost.weights import WeightEncodings
@@ -24,6 +24,7 @@ from npuplan.ir.lowered import CpuOp, LoweredGraph
 from npuplan.memory import Allocation, TensorUse, allocate, build_live_ranges
 from npuplan.options import TensorAllocator
 from npuplan.schedule.model.types import Schedule
+from npuplan.units import ALIGN_BYTES, round_up
 
 
 @dataclass(frozen=True, slots=True)

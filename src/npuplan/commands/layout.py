@@ -18,13 +18,8 @@ from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.model.types import BufferMode, Schedule, ScheduledOp, WeightBuffering
 from npuplan.schedule.model.usage import staged_name
+from npuplan.units import ALIGN_BYTES, BRICK_DEPTH, round_up
 
-ALIGN_BYTES = 16
-BRICK_DEPTH = 16
-
-
-def round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 def weight_stream_name(op_name: str) -> str:

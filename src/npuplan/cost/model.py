@@ -189,12 +189,22 @@ def _npu_cycles(f: _SlackFree, prev_slack: float) -> tuple[float, float]:
     dma, cycles = f.weight_dma, f.cycles
     if dma is None:
         return cycles + max(f.lut_cycles - prev_slack, 0.0), 0.0
-    full, first = dma.full_cycles, dma.first_cycles
-    if dma.double_buffered:
-        npu = max(full - prev_slack + f.tail_cycles, cycles + max(first - prev_slack, 0.0))
-    else:
-        npu = cycles + full - min(first, prev_slack)
+    full = dma.full_cycles
+    npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, prev_slack, double_buffered=dma.double_buffered,
+                                 tail_cycles=f.tail_cycles)
     return npu + f.lut_cycles, full
+
+
+def weight_wait_npu_cycles(cycles: float, full_cycles: float, first_cycles: float, prev_slack: float, *,
+                           double_buffered: bool, tail_cycles: float = 0.0) -> float:
+    """The NPU cycles of an op of ``cycles`` whose weights are DMA'd into a buffer (Vela's rule):
+    a single buffer waits for the whole stream (``full_cycles``) less what was prefetched under the
+    previous op (its slack, up to the first slice's ``first_cycles``); a double buffer overlaps the
+    slices with compute and waits for the first slice only, or for the stream less the slack and
+    plus the op's own last slice (``tail_cycles``), whichever is longer."""
+    if double_buffered:
+        return max(full_cycles - prev_slack + tail_cycles, cycles + max(first_cycles - prev_slack, 0.0))
+    return cycles + full_cycles - min(first_cycles, prev_slack)
 
 
 def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:

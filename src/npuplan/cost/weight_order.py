@@ -24,16 +24,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+from npuplan.units import round_up
 
 DEPTH_FIRST_IFM_BLOCK = 32
 DEPTH_FIRST_IFM_BLOCK_16_BIT = 16
 PART_KERNEL_IFM_BLOCK = 16
 DEPTHWISE_ELEMENT_MULTIPLE = 4
 PART_KERNEL_ELEMENT_MULTIPLE = {8: 4, 16: 2}
-
-
-def _round_up(n: int, m: int) -> int:
-    return -(-n // m) * m
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +111,13 @@ def _unit_mask(geom: VolumeGeometry, part_kernel: bool, ofm_left: int, block_dep
     ofm = (np.arange(0, clipped_ofm, oub)[:, None] + np.arange(oub)[None, :]) < ofm_left  # [ublock, z]
     elements = sub_h * sub_w
     if geom.depthwise:
-        padded = _round_up(elements, DEPTHWISE_ELEMENT_MULTIPLE)
+        padded = round_up(elements, DEPTHWISE_ELEMENT_MULTIPLE)
         real_el = np.arange(padded) < elements
         return (ofm[:, None, :] & real_el[None, :, None]).ravel()  # [ofm ublock, element, ofm z]
     if part_kernel:
-        padded = _round_up(elements, PART_KERNEL_ELEMENT_MULTIPLE.get(geom.ifm_bits, 4))
+        padded = round_up(elements, PART_KERNEL_ELEMENT_MULTIPLE.get(geom.ifm_bits, 4))
         clipped_ifm = min(PART_KERNEL_IFM_BLOCK, ifm_left)
-        ifm = np.arange(_round_up(clipped_ifm, iub)).reshape(-1, iub) < ifm_left  # [ifm ublock, z]
+        ifm = np.arange(round_up(clipped_ifm, iub)).reshape(-1, iub) < ifm_left  # [ifm ublock, z]
         real_el = np.arange(padded) < elements
         # [ifm ublock, ofm ublock, element, ofm z, ifm z]
         return (ifm[:, None, None, None, :] & ofm[None, :, None, :, None]
@@ -200,7 +197,7 @@ def _unit_keys(geom: VolumeGeometry, ofm_depth: int, block_depth: int, part_kern
         else:
             ifm_block = DEPTH_FIRST_IFM_BLOCK_16_BIT if geom.ifm_bits == 16 else DEPTH_FIRST_IFM_BLOCK
         ifm_keys = [min(geom.ifm_depth - f, ifm_block) for f in range(0, max(geom.ifm_depth, 1), ifm_block)]
-    ofm_cap = _round_up(block_depth, geom.ofm_ublock_depth)
+    ofm_cap = round_up(block_depth, geom.ofm_ublock_depth)
     ofm_keys = [min(ofm_depth - z, ofm_cap) for z in range(0, ofm_depth, block_depth)]
     sub_keys = [(h, w) for h in _sub_kernels(geom.kernel_height, geom.sub_kernel_max // geom.dilation_y)
                 for w in _sub_kernels(geom.kernel_width, geom.sub_kernel_max // geom.dilation_x)]

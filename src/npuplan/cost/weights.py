@@ -20,14 +20,10 @@ from npuplan.cost.weight_order import EncodingOrder, StreamPadding, VolumeGeomet
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.quantized import signed_channel_rows
+from npuplan.units import ALIGN_BYTES, round_up
 
-ALIGN_BYTES = 16
 SCALE_BIAS_BYTES = 10  # 40-bit bias, 32-bit scale, 6-bit shift per OFM channel
 DEFAULT_BLOCK_DEPTH = 16
-
-
-def _round_up(n: int, m: int) -> int:
-    return -(-n // m) * m
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +39,7 @@ class WeightSlice:
     @property
     def total_bytes(self) -> int:
         """Bytes this range occupies in the stream (scales padded to 16, then weights)."""
-        return _round_up(self.scale_bytes, ALIGN_BYTES) + self.weight_bytes
+        return round_up(self.scale_bytes, ALIGN_BYTES) + self.weight_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +65,7 @@ class WeightStreamSize:
     @property
     def first_slice_bytes(self) -> int:
         """Bytes that must arrive before the op starts (first depth slice, all cores)."""
-        return sum(_round_up(s.total_bytes, ALIGN_BYTES) for s in self.slices if s.depth_offset == 0)
+        return sum(round_up(s.total_bytes, ALIGN_BYTES) for s in self.slices if s.depth_offset == 0)
 
     @property
     def depth_offsets(self) -> tuple[int, ...]:

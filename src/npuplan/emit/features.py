@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from npuplan.commands.layout import round_up
 from npuplan.commands.types import Address, BufferKind, Operand
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
+from npuplan.units import round_up
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,14 +20,15 @@ import numpy as np
 from npuplan.result import Plan
 from npuplan.commands import Command
 from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetimes
-from npuplan.commands.layout import buffer_specs, round_up, weight_buffer_name
+from npuplan.commands.layout import buffer_specs, weight_buffer_name
 from npuplan.commands.types import Address
-from npuplan.emit.weights import ALIGN_BYTES, EncodedOp
+from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.types import DataType
 from npuplan.schedule.model.types import WeightBuffering
+from npuplan.units import ALIGN_BYTES, round_up
 
 SliceKey = tuple[str, int]  # (op name, slice index)
 

@@ -15,15 +15,14 @@ from types import ModuleType
 
 import numpy as np
 
-from npuplan.commands.layout import round_up
 from npuplan.commands.types import WeightSlice
 from npuplan.emit.native.weight_stream import encode_biases
 from npuplan.lowering.fixedpoint import quantise_scale, quantise_scales, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.types import DataType
+from npuplan.units import ALIGN_BYTES, round_up
 
-ALIGN_BYTES = 16
 SCALE_BYTES_PER_CHANNEL = 10
 
 

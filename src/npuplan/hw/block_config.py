@@ -22,9 +22,10 @@ from typing import NamedTuple
 from npuplan._compat import StrEnum
 from npuplan.errors import NpuplanError
 from npuplan.hw.accelerator import Accelerator, Block
-from npuplan.hw.shram import AccType, ElementwiseUse, ShramBudget, ShramLayout, div_round_up, round_up, try_layout
+from npuplan.hw.shram import AccType, ElementwiseUse, ShramBudget, ShramLayout, try_layout
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, Resampling
 from npuplan.ir.shape import Shape4D
+from npuplan.units import div_round_up, round_up
 
 
 class NoBlockConfig(NpuplanError):

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from npuplan._compat import StrEnum
 from npuplan.hw.accelerator import Accelerator, Block
+from npuplan.units import div_round_up, round_up
 
 
 class AccType(StrEnum):
@@ -47,16 +48,6 @@ class ShramLayout:
     ib_start2: int
     ab_start: int
     lut_start: int
-
-
-def round_up(value: int, quantum: int) -> int:
-    """``value`` rounded up to a multiple of ``quantum``."""
-    return ((value + quantum - 1) // quantum) * quantum
-
-
-def div_round_up(value: int, divisor: int) -> int:
-    """``ceil(value / divisor)`` for non-negative integers."""
-    return (value + divisor - 1) // divisor
 
 
 def ifm_granule_banks(accel: Accelerator, ifm_bits: int, ew: ElementwiseUse) -> int:

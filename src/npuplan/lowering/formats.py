@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, CpuOp, LoweredGraph, NpuOp
+from npuplan.units import BRICK_DEPTH
 
-BRICK_DEPTH = 16
 
 
 def _offset_unaligned(offset: object) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from npuplan.memory.hillclimb import HillClimbSettings, hill_climb
-from npuplan.memory.live_range import DEFAULT_ALIGNMENT_BYTES, LiveRange, live_bytes_lower_bound, round_up
+from npuplan.memory.live_range import LiveRange, live_bytes_lower_bound
 from npuplan.memory.placement import (
     Instance,
     PlacementState,
@@ -24,6 +24,7 @@ from npuplan.memory.placement import (
     priority_order,
 )
 from npuplan.options import TensorAllocator
+from npuplan.units import ALIGN_BYTES, round_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,7 @@ class Allocation:
     peak_bytes: int
     lower_bound_bytes: int
     allocator: TensorAllocator
-    alignment_bytes: int = DEFAULT_ALIGNMENT_BYTES
+    alignment_bytes: int = ALIGN_BYTES
 
     @property
     def overhead_fraction(self) -> float:
@@ -53,7 +54,7 @@ def allocate(
     ranges: Sequence[LiveRange],
     *,
     allocator: TensorAllocator,
-    alignment: int = DEFAULT_ALIGNMENT_BYTES,
+    alignment: int = ALIGN_BYTES,
     hillclimb: HillClimbSettings = HillClimbSettings(),
 ) -> Allocation:
     """Give every range an address so that ranges live at the same time never share a byte.

@@ -12,12 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-DEFAULT_ALIGNMENT_BYTES = 16
+from npuplan.units import ALIGN_BYTES, round_up
 
-
-def round_up(value: int, multiple: int) -> int:
-    """``value`` rounded up to a multiple of ``multiple`` (both non-negative, ``multiple`` > 0)."""
-    return -(-value // multiple) * multiple
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +28,7 @@ class LiveRange:
     end: int
     size_bytes: int
     area: str = "Sram"
-    alignment: int = DEFAULT_ALIGNMENT_BYTES
+    alignment: int = ALIGN_BYTES
 
     def __post_init__(self) -> None:
         if not 0 <= self.start <= self.end:
@@ -61,7 +57,7 @@ class TensorUse:
     end: int
     size_bytes: int
     area: str = "Sram"
-    alignment: int = DEFAULT_ALIGNMENT_BYTES
+    alignment: int = ALIGN_BYTES
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from npuplan.memory.live_range import LiveRange, live_bytes_profile, round_up
+from npuplan.memory.live_range import LiveRange, live_bytes_profile
+from npuplan.units import round_up
 
 NO_PREDECESSOR = -1
 

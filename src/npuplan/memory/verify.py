@@ -6,7 +6,8 @@ import math
 from collections.abc import Sequence
 
 from npuplan.memory.allocators import Allocation
-from npuplan.memory.live_range import LiveRange, round_up
+from npuplan.memory.live_range import LiveRange
+from npuplan.units import round_up
 
 
 def verify_allocation(

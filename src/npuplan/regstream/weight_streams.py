@@ -35,6 +35,7 @@ import numpy as np
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import ACCELERATORS, Accelerator
 from npuplan.regstream.events import DmaEvent, NpuEvent, NpuStream, Range
+from npuplan.units import ALIGN_BYTES
 
 if TYPE_CHECKING:
     from npuplan.emit.native.brick_order import BrickGeometry
@@ -43,7 +44,6 @@ PRODUCTS = {0: False, 1: True}  # the CONFIG word's product: Ethos-U55, Ethos-U6
 SCALE_RECORD_BYTES = 10
 SCALE_SHIFT_BYTE = 9  # a record's last byte: the 6-bit shift
 SCALE_SHIFT_LIMIT = 64
-STREAM_ALIGN_BYTES = 16
 _DECODED_MEMO = 64  # decoded streams kept for operations that share them
 
 
@@ -189,7 +189,7 @@ class _Checker:
                 raise ValidationError(f"{name}streams are {share.weights.length} and {share.scales.length} bytes "
                                       f"for no OFM channels")
             return
-        expected = -(-SCALE_RECORD_BYTES * share.channels // STREAM_ALIGN_BYTES) * STREAM_ALIGN_BYTES
+        expected = -(-SCALE_RECORD_BYTES * share.channels // ALIGN_BYTES) * ALIGN_BYTES
         if share.scales.length != expected:
             raise ValidationError(f"{name}scale stream is {share.scales.length} bytes, {share.channels} OFM channels "
                                   f"take {expected}")

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npuplan.commands.layout import ALIGN_BYTES, round_up
 from npuplan.commands.serial import Layout
 from npuplan.commands.types import BufferKind
+from npuplan.units import ALIGN_BYTES, round_up
 
 # What the chart calls each kind of buffer, in stacking order (bottom first).
 KIND_LABELS: Mapping[str, str] = {

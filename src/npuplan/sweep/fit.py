@@ -18,6 +18,7 @@ from npuplan.errors import ConfigError, InfeasiblePlan
 from npuplan.hw import build_architecture
 from npuplan.options import PlanOptions
 from npuplan.report import build_report
+from npuplan.units import round_up
 
 GRANULARITY_BYTES = 16  # the allocators' alignment: budgets between two multiples plan the same
 MAX_REFINEMENTS = 4
@@ -114,10 +115,6 @@ def largest_budget(options: PlanOptions) -> int:
     return build_architecture(replace(options, arena_cache_size_bytes=None)).arena_cache_size_bytes
 
 
-def _round_up(size: int, granule: int) -> int:
-    return -(-size // granule) * granule
-
-
 def _ladder(trials: _Trials, top: int, granule: int) -> int | None:
     """Plan ``top``, then halve (rounded up to ``granule``) until a budget fails to fit; the
     smallest budget that reaches the rate, or ``None``. A rung whose plan uses less than half its
@@ -129,8 +126,8 @@ def _ladder(trials: _Trials, top: int, granule: int) -> int | None:
             break
         if trial.inferences_per_second >= trials.target_fps:
             passing = budget
-        used = _round_up(trial.plan.sram_memory_used_bytes, granule)
-        half = _round_up(budget // 2, granule)
+        used = round_up(trial.plan.sram_memory_used_bytes, granule)
+        half = round_up(budget // 2, granule)
         budget = 0 if budget <= granule else (used if granule <= used < half else half)
     return passing
 
@@ -141,7 +138,7 @@ def _bisect(trials: _Trials, failing: int, passing: int, granule: int) -> int:
     low, high = failing // granule, passing // granule if passing % granule == 0 else None
     if high is None:  # the memory's size is not a multiple of the granule: keep it as the upper end
         high_budget = passing
-        high = _round_up(passing, granule) // granule
+        high = round_up(passing, granule) // granule
     else:
         high_budget = high * granule
     while high - low > 1:
@@ -159,7 +156,7 @@ def _refine(trials: _Trials, answer: int, granule: int) -> int:
     for _ in range(MAX_REFINEMENTS):
         plan = trials.at(answer).plan
         assert plan is not None
-        used = _round_up(max(plan.sram_memory_used_bytes, granule), granule)
+        used = round_up(max(plan.sram_memory_used_bytes, granule), granule)
         if used >= answer or not trials.reaches(used):
             break
         answer = _bisect(trials, trials.largest_failing_below(used), used, granule)

@@ -167,7 +167,7 @@ def test_cost_floor_bounds_every_row_it_may_skip() -> None:
     no more than any block's cost in the row, or the block chosen could change."""
     from npuplan.hw.block_config import _axes, _cost_floor, _depths, _fitting, _floors, _relative_costs, _traits
     from npuplan.hw.shram import ShramBudget
-    from npuplan.hw.shram import round_up as up
+    from npuplan.units import round_up as up
 
     checked = 0
     for case in CASES[::7]:

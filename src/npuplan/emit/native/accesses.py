@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from npuplan.emit.native.hardware import SHRAM_REGION, NativeArch, available_shram_banks
-from npuplan.emit.native.view import BRICK, Fm
+from npuplan.emit.native.view import Fm
+from npuplan.units import BRICK_DEPTH
 
 Span = tuple[int, int, int]  # region, start, end (bytes, end exclusive)
 LUT_BYTES = 2048  # one lookup table in the shared buffer
@@ -30,9 +31,9 @@ def address(fm: Fm, y: int, x: int, c: int) -> int:
         y -= fm.height_0
         tile = 2
     e = fm.element_bytes
-    step_x = BRICK * e if fm.nhcwb16 else fm.stride_x
-    step_c = fm.stride_c if fm.nhcwb16 else BRICK * e
-    return fm.bases[tile] + y * fm.stride_y + x * step_x + (c // BRICK) * step_c + (c % BRICK) * e
+    step_x = BRICK_DEPTH * e if fm.nhcwb16 else fm.stride_x
+    step_c = fm.stride_c if fm.nhcwb16 else BRICK_DEPTH * e
+    return fm.bases[tile] + y * fm.stride_y + x * step_x + (c // BRICK_DEPTH) * step_c + (c % BRICK_DEPTH) * e
 
 
 def _span(fm: Fm, y0: int, x0: int, c0: int, y1: int, x1: int, c1: int) -> Span:
@@ -47,9 +48,9 @@ def tile_spans(fm: Fm) -> list[Span]:
     h0, h1, w0 = fm.height_0, fm.height_1, fm.width_0
     if h <= h0 and w <= w0:  # one tile (most maps): its last element, inline
         e, c = fm.element_bytes, d - 1
-        step_x, step_c = (BRICK * e, fm.stride_c) if fm.nhcwb16 else (fm.stride_x, BRICK * e)
+        step_x, step_c = (BRICK_DEPTH * e, fm.stride_c) if fm.nhcwb16 else (fm.stride_x, BRICK_DEPTH * e)
         base = fm.bases[0]
-        end = base + (h - 1) * fm.stride_y + (w - 1) * step_x + (c // BRICK) * step_c + (c % BRICK + 1) * e
+        end = base + (h - 1) * fm.stride_y + (w - 1) * step_x + (c // BRICK_DEPTH) * step_c + (c % BRICK_DEPTH + 1) * e
         return [(fm.region, base, end)]
     out = [_span(fm, 0, 0, 0, min(h, h0) - 1, min(w, w0) - 1, d - 1)]
     right, below = w > w0, h > h0

@@ -11,8 +11,7 @@ from npuplan.emit.native.accesses import Accesses
 from npuplan.emit.native.hardware import SHRAM_REGION, NativeArch
 from npuplan.emit.native.view import Fm
 from npuplan.errors import EmitError
-
-_ALIGN = 16  # bytes: NHCWB16 bases and strides, weight and DMA addresses and lengths
+from npuplan.units import ALIGN_BYTES  # NHCWB16 bases and strides, weight and DMA addresses and lengths
 
 
 def _fail(index: int, kind: str, what: str) -> EmitError:
@@ -31,7 +30,7 @@ def check_limits(arch: NativeArch, accesses: Accesses, index: int, kind: str) ->
 
 def check_feature_map(fm: Fm, index: int, kind: str) -> None:
     """Bases aligned to the element (16 bytes in NHCWB16); strides likewise (NHCWB16: C and Y)."""
-    quantum = _ALIGN if fm.nhcwb16 else fm.element_bytes
+    quantum = ALIGN_BYTES if fm.nhcwb16 else fm.element_bytes
     strides = (fm.stride_c, fm.stride_y) if fm.nhcwb16 else (fm.stride_y, fm.stride_x)
     for value in fm.bases + strides:
         if value % quantum:
@@ -42,10 +41,10 @@ def check_streams(weights: tuple[tuple[int, int, int], ...], scales: tuple[tuple
                   index: int, kind: str) -> None:
     """Weight streams 16-byte aligned, weight and scale lengths multiples of 16."""
     for _, address, length in weights:
-        if address % _ALIGN or length % _ALIGN:
+        if address % ALIGN_BYTES or length % ALIGN_BYTES:
             raise _fail(index, kind, f"weight stream at {address:#x} of {length} bytes is not 16-byte aligned")
     for _, _, length in scales:
-        if length % _ALIGN:
+        if length % ALIGN_BYTES:
             raise _fail(index, kind, f"scale stream of {length} bytes is not a multiple of 16")
 
 
@@ -54,5 +53,5 @@ def check_dma(arch: NativeArch, src: tuple[int, int, int], dst: tuple[int, int, 
     length = src[2]
     checked = ([src[1]] if src[0] == SHRAM_REGION else []) + ([dst[1], length] if dst[0] == SHRAM_REGION else []) \
         if arch.is_u65 else [src[1], dst[1], length]
-    if any(value % _ALIGN for value in checked):
+    if any(value % ALIGN_BYTES for value in checked):
         raise _fail(index, "Dma", f"DMA of {length} bytes from {src[1]:#x} to {dst[1]:#x} is not 16-byte aligned")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-BRICK = 16  # channels in one NHCWB16 brick
+from npuplan.units import BRICK_DEPTH, round_up
+
 DTYPE_BITS = {"UINT8": 8, "INT8": 8, "UINT16": 16, "INT16": 16, "INT32": 32}
 
 
@@ -33,10 +34,6 @@ class Fm(NamedTuple):
         return self.height * self.width * self.depth
 
 
-def _round_up(value: int, quantum: int) -> int:
-    return -(-value // quantum) * quantum
-
-
 def feature_map(fm: Any) -> Fm:
     """``fm`` (an ``NpuFeatureMap``-like object) read once."""
     shape, tiles = fm.shape, fm.tiles
@@ -47,8 +44,8 @@ def feature_map(fm: Any) -> Fm:
     if strides is not None:
         sc, sy, sx = int(strides.depth), int(strides.height), int(strides.width)
     elif nhcwb16:
-        sx = BRICK * element
-        sc, sy = sx * w, element * w * _round_up(d, BRICK)
+        sx = BRICK_DEPTH * element
+        sc, sy = sx * w, element * w * round_up(d, BRICK_DEPTH)
     else:
         sc, sx = element, d * element
         sy = w * sx

@@ -18,6 +18,7 @@ from npuplan.emit.native.brick_order import BrickGeometry, brick_order
 from npuplan.emit.native.chunks import layout, weight_chunks, zero_run_chunks
 from npuplan.emit.native.decode import decode_weights
 from npuplan.emit.native.symbols import StreamSymbols, stream_symbols
+from npuplan.units import ALIGN_BYTES
 
 __all__ = ["decode_weights", "encode_biases", "encode_values", "encode_weights"]
 
@@ -25,7 +26,6 @@ MAX_SLICE_VALUES = 32767  # SLICELEN holds the count minus one in 15 bits (Vela 
 NO_ZERO_RUNS = 6
 END_OF_STREAM = 7
 UNCOMPRESSED = 7
-STREAM_ALIGN_BYTES = 16
 BIAS_RECORD_BYTES = 10
 BIAS_BITS = 40
 MULTIPLIER_BITS = 32
@@ -66,12 +66,12 @@ def encode_values(values: np.ndarray) -> bytes:
     size = -(-(bit + 3) // 8)
     offsets = np.concatenate([s.offsets for s in slices] + [np.array([bit])])
     fields = np.concatenate([s.values for s in slices] + [np.array([END_OF_STREAM])])
-    data = np.zeros(size + -size % STREAM_ALIGN_BYTES + 8, dtype=np.uint8)  # slack for the bodies' last bytes
+    data = np.zeros(size + -size % ALIGN_BYTES + 8, dtype=np.uint8)  # slack for the bodies' last bytes
     data[:size] = np.frombuffer(pack_fields(offsets, fields, bit + 3), dtype=np.uint8)
     for piece in slices:
         if piece.body is not None:
             or_bits(data, piece.body, piece.body_bit)
-    data = data[:size + -size % STREAM_ALIGN_BYTES]
+    data = data[:size + -size % ALIGN_BYTES]
     data[size - 1] |= 0xFF & ~((1 << ((bit + 3 - 1) % 8 + 1)) - 1)  # ones after the end marker
     data[size:] = 0xFF
     return data.tobytes()

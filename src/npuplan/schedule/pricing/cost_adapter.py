@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from npuplan.cost import (
-    BlockChoice, CostQuery as ModelQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
+    BlockChoice, CostQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
 )
 from npuplan.cost.model import CostMemo
 from npuplan.cost.weights import WeightEncodings, encoding_order
@@ -14,7 +14,7 @@ from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.schedule.pricing.oracle import Costed, CostOracle, CostQuery, MemoOracle
+from npuplan.schedule.pricing.oracle import Costed, CostOracle, MemoOracle, StripeQuery
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class CostModelOracle:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
         return choose_block_config(op, self._arch.accelerator, ofm_box=box)
 
-    def op_cost(self, query: CostQuery) -> Any:
+    def op_cost(self, query: StripeQuery) -> Any:
         op = query.op
         bits_in = op.ifm.dtype.bits
         weights = None
@@ -72,7 +72,7 @@ class CostModelOracle:
                            op.ifm2.dtype.bits)
         # Vela costs the box an op writes, not all its OFM (a concatenation copy writes its slice)
         written = op.ofm_write_shape if op.ofm_write_shape is not None else op.ofm_shape.with_c(query.ofm_depth)
-        model_query = ModelQuery(
+        model_query = CostQuery(
             op=op,
             block=BlockChoice.of(query.block_config),
             # Vela costs a striped op over its whole OFM with the stripe's block config

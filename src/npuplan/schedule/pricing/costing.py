@@ -8,7 +8,7 @@ from npuplan.hw.memory import Architecture, MemArea
 from npuplan.schedule.model.decisions import Decisions, WeightPlan
 from npuplan.schedule.model.geometry import ifm2_stripe_for, ifm_stripe_for
 from npuplan.schedule.model.network import Network
-from npuplan.schedule.pricing.oracle import CostOracle, CostQuery, Costed
+from npuplan.schedule.pricing.oracle import Costed, CostOracle, StripeQuery
 from npuplan.schedule.model.types import WeightBuffering
 
 
@@ -99,7 +99,7 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
     block = oracle.block_config(op, ofm_stripe)
-    query = CostQuery(
+    query = StripeQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,
         # a constant IFM (a pad's border fill) is read from where constants live, as Vela reads it

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.cost.model import weight_wait_npu_cycles
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.units import ALIGN_BYTES, round_up
@@ -22,9 +23,12 @@ log = logging.getLogger(__name__)
 
 OFM_SPLIT_DEPTH = 16  # weight depth slices are multiples of this many OFM channels
 
+
 @dataclass(frozen=True, slots=True)
-class CostQuery:
-    """One costing question: ``op`` producing ``ofm_stripe`` per step (the whole OFM when unstriped).
+class StripeQuery:
+    """The scheduler's costing question, in its own terms: ``op`` producing ``ofm_stripe`` per step
+    (the whole OFM when unstriped). ``cost_adapter`` translates it into the cost model's one
+    question, ``npuplan.cost.CostQuery``.
 
     ``ofm_depth`` limits the OFM depth costed (a weight depth slice); areas say where each operand
     is read from / written to; ``weight_area`` is where the NPU reads encoded weights during the op.
@@ -77,7 +81,7 @@ class CostOracle(Protocol):
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any: ...
 
-    def op_cost(self, query: CostQuery) -> Any: ...
+    def op_cost(self, query: StripeQuery) -> Any: ...
 
     def cycles(self, cost: Any) -> int: ...
 
@@ -129,7 +133,7 @@ class EstimateOracle:
             return out * k * op.ifm_shape.c
         return out * k
 
-    def op_cost(self, query: CostQuery) -> EstimateCost:
+    def op_cost(self, query: StripeQuery) -> EstimateCost:
         op, arch = query.op, self._arch
         ofm = op.ofm_shape
         depth = min(query.ofm_depth, ofm.c)
@@ -175,18 +179,16 @@ class EstimateOracle:
         return int(math.ceil(size_bytes / max(bw, 1e-9)))
 
 
-def _weight_dma_cycles(query: CostQuery, op_cycles: int, transfer: Any) -> int:
-    """Cycles the op waits for weight DMA (Vela's rule): single buffers wait for the whole stream
-    less what was prefetched under the previous op; double buffers overlap slices with compute."""
+def _weight_dma_cycles(query: StripeQuery, op_cycles: int, transfer: Any) -> int:
+    """Cycles the op waits for weight DMA (``cost.model.weight_wait_npu_cycles``, Vela's rule)."""
     if query.weight_fetch in ("none", "") or query.weight_stream_bytes == 0:
         return 0
     src, dst = query.weight_source_area or query.weight_area, query.weight_area
     full = transfer(src, dst, query.weight_stream_bytes)
     first = transfer(src, dst, query.first_slice_bytes or query.weight_stream_bytes)
-    slack = query.prev_slack_cycles
-    if query.weight_fetch == "double":
-        return max(0, max(full - slack, op_cycles + max(first - slack, 0)) - op_cycles)
-    return full - min(first, slack)
+    npu = weight_wait_npu_cycles(op_cycles, full, first, query.prev_slack_cycles,
+                                 double_buffered=query.weight_fetch == "double")
+    return int(npu) - op_cycles
 
 
 class MemoOracle:
@@ -205,7 +207,7 @@ class MemoOracle:
             self._blocks[key] = self._inner.block_config(op, ofm_stripe)
         return self._blocks[key]
 
-    def op_cost(self, query: CostQuery) -> Any:
+    def op_cost(self, query: StripeQuery) -> Any:
         """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
         the queries that reach this point are almost never repeated."""
         return self._inner.op_cost(query)

@@ -1,4 +1,4 @@
-"""The native register command stream generator against Vela's (the oracle) on the operations the
+"""The native register command stream generator against Vela's (the reference) on the operations the
 emitter builds for the bundled models: the same commands, waits and registers (the output stage
 apart until its module is in), the same words otherwise; the same block configs on the emitter's
 probes; byte-identical driver payloads. Skipped without the deploy extra."""
@@ -27,29 +27,29 @@ CASES = [("ds_cnn_kws", "u55-128"), ("autoencoder_ad", "u65-512"), ("resnet8_cif
 
 
 @pytest.fixture(scope="module")
-def oracle(vela_api):
-    from npuplan.emit import oracle
+def differential(vela_api):
+    from bench import vela_differential
 
-    return oracle
+    return vela_differential
 
 
 @pytest.mark.parametrize(("model", "scenario"), CASES)
-def test_streams_match_vela(oracle, model, scenario):
+def test_streams_match_vela(differential, model, scenario):
     from npuplan.emit.native.api import create_driver_payload, find_block_configs
     from npuplan.emit.vela import quietly, vela_api
     from npuplan.regstream.compare import compare
 
     probes: list = []
-    with oracle.probing(probes):
-        partitions = oracle.captured(DATA / f"{model}.tflite", **SCENARIOS[scenario])
+    with differential.probing(probes):
+        partitions = differential.captured(DATA / f"{model}.tflite", **SCENARIOS[scenario])
     assert partitions and probes
     for part in partitions:
-        pair = oracle.both_streams(part)
+        pair = differential.both_streams(part)
         c = compare(pair.vela, pair.native)
         assert c.first_mismatch is None, c.first_mismatch
         assert c.matching_operations == c.operations > 0
         assert c.identical_outside_ignored
-        assert oracle.with_vela_output_stage(part, pair.vela) == pair.vela  # every register where Vela writes it
+        assert differential.with_vela_output_stage(part, pair.vela) == pair.vela  # every register where Vela writes it
         assert pair.native == pair.vela  # with npuplan's own output stage too: word for word
         vela_payload = bytes(quietly(vela_api().npu_create_driver_payload, pair.vela, part.accelerator))
         assert create_driver_payload(pair.vela, part.accelerator) == vela_payload
@@ -57,12 +57,12 @@ def test_streams_match_vela(oracle, model, scenario):
         assert find_block_configs(probe.operation, probe.accelerator) == probe.blocks
 
 
-def test_every_captured_operation_lists_vela_block_configs(oracle):
+def test_every_captured_operation_lists_vela_block_configs(differential):
     """Beyond the probes: the stripes themselves (their own shapes, tiles, activations)."""
     from npuplan.emit.native.api import find_block_configs
     from npuplan.emit.vela import quietly, vela_api
 
-    partitions = oracle.captured(DATA / "ds_cnn_kws.tflite", **SCENARIOS["u65-256"])
+    partitions = differential.captured(DATA / "ds_cnn_kws.tflite", **SCENARIOS["u65-256"])
     api = vela_api()
     blocks = [op for part in partitions for op in part.operations if op.op_type.name != "Dma"]
     assert blocks
@@ -71,15 +71,15 @@ def test_every_captured_operation_lists_vela_block_configs(oracle):
         assert find_block_configs(op, partitions[0].accelerator) == want
 
 
-def test_comparison_catches_a_changed_register(oracle):
+def test_comparison_catches_a_changed_register(differential):
     """The check can fail: a stream with one operation's OFM base moved does not match."""
     from npuplan.regstream.compare import compare
     from npuplan.regstream.words import CODE_OF
 
-    part = oracle.captured(DATA / "autoencoder_ad.tflite", **SCENARIOS["u55-128"])[0]
-    pair = oracle.both_streams(part)
+    part = differential.captured(DATA / "autoencoder_ad.tflite", **SCENARIOS["u55-128"])[0]
+    pair = differential.both_streams(part)
     words = list(pair.native)
     at = words.index(CODE_OF["OFM_BASE0"])
     words[at + 1] += 16
-    c = compare(pair.vela, words, ignore=oracle.OUTPUT_STAGE)
+    c = compare(pair.vela, words, ignore=differential.SET_BY_OUTPUT_STAGE)
     assert c.first_mismatch is not None and "OFM_BASE0" in c.first_mismatch

@@ -1,7 +1,7 @@
-"""The differential check of the native backend against Vela's API (the oracle): capture the
-operations the emitter builds for a model, run Vela's generator and the native one on the same
-objects, and compare the streams (``npuplan.regstream.compare``). For tests and ``bench/``; needs
-the deploy extra."""
+"""The differential check of the native backend against Vela's API: capture the operations the
+emitter builds for a model, run Vela's generator and the native one on the same objects, and
+compare the streams (``npuplan.regstream.compare``). A harness for tests (``tests/unit/emit/native``)
+and ``bench/native_stream_compare.py``, kept out of the package; needs the deploy extra."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from typing import Any
 from npuplan.emit.backend import EmitBackend
 from npuplan.emit import blocks, emitter
 from npuplan.emit.vela import quietly
+from npuplan.regstream.events import OUTPUT_STAGE
 
-# The output-stage registers another module of the native backend sets (left out until it is in)
-OUTPUT_STAGE = ("OFM_SCALE", "OPA_SCALE", "OPB_SCALE", "ACTIVATION", "ACTIVATION_MIN", "ACTIVATION_MAX",
-                "IFM_ZERO_POINT", "IFM2_ZERO_POINT", "OFM_ZERO_POINT", "IFM_PRECISION", "IFM2_PRECISION",
-                "OFM_PRECISION")
+# The output-stage registers (``regstream.events.OUTPUT_STAGE``) the native backend's output_stage
+# module sets, compared apart from the rest of a stream (the broadcast flag is compared with it)
+SET_BY_OUTPUT_STAGE = tuple(r for r in OUTPUT_STAGE if r != "IFM2_BROADCAST")
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def captured(path: str | Path, **options: Any) -> list[Partition]:
     it emits again: the earlier attempt's partitions are dropped)."""
     seen: list[Partition] = []
     with _recording(seen):
-        emitter.plan_and_emit(path, backend=EmitBackend.VELA, **options)  # the oracle's objects: Vela's
+        emitter.plan_and_emit(path, backend=EmitBackend.VELA, **options)  # the reference's objects: Vela's
     return seen
 
 
@@ -118,7 +118,7 @@ def vela_output_stages(operations: list[Any], vela_words: list[int]) -> dict[int
 
     snapshots = [regs for name, _, regs in commands(vela_words) if name in _BLOCK_COMMANDS]
     blocks = [op for op in operations if op.op_type.name != "Dma"]
-    return {id(op): {k: v for k, v in regs.items() if k in OUTPUT_STAGE} for op, regs in zip(blocks, snapshots)}
+    return {id(op): {k: v for k, v in regs.items() if k in SET_BY_OUTPUT_STAGE} for op, regs in zip(blocks, snapshots)}
 
 
 _BLOCK_COMMANDS = frozenset({"NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE"})
