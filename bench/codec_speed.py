@@ -3,7 +3,7 @@
 Per public model: the weight volumes the emitter encodes for it (one scenario; each distinct volume
 once, as the emitter's memo does), captured from a real ``plan_and_emit`` run, then encoded one
 after the other by Vela's ``npu_encode_weights`` (its C codec: brick order + compression) and by
-``npuplan.emit.native.weight_stream.encode_weights``, one run each, CPU seconds
+``npuplan.codec.encode.encode_weights``, one run each, CPU seconds
 (``time.process_time``) after one warm-up call each. Sizes: total stream bytes of each, and the
 planner's size model (``cost.weights.estimate_volume_bytes``) for the same volumes. Vela's stream
 is the reference for size (the hardware reads it); our stream must decode to the same values
@@ -29,11 +29,11 @@ from scenarios import DUAL_CORE, SCENARIOS
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan.cost.weight_order import EncodingOrder  # noqa: E402
+from npuplan.codec.weight_order import EncodingOrder  # noqa: E402
 from npuplan.cost.weights import estimate_volume_bytes  # noqa: E402
 from npuplan.emit import plan_and_emit  # noqa: E402
 from npuplan.emit import weights as emit_weights  # noqa: E402
-from npuplan.emit.native.weight_stream import encode_weights  # noqa: E402
+from npuplan.codec.encode import encode_weights  # noqa: E402
 from npuplan.emit.vela import quietly, vela_api  # noqa: E402
 from npuplan.hw.accelerator import ACCELERATORS, accelerator  # noqa: E402
 

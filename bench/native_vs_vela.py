@@ -109,7 +109,7 @@ def _placeless(e: Any) -> Any:
 
 
 def compare(model: Path, options: dict[str, Any], tally: Tally) -> str:
-    from npuplan.emit.native.weight_stream import decode_weights
+    from npuplan.codec.decode import decode_weights
 
     tally.runs += 1
     try:

@@ -5,7 +5,7 @@ The stream is cut depth-ways into OFM depth slices; each slice holds, per core (
 weights compressed by the NPU's codec, a multiple of 16 bytes. The encoder walks each core's
 weights in the order the datapath reads them, which depends on the OFM block depth and traversal
 the op runs with, padding them with zeros (``weight_order``); the codec's size is estimated from
-the histogram of the weight values and those zeros (``weight_codec``). ``bench/codec_fidelity.py``
+the histogram of the weight values and those zeros (``codec.size``). ``bench/codec_fidelity.py``
 measures it against the real codec.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npuplan.cost.weight_codec import stream_bytes
-from npuplan.cost.weight_order import EncodingOrder, StreamPadding, VolumeGeometry, stream_padding
+from npuplan.codec.size import stream_bytes
+from npuplan.codec.weight_order import EncodingOrder, StreamPadding, VolumeGeometry, stream_padding
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.quantized import signed_channel_rows

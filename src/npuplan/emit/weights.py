@@ -16,7 +16,7 @@ from types import ModuleType
 import numpy as np
 
 from npuplan.commands.types import WeightSlice
-from npuplan.emit.native.weight_stream import encode_biases
+from npuplan.codec.encode import encode_biases
 from npuplan.lowering.fixedpoint import quantise_scale, quantise_scales, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
@@ -152,7 +152,7 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
 def _bias_records(op: NpuOp, bias: np.ndarray) -> np.ndarray:
     """Each output channel's 10-byte bias/scale record (a channels x 10 array of bytes); the
     format is public and small, so both backends take npuplan's encoding (byte-identical to
-    ``npu_encode_bias``'s: ``tests/unit/emit/native/test_weight_stream.py``)."""
+    ``npu_encode_bias``'s: ``tests/unit/codec/test_encode.py``)."""
     try:
         scales = channel_scales(op)
     except ValueError as error:  # a scale ratio beyond the output stage's range (a corrupt quantization)

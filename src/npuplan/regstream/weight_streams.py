@@ -8,10 +8,10 @@ dual-core Ethos-U65-512: WEIGHT1_*/SCALE1_* hold the second core's streams):
    not one the file holds (the flash), the latest DMA before the operation that wrote those bytes
    (in this operator's stream or an earlier one's: a buffer may be filled for the next operator)
    names where they come from, followed until the flash;
-2. the stream decoded by npuplan's decoder (``emit.native.decode``); a stream it cannot read is a
+2. the stream decoded by npuplan's decoder (``codec.decode``); a stream it cannot read is a
    violation;
 3. the decoded count equals the weights the hardware reads: the length of the brick order
-   (``emit.native.brick_order``) of the core's share of the operation, from the registers (OFM
+   (``codec.brick_order``) of the core's share of the operation, from the registers (OFM
    depth, kernel size and dilation, IFM depth, OFM block depth, part-kernel-first, IFM precision,
    depthwise) and the accelerator the payload's CONFIG word names (micro-block depths, cores); the
    values the order pads with (channels or kernel elements past the volume) decode to zero;
@@ -28,17 +28,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from npuplan.codec.brick_order import BrickGeometry, brick_indices
+from npuplan.codec.decode import decode_weights
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import ACCELERATORS, Accelerator
 from npuplan.regstream.events import DmaEvent, NpuEvent, NpuStream, Range
 from npuplan.units import ALIGN_BYTES
-
-if TYPE_CHECKING:
-    from npuplan.emit.native.brick_order import BrickGeometry
 
 PRODUCTS = {0: False, 1: True}  # the CONFIG word's product: Ethos-U55, Ethos-U65 (is_u65)
 SCALE_RECORD_BYTES = 10
@@ -150,8 +148,6 @@ class _Checker:
 
     def values(self, place: _Place) -> np.ndarray:
         """The weights the stream at ``place`` decodes to (``ValueError`` if it does not)."""
-        from npuplan.emit.native.decode import decode_weights
-
         if place in self.decoded:
             self.decoded.move_to_end(place)
             return self.decoded[place]
@@ -218,8 +214,6 @@ class _Checker:
 
 def _geometry(e: NpuEvent, share: _Share, acc: Accelerator) -> BrickGeometry:
     """The brick geometry of a core's share of ``e``, from its registers."""
-    from npuplan.emit.native.brick_order import BrickGeometry
-
     dy, dx = e.dilation
     kh, kw = (e.kernel[0] - 1) // dy + 1, (e.kernel[1] - 1) // dx + 1
     depthwise = e.kind == "DepthWise"
@@ -230,8 +224,6 @@ def _geometry(e: NpuEvent, share: _Share, acc: Accelerator) -> BrickGeometry:
 
 def _check_count(name: str, values: np.ndarray, geom: BrickGeometry) -> None:
     """The decoded ``values`` are as many as the brick order of ``geom`` lists, and zero where it pads."""
-    from npuplan.emit.native.brick_order import brick_indices
-
     indices = brick_indices(geom)
     if values.size != indices.size:
         o, h, w, i = geom.shape

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from npuplan.cost import BlockChoice, CostQuery, Operand, WeightAccess, WeightFetch, op_cost
-from npuplan.cost.weight_codec import palette_histogram, stream_bytes
-from npuplan.cost.weight_order import StreamPadding
+from npuplan.codec.size import palette_histogram, stream_bytes
+from npuplan.codec.weight_order import StreamPadding
 from npuplan.cost.weights import encoded_weight_size
 from npuplan.hw import build_architecture
 from npuplan.hw.accelerator import Block, accelerator

@@ -1,11 +1,11 @@
 """The native emitting backend: npuplan's own implementation of the parts of the Ethos-U operation
 interface (Vela's external API, ``ethosu.vela.api``) the emitter uses, so that emitting needs no
-Vela; ``npuplan.emit.vela`` stays the test oracle. ``api`` is the module the emitter is handed
+Vela; ``npuplan.emit.vela`` stays the reference it is compared with. ``api`` is the module the emitter is handed
 (``emit.backend``); behind it:
 
 - ``types``: the operation records, with the interface's names;
-- ``weight_stream``: ``encode_weights`` (brick order and the weight compression format),
-  ``decode_weights``, ``encode_biases``;
+- ``npuplan.codec.encode``: ``encode_weights`` (brick order and the weight compression format,
+  owned by ``npuplan.codec``), ``encode_biases``; ``npuplan.codec.decode.decode_weights``;
 - ``blocks.find_block_configs(operation, accelerator) -> [(height, width, depth)]``;
 - ``generator.generate_register_command_stream(operations, accelerator) -> [word]``, with
   ``output_stage`` (scales, zero points, activation, precision) and ``dependencies`` (waits,

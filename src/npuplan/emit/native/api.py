@@ -1,8 +1,8 @@
 """npuplan's own implementation of the Ethos-U operation interface the emitter uses: the same
 records (``types``) and the four calls ``emit`` makes, backed by npuplan's weight codec
-(``weight_stream``), block-config rules (``blocks``), register command stream generator
+(``codec.encode``), block-config rules (``blocks``), register command stream generator
 (``generator``) and driver payload (``payload``). The bias/scale records are not a backend call:
-both backends take them from ``weight_stream.encode_biases`` (``emit.weights``). ``emit.backend`` hands this module to the
+both backends take them from ``codec.encode.encode_biases`` (``emit.weights``). ``emit.backend`` hands this module to the
 emitter in place of Vela's ``ethosu.vela.api``; nothing here imports Vela.
 """
 
@@ -22,7 +22,7 @@ from npuplan.emit.native.types import (ExplicitScaling, NpuAccelerator, NpuActiv
                                        NpuPoolingOp, NpuPoolingOperation, NpuQuantization, NpuResamplingMode,
                                        NpuRoundingMode, NpuShape3D, NpuTileBox)
 from npuplan.emit.native.hardware import arch_of
-from npuplan.emit.native.weight_stream import encode_weights
+from npuplan.codec.encode import encode_weights
 
 __all__ = [
     "ExplicitScaling", "NpuAccelerator", "NpuActivation", "NpuActivationOp", "NpuAddressRange", "NpuBlockOperation", "NpuBlockTraversal",

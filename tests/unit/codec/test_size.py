@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from npuplan.cost.weight_codec import palette_histogram, stream_bytes
-from npuplan.cost.weight_order import EncodingOrder, StreamPadding, VolumeGeometry, stream_padding
+from npuplan.codec.size import palette_histogram, stream_bytes
+from npuplan.codec.weight_order import EncodingOrder, StreamPadding, VolumeGeometry, stream_padding
 from npuplan.cost.weights import encoding_order, estimate_volume_bytes
 from npuplan.hw.accelerator import Block, accelerator
 from npuplan.ir.lowered import BlockType

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npuplan.emit.native.bits import or_bits, pack_fields, pack_uniform
-from npuplan.emit.native.brick_order import BrickGeometry, brick_order
-from npuplan.emit.native.chunks import layout, weight_chunks, zero_run_chunks
-from npuplan.emit.native.decode import decode_weights
-from npuplan.emit.native.symbols import StreamSymbols, stream_symbols
+from npuplan.codec.bits import or_bits, pack_fields, pack_uniform
+from npuplan.codec.brick_order import BrickGeometry, brick_order
+from npuplan.codec.chunks import layout, weight_chunks, zero_run_chunks
+from npuplan.codec.decode import decode_weights
+from npuplan.codec.symbols import StreamSymbols, stream_symbols
 from npuplan.units import ALIGN_BYTES
 
 __all__ = ["decode_weights", "encode_biases", "encode_values", "encode_weights"]

@@ -8,7 +8,7 @@ non-zero values and the lengths of the zero runs around them are two streams (``
 uncompressed (fixed width: the palette index width when every value is in the palette, else the
 palette-value width when there is no palette); zero runs with k 0..3.
 
-Choices (the format allows others; these follow ``npuplan.cost.weight_codec``'s size model):
+Choices (the format allows others; these follow ``npuplan.codec.size``'s size model):
 zero runs when zeros are more than 4 times as common as any other value; a palette of all the
 values when there are at most 32, else of the 32 commonest when they are more than half; one
 weight parameter and one zero-run parameter per stream, the fewest bits.

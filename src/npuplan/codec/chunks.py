@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npuplan.emit.native.bits import pack_uniform, ranges_as_pieces
+from npuplan.codec.bits import pack_uniform, ranges_as_pieces
 
 WEIGHT_CHUNK_POSITIONS = 12
 WIDE_UNCOMPRESSED_CHUNK = 8

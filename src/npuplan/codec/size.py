@@ -26,7 +26,7 @@ import functools
 
 import numpy as np
 
-from npuplan.cost.weight_order import StreamPadding, UnitRuns
+from npuplan.codec.weight_order import StreamPadding, UnitRuns
 
 PALETTE_VALUES = 511  # palette values 0..510: weights -255..255
 PALETTE_ENTRIES = 32

@@ -1,4 +1,4 @@
-"""The native weight codec (``npuplan.emit.native.weight_stream``) against Vela's and against itself.
+"""The native weight codec (``npuplan.codec.encode``) against Vela's and against itself.
 
 (a) our decoder reads Vela's stream (``npu_encode_weights``) as exactly our brick order of the
 volume: the reorder and the decoder agree with the reference; (b) our stream decodes to the same
@@ -19,11 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npuplan.emit.native.brick_order import BrickGeometry, brick_order
-from npuplan.emit.native.weight_stream import decode_weights, encode_biases, encode_values, encode_weights
+from npuplan.codec.brick_order import BrickGeometry, brick_order
+from npuplan.codec.decode import decode_weights
+from npuplan.codec.encode import encode_biases, encode_values, encode_weights
 from npuplan.hw.accelerator import ACCELERATORS
 
-DATA = Path(__file__).resolve().parents[3] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 MODELS = ("ds_cnn_kws", "mobilenet_v1_025_96", "resnet8_cifar")
 MAX_CHANNELS = 40  # volumes cut to their first channels: the decoder walks the stream in Python
 U55_128 = {"accelerator_config": "ethos-u55-128", "system_config": "Ethos_U55_High_End_Embedded",
@@ -280,7 +281,7 @@ def test_round_trip_on_random_geometries(case):
 @given(st.integers(1, 3000), st.integers(0, 2**32 - 1))
 def test_the_step_scan_walks_as_the_loop(rows, seed):
     """The chunk schedule's prefix scan of clamps gives what walking the rows one by one gives."""
-    from npuplan.emit.native import chunks
+    from npuplan.codec import chunks
 
     rng = np.random.default_rng(seed)
     low = rng.integers(-20, 20, rows)
