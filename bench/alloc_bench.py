@@ -36,7 +36,7 @@ from npuplan.options import TensorAllocator
 from scenarios import SCENARIOS
 from npuplan.report import write_reports
 
-SHARED = Path("/work/shared")
+REFERENCE = Path(__file__).resolve().parent / "reference"
 MAIN_SCENARIO = "u55_128_highend_shared_perf"
 
 
@@ -48,7 +48,7 @@ def scenarios() -> dict[str, dict[str, str]]:
 def vela_sram_kib(scenario: str) -> dict[str, float]:
     """Legacy core's ``sram_memory_used`` (KiB) per model."""
     found: dict[str, float] = {}
-    path = SHARED / "bench" / "vela_5.2.0_public.jsonl"
+    path = REFERENCE / "vela_5.2.0_public.jsonl"
     if not path.exists():
         return found
     for line in path.read_text().splitlines():
@@ -147,7 +147,7 @@ def random_suite(count: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model_dir", nargs="?", default=str(SHARED / "models"))
+    parser.add_argument("model_dir", nargs="?", default=str(Path(__file__).resolve().parent.parent / "tests" / "data"))
     parser.add_argument("--all-scenarios", action="store_true", help="plan every model in every public scenario")
     parser.add_argument("--validate", action="store_true", help="with --all-scenarios: replay every plan")
     parser.add_argument("--random", type=int, default=0, metavar="N", help="allocate N random instances instead")

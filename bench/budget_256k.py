@@ -1,7 +1,7 @@
 """Scenario B256: is the arena cache size a cap? npuplan side by side with both Vela cores.
 
 Usage:
-  python bench/budget_256k.py [--zoo ../shared/models] [--vela PATH/TO/venv/bin/vela] [--model NAME ...]
+  python bench/budget_256k.py [--zoo DIR (default tests/data)] [--vela PATH/TO/venv/bin/vela] [--model NAME ...]
                               [--budget BYTES]
 
 Every model is planned for ``--accelerator-config ethos-u55-256 --system-config
@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
 OPTIONS = dict(accelerator_config="ethos-u55-256", system_config="Ethos_U55_High_End_Embedded",
                memory_mode="Shared_Sram", optimise="Performance")
 
@@ -99,7 +98,7 @@ def geomean(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--zoo", default=str(SHARED / "models"))
+    parser.add_argument("--zoo", default=str(HERE.parent / "tests" / "data"))
     parser.add_argument("--vela", default=None, help="vela executable in a separate venv")
     parser.add_argument("--model", action="append", default=None)
     parser.add_argument("--budget", type=int, default=262144, help="arena cache size in bytes")

@@ -276,7 +276,7 @@ def main() -> None:
     if not args.no_sweep:
         run_sweep(api, _estimator(weights_module), args.cases, args.seed)
     if not args.no_models:
-        zoos = args.zoo or [Path("/work/shared/models"), Path("/work/zoo")]
+        zoos = args.zoo or [HERE.parent / "tests" / "data", Path("/work/zoo")]
         run_models(api, weights_module, zoos, args.scenario or list(MODEL_SCENARIOS))
 
 

@@ -97,7 +97,7 @@ def measure(calls: list[Call], api: Any) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", type=Path, default=Path("/work/shared/models"))
+    parser.add_argument("--models", type=Path, default=HERE.parent / "tests" / "data")
     parser.add_argument("--model", action="append", default=[])
     parser.add_argument("--scenario", default="u55_128_highend_shared_perf", choices=[*SCENARIOS, *DUAL_CORE])
     args = parser.parse_args()

@@ -1,7 +1,7 @@
 """Compare npuplan with Vela 5.2.0 side by side on a model zoo and the three public scenarios.
 
 Usage:
-  python bench/compare_vela.py [--zoo ../shared/models] [--baseline ../shared/bench/vela_5.2.0_public.jsonl]
+  python bench/compare_vela.py [--zoo DIR (default tests/data)] [--baseline bench/reference/vela_5.2.0_public.jsonl]
                                [--vela PATH/TO/venv/bin/vela] [--scenario NAME ...] [--model NAME ...]
 
 Summary figures come from the baseline JSONL (Vela's legacy core). With --vela, Vela is also run
@@ -29,7 +29,6 @@ from scenarios import SCENARIOS, cli_flags
 from vela_layers import layer_agreement, npu_cycles_by_name
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
 
 
 
@@ -68,8 +67,8 @@ def pct(ours: float, theirs: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--zoo", default=str(SHARED / "models"))
-    parser.add_argument("--baseline", default=str(SHARED / "bench" / "vela_5.2.0_public.jsonl"))
+    parser.add_argument("--zoo", default=str(HERE.parent / "tests" / "data"))
+    parser.add_argument("--baseline", default=str(HERE / "reference" / "vela_5.2.0_public.jsonl"))
     parser.add_argument("--vela", default=None, help="vela executable in a separate venv")
     parser.add_argument("--scenario", action="append", default=None)
     parser.add_argument("--model", action="append", default=None)

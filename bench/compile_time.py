@@ -107,7 +107,7 @@ def parse_sources(entries: list[str]) -> dict[str, Path]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--vela", required=True, help="vela executable in a separate venv")
-    parser.add_argument("--zoo", default=str(HERE.parent.parent / "shared" / "models"))
+    parser.add_argument("--zoo", default=str(HERE.parent / "tests" / "data"))
     parser.add_argument("--scenario", action="append", choices=list(ALL_SCENARIOS))
     parser.add_argument("--model", action="append", default=None)
     parser.add_argument("--src", action="append", default=[], metavar="LABEL=DIR", help="npuplan source tree to time")

@@ -17,7 +17,7 @@ Networks: the nine public models and fifteen from the two zoos (CNN, residual, i
 dense, depthwise/SE, grouped, shuffle, U-Net, YOLO, MLP-mixer, transformer, LSTM, 1-D audio,
 TCN, int16).
 
-With ``--vela``, Vela's runs missing from ``bench/results/config_sweep_vela_5.2.0.jsonl`` are
+With ``--vela``, Vela's runs missing from ``bench/reference/config_sweep_vela_5.2.0.jsonl`` are
 made first, one at a time (``zoo_vela.run``; a record is reused only for the same model bytes and
 the same options). npuplan then plans every (model, scenario) in this process with this tree's
 ``src`` and replays each plan (``--validate``). Per scenario it prints:
@@ -55,12 +55,12 @@ from npuplan.report import build_report
 from npuplan.report.summary import summary_row
 
 HERE = Path(__file__).resolve().parent
-CACHE = HERE / "results" / "config_sweep_vela_5.2.0.jsonl"
+CACHE = HERE / "reference" / "config_sweep_vela_5.2.0.jsonl"
 KIB = 1024
 CORES = ("legacy", "default")
 
 
-PUBLIC = Path("/work/shared/models")
+PUBLIC = HERE.parent / "tests" / "data"
 ZOO_MODELS = {
     Path("/work/zoo"): ("densenet_32", "inception_48", "mlp_mixer_32", "squeezenet_64", "tiny_yolo_96",
                         "transformer_16x32", "unet_nearest_64", "audio1d_256", "lstm_8x16"),

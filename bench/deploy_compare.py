@@ -42,7 +42,7 @@ from npuplan.regstream.events import OUTPUT_STAGE, DmaEvent, NpuEvent, WaitEvent
 from npuplan.regstream.tflite_file import FileReport, ethos_u_payloads, validate_tflite  # noqa: E402
 
 VELA = Path("/work/vela-venv/bin/vela")
-MODELS = HERE.parent.parent / "shared" / "models"  # ../shared/models beside the repository
+MODELS = HERE.parent / "tests" / "data"  # the bundled models (--models for others)
 
 
 @dataclass

@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from npuplan.emit import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 
-MODEL_DIRS = (HERE.parent.parent / "shared" / "models", HERE.parent / "tests" / "data")
+MODEL_DIRS = (HERE.parent / "tests" / "data", HERE.parent / "tests" / "data")
 
 
 def digest(model: Path, options: dict[str, str]) -> str:

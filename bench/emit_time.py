@@ -61,7 +61,7 @@ from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402, F401 - imported before the clock, as the rest
 from npuplan.report import build_report, write_reports  # noqa: E402
 
-MODELS = HERE.parent.parent / "shared" / "models"
+MODELS = HERE.parent / "tests" / "data"
 BREAKDOWN = ("codec", "blocks", "generate", "check", "other")
 
 

@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kinds", default="bytes,struct,json,ini")
     parser.add_argument("--seeds", nargs="*", type=Path, default=[HERE.parent / "tests" / "data",
-                                                                     HERE.parent.parent / "shared" / "models"])
+                                                                     HERE.parent / "tests" / "data"])
     parser.add_argument("--crashes", type=Path, default=Path("fuzz-crashes"))
     parser.add_argument("--time-limit", type=float, default=30.0)
     parser.add_argument("--emit-tflite", action="store_true", help="plan deployably and emit the file")

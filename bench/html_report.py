@@ -55,7 +55,7 @@ def rendered(page: Path, profile: Path) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("models", nargs="?", default="../shared/models")
+    parser.add_argument("models", nargs="?", default=str(Path(__file__).resolve().parent.parent / "tests" / "data"))
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     parser.add_argument("--chromium", action="store_true")
     parser.add_argument("--keep", metavar="DIR", help="keep the pages in DIR")

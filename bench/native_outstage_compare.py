@@ -29,7 +29,7 @@ sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 from npuplan.errors import EmitError  # noqa: E402
 from tests.unit.emit.native._oracle import captured_partitions, output_stage_mismatches  # noqa: E402
 
-SETS = {"public": Path("/work/shared/models"), "zoo": Path("/work/zoo"), "zoo2": Path("/work/zoo2"),
+SETS = {"public": HERE.parent / "tests" / "data", "zoo": Path("/work/zoo"), "zoo2": Path("/work/zoo2"),
         "zoo3": Path("/work/zoo3"), "zoo_random3": Path("/work/zoo_random3"),
         "zoo_random5": Path("/work/zoo_random5"), "zoo_lstm": Path("/work/zoo_lstm")}
 

@@ -42,7 +42,7 @@ from npuplan.emit.vela import quietly, vela_api  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream.compare import compare  # noqa: E402
 
-MODELS = HERE.parent.parent / "shared" / "models"  # /work/shared/models beside the worktrees
+MODELS = HERE.parent / "tests" / "data"  # the bundled models (--models for others)
 ZOOS = [Path("/work") / name for name in ("zoo", "zoo2", "zoo3", "zoo_random3", "zoo_random5", "zoo_lstm")]
 # The smallest accelerator, which the scenario list lacks
 U55_32 = {"u55_32_highend_shared_perf": dict(accelerator_config="ethos-u55-32",

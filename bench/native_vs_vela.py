@@ -43,7 +43,7 @@ from npuplan.regstream import validate_tflite  # noqa: E402
 from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, NpuEvent, Range, WaitEvent  # noqa: E402
 from npuplan.regstream.tflite_file import ethos_u_payloads  # noqa: E402
 
-MODELS = HERE.parent.parent / "shared" / "models"
+MODELS = HERE.parent / "tests" / "data"
 
 
 @dataclass

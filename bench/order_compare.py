@@ -3,7 +3,7 @@ and with the order search, against both Vela 5.2.0 cores, side by side in one ru
 
 Usage:
   python bench/order_compare.py [--zoo /work/zoo] [--scenario u55_64_deep_shared_size ...]
-                                [--vela-results bench/results/zoo_vela_5.2.0.jsonl] [--model NAME ...]
+                                [--vela-results bench/reference/zoo_vela_5.2.0.jsonl] [--model NAME ...]
 
 Per model and scenario: sram_memory_used (KiB) with the file order and with the search, Vela
 legacy's and default's, the ratio ours / the better Vela core, the cycles ratio search / file
@@ -51,7 +51,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"))
     parser.add_argument("--scenario", nargs="*", default=["u55_64_deep_shared_size"], choices=sorted(OPTIONS))
-    parser.add_argument("--vela-results", type=Path, default=HERE / "results" / "zoo_vela_5.2.0.jsonl")
+    parser.add_argument("--vela-results", type=Path, default=HERE / "reference" / "zoo_vela_5.2.0.jsonl")
     parser.add_argument("--model", nargs="*")
     args = parser.parse_args()
     vela = load_vela(args.vela_results) if args.vela_results.exists() else {}

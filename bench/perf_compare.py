@@ -5,7 +5,7 @@ smallest SRAM, then speed; its target is SRAM <= legacy on every model and the g
 over the better core <= 1).
 
 Usage:
-  python bench/perf_compare.py [--zoo ../shared/models] [--baseline ../shared/bench/vela_5.2.0_public.jsonl]
+  python bench/perf_compare.py [--zoo DIR (default tests/data)] [--baseline bench/reference/vela_5.2.0_public.jsonl]
                                [--scenario NAME ...] [--model NAME ...]
 
 For each model: our cycles_total, reported sram_memory_used (KiB, the allocated peak) and the
@@ -30,7 +30,6 @@ from pathlib import Path
 from scenarios import SCENARIOS
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared"
 
 
 
@@ -50,8 +49,8 @@ def load_baseline(path: Path) -> dict[tuple[str, str, str], dict[str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--zoo", default=str(SHARED / "models"))
-    parser.add_argument("--baseline", default=str(SHARED / "bench" / "vela_5.2.0_public.jsonl"))
+    parser.add_argument("--zoo", default=str(HERE.parent / "tests" / "data"))
+    parser.add_argument("--baseline", default=str(HERE / "reference" / "vela_5.2.0_public.jsonl"))
     parser.add_argument("--scenario", action="append", default=None, choices=list(SCENARIOS))
     parser.add_argument("--model", action="append", default=None)
     args = parser.parse_args()

@@ -50,7 +50,7 @@ def digest(model: Path, options: dict[str, str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--zoo", type=Path, default=HERE.parent.parent / "shared" / "models")
+    parser.add_argument("--zoo", type=Path, default=HERE.parent / "tests" / "data")
     parser.add_argument("--scenario", action="append", choices=sorted(ALL_SCENARIOS))
     parser.add_argument("--model", action="append")
     args = parser.parse_args()

@@ -88,7 +88,7 @@ def scenario_table(name: str, models: list[Path]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("model_dir", nargs="?", default="/work/shared/models")
+    parser.add_argument("model_dir", nargs="?", default=str(Path(__file__).resolve().parent.parent / "tests" / "data"))
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     args = parser.parse_args()
     model_dir = Path(args.model_dir)

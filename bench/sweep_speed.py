@@ -1,6 +1,6 @@
 """Sweep speed: one ``npuplan sweep`` against a fresh ``npuplan plan`` per point, side by side.
 
-The points: every model in ``--models`` (default /work/shared/models/*.tflite, the nine public
+The points: every model in ``--models`` (default tests/data/*.tflite, the bundled
 models) x 3 accelerators (ethos-u55-64, ethos-u55-256, ethos-u65-256) x 2 optimise goals x 3
 budgets (128k, 256k, 512k), in the default system config and memory mode of each accelerator.
 
@@ -120,7 +120,7 @@ def best(runs: list[tuple[float, float]]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", default=str(HERE.parent / "src"), help="npuplan source tree to time")
-    parser.add_argument("--models", nargs="*", default=sorted(map(str, Path("/work/shared/models").glob("*.tflite"))))
+    parser.add_argument("--models", nargs="*", default=sorted(map(str, (HERE.parent / "tests" / "data").glob("*.tflite"))))
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--issue-grid", action="store_true",
                         help="issue 14's points instead: 4 accelerators (u55-64/128/256, u65-256) x 6 budgets "

@@ -31,7 +31,7 @@ from npuplan.emit import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402
 
-MODELS = Path("/work/shared/models")
+MODELS = HERE.parent / "tests" / "data"
 VELA = "/work/vela-venv/bin/vela"
 
 

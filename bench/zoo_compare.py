@@ -1,7 +1,7 @@
 """npuplan against both Vela 5.2.0 cores on the differential zoo, per model, side by side.
 
 Usage:
-  python bench/zoo_compare.py [--zoo /work/zoo] [--vela-results bench/results/zoo_vela_5.2.0.jsonl]
+  python bench/zoo_compare.py [--zoo /work/zoo] [--vela-results bench/reference/zoo_vela_5.2.0.jsonl]
                               [--model NAME ...] [--scenario NAME ...] [--save FILE.csv] [--vela-comparable]
 
 Vela's figures come from ``bench/zoo_vela.py``'s cache (run it first); npuplan plans in this
@@ -172,7 +172,7 @@ def print_row(row: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"))
-    parser.add_argument("--vela-results", type=Path, default=HERE / "results" / "zoo_vela_5.2.0.jsonl")
+    parser.add_argument("--vela-results", type=Path, default=HERE / "reference" / "zoo_vela_5.2.0.jsonl")
     parser.add_argument("--model", nargs="*")
     parser.add_argument("--scenario", nargs="*", choices=list(OPTIONS), help="default: all four")
     parser.add_argument("--save", type=Path, help="write the per-model rows to this CSV file")

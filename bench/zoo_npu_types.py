@@ -1,7 +1,7 @@
 """Which TFLite operator types each Vela 5.2.0 core keeps off the CPU on the zoo, from the cache
 ``bench/zoo_vela.py`` writes (no Vela run).
 
-Usage: python bench/zoo_npu_types.py [--zoo /work/zoo] [--vela-results bench/results/zoo_vela_5.2.0.jsonl]
+Usage: python bench/zoo_npu_types.py [--zoo /work/zoo] [--vela-results bench/reference/zoo_vela_5.2.0.jsonl]
                                      [--scenario u55_128_highend_shared_perf]
 
 An operator is on the CPU when Vela's ``--show-cpu-operations`` names its output; every other
@@ -28,7 +28,7 @@ from op_census import operators  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"))
-    parser.add_argument("--vela-results", type=Path, default=HERE / "results" / "zoo_vela_5.2.0.jsonl")
+    parser.add_argument("--vela-results", type=Path, default=HERE / "reference" / "zoo_vela_5.2.0.jsonl")
     parser.add_argument("--scenario", default="u55_128_highend_shared_perf")
     args = parser.parse_args()
     off_cpu: dict[str, Counter[str]] = {}

@@ -1,7 +1,7 @@
 """Run Vela 5.2.0 (both cores) over a zoo in the benchmark scenarios; cache one JSON line per run.
 
 Usage:
-  python bench/zoo_vela.py --vela PATH/TO/vela [--zoo /work/zoo] [--out bench/results/zoo_vela_5.2.0.jsonl]
+  python bench/zoo_vela.py --vela PATH/TO/vela [--zoo /work/zoo] [--out bench/reference/zoo_vela_5.2.0.jsonl]
                            [--jobs 2] [--model NAME ...]
 
 Each line: model, its sha256, scenario, core (``legacy``: ``--debug-force-legacy-core``;
@@ -94,7 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--vela", required=True)
     parser.add_argument("--zoo", type=Path, default=Path("/work/zoo"))
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "zoo_vela_5.2.0.jsonl")
+    parser.add_argument("--out", type=Path, default=HERE / "reference" / "zoo_vela_5.2.0.jsonl")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--model", nargs="*")
     parser.add_argument("--scenario", nargs="*", help="only these scenarios")
