@@ -135,7 +135,7 @@ def all_scenarios(model_dir: Path, *, validate: bool) -> None:
 
 def random_suite(count: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.unit.memory.instances import random_instances
+    from bench.memory_instances import random_instances
 
     instances = random_instances(count)
     for label, settings in (("greedy start only", HillClimbSettings(restarts=0)), ("with restarts", HillClimbSettings())):

@@ -26,7 +26,7 @@ from npuplan.hw import build_architecture  # noqa: E402
 from npuplan.options import PlanOptions, Search  # noqa: E402
 from npuplan.schedule import plan_schedule  # noqa: E402
 from npuplan.schedule.search.planner import EQUAL_SPEED_FRACTION  # noqa: E402
-from tests.property.schedule.graphs import network  # noqa: E402
+from bench.schedule_graphs import network  # noqa: E402
 
 FRACTIONS = (0.0, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.97, 1.0, 1.05)  # of the way from floor to max peak
 

@@ -1,4 +1,4 @@
-"""Emit and validate seeded random networks (tests/random_graphs.py) in the three public scenarios.
+"""Emit and validate seeded random networks (bench/random_graphs.py) in the three public scenarios.
 
 Usage: python bench/deploy_fuzz.py [--seed 0] [--count 150] [--scenario NAME ...]
 
@@ -24,7 +24,7 @@ sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 from npuplan.emit import plan_and_emit  # noqa: E402
 from npuplan.errors import EmitError, NpuplanError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402
-from tests.random_graphs import network_bytes  # noqa: E402
+from bench.random_graphs import network_bytes  # noqa: E402
 
 
 def main() -> None:
@@ -32,7 +32,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=150)
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
-    parser.add_argument("--generation", type=int, default=1, help="of tests/random_graphs.py (the figures in "
+    parser.add_argument("--generation", type=int, default=1, help="of bench/random_graphs.py (the figures in "
                         "bench/results are of generation 1)")
     args = parser.parse_args()
     counts: collections.Counter[str] = collections.Counter()

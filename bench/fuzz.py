@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 
-from tests.fuzzing import Case, campaign, run_case, scratch_dir  # noqa: E402
+from bench.fuzzing import Case, campaign, run_case, scratch_dir  # noqa: E402
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 
 from npuplan.errors import EmitError  # noqa: E402
-from tests.unit.emit.native._oracle import captured_partitions, output_stage_mismatches  # noqa: E402
+from bench.outstage_differential import captured_partitions, output_stage_mismatches  # noqa: E402
 
 SETS = {"public": HERE.parent / "tests" / "data", "zoo": Path("/work/zoo"), "zoo2": Path("/work/zoo2"),
         "zoo3": Path("/work/zoo3"), "zoo_random3": Path("/work/zoo_random3"),

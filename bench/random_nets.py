@@ -1,4 +1,4 @@
-"""Write seeded random networks (tests/random_graphs.py) as .tflite files, e.g. to run Vela on them.
+"""Write seeded random networks (bench/random_graphs.py) as .tflite files, e.g. to run Vela on them.
 
 Usage: python bench/random_nets.py --out DIR [--seed 0] [--count 20] [--generation 2]
 
@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 
-from tests.random_graphs import network_bytes  # noqa: E402
+from bench.random_graphs import network_bytes  # noqa: E402
 
 
 def main() -> None:

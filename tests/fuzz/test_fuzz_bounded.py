@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzzing import campaign, environment_ok, run_case, scratch_dir
+from bench.fuzzing import campaign, environment_ok, run_case, scratch_dir
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CASES = 320

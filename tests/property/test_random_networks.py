@@ -1,6 +1,6 @@
 """Random networks from the generator plan, validate, and put nothing on the CPU that the support
 checks accept (seeded: a failure names the seed and generation;
-``tests.random_graphs.network_bytes(seed, generation=g)`` rebuilds the file)."""
+``bench.random_graphs.network_bytes(seed, generation=g)`` rebuilds the file)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from npuplan.api import plan
 from npuplan.commands import validate_plan
 from npuplan.lowering.support import unsupported_reason
-from tests.random_graphs import GENERATIONS, network_bytes
+from bench.random_graphs import GENERATIONS, network_bytes
 
 SCENARIOS = (
     dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram"),

@@ -48,3 +48,12 @@ def test_no_import_error_fallback_for_an_internal_module() -> None:
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Try) and any(_guards_internal_import(h, node.body) for h in node.handlers)]
     assert found == []
+
+
+def test_bench_never_imports_from_tests() -> None:
+    bench = Path(ROOT).parent / "bench"
+    found = [f"{path.name}:{node.lineno}" for path in sorted(bench.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text()))
+             if (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "tests")
+             or (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "tests" for a in node.names))]
+    assert found == []

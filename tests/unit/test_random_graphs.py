@@ -1,4 +1,4 @@
-"""The seeded network generator (tests/random_graphs.py): generation 1 still writes the files the
+"""The seeded network generator (bench/random_graphs.py): generation 1 still writes the files the
 earlier random sets were made of, and generation 2 makes every operator type npuplan lowers."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import hashlib
 
 from npuplan.lowering.lstm import LSTM
 from npuplan.lowering.support import LOWERED_TYPES
-from tests.random_graphs import network_bytes, random_network
+from bench.random_graphs import network_bytes, random_network
 
 # sha256 of network_bytes(seed, generation=1) for seeds 0..9, as written before generation 2
 GENERATION_1_DIGEST = "7918672171a021541fa4bfeb0b7cb762e429f3b6bc9976914c16b3a0f72187c4"

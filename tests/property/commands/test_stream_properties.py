@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from npuplan.commands import NpuStripeCommand, build_command_stream, plan_addresses, validate
 from npuplan.schedule.model.types import WeightBuffering
 
-from tests.unit.commands.graphs import OpChoice, arch, chain, diamond, hand_schedule
+from bench.command_graphs import OpChoice, arch, chain, diamond, hand_schedule
 
 TARGET = arch()
 LAYER = st.tuples(st.sampled_from([8, 16, 24, 40]), st.sampled_from([1, 3, 5]), st.sampled_from([1, 1, 2]))

@@ -28,7 +28,7 @@ from npuplan.schedule.search.planner import EQUAL_SPEED_FRACTION
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "schedule"))
 from chains import conv_chain  # noqa: E402
 
-from tests.property.schedule.graphs import network, networks  # noqa: E402
+from bench.schedule_graphs import network, networks  # noqa: E402
 
 layers = st.lists(st.tuples(st.sampled_from([8, 16, 32]), st.sampled_from([1, 2])), min_size=1, max_size=4)
 SETTINGS = settings(max_examples=15, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
@@ -190,7 +190,7 @@ def test_size_plans_replay_cleanly(layers, size) -> None:  # type: ignore[no-unt
 def test_size_on_residual_diamonds_replays_and_stays_below_performance(h, w, c, k_left, k_right) -> None:  # type: ignore[no-untyped-def]
     """Branches and an in-place ADD: the Size plan replays cleanly and peaks no higher than Performance."""
     from npuplan.commands import build_command_stream, plan_addresses, validate
-    from tests.unit.commands.graphs import diamond
+    from bench.command_graphs import diamond
 
     graph = diamond(h=h, w=w, c=c, k_left=k_left, k_right=k_right)
     size, perf = _options(None, Optimise.SIZE), _options(None)

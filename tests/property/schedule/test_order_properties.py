@@ -16,7 +16,7 @@ from npuplan.io.tflite import read_tflite
 from npuplan.lowering import lower
 from npuplan.schedule.model.network import build_network
 from npuplan.schedule.moves.order import is_topological, least_peak_order, order_peak_bytes
-from tests.random_graphs import network_bytes
+from bench.random_graphs import network_bytes
 
 BRANCHY = ("cell", "cell", "residual", "concat", "split", "conv", "pool")
 SIZE = dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram",

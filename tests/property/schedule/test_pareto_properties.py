@@ -14,7 +14,7 @@ from npuplan.schedule import plan_schedule
 from npuplan.schedule.search.frontier import Point, pareto_front, prune
 from npuplan.schedule.search.pareto import CYCLES, SEED, Option, Step, extend_all, front_indices
 
-from tests.unit.commands.graphs import chain, diamond
+from bench.command_graphs import chain, diamond
 
 LAYER = st.tuples(st.sampled_from([8, 16, 24, 40]), st.sampled_from([1, 3, 5]), st.sampled_from([1, 1, 2]))
 TARGETS = {

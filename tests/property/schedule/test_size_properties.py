@@ -9,7 +9,7 @@ from npuplan.hw import build_architecture
 from npuplan.options import Optimise, PlanOptions, Search
 from npuplan.schedule import plan_schedule
 
-from tests.property.schedule.graphs import networks
+from bench.schedule_graphs import networks
 
 TARGETS = {
     "Shared_Sram": dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded"),

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from npuplan.commands import Address, ViolationKind, build_command_stream, plan_addresses, validate
 
-from tests.unit.commands.graphs import arch, chain, diamond, hand_schedule
+from bench.command_graphs import arch, chain, diamond, hand_schedule
 
 
 def _check(graph, schedule, addresses):  # type: ignore[no-untyped-def]
@@ -52,7 +52,7 @@ def _through_a_removed_reshape(depth: int):  # type: ignore[no-untyped-def]
     from npuplan.ir.shape import Shape4D
     from npuplan.ir.types import DataType
 
-    from tests.unit.commands.graphs import conv, fm
+    from bench.command_graphs import conv, fm
 
     x = fm("input", 8, 8, depth)
     stem = conv("stem", x, depth, 3, 1, seed=1)

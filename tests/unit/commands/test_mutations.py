@@ -17,7 +17,7 @@ from npuplan.commands import (
 )
 from npuplan.schedule.model.types import WeightBuffering
 
-from tests.unit.commands.graphs import OpChoice, arch, chain, diamond, hand_schedule
+from bench.command_graphs import OpChoice, arch, chain, diamond, hand_schedule
 
 CASCADED = chain([(8, 3, 1), (16, 3, 2), (8, 5, 1)], h=20)
 

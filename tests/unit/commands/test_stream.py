@@ -14,7 +14,7 @@ from npuplan.commands import (
 )
 from npuplan.schedule.model.types import WeightBuffering
 
-from tests.unit.commands.graphs import OpChoice, arch, chain, diamond, hand_schedule
+from bench.command_graphs import OpChoice, arch, chain, diamond, hand_schedule
 
 
 def _stream(graph, schedule):

@@ -1,4 +1,4 @@
-"""Seeded random networks (tests/random_graphs.py) planned deployably, emitted and validated: the
+"""Seeded random networks (bench/random_graphs.py) planned deployably, emitted and validated: the
 validator accepts every emitted file (seed 12 on the 64-MAC Ethos-U55 has a one-row rolling buffer
 whose odd rows a stride-2 consumer never reads: dead data, not a clobbered feature map)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from npuplan.errors import EmitError
-from tests.random_graphs import network_bytes
+from bench.random_graphs import network_bytes
 
 U55_64 = {"accelerator_config": "ethos-u55-64", "system_config": "Ethos_U55_Deep_Embedded",
           "memory_mode": "Shared_Sram", "optimise": "Size"}

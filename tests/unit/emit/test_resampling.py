@@ -13,7 +13,7 @@ from npuplan.hw.memory import MemArea
 from npuplan.ir.lowered import BlockType, Kernel, NpuOp, Padding, Resampling
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.model.geometry import aligned_stripe_rows, stripe_row_step
-from tests.random_graphs import network_bytes
+from bench.random_graphs import network_bytes
 from tests.unit.emit._stream import registers_at_kicks
 from tests.unit.lowering._build import fm
 

@@ -45,7 +45,7 @@ def test_slices_and_splits_read_where_they_lie(tmp_path):
     place) runs on the NPU, reading its box at the offset inside the source map; the files validate."""
     from npuplan.emit import plan_and_emit
     from npuplan.regstream import validate_tflite
-    from tests.random_graphs import network_bytes
+    from bench.random_graphs import network_bytes
 
     offsets = 0
     for seed in range(4):

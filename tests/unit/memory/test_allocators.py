@@ -13,7 +13,7 @@ from npuplan.memory import (
 )
 from npuplan.options import TensorAllocator
 
-from tests.unit.memory.instances import random_instances
+from bench.memory_instances import random_instances
 
 ALL = list(TensorAllocator)
 

@@ -13,7 +13,7 @@ from npuplan.report.html import render
 from npuplan.report.html_diff import render_diff
 from npuplan.report.html_model import html_report
 
-from tests.fuzzing import mutate_json
+from bench.fuzzing import mutate_json
 from .plans import plan_document
 
 pytest.importorskip("plotly")

@@ -12,8 +12,8 @@ from npuplan.schedule.model.network import build_network
 from npuplan.schedule.model.decisions import max_decisions
 from npuplan.schedule.model.stripes import cascade_stripes, rolling_rows_needed
 from npuplan.schedule.model.usage import peak_bytes
-from tests.random_graphs import network_bytes
-from tests.unit.commands.graphs import add, arch, conv, fm
+from bench.random_graphs import network_bytes
+from bench.command_graphs import add, arch, conv, fm
 
 SIZE = dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram",
             optimise="Size")

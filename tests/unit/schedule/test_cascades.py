@@ -65,7 +65,7 @@ def test_a_binding_budget_also_cascades_chains_that_fit_when_that_is_faster() ->
     from npuplan.schedule.model.limits import Limits
     from npuplan.schedule.search.strategy import cascade_search
 
-    from tests.property.schedule.graphs import network
+    from bench.schedule_graphs import network
 
     graph = network([("residual", 8, 1, 1), ("conv", 24, 1, 1), ("conv", 48, 1, 1)], h=14, w=5)
     options = _options(5191)

@@ -11,7 +11,7 @@ from npuplan.ir.lowered import CpuOp, LoweredGraph
 from npuplan.ir.types import DataType
 from npuplan.schedule.moves.order import (demand_order, dependencies, is_topological, least_peak_order, order_peak_bytes,
                                     reordered)
-from tests.random_graphs import network_bytes
+from bench.random_graphs import network_bytes
 from tests.unit.schedule.chains import conv, fm
 
 SIZE = dict(accelerator_config="ethos-u55-64", system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram",

@@ -13,7 +13,7 @@ import pytest
 from npuplan.emit.native.output_stage import output_stage_registers
 from npuplan.emit.native.scaling import Scale, add_sub_scales, averaging_scale, q31_scale
 from tests.unit.emit.conftest import U55_128, U65_DEDICATED
-from tests.unit.emit.native._oracle import captured_partitions, kick_snapshots, output_stage_mismatches
+from bench.outstage_differential import captured_partitions, kick_snapshots, output_stage_mismatches
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 
@@ -252,7 +252,7 @@ def test_scale_arithmetic():
 
 
 def test_oracle_reports_a_wrong_register(api, monkeypatch):
-    from tests.unit.emit.native import _oracle
+    from bench import outstage_differential as _oracle
 
     partitions = captured_partitions(DATA / "ds_cnn_kws.tflite", **U55_128)
     real = _oracle.output_stage_registers

@@ -1,4 +1,4 @@
-"""The layer kinds of the random generator's second generation (tests/random_graphs.py): the rest of
+"""The layer kinds of the random generator's second generation (bench/random_graphs.py): the rest of
 the operator types npuplan lowers (FULLY_CONNECTED, reductions, SOFTMAX, reshapes, TRANSPOSE,
 MIRROR_PAD, broadcasting elementwise, the other table lookups, ARG_MAX, requantizing, SLICE,
 SPLIT_V, UNPACK/PACK) and convolutions, depthwise convolutions and pools of shapes that stress
@@ -16,7 +16,7 @@ import numpy as np
 
 from npuplan.ir.graph import Tensor
 from npuplan.ir.types import DataType, Quantization
-from tests.random_builder import Builder
+from bench.random_builder import Builder
 
 Layer = Callable[[Builder, Tensor], Tensor]
 

@@ -1,4 +1,4 @@
-"""The network a random generator (tests/random_graphs.py) is building: ops, named tensors and a
+"""The network a random generator (bench/random_graphs.py) is building: ops, named tensors and a
 seeded source of shapes, constants and quantization."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 
-from tests.unit.commands.graphs import add, conv, fm
+from bench.command_graphs import add, conv, fm
 
 CONV = st.tuples(st.just("conv"), st.sampled_from([8, 24, 48]), st.sampled_from([1, 3]), st.sampled_from([1, 1, 2]))
 RESIDUAL = st.tuples(st.just("residual"), st.sampled_from([8, 16]), st.sampled_from([1, 3]), st.just(1))

@@ -18,8 +18,8 @@ import numpy as np
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.graph import Graph, Model, Tensor
 from npuplan.ir.types import DataType, Quantization
-from tests import random_layers
-from tests.random_builder import Builder as _Builder
+from bench import random_layers
+from bench.random_builder import Builder as _Builder
 
 
 Layer = Callable[[_Builder, Tensor], Tensor]
