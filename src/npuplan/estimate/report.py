@@ -65,7 +65,7 @@ def _memory_used(compiled: CompiledFile, arch: Architecture) -> dict[MemArea, in
     used: dict[MemArea, int] = {}
     for stream in compiled.streams:
         scratch = {arch.arena_area: stream.region_bytes.get(1, 0)}
-        if arch.fast_area != arch.arena_area and stream.region_tensors.get(2) != stream.region_tensors.get(1):
+        if arch.fast_area != arch.arena_area and stream.region_names.get(2) != stream.region_names.get(1):
             scratch[arch.fast_area] = stream.region_bytes.get(2, 0)
         for area, size in scratch.items():
             used[area] = max(used.get(area, 0), size)

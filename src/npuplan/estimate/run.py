@@ -7,14 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npuplan.cost.model import CostMemo
-from npuplan.estimate.read import CompiledFile, read_compiled
+from npuplan.estimate.read import CompiledFile, FileStream, read_compiled
 from npuplan.estimate.report import estimate_report
 from npuplan.estimate.timeline import TimedStream, time_stream
 from npuplan.hw.build import build_architecture
 from npuplan.hw.memory import Architecture
 from npuplan.options import PlanOptions
 from npuplan.regstream.events import NpuEvent
-from npuplan.regstream.tflite_file import NpuStream
 from npuplan.report.model import Report
 
 
@@ -28,11 +27,11 @@ class Estimate:
     report: Report
 
 
-def _op_names(compiled: CompiledFile, k: int, stream: NpuStream) -> list[str]:
+def _op_names(compiled: CompiledFile, k: int, stream: FileStream) -> list[str]:
     """A name for each NPU operation of stream ``k``: its index (and the stream's when the file
     has several), and the tensor it writes when that is one of the operator's outputs."""
     prefix = f"npu{k}." if len(compiled.streams) > 1 else ""
-    names = compiled.region_names[k]
+    names = stream.region_names
     out = []
     for event in stream.events:
         if isinstance(event, NpuEvent):
