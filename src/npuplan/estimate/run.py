@@ -32,7 +32,7 @@ def _op_names(compiled: CompiledFile, k: int, stream: FileStream) -> list[str]:
     has several), and the tensor it writes when that is one of the operator's outputs."""
     prefix = f"npu{k}." if len(compiled.streams) > 1 else ""
     names = stream.region_names
-    out = []
+    out: list[str] = []
     for event in stream.events:
         if isinstance(event, NpuEvent):
             written = names.get(event.ofm.region) if event.ofm.region >= 3 else None
