@@ -41,7 +41,8 @@ def vela_rows(model: Path, scenario: str, core: str, work: Path) -> tuple[Path, 
         subprocess.run(command, capture_output=True, text=True, timeout=900)
     if not layers.exists():
         return None
-    rows = [r for r in csv.DictReader(layers.open()) if float(r["Op Cycles"] or 0) > 0]
+    # the legacy core writes one table per NPU subgraph, each with its header row
+    rows = [r for r in csv.DictReader(layers.open()) if r["Op Cycles"] != "Op Cycles" and float(r["Op Cycles"] or 0) > 0]
     return out / f"{model.stem}_vela.tflite", rows
 
 
