@@ -16,6 +16,7 @@ from npuplan.cost import Direction, Purpose
 from npuplan.estimate.read import CompiledFile
 from npuplan.estimate.timeline import TimedDma, TimedOp, TimedStream
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.regstream.events import DmaEvent, NpuEvent
 from npuplan.report.model import AREAS, DIRECTIONS, PURPOSES, CpuRow, LayerRow, Report
 
 CPU_REASON = "a CPU operator of the compiled file"
@@ -73,19 +74,28 @@ def _memory_used(compiled: CompiledFile, arch: Architecture) -> dict[MemArea, in
     return used
 
 
-def _weight_totals(streams: Sequence[TimedStream]) -> tuple[int, int]:
-    """(original weights, encoded weight bytes) of the operations, each weight range once."""
-    seen: set[tuple[int, int, int]] = set()
+def _weight_totals(compiled: CompiledFile) -> tuple[int, int]:
+    """(original weights, encoded weight bytes) of the operations, each weight stream once: one read
+    in place is known by its flash address, one read from a buffer by the flash address of the DMA
+    that filled the buffer (a buffer is reused for other weights, a stream read by every stripe)."""
+    seen: set[tuple[int, ...]] = set()
     original = encoded = 0
-    for stream in streams:
-        for op in stream.ops:
-            ranges = [r for r in (op.event.weights, op.event.weights1) if r is not None and r.length]
-            if not ranges or (ranges[0].region, ranges[0].address, ranges[0].length) in seen:
+    for k, stream in enumerate(compiled.streams):
+        filled: dict[tuple[int, int], int] = {}  # (region, address) -> flash address it was copied from
+        for event in stream.events:
+            if isinstance(event, DmaEvent) and event.src.region == 0:
+                filled[(event.dst.region, event.dst.address)] = event.src.address
+            if not isinstance(event, NpuEvent) or event.weights is None or not event.weights.length:
                 continue
-            seen.add((ranges[0].region, ranges[0].address, ranges[0].length))
-            original += op.event.kernel[0] * op.event.kernel[1] * op.event.ofm.depth * (
-                1 if op.event.kind == "DepthWise" else op.event.ifm.depth)
-            encoded += sum(r.length for r in ranges)
+            w = event.weights
+            source = w.address if w.region == 0 else filled.get((w.region, w.address))
+            key = (0, source) if source is not None else (k, event.index, w.region, w.address)
+            if key in seen:
+                continue
+            seen.add(key)
+            original += event.kernel[0] * event.kernel[1] * event.ofm.depth * (
+                1 if event.kind == "DepthWise" else event.ifm.depth)
+            encoded += w.length + (event.weights1.length if event.weights1 is not None else 0)
     return original, encoded
 
 
@@ -94,7 +104,7 @@ def estimate_report(compiled: CompiledFile, streams: Sequence[TimedStream], arch
     """Every reported figure of the estimate of ``compiled`` (``streams``: its timed streams)."""
     layers = tuple(row for stream in streams for row in _rows(stream))
     cycles_access = {a: sum(layer.access_cycles.get(a, 0.0) for layer in layers) for a in AREAS}
-    original, encoded = _weight_totals(streams)
+    original, encoded = _weight_totals(compiled)
     return Report(
         network=compiled.network, accelerator=arch.accelerator.vela_name, system_config=arch.system.name,
         memory_mode=arch.mode.name, core_clock_hz=arch.system.core_clock_hz,
