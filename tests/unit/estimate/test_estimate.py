@@ -20,6 +20,7 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 VELA_FILE = DATA / "compiled" / "ds_cnn_kws_vela.tflite"
 VELA_CYCLES_TOTAL = 90148  # its summary CSV's cycles_total
 VELA_NN_MACS = 2664856
+VELA_WEIGHTS = (22016, 24096)  # total_original_weights, total_npu_encoded_weights
 U55_128 = PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
                       memory_mode="Shared_Sram")
 
@@ -60,6 +61,7 @@ def test_vela_file_against_vela_figure() -> None:
     assert report.nn_macs == VELA_NN_MACS  # the same operations, decoded from the registers
     assert report.cycles_total == pytest.approx(VELA_CYCLES_TOTAL, rel=0.10)
     assert report.cpu_op_count == 0
+    assert (report.total_original_weights, report.total_npu_encoded_weights) == VELA_WEIGHTS  # each stream once
 
 
 def test_cli_writes_the_plan_reports(tmp_path: Path) -> None:
