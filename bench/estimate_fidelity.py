@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import math
 import statistics
 import subprocess
 import sys
@@ -40,6 +41,7 @@ SCENARIOS = {
     "u65_512_highend_dedicated_perf": ("ethos-u65-512", "Ethos_U65_High_End", "Dedicated_Sram"),
 }
 ZOOS = (Path("/work/zoo"), Path("/work/zoo2"), Path("/work/zoo3"))
+SIDES = ("vela-default", "vela-legacy", "npuplan")
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,39 @@ def summary(rows: list[Row]) -> list[str]:
     return out
 
 
+def one_clock(rows: list[Row]) -> list[str]:
+    """npuplan's file against the better of Vela's two files, all three timed by npuplan estimate."""
+    out = []
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        by_model: dict[str, dict[str, float]] = {}
+        for r in rows:
+            if r.scenario == scenario and r.estimate is not None:
+                by_model.setdefault(r.model, {})[r.side] = r.estimate
+        ratios = sorted((found["npuplan"] / min(v for k, v in found.items() if k != "npuplan"), model)
+                        for model, found in by_model.items() if "npuplan" in found and len(found) > 1)
+        if not ratios:
+            continue
+        geomean = math.exp(sum(math.log(v) for v, _ in ratios) / len(ratios))
+        over = [f"{m} {v:.2f}" for v, m in ratios if v > 1.01]
+        out.append(f"{scenario:34} one clock: npuplan's file / better Vela file n={len(ratios)} geomean {geomean:.3f} "
+                   f"median {statistics.median(v for v, _ in ratios):.3f} above 1.01: {len(over)} (worst "
+                   f"{', '.join(over[-3:][::-1])})")
+    return out
+
+
+def rows_from_log(path: Path) -> list[Row]:
+    """The rows of a table this bench printed (to summarise a run again)."""
+    rows = []
+    for line in path.read_text().splitlines():
+        parts = line.split(maxsplit=6)
+        if len(parts) < 6 or line.startswith(("#", "scenario")) or parts[2] not in SIDES:
+            continue
+        number = lambda text: None if text == "-" else float(text)  # noqa: E731
+        rows.append(Row(parts[0], parts[1], parts[2], number(parts[3]), number(parts[4]),
+                        parts[6] if len(parts) > 6 else ""))
+    return rows
+
+
 def _header(argv: list[str]) -> list[str]:
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -183,7 +218,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-own", action="store_true", help="skip npuplan's own file against its plan figure")
     parser.add_argument("--work", default="/tmp/estimate_fidelity", help="where compiled files are written")
     parser.add_argument("--results", default=None, help="also write the table to this file")
+    parser.add_argument("--summarise", default=None, metavar="LOG", help="only summarise the table in LOG again")
     args = parser.parse_args(argv)
+    if args.summarise:
+        print("\n".join(summary(rows_from_log(Path(args.summarise))) + one_clock(rows_from_log(Path(args.summarise)))))
+        return 0
     work = Path(args.work)
     lines = _header(argv)
     print("\n".join(lines), flush=True)
@@ -194,8 +233,9 @@ def main(argv: list[str]) -> int:
                 rows.append(row)
                 lines.append(_line(row))
                 print(lines[-1], flush=True)
-    lines += ["", "# summary"] + summary(rows)
-    print("\n".join(lines[-len(summary(rows)) - 2:]))
+    tail = ["", "# summary"] + summary(rows) + one_clock(rows)
+    lines += tail
+    print("\n".join(tail))
     if args.results:
         Path(args.results).write_text("\n".join(lines) + "\n")
     return 0
