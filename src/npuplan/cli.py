@@ -11,6 +11,7 @@ from typing import Any, Callable, NoReturn
 
 from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, marked_op
+from npuplan.cli_estimate import add_estimate_parser, run_estimate
 from npuplan.cli_options import add_fixed_options, fixed_options
 from npuplan.options import DEFAULT_CONFIG, Optimise
 from npuplan.sweep.command import add_fit_parser, add_sweep_parser, run_fit, run_sweep
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(commands)
     add_fit_parser(commands)
+    add_estimate_parser(commands)
 
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream, or a deployable "
                                              "TFLite file's register command streams, and check it")
@@ -229,6 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "sweep":
                 stage.step("sweeping")
                 return run_sweep(args)
+            if args.command == "estimate":
+                stage.step("estimating the compiled file")
+                return run_estimate(args)
             if args.command == "fit":
                 stage.step("fitting the arena cache size")
                 return run_fit(args)

@@ -72,6 +72,13 @@ class NpuEvent:
     scales1: Range | None = None
     dilation: tuple[int, int] = (1, 1)  # y, x (KERNEL_STRIDE bits 4 and 3)
     part_kernel_first: bool = False  # KERNEL_STRIDE bit 2: the weights' traversal
+    # what the datapath does beyond geometry (for timing the operation): the NPU_OP_* parameter
+    # (pooling: 0 max, 1 average, 2 reduce sum; elementwise: 0 MUL, 1 ADD, 2 SUB, 3 MIN, 4 MAX,
+    # 5 LRELU, 6 ABS, 7 CLZ, 8 SHR, 9 SHL), ACC_FORMAT (0 int32, 1 int40, 2 float16) and
+    # IFM_UPSCALE (0 none, 1 nearest, 2 zeros inserted)
+    mode: int = 0
+    acc_format: int = 0
+    upscale: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +160,8 @@ def _npu_event(index: int, name: str, r: Mapping[str, int], mode: int = 0) -> Np
         r.get(name, 0) for name in OUTPUT_STAGE[3:])  # convolutions scale per channel (the scale stream)
     return NpuEvent(index, kind, _fm(r, "IFM", ih, iw, idp, ofm=False), ifm2, _fm(r, "OFM", oh, ow, od, ofm=True),
                     weights, scales, kernel, block, stage, weights1, scales1,
-                    (((stride >> 4) & 1) + 1, ((stride >> 3) & 1) + 1), bool(stride & 4))
+                    (((stride >> 4) & 1) + 1, ((stride >> 3) & 1) + 1), bool(stride & 4), mode,
+                    r.get("ACC_FORMAT", 0) & 0x3, r.get("IFM_UPSCALE", 0) & 0x3)
 
 
 INTERNAL_REGION = -1  # a DMA's internal memory (the shared buffer, where lookup tables go)
@@ -189,7 +197,7 @@ def replayed(commands: Iterable[Decoded]) -> list[Event]:
         elif not name.startswith("NPU_OP_"):
             registers[name] = param
         elif name in KINDS:
-            out.append(_npu_event(kicks, name, registers, param if name == "NPU_OP_ELEMENTWISE" else 0))
+            out.append(_npu_event(kicks, name, registers, param if name in ("NPU_OP_ELEMENTWISE", "NPU_OP_POOL") else 0))
             kicks += 1
         elif name == "NPU_OP_DMA_START":
             length = registers.get("DMA0_LEN", 0)

@@ -1,0 +1,245 @@
+"""Fidelity of ``npuplan estimate`` on identical schedules (issue 25, item 2).
+
+For each model and scenario: Vela 5.2.0 compiles the model (its default core, and the legacy core
+with ``--debug-force-legacy-core``); its own ``cycles_total`` (summary CSV) is set beside
+``npuplan estimate`` of the file Vela wrote. The ratio measures the estimator alone: same
+operations, same blocks, same DMAs, one file. Also npuplan's estimate of its own emitted file
+(``plan --emit-tflite``) against npuplan's plan figure: they should agree closely.
+
+Trusted side: Vela's figure for Vela's file is the reference (it is Vela's model of its own
+schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
+
+    python bench/estimate_fidelity.py [--groups public,testdata,zoo] [--zoo-every 4]
+        [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
+        [--results bench/results/estimate_fidelity.txt]
+
+Precompiled default-core files in /work/vela_out/<scenario>/ are used when present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import math
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from npuplan.errors import NpuplanError
+from npuplan.estimate import estimate_file
+from npuplan.options import PlanOptions
+
+VELA = "/work/velavenv/bin/vela"
+PRECOMPILED = Path("/work/vela_out")
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = {
+    "u55_128_highend_shared_perf": ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
+    "u65_256_highend_dedicated384k_perf": ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram_384KB"),
+    "u65_512_highend_dedicated_perf": ("ethos-u65-512", "Ethos_U65_High_End", "Dedicated_Sram"),
+}
+ZOOS = (Path("/work/zoo"), Path("/work/zoo2"), Path("/work/zoo3"))
+SIDES = ("vela-default", "vela-legacy", "npuplan")
+
+
+@dataclass(frozen=True)
+class Row:
+    scenario: str
+    model: str
+    side: str  # "vela-default", "vela-legacy" (Vela's file, Vela's figure) or "npuplan" (own file, plan figure)
+    reference: float | None  # Vela's cycles_total for its file, or npuplan's plan figure
+    estimate: float | None  # npuplan estimate of the file
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        return self.estimate / self.reference if self.reference and self.estimate is not None else None
+
+
+def models(groups: list[str], zoo_every: int) -> list[Path]:
+    found: dict[str, Path] = {}
+    if "public" in groups:
+        found |= {p.stem: p for p in sorted(Path("/work/shared/models").glob("*.tflite"))}
+    if "testdata" in groups:
+        found |= {p.stem: p for p in sorted((ROOT / "tests/data").glob("*.tflite")) if p.stem not in found}
+    if "zoo" in groups:
+        for zoo in ZOOS:
+            for k, p in enumerate(sorted(zoo.glob("*.tflite"))):
+                if k % zoo_every == 0 and p.stem not in found:
+                    found[f"{zoo.name}/{p.stem}"] = p
+    return list(found.values())
+
+
+def _options(scenario: str) -> PlanOptions:
+    accel, system, mode = SCENARIOS[scenario]
+    return PlanOptions(accelerator_config=accel, system_config=system, memory_mode=mode)
+
+
+def vela_file(model: Path, scenario: str, core: str, work: Path) -> tuple[Path, float] | str:
+    """Vela's file and cycles_total for ``model`` (compiled now unless precompiled), or why not."""
+    accel, system, mode = SCENARIOS[scenario]
+    tag = model.parent.name if model.parent.name.startswith("zoo") else ""
+    out = (PRECOMPILED / scenario) if core == "default" and not tag else work / core / scenario / tag
+    summary = out / f"{model.stem}_summary_{system}.csv"
+    if not summary.exists():
+        out = work / core / scenario / tag
+        summary = out / f"{model.stem}_summary_{system}.csv"
+        command = [VELA, str(model), "--output-dir", str(out), "--accelerator-config", accel, "--system-config",
+                   system, "--memory-mode", mode, "--optimise", "Performance"]
+        if core == "legacy":
+            command.append("--debug-force-legacy-core")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+        if done.returncode or not summary.exists():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            return f"vela failed: {tail[0][:80]}"
+    row = next(csv.DictReader(summary.open()))
+    return out / f"{model.stem}_vela.tflite", float(row["cycles_total"])
+
+
+def estimate(path: Path, scenario: str) -> float | str:
+    try:
+        return estimate_file(path, _options(scenario)).report.cycles_total
+    except NpuplanError as error:
+        return f"estimate failed: {str(error)[:90]}"
+
+
+def own(model: Path, scenario: str, work: Path) -> Row:
+    """npuplan's plan figure and npuplan's estimate of the file it emitted."""
+    from npuplan.emit import plan_and_emit, write_emitted
+    from npuplan.report import build_report
+
+    accel, system, mode = SCENARIOS[scenario]
+    try:
+        plan, emitted = plan_and_emit(str(model), accelerator_config=accel, system_config=system, memory_mode=mode,
+                                      optimise="Performance")
+        path, _ = write_emitted(plan, work / "npuplan" / scenario / model.parent.name, emitted)
+    except NpuplanError as error:
+        return Row(scenario, model.stem, "npuplan", None, None, f"plan/emit failed: {str(error)[:80]}")
+    cycles = estimate(path, scenario)
+    reference = build_report(plan).cycles_total
+    if isinstance(cycles, str):
+        return Row(scenario, model.stem, "npuplan", reference, None, cycles)
+    return Row(scenario, model.stem, "npuplan", reference, cycles)
+
+
+def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work: Path) -> list[Row]:
+    out = []
+    for core in cores:
+        found = vela_file(model, scenario, core, work)
+        if isinstance(found, str):
+            out.append(Row(scenario, model.stem, f"vela-{core}", None, None, found))
+            continue
+        cycles = estimate(found[0], scenario)
+        out.append(Row(scenario, model.stem, f"vela-{core}", found[1], None if isinstance(cycles, str) else cycles,
+                       cycles if isinstance(cycles, str) else ""))
+    if with_own:
+        out.append(own(model, scenario, work))
+    return out
+
+
+def _line(row: Row) -> str:
+    ref = f"{row.reference:12.0f}" if row.reference is not None else f"{'-':>12}"
+    est = f"{row.estimate:12.0f}" if row.estimate is not None else f"{'-':>12}"
+    ratio = f"{row.ratio:7.3f}" if row.ratio is not None else f"{'-':>7}"
+    return f"{row.scenario[:22]:22} {row.model[:28]:28} {row.side:12} {ref} {est} {ratio} {row.note}"
+
+
+def summary(rows: list[Row]) -> list[str]:
+    out = []
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        for side in dict.fromkeys(r.side for r in rows):
+            mine = [r for r in rows if r.scenario == scenario and r.side == side]
+            ratios = sorted((r.ratio, r.model) for r in mine if r.ratio is not None)
+            if not ratios:
+                continue
+            values = [v for v, _ in ratios]
+            worst = max(ratios, key=lambda item: abs(item[0] - 1))
+            within = sum(abs(v - 1) <= 0.10 for v in values)
+            within3 = sum(abs(v - 1) <= 0.03 for v in values)
+            out.append(f"{scenario:34} {side:12} n={len(values):3} (failed {len(mine) - len(values)}) median "
+                       f"{statistics.median(values):.3f} min {values[0]:.3f} max {values[-1]:.3f} worst "
+                       f"{worst[0]:.3f} ({worst[1]}) within 3%: {within3}/{len(values)} within 10%: "
+                       f"{within}/{len(values)}")
+    return out
+
+
+def one_clock(rows: list[Row]) -> list[str]:
+    """npuplan's file against the better of Vela's two files, all three timed by npuplan estimate."""
+    out = []
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        by_model: dict[str, dict[str, float]] = {}
+        for r in rows:
+            if r.scenario == scenario and r.estimate is not None:
+                by_model.setdefault(r.model, {})[r.side] = r.estimate
+        ratios = sorted((found["npuplan"] / min(v for k, v in found.items() if k != "npuplan"), model)
+                        for model, found in by_model.items() if "npuplan" in found and len(found) > 1)
+        if not ratios:
+            continue
+        geomean = math.exp(sum(math.log(v) for v, _ in ratios) / len(ratios))
+        over = [f"{m} {v:.2f}" for v, m in ratios if v > 1.01]
+        out.append(f"{scenario:34} one clock: npuplan's file / better Vela file n={len(ratios)} geomean {geomean:.3f} "
+                   f"median {statistics.median(v for v, _ in ratios):.3f} above 1.01: {len(over)} (worst "
+                   f"{', '.join(over[-3:][::-1])})")
+    return out
+
+
+def rows_from_log(path: Path) -> list[Row]:
+    """The rows of a table this bench printed (to summarise a run again)."""
+    rows = []
+    for line in path.read_text().splitlines():
+        parts = line.split(maxsplit=6)
+        if len(parts) < 6 or line.startswith(("#", "scenario")) or parts[2] not in SIDES:
+            continue
+        number = lambda text: None if text == "-" else float(text)  # noqa: E731
+        rows.append(Row(parts[0], parts[1], parts[2], number(parts[3]), number(parts[4]),
+                        parts[6] if len(parts) > 6 else ""))
+    return rows
+
+
+def _header(argv: list[str]) -> list[str]:
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    vela = subprocess.run([VELA, "--version"], capture_output=True, text=True).stdout.strip()
+    return [f"# command: python bench/estimate_fidelity.py {' '.join(argv)}", f"# commit: {commit}",
+            f"# Vela: {vela}", f"# date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+            "# ratio = npuplan estimate of the file / reference (vela-*: Vela's cycles_total for its own file; "
+            "npuplan: the plan's cycles_total for the file it emitted)",
+            f"{'scenario':22} {'model':28} {'side':12} {'reference':>12} {'estimate':>12} {'ratio':>7}"]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", default="public,testdata,zoo")
+    parser.add_argument("--zoo-every", type=int, default=1, help="every Nth model of each zoo (default: all)")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--cores", default="default,legacy")
+    parser.add_argument("--no-own", action="store_true", help="skip npuplan's own file against its plan figure")
+    parser.add_argument("--work", default="/tmp/estimate_fidelity", help="where compiled files are written")
+    parser.add_argument("--results", default=None, help="also write the table to this file")
+    parser.add_argument("--summarise", default=None, metavar="LOG", help="only summarise the table in LOG again")
+    args = parser.parse_args(argv)
+    if args.summarise:
+        print("\n".join(summary(rows_from_log(Path(args.summarise))) + one_clock(rows_from_log(Path(args.summarise)))))
+        return 0
+    work = Path(args.work)
+    lines = _header(argv)
+    print("\n".join(lines), flush=True)
+    rows: list[Row] = []
+    for scenario in args.scenarios.split(","):
+        for model in models(args.groups.split(","), args.zoo_every):
+            for row in rows_for(model, scenario, args.cores.split(","), not args.no_own, work):
+                rows.append(row)
+                lines.append(_line(row))
+                print(lines[-1], flush=True)
+    tail = ["", "# summary"] + summary(rows) + one_clock(rows)
+    lines += tail
+    print("\n".join(tail))
+    if args.results:
+        Path(args.results).write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,109 @@
+"""Read a compiled Ethos-U file for estimating: each ethos-u operator's command stream decoded
+into operations, DMAs and waits (``regstream``: the decoder ``npuplan validate`` and ``npuplan
+run`` use), which tensor each of its regions is, and the operators left to the CPU.
+
+The file is untrusted: npuplan's reader checks its structure (``ModelError``), and a driver
+payload or command stream that does not decode is a ``ValidationError``, one line each. Whether
+the streams keep every memory invariant is ``npuplan validate``'s question, not the estimate's
+(a time is owed to any stream the hardware would run).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from npuplan.errors import ModelError, ValidationError
+from npuplan.io.tflite import parse_tflite
+from npuplan.ir.graph import Op, Tensor
+from npuplan.regstream.events import Event, stream_events
+from npuplan.regstream.words import payload_words
+
+ETHOS_U = "CUSTOM:ethos-u"
+
+
+@dataclass(frozen=True, slots=True)
+class FileOperator:
+    """One operator of the file in execution order: its type (``CUSTOM:ethos-u`` for an NPU stream)
+    and its first output tensor's name."""
+
+    type: str
+    name: str
+
+
+@dataclass(frozen=True)
+class FileStream:
+    """One ethos-u operator's decoded stream (``operator``: its index in the file) and, per region,
+    the tensor it is (name) and its bytes (region 0: the flash tensor's data)."""
+
+    operator: int
+    events: tuple[Event, ...]
+    region_names: dict[int, str]
+    region_bytes: dict[int, int]
+
+
+@dataclass(frozen=True)
+class CompiledFile:
+    """A compiled file: its ethos-u streams in order, every operator, the flash bytes (each flash
+    tensor once)."""
+
+    network: str
+    streams: tuple[FileStream, ...]
+    operators: tuple[FileOperator, ...]
+    flash_bytes: int
+
+    @property
+    def cpu_operators(self) -> tuple[FileOperator, ...]:
+        return tuple(op for op in self.operators if op.type != ETHOS_U)
+
+
+def read_compiled(path: str | Path) -> CompiledFile:
+    """The streams and operators of the compiled file at ``path``; ``ModelError`` (unreadable, not
+    TFLite) or ``ValidationError`` (no ethos-u operator, a stream that does not decode), one line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ModelError(f"cannot read '{path}': {error.strerror}") from None
+    graph = parse_tflite(data, name=path.stem, label=f"'{path}'").main
+    streams = tuple(_stream(k, op, path) for k, op in enumerate(graph.ops) if op.type == ETHOS_U)
+    if not streams:
+        raise ValidationError(f"'{path}' has no ethos-u operator: not a compiled file")
+    operators = tuple(FileOperator(op.type, op.outputs[0].name if op.outputs else f"operator {k}")
+                      for k, op in enumerate(graph.ops))
+    flash = {id(graph.ops[s.operator].inputs[1]): s.region_bytes.get(0, 0) for s in streams}
+    return CompiledFile(_network_name(path), streams, operators, sum(flash.values()))
+
+
+def _stream(index: int, op: Op, path: Path) -> FileStream:
+    inputs = op.inputs
+    if len(inputs) < 4 or any(t is None for t in inputs[:2]) or inputs[0].data is None:  # type: ignore[union-attr]
+        raise ValidationError(f"'{path}' operator {index}: an ethos-u operator needs [command stream, flash, scratch, "
+                              f"fast scratch, ...] inputs")
+    try:
+        payload = payload_words(inputs[0].data.tobytes())  # type: ignore[union-attr]
+        events = tuple(stream_events(payload.words))
+    except ValidationError as error:
+        raise ValidationError(f"'{path}' operator {index}: {error}") from None
+    except (struct.error, ValueError, IndexError, OverflowError) as error:
+        raise ValidationError(f"'{path}' operator {index}: corrupt command stream ({type(error).__name__})") from None
+    tensors: list[Tensor | None] = [*inputs[1:], *op.outputs]
+    names = {region: t.name for region, t in enumerate(tensors) if t is not None}
+    sizes = {region: _bytes(t, constant=region == 0) for region, t in enumerate(tensors) if t is not None}
+    return FileStream(index, events, names, sizes)
+
+
+def _bytes(tensor: Tensor, *, constant: bool) -> int:
+    if constant and tensor.data is not None:
+        return int(tensor.data.nbytes)
+    return tensor.size_bytes
+
+
+def _network_name(path: Path) -> str:
+    """The network's name: the file's stem without the compilers' suffix (``_vela``, ``_npuplan``)."""
+    stem = path.stem
+    for suffix in ("_vela", "_npuplan"):
+        if stem.endswith(suffix):
+            return stem[: -len(suffix)]
+    return stem

@@ -1,0 +1,112 @@
+"""``npuplan estimate``: a compiled file's totals agree with its per-layer rows, Vela's figure for
+its own file is met within the fidelity bound, bad input is refused in one line."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from npuplan.cli import main
+from npuplan.errors import ValidationError
+from npuplan.estimate import estimate_file
+from npuplan.options import PlanOptions
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+# Vela 5.2.0 (default core) compiled ds_cnn_kws for this target:
+#   vela tests/data/ds_cnn_kws.tflite --accelerator-config ethos-u55-128 --system-config
+#   Ethos_U55_High_End_Embedded --memory-mode Shared_Sram --optimise Performance
+VELA_FILE = DATA / "compiled" / "ds_cnn_kws_vela.tflite"
+VELA_CYCLES_TOTAL = 90148  # its summary CSV's cycles_total
+VELA_NN_MACS = 2664856
+VELA_WEIGHTS = (22016, 24096)  # total_original_weights, total_npu_encoded_weights
+U55_128 = PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                      memory_mode="Shared_Sram")
+
+
+@pytest.fixture(scope="module")
+def own_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """ds_cnn_kws planned and emitted by npuplan (the smallest network with DMAs and waits)."""
+    from npuplan.emit import plan_and_emit, write_emitted
+
+    plan, emitted = plan_and_emit(DATA / "ds_cnn_kws.tflite", accelerator_config="ethos-u55-128",
+                                  system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
+    path, _ = write_emitted(plan, tmp_path_factory.mktemp("own"), emitted)
+    return path
+
+
+def _consistent(path: Path) -> None:
+    report = estimate_file(path, U55_128).report
+    layers = report.layers
+    assert layers and report.npu_op_count == len(layers)
+    assert sum(layer.op_cycles for layer in layers) == pytest.approx(report.cycles_total)
+    assert sum(layer.npu_cycles for layer in layers) == pytest.approx(report.cycles_npu)
+    assert sum(layer.macs for layer in layers) == report.nn_macs
+    for layer in layers:  # a row takes at least its own datapath and memory time
+        assert layer.op_cycles >= max(layer.access_cycles.values()) - 1e-6
+        assert layer.op_cycles >= layer.npu_cycles - 1e-6
+
+
+def test_own_file_totals_are_its_rows(own_file: Path) -> None:
+    _consistent(own_file)
+
+
+def test_vela_file_totals_are_its_rows() -> None:
+    _consistent(VELA_FILE)
+
+
+def test_vela_file_against_vela_figure() -> None:
+    report = estimate_file(VELA_FILE, U55_128).report
+    assert report.nn_macs == VELA_NN_MACS  # the same operations, decoded from the registers
+    assert report.cycles_total == pytest.approx(VELA_CYCLES_TOTAL, rel=0.10)
+    assert report.cpu_op_count == 0
+    assert (report.total_original_weights, report.total_npu_encoded_weights) == VELA_WEIGHTS  # each stream once
+
+
+def test_cli_writes_the_plan_reports(tmp_path: Path) -> None:
+    status = main(["estimate", str(VELA_FILE), "--accelerator-config", "ethos-u55-128", "--system-config",
+                   "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram", "--output-dir", str(tmp_path),
+                   "--quiet"])
+    assert status == 0
+    summary = tmp_path / "ds_cnn_kws_estimate_summary_Ethos_U55_High_End_Embedded.csv"
+    row = next(csv.DictReader(summary.open()))
+    layers = list(csv.DictReader((tmp_path / "ds_cnn_kws_estimate_per-layer.csv").open()))
+    assert float(row["cycles_total"]) == pytest.approx(sum(float(r["Op Cycles"]) for r in layers))
+    assert int(row["npu_operators"]) == len(layers)
+
+
+def test_a_faster_memory_never_slows_the_estimate() -> None:
+    slow = estimate_file(VELA_FILE, PlanOptions(accelerator_config="ethos-u55-128",
+                                                system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram"))
+    fast = estimate_file(VELA_FILE, U55_128)
+    assert fast.report.cycles_total < slow.report.cycles_total
+
+
+@pytest.mark.parametrize("name, status, words", [
+    ("not_tflite.tflite", 2, "not a TFLite flatbuffer"),
+    ("ds_cnn_kws.tflite", 3, "no ethos-u operator"),
+    ("missing.tflite", 2, "cannot read"),
+])
+def test_invalid_file_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                             status: int, words: str) -> None:
+    path = tmp_path / name
+    if name == "not_tflite.tflite":
+        path.write_bytes(b"\x00" * 64)
+    elif name == "ds_cnn_kws.tflite":
+        path.write_bytes((DATA / name).read_bytes())  # a model, not compiled: no command stream
+    out = tmp_path / "out"
+    assert main(["estimate", str(path), "--output-dir", str(out)]) == status
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err
+    assert not out.exists()  # nothing half-written
+
+
+def test_truncated_stream_is_a_validation_error(tmp_path: Path) -> None:
+    data = bytearray(VELA_FILE.read_bytes())
+    start = data.find(b"COP1")
+    data[start + 8:start + 64] = b"\xff" * 56  # driver words no driver knows
+    path = tmp_path / "broken_vela.tflite"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValidationError):
+        estimate_file(path, U55_128)

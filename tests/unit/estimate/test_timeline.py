@@ -1,0 +1,49 @@
+"""The timeline orders operations and DMAs as the stream's waits say."""
+
+from __future__ import annotations
+
+from npuplan.estimate.timeline import time_stream
+from npuplan.hw.build import build_architecture
+from npuplan.options import PlanOptions
+from npuplan.regstream.events import DmaEvent, FeatureMapAccess, NpuEvent, Range, WaitEvent
+
+ARCH = build_architecture(PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                                      memory_mode="Shared_Sram"))
+
+
+def _fm(region: int, height: int, width: int, depth: int) -> FeatureMapAccess:
+    return FeatureMapAccess(region, (0, 0, 0, 0), height, height, width, depth, width * depth, depth, 1, 1, False)
+
+
+def _pool(index: int) -> NpuEvent:
+    """A 2x2 max pool of a 16x16x16 map in the scratch region (ACTIVATION_MIN/MAX at int8's extremes)."""
+    stage = (0, 0, 0, 0, 0xFF80, 0x7F) + (0,) * 7
+    return NpuEvent(index, "Pooling", _fm(1, 16, 16, 16), None, _fm(1, 8, 8, 16), None, None, (2, 2, 2, 2), (8, 8, 16),
+                    stage)
+
+
+def _dma(index: int, size: int) -> DmaEvent:
+    return DmaEvent(index, Range(0, 0, size), Range(1, 0, size))
+
+
+def test_an_operation_waits_for_the_dma_before_it() -> None:
+    waited = time_stream((_dma(0, 4096), WaitEvent(1, "dma", 0), _pool(0)), ARCH, names=["a"])
+    free = time_stream((_pool(0),), ARCH, names=["a"])
+    dma = waited.dmas[0]
+    op = waited.ops[0]
+    assert op.start_cycles == dma.end_cycles > 0
+    assert op.wait_cycles == dma.end_cycles
+    assert waited.total_cycles == dma.end_cycles + free.total_cycles
+
+
+def test_a_dma_after_an_operation_overlaps_it() -> None:
+    stream = time_stream((_pool(0), _dma(0, 64), _pool(1)), ARCH, names=["a", "b"])
+    op, dma = stream.ops[0], stream.dmas[0]
+    assert dma.start_cycles == op.start_cycles  # issued once the operation has started
+    assert stream.ops[1].start_cycles == op.end_cycles  # nothing waited for it
+    assert stream.total_cycles == stream.ops[1].end_cycles
+
+
+def test_a_kernel_wait_holds_the_next_dma() -> None:
+    stream = time_stream((_pool(0), WaitEvent(1, "kernel", 0), _dma(0, 64)), ARCH, names=["a"])
+    assert stream.dmas[0].start_cycles == stream.ops[0].end_cycles
