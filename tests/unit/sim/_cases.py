@@ -10,7 +10,7 @@ import numpy as np
 
 from npuplan.ir.graph import Op, Tensor, frozen_options
 from npuplan.ir.types import DataType, Quantization
-from npuplan.lowering.fixedpoint import quantise_scale
+from npuplan.lowering.fixedpoint import quantise_scale, reduced_quantise_scale
 from npuplan.sim.datapath import ChannelScales, compute
 from npuplan.sim.elementwise import REVERSED_BIT, SCALAR_BIT
 from tests.unit.sim import _oracle
@@ -82,7 +82,8 @@ def _conv_constants(case: Case) -> tuple[np.ndarray, ChannelScales]:
     depth = weights.shape[0]
     w_scales = np.broadcast_to(np.asarray(w.quant.scale, dtype=np.float64), (depth,))
     assert x.quant is not None and y.quant is not None
-    pairs = [quantise_scale(float(np.float64(x.quant.scale[0]) * s / np.float64(y.quant.scale[0]))) for s in w_scales]
+    rule = reduced_quantise_scale if x.dtype == INT16 else quantise_scale  # 16-bit IFMs: TFLite's 64-bit form
+    pairs = [rule(float(np.float64(x.quant.scale[0]) * s / np.float64(y.quant.scale[0]))) for s in w_scales]
     bias = np.zeros(depth, np.int64) if b is None or b.data is None else b.data.astype(np.int64)
     return weights, ChannelScales(bias, np.asarray([m for m, _ in pairs], np.int64),
                                   np.asarray([s for _, s in pairs], np.int64))
@@ -111,11 +112,11 @@ def simulate(case: Case, compiled: bytes, inputs: Sequence[np.ndarray]) -> np.nd
     return compute(name, param, regs, ifm, ifm2, weights=weights, scales=scales, lut=table)
 
 
-def compare(case: Case, seeds: Sequence[int] = (0, 1)) -> tuple[int, int, int]:
+def compare(case: Case, seeds: Sequence[int] = (0, 1), *, extra: Sequence[str] = ()) -> tuple[int, int, int]:
     """(largest difference, elements that differ, elements) of the datapath on Vela's registers
     against LiteRT's output of the original model."""
     data = case.data()
-    compiled = _oracle.compile_with_vela(data)
+    compiled = _oracle.compile_with_vela(data, extra=extra)
     assert not _oracle.cpu_operators(compiled), f"{case.name}: Vela left {_oracle.cpu_operators(compiled)} on the CPU"
     worst = differ = total = 0
     for seed in seeds:

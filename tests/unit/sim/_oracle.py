@@ -43,7 +43,7 @@ def model_bytes(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
     return write_tflite(Model("one_op", (Graph("main", tuple(ops), tuple(inputs), tuple(outputs)),)))
 
 
-def compile_with_vela(data: bytes, *, extra: Sequence[str] = ()) -> bytes:
+def compile_with_vela(data: bytes, *, extra: Sequence[str] = ()) -> bytes:  # noqa: D401
     """Vela's compiled file for ``data`` (Ethos-U55-128, its default system config)."""
     vela = vela_cli()
     with tempfile.TemporaryDirectory() as tmp:
