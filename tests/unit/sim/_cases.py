@@ -74,7 +74,7 @@ def _conv_constants(case: Case) -> tuple[np.ndarray, ChannelScales]:
     x, w, b = (list(case.op.inputs) + [None])[:3]
     y = case.op.outputs[0]
     assert x is not None and w is not None and w.data is not None and w.quant is not None
-    weights = w.data.astype(np.int64) - np.asarray(w.quant.zero_point, dtype=np.int64).reshape(-1, 1, 1, 1)[:1]
+    weights = w.data.astype(np.int64) - int(w.quant.zero_point[0])
     if case.op.type == "DEPTHWISE_CONV_2D":
         weights = np.transpose(weights, (3, 1, 2, 0))
     elif case.op.type == "FULLY_CONNECTED":
