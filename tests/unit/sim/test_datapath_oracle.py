@@ -64,6 +64,14 @@ def _fully_connected() -> Case:
                                       weights_format="DEFAULT", keep_num_dims=False))
 
 
+def _transpose_conv(*, k=3, pad="SAME", hw=5, c=8) -> Case:
+    out = hw * 2 if pad == "SAME" else (hw - 1) * 2 + k
+    x, y = fm("x", (1, hw, hw, c), q(0.05, 3)), fm("y", (1, out, out, c), q(0.1, -2))
+    w = const("w", _rng.integers(-127, 128, (c, k, k, c)), INT8, _per_channel(c, 0))
+    shape = const("shape", np.array([1, out, out, c]), INT32, None)
+    return Case("TRANSPOSE_CONV", op("TRANSPOSE_CONV", [shape, w, x], y, padding=pad, stride_h=2, stride_w=2))
+
+
 CASES = {
     "add_equal_scales": _binary("ADD", q(0.05, 3), q(0.05, -5), q(0.1, 1)),
     "add_opa_32": _binary("ADD", q(0.03, 3), q(0.07, -5), q(0.11, 1)),
@@ -101,6 +109,8 @@ CASES = {
     "conv_dilation_2": _conv(d=2, hw=12), "conv_relu6": _conv(act="RELU6"), "conv_int16": _conv(dtype=INT16),
     "depthwise": _depthwise(), "depthwise_stride_2": _depthwise(s=2),
     "fully_connected": _fully_connected(),
+    "transpose_conv_3x3": _transpose_conv(), "transpose_conv_4x4": _transpose_conv(k=4),
+    "transpose_conv_2x2_valid": _transpose_conv(k=2, pad="VALID"),
 }
 LEGACY = ("add_opa_32", "average_pool_same", "conv_3x3", "tanh_int16", "conv_int16")
 
