@@ -1,7 +1,8 @@
 """The activation lookup tables and the NPU's TANH/SIGMOID functions.
 
 An 8-bit table has 256 entries, indexed by the value less the type's minimum (-128 for int8, 0 for
-uint8). A 16-bit table has 512 32-bit entries, each a base (low 16 bits, signed) and a slope
+uint8): bytes for an 8-bit OFM, 32-bit values for a 32-bit OFM (Vela's softmax: exp of an int8
+difference into int32), given as entries or as the 1024 bytes they occupy. A 16-bit table has 512 32-bit entries, each a base (low 16 bits, signed) and a slope
 (high 16 bits, signed): the value plus 32768 selects entry ``v >> 7`` and the base is
 interpolated by ``(slope * (v & 127) + 64) >> 7`` (TFLite's int16 table lookup).
 """
@@ -12,12 +13,13 @@ import numpy as np
 
 INT8_ENTRIES, INT16_ENTRIES = 256, 512
 INT16_BYTES = INT16_ENTRIES * 4
+WIDE_INT8_BYTES = INT8_ENTRIES * 4  # 256 32-bit entries
 
 
 def _precision_bits(lut: np.ndarray) -> int:
     if lut.size in (INT16_ENTRIES, INT16_BYTES):
         return 16
-    if lut.size == INT8_ENTRIES:
+    if lut.size in (INT8_ENTRIES, WIDE_INT8_BYTES):
         return 8
     raise ValueError(f"a lookup table has 256 or 512 entries, not {lut.size}")
 
@@ -41,10 +43,14 @@ def table(values: np.ndarray, lut: np.ndarray, ofm: object) -> np.ndarray:
     """``values`` (already in the table's input range) looked up in ``lut``."""
     values = np.asarray(values, dtype=np.int64)
     if _precision_bits(lut) == 8:
-        entries = np.asarray(lut, dtype=np.int64) & 0xFF
+        entries = np.asarray(lut, dtype=np.int64)
         signed = getattr(ofm, "signed", True)
-        if signed:
-            entries = np.where(entries >= 128, entries - 256, entries)
+        if entries.size == WIDE_INT8_BYTES:  # the bytes of 256 little-endian int32 entries
+            entries = (entries & 0xFF).astype(np.uint8).view("<i4").astype(np.int64)
+        elif getattr(ofm, "bits", 8) == 8:
+            entries = entries & 0xFF
+            if signed:
+                entries = np.where(entries >= 128, entries - 256, entries)
         low = -128 if signed else 0
         return entries[values - low]
     words = _words(lut)
