@@ -139,3 +139,29 @@ def test_int16_lut_interpolates_base_and_slope():
                              ACTIVATION_MIN=0x8000, ACTIVATION_MAX=0x7FFF, IFM2_BROADCAST=1 << 7, IFM2_SCALAR=0)
     out = compute("NPU_OP_ELEMENTWISE", 1, regs, np.array([[[-32768, 0, 1, 63]]]), lut=words)
     assert out.tolist() == [[[-20000, 5600, 5601, 5649]]]
+
+
+def test_int32_lut_maps_the_int8_clamped_value_plus_zero_point():
+    # Vela's softmax: SUB into an int32 OFM with zero point 127, FORCE_INT8 clip (ACTIVATION bits
+    # 12-14 = 3), 256 int32 entries: (-5 - 0) + 127 = 122 -> entry 250; -300 + 127 clamps to -128 -> entry 0
+    regs = _elementwise_regs(OFM_PRECISION=INT32_OFM | GLOBAL, OFM_ZERO_POINT=127, ACTIVATION=16 | (3 << 12))
+    table = np.arange(256) * 1000 + (1 << 20)
+    out = compute("NPU_OP_ELEMENTWISE", 2, regs, np.array([[[-5, -300]]]), np.array([[[0, 0]]]), lut=table)
+    assert out.tolist() == [[[250 * 1000 + (1 << 20), 1 << 20]]]
+
+
+def test_int32_mul_shifts_the_product_without_the_multiplier():
+    # SaturatingRoundingDoublingHighMul as Vela writes it: multiplier 2**30, shift 31:
+    # 1438278400 * -1010580540 / 2**31 = -676836893.6 -> -676836894 (TFLite's value)
+    regs = _elementwise_regs(IFM_PRECISION=1 | (2 << 2), IFM2_PRECISION=1 | (2 << 2),
+                             OFM_PRECISION=INT32_OFM | GLOBAL, OFM_SCALE=(1 << 30) | (31 << 32))
+    out = compute("NPU_OP_ELEMENTWISE", 0, regs, np.array([[[1438278400]]]), np.array([[[-1010580540]]]))
+    assert out.tolist() == [[[-676836894]]]
+
+
+def test_int32_ofm_leaves_its_zero_point_out():
+    # a depthwise sum into int32 with OFM zero point -10 (Vela's legacy MEAN): 1 + 2 = 3, not -7
+    regs = _pool_regs(1, OFM_PRECISION=INT32_OFM, OFM_ZERO_POINT=0xFFF6, OFM_HEIGHT_M1=0, OFM_WIDTH_M1=0)
+    scales = ChannelScales(np.zeros(2), np.ones(2), np.zeros(2))
+    out = compute("NPU_OP_DEPTHWISE", 0, regs, np.array([[[1, 2]]]), weights=np.ones((2, 1, 1, 1)), scales=scales)
+    assert out.tolist() == [[[1, 2]]]
