@@ -7,8 +7,8 @@ height, width, depth; bit 7 uses the scalar.
 
 ADD/SUB scale their operands first (IFM_PRECISION bits 8-9): mode 0 multiplies each by its 16-bit
 scale (OPA_SCALE, OPB_SCALE); modes 1 and 2 (OPA_32, OPB_32) multiply OPA (mode 1) or OPB (mode 2)
-by the 32-bit OPA_SCALE and its shift, the other operand being shifted left by the same headroom
-the scale carries (``scaled_headroom_bits``). ADD, SUB, MUL, LRELU and ABS then rescale by
+by the 32-bit OPA_SCALE and its shift, both operands carrying TFLite's headroom
+(``input_shift_bits``). ADD, SUB, MUL, LRELU and ABS then rescale by
 OFM_SCALE; the others pass their result unscaled.
 """
 
@@ -55,12 +55,16 @@ def operands(regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.ndarray | None,
     return a, b
 
 
-def scaled_headroom_bits(ifm: Precision) -> int:
-    """The left shift of the unscaled ADD/SUB operand in the 32-bit scale modes: 19 bits for 8-bit
-    IFMs, 14 for wider ones (the other operand's OPA_SCALE carries the same headroom; Vela writes
-    it as ``2**20`` (``2**15``) over twice the larger input scale). Measured: with 19 the hardware
-    model reproduces TFLite's int8 ADD/SUB bit for bit on Vela's registers."""
-    return 19 if ifm.bits == 8 else 14
+def input_shift_bits(ifm: Precision) -> int:
+    """The left shift of both ADD/SUB operands in the 32-bit scale modes: 20 bits for 8-bit IFMs,
+    15 for wider ones (TFLite's ``left_shift``). The scaled operand is multiplied by OPA_SCALE and
+    shifted right by its shift plus these bits, rounding as the OFM rounds (TFL: twice, at bit 31
+    first, as TFLite's ``MultiplyByQuantizedMultiplierSmallerThanOneExp`` of the shifted input); the
+    other operand is kept at half that scale (shifted one bit less: Vela writes the scaled operand's
+    multiplier over twice the larger input scale). Measured: only so is Vela's int8/int16 ADD/SUB
+    with unequal input scales bit-exact against LiteRT (a single rounding of OPA is off by one on
+    outputs that land within 2**-20 of a half)."""
+    return 20 if ifm.bits == 8 else 15
 
 
 def _add_sub(function: int, a: np.ndarray, b: np.ndarray, regs: Mapping[str, int],
@@ -68,9 +72,10 @@ def _add_sub(function: int, a: np.ndarray, b: np.ndarray, regs: Mapping[str, int
     mode = (regs.get("IFM_PRECISION", 0) >> SCALE_MODE_SHIFT) & 0x3
     opa = Scale.of_register(regs.get("OPA_SCALE", 1))
     if mode in (OPA_32, OPB_32):
+        bits = input_shift_bits(Precision.of_ifm(regs.get("IFM_PRECISION", 0)))
         scaled, plain = (a, b) if mode == OPA_32 else (b, a)
-        scaled = rescale(scaled, opa.multiplier, opa.shift, rounding)
-        plain = plain << scaled_headroom_bits(Precision.of_ifm(regs.get("IFM_PRECISION", 0)))
+        scaled = rescale(scaled << bits, opa.multiplier, opa.shift + bits, rounding)
+        plain = plain << (bits - 1)
         a, b = (scaled, plain) if mode == OPA_32 else (plain, scaled)
     else:
         a = a * (opa.multiplier & 0xFFFF)
