@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npuplan.sim.output_stage import OutputStage, Precision, signed16
+from npuplan.sim.output_stage import OutputStage, zero_point
 from npuplan.sim.rounding import rescale, wrap
 
 if TYPE_CHECKING:
@@ -139,11 +139,8 @@ def accumulate(ifm: np.ndarray, weights: np.ndarray, kernel: Kernel, *, depthwis
 def compute(regs: Mapping[str, int], ifm: np.ndarray, weights: np.ndarray, scales: ChannelScales,
             stage: OutputStage, *, depthwise: bool) -> np.ndarray:
     """The convolution's rescaled result, per OFM channel: (acc + bias) * scale >> shift."""
-    precision = Precision.of_ifm(regs.get("IFM_PRECISION", 0))
-    raw_zero_point = regs.get("IFM_ZERO_POINT", 0)
-    zero_point = signed16(raw_zero_point) if precision.signed else raw_zero_point & 0xFFFF
     kernel = Kernel.of(regs)
-    acc = accumulate(ifm - zero_point, weights, kernel, depthwise=depthwise)
+    acc = accumulate(ifm - zero_point(regs, "IFM"), weights, kernel, depthwise=depthwise)
     acc = wrap(acc, ACC_BITS.get(regs.get("ACC_FORMAT", 0) & 0x3, 32))
     depth = acc.shape[2]
     bias = np.asarray(scales.bias, dtype=np.int64)[:depth]
