@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from npuplan.errors import ValidationError
 from npuplan.sim.output_stage import OutputStage, zero_point
 from npuplan.sim.rounding import rescale, wrap
 
@@ -99,7 +100,7 @@ def padded(values: np.ndarray, kernel: Kernel, fill: int) -> np.ndarray:
     columns = kernel.columns - kernel.pad_left - kernel.pad_right
     image = image[:max(rows, 0), :max(columns, 0)]
     if image.shape[0] < rows or image.shape[1] < columns:
-        raise ValueError(f"IFM box {values.shape[:2]} is smaller than the {rows}x{columns} the kernel reads")
+        raise ValidationError(f"IFM box {values.shape[:2]} is smaller than the {rows}x{columns} the kernel reads")
     return np.pad(image, ((kernel.pad_top, kernel.pad_bottom), (kernel.pad_left, kernel.pad_right), (0, 0)),
                   constant_values=fill)
 

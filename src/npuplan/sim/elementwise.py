@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from npuplan.errors import ValidationError
 from npuplan.emit.native.output_stage import ElementType
 from npuplan.sim.output_stage import OutputStage, Scale, ifm_type, signed16, zero_point
 from npuplan.sim.rounding import RoundingMode, rescale, round_shift, saturate, widened
@@ -119,7 +120,7 @@ def _binary(function: int, regs: Mapping[str, int], a: np.ndarray, b: np.ndarray
         return saturate(a.astype(object) << np.clip(b, 0, 63).astype(object), INT32_LOW, INT32_HIGH)
     if function == SHR:
         return round_shift(a, np.clip(b, 0, 63), stage.rounding)
-    raise ValueError(f"unknown elementwise function {function}")
+    raise ValidationError(f"unknown elementwise function {function}")
 
 
 def compute(function: int, regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.ndarray | None,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.errors import ValidationError
 from npuplan.emit.native.output_stage import ElementType
 from npuplan.sim import lut as lookup
 from npuplan.sim.rounding import RoundingMode, rescale, saturate
@@ -107,7 +108,7 @@ class OutputStage:
         values = saturate(values + self._zero_point(), *self._range())
         if self.function >= FIRST_TABLE:
             if lut is None:
-                raise ValueError(f"ACTIVATION {self.function} reads a lookup table but none was given")
+                raise ValidationError(f"ACTIVATION {self.function} reads a lookup table but none was given")
             values = lookup.table(saturate(values, *lookup.input_range(lut, self.ofm)), lut, self.ofm)
         return saturate(values, self.ofm.min_value, self.ofm.max_value)
 
