@@ -85,7 +85,8 @@ def run_compiled(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def litert_outputs(original: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The original model's outputs through LiteRT's reference kernels."""
+    """The original model's outputs through LiteRT's reference kernels (the optimised ones differ by one
+    on some 1x1 convolutions)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     interp = Interpreter(model_content=original, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
