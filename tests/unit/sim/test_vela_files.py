@@ -16,9 +16,7 @@ the test holds as a bound.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import pytest
 
 pytest.importorskip("ai_edge_litert.interpreter", reason="ai_edge_litert (LiteRT), the oracle, is not installed")
 
+from tests.unit.sim import _oracle  # noqa: E402
 from tests.unit.sim._vela_files import litert_outputs, run_compiled, seeded_inputs  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sim"
@@ -70,21 +69,13 @@ def test_the_data_covers_every_configuration() -> None:
     assert {_case(p)[0] for p in FILES} == {"u55-128", "u55-128L", "u65-256", "u65-512", "u65-512L", "u55-64S"}
 
 
-def _vela() -> str:
-    local = Path(sys.executable).parent / "vela"
-    found = str(local) if local.exists() else shutil.which("vela")
-    if found is None:
-        pytest.skip("the vela CLI (ethos-u-vela) is not installed: the committed compiled files are tested instead")
-    return found
-
-
 @pytest.mark.parametrize(("model", "options"), [
     ("conv3x3_same", ("--accelerator-config", "ethos-u65-512")),
     ("depthwise_s2", ("--accelerator-config", "ethos-u65-512", "--debug-force-legacy-core")),
     ("conv3x3_same_i16", ("--accelerator-config", "ethos-u55-64", "--optimise", "Size")),
 ])
 def test_fresh_vela_files(model: str, options: tuple[str, ...]) -> None:
-    vela = _vela()
+    vela = _oracle.vela_cli()
     original = DATA / "models" / f"{model}.tflite"
     with tempfile.TemporaryDirectory() as tmp:
         run = subprocess.run([vela, str(original), "--output-dir", tmp, *options], capture_output=True, text=True,
