@@ -1,7 +1,8 @@
 """The simulator against LiteRT on Vela 5.2.0's compiled single-operator files (its files run on
 silicon): every ethos-u operator run by ``npuplan.sim.execute_stream``, the original model by
-LiteRT's reference kernels (its optimised ones differ from them by one on some 1x1 convolutions),
-on seeded inputs over the whole integer range.
+LiteRT, on seeded inputs over the whole integer range. LiteRT's reference and optimised kernels
+differ by one on some outputs (Vela's files reproduce the reference's 1x1 convolutions and the
+optimised kernels' fully connected layers): each output is compared with the nearer of the two.
 
 ``tests/data/sim/models`` holds the originals (``tests/data/sim/generate.py`` wrote them with
 TensorFlow), ``tests/data/sim/vela/CONFIG`` Vela's files: ``u55-128`` (``--accelerator-config
@@ -48,12 +49,17 @@ def _case(path: Path) -> tuple[str, str]:
 
 
 def _largest_difference(compiled: bytes, original: bytes) -> int:
+    """The largest difference of the file's outputs from LiteRT's, output by output the nearer of
+    its reference and its optimised kernels (they differ by one on some convolutions and fully
+    connected layers; LiteRT is the oracle either way)."""
     largest = 0
     for seed in SEEDS:
         inputs = seeded_inputs(original, seed)
-        for got, want in zip(run_compiled(compiled, inputs), litert_outputs(original, inputs)):
-            difference = np.abs(got.astype(np.int64) - want.reshape(got.shape).astype(np.int64))
-            largest = max(largest, int(difference.max()))
+        oracles = zip(litert_outputs(original, inputs), litert_outputs(original, inputs, optimised=True))
+        for got, (reference, optimised) in zip(run_compiled(compiled, inputs), oracles):
+            values = got.astype(np.int64)
+            largest = max(largest, min(int(np.abs(values - want.reshape(got.shape).astype(np.int64)).max())
+                                       for want in (reference, optimised)))
     return largest
 
 
