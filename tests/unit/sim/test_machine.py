@@ -266,3 +266,11 @@ def test_unknown_command_fails() -> None:
     stream = create_driver_payload(words(("NPU_OP_STOP", 0))[:0] + [0x3FF], U55)
     with pytest.raises(ValidationError, match="unknown cmd0 opcode"):
         execute_stream(stream, {})
+
+
+def test_registers_the_datapath_rejects_fail_in_one_line() -> None:
+    scratch = np.zeros(64, dtype=np.uint8)
+    with pytest.raises(ValidationError, match=r"NPU op 0 \(NPU_OP_POOL\): unknown pooling mode 7") as error:
+        execute_stream(payload(*fm("IFM", shape=(1, 1, 4)), *fm("OFM", base=16, shape=(1, 1, 4)), *POOL_1X1,
+                               ("NPU_OP_POOL", 7)), {1: scratch})
+    assert "\n" not in str(error.value)
