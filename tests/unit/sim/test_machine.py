@@ -205,7 +205,8 @@ def test_ifm_box_follows_kernel_stride_padding_and_upscaling(recorder: Recorder)
 
 def test_ifm2_broadcasts_and_scalars(recorder: Recorder) -> None:
     scratch = np.zeros(1024, dtype=np.uint8)
-    common = [*fm("IFM", shape=(3, 4, 5)), *fm("IFM2", base=128, shape=(3, 4, 5)), *fm("OFM", base=256, shape=(3, 4, 5))]
+    common = [*fm("IFM", shape=(3, 4, 5)), *fm("IFM2", base=128, shape=(3, 4, 5)),
+              *fm("OFM", base=256, shape=(3, 4, 5))]
     execute_stream(payload(*common, ("IFM2_BROADCAST", 0b101), ("NPU_OP_ELEMENTWISE", 1),
                            ("IFM2_BROADCAST", 1 << 7), ("NPU_OP_ELEMENTWISE", 1),
                            ("NPU_OP_ELEMENTWISE", 6)), {1: scratch})
