@@ -214,36 +214,62 @@ def test_ifm2_broadcasts_and_scalars(recorder: Recorder) -> None:
     assert recorder.calls[1]["ifm2"] is None and recorder.calls[2]["ifm2"] is None  # scalar; ABS is unary
 
 
-def test_dual_core_streams_each_hold_every_second_channel(recorder: Recorder) -> None:
+@pytest.mark.parametrize(("kind", "stride", "ifm_bits"), [
+    ("NPU_OP_CONV", 0, 8),  # depth-first
+    ("NPU_OP_CONV", 1 << 2, 8),  # part-kernel-first (KERNEL_STRIDE bit 2)
+    ("NPU_OP_CONV", 1 << 3 | 1 << 4, 16),  # dilation 2x2 (bits 3, 4), 16-bit IFM
+    ("NPU_OP_DEPTHWISE", 0, 8),
+])
+def test_dual_core_streams_each_hold_every_second_channel(recorder: Recorder, kind: str, stride: int,
+                                                          ifm_bits: int) -> None:
     rng = np.random.default_rng(3)
-    volume = rng.integers(-100, 100, (13, 3, 2, 20))
+    depthwise, dilation = kind == "NPU_OP_DEPTHWISE", 2 if stride & (1 << 3) else 1
+    volume = rng.integers(-100, 100, (13, 3, 2, 1 if depthwise else 20))
     biases, multipliers, shifts = rng.integers(-(1 << 38), 1 << 38, 13), rng.integers(0, 1 << 31, 13), \
         rng.integers(0, 64, 13)
     flash = bytearray()
     streams = {}
     for core in (0, 1):
-        weights = encode_weights(volume[core::2], ofm_ublock_depth=8, ifm_ublock_depth=8, dilation_xy=(1, 1),
-                                 ifm_bits=8, ofm_block_depth=8, depthwise=False, part_kernel_first=False)
+        weights = encode_weights(volume[core::2], ofm_ublock_depth=8, ifm_ublock_depth=8,
+                                 dilation_xy=(dilation, dilation), ifm_bits=ifm_bits, ofm_block_depth=8,
+                                 depthwise=depthwise, part_kernel_first=bool(stride & (1 << 2)))
         scales = encode_biases(biases[core::2], multipliers[core::2], shifts[core::2])
         scales += bytes(-len(scales) % 16)
         streams[core] = (len(flash), len(weights), len(flash) + len(weights), len(scales))
         flash += weights + scales
     recorder.result = np.zeros((2, 2, 13), dtype=np.int64)
-    scratch = np.zeros(1024, dtype=np.uint8)
-    execute_stream(payload(*fm("IFM", shape=(4, 3, 20)), *fm("OFM", base=512, shape=(2, 2, 13)),
-                           ("KERNEL_HEIGHT_M1", 2), ("KERNEL_WIDTH_M1", 1), ("KERNEL_STRIDE", 0),
-                           ("OFM_BLK_DEPTH_M1", 15), ("WEIGHT_REGION", 0), ("SCALE_REGION", 0),
-                           ("WEIGHT_BASE", streams[0][0]), ("WEIGHT_LENGTH", streams[0][1]),
+    element = ifm_bits // 8
+    precision = SIGNED | (PRECISION_16 if ifm_bits == 16 else 0)
+    scratch = np.zeros(2048, dtype=np.uint8)
+    execute_stream(payload(*fm("IFM", shape=(8, 8, 13 if depthwise else 20), precision=precision, element=element),
+                           *fm("OFM", base=1536, shape=(2, 2, 13)),
+                           ("KERNEL_HEIGHT_M1", 3 * dilation - dilation), ("KERNEL_WIDTH_M1", 2 * dilation - dilation),
+                           ("KERNEL_STRIDE", stride), ("OFM_BLK_DEPTH_M1", 15), ("WEIGHT_REGION", 0),
+                           ("SCALE_REGION", 0), ("WEIGHT_BASE", streams[0][0]), ("WEIGHT_LENGTH", streams[0][1]),
                            ("SCALE_BASE", streams[0][2]), ("SCALE_LENGTH", streams[0][3]),
                            ("WEIGHT1_BASE", streams[1][0]), ("WEIGHT1_LENGTH", streams[1][1]),
                            ("SCALE1_BASE", streams[1][2]), ("SCALE1_LENGTH", streams[1][3]),
-                           ("NPU_OP_CONV", 0), accelerator=U65_512), {0: np.frombuffer(bytes(flash), np.uint8),
-                                                                      1: scratch})
+                           (kind, 0), accelerator=U65_512), {0: np.frombuffer(bytes(flash), np.uint8), 1: scratch})
     call = recorder.calls[0]
     assert call["weights"].tolist() == volume.tolist()
     assert call["scales"].bias.tolist() == biases.tolist()
     assert call["scales"].scale.tolist() == multipliers.tolist()
     assert call["scales"].shift.tolist() == shifts.tolist()
+
+
+def test_a_stream_that_decodes_to_too_few_weights_fails() -> None:
+    weights = encode_weights(np.ones((8, 1, 1, 16), dtype=np.int64), ofm_ublock_depth=8, ifm_ublock_depth=8,
+                             dilation_xy=(1, 1), ifm_bits=8, ofm_block_depth=8, depthwise=False,
+                             part_kernel_first=False)
+    scales = encode_biases(np.zeros(16), np.ones(16), np.zeros(16))
+    flash = np.frombuffer(weights + scales, np.uint8)
+    with pytest.raises(ValidationError, match="weight stream decodes to 256 weights, the registers read 512"):
+        execute_stream(payload(*fm("IFM", shape=(1, 1, 16)), *fm("OFM", base=64, shape=(1, 1, 16)),
+                               ("KERNEL_HEIGHT_M1", 0), ("KERNEL_WIDTH_M1", 0), ("KERNEL_STRIDE", 0),
+                               ("OFM_BLK_DEPTH_M1", 15), ("WEIGHT_REGION", 0), ("SCALE_REGION", 0),
+                               ("WEIGHT_BASE", 0), ("WEIGHT_LENGTH", len(weights)), ("SCALE_BASE", len(weights)),
+                               ("SCALE_LENGTH", len(scales)), ("NPU_OP_CONV", 0)),
+                       {0: flash, 1: np.zeros(128, dtype=np.uint8)})
 
 
 @pytest.mark.parametrize(("commands", "message"), [
