@@ -6,7 +6,8 @@ compile the model with the Vela CLI beside this interpreter (Vela's default core
 CPU are listed, not run: ``npuplan run`` executes those), run the original through LiteRT, and
 print per seed the largest difference and how many output elements differ (each output against
 the nearer of LiteRT's reference and optimised kernels, which differ by one on some fully
-connected layers; the reference kernels abort on some models, then the optimised ones alone), the simulator's seconds and the machine layer's own seconds (the same run with
+connected layers; the reference kernels abort on some models, then the optimised ones alone),
+the simulator's seconds and the machine layer's own seconds (the same run with
 a datapath that returns zeros). Prints figures; asserts nothing.
 
 Usage: python bench/sim_vela_files.py [--models DIR] [--scenario NAME ...] [--model NAME ...] [--seeds N]
