@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.errors import ValidationError
 from npuplan.sim import convolution, elementwise, pooling
 from npuplan.sim.output_stage import OutputStage
 
@@ -40,12 +41,13 @@ def compute(op: str, param: int, regs: Mapping[str, int], ifm: np.ndarray, ifm2:
     datapath applies IFM_PAD_*); elementwise: the OFM's extent but broadcast axes (extent 1).
     ``ifm2``: elementwise only, or None for a scalar. ``weights``: CONV ``(ofm_depth, kh, kw,
     ifm_depth)``, DEPTHWISE ``(depth, kh, kw, 1)``, zero-point free. ``scales``: convolutions' scale
-    stream. ``lut``: the table when ACTIVATION selects one."""
+    stream. ``lut``: the table when ACTIVATION selects one. Raises ``ValidationError`` (one line)
+    for an operation, function or table it cannot compute."""
     stage = OutputStage.of(regs)
     values = np.asarray(ifm, dtype=np.int64)
     if op in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
         if weights is None or scales is None:
-            raise ValueError(f"{op} needs its weights and its scale stream")
+            raise ValidationError(f"{op} needs its weights and its scale stream")
         result = convolution.compute(regs, values, np.asarray(weights, dtype=np.int64), scales, stage,
                                      depthwise=op == "NPU_OP_DEPTHWISE")
     elif op == "NPU_OP_POOL":
@@ -53,5 +55,5 @@ def compute(op: str, param: int, regs: Mapping[str, int], ifm: np.ndarray, ifm2:
     elif op == "NPU_OP_ELEMENTWISE":
         result = elementwise.compute(param, regs, values, ifm2, stage)
     else:
-        raise ValueError(f"{op} is not an operation of the datapath (one of {', '.join(OPERATIONS)})")
+        raise ValidationError(f"{op} is not an operation of the datapath (one of {', '.join(OPERATIONS)})")
     return stage.finish(result, None if lut is None else np.asarray(lut, dtype=np.int64))

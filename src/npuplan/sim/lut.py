@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from npuplan.errors import ValidationError
+
 INT8_ENTRIES, INT16_ENTRIES = 256, 512
 INT16_BYTES = INT16_ENTRIES * 4
 WIDE_INT8_BYTES = INT8_ENTRIES * 4  # 256 32-bit entries
@@ -21,7 +23,7 @@ def _precision_bits(lut: np.ndarray) -> int:
         return 16
     if lut.size in (INT8_ENTRIES, WIDE_INT8_BYTES):
         return 8
-    raise ValueError(f"a lookup table has 256 or 512 entries, not {lut.size}")
+    raise ValidationError(f"a lookup table has 256 or 512 entries, not {lut.size}")
 
 
 def _words(lut: np.ndarray) -> np.ndarray:

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from npuplan.errors import ValidationError
 from npuplan.sim.convolution import Kernel, padded
-from npuplan.sim.output_stage import OutputStage, Precision, signed16
-from npuplan.sim.rounding import RoundingMode
+from npuplan.sim.output_stage import OutputStage, zero_point
 
 MAX, AVERAGE, REDUCE_SUM = 0, 1, 2
 _MISSING = np.iinfo(np.int64).min // 4  # a padded position's marker (no IFM value reads as it)
@@ -26,18 +26,15 @@ def _windows(values: np.ndarray, kernel: Kernel, fill: int) -> list[np.ndarray]:
     return [kernel.tap(image, y, x) for y, x in kernel.positions]
 
 
-def _divided(total: np.ndarray, count: np.ndarray, rounding: RoundingMode) -> np.ndarray:
+def _divided(total: np.ndarray, count: np.ndarray) -> np.ndarray:
     """``total / count`` rounded half away from zero (TFLite's average pool)."""
     magnitude = (np.abs(total) + count // 2) // count
     return np.where(total < 0, -magnitude, magnitude)
 
 
 def compute(mode: int, regs: Mapping[str, int], ifm: np.ndarray, stage: OutputStage) -> np.ndarray:
-    precision = Precision.of_ifm(regs.get("IFM_PRECISION", 0))
-    raw_zero_point = regs.get("IFM_ZERO_POINT", 0)
-    zero_point = signed16(raw_zero_point) if precision.signed else raw_zero_point & 0xFFFF
     kernel = Kernel.of(regs)
-    values = ifm - zero_point
+    values = ifm - zero_point(regs, "IFM")
     if mode == MAX:
         result = np.max(np.stack(_windows(values, kernel, _MISSING)), axis=0)
         return stage.rescaled(result) if stage.global_scale else result
@@ -47,9 +44,9 @@ def compute(mode: int, regs: Mapping[str, int], ifm: np.ndarray, stage: OutputSt
         total = np.sum(total, axis=2, keepdims=True)
         return stage.rescaled(total) if stage.global_scale else total
     if mode != AVERAGE:
-        raise ValueError(f"unknown pooling mode {mode}")
+        raise ValidationError(f"unknown pooling mode {mode}")
     if kernel.pad_top or kernel.pad_bottom or kernel.pad_left or kernel.pad_right or not stage.global_scale:
         present = np.sum(np.stack(_windows(np.ones(values.shape[:2] + (1,), dtype=np.int64), kernel, 0)), axis=0)
-        total = _divided(total, present, stage.rounding)
+        total = _divided(total, present)
     return stage.rescaled(total) if stage.global_scale else total
 

@@ -165,3 +165,13 @@ def test_int32_ofm_leaves_its_zero_point_out():
     scales = ChannelScales(np.zeros(2), np.ones(2), np.zeros(2))
     out = compute("NPU_OP_DEPTHWISE", 0, regs, np.array([[[1, 2]]]), weights=np.ones((2, 1, 1, 1)), scales=scales)
     assert out.tolist() == [[[1, 2]]]
+
+
+def test_what_the_datapath_cannot_compute_is_a_one_line_validation_error():
+    from npuplan.errors import ValidationError
+    with pytest.raises(ValidationError, match="NPU_OP_DMA_START is not an operation"):
+        compute("NPU_OP_DMA_START", 0, {}, np.zeros((1, 1, 1)))
+    with pytest.raises(ValidationError, match="unknown elementwise function 12"):
+        compute("NPU_OP_ELEMENTWISE", 12, _elementwise_regs(), np.zeros((1, 1, 1)), np.zeros((1, 1, 1)))
+    with pytest.raises(ValidationError, match="reads a lookup table but none was given"):
+        compute("NPU_OP_ELEMENTWISE", 6, _elementwise_regs(ACTIVATION=16), np.zeros((1, 1, 1)))
