@@ -12,6 +12,7 @@ from typing import Any, Callable, NoReturn
 from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, marked_op
 from npuplan.cli_options import add_fixed_options, fixed_options
+from npuplan.cli_run import COMMANDS as RUN_COMMANDS, add_run_parsers, run_command
 from npuplan.options import DEFAULT_CONFIG, Optimise
 from npuplan.sweep.command import add_fit_parser, add_sweep_parser, run_fit, run_sweep
 
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(commands)
     add_fit_parser(commands)
+    add_run_parsers(commands)
 
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream, or a deployable "
                                              "TFLite file's register command streams, and check it")
@@ -231,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "sweep":
                 stage.step("sweeping")
                 return run_sweep(args)
+            if args.command in RUN_COMMANDS:
+                return run_command(args, stage.step)
             if args.command == "fit":
                 stage.step("fitting the arena cache size")
                 return run_fit(args)
