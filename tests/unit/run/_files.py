@@ -5,11 +5,11 @@ maps in the scratch tensor's bytes, as Vela and npuplan write them."""
 from __future__ import annotations
 
 import importlib.util
-import struct
 from pathlib import Path
 
 import numpy as np
 
+from npuplan.emit.native.payload import create_driver_payload
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
 from npuplan.ir.types import DataType, Quantization
@@ -32,17 +32,11 @@ def command_words(commands: list[tuple[str, int]]) -> list[int]:
     return words
 
 
-def driver_payload(words: list[int]) -> bytes:
-    """The driver payload of ``words``: ``COP1`` and one CMD_STREAM action."""
-    tag = 2 | ((len(words) & 0xFFFF) << 16) | (((len(words) >> 16) & 0xFF) << 8)
-    return struct.pack(f"<{2 + len(words)}I", int.from_bytes(b"COP1", "little"), tag, *words)
-
-
 def dma_payload(*, src_region: int, dst_region: int, length: int, src: int = 0, dst: int = 0) -> bytes:
     """A stream that copies ``length`` bytes between two regions and stops."""
-    return driver_payload(command_words([
+    return create_driver_payload(command_words([
         ("DMA0_SRC_REGION", src_region), ("DMA0_DST_REGION", dst_region), ("DMA0_SRC", src), ("DMA0_DST", dst),
-        ("DMA0_LEN", length), ("NPU_OP_DMA_START", 0), ("NPU_OP_DMA_WAIT", 0), ("NPU_OP_STOP", 0xFFFF)]))
+        ("DMA0_LEN", length), ("NPU_OP_DMA_START", 0), ("NPU_OP_DMA_WAIT", 0), ("NPU_OP_STOP", 0xFFFF)]), "Ethos_U55_128")
 
 
 def _bytes_tensor(name: str, data: bytes) -> Tensor:
