@@ -16,9 +16,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from npuplan.cli_options import add_fixed_options, fixed_options
+from npuplan.cli_options import add_plan_options, fixed_options
 from npuplan.errors import InputError, NpuplanError
-from npuplan.options import DEFAULT_CONFIG, Optimise
 
 COMMANDS = ("run", "check")
 MISMATCH_STATUS = 3  # as a violation found by `npuplan validate`: the compiled file is wrong
@@ -37,24 +36,13 @@ def add_run_parsers(commands: Any) -> None:
     c = commands.add_parser("check", help="plan and emit a model, then run the compiled file and the original "
                                           "(LiteRT) on the same seeded inputs and compare their outputs")
     c.add_argument("network", metavar="MODEL.tflite", help="quantized TFLite model")
-    _add_plan_options(c)
+    add_plan_options(c)
     c.add_argument("--samples", type=int, default=5, help="how many seeded random inputs (default: 5)")
     c.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     c.add_argument("--emit-backend", choices=("npuplan", "vela"), default="npuplan",
                    help="what writes the register command streams (as plan --emit-backend)")
     c.add_argument("--output-dir", default=None, help="also write the checked <network>_npuplan.tflite there")
     c.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
-
-
-def _add_plan_options(p: argparse.ArgumentParser) -> None:
-    """The options of ``npuplan plan`` that decide the plan."""
-    p.add_argument("--config", action="append", default=[], metavar="FILE.ini", help="Vela-format .ini config file(s)")
-    p.add_argument("--accelerator-config", default="ethos-u55-128", help="accelerator preset (default: ethos-u55-128)")
-    p.add_argument("--system-config", default=DEFAULT_CONFIG, help="system config name")
-    p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
-    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, help="Performance or Size")
-    p.add_argument("--arena-cache-size", default=None, metavar="BYTES", help="SRAM budget in bytes")
-    add_fixed_options(p)
 
 
 def run_command(args: argparse.Namespace, step: Callable[[str], None]) -> int:

@@ -13,7 +13,7 @@ InputSpec = tuple[tuple[int, ...], np.dtype]
 def random_inputs(specs: Sequence[InputSpec], rng: np.random.Generator) -> list[np.ndarray]:
     """One array per ``(shape, dtype)``: integers uniform over the whole range of their type, booleans
     uniform, floats uniform in [-1, 1)."""
-    out = []
+    out: list[np.ndarray] = []
     for shape, dtype in specs:
         dtype = np.dtype(dtype)
         if dtype == np.bool_:
