@@ -117,7 +117,7 @@ def _fm(r: Mapping[str, int], prefix: str, height: int, width: int, depth: int, 
 _UNARY_ELEMENTWISE = frozenset({5, 6, 7})  # NPU_OP_ELEMENTWISE's mode: LRELU, ABS, CLZ read no IFM2
 
 
-def _npu_event(index: int, name: str, r: Mapping[str, int], mode: int = 0) -> NpuEvent:
+def npu_event(index: int, name: str, r: Mapping[str, int], mode: int = 0) -> NpuEvent:
     kind = KINDS[name]
     oh, ow, od = r.get("OFM_HEIGHT_M1", 0) + 1, r.get("OFM_WIDTH_M1", 0) + 1, r.get("OFM_DEPTH_M1", 0) + 1
     kh, kw = r.get("KERNEL_HEIGHT_M1", 0) + 1, r.get("KERNEL_WIDTH_M1", 0) + 1
@@ -189,7 +189,7 @@ def replayed(commands: Iterable[Decoded]) -> list[Event]:
         elif not name.startswith("NPU_OP_"):
             registers[name] = param
         elif name in KINDS:
-            out.append(_npu_event(kicks, name, registers, param if name == "NPU_OP_ELEMENTWISE" else 0))
+            out.append(npu_event(kicks, name, registers, param if name == "NPU_OP_ELEMENTWISE" else 0))
             kicks += 1
         elif name == "NPU_OP_DMA_START":
             length = registers.get("DMA0_LEN", 0)

@@ -70,7 +70,7 @@ def accelerator_of_config(config: int) -> Accelerator:
 
 
 @dataclass(frozen=True, slots=True)
-class _Share:
+class CoreShare:
     """One core's part of an operation: its streams and what their sizes must be."""
 
     core: int
@@ -80,7 +80,7 @@ class _Share:
     block_depth: int  # its share of the OFM block depth
 
 
-def _shares(e: NpuEvent, cores: int) -> list[_Share]:
+def core_shares(e: NpuEvent, cores: int) -> list[CoreShare]:
     """Each core's share of ``e`` (a core with no channels or no block depth has no streams)."""
     assert e.weights is not None and e.scales is not None
     ranges = [(e.weights, e.scales)]
@@ -89,7 +89,7 @@ def _shares(e: NpuEvent, cores: int) -> list[_Share]:
             raise ValidationError("a dual-core operation without the second core's WEIGHT1/SCALE1 registers")
         ranges.append((e.weights1, e.scales1))
     depth, block = e.ofm.depth, e.block[2]
-    return [_Share(core, w, s, len(range(core, depth, cores)), (block + cores - 1 - core) // cores)
+    return [CoreShare(core, w, s, len(range(core, depth, cores)), (block + cores - 1 - core) // cores)
             for core, (w, s) in enumerate(ranges)]
 
 
@@ -176,13 +176,13 @@ class _Checker:
                 self.sources.add(e, s.region_tensors)
             elif isinstance(e, NpuEvent) and e.weights is not None and e.scales is not None:
                 try:
-                    for share in _shares(e, acc.cores):
+                    for share in core_shares(e, acc.cores):
                         self.share(e, share, s.region_tensors, acc)
                 except ValidationError as error:
                     raise ValidationError(f"operator {s.operator}, NPU op {e.index} ({e.kind}): {error}") from None
                 self.operations += 1
 
-    def share(self, e: NpuEvent, share: _Share, tensors: dict[int, int], acc: Accelerator) -> None:
+    def share(self, e: NpuEvent, share: CoreShare, tensors: dict[int, int], acc: Accelerator) -> None:
         """Checks one core's weight and scale streams of operation ``e``."""
         name = f"core {share.core}'s " if acc.cores > 1 else ""
         if not share.channels or not share.block_depth:
@@ -201,7 +201,7 @@ class _Checker:
         except ValueError as error:
             raise ValidationError(f"{name}weight stream (flash bytes {place.address}..{place.address + place.length})"
                                   f" does not decode: {error}") from None
-        _check_count(name, values, _geometry(e, share, acc))
+        _check_count(name, values, share_geometry(e, share, acc))
 
     def scales(self, name: str, place: _Place, channels: int) -> None:
         """The shift of each of the ``channels`` scale records at ``place`` fits its 6 bits."""
@@ -217,7 +217,7 @@ class _Checker:
                                   f"(6 bits)")
 
 
-def _geometry(e: NpuEvent, share: _Share, acc: Accelerator) -> BrickGeometry:
+def share_geometry(e: NpuEvent, share: CoreShare, acc: Accelerator) -> BrickGeometry:
     """The brick geometry of a core's share of ``e``, from its registers."""
     from npuplan.emit.native.brick_order import BrickGeometry
 
