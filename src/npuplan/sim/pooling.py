@@ -48,8 +48,8 @@ def compute(mode: int, regs: Mapping[str, int], ifm: np.ndarray, stage: OutputSt
         return stage.rescaled(total) if stage.global_scale else total
     if mode != AVERAGE:
         raise ValueError(f"unknown pooling mode {mode}")
-    if stage.global_scale:
-        return stage.rescaled(total)
-    present = np.sum(np.stack(_windows(np.ones(values.shape[:2] + (1,), dtype=np.int64), kernel, 0)), axis=0)
-    return _divided(total, present, stage.rounding)
+    if kernel.pad_top or kernel.pad_bottom or kernel.pad_left or kernel.pad_right or not stage.global_scale:
+        present = np.sum(np.stack(_windows(np.ones(values.shape[:2] + (1,), dtype=np.int64), kernel, 0)), axis=0)
+        total = _divided(total, present, stage.rounding)
+    return stage.rescaled(total) if stage.global_scale else total
 

@@ -43,7 +43,7 @@ def model_bytes(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
     return write_tflite(Model("one_op", (Graph("main", tuple(ops), tuple(inputs), tuple(outputs)),)))
 
 
-def compile_with_vela(data: bytes, *, extra: Sequence[str] = ()) -> bytes:
+def compile_with_vela(data: bytes, *, extra: Sequence[str] = ()) -> bytes:  # noqa: D401
     """Vela's compiled file for ``data`` (Ethos-U55-128, its default system config)."""
     vela = vela_cli()
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,12 +58,17 @@ def compile_with_vela(data: bytes, *, extra: Sequence[str] = ()) -> bytes:
         return compiled.read_bytes()
 
 
-def kicks(compiled: bytes) -> list[tuple[str, int, dict[str, int]]]:
-    """(operation, parameter, registers) of every NPU operation of every ethos-u operator, in order;
-    registers as ``npuplan.regstream.events`` keeps them (cmd1: payload | parameter << 32)."""
+Kick = tuple[str, int, dict[str, int], "np.ndarray | None"]
+
+
+def kicks(compiled: bytes) -> list[Kick]:
+    """(operation, parameter, registers, lookup table) of every NPU operation of every ethos-u
+    operator, in order; registers as ``npuplan.regstream.events`` keeps them (cmd1: payload |
+    parameter << 32); the table: the bytes of the latest DMA from the flash into the NPU's
+    internal memory (None before any)."""
     model = tflite.Model.GetRootAsModel(compiled, 0)
     sg = model.Subgraphs(0)
-    out: list[tuple[str, int, dict[str, int]]] = []
+    out: list[Kick] = []
     for i in range(sg.OperatorsLength()):
         op = sg.Operators(i)
         code = model.OperatorCodes(op.OpcodeIndex())
@@ -71,14 +76,20 @@ def kicks(compiled: bytes) -> list[tuple[str, int, dict[str, int]]]:
             continue
         tensor = sg.Tensors(int(op.InputsAsNumpy()[0]))
         payload = bytes(model.Buffers(tensor.Buffer()).DataAsNumpy())
+        flash_buffer = model.Buffers(sg.Tensors(int(op.InputsAsNumpy()[1])).Buffer()).DataAsNumpy()
+        flash = np.asarray(flash_buffer, dtype=np.uint8) if not isinstance(flash_buffer, int) else np.zeros(0, np.uint8)
         registers: dict[str, int] = {}
+        table = None
         for name, param, value, _ in decoded(payload_words(payload).words):
             if value is not None:
                 registers[name] = value | ((param & 0xFF) << 32)
             elif not name.startswith("NPU_OP_"):
                 registers[name] = param
             elif name in KICKS:
-                out.append((name, param, dict(registers)))
+                out.append((name, param, dict(registers), table))
+            elif name == "NPU_OP_DMA_START" and registers.get("DMA0_DST_REGION", 0) & (1 << 8):
+                start = registers.get("DMA0_SRC", 0)
+                table = flash[start:start + registers.get("DMA0_LEN", 0)].astype(np.int64)
     return out
 
 
