@@ -10,13 +10,15 @@ npuplan (native backend, ``emit.plan_and_emit``) and with Vela 5.2 (``--vela``, 
 run both files and the original on the same seeded inputs (``--samples``, uniform over each input
 type's range; the samples run in turn on one loaded model, so variable tensors evolve alike) and
 print per output, side by side, the largest absolute difference from LiteRT and how many elements
-differ (summed over the samples). Which side to trust: LiteRT is the functional reference; Vela's
+differ (summed over the samples), and the wall seconds one sample takes (the compiled file and LiteRT's
+run of the original, on a machine shared with other work: a rough figure). Which side to trust: LiteRT is the functional reference; Vela's
 file runs on silicon, so where it differs from LiteRT the difference is the NPU's (an NPU rounding
 TFLite does not share) unless the simulator is wrong, and npuplan's file should differ no more
 than Vela's (verdict ``ok``: no larger difference and no more differing elements; ``WORSE``
 otherwise; without a Vela file, ``exact`` or ``DIFF``). A tool that cannot compile a model, and a
 file the simulator cannot run, is a row, not an exception. Writes the table, with a header
-(command, commit, Vela version, date), to ``--out`` (default bench/results/run_diff.txt).
+(command, commit, Vela version, date), to ``--out`` (default bench/results/run_diff.txt), row by row;
+the jobs run scenario by scenario (every model in the first scenario, then the second...).
 Prints figures; asserts nothing.
 """
 
@@ -29,6 +31,7 @@ import glob
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +57,7 @@ class Side:
 
     diffs: tuple[OutputDiff, ...] = ()
     error: str = ""
+    seconds_per_sample: float = 0.0  # wall time of one compiled-file and one LiteRT invocation
 
 
 def _short(error: BaseException) -> str:
@@ -88,7 +92,9 @@ def run_side(data: bytes | None, why: str, original: bytes, samples: int, seed: 
     try:
         compiled = CompiledModel(data, label="the compiled file")
         reference = ReferenceModel(original, label="the original")
-        return Side(tuple(compare_runs(compiled, reference, samples=samples, seed=seed)))
+        started = time.perf_counter()
+        diffs = tuple(compare_runs(compiled, reference, samples=samples, seed=seed))
+        return Side(diffs, seconds_per_sample=(time.perf_counter() - started) / samples)
     except NpuplanError as error:
         return Side(error=f"run: {str(error)[:150]}")
     except Exception as error:  # noqa: BLE001 - a crash is a finding
@@ -122,8 +128,8 @@ def one(job: tuple[Path, str, int, int, str]) -> list[tuple[str, str]]:
         a = ours.diffs[k] if k < len(ours.diffs) else None
         b = theirs.diffs[k] if k < len(theirs.diffs) else None
         v = verdict(a, b)
-        left = format_diff(a) if a else ours.error
-        right = format_diff(b) if b else theirs.error
+        left = f"{format_diff(a)} ({ours.seconds_per_sample:.1f} s/sample)" if a else ours.error
+        right = f"{format_diff(b)} ({theirs.seconds_per_sample:.1f} s/sample)" if b else theirs.error
         rows.append((v, f"{path.stem} {scenario} out {k}: {v:5s} | npuplan {left} | vela {right}"))
     return rows
 
@@ -166,23 +172,25 @@ def main() -> None:
     parser.add_argument("--vela", default=str(VELA))
     parser.add_argument("--out", type=Path, default=HERE / "results" / "run_diff.txt")
     args = parser.parse_args()
-    lines = _header(sys.argv[1:], args.vela)
-    for line in lines:
-        print(line, flush=True)
     counts: collections.Counter[str] = collections.Counter()
-    with tempfile.TemporaryDirectory() as scratch:
-        jobs = [(p, s, args.samples, args.seed, args.vela) for p in _models(args, Path(scratch))
-                for s in args.scenario or list(SCENARIOS)]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w") as results, tempfile.TemporaryDirectory() as scratch:
+
+        def emit(line: str) -> None:  # printed and written as it comes: a long run killed keeps its rows
+            print(line, flush=True)
+            results.write(line + "\n")
+            results.flush()
+
+        for line in _header(sys.argv[1:], args.vela):
+            emit(line)
+        models = _models(args, Path(scratch))
+        jobs = [(p, s, args.samples, args.seed, args.vela) for s in args.scenario or list(SCENARIOS) for p in models]
         with ProcessPoolExecutor(max(1, args.jobs)) as pool:
             for rows in pool.map(one, jobs):
                 for v, line in rows:
                     counts[v] += 1
-                    lines.append(line)
-                    print(line, flush=True)
-    lines.append("# outputs by verdict: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
-    print(lines[-1])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
+                    emit(line)
+        emit("# outputs by verdict: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
 
 
 if __name__ == "__main__":
