@@ -84,3 +84,14 @@ def test_check_exit_status_says_whether_the_outputs_agree(
 def test_check_refuses_zero_samples(model: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(model), "--samples", "0"]) == 2
     assert "--samples must be at least 1" in capsys.readouterr().err
+
+
+def test_check_plans_emits_and_runs_for_real(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.random_graphs import network_bytes
+
+    path = tmp_path / "random_1.tflite"  # a seeded random network whose compiled file is exact
+    path.write_bytes(network_bytes(1))
+    assert main(["check", str(path), "--samples", "2", "--output-dir", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "output 0: agrees: max |diff| 0, 0 of 32 elements differ over 2 sample(s) (seed 0)" in out
+    assert (tmp_path / "out" / "random_1_npuplan.tflite").is_file()
