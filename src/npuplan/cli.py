@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(commands)
     add_fit_parser(commands)
-    add_run_parsers(commands)
+    add_run_parsers(commands, plan=p)
 
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream, or a deployable "
                                              "TFLite file's register command streams, and check it")
@@ -234,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stage.step("sweeping")
                 return run_sweep(args)
             if args.command in RUN_COMMANDS:
-                return run_command(args, stage.step)
+                return run_command(args, stage)
             if args.command == "fit":
                 stage.step("fitting the arena cache size")
                 return run_fit(args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from npuplan.options import DEFAULT_CONFIG, Optimise, Search, TensorAllocator
+from npuplan.options import Search, TensorAllocator
 
 
 def add_fixed_options(p: argparse.ArgumentParser) -> None:
@@ -38,15 +38,3 @@ def fixed_options(args: argparse.Namespace) -> dict[str, Any]:
         buffer_weights=args.buffer_weights,
         reorder=not args.no_reorder,
     )
-
-
-def add_plan_options(p: argparse.ArgumentParser) -> None:
-    """The options of ``npuplan plan`` that decide the plan: the configs, accelerator, system config,
-    memory mode, goal and arena budget, and ``add_fixed_options`` (``npuplan check`` uses them)."""
-    p.add_argument("--config", action="append", default=[], metavar="FILE.ini", help="Vela-format .ini config file(s)")
-    p.add_argument("--accelerator-config", default="ethos-u55-128", help="accelerator preset (default: ethos-u55-128)")
-    p.add_argument("--system-config", default=DEFAULT_CONFIG, help="system config name")
-    p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
-    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, help="Performance or Size")
-    p.add_argument("--arena-cache-size", default=None, metavar="BYTES", help="SRAM budget in bytes")
-    add_fixed_options(p)

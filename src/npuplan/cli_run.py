@@ -12,19 +12,25 @@ from __future__ import annotations
 import argparse
 import io
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-import numpy as np
-
-from npuplan.cli_options import add_plan_options, fixed_options
+from npuplan.cli_options import add_fixed_options, fixed_options
 from npuplan.errors import InputError, NpuplanError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 COMMANDS = ("run", "check")
 MISMATCH_STATUS = 3  # as a violation found by `npuplan validate`: the compiled file is wrong
 
 
-def add_run_parsers(commands: Any) -> None:
-    """Add the ``run`` and ``check`` subcommands to ``commands`` (the program's subparsers)."""
+# The options of `npuplan plan` that decide the plan (with add_fixed_options'), which check takes as plan takes them.
+PLAN_OPTIONS = ("config", "accelerator_config", "system_config", "memory_mode", "optimise", "arena_cache_size")
+
+
+def add_run_parsers(commands: Any, *, plan: argparse.ArgumentParser) -> None:
+    """Add the ``run`` and ``check`` subcommands to ``commands`` (the program's subparsers); ``check``
+    shares the plan-deciding options of ``plan`` (the ``plan`` subparser), so the two never drift."""
     r = commands.add_parser("run", help="execute a compiled .tflite (npuplan's or Vela's) on the PC: ethos-u "
                                         "operators on the NPU simulator, the rest on LiteRT")
     r.add_argument("compiled", metavar="COMPILED.tflite", help="a *_npuplan.tflite or *_vela.tflite file")
@@ -36,7 +42,10 @@ def add_run_parsers(commands: Any) -> None:
     c = commands.add_parser("check", help="plan and emit a model, then run the compiled file and the original "
                                           "(LiteRT) on the same seeded inputs and compare their outputs")
     c.add_argument("network", metavar="MODEL.tflite", help="quantized TFLite model")
-    add_plan_options(c)
+    for action in plan._actions:  # the same option objects, as argparse's parents= shares them
+        if action.dest in PLAN_OPTIONS:
+            c._add_action(action)
+    add_fixed_options(c)
     c.add_argument("--samples", type=int, default=5, help="how many seeded random inputs (default: 5)")
     c.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     c.add_argument("--emit-backend", choices=("npuplan", "vela"), default="npuplan",
@@ -45,23 +54,33 @@ def add_run_parsers(commands: Any) -> None:
     c.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
 
-def run_command(args: argparse.Namespace, step: Callable[[str], None]) -> int:
-    """Run ``args.command`` (``run`` or ``check``); its exit status. ``step`` names what is being done."""
+class Stage(Protocol):
+    """What the program is doing, for its one-line report of an internal error."""
+
+    def step(self, name: str) -> None: ...
+
+
+def run_command(args: argparse.Namespace, stage: Stage) -> int:
+    """Run ``args.command`` (``run`` or ``check``); its exit status."""
     if args.command == "run":
-        return _run(args, step)
-    return _check(args, step)
+        return _run(args, stage.step)
+    return _check(args, stage.step)
 
 
 def _load_input(path: str) -> np.ndarray:
+    import numpy as np  # the program imports this module at start-up, before it sets numpy's threads
+
     try:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as error:
-        detail = getattr(error, "strerror", None) or str(error).splitlines()[0] if str(error) else type(error).__name__
+        detail = getattr(error, "strerror", None) or next(iter(str(error).splitlines()), type(error).__name__)
         raise InputError(f"cannot read input '{path}' as a .npy array ({detail})") from None
 
 
 def _write_outputs(outputs: list[np.ndarray], output_dir: str) -> list[Path]:
     """Write every output, each into a temporary file renamed into place once all are written."""
+    import numpy as np
+
     directory = Path(output_dir)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
