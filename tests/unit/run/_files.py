@@ -13,28 +13,16 @@ from npuplan.emit.native.payload import create_driver_payload
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
 from npuplan.ir.types import DataType, Quantization
-from npuplan.regstream.words import CODE_OF, PAYLOAD32
+from npuplan.regstream.words import encode_commands
 
 SHAPE = (1, 2, 2, 4)  # 16 int8 elements
 Q = Quantization((0.1,), (0,))
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def command_words(commands: list[tuple[str, int]]) -> list[int]:
-    """Register commands (name, value) as command words: a cmd1 carries its value in a payload word."""
-    words = []
-    for name, value in commands:
-        code = CODE_OF[name]
-        if code & PAYLOAD32:
-            words += [code | (((value >> 32) & 0xFF) << 16), value & 0xFFFFFFFF]
-        else:
-            words.append(code | ((value & 0xFFFF) << 16))
-    return words
-
-
 def dma_payload(*, src_region: int, dst_region: int, length: int, src: int = 0, dst: int = 0) -> bytes:
     """A stream that copies ``length`` bytes between two regions and stops."""
-    return create_driver_payload(command_words([
+    return create_driver_payload(encode_commands([
         ("DMA0_SRC_REGION", src_region), ("DMA0_DST_REGION", dst_region), ("DMA0_SRC", src), ("DMA0_DST", dst),
         ("DMA0_LEN", length), ("NPU_OP_DMA_START", 0), ("NPU_OP_DMA_WAIT", 0), ("NPU_OP_STOP", 0xFFFF)]), "Ethos_U55_128")
 

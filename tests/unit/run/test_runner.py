@@ -119,3 +119,10 @@ def test_the_dma_stream_file_is_laid_out_as_validate_replays_it() -> None:
     assert report.dma_operations == 1
     step = CompiledModel(data, npu=_copy_3_to_4).layout.steps[1]
     assert isinstance(step, NpuStep) and dict(step.regions) == report.streams[0].region_tensors
+
+
+def test_command_words_encode_as_the_decoder_reads_them() -> None:
+    from npuplan.regstream.words import decode_words, encode_commands
+
+    commands = [("DMA0_SRC", (3 << 32) | 0x40), ("IFM_ZERO_POINT", 0xFF80), ("NPU_OP_STOP", 0xFFFF)]
+    assert [(w.name, w.value) for w in decode_words(encode_commands(commands))] == commands
