@@ -44,6 +44,8 @@ def _layers() -> dict[str, tuple[tuple[int, ...], object]]:
         "concat": ((8, 8, 12), "concat"),
         "pad_conv": ((10, 10, 8), lambda x: L.Conv2D(8, 3)(L.ZeroPadding2D(((2, 1), (1, 2)))(x))),
         "mean": ((7, 7, 32), lambda x: L.GlobalAveragePooling2D(keepdims=True)(x)),
+        "softmax": ((1, 1, 40), lambda x: L.Softmax()(x)),
+        "avgpool_valid": ((12, 12, 16), lambda x: L.AveragePooling2D(3, strides=3)(x)),
     }
 
 

@@ -14,23 +14,10 @@ from typing import Any
 import numpy as np
 import tflite
 
+from npuplan.regstream.tflite_file import _offline_offsets, _tensor_bytes
 from npuplan.sim import execute_stream
 
 _DTYPES = {9: np.int8, 3: np.uint8, 7: np.int16, 2: np.int32, 0: np.float32}
-
-
-def _offsets(model: Any, count: int) -> list[int]:
-    for i in range(model.MetadataLength()):
-        meta = model.Metadata(i)
-        if meta.Name() == b"OfflineMemoryAllocation":
-            words = np.frombuffer(bytes(model.Buffers(meta.Buffer()).DataAsNumpy()), dtype="<i4")
-            return [int(v) for v in words[3:3 + count]]
-    return [-1] * count
-
-
-def _size(t: Any) -> int:
-    shape = [max(int(d), 1) for d in (t.ShapeAsNumpy() if t.ShapeLength() else [1])]
-    return int(np.prod(shape)) * np.dtype(_DTYPES[t.Type()]).itemsize
 
 
 def ethos_u_only(data: bytes) -> bool:
@@ -44,14 +31,14 @@ def run_compiled(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The outputs of a compiled file whose every operator is ethos-u, for ``inputs``."""
     model = tflite.Model.GetRootAsModel(data, 0)
     sg = model.Subgraphs(0)
-    offsets = _offsets(model, sg.TensorsLength())
+    offsets = _offline_offsets(model, sg.TensorsLength())
     memory: dict[int, np.ndarray] = {}
     for k in range(sg.OperatorsLength()):  # a fast scratch other than the scratch: the platform's own memory
         ins = [int(i) for i in sg.Operators(k).InputsAsNumpy()]
         if ins[3] != ins[2]:
-            memory[ins[3]] = np.zeros(_size(sg.Tensors(ins[3])), dtype=np.uint8)
+            memory[ins[3]] = np.zeros(_tensor_bytes(sg.Tensors(ins[3])), dtype=np.uint8)
     placed = [i for i in range(sg.TensorsLength()) if offsets[i] >= 0]
-    arena = np.zeros(max((offsets[i] + _size(sg.Tensors(i)) for i in placed), default=0), dtype=np.uint8)
+    arena = np.zeros(max((offsets[i] + _tensor_bytes(sg.Tensors(i)) for i in placed), default=0), dtype=np.uint8)
 
     def tensor(i: int) -> np.ndarray:
         if i not in memory:
@@ -62,7 +49,7 @@ def run_compiled(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
             elif offsets[i] >= 0:
                 memory[i] = arena[offsets[i]:]
             else:
-                memory[i] = np.zeros(_size(t), dtype=np.uint8)
+                memory[i] = np.zeros(_tensor_bytes(t), dtype=np.uint8)
         return memory[i]
 
     for k, value in zip(sg.InputsAsNumpy(), inputs):
@@ -85,7 +72,8 @@ def run_compiled(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def litert_outputs(original: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The original model's outputs through LiteRT's reference kernels."""
+    """The original model's outputs through LiteRT's reference kernels (the optimised ones differ by one
+    on some 1x1 convolutions)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     interp = Interpreter(model_content=original, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)

@@ -90,8 +90,8 @@ class _Bits:
 
     def pieces(self, at: np.ndarray, width: int) -> np.ndarray:
         """The ``width``-bit fields (at most 24 bits) at bits ``at`` (inside the stream), as int64."""
-        windows = np.ndarray((self.data.size - 3, 4), dtype=np.uint8, buffer=self.data, strides=(1, 1))
-        word = windows[at >> 3].view("<u4").reshape(-1).astype(np.int64)
+        words = np.ndarray((self.data.size - 3,), dtype="<u4", buffer=self.data, strides=(1,))  # one per byte
+        word = words[at >> 3].astype(np.int64)
         return (word >> (at & 7)) & ((1 << width) - 1)
 
     def field(self, position: int, bits: int) -> int:
@@ -300,12 +300,15 @@ def _zero_run_lengths(bits: _Bits, walk: _Walk, header: _Header) -> np.ndarray:
 
 def _signed(indices: np.ndarray, palette: _Palette) -> np.ndarray:
     """Weights of indices: a palette entry's value, or past the palette a direct palette value
-    (index less the palette size plus the direct offset); a palette value is ``2|w| + (w < 0)``."""
+    (index less the palette size plus the direct offset); a palette value is ``2|w| + (w < 0)``.
+    One gather through a table over every index the slice holds (at most 2**9 of them)."""
     size = len(palette.entries)
+    if not indices.size:
+        return indices
+    index = np.arange(int(indices.max()) + 1, dtype=np.int64)
     table = np.asarray(palette.entries or (0,), dtype=np.int64)
-    value = np.where(indices < size, table[np.minimum(indices, max(size - 1, 0))],
-                     indices - size + palette.direct_offset)
-    return np.where(value & 1, -(value >> 1), value >> 1)
+    value = np.where(index < size, table[np.minimum(index, max(size - 1, 0))], index - size + palette.direct_offset)
+    return np.where(value & 1, -(value >> 1), value >> 1)[indices]
 
 
 def _slice(bits: _Bits, position: int, header: _Header, palette: _Palette) -> tuple[np.ndarray, int]:

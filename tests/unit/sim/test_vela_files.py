@@ -1,0 +1,85 @@
+"""The simulator against LiteRT on Vela 5.2.0's compiled single-operator files (its files run on
+silicon): every ethos-u operator run by ``npuplan.sim.execute_stream``, the original model by
+LiteRT's reference kernels (its optimised ones differ from them by one on some 1x1 convolutions),
+on seeded inputs over the whole integer range.
+
+``tests/data/sim/models`` holds the originals (``tests/data/sim/generate.py`` wrote them with
+TensorFlow), ``tests/data/sim/vela/CONFIG`` Vela's files: ``u55-128`` (``--accelerator-config
+ethos-u55-128``), ``u65-256``, ``u65-512`` (dual core), ``u55-64S`` (ethos-u55-64 ``--optimise
+Size``), and ``L`` for ``--debug-force-legacy-core``. They are committed, so the test runs without
+Vela; ``test_fresh_vela_files`` compiles a few again where the Vela CLI is installed.
+
+Every file reproduces LiteRT bit for bit except ``NOT_EXACT``: each entry names what differs
+(all in the datapath's arithmetic, not in addressing) and the largest difference measured, which
+the test holds as a bound.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ai_edge_litert.interpreter", reason="ai_edge_litert (LiteRT), the oracle, is not installed")
+
+from tests.unit.sim import _oracle  # noqa: E402
+from tests.unit.sim._vela_files import litert_outputs, run_compiled, seeded_inputs  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "sim"
+FILES = sorted(DATA.glob("vela/*/*_vela.tflite"))
+SEEDS = (0, 1)
+
+# (config, model) -> (largest difference, why): measured at this commit
+NOT_EXACT: dict[tuple[str, str], tuple[int, str]] = {
+    ("u55-128", "softmax"): (255, "LUT with an int32 OFM: 32-bit entries after an int8 clamp; int32 MUL with OFM_SCALE"),
+    ("u55-128L", "softmax"): (255, "LUT with an int32 OFM: 32-bit entries after an int8 clamp; int32 MUL with OFM_SCALE"),
+    ("u55-128", "avgpool_same"): (114, "AVERAGE pool with OFM_PRECISION scale mode bit 8 (Vela's default core)"),
+    ("u55-128", "tanh_i16"): (1, "16-bit LUT interpolation rounding"),
+    ("u55-128", "fully_connected_i16"): (1, "16-bit IFM fully connected output rounding"),
+    ("u55-128L", "mean"): (1, "legacy core's MEAN (average pool + rescale) rounding"),
+}
+
+
+def _case(path: Path) -> tuple[str, str]:
+    return path.parent.name, path.name[:-len("_vela.tflite")]
+
+
+def _largest_difference(compiled: bytes, original: bytes) -> int:
+    largest = 0
+    for seed in SEEDS:
+        inputs = seeded_inputs(original, seed)
+        for got, want in zip(run_compiled(compiled, inputs), litert_outputs(original, inputs)):
+            difference = np.abs(got.astype(np.int64) - want.reshape(got.shape).astype(np.int64))
+            largest = max(largest, int(difference.max()))
+    return largest
+
+
+@pytest.mark.parametrize("path", FILES, ids=["/".join(_case(p)) for p in FILES])
+def test_vela_file_reproduces_litert(path: Path) -> None:
+    config, model = _case(path)
+    largest = _largest_difference(path.read_bytes(), (DATA / "models" / f"{model}.tflite").read_bytes())
+    bound, why = NOT_EXACT.get((config, model), (0, "bit-exact"))
+    assert largest <= bound, f"{config} {model}: largest difference {largest} (expected at most {bound}: {why})"
+
+
+def test_the_data_covers_every_configuration() -> None:
+    assert {_case(p)[0] for p in FILES} == {"u55-128", "u55-128L", "u65-256", "u65-512", "u65-512L", "u55-64S"}
+
+
+@pytest.mark.parametrize(("model", "options"), [
+    ("conv3x3_same", ("--accelerator-config", "ethos-u65-512")),
+    ("depthwise_s2", ("--accelerator-config", "ethos-u65-512", "--debug-force-legacy-core")),
+    ("conv3x3_same_i16", ("--accelerator-config", "ethos-u55-64", "--optimise", "Size")),
+])
+def test_fresh_vela_files(model: str, options: tuple[str, ...]) -> None:
+    vela = _oracle.vela_cli()
+    original = DATA / "models" / f"{model}.tflite"
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run([vela, str(original), "--output-dir", tmp, *options], capture_output=True, text=True,
+                             timeout=300)
+        compiled = Path(tmp) / f"{model}_vela.tflite"
+        assert run.returncode == 0 and compiled.exists(), run.stdout[-1000:] + run.stderr[-1000:]
+        assert _largest_difference(compiled.read_bytes(), original.read_bytes()) == 0
