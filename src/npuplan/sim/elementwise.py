@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from npuplan.sim.output_stage import OutputStage, Precision, Scale, signed16
-from npuplan.sim.rounding import RoundingMode, rescale, round_shift, saturate
+from npuplan.sim.rounding import RoundingMode, rescale, round_shift, saturate, widened
 
 MUL, ADD, SUB, MIN, MAX, LRELU, ABS, CLZ, SHR, SHL = range(10)
 UNARY = frozenset({LRELU, ABS, CLZ})
@@ -97,6 +97,11 @@ def compute(function: int, regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.nd
         return stage.rescaled(_add_sub(function, a, b, regs, stage.rounding))
     if function == MUL:
         assert b is not None
+        if Precision.of_ifm(regs.get("IFM_PRECISION", 0)).bits == 32:
+            # 32-bit operands: the 64-bit product is shifted by OFM_SCALE's shift alone (its multiplier
+            # is not applied). Measured: Vela's int8 SOFTMAX (both cores; SaturatingRoundingDoublingHighMul
+            # written as multiplier 2**30, shift 31, and "times 4" as 1, 0) is bit-exact only so.
+            return round_shift(widened(a, b) * widened(b, a), stage.scale.shift, stage.rounding)
         return stage.rescaled(a * b)
     if function == ABS:
         return stage.rescaled(np.abs(a))

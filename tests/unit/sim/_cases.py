@@ -71,12 +71,18 @@ def _hwc(values: np.ndarray) -> np.ndarray:
 def _conv_constants(case: Case) -> tuple[np.ndarray, ChannelScales]:
     """The zero-point-free weights (ofm_depth, kh, kw, ifm_depth / 1) and the per-channel bias and
     scale Vela derives from the model (``quantise_scale`` of ifm * weight / ofm scale, doubles)."""
-    x, w, b = (list(case.op.inputs) + [None])[:3]
+    operands = list(case.op.inputs) + [None]
+    if case.op.type == "TRANSPOSE_CONV":  # output shape, weights, input, bias
+        w, x, b = operands[1], operands[2], operands[3]
+    else:
+        x, w, b = operands[:3]
     y = case.op.outputs[0]
     assert x is not None and w is not None and w.data is not None and w.quant is not None
-    weights = w.data.astype(np.int64) - np.asarray(w.quant.zero_point, dtype=np.int64).reshape(-1, 1, 1, 1)[:1]
+    weights = w.data.astype(np.int64) - int(w.quant.zero_point[0])
     if case.op.type == "DEPTHWISE_CONV_2D":
         weights = np.transpose(weights, (3, 1, 2, 0))
+    elif case.op.type == "TRANSPOSE_CONV":  # a convolution of the zero-upscaled IFM by the rotated kernel
+        weights = weights[:, ::-1, ::-1, :]
     elif case.op.type == "FULLY_CONNECTED":
         weights = weights.reshape(weights.shape[0], 1, 1, -1)
     depth = weights.shape[0]
