@@ -18,7 +18,8 @@ than Vela's (verdict ``ok``: no larger difference and no more differing elements
 otherwise; without a Vela file, ``exact`` or ``DIFF``). A tool that cannot compile a model, and a
 file the simulator cannot run, is a row, not an exception. Writes the table, with a header
 (command, commit, Vela version, date), to ``--out`` (default bench/results/run_diff.txt), row by row;
-the jobs run scenario by scenario (every model in the first scenario, then the second...).
+the jobs run set by set in the order given (files, --models, --set, --random), each set scenario by
+scenario, so a long run stopped early keeps whole sets.
 Prints figures; asserts nothing.
 """
 
@@ -134,21 +135,23 @@ def one(job: tuple[Path, str, int, int, str]) -> list[tuple[str, str]]:
     return rows
 
 
-def _models(args: argparse.Namespace, scratch: Path) -> list[Path]:
-    paths = [Path(m) for m in args.models]
-    for directory in args.dir or []:
-        paths += sorted(Path(directory).glob("*.tflite"))
-    for name in args.set or []:
-        paths += sorted(Path(SETS[name]).glob("*.tflite"))
+def _model_groups(args: argparse.Namespace, scratch: Path) -> list[list[Path]]:
+    """The models to run, in groups: the named files, each --models directory, each --set, the
+    random networks (written into ``scratch``)."""
+    groups = [[Path(m) for m in args.models]]
+    groups += [sorted(Path(directory).glob("*.tflite")) for directory in args.dir or []]
+    groups += [sorted(Path(SETS[name]).glob("*.tflite")) for name in args.set or []]
     if args.random:
         from tests.random_graphs import network_bytes
 
         first, count = (int(v) for v in args.random.split(":"))
+        group = []
         for seed in range(first, first + count):
             path = scratch / f"random_{seed}.tflite"
             path.write_bytes(network_bytes(seed))
-            paths.append(path)
-    return paths
+            group.append(path)
+        groups.append(group)
+    return [g for g in groups if g]
 
 
 def _header(argv: list[str], vela: str) -> list[str]:
@@ -183,8 +186,8 @@ def main() -> None:
 
         for line in _header(sys.argv[1:], args.vela):
             emit(line)
-        models = _models(args, Path(scratch))
-        jobs = [(p, s, args.samples, args.seed, args.vela) for s in args.scenario or list(SCENARIOS) for p in models]
+        jobs = [(p, s, args.samples, args.seed, args.vela) for group in _model_groups(args, Path(scratch))
+                for s in args.scenario or list(SCENARIOS) for p in group]
         with ProcessPoolExecutor(max(1, args.jobs)) as pool:
             for rows in pool.map(one, jobs):
                 for v, line in rows:
