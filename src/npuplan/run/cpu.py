@@ -52,5 +52,5 @@ def cpu_model(layout: FileLayout, step: CpuStep) -> CpuModel:
     def pairs(tensors: tuple[Tensor, ...] | list[Tensor]) -> tuple[tuple[int, int], ...]:
         return tuple((sub_index[id(t)], layout.index_of[id(t)]) for t in tensors)
 
-    data = write_tflite(Model(graph.name, (graph,)))
+    data = write_tflite(Model(graph.name, (graph, *layout.others)))  # other subgraphs keep their indices
     return CpuModel(data, label, pairs(graph.inputs), pairs(list(variables.values())), pairs(outputs))

@@ -57,8 +57,10 @@ class CpuStep:
 
 @dataclass(frozen=True)
 class FileLayout:
-    """A compiled file read for running: the IR graph, the file's tensor index of each IR tensor,
-    each used tensor's slot, the arena's size in bytes and the steps in the subgraph's order."""
+    """A compiled file read for running: the IR graph (the first subgraph, the one that runs), the
+    file's tensor index of each IR tensor, each used tensor's slot, the arena's size in bytes and
+    the steps in the subgraph's order; ``others`` the file's further subgraphs (a CPU operator's
+    bodies, e.g. CALL_ONCE's initialisation), kept at their indices for the CPU models."""
 
     graph: Graph
     index_of: dict[int, int]  # id(ir tensor) -> the file's tensor index
@@ -68,14 +70,13 @@ class FileLayout:
     steps: tuple[NpuStep | CpuStep, ...]
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    others: tuple[Graph, ...] = ()
 
 
 def read_layout(data: bytes, *, label: str = "the file") -> FileLayout:
     """The layout of compiled TFLite bytes; ``ModelError`` (one line) for a file this runner cannot
-    lay out (corrupt, several subgraphs, an ethos-u operator without its four leading inputs)."""
+    lay out (corrupt, an ethos-u operator without its four leading inputs)."""
     model_ir = parse_tflite(data, label=label)
-    if len(model_ir.subgraphs) != 1:
-        raise ModelError(f"{label} has {len(model_ir.subgraphs)} subgraphs; npuplan run runs single-subgraph files")
     graph = model_ir.main
     fb = flatbuffer_model(data)
     sg = fb.Subgraphs(0)
@@ -95,7 +96,8 @@ def read_layout(data: bytes, *, label: str = "the file") -> FileLayout:
     steps = _steps(fb, sg, npu_ops, label)
     tensors = {index_of[id(t)]: t for t in graph.tensors()}
     return FileLayout(graph, index_of, tensors, slots, arena, steps,
-                      tuple(int(i) for i in sg.InputsAsNumpy()), tuple(int(i) for i in sg.OutputsAsNumpy()))
+                      tuple(int(i) for i in sg.InputsAsNumpy()), tuple(int(i) for i in sg.OutputsAsNumpy()),
+                      model_ir.subgraphs[1:])
 
 
 def _index_map(sg: Any, graph: Graph) -> dict[int, int]:

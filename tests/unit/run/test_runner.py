@@ -126,3 +126,27 @@ def test_command_words_encode_as_the_decoder_reads_them() -> None:
 
     commands = [("DMA0_SRC", (3 << 32) | 0x40), ("IFM_ZERO_POINT", 0xFF80), ("NPU_OP_STOP", 0xFFFF)]
     assert [(w.name, w.value) for w in decode_words(encode_commands(commands))] == commands
+
+
+def test_a_cpu_operator_with_subgraphs_of_its_own_runs_them() -> None:
+    """A WHILE loop (its condition and body are the file's subgraphs 1 and 2): y = x doubled 3 times."""
+    def scalar(name: str, value: int | None = None) -> Tensor:
+        data = None if value is None else np.array(value, dtype=np.int32)
+        return Tensor(name, (), DataType.INT32, data=data)
+
+    def f32(name: str) -> Tensor:
+        return Tensor(name, (1, 4), DataType.FLOAT32)
+
+    ci, cy, cb = scalar("i"), f32("y"), Tensor("go", (), DataType.BOOL)
+    cond = Graph("cond", (Op("LESS", (ci, scalar("three", 3)), (cb,), index=0),), (ci, cy), (cb,))
+    bi, by, bi2, by2 = scalar("i"), f32("y"), scalar("i2"), f32("y2")
+    plain = frozen_options({"fused_activation_function": "NONE"})
+    body = Graph("body", (Op("ADD", (bi, scalar("one", 1)), (bi2,), plain, 0), Op("ADD", (by, by), (by2,), plain, 1)),
+                 (bi, by), (bi2, by2))
+    x, i_out, y_out = f32("x"), scalar("i_out"), f32("y_out")
+    loop = Op("WHILE", (scalar("zero", 0), x), (i_out, y_out),
+              frozen_options({"cond_subgraph_index": 1, "body_subgraph_index": 2}), 0)
+    data = write_tflite(Model("m", (Graph("main", (loop,), (x,), (y_out,)), cond, body)))
+    model = CompiledModel(data)
+    assert len(model.layout.others) == 2
+    assert model.invoke([np.full((1, 4), 1.5, np.float32)])[0].tolist() == [[12.0] * 4]
