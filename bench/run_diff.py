@@ -9,18 +9,21 @@ For each model and scenario (default: the three public ones of bench/scenarios.p
 npuplan (native backend, ``emit.plan_and_emit``) and with Vela 5.2 (``--vela``, its default core),
 run both files and the original on the same seeded inputs (``--samples``, uniform over each input
 type's range; the samples run in turn on one loaded model, so variable tensors evolve alike) and
-print per output, side by side, the largest absolute difference from LiteRT and how many elements
-differ (summed over the samples), and the wall seconds one sample takes (the compiled file and LiteRT's
-run of the original, on a machine shared with other work: a rough figure). Which side to trust: LiteRT is the functional reference; Vela's
-file runs on silicon, so where it differs from LiteRT the difference is the NPU's (an NPU rounding
-TFLite does not share) unless the simulator is wrong, and npuplan's file should differ no more
-than Vela's (verdict ``ok``: no larger difference and no more differing elements; ``WORSE``
-otherwise; without a Vela file, ``exact`` or ``DIFF``). A tool that cannot compile a model, and a
-file the simulator cannot run, is a row, not an exception. Writes the table, with a header
-(command, commit, Vela version, date), to ``--out`` (default bench/results/run_diff.txt), row by row;
-the jobs run set by set in the order given (files, --models, --set, --random), each set scenario by
-scenario, so a long run stopped early keeps whole sets.
-Prints figures; asserts nothing.
+print per output, side by side, the largest absolute difference from LiteRT, how many elements
+differ (summed over the samples) and the wall seconds one sample takes (the compiled file and
+LiteRT's run of the original, on a machine shared with other work: a rough figure).
+
+Which side to trust: LiteRT is the functional reference. Vela's file runs on silicon, so where it
+differs from LiteRT the difference is the NPU's (a rounding TFLite does not share) unless the
+simulator is wrong; npuplan's file should differ no more than Vela's (verdict ``ok``: no larger
+difference and no more differing elements; ``WORSE`` otherwise; without a Vela file, ``exact`` or
+``DIFF``). A tool that cannot compile a model, and a file the simulator cannot run, is a row, not an
+exception. ``bench/run_bisect.py`` finds the operator where a file starts to differ.
+
+Writes the table, with a header (command, commit, Vela version, date), to ``--out`` (default
+bench/results/run_diff.txt), row by row; the jobs run set by set in the order given (files,
+--models, --set, --random), each set scenario by scenario, so a long run stopped early keeps whole
+sets. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations

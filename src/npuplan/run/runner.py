@@ -91,8 +91,8 @@ class CompiledModel:
     @property
     def input_specs(self) -> list[tuple[tuple[int, ...], np.dtype]]:
         """``(shape, dtype)`` of each input, in order."""
-        return [(tuple(self.layout.tensors[i].shape), np.dtype(NUMPY_DTYPES.get(self.layout.tensors[i].dtype, np.uint8)))
-                for i in self.layout.inputs]
+        tensors = [self.layout.tensors[i] for i in self.layout.inputs]
+        return [(tuple(t.shape), np.dtype(NUMPY_DTYPES.get(t.dtype, np.uint8))) for t in tensors]
 
     def invoke(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run the file on ``inputs``; its outputs (copies). ``InputError`` for a wrong count, shape
@@ -103,7 +103,8 @@ class CompiledModel:
         for k, (x, index) in enumerate(zip(inputs, self.layout.inputs)):
             shape, dtype = specs[k]
             if tuple(x.shape) != shape or x.dtype != dtype:
-                raise InputError(f"{self.label}: input {k} must be {dtype} {list(shape)}, not {x.dtype} {list(x.shape)}")
+                raise InputError(f"{self.label}: input {k} must be {dtype} {list(shape)}, "
+                                 f"not {x.dtype} {list(x.shape)}")
             self.values(index)[...] = x
         for step in self.layout.steps:
             if isinstance(step, NpuStep):

@@ -24,7 +24,8 @@ def dma_payload(*, src_region: int, dst_region: int, length: int, src: int = 0, 
     """A stream that copies ``length`` bytes between two regions and stops."""
     return create_driver_payload(encode_commands([
         ("DMA0_SRC_REGION", src_region), ("DMA0_DST_REGION", dst_region), ("DMA0_SRC", src), ("DMA0_DST", dst),
-        ("DMA0_LEN", length), ("NPU_OP_DMA_START", 0), ("NPU_OP_DMA_WAIT", 0), ("NPU_OP_STOP", 0xFFFF)]), "Ethos_U55_128")
+        ("DMA0_LEN", length), ("NPU_OP_DMA_START", 0), ("NPU_OP_DMA_WAIT", 0), ("NPU_OP_STOP", 0xFFFF)]),
+        "Ethos_U55_128")
 
 
 def _bytes_tensor(name: str, data: bytes) -> Tensor:

@@ -77,7 +77,8 @@ def test_check_exit_status_says_whether_the_outputs_agree(
     import npuplan.run
 
     monkeypatch.setattr(npuplan.run, "check_model", _fake_check(diffs))
-    assert main(["check", str(model), "--accelerator-config", "ethos-u65-256", "--samples", "2", "--seed", "7"]) == status
+    argv = ["check", str(model), "--accelerator-config", "ethos-u65-256", "--samples", "2", "--seed", "7"]
+    assert main(argv) == status
     assert said in capsys.readouterr().out
 
 
