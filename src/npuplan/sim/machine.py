@@ -109,7 +109,10 @@ class Machine:
         kwargs: dict[str, Any] = {"lut": lut_entries(self.lut, regs)}
         if e.weights is not None:
             kwargs["weights"], kwargs["scales"] = self.weights.operation(self.regions, e)
-        out = datapath.compute(name, param, dict(regs), ifm, ifm2, **kwargs)
+        try:
+            out = datapath.compute(name, param, dict(regs), ifm, ifm2, **kwargs)
+        except ValueError as error:  # registers the datapath cannot compute with (a LUT activation with no table...)
+            raise ValidationError(str(error).splitlines()[0] if str(error) else type(error).__name__) from None
         _store(self.regions, regs, e, out)
 
 

@@ -71,12 +71,15 @@ def run_compiled(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def litert_outputs(original: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The original model's outputs through LiteRT's reference kernels (the optimised ones differ by one
-    on some 1x1 convolutions)."""
+def litert_outputs(original: bytes, inputs: list[np.ndarray], *, optimised: bool = False) -> list[np.ndarray]:
+    """The original model's outputs through LiteRT: its reference kernels, or (``optimised``) its
+    built-in optimised kernels without the default delegate. The two differ by one on some
+    outputs: the reference's 1x1 convolutions and the optimised fully connected layers are the ones
+    Vela's files reproduce."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interp = Interpreter(model_content=original, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    kernels = OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if optimised else OpResolverType.BUILTIN_REF
+    interp = Interpreter(model_content=original, experimental_op_resolver_type=kernels)
     interp.allocate_tensors()
     for detail, value in zip(interp.get_input_details(), inputs):
         interp.set_tensor(detail["index"], value)

@@ -205,7 +205,8 @@ def test_ifm_box_follows_kernel_stride_padding_and_upscaling(recorder: Recorder)
 
 def test_ifm2_broadcasts_and_scalars(recorder: Recorder) -> None:
     scratch = np.zeros(1024, dtype=np.uint8)
-    common = [*fm("IFM", shape=(3, 4, 5)), *fm("IFM2", base=128, shape=(3, 4, 5)), *fm("OFM", base=256, shape=(3, 4, 5))]
+    common = [*fm("IFM", shape=(3, 4, 5)), *fm("IFM2", base=128, shape=(3, 4, 5)),
+              *fm("OFM", base=256, shape=(3, 4, 5))]
     execute_stream(payload(*common, ("IFM2_BROADCAST", 0b101), ("NPU_OP_ELEMENTWISE", 1),
                            ("IFM2_BROADCAST", 1 << 7), ("NPU_OP_ELEMENTWISE", 1),
                            ("NPU_OP_ELEMENTWISE", 6)), {1: scratch})
@@ -266,3 +267,11 @@ def test_unknown_command_fails() -> None:
     stream = create_driver_payload(words(("NPU_OP_STOP", 0))[:0] + [0x3FF], U55)
     with pytest.raises(ValidationError, match="unknown cmd0 opcode"):
         execute_stream(stream, {})
+
+
+def test_registers_the_datapath_rejects_fail_in_one_line() -> None:
+    scratch = np.zeros(64, dtype=np.uint8)
+    with pytest.raises(ValidationError, match=r"NPU op 0 \(NPU_OP_POOL\): unknown pooling mode 7") as error:
+        execute_stream(payload(*fm("IFM", shape=(1, 1, 4)), *fm("OFM", base=16, shape=(1, 1, 4)), *POOL_1X1,
+                               ("NPU_OP_POOL", 7)), {1: scratch})
+    assert "\n" not in str(error.value)

@@ -1,7 +1,8 @@
 """The simulator against LiteRT on Vela 5.2.0's compiled single-operator files (its files run on
 silicon): every ethos-u operator run by ``npuplan.sim.execute_stream``, the original model by
-LiteRT's reference kernels (its optimised ones differ from them by one on some 1x1 convolutions),
-on seeded inputs over the whole integer range.
+LiteRT, on seeded inputs over the whole integer range. LiteRT's reference and optimised kernels
+differ by one on some outputs (Vela's files reproduce the reference's 1x1 convolutions and the
+optimised kernels' fully connected layers): each output is compared with the nearer of the two.
 
 ``tests/data/sim/models`` holds the originals (``tests/data/sim/generate.py`` wrote them with
 TensorFlow), ``tests/data/sim/vela/CONFIG`` Vela's files: ``u55-128`` (``--accelerator-config
@@ -9,9 +10,9 @@ ethos-u55-128``), ``u65-256``, ``u65-512`` (dual core), ``u55-64S`` (ethos-u55-6
 Size``), and ``L`` for ``--debug-force-legacy-core``. They are committed, so the test runs without
 Vela; ``test_fresh_vela_files`` compiles a few again where the Vela CLI is installed.
 
-Every file reproduces LiteRT bit for bit except ``NOT_EXACT``: each entry names what differs
-(all in the datapath's arithmetic, not in addressing) and the largest difference measured, which
-the test holds as a bound.
+Every file reproduces LiteRT bit for bit except ``NOT_EXACT``: each entry names what differs (where
+Vela's file itself computes otherwise than LiteRT) and the largest difference measured, which the
+test holds as a bound.
 """
 
 from __future__ import annotations
@@ -34,12 +35,8 @@ SEEDS = (0, 1)
 
 # (config, model) -> (largest difference, why): measured at this commit
 NOT_EXACT: dict[tuple[str, str], tuple[int, str]] = {
-    ("u55-128", "softmax"): (255, "LUT with an int32 OFM: 32-bit entries after an int8 clamp; int32 MUL with OFM_SCALE"),
-    ("u55-128L", "softmax"): (255, "LUT with an int32 OFM: 32-bit entries after an int8 clamp; int32 MUL with OFM_SCALE"),
-    ("u55-128", "avgpool_same"): (114, "AVERAGE pool with OFM_PRECISION scale mode bit 8 (Vela's default core)"),
-    ("u55-128", "tanh_i16"): (1, "16-bit LUT interpolation rounding"),
-    ("u55-128", "fully_connected_i16"): (1, "16-bit IFM fully connected output rounding"),
-    ("u55-128L", "mean"): (1, "legacy core's MEAN (average pool + rescale) rounding"),
+    ("u55-128", "fully_connected_i16"): (1, "int16 FULLY_CONNECTED without bias: Vela's 16-bit multiplier, LiteRT's "
+                                            "32-bit one (the datapath's measured difference)"),
 }
 
 
@@ -48,12 +45,17 @@ def _case(path: Path) -> tuple[str, str]:
 
 
 def _largest_difference(compiled: bytes, original: bytes) -> int:
+    """The largest difference of the file's outputs from LiteRT's, output by output the nearer of
+    its reference and its optimised kernels (they differ by one on some convolutions and fully
+    connected layers; LiteRT is the oracle either way)."""
     largest = 0
     for seed in SEEDS:
         inputs = seeded_inputs(original, seed)
-        for got, want in zip(run_compiled(compiled, inputs), litert_outputs(original, inputs)):
-            difference = np.abs(got.astype(np.int64) - want.reshape(got.shape).astype(np.int64))
-            largest = max(largest, int(difference.max()))
+        oracles = zip(litert_outputs(original, inputs), litert_outputs(original, inputs, optimised=True))
+        for got, (reference, optimised) in zip(run_compiled(compiled, inputs), oracles):
+            values = got.astype(np.int64)
+            largest = max(largest, min(int(np.abs(values - want.reshape(got.shape).astype(np.int64)).max())
+                                       for want in (reference, optimised)))
     return largest
 
 
