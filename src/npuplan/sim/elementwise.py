@@ -89,27 +89,28 @@ def _clz(a: np.ndarray) -> np.ndarray:
     return np.where(a & 0xFFFF_FFFF == 0, 32, bits)
 
 
-def compute(function: int, regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.ndarray | None,
-            stage: OutputStage) -> np.ndarray:
-    """The elementwise result before the zero point and activation (rescaled where it scales)."""
-    a, b = operands(regs, ifm, ifm2, function)
+def _unary(function: int, a: np.ndarray, stage: OutputStage) -> np.ndarray:
+    if function == ABS:
+        return stage.rescaled(np.abs(a))
+    if function == LRELU:  # OFM_SCALE holds alpha: negative values scaled, the others kept
+        return np.where(a < 0, stage.rescaled(a), a)
+    return _clz(a)
+
+
+def _multiply(regs: Mapping[str, int], a: np.ndarray, b: np.ndarray, stage: OutputStage) -> np.ndarray:
+    if Precision.of_ifm(regs.get("IFM_PRECISION", 0)).bits == 32:
+        # 32-bit operands: the 64-bit product is shifted by OFM_SCALE's shift alone (its multiplier is
+        # not applied). Measured: Vela's int8 SOFTMAX (both cores; SaturatingRoundingDoublingHighMul
+        # written as multiplier 2**30, shift 31, and "times 4" as 1, 0) is bit-exact only so.
+        return round_shift(widened(a, b) * widened(b, a), stage.scale.shift, stage.rounding)
+    return stage.rescaled(a * b)
+
+
+def _binary(function: int, regs: Mapping[str, int], a: np.ndarray, b: np.ndarray, stage: OutputStage) -> np.ndarray:
     if function in (ADD, SUB):
         return stage.rescaled(_add_sub(function, a, b, regs, stage.rounding))
     if function == MUL:
-        assert b is not None
-        if Precision.of_ifm(regs.get("IFM_PRECISION", 0)).bits == 32:
-            # 32-bit operands: the 64-bit product is shifted by OFM_SCALE's shift alone (its multiplier
-            # is not applied). Measured: Vela's int8 SOFTMAX (both cores; SaturatingRoundingDoublingHighMul
-            # written as multiplier 2**30, shift 31, and "times 4" as 1, 0) is bit-exact only so.
-            return round_shift(widened(a, b) * widened(b, a), stage.scale.shift, stage.rounding)
-        return stage.rescaled(a * b)
-    if function == ABS:
-        return stage.rescaled(np.abs(a))
-    if function == LRELU:
-        return np.where(a < 0, stage.rescaled(a), a)
-    if function == CLZ:
-        return _clz(a)
-    assert b is not None
+        return _multiply(regs, a, b, stage)
     if function == MIN:
         return np.minimum(a, b)
     if function == MAX:
@@ -119,3 +120,12 @@ def compute(function: int, regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.nd
     if function == SHR:
         return round_shift(a, np.clip(b, 0, 63), stage.rounding)
     raise ValueError(f"unknown elementwise function {function}")
+
+
+def compute(function: int, regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.ndarray | None,
+            stage: OutputStage) -> np.ndarray:
+    """The elementwise result before the zero point and activation (rescaled where it scales)."""
+    a, b = operands(regs, ifm, ifm2, function)
+    if b is None:
+        return _unary(function, a, stage)
+    return _binary(function, regs, a, b, stage)
