@@ -3,7 +3,8 @@ simulator and LiteRT for CPU operators), against the original model run by LiteR
 
 Usage:
   python bench/run_diff.py [--set public|testdata|zoo|zoo2|zoo3|lstm ...] [--models DIR ...] [--random SEED:COUNT]
-                           [--scenario NAME ...] [--samples 5] [--seed 0] [--jobs 1] [--out FILE] [MODEL ...]
+                           [--scenario NAME ...] [--samples 5] [--seed 0] [--jobs 1] [--reference-kernels]
+                           [--out FILE] [MODEL ...]
 
 For each model and scenario (default: the three public ones of bench/scenarios.py): compile with
 npuplan (native backend, ``emit.plan_and_emit``) and with Vela 5.2 (``--vela``, its default core),
@@ -89,13 +90,14 @@ def npuplan_file(model: Path, options: dict[str, str]) -> tuple[bytes | None, st
         return None, f"npuplan CRASH {_short(error)}"
 
 
-def run_side(data: bytes | None, why: str, original: bytes, samples: int, seed: int) -> Side:
+def run_side(data: bytes | None, why: str, original: bytes, samples: int, seed: int, *,
+             reference_kernels: bool = False) -> Side:
     """The compiled file against a fresh LiteRT reference (its own variable tensors)."""
     if data is None:
         return Side(error=why)
     try:
-        compiled = CompiledModel(data, label="the compiled file")
-        reference = ReferenceModel(original, label="the original")
+        compiled = CompiledModel(data, label="the compiled file", reference_kernels=reference_kernels)
+        reference = ReferenceModel(original, label="the original", reference_kernels=reference_kernels)
         started = time.perf_counter()
         diffs = tuple(compare_runs(compiled, reference, samples=samples, seed=seed))
         return Side(diffs, seconds_per_sample=(time.perf_counter() - started) / samples)
@@ -113,17 +115,17 @@ def verdict(ours: OutputDiff | None, theirs: OutputDiff | None) -> str:
     return "ok" if (ours.max_abs_diff <= theirs.max_abs_diff and ours.differing <= theirs.differing) else "WORSE"
 
 
-def one(job: tuple[Path, str, int, int, str]) -> list[tuple[str, str]]:
+def one(job: tuple[Path, str, int, int, str, bool]) -> list[tuple[str, str]]:
     """(verdict, line) per output of one model in one scenario."""
-    path, scenario, samples, seed, vela = job
+    path, scenario, samples, seed, vela, kernels = job
     options = SCENARIOS[scenario]
     original = path.read_bytes()
     try:
-        ReferenceModel(original, label="the original")
+        ReferenceModel(original, label="the original", reference_kernels=kernels)
     except NpuplanError as error:
         return [("no reference", f"{path.stem} {scenario}: no reference: {str(error)[:150]}")]
-    ours = run_side(*npuplan_file(path, options), original, samples, seed)
-    theirs = run_side(*vela_file(path, options, Path(vela)), original, samples, seed)
+    ours = run_side(*npuplan_file(path, options), original, samples, seed, reference_kernels=kernels)
+    theirs = run_side(*vela_file(path, options, Path(vela)), original, samples, seed, reference_kernels=kernels)
     count = max(len(ours.diffs), len(theirs.diffs))
     if count == 0:
         return [("no run", f"{path.stem} {scenario}: npuplan [{ours.error}] | vela [{theirs.error}]")]
@@ -176,6 +178,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--vela", default=str(VELA))
+    parser.add_argument("--reference-kernels", action="store_true",
+                        help="LiteRT's reference kernels (as TensorFlow Lite Micro) instead of its optimised ones")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "run_diff.txt")
     args = parser.parse_args()
     counts: collections.Counter[str] = collections.Counter()
@@ -189,7 +193,7 @@ def main() -> None:
 
         for line in _header(sys.argv[1:], args.vela):
             emit(line)
-        jobs = [(p, s, args.samples, args.seed, args.vela) for group in _model_groups(args, Path(scratch))
+        jobs = [(p, s, args.samples, args.seed, args.vela, args.reference_kernels) for group in _model_groups(args, Path(scratch))
                 for s in args.scenario or list(SCENARIOS) for p in group]
         with ProcessPoolExecutor(max(1, args.jobs)) as pool:
             for rows in pool.map(one, jobs):

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 COMMANDS = ("run", "check")
+_REFERENCE_KERNELS = ("run the CPU operators (and check's original model) on TFLite's reference kernels, as TensorFlow "
+                      "Lite Micro does, not LiteRT's optimised ones (they differ by one on some fully connected layers "
+                      "and 1x1 convolutions)")
 MISMATCH_STATUS = 3  # as a violation found by `npuplan validate`: the compiled file is wrong
 
 
@@ -37,6 +40,7 @@ def add_run_parsers(commands: Any, *, plan: argparse.ArgumentParser) -> None:
     r.add_argument("--input", action="append", default=[], metavar="X.npy",
                    help="one .npy array per model input, in the order of the model's inputs")
     r.add_argument("--output-dir", required=True, help="where output_0.npy, output_1.npy ... are written")
+    r.add_argument("--reference-kernels", action="store_true", help=_REFERENCE_KERNELS)
     r.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
     c = commands.add_parser("check", help="plan and emit a model, then run the compiled file and the original "
@@ -51,6 +55,7 @@ def add_run_parsers(commands: Any, *, plan: argparse.ArgumentParser) -> None:
     c.add_argument("--emit-backend", choices=("npuplan", "vela"), default="npuplan",
                    help="what writes the register command streams (as plan --emit-backend)")
     c.add_argument("--output-dir", default=None, help="also write the checked <network>_npuplan.tflite there")
+    c.add_argument("--reference-kernels", action="store_true", help=_REFERENCE_KERNELS)
     c.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
 
@@ -102,7 +107,7 @@ def _run(args: argparse.Namespace, step: Callable[[str], None]) -> int:
     step("reading the inputs")
     inputs = [_load_input(path) for path in args.input]
     step("loading the compiled file")
-    model = CompiledModel.load(args.compiled)
+    model = CompiledModel.load(args.compiled, reference_kernels=args.reference_kernels)
     step("running the compiled file")
     outputs = model.invoke(inputs)
     step("writing the outputs")
@@ -121,6 +126,7 @@ def _check(args: argparse.Namespace, step: Callable[[str], None]) -> int:
     step("planning, emitting and running")
     result = check_model(
         args.network, samples=args.samples, seed=args.seed, backend=args.emit_backend,
+        reference_kernels=args.reference_kernels,
         accelerator_config=args.accelerator_config, system_config=args.system_config,
         memory_mode=args.memory_mode, optimise=args.optimise, arena_cache_size=args.arena_cache_size,
         **fixed_options(args),

@@ -42,9 +42,11 @@ def compare_runs(compiled: CompiledModel, reference: ReferenceModel, *, samples:
     return total or []
 
 
-def check_model(path: str | Path, *, samples: int, seed: int, backend: str = "npuplan", **options: Any) -> CheckResult:
+def check_model(path: str | Path, *, samples: int, seed: int, backend: str = "npuplan", reference_kernels: bool = False,
+                **options: Any) -> CheckResult:
     """Plan and emit ``path`` with the plan ``options`` and the emit ``backend``, and compare the
-    compiled file with the original on ``samples`` inputs drawn from ``seed``."""
+    compiled file with the original on ``samples`` inputs drawn from ``seed`` (``reference_kernels``:
+    LiteRT's reference kernels for the original and the CPU operators)."""
     from npuplan.emit import plan_and_emit
     from npuplan.emit.backend import EmitBackend
 
@@ -53,7 +55,8 @@ def check_model(path: str | Path, *, samples: int, seed: int, backend: str = "np
     except OSError as error:
         raise ModelError(f"cannot read '{path}': {error.strerror}") from None
     planned, emitted = plan_and_emit(path, backend=EmitBackend(backend), **options)
-    reference = ReferenceModel(original, label=f"'{path}'")
-    compiled = CompiledModel(emitted.data, label=f"the compiled '{Path(path).name}'")
+    reference = ReferenceModel(original, label=f"'{path}'", reference_kernels=reference_kernels)
+    compiled = CompiledModel(emitted.data, label=f"the compiled '{Path(path).name}'",
+                             reference_kernels=reference_kernels)
     diffs = compare_runs(compiled, reference, samples=samples, seed=seed)
     return CheckResult(planned, emitted, tuple(diffs), samples)

@@ -13,16 +13,18 @@ from npuplan.errors import InputError, ModelError, NpuplanError
 MISSING = 'running CPU operators and the original model needs LiteRT: pip install "npuplan[run]"'
 
 
-def interpreter(model: bytes, *, label: str) -> Any:
-    """A LiteRT interpreter of TFLite bytes with TFLite's built-in kernels and no default delegate,
+def interpreter(model: bytes, *, label: str, reference_kernels: bool = False) -> Any:
+    """A LiteRT interpreter of TFLite bytes with TFLite's built-in kernels and no default delegate
+    (``reference_kernels``: TFLite's reference kernels, the ones TensorFlow Lite Micro runs; the
+    optimised ones round some fully connected layers and 1x1 convolutions differently, by one),
     tensors allocated; ``NpuplanError`` (one line) when LiteRT is missing or refuses the model."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
         raise NpuplanError(MISSING) from None
     try:
-        found = Interpreter(model_content=model, num_threads=1,
-                            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        kernels = OpResolverType.BUILTIN_REF if reference_kernels else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+        found = Interpreter(model_content=model, num_threads=1, experimental_op_resolver_type=kernels)
         found.allocate_tensors()
     except (ValueError, RuntimeError) as error:
         raise ModelError(f"{label}: LiteRT cannot run it ({_first_line(error)})") from None
@@ -46,9 +48,9 @@ class ReferenceModel:
     """A TFLite model run by LiteRT as a whole (the functional reference): ``invoke(inputs) ->
     outputs`` in the order of the model's inputs and outputs; variable tensors persist between calls."""
 
-    def __init__(self, data: bytes, *, label: str = "the model") -> None:
+    def __init__(self, data: bytes, *, label: str = "the model", reference_kernels: bool = False) -> None:
         self.label = label
-        self._interpreter = interpreter(data, label=label)
+        self._interpreter = interpreter(data, label=label, reference_kernels=reference_kernels)
         self.input_details = self._interpreter.get_input_details()
         self.output_details = self._interpreter.get_output_details()
 

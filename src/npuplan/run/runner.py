@@ -39,9 +39,12 @@ def _no_npu(payload: bytes, regions: dict[int, np.ndarray]) -> None:
 
 class CompiledModel:
     """A loaded compiled file: ``invoke(inputs) -> outputs`` (numpy arrays, in the order of the
-    model's inputs and outputs); ``reset()`` sets the variable tensors back to their start."""
+    model's inputs and outputs); ``reset()`` sets the variable tensors back to their start.
+    ``npu``: what executes an ethos-u operator (default the simulator); ``reference_kernels``: the
+    CPU operators on TFLite's reference kernels (as TensorFlow Lite Micro) instead of the optimised."""
 
-    def __init__(self, data: bytes, *, label: str = "the file", npu: NpuExecutor | None = None) -> None:
+    def __init__(self, data: bytes, *, label: str = "the file", npu: NpuExecutor | None = None,
+                 reference_kernels: bool = False) -> None:
         self.label = label
         self.layout = read_layout(data, label=label)
         has_npu = any(isinstance(step, NpuStep) for step in self.layout.steps)
@@ -52,16 +55,18 @@ class CompiledModel:
         for step in self.layout.steps:
             if isinstance(step, CpuStep):
                 sub = cpu_model(self.layout, step)
-                self._cpu[step.first] = (sub, litert.interpreter(sub.data, label=f"{label}: {sub.label}"))
+                found = litert.interpreter(sub.data, label=f"{label}: {sub.label}", reference_kernels=reference_kernels)
+                self._cpu[step.first] = (sub, found)
         self.reset()
 
     @classmethod
-    def load(cls, path: str | Path, *, npu: NpuExecutor | None = None) -> "CompiledModel":
+    def load(cls, path: str | Path, *, npu: NpuExecutor | None = None,
+             reference_kernels: bool = False) -> "CompiledModel":
         try:
             data = Path(path).read_bytes()
         except OSError as error:
             raise ModelError(f"cannot read '{path}': {error.strerror}") from None
-        return cls(data, label=f"'{path}'", npu=npu)
+        return cls(data, label=f"'{path}'", npu=npu, reference_kernels=reference_kernels)
 
     # ---- memory
     def _slot_bytes(self, index: int) -> np.ndarray:

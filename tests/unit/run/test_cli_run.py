@@ -60,7 +60,7 @@ def test_a_wrong_input_count_and_an_unreadable_input_exit_2(model: Path, tmp_pat
 
 
 def _fake_check(diffs: list[OutputDiff]):  # type: ignore[no-untyped-def]
-    def check_model(path, *, samples, seed, backend, **options):  # type: ignore[no-untyped-def]
+    def check_model(path, *, samples, seed, backend, reference_kernels, **options):  # type: ignore[no-untyped-def]
         assert (samples, seed, backend, options["accelerator_config"]) == (2, 7, "npuplan", "ethos-u65-256")
         return CheckResult(None, None, tuple(diffs), samples)
 
