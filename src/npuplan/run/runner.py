@@ -55,8 +55,8 @@ class CompiledModel:
         for step in self.layout.steps:
             if isinstance(step, CpuStep):
                 sub = cpu_model(self.layout, step)
-                found = litert.interpreter(sub.data, label=f"{label}: {sub.label}", reference_kernels=reference_kernels)
-                self._cpu[step.first] = (sub, found)
+                self._cpu[step.first] = (sub, litert.interpreter(sub.data, label=f"{label}: {sub.label}",
+                                                                 reference_kernels=reference_kernels))
         self.reset()
 
     @classmethod
@@ -124,10 +124,11 @@ class CompiledModel:
             self._npu(step.payload, regions)
         except ValidationError as error:
             raise ValidationError(f"{self.label}: ethos-u operator {step.operator}: {error}") from None
-        except ValueError as error:
+        except ValueError as error:  # numpy refusing a write into a constant: the flash
             if "read-only" not in str(error):
                 raise
-            raise ValidationError(f"{self.label}: ethos-u operator {step.operator}: {error}") from None
+            raise ValidationError(f"{self.label}: ethos-u operator {step.operator}: the stream writes into a "
+                                  f"constant tensor (the flash, region 0): {error}") from None
 
     def _run_cpu(self, step: CpuStep) -> None:
         sub, found = self._cpu[step.first]
