@@ -193,8 +193,8 @@ def main() -> None:
 
         for line in _header(sys.argv[1:], args.vela):
             emit(line)
-        jobs = [(p, s, args.samples, args.seed, args.vela, args.reference_kernels) for group in _model_groups(args, Path(scratch))
-                for s in args.scenario or list(SCENARIOS) for p in group]
+        jobs = [(p, s, args.samples, args.seed, args.vela, args.reference_kernels)
+                for group in _model_groups(args, Path(scratch)) for s in args.scenario or list(SCENARIOS) for p in group]
         with ProcessPoolExecutor(max(1, args.jobs)) as pool:
             for rows in pool.map(one, jobs):
                 for v, line in rows:
