@@ -4,6 +4,7 @@ compile each prefix with the chosen tool, run it (``npuplan run``'s machinery) a
 (LiteRT) on the same seeded inputs.
 
 Usage: python bench/run_bisect.py MODEL.tflite [--tool npuplan|vela] [--scenario NAME] [--samples 1] [--seed 0]
+                                 [--reference-kernels]
 
 A diagnosis aid for the mismatches bench/run_diff.py prints: it assumes a difference, once there,
 reaches the prefix's outputs (an activation can hide one, so the operator named is where the
@@ -39,12 +40,13 @@ def prefix_model(model: Model, count: int) -> bytes:
     return write_tflite(Model(model.name, (Graph(graph.name, ops, inputs, outputs),)))
 
 
-def differs(data: bytes, tool: str, options: dict[str, str], samples: int, seed: int, scratch: Path) -> str:
+def differs(data: bytes, tool: str, options: dict[str, str], samples: int, seed: int, scratch: Path, *,
+            reference_kernels: bool = False) -> str:
     """'' when the tool's file of ``data`` reproduces LiteRT, else what differs (or failed)."""
     path = scratch / "prefix.tflite"
     path.write_bytes(data)
     compiled, why = npuplan_file(path, options) if tool == "npuplan" else vela_file(path, options, VELA)
-    side = run_side(compiled, why, data, samples, seed)
+    side = run_side(compiled, why, data, samples, seed, reference_kernels=reference_kernels)
     if side.error:
         return side.error
     bad = [f"output {d.output}: max |diff| {d.max_abs_diff:g} in {d.differing}" for d in side.diffs if not d.agrees]
@@ -58,13 +60,15 @@ def main() -> None:
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="u55_128_highend_shared_perf")
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reference-kernels", action="store_true", help="LiteRT's reference kernels (as TFLM)")
     args = parser.parse_args()
     model = read_tflite(args.model)
     options = SCENARIOS[args.scenario]
     ops = model.main.ops
     with tempfile.TemporaryDirectory() as scratch:
         def check(count: int) -> str:
-            found = differs(prefix_model(model, count), args.tool, options, args.samples, args.seed, Path(scratch))
+            found = differs(prefix_model(model, count), args.tool, options, args.samples, args.seed, Path(scratch),
+                            reference_kernels=args.reference_kernels)
             print(f"first {count} operators (to {count - 1} {ops[count - 1].type}): {found or 'agree'}", flush=True)
             return found
 
