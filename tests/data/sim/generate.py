@@ -46,11 +46,21 @@ def _layers() -> dict[str, tuple[tuple[int, ...], object]]:
         "mean": ((7, 7, 32), lambda x: L.GlobalAveragePooling2D(keepdims=True)(x)),
         "softmax": ((1, 1, 40), lambda x: L.Softmax()(x)),
         "avgpool_valid": ((12, 12, 16), lambda x: L.AveragePooling2D(3, strides=3)(x)),
+        "conv_s3": ((19, 17, 12), lambda x: L.Conv2D(20, 3, strides=3, padding="same")(x)),
+        "conv_s4_k5": ((23, 23, 6), lambda x: L.Conv2D(10, 5, strides=4, padding="valid")(x)),
+        "maxpool_s3": ((19, 17, 12), lambda x: L.MaxPooling2D(3, strides=3, padding="same")(x)),
+        "dw_dil2": ((14, 14, 16), lambda x: L.DepthwiseConv2D(3, dilation_rate=2, padding="same")(x)),
+        "add_bcast_h": ((6, 7, 9), ((1, 7, 9), tf.keras.ops.add)),
+        "mul_bcast_w": ((6, 7, 9), ((6, 1, 9), tf.keras.ops.multiply)),
     }
 
 
 def _build(shape: tuple[int, ...], body: object) -> tf.keras.Model:
     x = tf.keras.Input(shape=shape, batch_size=1)
+    if isinstance(body, tuple):  # a binary op with a second input of another (broadcast) shape
+        other, function = body
+        y = tf.keras.Input(shape=other, batch_size=1)
+        return tf.keras.Model([x, y], function(x, y))
     if body == "add":
         y = tf.keras.Input(shape=shape, batch_size=1)
         return tf.keras.Model([x, y], tf.keras.layers.Add()([x, y]))
@@ -94,7 +104,7 @@ def main(out: Path) -> None:
     for k, (name, (shape, body)) in enumerate(_layers().items()):
         model = _build(shape, body)
         (out / f"{name}.tflite").write_bytes(convert(model, int16=False, seed=k))
-        if name in ("conv3x3_same", "depthwise3x3", "add", "maxpool", "tanh", "fully_connected"):
+        if name in ("conv3x3_same", "depthwise3x3", "add", "mul", "maxpool", "tanh", "fully_connected"):
             (out / f"{name}_i16.tflite").write_bytes(convert(model, int16=True, seed=k))
 
 
