@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npuplan.sim.output_stage import OutputStage, Precision, signed16
+from npuplan.sim.output_stage import OutputStage, zero_point
 from npuplan.sim.rounding import rescale, wrap
 
 if TYPE_CHECKING:
@@ -105,9 +105,12 @@ def padded(values: np.ndarray, kernel: Kernel, fill: int) -> np.ndarray:
 
 
 def _dot(taps: np.ndarray, weights: np.ndarray, exact: bool) -> np.ndarray:
-    """(ofm_h, ofm_w, c) x (oc, c) -> (ofm_h, ofm_w, oc), exactly."""
+    """(ofm_h, ofm_w, c) x (oc, c) -> (ofm_h, ofm_w, oc), exactly: one 2-D float64 product where
+    every sum stays below 2**52 (a stacked 3-D product is many times slower), else in int64."""
+    h, w, c = taps.shape
     if exact:
-        return np.rint(taps.astype(np.float64) @ weights.T.astype(np.float64)).astype(np.int64)
+        product = taps.reshape(h * w, c).astype(np.float64) @ np.ascontiguousarray(weights.T, dtype=np.float64)
+        return np.rint(product).astype(np.int64).reshape(h, w, -1)
     return np.einsum("hwc,oc->hwo", taps, weights)
 
 
@@ -136,11 +139,8 @@ def accumulate(ifm: np.ndarray, weights: np.ndarray, kernel: Kernel, *, depthwis
 def compute(regs: Mapping[str, int], ifm: np.ndarray, weights: np.ndarray, scales: ChannelScales,
             stage: OutputStage, *, depthwise: bool) -> np.ndarray:
     """The convolution's rescaled result, per OFM channel: (acc + bias) * scale >> shift."""
-    precision = Precision.of_ifm(regs.get("IFM_PRECISION", 0))
-    raw_zero_point = regs.get("IFM_ZERO_POINT", 0)
-    zero_point = signed16(raw_zero_point) if precision.signed else raw_zero_point & 0xFFFF
     kernel = Kernel.of(regs)
-    acc = accumulate(ifm - zero_point, weights, kernel, depthwise=depthwise)
+    acc = accumulate(ifm - zero_point(regs, "IFM"), weights, kernel, depthwise=depthwise)
     acc = wrap(acc, ACC_BITS.get(regs.get("ACC_FORMAT", 0) & 0x3, 32))
     depth = acc.shape[2]
     bias = np.asarray(scales.bias, dtype=np.int64)[:depth]

@@ -7,8 +7,8 @@ height, width, depth; bit 7 uses the scalar.
 
 ADD/SUB scale their operands first (IFM_PRECISION bits 8-9): mode 0 multiplies each by its 16-bit
 scale (OPA_SCALE, OPB_SCALE); modes 1 and 2 (OPA_32, OPB_32) multiply OPA (mode 1) or OPB (mode 2)
-by the 32-bit OPA_SCALE and its shift, the other operand being shifted left by the same headroom
-the scale carries (``scaled_headroom_bits``). ADD, SUB, MUL, LRELU and ABS then rescale by
+by the 32-bit OPA_SCALE and its shift, both operands carrying TFLite's headroom
+(``input_shift_bits``). ADD, SUB, MUL, LRELU and ABS then rescale by
 OFM_SCALE; the others pass their result unscaled.
 """
 
@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from npuplan.sim.output_stage import OutputStage, Precision, Scale, signed16
+from npuplan.emit.native.output_stage import ElementType
+from npuplan.sim.output_stage import OutputStage, Scale, ifm_type, signed16, zero_point
 from npuplan.sim.rounding import RoundingMode, rescale, round_shift, saturate, widened
 
 MUL, ADD, SUB, MIN, MAX, LRELU, ABS, CLZ, SHR, SHL = range(10)
@@ -29,19 +30,13 @@ OPA_32, OPB_32 = 1, 2
 INT32_LOW, INT32_HIGH = -(1 << 31), (1 << 31) - 1
 
 
-def _zero_point(regs: Mapping[str, int], name: str, precision: Precision) -> int:
-    value = regs.get(name, 0)
-    return signed16(value) if precision.signed else value & 0xFFFF
-
-
 def operands(regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.ndarray | None,
              function: int) -> tuple[np.ndarray, np.ndarray | None]:
     """(OPA, OPB), zero points removed, broadcast to the OFM's shape; OPB None for a unary op."""
-    p1 = Precision.of_ifm(regs.get("IFM_PRECISION", 0))
-    a = np.asarray(ifm, dtype=np.int64) - _zero_point(regs, "IFM_ZERO_POINT", p1)
+    a = np.asarray(ifm, dtype=np.int64) - zero_point(regs, "IFM")
     if function in UNARY:
         return a, None
-    p2 = Precision.of_ifm(regs.get("IFM2_PRECISION", 0))
+    p2 = ifm_type(regs.get("IFM2_PRECISION", 0))
     broadcast = regs.get("IFM2_BROADCAST", 0)
     if ifm2 is None or broadcast & SCALAR_BIT:
         raw = regs.get("IFM2_SCALAR", 0)
@@ -49,18 +44,22 @@ def operands(regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.ndarray | None,
         b = np.full(a.shape, value, dtype=np.int64)
     else:
         b = np.broadcast_to(np.asarray(ifm2, dtype=np.int64), a.shape)
-    b = b - _zero_point(regs, "IFM2_ZERO_POINT", p2)
+    b = b - zero_point(regs, "IFM2")
     if broadcast & REVERSED_BIT:
         a, b = b, a
     return a, b
 
 
-def scaled_headroom_bits(ifm: Precision) -> int:
-    """The left shift of the unscaled ADD/SUB operand in the 32-bit scale modes: 19 bits for 8-bit
-    IFMs, 14 for wider ones (the other operand's OPA_SCALE carries the same headroom; Vela writes
-    it as ``2**20`` (``2**15``) over twice the larger input scale). Measured: with 19 the hardware
-    model reproduces TFLite's int8 ADD/SUB bit for bit on Vela's registers."""
-    return 19 if ifm.bits == 8 else 14
+def input_shift_bits(ifm: ElementType) -> int:
+    """The left shift of both ADD/SUB operands in the 32-bit scale modes: 20 bits for 8-bit IFMs,
+    15 for wider ones (TFLite's ``left_shift``). The scaled operand is multiplied by OPA_SCALE and
+    shifted right by its shift plus these bits, rounding as the OFM rounds (TFL: twice, at bit 31
+    first, as TFLite's ``MultiplyByQuantizedMultiplierSmallerThanOneExp`` of the shifted input); the
+    other operand is kept at half that scale (shifted one bit less: Vela writes the scaled operand's
+    multiplier over twice the larger input scale). Measured: only so is Vela's int8/int16 ADD/SUB
+    with unequal input scales bit-exact against LiteRT (a single rounding of OPA is off by one on
+    outputs that land within 2**-20 of a half)."""
+    return 20 if ifm.bits == 8 else 15
 
 
 def _add_sub(function: int, a: np.ndarray, b: np.ndarray, regs: Mapping[str, int],
@@ -68,9 +67,10 @@ def _add_sub(function: int, a: np.ndarray, b: np.ndarray, regs: Mapping[str, int
     mode = (regs.get("IFM_PRECISION", 0) >> SCALE_MODE_SHIFT) & 0x3
     opa = Scale.of_register(regs.get("OPA_SCALE", 1))
     if mode in (OPA_32, OPB_32):
+        bits = input_shift_bits(ifm_type(regs.get("IFM_PRECISION", 0)))
         scaled, plain = (a, b) if mode == OPA_32 else (b, a)
-        scaled = rescale(scaled, opa.multiplier, opa.shift, rounding)
-        plain = plain << scaled_headroom_bits(Precision.of_ifm(regs.get("IFM_PRECISION", 0)))
+        scaled = rescale(scaled << bits, opa.multiplier, opa.shift + bits, rounding)
+        plain = plain << (bits - 1)
         a, b = (scaled, plain) if mode == OPA_32 else (plain, scaled)
     else:
         a = a * (opa.multiplier & 0xFFFF)
@@ -98,7 +98,7 @@ def _unary(function: int, a: np.ndarray, stage: OutputStage) -> np.ndarray:
 
 
 def _multiply(regs: Mapping[str, int], a: np.ndarray, b: np.ndarray, stage: OutputStage) -> np.ndarray:
-    if Precision.of_ifm(regs.get("IFM_PRECISION", 0)).bits == 32:
+    if ifm_type(regs.get("IFM_PRECISION", 0)).bits == 32:
         # 32-bit operands: the 64-bit product is shifted by OFM_SCALE's shift alone (its multiplier is
         # not applied). Measured: Vela's int8 SOFTMAX (both cores; SaturatingRoundingDoublingHighMul
         # written as multiplier 2**30, shift 31, and "times 4" as 1, 0) is bit-exact only so.

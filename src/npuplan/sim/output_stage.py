@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.emit.native.output_stage import ElementType
 from npuplan.sim import lut as lookup
 from npuplan.sim.rounding import RoundingMode, rescale, saturate
 
@@ -32,30 +33,22 @@ def signed16(value: int) -> int:
     return value - 0x10000 if value & 0x8000 else value
 
 
-@dataclass(frozen=True, slots=True)
-class Precision:
-    """A feature map's element type: bits and signedness."""
+def ifm_type(register: int) -> ElementType:
+    """IFM_PRECISION/IFM2_PRECISION: bit 0 signed, bits 2-3 the size."""
+    return ElementType(_BITS[(register >> 2) & 0x3], bool(register & 1))
 
-    bits: int
-    signed: bool
 
-    @property
-    def low(self) -> int:
-        return -(1 << (self.bits - 1)) if self.signed else 0
+def ofm_type(register: int) -> ElementType:
+    """OFM_PRECISION: bit 0 signed, bits 1-2 the size."""
+    return ElementType(_BITS[(register >> 1) & 0x3], bool(register & 1))
 
-    @property
-    def high(self) -> int:
-        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
 
-    @classmethod
-    def of_ifm(cls, register: int) -> Precision:
-        """IFM_PRECISION/IFM2_PRECISION: bit 0 signed, bits 2-3 the size."""
-        return cls(_BITS[(register >> 2) & 0x3], bool(register & 1))
-
-    @classmethod
-    def of_ofm(cls, register: int) -> Precision:
-        """OFM_PRECISION: bit 0 signed, bits 1-2 the size."""
-        return cls(_BITS[(register >> 1) & 0x3], bool(register & 1))
+def zero_point(regs: Mapping[str, int], prefix: str) -> int:
+    """``prefix``'s (IFM, IFM2, OFM) zero point: its 16-bit register, signed for a signed type."""
+    precision = regs.get(f"{prefix}_PRECISION", 0)
+    signed = ofm_type(precision).signed if prefix == "OFM" else ifm_type(precision).signed
+    raw = regs.get(f"{prefix}_ZERO_POINT", 0)
+    return signed16(raw) if signed else raw & 0xFFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +70,7 @@ UNITY = Scale(1, 0)
 class OutputStage:
     """What the output stage does after the arithmetic, from the registers at the kick."""
 
-    ofm: Precision
+    ofm: ElementType
     zero_point: int
     rounding: RoundingMode
     global_scale: bool
@@ -91,9 +84,7 @@ class OutputStage:
     def of(cls, regs: Mapping[str, int]) -> OutputStage:
         precision = regs.get("OFM_PRECISION", 0)
         activation = regs.get("ACTIVATION", 0)
-        ofm = Precision.of_ofm(precision)
-        return cls(ofm=ofm, zero_point=signed16(regs.get("OFM_ZERO_POINT", 0)) if ofm.signed
-                   else regs.get("OFM_ZERO_POINT", 0) & 0xFFFF,
+        return cls(ofm=ofm_type(precision), zero_point=zero_point(regs, "OFM"),
                    rounding=RoundingMode((precision >> ROUNDING_SHIFT) & 0x3),
                    global_scale=bool(precision & (1 << GLOBAL_SCALE_BIT)),
                    scale=Scale.of_register(regs.get("OFM_SCALE", 1)),
@@ -118,7 +109,7 @@ class OutputStage:
             if lut is None:
                 raise ValueError(f"ACTIVATION {self.function} reads a lookup table but none was given")
             values = lookup.table(saturate(values, *lookup.input_range(lut, self.ofm)), lut, self.ofm)
-        return saturate(values, self.ofm.low, self.ofm.high)
+        return saturate(values, self.ofm.min_value, self.ofm.max_value)
 
     def _zero_point(self) -> int:
         """The OFM zero point, which a 32-bit result leaves out unless its clip range forces a
@@ -129,7 +120,7 @@ class OutputStage:
     def _range(self) -> tuple[int, int]:
         """The final clamp: ACTIVATION_MIN/MAX (16-bit) within the OFM's range or the forced range;
         a 32-bit OFM is only saturated (its clamps cannot express its range)."""
-        low, high = _CLIP_RANGES.get(self.clip_range, (self.ofm.low, self.ofm.high))
+        low, high = _CLIP_RANGES.get(self.clip_range, (self.ofm.min_value, self.ofm.max_value))
         if self.ofm.bits <= 16 or self.clip_range in _CLIP_RANGES:
             low, high = max(low, self.act_min), min(high, self.act_max)
-        return max(low, self.ofm.low), min(high, self.ofm.high)
+        return max(low, self.ofm.min_value), min(high, self.ofm.max_value)

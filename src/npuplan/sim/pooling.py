@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from npuplan.sim.convolution import Kernel, padded
-from npuplan.sim.output_stage import OutputStage, Precision, signed16
+from npuplan.sim.output_stage import OutputStage, zero_point
 from npuplan.sim.rounding import RoundingMode
 
 MAX, AVERAGE, REDUCE_SUM = 0, 1, 2
@@ -33,11 +33,8 @@ def _divided(total: np.ndarray, count: np.ndarray, rounding: RoundingMode) -> np
 
 
 def compute(mode: int, regs: Mapping[str, int], ifm: np.ndarray, stage: OutputStage) -> np.ndarray:
-    precision = Precision.of_ifm(regs.get("IFM_PRECISION", 0))
-    raw_zero_point = regs.get("IFM_ZERO_POINT", 0)
-    zero_point = signed16(raw_zero_point) if precision.signed else raw_zero_point & 0xFFFF
     kernel = Kernel.of(regs)
-    values = ifm - zero_point
+    values = ifm - zero_point(regs, "IFM")
     if mode == MAX:
         result = np.max(np.stack(_windows(values, kernel, _MISSING)), axis=0)
         return stage.rescaled(result) if stage.global_scale else result

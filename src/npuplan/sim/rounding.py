@@ -29,35 +29,46 @@ class RoundingMode(IntEnum):
     NATURAL = 2
 
 
-def _half_up(x: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """``x / 2**shift`` rounded half up (``shift`` >= 0, elementwise)."""
-    half = np.where(shift > 0, np.left_shift(np.ones_like(x), np.maximum(shift - 1, 0)), 0)
-    return np.right_shift(x + half, shift)
+def _shifts(shift: np.ndarray | int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The shifts (as given: a scalar or one per channel, broadcast later) and their halves
+    ``2**(shift-1)`` (0 for no shift), as Python integers for an object array of values."""
+    shifts = np.asarray(shift, dtype=np.int64)
+    halves = np.where(shifts > 0, np.left_shift(np.int64(1), np.maximum(shifts - 1, 0)), 0)
+    if values.dtype == object:
+        return shifts.astype(object), halves.astype(object)
+    return shifts, halves
 
 
-def _half_away(x: np.ndarray, shift: np.ndarray) -> np.ndarray:
+def _half_up(x: np.ndarray, shift: np.ndarray | int) -> np.ndarray:
+    """``x / 2**shift`` rounded half up (``shift`` >= 0)."""
+    shifts, halves = _shifts(shift, x)
+    return np.right_shift(x + halves, shifts)
+
+
+def _half_away(x: np.ndarray, shift: np.ndarray | int) -> np.ndarray:
     """``x / 2**shift`` rounded half away from zero (``RoundingDivideByPOT``)."""
     magnitude = _half_up(np.abs(x), shift)
     return np.where(x < 0, -magnitude, magnitude)
 
 
-def _towards_zero(x: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    magnitude = np.right_shift(np.abs(x), shift)
+def _towards_zero(x: np.ndarray, shift: np.ndarray | int) -> np.ndarray:
+    shifts, _ = _shifts(shift, x)
+    magnitude = np.right_shift(np.abs(x), shifts)
     return np.where(x < 0, -magnitude, magnitude)
 
 
 def round_shift(product: np.ndarray, shift: np.ndarray | int, mode: RoundingMode) -> np.ndarray:
     """``product / 2**shift`` (``shift`` 0..63, broadcast against ``product``) rounded by ``mode``."""
-    shift_arr = np.broadcast_to(np.asarray(shift, dtype=np.int64), np.shape(product))
-    if product.dtype == object:
-        shift_arr = shift_arr.astype(object)
     if mode == RoundingMode.TRUNCATE:
-        return _towards_zero(product, shift_arr)
+        return _towards_zero(product, shift)
     if mode == RoundingMode.NATURAL:
-        return _half_up(product, shift_arr)
-    first = np.minimum(shift_arr, 31)
+        return _half_up(product, shift)
+    shifts = np.asarray(shift, dtype=np.int64)
+    first = np.minimum(shifts, 31)
     high = _half_up(product, first)
-    return _half_away(high, shift_arr - first)
+    if not np.any(shifts > 31):
+        return high
+    return _half_away(high, shifts - first)
 
 
 def widened(values: np.ndarray, multiplier: np.ndarray | int) -> np.ndarray:

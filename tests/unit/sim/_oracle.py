@@ -21,6 +21,7 @@ import tflite
 
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.graph import Graph, Model, Op, Tensor
+from npuplan.regstream.tflite_file import ethos_u_payloads
 from npuplan.regstream.words import decoded, payload_words
 
 KICKS = ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE")
@@ -43,7 +44,7 @@ def model_bytes(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
     return write_tflite(Model("one_op", (Graph("main", tuple(ops), tuple(inputs), tuple(outputs)),)))
 
 
-def compile_with_vela(data: bytes, *, extra: Sequence[str] = ()) -> bytes:  # noqa: D401
+def compile_with_vela(data: bytes, *, extra: Sequence[str] = ()) -> bytes:
     """Vela's compiled file for ``data`` (Ethos-U55-128, its default system config)."""
     vela = vela_cli()
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,18 +67,9 @@ def kicks(compiled: bytes) -> list[Kick]:
     operator, in order; registers as ``npuplan.regstream.events`` keeps them (cmd1: payload |
     parameter << 32); the table: the bytes of the latest DMA from the flash into the NPU's
     internal memory (None before any)."""
-    model = tflite.Model.GetRootAsModel(compiled, 0)
-    sg = model.Subgraphs(0)
     out: list[Kick] = []
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        code = model.OperatorCodes(op.OpcodeIndex())
-        if code.CustomCode() != b"ethos-u":
-            continue
-        tensor = sg.Tensors(int(op.InputsAsNumpy()[0]))
-        payload = bytes(model.Buffers(tensor.Buffer()).DataAsNumpy())
-        flash_buffer = model.Buffers(sg.Tensors(int(op.InputsAsNumpy()[1])).Buffer()).DataAsNumpy()
-        flash = np.asarray(flash_buffer, dtype=np.uint8) if not isinstance(flash_buffer, int) else np.zeros(0, np.uint8)
+    for payload, flash_bytes in ethos_u_payloads(compiled):
+        flash = np.frombuffer(flash_bytes, dtype=np.uint8)
         registers: dict[str, int] = {}
         table = None
         for name, param, value, _ in decoded(payload_words(payload).words):

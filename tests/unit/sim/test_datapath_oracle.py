@@ -81,6 +81,8 @@ CASES = {
     "add_reversed": _binary("ADD", q(0.03, 3), q(0.07, -5), q(0.11, 1), sa=(1, 1, 1, 16)),
     "sub_reversed": _binary("SUB", q(0.03, 3), q(0.07, -5), q(0.11, 1), sa=(1, 8, 1, 16)),
     "add_relu": _binary("ADD", q(0.03, 3), q(0.07, -5), q(0.11, 1), act="RELU"),
+    # outputs within 2**-20 of a half: the scaled operand must round as TFLite's shifted input does
+    "add_relu6_fine_output": _binary("ADD", q(0.03, 3), q(0.07, -5), q(0.02, -128), act="RELU6"),
     "add_scalar": Case("ADD", op("ADD", [fm("a", S, q(0.03, 3)), const("c", np.array(17), INT8, q(0.07, -5))],
                                  fm("y", S, q(0.11, 1)), fused_activation_function="NONE")),
     "mul": _binary("MUL", q(0.03, 3), q(0.07, -5), q(0.11, 1)),
