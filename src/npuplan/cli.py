@@ -13,6 +13,7 @@ from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, marked_op
 from npuplan.cli_estimate import add_estimate_parser, run_estimate
 from npuplan.cli_options import add_fixed_options, fixed_options
+from npuplan.cli_run import COMMANDS as RUN_COMMANDS, add_run_parsers, run_command
 from npuplan.options import DEFAULT_CONFIG, Optimise
 from npuplan.sweep.command import add_fit_parser, add_sweep_parser, run_fit, run_sweep
 
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     add_sweep_parser(commands)
     add_fit_parser(commands)
     add_estimate_parser(commands)
+    add_run_parsers(commands, plan=p)
 
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream, or a deployable "
                                              "TFLite file's register command streams, and check it")
@@ -234,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "estimate":
                 stage.step("estimating the compiled file")
                 return run_estimate(args)
+            if args.command in RUN_COMMANDS:
+                return run_command(args, stage)
             if args.command == "fit":
                 stage.step("fitting the arena cache size")
                 return run_fit(args)

@@ -81,3 +81,8 @@ def mark_op(error: BaseException, op_name: str) -> None:
 def marked_op(error: BaseException) -> str | None:
     """The operator ``mark_op`` recorded on ``error``, if any."""
     return getattr(error, "_npuplan_op", None)
+
+
+class InputError(NpuplanError):
+    """An input array given to run a model has the wrong count, shape or dtype, or cannot be read
+    (CLI exit status 2)."""

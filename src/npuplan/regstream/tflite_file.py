@@ -217,3 +217,26 @@ def validate_tflite_file(path: str | Path, *, weights: bool = False) -> FileRepo
     except OSError as error:
         raise ModelError(f"cannot read '{path}': {error.strerror}") from None
     return validate_tflite(data, label=f"'{path}'", weights=weights)
+
+
+# The file's structure for the runner (npuplan.run), which lays out the same memory to execute it:
+# one reader of the flatbuffer, the offline memory plan and tensor sizes.
+def flatbuffer_model(data: bytes) -> Any:
+    """The schema bindings' root ``Model`` of TFLite bytes; ``ModelError`` (one line) if it is none."""
+    return _model(data)
+
+
+def offline_offsets(model: Any) -> list[int]:
+    """Each tensor's arena offset in the first subgraph's ``OfflineMemoryAllocation`` plan (-1: the
+    runtime places it itself; all -1 when the file has no plan)."""
+    return _offline_offsets(model, model.Subgraphs(0).TensorsLength())
+
+
+def tensor_bytes(t: Any) -> int:
+    """The bytes a (bindings) tensor of its declared shape and type takes."""
+    return _tensor_bytes(t)
+
+
+def is_ethos_u(model: Any, op: Any) -> bool:
+    """Whether a (bindings) operator is an ``ethos-u`` custom operator."""
+    return _is_ethos_u(model, op)

@@ -137,3 +137,16 @@ def payload_words(payload: bytes) -> Payload:
         else:
             raise ValidationError(f"driver payload word {k}: unknown driver action {action}")
     return Payload(stream, (config >> 28) & 0xF, config)
+
+
+def encode_commands(commands: list[tuple[str, int]]) -> list[int]:
+    """Command words of ``(register or operation name, value)`` pairs: the inverse of ``decoded``
+    (a cmd1 carries its value's low 32 bits in its payload word, bits 32-39 in its parameter)."""
+    out: list[int] = []
+    for name, value in commands:
+        code = CODE_OF[name]
+        if code & PAYLOAD32:
+            out += [code | (((value >> 32) & 0xFF) << 16), value & 0xFFFFFFFF]
+        else:
+            out.append(code | ((value & 0xFFFF) << 16))
+    return out

@@ -1,0 +1,153 @@
+"""A compiled TFLite file's memory as TensorFlow Lite Micro lays it out, and its operators as steps.
+
+Tensors the ``OfflineMemoryAllocation`` plan places (offset >= 0) are bytes of one arena at that
+offset; the scratch tensor (each ethos-u operator's input 2) sits at 0 and spans the NPU's scratch
+area. Every other tensor has bytes of its own: constants (read-only), a fast scratch tensor other
+than the scratch tensor (the platform's own fast memory, as the TensorFlow Lite Micro ethos-u kernel
+gives the driver), and tensors the runtime would place itself. The file's structure is read by
+``regstream.tflite_file`` (the reader ``npuplan validate`` uses) and ``io.tflite``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from npuplan.errors import ModelError
+from npuplan.io.tflite import parse_tflite
+from npuplan.ir.graph import Graph, Tensor
+from npuplan.ir.types import DataType
+from npuplan.regstream.tflite_file import flatbuffer_model, is_ethos_u, offline_offsets, tensor_bytes
+
+NUMPY_DTYPES: dict[DataType, Any] = {
+    DataType.INT8: np.int8, DataType.UINT8: np.uint8, DataType.INT16: np.int16, DataType.INT32: np.int32,
+    DataType.INT64: np.int64, DataType.FLOAT16: np.float16, DataType.FLOAT32: np.float32, DataType.BOOL: np.bool_,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSlot:
+    """Where one tensor's bytes live: ``arena_offset`` in the arena (None: bytes of its own),
+    ``size_bytes`` its declared size, ``constant`` the file's data for a constant."""
+
+    index: int
+    size_bytes: int
+    arena_offset: int | None
+    constant: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NpuStep:
+    """One ethos-u operator: its driver payload and the tensor each region is (region -> tensor)."""
+
+    operator: int
+    payload: bytes
+    regions: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CpuStep:
+    """A maximal run of consecutive CPU operators (file operator indices ``first`` .. ``last``)."""
+
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class FileLayout:
+    """A compiled file read for running: the IR graph (the first subgraph, the one that runs), the
+    file's tensor index of each IR tensor, each used tensor's slot, the arena's size in bytes and
+    the steps in the subgraph's order; ``others`` the file's further subgraphs (a CPU operator's
+    bodies, e.g. CALL_ONCE's initialisation), kept at their indices for the CPU models."""
+
+    graph: Graph
+    index_of: dict[int, int]  # id(ir tensor) -> the file's tensor index
+    tensors: dict[int, Tensor]  # the file's tensor index -> ir tensor
+    slots: dict[int, TensorSlot]
+    arena_bytes: int
+    steps: tuple[NpuStep | CpuStep, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    others: tuple[Graph, ...] = ()
+
+
+def read_layout(data: bytes, *, label: str = "the file") -> FileLayout:
+    """The layout of compiled TFLite bytes; ``ModelError`` (one line) for a file this runner cannot
+    lay out (corrupt, an ethos-u operator without its four leading inputs)."""
+    model_ir = parse_tflite(data, label=label)
+    graph = model_ir.main
+    fb = flatbuffer_model(data)
+    sg = fb.Subgraphs(0)
+    index_of = _index_map(sg, graph)
+    offsets = offline_offsets(fb)
+    npu_ops = [k for k in range(sg.OperatorsLength()) if is_ethos_u(fb, sg.Operators(k))]
+    own = _own_memory(sg, npu_ops)
+    slots: dict[int, TensorSlot] = {}
+    for t in graph.tensors():
+        i = index_of[id(t)]
+        ft = sg.Tensors(i)
+        constant = bytes(fb.Buffers(ft.Buffer()).DataAsNumpy()) if fb.Buffers(ft.Buffer()).DataLength() else None
+        offset = offsets[i] if i < len(offsets) and offsets[i] >= 0 and constant is None and i not in own else None
+        size = len(constant) if constant is not None else tensor_bytes(ft)
+        slots[i] = TensorSlot(i, size, offset, constant)
+    arena = max((s.arena_offset + s.size_bytes for s in slots.values() if s.arena_offset is not None), default=0)
+    steps = _steps(fb, sg, npu_ops, label)
+    tensors = {index_of[id(t)]: t for t in graph.tensors()}
+    return FileLayout(graph, index_of, tensors, slots, arena, steps,
+                      tuple(int(i) for i in sg.InputsAsNumpy()), tuple(int(i) for i in sg.OutputsAsNumpy()),
+                      model_ir.subgraphs[1:])
+
+
+def _index_map(sg: Any, graph: Graph) -> dict[int, int]:
+    """id(IR tensor) -> file tensor index, pairing the reader's operators with the file's."""
+    found: dict[int, int] = {}
+
+    def pair(ir: tuple[Tensor | None, ...], indices: Any) -> None:
+        kept = [int(i) for i in indices if int(i) >= 0]
+        for t, i in zip((t for t in ir if t is not None), kept):
+            found.setdefault(id(t), i)
+
+    pair(graph.inputs, sg.InputsAsNumpy() if sg.InputsLength() else [])
+    pair(graph.outputs, sg.OutputsAsNumpy() if sg.OutputsLength() else [])
+    for k, op in enumerate(graph.ops):
+        fb_op = sg.Operators(k)
+        pair(op.inputs, fb_op.InputsAsNumpy() if fb_op.InputsLength() else [])
+        pair(op.outputs, fb_op.OutputsAsNumpy() if fb_op.OutputsLength() else [])
+        pair(op.intermediates, fb_op.IntermediatesAsNumpy() if fb_op.IntermediatesLength() else [])
+    return found
+
+
+def _own_memory(sg: Any, npu_ops: list[int]) -> set[int]:
+    """Fast scratch tensors that are not the scratch tensor: the platform's own fast memory."""
+    own = set()
+    for k in npu_ops:
+        inputs = [int(i) for i in sg.Operators(k).InputsAsNumpy()]
+        if len(inputs) >= 4 and inputs[3] != inputs[2]:
+            own.add(inputs[3])
+    return own
+
+
+def _steps(fb: Any, sg: Any, npu_ops: list[int], label: str) -> tuple[NpuStep | CpuStep, ...]:
+    steps: list[NpuStep | CpuStep] = []
+    npu = set(npu_ops)
+    for k in range(sg.OperatorsLength()):
+        op = sg.Operators(k)
+        if k not in npu:
+            last = steps[-1] if steps else None
+            if isinstance(last, CpuStep) and last.last == k - 1:
+                steps[-1] = CpuStep(last.first, k)
+            else:
+                steps.append(CpuStep(k, k))
+            continue
+        inputs = [int(i) for i in op.InputsAsNumpy()]
+        outputs = [int(i) for i in op.OutputsAsNumpy()] if op.OutputsLength() else []
+        if len(inputs) < 4 or min(inputs) < 0:
+            raise ModelError(f"{label}: ethos-u operator {k} needs [command stream, flash, scratch, fast scratch, "
+                             f"...] inputs, it has {len(inputs)}")
+        stream = sg.Tensors(inputs[0])
+        payload = bytes(fb.Buffers(stream.Buffer()).DataAsNumpy()) if fb.Buffers(stream.Buffer()).DataLength() else b""
+        regions = tuple(enumerate(inputs[1:] + outputs))
+        steps.append(NpuStep(k, payload, regions))
+    return tuple(steps)
