@@ -38,6 +38,7 @@ _OPTIONS_OF = {
     "PRELU": None, "QUANTIZE": None, "DEQUANTIZE": None, "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
     "ARG_MAX": "ArgMaxOptions", "MIRROR_PAD": "MirrorPadOptions", "PADV2": "PadV2Options",
     "BATCH_MATMUL": "BatchMatMulOptions", "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+    "SVDF": "SVDFOptions", "RNN": "RNNOptions", "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
 }
 _DTYPE_CODES = {
     DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT32: 2, DataType.UINT8: 3, DataType.INT64: 4,

@@ -182,10 +182,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         except Exception as error:
             mark_op(error, op.name)
             raise
-    # Variable tensors the NPU reads (an LSTM's states) hold data from before the inference and
-    # must keep it after: they are planned as inputs that are also outputs.
-    variables = tuple(dict.fromkeys(t for o in ops if isinstance(o, NpuOp) for t in (o.ifm, o.ifm2)
-                                    if t is not None and t.is_variable))
+    variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
     placed = _placed(tuple(ops), outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
@@ -196,6 +193,15 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         tflite_op_count=len(source.ops),
         removed=removed,
     )
+
+
+def _variables(ops: list[LoweredOp]) -> tuple[Tensor, ...]:
+    """The variable tensors the ops read (an LSTM's or SVDF's state, on the NPU or the CPU), in
+    order of first use. They hold data from before the inference and must keep it after, in bytes
+    nothing else uses between invocations: as TensorFlow Lite Micro gives them the whole
+    invocation's lifetime (and Vela's live ranges do), they are planned as inputs that are also outputs."""
+    read = (t for o in ops for t in ((o.ifm, o.ifm2) if isinstance(o, NpuOp) else o.op.inputs))
+    return tuple(dict.fromkeys(t for t in read if t is not None and t.is_variable))
 
 
 def _deployable(op: Op, lowered: tuple[LoweredOp, ...], original: bool) -> tuple[LoweredOp, ...]:
