@@ -105,7 +105,10 @@ def emitted_model(
         ops.append(Op(f"CUSTOM:{CUSTOM_CODE}", (cms, flash_t, scratch, fast, *edge.inputs), edge.outputs,
                       {"custom_options": CUSTOM_OPTIONS}, index=len(ops)))
         k += 1
-    graph = _static(Graph(lowered.name or "main", tuple(ops), lowered.inputs, lowered.outputs))
+    # The plan keeps variable tensors live as inputs that are also outputs; the file declares them
+    # as TFLite does, variable tensors that are neither (the runtime keeps them between invocations).
+    inputs, outputs = (tuple(t for t in ts if not t.is_variable) for ts in (lowered.inputs, lowered.outputs))
+    graph = _static(Graph(lowered.name or "main", tuple(ops), inputs, outputs))
     offsets = [_offline_offset(t, (scratch, fast), addresses, arena) for t in graph.tensors()]
     plan = np.array([0, 1, len(offsets), *offsets], dtype="<i4").tobytes()
     return Model(lowered.name, (graph,), description), {OFFLINE_ALLOCATION: plan}

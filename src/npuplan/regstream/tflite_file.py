@@ -184,13 +184,13 @@ def _validate(data: bytes) -> FileReport:
     f.arena = int(npu[0][1].InputsAsNumpy()[2])
     arena_region = f.region_of(f.arena, constant=False)
     replay = Replay({1: arena_region}, where="file")
-    for tensor in sg.InputsAsNumpy():
-        f.touch(replay, int(tensor), write=True, label=f"network input {int(tensor)}")
     variables = _variables(f)
     for tensor, name in variables.items():
-        f.touch(replay, tensor, write=True, label=f"variable tensor {tensor} (from the previous invocation)")
+        f.touch(replay, tensor, write=True, label=f"variable tensor {name} (from the previous invocation)")
         lo, size = f.in_arena(tensor)  # type: ignore[misc]
         replay.reserved[name] = (1, lo, lo + size)
+    for tensor in sg.InputsAsNumpy():
+        f.touch(replay, int(tensor), write=True, label=f"network input {int(tensor)}")
     streams = []
     for k, op in enumerate(ops):
         replay.where = f"operator {k}"
