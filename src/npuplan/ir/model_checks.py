@@ -9,12 +9,15 @@ work a valid but absurd model can cause, and are stated in the README.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
 from npuplan.errors import ModelError
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.types import DataType
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,8 @@ def check_model(model: Model, limits: Limits = LIMITS) -> Model:
     failure otherwise. Only the main subgraph is planned, but every subgraph is checked."""
     for graph in model.subgraphs:
         _check_graph(graph, limits)
+    for warning in model_warnings(model):
+        log.warning("%s", warning)
     return model
 
 
@@ -132,12 +137,42 @@ def _check_quantization(t: Tensor) -> None:
     if not all(low <= z <= high for z in q.zero_point):
         bad_zp = next(z for z in q.zero_point if not low <= z <= high)
         raise ModelError(f"{what} has zero point {bad_zp}, outside the {t.dtype} range [{low}, {high}]")
-    if len(q.scale) > 1:
+    if len(q.scale) > 1 and _stray_axis(t) is None:
         if not 0 <= q.axis < max(len(t.shape), 1):
             raise ModelError(f"{what} is quantized per channel along axis {q.axis} but has {len(t.shape)} dimensions")
         if t.shape and t.shape[q.axis] != len(q.scale):
             raise ModelError(f"{what} has {len(q.scale)} per-channel scales but {t.shape[q.axis]} channels "
                              f"along axis {q.axis}")
+
+
+def _stray_axis(t: Tensor) -> int | None:
+    """The axis a 1-D tensor with one scale per element declares its per-channel quantization along
+    when it does not have it (converters write a convolution's bias with its filter's
+    ``quantized_dimension``, 3 for a depthwise one), else None. TensorFlow Lite Micro and Vela run
+    such a file: a bias's scales are the input's times the filter's, whatever the bias declares, and
+    its only axis is the channel axis. Nothing in npuplan reads the declared axis."""
+    q = t.quant
+    if q is None or len(q.scale) <= 1 or len(t.shape) != 1 or q.axis == 0 or t.shape[0] != len(q.scale):
+        return None
+    return q.axis
+
+
+def model_warnings(model: Model) -> tuple[str, ...]:
+    """What ``check_model`` accepts but a user should know, one line per kind: 1-D tensors that
+    declare per-channel quantization along an axis they lack (``_stray_axis``)."""
+    stray: dict[str, int] = {}
+    for graph in model.subgraphs:
+        for t in graph.tensors():
+            axis = _stray_axis(t)
+            if axis is not None:
+                stray.setdefault(t.name, axis)
+    if not stray:
+        return ()
+    first, axes = next(iter(stray)), sorted(set(stray.values()))
+    return (f"{len(stray)} 1-D tensor(s) ('{first}'{', ...' if len(stray) > 1 else ''}: one scale per value, "
+            f"biases as converters write them) declare per-channel quantization along axis "
+            f"{'/'.join(map(str, axes))}, which they do not have; planned with the scales along their only axis, "
+            "as TensorFlow Lite Micro and Vela run them",)
 
 
 def _check_dataflow(graph: Graph) -> None:
