@@ -59,6 +59,11 @@ OPERAND_COUNTS: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
 }
 
 
+# TFLite operators that write no tensor: their effect is on a resource variable (ASSIGN_VARIABLE
+# stores into one, CALL_ONCE runs the subgraph that initialises them on the first invocation).
+NO_OUTPUTS = frozenset({"ASSIGN_VARIABLE", "CALL_ONCE"})
+
+
 def operand_count_problem(op: Op) -> str | None:
     """Why ``op`` has the wrong number of operands for its type, or ``None`` (also for types
     without a known count)."""
@@ -183,7 +188,7 @@ def _check_dataflow(graph: Graph) -> None:
     where = f"subgraph '{graph.name}'"
     producer: dict[int, Op] = {}
     for op in graph.ops:
-        if not op.outputs:
+        if not op.outputs and op.type not in NO_OUTPUTS:
             raise ModelError(f"{where}: op {op.index} ({op.type}) has no outputs")
         problem = operand_count_problem(op)
         if problem is not None:

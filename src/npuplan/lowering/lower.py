@@ -163,7 +163,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
     indices a deployable plan also keeps on the CPU (the emitter refused them)."""
     if len(model.subgraphs) > 1:
-        logger.warning("only the main subgraph is lowered; %d other subgraph(s) ignored", len(model.subgraphs) - 1)
+        logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
+                       "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
     source, _ = resolve_dynamic_shapes(model.main)  # a dynamic batch planned as 1: every shape is known
     graph, removed = rewrite_graph(source, accelerator, deployable=deployable)
     originals = {id(op) for op in source.ops}
@@ -192,6 +193,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         outputs=outputs,
         tflite_op_count=len(source.ops),
         removed=removed,
+        subgraphs=model.subgraphs[1:],
     )
 
 
