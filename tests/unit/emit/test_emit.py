@@ -261,16 +261,24 @@ def test_a_file_its_own_validator_rejects_is_refused_and_not_written(tmp_path, c
     assert not (tmp_path / "out").exists()
 
 
-def test_a_network_with_nothing_on_the_npu_is_refused_in_one_line_naming_why(tmp_path, capsys):
-    """A float network: every operator stays on the CPU, so there is no command stream to write."""
+def test_a_network_with_nothing_on_the_npu_is_written_for_the_cpu_naming_why(tmp_path, capsys):
+    """A float network: every operator stays on the CPU, so there is no command stream; the file
+    keeps every operator for the CPU, as Vela writes such a network (an LSTM alone too), and says why."""
+    import tflite
+
     from npuplan.cli import main
+    from npuplan.regstream import validate_tflite
 
     path = tmp_path / "float_add.tflite"
     path.write_bytes(elementwise_model())
-    assert main(["plan", str(path), "--emit-tflite", "--output-dir", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert "no operator runs on the NPU" in err and "'out'" in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "out").exists()
+    assert main(["plan", str(path), "--emit-tflite", "--output-dir", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "no operator runs on the NPU" in out and "'out'" in out
+    data = (tmp_path / "out" / "float_add_npuplan.tflite").read_bytes()
+    model = tflite.Model.GetRootAsModel(data, 0)
+    sg = model.Subgraphs(0)
+    assert sg.OperatorsLength() == 1 and model.OperatorCodes(sg.Operators(0).OpcodeIndex()).CustomCode() is None
+    assert validate_tflite(data).streams == ()
 
 
 def test_a_dynamic_batch_network_is_emitted_at_its_planned_static_shapes(tmp_path):
