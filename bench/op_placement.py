@@ -39,7 +39,7 @@ from npuplan.hw.accelerator import accelerator  # noqa: E402
 from npuplan.io.tflite import read_tflite  # noqa: E402
 from npuplan.io.tflite_write import write_tflite  # noqa: E402
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options  # noqa: E402
-from npuplan.ir.lowered import CpuOp  # noqa: E402
+from npuplan.ir.lowered import CpuOp, LoweredGraph  # noqa: E402
 from npuplan.ir.types import DataType, Quantization  # noqa: E402
 from npuplan.lowering.lower import lower  # noqa: E402
 
@@ -53,6 +53,7 @@ class Case:
     signature: str
     source: str
     path: Path
+    in_context: str  # npuplan's deployable placement of the operator in its own model
 
 
 def _dtype(t: Tensor) -> str:
@@ -117,9 +118,26 @@ def models(args: argparse.Namespace) -> Iterator[tuple[str, Model]]:
             yield f"random_graphs/{seed}", random_network(seed)
 
 
+def in_context(lowered: LoweredGraph | str, op: Op) -> str:
+    """npuplan's deployable placement of ``op`` inside its model, lowered (or the error lowering it
+    gave): its neighbours may fold it (a RESHAPE whose shape a SHAPE chain computes)."""
+    if isinstance(lowered, str):
+        return lowered
+    cpu = next((o for o in lowered.cpu_ops if o.op.outputs == op.outputs), None)
+    return "NPU or removed" if cpu is None else "CPU"
+
+
+def _lowered(model: Model) -> LoweredGraph | str:
+    try:
+        return lower(model, accelerator(ACCELERATOR), deployable=True)
+    except NpuplanError as error:
+        return f"error: {str(error)[:100]}"
+
+
 def cases(args: argparse.Namespace) -> list[Case]:
     found: dict[str, Case] = {}
     for source, model in models(args):
+        lowered: LoweredGraph | str | None = None
         for op in model.main.ops:
             key = signature(op)
             if key in found or op.type in SKIPPED or not op.outputs:
@@ -129,7 +147,8 @@ def cases(args: argparse.Namespace) -> list[Case]:
                 path.write_bytes(write_tflite(single(op)))
             except Exception:  # noqa: BLE001 - an op the writer cannot cut out is left out, not fatal
                 continue
-            found[key] = Case(key, source, path)
+            lowered = _lowered(model) if lowered is None else lowered
+            found[key] = Case(key, source, path, in_context(lowered, op))
     return list(found.values())
 
 
@@ -190,7 +209,8 @@ def main() -> None:
     missed = [r for r in rows if not npu(r[1]) and (npu(r[2]) or npu(r[3]))]
     extra = [r for r in rows if (npu(r[1]) or npu(r[4])) and r[2] == "CPU" and r[3] == "CPU"]
     lines += ["", f"vela NPU / npuplan deployable CPU: {len(missed)}"]
-    lines += [f"  {c.signature} ({c.source}): npuplan {o}; vela default {d}, legacy {g}" for c, o, d, g, _ in missed]
+    lines += [f"  {c.signature} ({c.source}): npuplan {o}; vela default {d}, legacy {g}; npuplan in its model: "
+              f"{c.in_context}" for c, o, d, g, _ in missed]
     lines += ["", f"npuplan NPU (deployable or plan) / both vela cores CPU: {len(extra)}"]
     lines += [f"  {c.signature} ({c.source}): deployable {o}; plan {p}" for c, o, _, _, p in extra]
     args.out.parent.mkdir(parents=True, exist_ok=True)
