@@ -39,6 +39,8 @@ _FUNCTIONS = frozenset({Activation.LUT, Activation.TANH, Activation.SIGMOID})
 # Standalone activation operators fused into their producer in a deployable plan.
 FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8, DataType.INT16})
+# TFLite operators whose int32 form is plain integer arithmetic (quantization ignored, wrapping)
+_INT32_ARITHMETIC = frozenset({"ADD", "SUB", "MUL"})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
                        "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
@@ -115,6 +117,9 @@ def npu_op_reason(op: NpuOp) -> str | None:
             return (f"it {'reads' if tensor is op.ifm else 'writes'} {view} values of '{tensor.name}', declared "
                     f"{list(tensor.shape)} (a dynamic shape TFLite Micro does not run)")
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
+    if op.fixed_point is None and op.tflite_type in _INT32_ARITHMETIC and any(t.dtype == DataType.INT32 for t in fms):
+        return (f"an int32 {op.tflite_type}: TFLite computes it unscaled and wraps on overflow, the NPU "
+                "saturates (Vela's default core runs it so; the file keeps TFLite's result)")
     if any(t.dtype not in _FM_TYPES and not _wide(op, t) for t in fms):
         return "only 8-bit feature maps are emitted yet"
     if any((t.quant is None or not t.quant.is_valid) and not _wide(op, t) for t in fms):
