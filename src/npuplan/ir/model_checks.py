@@ -56,6 +56,8 @@ OPERAND_COUNTS: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "PACK": ((1, _MANY), (1, 1)), "UNPACK": ((1, 1), (1, _MANY)), "SPLIT": ((2, 2), (1, _MANY)),
     "SPLIT_V": ((3, 3), (1, _MANY)), "RESHAPE": ((1, 2), (1, 1)), "STRIDED_SLICE": ((4, 4), (1, 1)),
     "SLICE": ((3, 3), (1, 1)), "SPACE_TO_BATCH_ND": ((3, 3), (1, 1)), "BATCH_TO_SPACE_ND": ((3, 3), (1, 1)),
+    "CALL_ONCE": ((0, 0), (0, 0)), "VAR_HANDLE": ((0, 0), (1, 1)), "READ_VARIABLE": ((1, 1), (1, 1)),
+    "ASSIGN_VARIABLE": ((2, 2), (0, 0)),
 }
 
 
@@ -91,6 +93,7 @@ def check_model(model: Model, limits: Limits = LIMITS) -> Model:
     failure otherwise. Only the main subgraph is planned, but every subgraph is checked."""
     for graph in model.subgraphs:
         _check_graph(graph, limits)
+        _check_calls(graph, model)
     for warning in model_warnings(model):
         log.warning("%s", warning)
     return model
@@ -106,6 +109,17 @@ def _check_graph(graph: Graph, limits: Limits) -> None:
     for tensor in tensors:
         _check_tensor(tensor, limits)
     _check_dataflow(graph)
+
+
+def _check_calls(graph: Graph, model: Model) -> None:
+    """A CALL_ONCE names another subgraph of the model (its resource variables' initialiser)."""
+    for op in graph.ops:
+        if op.type != "CALL_ONCE":
+            continue
+        index = op.options.get("init_subgraph_index")
+        if not isinstance(index, int) or not 0 <= index < len(model.subgraphs) or model.subgraphs[index] is graph:
+            raise ModelError(f"subgraph '{graph.name}': op {op.index} (CALL_ONCE) calls subgraph {index}, which is "
+                             f"not another of the model's {len(model.subgraphs)} subgraphs")
 
 
 def _check_tensor(t: Tensor, limits: Limits) -> None:

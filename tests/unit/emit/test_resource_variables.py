@@ -75,3 +75,23 @@ def test_the_emitted_file_initialises_the_state_first_and_keeps_the_initialiser(
     assert len(validate_tflite(emitted.data).streams) == 1
     back = parse_tflite(emitted.data)
     assert back.main.ops[0].type == "CALL_ONCE" and back.main.ops[0].options["init_subgraph_index"] == 1
+
+
+def test_a_call_once_of_its_own_subgraph_or_a_missing_one_is_refused_in_one_line():
+    from dataclasses import replace
+
+    from npuplan.errors import ModelError
+
+    model = parse_tflite(stateful_network())
+    call = model.main.ops[0]
+    for index in (0, 2, None):
+        options = frozen_options({} if index is None else dict(init_subgraph_index=index))
+        broken = replace(model, subgraphs=(replace(model.main, ops=(replace(call, options=options),
+                                                                   *model.main.ops[1:])), model.subgraphs[1]))
+        with pytest.raises(ModelError, match=r"CALL_ONCE\) calls subgraph .*not another of the model's 2"):
+            check_model(broken)
+    assign = model.main.ops[-1]
+    short = replace(model, subgraphs=(replace(model.main, ops=(*model.main.ops[:-1], replace(
+        assign, inputs=assign.inputs[:1]))), model.subgraphs[1]))
+    with pytest.raises(ModelError, match="ASSIGN_VARIABLE takes 2 input tensors"):
+        check_model(short)
