@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
+from npuplan.lowering.broadcasts import broadcast_constant
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
 from npuplan.lowering.operands import swaps_operands
 
@@ -208,8 +211,17 @@ def folded_inputs_only(op: Op, source: Graph) -> bool:
     shape. Written with that constant, the CPU runs it as the source ran it."""
     pairs = _twin_inputs(op, source)
     return pairs is not None and all(
-        a is not None and b is not None and b.is_constant and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
-        for a, b in pairs)
+        a is not None and b is not None and b.is_constant and a.dtype == b.dtype
+        and (tuple(a.shape) == tuple(b.shape) or _broadcast_of(a, b)) for a, b in pairs)
+
+
+def _broadcast_of(a: Tensor, b: Tensor) -> bool:
+    """Whether constant ``b`` is constant ``a`` written out at ``b``'s shape (``lowering.broadcasts``):
+    the CPU computes the same with either."""
+    if not a.is_constant or a.quant != b.quant or b.data is None:
+        return False
+    wide = broadcast_constant(a, tuple(b.shape))
+    return wide is not None and wide.data is not None and np.array_equal(wide.data, b.data)
 
 
 def reshape_invariant(op: Op, source: Graph) -> bool:

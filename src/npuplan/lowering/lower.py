@@ -16,6 +16,7 @@ from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations
 from npuplan.lowering.argmax import convert_argmax
+from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.convert import (
     Converter,
@@ -139,6 +140,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     graph, gone = drop_noop_means(graph)
     removed += gone
     graph, gone = fold_pads(graph)
+    removed += gone
+    graph, gone = materialise_broadcast_constants(graph)
     removed += gone
     graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None)
     removed += gone
