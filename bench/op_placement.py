@@ -123,7 +123,8 @@ def in_context(lowered: LoweredGraph | str, op: Op) -> str:
     gave): its neighbours may fold it (a RESHAPE whose shape a SHAPE chain computes)."""
     if isinstance(lowered, str):
         return lowered
-    cpu = next((o for o in lowered.cpu_ops if o.op.outputs == op.outputs), None)
+    names = [t.name for t in op.outputs]  # by name: graph passes may rebuild the op and its tensors
+    cpu = next((o for o in lowered.cpu_ops if [t.name for t in o.op.outputs] == names), None)
     return "NPU or removed" if cpu is None else "CPU"
 
 

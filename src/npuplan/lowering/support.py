@@ -267,7 +267,17 @@ def _elementwise(op: Op) -> str | None:
         return "At least one Input's shape must match the OFM's shape"
     if any(x != y and 1 not in (x, y) for x, y in zip(sa, sb)):
         return f"Broadcasting is only allowed for rank indices with dimension 1, from either IFM1 or IFM2 ({sa} and {sb})"
+    if op.type in ("MAXIMUM", "MINIMUM") and any(_per_tensor(t) != _per_tensor(ofm) for t in (a, b)):
+        # the hardware compares the operands less their zero points, unscaled: with other scales it
+        # would not compute TFLite's result (and neither Vela core runs it on the NPU)
+        return "Both Input quantization parameters must match OFM quantization parameters"
     return None
+
+
+def _per_tensor(t: Tensor) -> tuple[tuple[float, ...], tuple[int, ...]] | None:
+    """A tensor's scale and zero point as the output stage sees them (None: not quantized)."""
+    q = t.quant
+    return None if q is None or not q.is_valid else (tuple(q.scale[:1]), tuple(q.zero_point[:1]))
 
 
 def _softmax(op: Op) -> str | None:
