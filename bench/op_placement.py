@@ -202,7 +202,7 @@ def main() -> None:
     commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     lines = [f"# python3 bench/op_placement.py {' '.join(sys.argv[1:])}",
-             f"# commit {commit}, Vela {version}, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
+             f"# commit {commit}, Vela {version}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
              f"{ACCELERATOR}; npuplan = deployable lowering", f"# {len(rows)} signatures",
              "signature | example | npuplan deployable | vela default | vela legacy | npuplan plan (not deployable)"]
     lines += [f"{c.signature} | {c.source} | {o} | {d} | {g} | {p}" for c, o, d, g, p in rows]

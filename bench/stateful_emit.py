@@ -64,7 +64,7 @@ def main() -> None:
     commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     lines = [f"# python3 bench/stateful_emit.py {' '.join(sys.argv[1:])}",
-             f"# commit {commit}, Vela {version}, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
+             f"# commit {commit}, Vela {version}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
              "npuplan's default options (Ethos-U55-256), Vela's defaults"]
     counts = {"emitted": 0, "vela valid": 0}
     for model in models:
