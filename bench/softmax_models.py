@@ -38,13 +38,20 @@ CASES: dict[str, tuple[DataType, tuple[int, ...], float, int, float]] = {
     "sm_i16_wide": (I16, (1, 1000), 0.0003, 0, 0.5),
     "sm_i16_map": (I16, (1, 7, 5, 3), 0.004, 0, 2.0),
 }
+# int8 in, int16 out (TFLite's output quantization for it: scale 1/65536, zero point -32768)
+WIDENING: dict[str, tuple[tuple[int, ...], float, int, float]] = {
+    "sm_i8_to_i16_1x10": ((1, 10), 0.1, 3, 1.0),
+    "sm_i8_to_i16_4x5x33": ((1, 4, 5, 33), 0.05, -20, 0.7),
+    "sm_i8_to_i16_b2": ((2, 3, 17), 0.2, 0, 2.0),
+}
 
 
 def softmax_model(name: str, dtype: DataType, shape: tuple[int, ...], scale: float, zero_point: int,
-                  beta: float) -> bytes:
-    """A network of one SOFTMAX."""
+                  beta: float, *, output: DataType | None = None) -> bytes:
+    """A network of one SOFTMAX (``output``: its output's type, when not the input's)."""
     x = Tensor("x", shape, dtype, Quantization((scale,), (zero_point,)))
-    y = Tensor("y", shape, dtype, Quantization((_OUT[dtype][0],), (_OUT[dtype][1],)))
+    out = (1 / 65536, -32768) if output is not None and output != dtype else _OUT[dtype]
+    y = Tensor("y", shape, output or dtype, Quantization((out[0],), (out[1],)))
     graph = Graph(name, (Op("SOFTMAX", (x,), (y,), frozen_options({"beta": beta}), 0),), (x,), (y,))
     return write_tflite(Model(name, (graph,)))
 
@@ -57,6 +64,10 @@ def main() -> None:
     for name, case in CASES.items():
         path = args.out / f"{name}.tflite"
         path.write_bytes(softmax_model(name, *case))
+        print(path)
+    for name, (shape, scale, zero_point, beta) in WIDENING.items():
+        path = args.out / f"{name}.tflite"
+        path.write_bytes(softmax_model(name, I8, shape, scale, zero_point, beta, output=DataType.INT16))
         print(path)
 
 

@@ -6,6 +6,9 @@ Each network is one LSTM (no CIFG, peephole, projection or normalisation, as Vel
 seeded sequence: weights drawn from a normal distribution (as trained weights are, rather than
 uniform), biases small, the output and cell states variable tensors, TFLite's five intermediates
 (the gates' int16 scales and the hidden state's). Batch-major and time-major, int8 and 16x8.
+``head`` networks put a FULLY_CONNECTED before and after the LSTM (the NPU runs those, the CPU the
+LSTM, so the variable states live in the NPU's arena between NPU partitions). ``svdf_model`` is an
+int8 SVDF (keyword spotting's layer) between two FULLY_CONNECTED, its activation state variable.
 
 Usage: python bench/zoo/lstm_models.py [--out /work/zoo_lstm]
 """
@@ -24,18 +27,34 @@ from npuplan.io.tflite_write import write_tflite  # noqa: E402
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options  # noqa: E402
 from npuplan.ir.types import DataType, Quantization  # noqa: E402
 
-_NUMPY = {DataType.INT8: np.int8, DataType.INT32: np.int32, DataType.INT64: np.int64}
+_NUMPY = {DataType.INT8: np.int8, DataType.INT16: np.int16, DataType.INT32: np.int32, DataType.INT64: np.int64}
 
 
-def lstm_model(*, steps: int, features: int, cells: int, int16: bool = False, time_major: bool = False,
-               batches: int = 1, seed: int = 0) -> bytes:
-    """One LSTM network as TFLite bytes."""
+def _constants(seed: int):  # noqa: ANN202 - a closure over one generator
     rng = np.random.default_rng(seed)
 
     def const(name: str, shape: tuple[int, ...], dtype: DataType, quant: Quantization | None, spread: int) -> Tensor:
-        values = np.clip(np.round(rng.normal(0, spread, size=shape)), -127, 127).astype(_NUMPY[dtype])
+        bound = 32767 if dtype is DataType.INT16 else 127
+        values = np.clip(np.round(rng.normal(0, spread, size=shape)), -bound, bound).astype(_NUMPY[dtype])
         values.flags.writeable = False
         return Tensor(name, shape, dtype, quant, values)
+    return const
+
+
+def _dense(const, name: str, x: Tensor, units: int, out_quant: Quantization) -> Op:  # noqa: ANN001
+    """A FULLY_CONNECTED of ``x``'s last axis to ``units`` (int8, keeping the leading dims)."""
+    w = const(f"{name}_w", (units, x.shape[-1]), DataType.INT8, Quantization((0.01,), (0,)), 32)
+    b = const(f"{name}_b", (units,), DataType.INT32, Quantization((x.quant.scale[0] * 0.01,), (0,)), 25)
+    y = Tensor(name, (*x.shape[:-1], units), DataType.INT8, out_quant)
+    return Op("FULLY_CONNECTED", (x, w, b), (y,), frozen_options(dict(
+        fused_activation_function="NONE", weights_format="DEFAULT", keep_num_dims=True,
+        asymmetric_quantize_inputs=False)))
+
+
+def lstm_model(*, steps: int, features: int, cells: int, int16: bool = False, time_major: bool = False,
+               batches: int = 1, seed: int = 0, head: bool = False) -> bytes:
+    """One LSTM network as TFLite bytes (``head``: between two FULLY_CONNECTED)."""
+    const = _constants(seed)
 
     act = DataType.INT16 if int16 else DataType.INT8
     zero = 0 if int16 else -3
@@ -57,7 +76,33 @@ def lstm_model(*, steps: int, features: int, cells: int, int16: bool = False, ti
               frozen_options(dict(fused_activation_function="TANH", cell_clip=0.0, proj_clip=0.0,
                                   time_major=time_major, asymmetric_quantize_inputs=False)),
               0, intermediates=tuple(scales))
-    return write_tflite(Model("lstm", (Graph("main", (lstm,), (x,), (y,)),)))
+    if not head:
+        return write_tflite(Model("lstm", (Graph("main", (lstm,), (x,), (y,)),)))
+    x_in = Tensor("x_in", shape, act, x.quant)
+    first = _dense(const, "x", x_in, features, x.quant)
+    lstm = Op(lstm.type, (first.outputs[0], *lstm.inputs[1:]), lstm.outputs, lstm.options, 0,
+              intermediates=lstm.intermediates)
+    last = _dense(const, "logits", y, 10, Quantization((0.1,), (0,)))
+    return write_tflite(Model("lstm", (Graph("main", (first, lstm, last), (x_in,), last.outputs),)))
+
+
+def svdf_model(*, features: int, units: int, memory: int, rank: int = 1, batches: int = 1, seed: int = 0) -> bytes:
+    """An int8 SVDF between two FULLY_CONNECTED, as TFLite bytes. TFLite's integer SVDF: int8
+    input, feature weights and output, int16 time weights and activation state (variable), int32 bias."""
+    const = _constants(seed)
+    x_in = Tensor("x_in", (batches, features), DataType.INT8, Quantization((0.05,), (-3,)))
+    first = _dense(const, "x", x_in, features, Quantization((0.05,), (-3,)))
+    filters = units * rank
+    w_feature = const("w_feature", (filters, features), DataType.INT8, Quantization((0.01,), (0,)), 32)
+    w_time = const("w_time", (filters, memory), DataType.INT16, Quantization((2.0**-10,), (0,)), 300)
+    bias = const("svdf_b", (units,), DataType.INT32, Quantization((1e-5,), (0,)), 25)
+    state = Tensor("activation_state", (batches, filters * memory), DataType.INT16,
+                   Quantization((2.0**-8,), (0,)), None, is_variable=True)
+    y = Tensor("svdf", (batches, units), DataType.INT8, Quantization((0.03,), (-2,)))
+    svdf = Op("SVDF", (first.outputs[0], w_feature, w_time, bias, state), (y,), frozen_options(dict(
+        rank=rank, fused_activation_function="RELU", asymmetric_quantize_inputs=False)))
+    last = _dense(const, "logits", y, 10, Quantization((0.1,), (0,)))
+    return write_tflite(Model("svdf", (Graph("main", (first, svdf, last), (x_in,), last.outputs),)))
 
 
 MODELS = {
@@ -65,6 +110,12 @@ MODELS = {
     "lstm_t16_f8_c24": dict(steps=16, features=8, cells=24),
     "lstm_16x8_t8": dict(steps=8, features=16, cells=16, int16=True),
     "lstm_tm_t4_b2": dict(steps=4, features=16, cells=16, time_major=True, batches=2),
+    "lstm_head_t8_f16_c16": dict(steps=8, features=16, cells=16, head=True),
+    "lstm_head_tm_t4_b2": dict(steps=4, features=16, cells=16, time_major=True, batches=2, head=True),
+}
+SVDF_MODELS = {
+    "svdf_f32_u16_m8": dict(features=32, units=16, memory=8),
+    "svdf_f16_u8_m10_r2": dict(features=16, units=8, memory=10, rank=2),
 }
 
 
@@ -75,6 +126,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, shape in MODELS.items():
         (args.out / f"{name}.tflite").write_bytes(lstm_model(**shape))  # type: ignore[arg-type]
+        print(name)
+    for name, shape in SVDF_MODELS.items():
+        (args.out / f"{name}.tflite").write_bytes(svdf_model(**shape))  # type: ignore[arg-type]
         print(name)
 
 

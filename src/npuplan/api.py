@@ -17,7 +17,7 @@ from npuplan.hw.memory import Architecture, MemArea
 from npuplan.hw.accelerator import Accelerator
 from npuplan.io.tflite import parse_tflite, read_tflite
 from npuplan.ir.graph import Model
-from npuplan.ir.model_checks import check_model
+from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.lowering.deployable import gather_split_writes
@@ -133,6 +133,7 @@ class PreparedModel:
     def __init__(self, model: Model, path: str | Path) -> None:
         self.model = model
         self.path = str(path)
+        self.warnings = model_warnings(model)  # what the model verifier accepted with a warning
         self._lowered: dict[tuple[str, bool, bool, frozenset[int]], LoweredGraph] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
@@ -217,6 +218,8 @@ def plan_prepared(
     lowered, schedule, allocation, commands = _better(planned, options)
     if id(lowered) in bases:
         schedule = replace(schedule, notes=(*schedule.notes, _order_note(bases[id(lowered)], lowered)))
+    if model.warnings:
+        schedule = replace(schedule, notes=(*(f"warning: {w}" for w in model.warnings), *schedule.notes))
     elapsed = time.perf_counter() - started
     log.info("planned %s in %.3f s", model.model.name, elapsed)
     return Plan(

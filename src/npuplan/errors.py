@@ -47,6 +47,13 @@ class EmitError(NpuplanError):
         super().__init__(f"cannot emit '{op}': {reason}" if op else f"cannot emit: {reason}")
 
 
+class InconsistentEmit(EmitError):
+    """npuplan wrote a file its own validator rejects: a bug in npuplan, not bad input (CLI exit
+    status 4, as an internal error). Nothing is written."""
+
+    exit_status = 4
+
+
 class ValidationError(NpuplanError):
     """A plan's command stream violates a memory invariant (CLI exit status 3)."""
 

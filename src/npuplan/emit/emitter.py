@@ -23,7 +23,7 @@ from npuplan.emit.operations import Context, dma_operation, stripe_operations
 from npuplan.emit.regions import feature_map_regions
 from npuplan.emit.vela import accelerator, quietly
 from npuplan.emit.weights import EncodedOp, SliceMemo, encode_op
-from npuplan.errors import EmitError, ValidationError
+from npuplan.errors import EmitError, InconsistentEmit, ValidationError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType
 from npuplan.io.atomic import write_atomically
@@ -87,11 +87,17 @@ def _check(plan: Plan) -> None:
         reason = npu_op_reason(op)
         if reason is not None:
             raise EmitError(op.name, f"{reason} (plan with --emit-tflite, which keeps such ops on the CPU)")
-    if not plan.lowered.npu_ops:
-        first = plan.lowered.cpu_ops[0] if plan.lowered.cpu_ops else None
-        why = f" ('{first.name}': {first.reason})" if first is not None else ""
-        raise EmitError(None, f"no operator runs on the NPU in the deployable plan{why}, so there is no command "
-                        "stream to write; the network as it is runs on the CPU")
+
+
+def _cpu_only_note(plan: Plan) -> tuple[str, ...]:
+    """What the file is when no operator runs on the NPU: every operator left for the CPU, as Vela
+    writes such a network (an LSTM alone, a float network), with the first reason."""
+    if plan.lowered.npu_ops:
+        return ()
+    first = plan.lowered.cpu_ops[0] if plan.lowered.cpu_ops else None
+    why = f" ('{first.name}': {first.reason})" if first is not None else ""
+    return (f"no operator runs on the NPU in the deployable plan{why}: the file has no command stream and "
+            "keeps every operator for the CPU, as Vela writes such a network",)
 
 
 def _blocks(api: ModuleType, acc: object, plan: Plan,
@@ -207,7 +213,7 @@ def _emit(plan: Plan, memo: EmitMemo | None, backend: EmitBackend) -> Emitted:
     clock.lap("model")
     _self_check(data)
     clock.lap("self_check")
-    notes = layout.notes + _dynamic_note(plan)
+    notes = _cpu_only_note(plan) + layout.notes + _dynamic_note(plan)
     if changed:
         notes += (f"{changed} of {len(blocks)} ops use the nearest block config the hardware accepts (the "
                   f"{backend} backend's rules) instead of the plan's",)
@@ -265,8 +271,8 @@ def _self_check(data: bytes) -> None:
     try:
         validate_tflite(data)
     except ValidationError as error:
-        raise EmitError(None, f"the emitted file fails npuplan's own validation, so it is not written ({error}); "
-                        "plan without --emit-tflite, or report this as a bug") from None
+        raise InconsistentEmit(None, f"the emitted file fails npuplan's own validation, so it is not written "
+                               f"({error}); this is a bug in npuplan: plan without --emit-tflite, and report it") from None
 
 
 def _round16(n: int) -> int:

@@ -105,10 +105,13 @@ def emitted_model(
         ops.append(Op(f"CUSTOM:{CUSTOM_CODE}", (cms, flash_t, scratch, fast, *edge.inputs), edge.outputs,
                       {"custom_options": CUSTOM_OPTIONS}, index=len(ops)))
         k += 1
-    graph = _static(Graph(lowered.name or "main", tuple(ops), lowered.inputs, lowered.outputs))
+    # The plan keeps variable tensors live as inputs that are also outputs; the file declares them
+    # as TFLite does, variable tensors that are neither (the runtime keeps them between invocations).
+    inputs, outputs = (tuple(t for t in ts if not t.is_variable) for ts in (lowered.inputs, lowered.outputs))
+    graph = _static(Graph(lowered.name or "main", tuple(ops), inputs, outputs))
     offsets = [_offline_offset(t, (scratch, fast), addresses, arena) for t in graph.tensors()]
     plan = np.array([0, 1, len(offsets), *offsets], dtype="<i4").tobytes()
-    return Model(lowered.name, (graph,), description), {OFFLINE_ALLOCATION: plan}
+    return Model(lowered.name, (graph, *lowered.subgraphs), description), {OFFLINE_ALLOCATION: plan}
 
 
 def _static(graph: Graph) -> Graph:
@@ -133,7 +136,7 @@ def _offline_offset(t: Tensor, scratches: tuple[Tensor, Tensor], addresses: Mapp
     for the fast scratch (region 2), so the arena's copy is not used."""
     if t is scratches[0] or t is scratches[1]:
         return 0
-    if t.is_constant:
+    if t.is_constant or t.dtype is DataType.RESOURCE:  # a resource handle: the runtime sizes it, as in Vela's output
         return -1
     found = addresses.get(t.name)
     return found.offset if found is not None and found.area == arena else -1

@@ -63,6 +63,7 @@ _DTYPES: dict[str, tuple[DataType, Any]] = {
     "FLOAT32": (DataType.FLOAT32, np.float32),
     "BOOL": (DataType.BOOL, np.bool_),
     "STRING": (DataType.STRING, None),
+    "RESOURCE": (DataType.RESOURCE, None),
 }
 
 # Option fields whose integer value is an enum we name.
@@ -219,7 +220,6 @@ def _parse_quant(q: Any) -> Quantization | None:
 
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SKIP_METHODS = ("Init", "GetRootAs")
 _SKIP_SUFFIXES = ("AsNumpy", "IsNone", "Length", "BufferHasIdentifier")
 
 
@@ -228,13 +228,16 @@ def _snake(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _option_fields(class_name: str) -> tuple[tuple[str, str, bool], ...]:
-    """``(accessor, snake_case key, is a vector)`` of each field of a generated options class."""
+def option_fields(class_name: str) -> tuple[tuple[str, str, bool], ...]:
+    """``(accessor, snake_case key, is a vector)`` of each field of a generated options class (the
+    reader's and the writer's one list: ``Init`` is the table's initialiser, ``InitSubgraphIndex``
+    CALL_ONCE's field)."""
     options_class = _options_class(class_name)
     return tuple(
         (method, _snake(method), hasattr(options_class, method + "AsNumpy"))
         for method in dir(options_class)
-        if not (method.startswith("_") or method.startswith(_SKIP_METHODS) or method.endswith(_SKIP_SUFFIXES))
+        if not (method.startswith("_") or method == "Init" or method.startswith("GetRootAs")
+                or method.endswith(_SKIP_SUFFIXES))
     )
 
 
@@ -249,7 +252,7 @@ def _parse_options(fb_op: Any) -> Mapping[str, Any]:
     options = options_class()
     options.Init(table.Bytes, table.Pos)
     decoded: dict[str, Any] = {}
-    for method, key, is_vector in _option_fields(class_name):
+    for method, key, is_vector in option_fields(class_name):
         if is_vector:
             empty = getattr(options, method + "IsNone")()
             decoded[key] = () if empty else tuple(int(v) for v in getattr(options, method + "AsNumpy")())

@@ -20,7 +20,7 @@ from typing import Any
 import flatbuffers
 import numpy as np
 
-from npuplan.io.tflite import binding
+from npuplan.io.tflite import binding, option_fields
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.types import DataType
 
@@ -38,10 +38,11 @@ _OPTIONS_OF = {
     "PRELU": None, "QUANTIZE": None, "DEQUANTIZE": None, "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
     "ARG_MAX": "ArgMaxOptions", "MIRROR_PAD": "MirrorPadOptions", "PADV2": "PadV2Options",
     "BATCH_MATMUL": "BatchMatMulOptions", "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+    "SVDF": "SVDFOptions", "RNN": "RNNOptions", "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
 }
 _DTYPE_CODES = {
     DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT32: 2, DataType.UINT8: 3, DataType.INT64: 4,
-    DataType.STRING: 5, DataType.BOOL: 6, DataType.INT16: 7, DataType.INT8: 9,
+    DataType.STRING: 5, DataType.BOOL: 6, DataType.INT16: 7, DataType.INT8: 9, DataType.RESOURCE: 13,
 }
 
 
@@ -64,16 +65,7 @@ def _field(class_name: str, accessor: str) -> tuple[int, str | None]:
 @functools.lru_cache(maxsize=None)
 def _options_accessors(class_name: str) -> tuple[tuple[str, str], ...]:
     """``(accessor, snake key)`` of each scalar or vector field of an options table."""
-    cls = binding(class_name)
-    skip = ("Init", "GetRootAs")
-    found = []
-    for name in dir(cls):
-        if name.startswith("_") or name.startswith(skip) or name.endswith(
-            ("AsNumpy", "IsNone", "Length", "BufferHasIdentifier")
-        ):
-            continue
-        found.append((name, re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()))
-    return tuple(found)
+    return tuple((accessor, key) for accessor, key, _ in option_fields(class_name))
 
 
 def options_table_name(op_type: str) -> str | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from npuplan._compat import StrEnum
-from npuplan.ir.graph import Op, Tensor
+from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.shape import Shape4D
 
 
@@ -230,7 +230,9 @@ class LoweredGraph:
     """The lowered network in execution order, with its inputs and outputs.
 
     ``tflite_op_count`` is how many TFLite operators the source subgraph had and
-    ``removed`` the TFLite operators lowering removed as no-ops (name, reason).
+    ``removed`` the TFLite operators lowering removed as no-ops (name, reason). ``subgraphs`` are
+    the model's other subgraphs, as they are: not planned, but what the main one's CPU operators
+    may call (CALL_ONCE's initialiser of resource variables), so an emitted file keeps them.
     """
 
     name: str
@@ -239,6 +241,7 @@ class LoweredGraph:
     outputs: tuple[Tensor, ...]
     tflite_op_count: int = 0
     removed: tuple[tuple[str, str], ...] = ()
+    subgraphs: tuple[Graph, ...] = ()
 
     @property
     def npu_ops(self) -> tuple[NpuOp, ...]:

@@ -9,12 +9,15 @@ work a valid but absurd model can cause, and are stated in the README.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
 from npuplan.errors import ModelError
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.types import DataType
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +56,14 @@ OPERAND_COUNTS: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "PACK": ((1, _MANY), (1, 1)), "UNPACK": ((1, 1), (1, _MANY)), "SPLIT": ((2, 2), (1, _MANY)),
     "SPLIT_V": ((3, 3), (1, _MANY)), "RESHAPE": ((1, 2), (1, 1)), "STRIDED_SLICE": ((4, 4), (1, 1)),
     "SLICE": ((3, 3), (1, 1)), "SPACE_TO_BATCH_ND": ((3, 3), (1, 1)), "BATCH_TO_SPACE_ND": ((3, 3), (1, 1)),
+    "CALL_ONCE": ((0, 0), (0, 0)), "VAR_HANDLE": ((0, 0), (1, 1)), "READ_VARIABLE": ((1, 1), (1, 1)),
+    "ASSIGN_VARIABLE": ((2, 2), (0, 0)),
 }
+
+
+# TFLite operators that write no tensor: their effect is on a resource variable (ASSIGN_VARIABLE
+# stores into one, CALL_ONCE runs the subgraph that initialises them on the first invocation).
+NO_OUTPUTS = frozenset({"ASSIGN_VARIABLE", "CALL_ONCE"})
 
 
 def operand_count_problem(op: Op) -> str | None:
@@ -83,6 +93,9 @@ def check_model(model: Model, limits: Limits = LIMITS) -> Model:
     failure otherwise. Only the main subgraph is planned, but every subgraph is checked."""
     for graph in model.subgraphs:
         _check_graph(graph, limits)
+        _check_calls(graph, model)
+    for warning in model_warnings(model):
+        log.warning("%s", warning)
     return model
 
 
@@ -96,6 +109,17 @@ def _check_graph(graph: Graph, limits: Limits) -> None:
     for tensor in tensors:
         _check_tensor(tensor, limits)
     _check_dataflow(graph)
+
+
+def _check_calls(graph: Graph, model: Model) -> None:
+    """A CALL_ONCE names another subgraph of the model (its resource variables' initialiser)."""
+    for op in graph.ops:
+        if op.type != "CALL_ONCE":
+            continue
+        index = op.options.get("init_subgraph_index")
+        if not isinstance(index, int) or not 0 <= index < len(model.subgraphs) or model.subgraphs[index] is graph:
+            raise ModelError(f"subgraph '{graph.name}': op {op.index} (CALL_ONCE) calls subgraph {index}, which is "
+                             f"not another of the model's {len(model.subgraphs)} subgraphs")
 
 
 def _check_tensor(t: Tensor, limits: Limits) -> None:
@@ -132,12 +156,42 @@ def _check_quantization(t: Tensor) -> None:
     if not all(low <= z <= high for z in q.zero_point):
         bad_zp = next(z for z in q.zero_point if not low <= z <= high)
         raise ModelError(f"{what} has zero point {bad_zp}, outside the {t.dtype} range [{low}, {high}]")
-    if len(q.scale) > 1:
+    if len(q.scale) > 1 and _stray_axis(t) is None:
         if not 0 <= q.axis < max(len(t.shape), 1):
             raise ModelError(f"{what} is quantized per channel along axis {q.axis} but has {len(t.shape)} dimensions")
         if t.shape and t.shape[q.axis] != len(q.scale):
             raise ModelError(f"{what} has {len(q.scale)} per-channel scales but {t.shape[q.axis]} channels "
                              f"along axis {q.axis}")
+
+
+def _stray_axis(t: Tensor) -> int | None:
+    """The axis a 1-D tensor with one scale per element declares its per-channel quantization along
+    when it does not have it (converters write a convolution's bias with its filter's
+    ``quantized_dimension``, 3 for a depthwise one), else None. TensorFlow Lite Micro and Vela run
+    such a file: a bias's scales are the input's times the filter's, whatever the bias declares, and
+    its only axis is the channel axis. Nothing in npuplan reads the declared axis."""
+    q = t.quant
+    if q is None or len(q.scale) <= 1 or len(t.shape) != 1 or q.axis == 0 or t.shape[0] != len(q.scale):
+        return None
+    return q.axis
+
+
+def model_warnings(model: Model) -> tuple[str, ...]:
+    """What ``check_model`` accepts but a user should know, one line per kind: 1-D tensors that
+    declare per-channel quantization along an axis they lack (``_stray_axis``)."""
+    stray: dict[str, int] = {}
+    for graph in model.subgraphs:
+        for t in graph.tensors():
+            axis = _stray_axis(t)
+            if axis is not None:
+                stray.setdefault(t.name, axis)
+    if not stray:
+        return ()
+    first, axes = next(iter(stray)), sorted(set(stray.values()))
+    return (f"{len(stray)} 1-D tensor(s) ('{first}'{', ...' if len(stray) > 1 else ''}: one scale per value, "
+            f"biases as converters write them) declare per-channel quantization along axis "
+            f"{'/'.join(map(str, axes))}, which they do not have; planned with the scales along their only axis, "
+            "as TensorFlow Lite Micro and Vela run them",)
 
 
 def _check_dataflow(graph: Graph) -> None:
@@ -148,7 +202,7 @@ def _check_dataflow(graph: Graph) -> None:
     where = f"subgraph '{graph.name}'"
     producer: dict[int, Op] = {}
     for op in graph.ops:
-        if not op.outputs:
+        if not op.outputs and op.type not in NO_OUTPUTS:
             raise ModelError(f"{where}: op {op.index} ({op.type}) has no outputs")
         problem = operand_count_problem(op)
         if problem is not None:

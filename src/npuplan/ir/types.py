@@ -18,11 +18,12 @@ class DataType(StrEnum):
     FLOAT32 = "float32"
     BOOL = "bool"
     STRING = "string"
+    RESOURCE = "resource"  # a resource variable's handle (VAR_HANDLE's output)
     UNKNOWN = "unknown"
 
     @property
     def size_bytes(self) -> int:
-        """Bytes per element (1 for bool, string and unknown)."""
+        """Bytes per element (1 for bool, string, resource and unknown)."""
         return _SIZES.get(self, 1)
 
     @property

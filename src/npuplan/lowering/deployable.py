@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
+from npuplan.lowering.broadcasts import broadcast_constant
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
 from npuplan.lowering.operands import swaps_operands
 
@@ -39,6 +42,8 @@ _FUNCTIONS = frozenset({Activation.LUT, Activation.TANH, Activation.SIGMOID})
 # Standalone activation operators fused into their producer in a deployable plan.
 FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8, DataType.INT16})
+# TFLite operators whose int32 form is plain integer arithmetic (quantization ignored, wrapping)
+_INT32_ARITHMETIC = frozenset({"ADD", "SUB", "MUL"})
 # Vela operator names (NpuOp.op_type) each deployable TFLite type may lower to.
 _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "AvgPool", "MaxPool", "Add", "Sub", "Mul",
                        "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
@@ -115,6 +120,9 @@ def npu_op_reason(op: NpuOp) -> str | None:
             return (f"it {'reads' if tensor is op.ifm else 'writes'} {view} values of '{tensor.name}', declared "
                     f"{list(tensor.shape)} (a dynamic shape TFLite Micro does not run)")
     fms = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
+    if op.fixed_point is None and op.tflite_type in _INT32_ARITHMETIC and any(t.dtype == DataType.INT32 for t in fms):
+        return (f"an int32 {op.tflite_type}: TFLite computes it unscaled and wraps on overflow, the NPU "
+                "saturates (Vela's default core runs it so; the file keeps TFLite's result)")
     if any(t.dtype not in _FM_TYPES and not _wide(op, t) for t in fms):
         return "only 8-bit feature maps are emitted yet"
     if any((t.quant is None or not t.quant.is_valid) and not _wide(op, t) for t in fms):
@@ -203,8 +211,17 @@ def folded_inputs_only(op: Op, source: Graph) -> bool:
     shape. Written with that constant, the CPU runs it as the source ran it."""
     pairs = _twin_inputs(op, source)
     return pairs is not None and all(
-        a is not None and b is not None and b.is_constant and a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
-        for a, b in pairs)
+        a is not None and b is not None and b.is_constant and a.dtype == b.dtype
+        and (tuple(a.shape) == tuple(b.shape) or _broadcast_of(a, b)) for a, b in pairs)
+
+
+def _broadcast_of(a: Tensor, b: Tensor) -> bool:
+    """Whether constant ``b`` is constant ``a`` written out at ``b``'s shape (``lowering.broadcasts``):
+    the CPU computes the same with either."""
+    if not a.is_constant or a.quant != b.quant or b.data is None:
+        return False
+    wide = broadcast_constant(a, tuple(b.shape))
+    return wide is not None and wide.data is not None and np.array_equal(wide.data, b.data)
 
 
 def reshape_invariant(op: Op, source: Graph) -> bool:

@@ -16,6 +16,7 @@ from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations
 from npuplan.lowering.argmax import convert_argmax
+from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.convert import (
     Converter,
@@ -140,6 +141,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     removed += gone
     graph, gone = fold_pads(graph)
     removed += gone
+    graph, gone = materialise_broadcast_constants(graph)
+    removed += gone
     graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None)
     removed += gone
     return vela_order(graph), removed
@@ -163,7 +166,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
     indices a deployable plan also keeps on the CPU (the emitter refused them)."""
     if len(model.subgraphs) > 1:
-        logger.warning("only the main subgraph is lowered; %d other subgraph(s) ignored", len(model.subgraphs) - 1)
+        logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
+                       "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
     source, _ = resolve_dynamic_shapes(model.main)  # a dynamic batch planned as 1: every shape is known
     graph, removed = rewrite_graph(source, accelerator, deployable=deployable)
     originals = {id(op) for op in source.ops}
@@ -182,10 +186,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         except Exception as error:
             mark_op(error, op.name)
             raise
-    # Variable tensors the NPU reads (an LSTM's states) hold data from before the inference and
-    # must keep it after: they are planned as inputs that are also outputs.
-    variables = tuple(dict.fromkeys(t for o in ops if isinstance(o, NpuOp) for t in (o.ifm, o.ifm2)
-                                    if t is not None and t.is_variable))
+    variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
     placed = _placed(tuple(ops), outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
@@ -195,7 +196,17 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         outputs=outputs,
         tflite_op_count=len(source.ops),
         removed=removed,
+        subgraphs=model.subgraphs[1:],
     )
+
+
+def _variables(ops: list[LoweredOp]) -> tuple[Tensor, ...]:
+    """The variable tensors the ops read (an LSTM's or SVDF's state, on the NPU or the CPU), in
+    order of first use. They hold data from before the inference and must keep it after, in bytes
+    nothing else uses between invocations: as TensorFlow Lite Micro gives them the whole
+    invocation's lifetime (and Vela's live ranges do), they are planned as inputs that are also outputs."""
+    read = (t for o in ops for t in ((o.ifm, o.ifm2) if isinstance(o, NpuOp) else o.op.inputs))
+    return tuple(dict.fromkeys(t for t in read if t is not None and t.is_variable))
 
 
 def _deployable(op: Op, lowered: tuple[LoweredOp, ...], original: bool) -> tuple[LoweredOp, ...]:

@@ -13,9 +13,22 @@ from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import LoweredOp, NpuOp, reads, writes
 
 
+# Operators on resource variables: their effects order them beyond their tensors (CALL_ONCE
+# initialises the variables before any is read; an ASSIGN_VARIABLE stores after the reads before it).
+EFFECTS = frozenset({"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+
+
+def _effect_chain(graph: Graph) -> dict[int, Op]:
+    """Each effect op's predecessor among the effect ops, in the file's order (by op identity)."""
+    effects = [op for op in graph.ops if op.type in EFFECTS]
+    return {id(later): earlier for earlier, later in zip(effects, effects[1:])}
+
+
 def vela_order(graph: Graph) -> Graph:
-    """A copy of ``graph`` with its ops in Vela's post-order (iterative, no recursion limit)."""
+    """A copy of ``graph`` with its ops in Vela's post-order (iterative, no recursion limit); an op
+    on resource variables also comes after the one before it in the file (``EFFECTS``)."""
     producers = graph.producers()
+    chain = _effect_chain(graph)
     done: set[int] = set()
     ordered: list[Op] = []
     for out in graph.outputs:
@@ -26,7 +39,16 @@ def vela_order(graph: Graph) -> Graph:
         pending = {id(root)}
         while stack:
             op, next_input = stack.pop()
-            while next_input < len(op.inputs):
+            while next_input < len(op.inputs) + 1:
+                if next_input == len(op.inputs):  # after the inputs: the effect op before this one
+                    next_input += 1
+                    child = chain.get(id(op))
+                    if child is not None and id(child) not in done and id(child) not in pending:
+                        stack.append((op, next_input))
+                        stack.append((child, 0))
+                        pending.add(id(child))
+                        break
+                    continue
                 t = op.inputs[len(op.inputs) - 1 - next_input]
                 next_input += 1
                 child = producers.get(t) if t is not None else None

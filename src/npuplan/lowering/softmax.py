@@ -1,6 +1,7 @@
 """SOFTMAX -> Vela's fixed-point decomposition into NPU operations, with every number it runs with.
 
-8 bits (int8 and uint8), 28 operations, TFLite's reference kernel in integer steps: a max pooling
+8 bits (int8 and uint8; an int8 input may write int16, TFLite's last shift then keeping 16
+bits), 28 operations, TFLite's reference kernel in integer steps: a max pooling
 over each row's channels, a Sub of the row's maximum whose output goes through the exp table
 (``lowering.softmax_tables``) into int32, the exponentials shifted right by 12 and summed, CLZ of
 the sum, a Newton-Raphson reciprocal of the normalised sum (three iterations of Mul/Sub/Mul/Mul/Add
@@ -66,7 +67,14 @@ def _newton_raphson() -> tuple[Step, ...]:
     )
 
 
-_8BIT: tuple[Step, ...] = (
+def _8bit(output_bits: int) -> tuple[Step, ...]:
+    """The 8-bit decomposition writing ``output_bits``-bit values: TFLite's last shift leaves that
+    many bits of the reciprocal times the exponential (an int8 input's int16 output: 16)."""
+    return _8BIT_STEPS[:5] + (Step("right_shift", "Sub", 12 + 31 - output_bits, "headroom_plus_one"),) + \
+        _8BIT_STEPS[6:]
+
+
+_8BIT_STEPS: tuple[Step, ...] = (
     Step("max", "MaxPool", "ifm"),
     Step("exp", "Sub", "ifm", "max", _FULL, lut=_EXP8),
     Step("rescaled_exp", "SHR", "exp", 12, _FULL, rounding=Rounding.NATURAL),
@@ -82,6 +90,9 @@ _8BIT: tuple[Step, ...] = (
     Step("offset_exp", "Add", _ZEROS, "scaled_exp", _FULL),
     Step("ofm", "SHR", "offset_exp", "right_shift", _FULL, rounding=Rounding.NATURAL),
 )
+assert _8BIT_STEPS[5].result == "right_shift"
+_8BIT = _8bit(8)
+_8BIT_TO_16 = _8bit(16)
 
 # 16 bits, 15 operations: the differences to the row maximum scaled by beta into the exp table's
 # input steps (a Mul by a constant holding the scale's Q31 multiplier, whose output stage applies
@@ -111,9 +122,11 @@ _RAW = Quantization(scale=(1.0,), zero_point=(0,))
 _EXP_ZERO_POINT = 127  # the exp table's Sub output: x - max + 127 indexes the table (x - max <= 0)
 
 
-def softmax_steps(dtype: DataType) -> tuple[Step, ...]:
-    """The decomposition used for a softmax on ``dtype``."""
-    return _16BIT if dtype == DataType.INT16 else _8BIT
+def softmax_steps(dtype: DataType, output: DataType | None = None) -> tuple[Step, ...]:
+    """The decomposition used for a softmax on ``dtype`` writing ``output`` (default: ``dtype``)."""
+    if dtype == DataType.INT16:
+        return _16BIT
+    return _8BIT_TO_16 if output == DataType.INT16 else _8BIT
 
 
 def _prime_factors(n: int) -> list[int]:
@@ -202,7 +215,7 @@ def convert_softmax(op: Op) -> tuple[NpuOp, ...]:
     tables, scalars, rescales = _numbers(op)
     results: dict[str, tuple[Tensor, Shape4D]] = {"ifm": (ifm, full)}
     ops: list[NpuOp] = []
-    for i, step in enumerate(softmax_steps(ifm.dtype)):
+    for i, step in enumerate(softmax_steps(ifm.dtype, ofm.dtype)):
         name = f"{op.name}_{step.op_type.lower().replace('reducesum', 'reduce_sum')}{i}"
 
         def operand(value: Operand | None, position: int) -> tuple[Tensor, Shape4D] | None:

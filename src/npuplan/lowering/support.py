@@ -47,7 +47,9 @@ LOWERED_TYPES = (
 )
 
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
-_INT32_OK = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "MEAN", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
+# Not MAXIMUM/MINIMUM: neither Vela core runs an int32 one on the NPU (legacy: "int32 only for ADD, ...";
+# default: "32-bit feature-maps are not supported"), nor is its arithmetic shown to be TFLite's.
+_INT32_OK = frozenset({"ADD", "SUB", "MUL", "MEAN", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
                        "CONCATENATION", "PAD", "TRANSPOSE", "ABS", "MIRROR_PAD",
                        "ARG_MAX"})
 _TENS_DIM_RANGE = (1, 65535)
@@ -265,14 +267,25 @@ def _elementwise(op: Op) -> str | None:
         return "At least one Input's shape must match the OFM's shape"
     if any(x != y and 1 not in (x, y) for x, y in zip(sa, sb)):
         return f"Broadcasting is only allowed for rank indices with dimension 1, from either IFM1 or IFM2 ({sa} and {sb})"
+    if op.type in ("MAXIMUM", "MINIMUM") and any(_per_tensor(t) != _per_tensor(ofm) for t in (a, b)):
+        # the hardware compares the operands less their zero points, unscaled: with other scales it
+        # would not compute TFLite's result (and neither Vela core runs it on the NPU)
+        return "Both Input quantization parameters must match OFM quantization parameters"
     return None
+
+
+def _per_tensor(t: Tensor) -> tuple[tuple[float, ...], tuple[int, ...]] | None:
+    """A tensor's scale and zero point as the output stage sees them (None: not quantized)."""
+    q = t.quant
+    return None if q is None or not q.is_valid else (tuple(q.scale[:1]), tuple(q.zero_point[:1]))
 
 
 def _softmax(op: Op) -> str | None:
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
-    if ifm.dtype != ofm.dtype:
-        return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
+    # TFLite's int8 softmax may write int16 (its last shift keeps 16 bits); Vela's default core runs it
+    if ifm.dtype != ofm.dtype and (ifm.dtype, ofm.dtype) != (DataType.INT8, DataType.INT16):
+        return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype}), or be int8 and int16"
     # A removed reshape may have left the two another rank or view: the rows (depth) and their
     # number are what must match, as they did in the file.
     if ifm.shape4d.c != ofm.shape4d.c or ifm.elements != ofm.elements:

@@ -128,6 +128,10 @@ class Replay:
     # The last reads that found every byte written and left none unread, until a write touches their
     # span: read again (each weight slice's stripe reads the whole IFM), they would find the same.
     settled: dict[tuple[int, int, int, tuple[Lattice, ...]], Region] = field(default_factory=dict)
+    # Bytes that keep their value between invocations (variable tensors): name -> (region, lo, hi).
+    # Only a write inside one of them, by an operator allowed to (``writable``), may touch them.
+    reserved: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    writable: frozenset[str] = frozenset()
 
     def fail(self, message: str) -> None:
         raise ValidationError(f"{self.where}: {message}")
@@ -207,6 +211,8 @@ class Replay:
 
     def write(self, a: Access, owner: object = None) -> None:
         region = self.bounds(a)
+        if self.reserved:
+            self._guard(a)
         region.materialise()
         for key in [k for k in self.settled if k[0] == id(region) and k[1] < a.hi and a.lo < k[2]]:
             del self.settled[key]
@@ -235,6 +241,16 @@ class Replay:
         self.writes.append(a.label)
         self.owners.append(owner)
         self.read_any.append(False)
+
+    def _guard(self, a: Access) -> None:
+        """Fail on a write that touches reserved bytes it may not: another tensor's data over a
+        variable tensor (which the next invocation would read back), or one that spills past it."""
+        for name, (number, lo, hi) in self.reserved.items():
+            if not a.overlaps(Access(number, lo, hi, None, name)):
+                continue
+            if name not in self.writable or a.lo < lo or a.hi > hi:
+                self.fail(f"{a.label} writes bytes {max(a.lo, lo)}..{min(a.hi, hi)} of variable tensor {name}, "
+                          "whose value must persist between invocations")
 
     def _clobbers(self, writer: np.ndarray, a: Access, owner: object) -> None:
         """Note the writes of the unread bytes ``a`` overwrites (``writer``: their writers) that

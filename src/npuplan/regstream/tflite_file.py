@@ -8,6 +8,13 @@ the offline memory plan places in the arena are the scratch tensor's bytes at th
 network's inputs start written, CPU operators read their inputs and write their outputs there,
 every output of an ethos-u operator must be written when its stream ends, every network output
 at the end.
+
+Variable tensors (an LSTM's or SVDF's state, ``is_variable``) hold what the previous invocation
+left: as TensorFlow Lite Micro does (it resets them when the tensors are allocated and gives an
+offline-planned one its offset for the whole invocation, as Vela's live ranges do), they start
+written, and their bytes are reserved: only the operators that take the variable may write them,
+and only inside it. A file with no ethos-u operator (every operator left on the CPU, as Vela writes
+a network it cannot map) has nothing to replay and is valid.
 """
 
 from __future__ import annotations
@@ -157,24 +164,26 @@ def _validate(data: bytes) -> FileReport:
     ops = [sg.Operators(i) for i in range(sg.OperatorsLength())]
     npu = [(k, op) for k, op in enumerate(ops) if _is_ethos_u(model, op)]
     if not npu:
-        raise ValidationError("the file has no ethos-u operator")
+        return FileReport(())
     f.arena = int(npu[0][1].InputsAsNumpy()[2])
     arena_region = f.region_of(f.arena, constant=False)
     replay = Replay({1: arena_region}, where="file")
+    variables = _variables(f)
+    for tensor, name in variables.items():
+        f.touch(replay, tensor, write=True, label=f"variable tensor {name} (from the previous invocation)")
+        lo, size = f.in_arena(tensor)  # type: ignore[misc]
+        replay.reserved[name] = (1, lo, lo + size)
     for tensor in sg.InputsAsNumpy():
         f.touch(replay, int(tensor), write=True, label=f"network input {int(tensor)}")
     streams = []
     for k, op in enumerate(ops):
         replay.where = f"operator {k}"
         outputs = [int(i) for i in op.OutputsAsNumpy()]
-        if not _is_ethos_u(model, op):
-            for tensor in op.InputsAsNumpy():
-                if tensor >= 0:
-                    f.touch(replay, int(tensor), write=False, label=f"CPU input tensor {int(tensor)}")
-            for tensor in outputs:
-                f.touch(replay, tensor, write=True, label=f"CPU output tensor {tensor}")
-            continue
         inputs = [int(i) for i in op.InputsAsNumpy()]
+        replay.writable = frozenset(variables[t] for t in inputs + outputs if t in variables)
+        if not _is_ethos_u(model, op):
+            _cpu_op(f, replay, inputs, outputs, variables)
+            continue
         if len(inputs) < 4:
             raise ValidationError(f"operator {k}: an ethos-u operator needs [command stream, flash, scratch, "
                                   f"fast scratch, ...] inputs, it has {len(inputs)}")
@@ -196,6 +205,26 @@ def _validate(data: bytes) -> FileReport:
         if placed is not None and not arena_region.written[placed[0]:placed[0] + placed[1]].all():
             replay.fail(f"network output tensor {int(tensor)} is not completely written")
     return FileReport(tuple(streams))
+
+
+def _variables(f: _FileReplay) -> dict[int, str]:
+    """The variable tensors the offline plan places in the arena, by index, with their names."""
+    out = {}
+    for tensor in range(f.sg.TensorsLength()):
+        t = f.sg.Tensors(tensor)
+        if t.IsVariable() and f.in_arena(tensor) is not None:
+            out[tensor] = f"{tensor} ('{t.Name().decode(errors='replace')}')"
+    return out
+
+
+def _cpu_op(f: _FileReplay, replay: Replay, inputs: list[int], outputs: list[int], variables: dict[int, str]) -> None:
+    """A CPU operator reads its inputs and writes its outputs, and updates its variable inputs in
+    place (TFLite's LSTM, SVDF and RNN kernels write their state back to the variable tensor)."""
+    for tensor in inputs:
+        if tensor >= 0:
+            f.touch(replay, tensor, write=False, label=f"CPU input tensor {tensor}")
+    for tensor in [t for t in inputs if t in variables] + outputs:
+        f.touch(replay, tensor, write=True, label=f"CPU output tensor {tensor}")
 
 
 def _constants(data: bytes, streams: tuple[NpuStream, ...]) -> dict[int, bytes]:

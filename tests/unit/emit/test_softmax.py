@@ -124,3 +124,31 @@ def test_an_int16_softmax_runs_on_the_npu_with_its_two_tables(tmp_path):
     assert len(ops) == 15 and [len(t) for _, _, t in ops if t is not None] == [2048, 2048]
     # the beta scaling's output stage: 0.0005 x 1.5 / (10 / 65535) in float32, shift 28 above bit 32
     assert ops[2][0] == "MUL" and ops[2][1][_REGISTERS.index("OFM_SCALE")] == 0x1c4ea45a00
+
+
+def test_an_int8_softmax_writing_int16_runs_on_the_npu_keeping_16_bits(tmp_path):
+    """TFLite lets an int8 softmax write int16 (scale 1/65536, zero point -32768) and Vela's default
+    core runs it on the NPU. The decomposition is the 8-bit one but for its last shift (by
+    27 - headroom, not 35 - headroom) and an int16 output stage with the output's zero point: Vela's
+    file shifts, adds zeros and adds -32768 explicitly (29 operations), the same values."""
+    x = Tensor("x", (1, 4, 5, 6), DataType.INT8, Quantization((0.05,), (-20,)))
+    y = Tensor("y", (1, 4, 5, 6), DataType.INT16, Quantization((1 / 65536,), (-32768,)))
+    graph = Graph("softmax8to16", (Op("SOFTMAX", (x,), (y,), frozen_options({"beta": 0.7}), 0),), (x,), (y,))
+    planned, emitted, _ = emit_graph(tmp_path, graph)
+    shift = next(o for o in planned.lowered.npu_ops if o.name.endswith("_sub5"))
+    assert shift.ifm.data is not None and int(shift.ifm.data.reshape(-1)[0]) == 12 + 31 - 16
+    ops = _operations(emitted.data)
+    assert [(kind, values) for kind, values, _ in ops[:26]] == list(_VELA[:26])  # the 8-bit computation
+    kind, values, _ = ops[-1]
+    registers = dict(zip(_REGISTERS, values))
+    assert kind == "SHR" and registers["OFM_PRECISION"] == 0x8003  # int16, natural rounding
+    assert registers["OFM_ZERO_POINT"] == 0x8000  # -32768
+
+
+def test_an_int16_input_softmax_writing_int8_stays_on_the_cpu():
+    from npuplan.lowering.support import unsupported_reason
+
+    x = Tensor("x", (1, 10), DataType.INT16, Quantization((0.001,), (0,)))
+    y = Tensor("y", (1, 10), DataType.INT8, Quantization((1 / 256,), (-128,)))
+    reason = unsupported_reason(Op("SOFTMAX", (x,), (y,), frozen_options({"beta": 1.0}), 0))
+    assert reason is not None and "must match" in reason

@@ -120,3 +120,40 @@ def test_weights_with_an_out_of_range_zero_point_are_refused() -> None:
     assert weights is not None
     bad = replace(weights, quant=Quantization((0.01,), (3690987520,)))
     _expect(_with_tensor(m, weights, bad), "'y_w'", "zero point 3690987520")
+
+
+def _bias_declaring(axis: int, scales: int) -> Model:
+    m, _, _ = _conv_model()
+    bias = m.main.ops[0].inputs[2]
+    assert bias is not None and bias.shape == (8,)
+    return _with_tensor(m, bias, replace(bias, quant=Quantization((0.001,) * scales, (0,) * scales, axis=axis)))
+
+
+def test_a_1d_bias_declaring_its_channels_along_axis_3_is_accepted_with_a_warning(caplog) -> None:
+    """A converter-written MobileNet's biases carry the depthwise filter's quantized_dimension (3):
+    TensorFlow Lite Micro runs the file and Vela compiles it, so npuplan plans it and says so."""
+    from npuplan.ir.model_checks import model_warnings
+
+    m = _bias_declaring(axis=3, scales=8)
+    with caplog.at_level("WARNING", logger="npuplan.ir.model_checks"):
+        assert check_model(m) is m
+    (warning,) = model_warnings(m)
+    assert "1 1-D tensor(s) ('y_b'" in warning and "axis 3" in warning
+    assert warning in caplog.text
+    assert model_warnings(_conv_model()[0]) == ()
+
+
+def test_a_1d_tensor_with_as_many_scales_as_another_axis_is_still_refused() -> None:
+    """Only one scale per value can be read along the tensor's only axis; 4 scales for 8 values
+    would compute with the wrong scales."""
+    _expect(_bias_declaring(axis=3, scales=4), "'y_b'", "per channel along axis 3 but has 1 dimensions")
+
+
+def test_a_planned_model_with_a_stray_bias_axis_notes_the_warning_in_its_report(tmp_path) -> None:
+    from npuplan.api import plan
+    from npuplan.io.tflite_write import write_tflite
+
+    path = tmp_path / "stray.tflite"
+    path.write_bytes(write_tflite(_bias_declaring(axis=3, scales=8)))
+    notes = plan(path).schedule.notes
+    assert any(n.startswith("warning: 1 1-D tensor(s)") for n in notes), notes

@@ -100,3 +100,21 @@ def test_softmax_is_emitted_but_where_its_exp_table_is_undefined() -> None:
     # beta x scale below 2**-27: the table's fixed-point rescale would shift left by a negative amount
     (cpu,) = lowered(DataType.INT8, 1e-9)
     assert isinstance(cpu, CpuOp) and "exp table is undefined" in cpu.reason
+
+
+def test_an_int32_add_stays_on_the_cpu_for_deployment_naming_the_overflow() -> None:
+    """TFLite's int32 ADD/SUB/MUL is unscaled integer arithmetic that wraps; the NPU's saturates.
+    The plan keeps it on the NPU (Vela's default core does); the deployable file on the CPU."""
+    from npuplan.hw.accelerator import accelerator
+    from npuplan.ir.graph import Graph, Model, Tensor
+    from npuplan.ir.lowered import CpuOp
+    from npuplan.ir.types import DataType
+    from npuplan.lowering.lower import lower
+
+    from tests.unit.lowering._build import op
+
+    a, b, y = (Tensor(n, (1, 4, 4, 8), DataType.INT32) for n in "aby")
+    model = Model("m", (Graph("main", (op("ADD", [a, b], [y], 0, fused_activation_function="NONE"),), (a, b), (y,)),))
+    (cpu,) = lower(model, accelerator("ethos-u55-256"), deployable=True).ops
+    assert isinstance(cpu, CpuOp) and "wraps on overflow" in cpu.reason
+    assert not isinstance(lower(model, accelerator("ethos-u55-256")).ops[0], CpuOp)

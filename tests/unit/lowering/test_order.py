@@ -37,3 +37,19 @@ def test_a_second_output_reading_a_shared_map_runs_before_the_branch_after_it() 
                                                          output_type=2)]
     names = _order(ops, [x], [y, idx])
     assert names[0] == "s" and names[-1] == "y" and len(names) > 2
+
+
+def test_operators_on_resource_variables_keep_the_file_s_order() -> None:
+    """CALL_ONCE feeds nothing and ASSIGN_VARIABLE writes nothing: only their effects order them.
+    The initialiser runs before the read, the store after it (the post-order from the outputs
+    alone put CALL_ONCE after the READ_VARIABLE, which then read an uninitialised variable)."""
+    from npuplan.ir.graph import Tensor
+    from npuplan.lowering.order import vela_order
+
+    handle, x, state, y = (Tensor("h", (), DataType.RESOURCE), fm("x", (1, 4, 4, 8)), fm("state", (1, 4, 4, 8)),
+                           fm("y", (1, 4, 4, 8)))
+    ops = [op("CALL_ONCE", [], [], 0, init_subgraph_index=1), op("VAR_HANDLE", [], [handle], 1),
+           op("READ_VARIABLE", [handle], [state], 2), op("ADD", [x, state], [y], 3, fused_activation_function="NONE"),
+           op("ASSIGN_VARIABLE", [handle, y], [], 4)]
+    ordered = [o.type for o in vela_order(graph(ops, [x], [y])).ops]
+    assert ordered == ["CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ADD", "ASSIGN_VARIABLE"]

@@ -94,3 +94,31 @@ def test_a_pad_whose_output_shape_disagrees_with_its_padding_stays_on_the_cpu() 
     assert reason is not None and "plus the padding" in reason
     negative = const("neg", [[0, 0], [-1, 1], [1, 1], [0, 0]], DataType.INT32, None)
     assert "negative" in str(unsupported_reason(op("PAD", [fm("a", (1, 4, 4, 8)), negative], [fm("b", (1, 4, 6, 8))])))
+
+
+def test_int32_minimum_and_maximum_stay_on_the_cpu_as_both_vela_cores_keep_them() -> None:
+    """Vela's legacy core runs int32 only for ADD, SUB, MUL (and copies); its default core says
+    "32-bit feature-maps are not supported" of MINIMUM/MAXIMUM. ADD stays on the NPU (the default
+    core runs it)."""
+    from npuplan.ir.types import Quantization
+
+    q = Quantization((1.0,), (0,))
+    for kind in ("MINIMUM", "MAXIMUM"):
+        a, b, y = (fm(n, (1, 4, 4, 8), DataType.INT32, q) for n in "aby")
+        reason = unsupported_reason(op(kind, [a, b], [y]))
+        assert reason is not None and "int32" in reason, kind
+    a, b, y = (fm(n, (1, 4, 4, 8), DataType.INT32, q) for n in "aby")
+    assert unsupported_reason(op("ADD", [a, b], [y], fused_activation_function="NONE")) is None
+
+
+def test_a_maximum_rescaling_its_operands_stays_on_the_cpu_and_one_that_does_not_runs() -> None:
+    """The NPU compares the operands less their zero points, unscaled: MAXIMUM/MINIMUM of operands
+    quantized otherwise than the output would not compute TFLite's result (Vela's legacy core:
+    "Both Input quantization parameters must match OFM quantization parameters")."""
+    from npuplan.ir.types import Quantization
+
+    same, other = Quantization((0.05,), (3,)), Quantization((0.1,), (3,))
+    for kind in ("MAXIMUM", "MINIMUM"):
+        a, b, y = fm("a", (1, 4, 4, 8), quant=same), fm("b", (1, 4, 4, 8), quant=other), fm("y", (1, 4, 4, 8), quant=same)
+        assert unsupported_reason(op(kind, [a, b], [y])) == "Both Input quantization parameters must match OFM quantization parameters"
+        assert unsupported_reason(op(kind, [a, fm("c", (1, 4, 4, 8), quant=same)], [y])) is None
