@@ -38,9 +38,10 @@ PIPELINE: tuple[tuple[str, ...], ...] = (
     ("result",),
     ("emit", "regstream"),
     ("report",),
-    ("sim", "run"),
+    ("sim", "estimate"),
+    ("run",),
     ("api", "sweep", "cli_options"),
-    ("cli", "__main__", "__init__"),
+    ("cli", "cli_run", "cli_estimate", "__main__", "__init__"),
 )
 STAGE = {name: rank for rank, names in enumerate(PIPELINE) for name in names}
 # Packages split in layers by role, lowest first: the same rule holds inside them.
