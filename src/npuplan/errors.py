@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 class NpuplanError(Exception):
-    """Base of every error npuplan reports to a user (CLI exit status 2)."""
+    """Base of every error npuplan reports to a user: the input cannot be compiled as asked (CLI exit
+    status 1, as Vela's; a command-line error is 2, a violation 3, a bug 4: the README's table)."""
 
-    exit_status = 2
+    exit_status = 1
 
 
 class ModelError(NpuplanError):
@@ -45,6 +46,12 @@ class EmitError(NpuplanError):
         self.reason = reason
         self.cpu_fallback = cpu_fallback  # TFLite operator index a deployable plan may keep on the CPU instead
         super().__init__(f"cannot emit '{op}': {reason}" if op else f"cannot emit: {reason}")
+
+
+class SelfCheckError(EmitError):
+    """A file npuplan emitted fails npuplan's own validation: a bug in npuplan (CLI exit status 4)."""
+
+    exit_status = 4
 
 
 class ValidationError(NpuplanError):

@@ -23,7 +23,7 @@ from npuplan.emit.operations import Context, dma_operation, stripe_operations
 from npuplan.emit.regions import feature_map_regions
 from npuplan.emit.vela import accelerator, quietly
 from npuplan.emit.weights import EncodedOp, SliceMemo, encode_op
-from npuplan.errors import EmitError, ValidationError
+from npuplan.errors import EmitError, SelfCheckError, ValidationError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType
 from npuplan.report.files import write_atomically
@@ -265,8 +265,8 @@ def _self_check(data: bytes) -> None:
     try:
         validate_tflite(data)
     except ValidationError as error:
-        raise EmitError(None, f"the emitted file fails npuplan's own validation, so it is not written ({error}); "
-                        "plan without --emit-tflite, or report this as a bug") from None
+        raise SelfCheckError(None, f"the emitted file fails npuplan's own validation, so it is not written ({error}); "
+                             "plan without --emit-tflite, or report this as a bug") from None
 
 
 def _round16(n: int) -> int:
