@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Callable, NoReturn
 
 from npuplan import __version__
-from npuplan.errors import InternalError, NpuplanError, marked_op
+from npuplan.errors import InternalError, NpuplanError, UsageError, marked_op
 from npuplan.cli_options import add_fixed_options, fixed_options, size_bytes
 from npuplan.hw.accelerator import ACCELERATORS
 from npuplan.options import DEFAULT_CONFIG, Optimise
@@ -41,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"{VELA_FORM} (or npuplan vela ...) compiles as the vela command does: the same options, defaults, "
                "output files and console summary; npuplan vela --help lists Vela's options.")
     parser.add_argument("--version", action="version", version=f"npuplan {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
+                                     prog="npuplan")
 
     p = commands.add_parser("plan", help="plan a network and write its reports")
     p.add_argument("network", metavar="MODEL.tflite", help="quantized TFLite model")
@@ -204,7 +205,7 @@ def _run_validate(args: argparse.Namespace, stage: _Stage) -> int:
     if str(args.plan_json).lower().endswith(".tflite"):
         return _run_validate_tflite(args, stage)
     if args.weights:
-        raise NpuplanError("--weights checks the weight streams of a deployable .tflite file, not a plan JSON")
+        raise UsageError("--weights checks the weight streams of a deployable .tflite file, not a plan JSON")
     stage.step("validating the plan file")
     stream = validate_plan_file(args.plan_json)
     print(f"{args.plan_json}: valid ({len(stream.commands)} commands of {stream.network} replayed, "
@@ -216,7 +217,7 @@ def _run_report(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.report.html_files import write_html_report
 
     if len(args.plans) > 2:
-        raise NpuplanError(f"report takes one plan JSON, or two to compare (got {len(args.plans)})")
+        raise UsageError(f"report takes one plan JSON, or two to compare (got {len(args.plans)})")
     stage.step("writing the HTML report")
     written = write_html_report(args.plans, args.output)
     what = "comparison" if len(args.plans) == 2 else "report"

@@ -7,7 +7,7 @@ import argparse
 import re
 from typing import Any
 
-from npuplan.errors import ConfigError
+from npuplan.errors import UsageError
 from npuplan.options import Search, TensorAllocator
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
@@ -17,10 +17,10 @@ SIZE_FORMAT = "bytes with an optional k or M suffix (128k = 131072)"
 
 def parse_size_bytes(text: str, option: str = "arena-cache-size") -> int:
     """A size in bytes from ``128k`` (131072), ``1M`` or ``4096``: the one rule for every command's
-    ``--arena-cache-size``. Raises ``ConfigError`` (one line) on anything else."""
+    ``--arena-cache-size``. Raises ``UsageError`` (one line) on anything else."""
     match = _SIZE.match(str(text))
     if match is None:
-        raise ConfigError(f"invalid value '{text}' for --{option}: expected {SIZE_FORMAT}")
+        raise UsageError(f"invalid value '{text}' for --{option}: expected {SIZE_FORMAT}")
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
@@ -28,7 +28,7 @@ def size_bytes(text: str) -> int:
     """``parse_size_bytes`` as an argparse ``type``: a bad size is a command-line error (status 2)."""
     try:
         return parse_size_bytes(text)
-    except ConfigError:
+    except UsageError:
         raise argparse.ArgumentTypeError(f"invalid size '{text}': expected {SIZE_FORMAT}") from None
 
 

@@ -18,6 +18,13 @@ class ConfigError(NpuplanError):
     """An option value, accelerator name, system config or .ini file is invalid."""
 
 
+class UsageError(ConfigError):
+    """An option value of the wrong form or outside its choices: a command-line error (CLI exit
+    status 2, as argparse's own)."""
+
+    exit_status = 2
+
+
 class InfeasiblePlan(NpuplanError):
     """No plan fits the memory budget.
 

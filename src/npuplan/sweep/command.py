@@ -54,7 +54,7 @@ def add_fit_parser(commands: Any) -> None:
     p.add_argument("--accelerator-config", default="ethos-u55-128", metavar="A,B,...", help="accelerator presets")
     p.add_argument("--system-config", default=DEFAULT_CONFIG, help="system config name")
     p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
-    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, choices=[o.value for o in Optimise],
+    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, metavar="{Performance,Size}",
                    help="what to optimise for")
     add_fixed_options(p)
     p.add_argument("--granularity", type=int, default=16, metavar="BYTES",
@@ -67,14 +67,14 @@ def add_fit_parser(commands: Any) -> None:
 
 def run_sweep(args: argparse.Namespace) -> int:
     """Plan the sweep's pending points, write ``sweep.csv`` (and ``sweep.html`` with plotly)."""
-    from npuplan.errors import ConfigError
+    from npuplan.errors import UsageError
     from npuplan.report.progress import count_progress
     from npuplan.sweep.points import AXES, split_values, sweep_points
     from npuplan.sweep.table import CSV_NAME, SweepTable
 
     started = time.perf_counter()
     if args.jobs < 1:
-        raise ConfigError(f"invalid value '{args.jobs}' for --jobs: must be at least 1")
+        raise UsageError(f"invalid value '{args.jobs}' for --jobs: must be at least 1")
     axes = {option: split_values(getattr(args, option.replace("-", "_")), option) for option, _ in AXES}
     points = sweep_points(args.models, axes, fixed_options(args))
     out = Path(args.output_dir)

@@ -17,7 +17,7 @@ from typing import Any
 from npuplan import __version__
 from npuplan.api import make_options
 from npuplan.cli_options import SIZE_FORMAT, parse_size_bytes
-from npuplan.errors import ConfigError, ModelError
+from npuplan.errors import ConfigError, ModelError, UsageError
 from npuplan.hw.accelerator import accelerator
 from npuplan.hw.config import read_memory_mode, read_system_config
 from npuplan.hw.ini import load_database
@@ -107,8 +107,8 @@ def parse_size(text: str) -> int | None:
         return None
     try:
         return parse_size_bytes(text)
-    except ConfigError:
-        raise ConfigError(f"invalid value '{text}' for --arena-cache-size: expected {SIZE_FORMAT}, "
+    except UsageError:
+        raise UsageError(f"invalid value '{text}' for --arena-cache-size: expected {SIZE_FORMAT}, "
                           f"or '{DEFAULT_SIZE}'") from None
 
 
@@ -116,7 +116,7 @@ def split_values(text: str, option: str) -> tuple[str, ...]:
     """The comma-separated values of ``--option`` (no empty ones, duplicates dropped, in order)."""
     values = tuple(dict.fromkeys(v.strip() for v in text.split(",")))
     if not values or any(not v for v in values):
-        raise ConfigError(f"invalid value '{text}' for --{option}: expected a comma-separated list of values")
+        raise UsageError(f"invalid value '{text}' for --{option}: expected a comma-separated list of values")
     return values
 
 

@@ -254,7 +254,7 @@ def test_a_file_its_own_validator_rejects_is_refused_and_not_written(tmp_path, c
 
     monkeypatch.setattr(regstream, "validate_tflite", reject)
     args = ["plan", str(DATA / "ds_cnn_kws.tflite"), "--emit-tflite", "--output-dir", str(tmp_path / "out")]
-    assert main(args) == 2
+    assert main(args) == 4  # npuplan's own output failing npuplan's own check is a bug
     err = capsys.readouterr().err
     assert "fails npuplan's own validation" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
@@ -266,7 +266,7 @@ def test_a_network_with_nothing_on_the_npu_is_refused_in_one_line_naming_why(tmp
 
     path = tmp_path / "float_add.tflite"
     path.write_bytes(elementwise_model())
-    assert main(["plan", str(path), "--emit-tflite", "--output-dir", str(tmp_path / "out")]) == 2
+    assert main(["plan", str(path), "--emit-tflite", "--output-dir", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert "no operator runs on the NPU" in err and "'out'" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
