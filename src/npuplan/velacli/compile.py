@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from npuplan.errors import InfeasiblePlan
 from npuplan.hw.accelerator import accelerator
 from npuplan.hw.config import default_mode_name, default_system_name
 from npuplan.hw.ini import BUNDLED_ALIASES
@@ -70,10 +71,23 @@ def compile_network(args: argparse.Namespace, on_step: Callable[[str], None]) ->
         optimise=args.optimise, arena_cache_size=args.arena_cache_size, tensor_allocator=args.tensor_allocator,
         cpu_tensor_alignment=args.cpu_tensor_alignment, config=tuple(args.config or ()))
     ignored = ignored_op_types(args)
-    first = None
-    if ignored:
-        first = plan(args.network, deployable=True, deploy_cpu_ops=_cpu_op_indices(args.network, ignored), **options)
-    result, emitted = plan_and_emit(args.network, first=first, backend=EmitBackend.NPUPLAN, **options)
+
+    def compiled() -> tuple[Any, Any]:
+        first = None
+        if ignored:
+            first = plan(args.network, deployable=True, deploy_cpu_ops=_cpu_op_indices(args.network, ignored),
+                         **options)
+        return plan_and_emit(args.network, first=first, backend=EmitBackend.NPUPLAN, **options)
+
+    try:
+        result, emitted = compiled()
+    except InfeasiblePlan as error:  # Vela takes --arena-cache-size as a target and compiles anyway
+        if args.arena_cache_size is None:
+            raise
+        print(f"Warning: --arena-cache-size {args.arena_cache_size} is below what any plan needs "
+              f"({error.needed_bytes} bytes at '{error.op}'): compiling with the memory mode's arena cache size")
+        options["arena_cache_size"] = None
+        result, emitted = compiled()
     on_step("writing the output files")
     report = build_report(result)
     directory = Path(args.output_dir)
@@ -93,11 +107,23 @@ def compile_network(args: argparse.Namespace, on_step: Callable[[str], None]) ->
     lines = per_layer_table(report, str(base)) if args.verbose_performance else []
     listed = _operation_lists(result) if args.show_cpu_operations else (None, None)
     lines += summary_lines(report, verbose_weights=args.verbose_weights,
-                           verbose_cycle_estimate=args.verbose_cycle_estimate, cpu_ops=listed[0], npu_ops=listed[1])
+                           verbose_cycle_estimate=args.verbose_cycle_estimate, cpu_ops=listed[0], npu_ops=listed[1],
+                           flash_is_sram=_flash_is_sram(options["config"], system, mode))
     lines += npuplan_lines(report)
     lines += [f"npuplan: note: {note}" for note in emitted.notes]
     print("\n".join(lines))
     return 0
+
+
+def _flash_is_sram(config: tuple[str, ...], system: str, mode: str) -> bool:
+    """Whether the memory mode puts constants on the SRAM's one port, which Vela (and npuplan) then
+    address as on-chip flash on the other port with the SRAM's timing."""
+    from npuplan.hw.config import move_constants_off_sram, read_memory_mode, read_system_config
+    from npuplan.hw.ini import load_database
+
+    database = load_database(config)
+    named = read_system_config(database, system), read_memory_mode(database, mode)
+    return move_constants_off_sram(*named) != named
 
 
 def _operation_lists(result: Any) -> tuple[list[str], list[str]]:
