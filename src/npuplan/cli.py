@@ -146,6 +146,8 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
         )
         if summary is not None:
             print(summary)
+        if args.validate:
+            print(f"Validated: {len(result.commands or ())} commands replayed over the memory model, no violation")
     return 0
 
 
