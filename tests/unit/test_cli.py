@@ -214,3 +214,34 @@ def test_an_error_naming_a_hostile_tensor_stays_on_one_line():
 
     assert one_line("'a\nb\r\x00c' reads 'x'") == "'a\\nb\\r\\x00c' reads 'x'"
     assert one_line("plain: ünïcode ok") == "plain: ünïcode ok"
+
+
+def test_help_shows_defaults_and_choices(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0
+    assert "(default: ethos-u55-128)" in out and "ethos-u65-512" in out and "{Performance,Size}" in out
+    assert "(default: HillClimb)" in out and "(default: output)" in out
+
+
+def test_plan_takes_a_size_with_a_suffix(tmp_path, capsys, ds_cnn):
+    out = tmp_path / "out"
+    assert main(["plan", str(ds_cnn), "--arena-cache-size", "256k", "--output-dir", str(out), "--quiet"]) == 0
+    assert '"arena_cache_size_bytes": 262144' in next(out.glob("*_plan.json")).read_text()
+
+
+def test_per_layer_table_at_80_columns_cuts_no_number(ds_cnn_plan):
+    """A terminal of 80 columns: every line fits, and every figure of the CSV's rows is printed whole."""
+    from npuplan.report.console import _per_layer_lines
+    from npuplan.report.files import per_layer_rows
+    from npuplan.report.model import build_report
+
+    report = build_report(ds_cnn_plan)
+    lines = _per_layer_lines(report, 80)
+    assert max(len(line) for line in lines) <= 80
+    cells = {cell for line in lines for cell in line.split()}
+    for row in per_layer_rows(report):
+        for value in row[2:-1]:
+            text = f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
+            assert text in cells, text
