@@ -41,7 +41,7 @@ def _literal(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.strip()
     if isinstance(node, ast.JoinedStr):
-        text = "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
+        text = "".join(str(v.value) if isinstance(v, ast.Constant) else "…" for v in node.values)
         text = " ".join(text.split())
         return text.removesuffix(": …").strip() or None
     return None
