@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from npuplan.cli import main
+from tests.tflite_builder import elementwise_model
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MODEL = str(DATA / "ds_cnn_kws.tflite")
@@ -57,6 +58,7 @@ CASES = [
     ("list configs", "--list-configs Arm/vela.ini"),
     ("list configs missing", "--list-configs nope.ini"),
     ("supported ops", "--supported-ops-report"),
+    ("nothing on the NPU", "{float_model}"),
     ("no network", ""),
     ("unknown option", "{model} --frobnicate"),
     ("bad accelerator", "{model} --accelerator-config ethos-u99-1"),
@@ -80,7 +82,9 @@ _LABEL = re.compile(r"^(.*?)(?:\s{2,}| = )")
 def _argv(command: str, tmp_path: Path) -> list[str]:
     junk = tmp_path / "junk.tflite"
     junk.write_bytes(b"not a flatbuffer" * 8)
-    return command.format(model=MODEL, mobilenet=MOBILENET, junk=junk).split()
+    float_model = tmp_path / "float_add.tflite"
+    float_model.write_bytes(elementwise_model())
+    return command.format(model=MODEL, mobilenet=MOBILENET, junk=junk, float_model=float_model).split()
 
 
 def summary_labels(stdout: str) -> list[str]:
@@ -103,7 +107,7 @@ def summary_labels(stdout: str) -> list[str]:
 
 
 def _written(where: Path) -> list[str]:
-    return sorted(p.name for p in where.rglob("*") if p.is_file() and p.name != "junk.tflite")
+    return sorted(p.name for p in where.rglob("*") if p.is_file())
 
 
 def run_vela(argv: list[str], where: Path) -> tuple[int, str, list[str]]:

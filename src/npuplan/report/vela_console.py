@@ -41,7 +41,8 @@ def summary_lines(report: Report, *, verbose_weights: bool = False, verbose_cycl
         report = _flash_as_sram(report)
     ips = report.inferences_per_second
     moved = [a for a in AREAS if _area_bytes(report, a) > 0]
-    used = [a for a in AREAS if report.memory_used_bytes.get(a, 0) > 0]
+    # Vela's figures are its NPU command stream's: a network with nothing on the NPU uses no memory.
+    used = [a for a in AREAS if report.memory_used_bytes.get(a, 0) > 0 and report.npu_op_count]
     lines = ["", f"Network summary for {report.network}",
              f"Accelerator configuration        {report.accelerator:>20}",
              f"System configuration             {report.system_config:>20}",

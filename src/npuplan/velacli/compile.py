@@ -73,10 +73,10 @@ def compile_network(args: argparse.Namespace, on_step: Callable[[str], None]) ->
     ignored = ignored_op_types(args)
 
     def compiled() -> tuple[Any, Any]:
-        first = None
-        if ignored:
-            first = plan(args.network, deployable=True, deploy_cpu_ops=_cpu_op_indices(args.network, ignored),
-                         **options)
+        cpu_ops = _cpu_op_indices(args.network, ignored) if ignored else ()
+        first = plan(args.network, deployable=True, deploy_cpu_ops=cpu_ops, **options)
+        if not first.lowered.npu_ops:  # nothing for the NPU: Vela writes the network as it is
+            return first, None
         return plan_and_emit(args.network, first=first, backend=EmitBackend.NPUPLAN, **options)
 
     try:
@@ -93,12 +93,13 @@ def compile_network(args: argparse.Namespace, on_step: Callable[[str], None]) ->
     directory = Path(args.output_dir)
     base = directory / file_name_part(report.network)
     files: dict[Path, str | bytes] = {}
+    data = emitted.data if emitted is not None else Path(args.network).read_bytes()
     if args.output_format == "raw":
         from npuplan.velacli.raw import raw_npz
 
-        files[Path(f"{base}_vela.npz")] = raw_npz(emitted.data, emitted.fast_scratch_bytes)
+        files[Path(f"{base}_vela.npz")] = raw_npz(data, emitted.fast_scratch_bytes if emitted is not None else 0)
     else:
-        files[Path(f"{base}_vela.tflite")] = emitted.data
+        files[Path(f"{base}_vela.tflite")] = data
     files[Path(f"{base}_summary_{file_name_part(report.system_config)}.csv")] = summary_csv(report)
     if args.verbose_performance:
         files[Path(f"{base}_per-layer.csv")] = per_layer_csv_text(report)
@@ -110,7 +111,7 @@ def compile_network(args: argparse.Namespace, on_step: Callable[[str], None]) ->
                            verbose_cycle_estimate=args.verbose_cycle_estimate, cpu_ops=listed[0], npu_ops=listed[1],
                            flash_is_sram=_flash_is_sram(options["config"], system, mode))
     lines += npuplan_lines(report)
-    lines += [f"npuplan: note: {note}" for note in emitted.notes]
+    lines += [f"npuplan: note: {note}" for note in (emitted.notes if emitted is not None else ())]
     print("\n".join(lines))
     return 0
 

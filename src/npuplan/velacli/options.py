@@ -194,9 +194,15 @@ def _refusals(args: argparse.Namespace) -> list[str]:
 
 
 def no_equivalent_notes(args: argparse.Namespace) -> list[str]:
-    """One note per accepted option that has nothing to print in npuplan."""
-    return [f"--{name.replace('_', '-')} has no npuplan equivalent: {why}"
-            for name, why in NO_EQUIVALENT.items() if getattr(args, name, False)]
+    """One note per accepted option that has nothing to print in npuplan (one for ``--verbose-all``)."""
+    names = [name for name in NO_EQUIVALENT if getattr(args, name, False)]
+    if args.verbose_all:
+        dumps = ", ".join(f"--{n.replace('_', '-')}" for n in names if n.startswith("verbose_"))
+        rest = [n for n in names if not n.startswith("verbose_")]
+        return [f"--verbose-all: Vela's debug dumps ({dumps}) have no npuplan equivalent; npuplan plan writes the "
+                "schedule, addresses and command stream in <network>_plan.json",
+                *(f"--{n.replace('_', '-')} has no npuplan equivalent: {NO_EQUIVALENT[n]}" for n in rest)]
+    return [f"--{name.replace('_', '-')} has no npuplan equivalent: {NO_EQUIVALENT[name]}" for name in names]
 
 
 def ignored_op_types(args: argparse.Namespace) -> frozenset[str]:
