@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 from npuplan import __version__
@@ -245,8 +246,6 @@ def _run_validate_tflite(args: argparse.Namespace, stage: _Stage) -> int:
 def _require_ethos_u(path: str) -> None:
     """A ``.tflite`` with no ethos-u operator is the wrong input for ``validate`` (status 1), not a
     violation: it was never compiled."""
-    from pathlib import Path
-
     from npuplan.errors import ModelError
     from npuplan.regstream.tflite_file import ethos_u_payloads
 
