@@ -11,7 +11,7 @@ from typing import Any, Callable
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
 from npuplan.cost.weights import WeightEncodings
-from npuplan.errors import ConfigError, InfeasiblePlan
+from npuplan.errors import ConfigError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.hw.accelerator import Accelerator
@@ -63,7 +63,7 @@ def _enum_value(enum: Any, value: Any, option: str) -> Any:
         if str(value).lower() == member.value.lower():
             return member
     valid = ", ".join(m.value for m in enum)
-    raise ConfigError(f"invalid value '{value}' for --{option} (valid: {valid})")
+    raise UsageError(f"invalid value '{value}' for --{option} (valid: {valid})")
 
 
 def _coerce(values: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             values[key] = _non_negative_int(values[key], option)
     alignment = values.get("cpu_tensor_alignment_bytes", 16)
     if alignment < 16 or alignment & (alignment - 1):
-        raise ConfigError(f"invalid value '{alignment}' for --cpu-tensor-alignment: must be a power of 2 "
+        raise UsageError(f"invalid value '{alignment}' for --cpu-tensor-alignment: must be a power of 2 "
                           "of at least 16 bytes, as in Vela")
     return values
 
@@ -90,9 +90,9 @@ def _non_negative_int(value: Any, option: str) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"invalid value '{value}' for --{option}: expected a whole number of bytes") from None
+        raise UsageError(f"invalid value '{value}' for --{option}: expected a whole number of bytes") from None
     if number < 0:
-        raise ConfigError(f"invalid value '{value}' for --{option}: must not be negative")
+        raise UsageError(f"invalid value '{value}' for --{option}: must not be negative")
     return number
 
 

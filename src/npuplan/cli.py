@@ -7,39 +7,59 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 from npuplan import __version__
-from npuplan.errors import InternalError, NpuplanError, marked_op
+from npuplan.errors import InternalError, NpuplanError, UsageError, marked_op
+from npuplan.cli_options import add_fixed_options, fixed_options, size_bytes
+from npuplan.hw.accelerator import ACCELERATORS
 from npuplan.cli_estimate import add_estimate_parser, run_estimate
-from npuplan.cli_options import add_fixed_options, fixed_options
 from npuplan.cli_run import COMMANDS as RUN_COMMANDS, add_run_parsers, run_command
 from npuplan.options import DEFAULT_CONFIG, Optimise
 from npuplan.sweep.command import add_fit_parser, add_sweep_parser, run_fit, run_sweep
+from npuplan.velacli import VelaUsageError, is_vela_command, parse_vela_args, run_vela
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line and exit with status 2."""
+    """An argument parser whose errors are one line and exit with status 2, and whose help shows
+    every option's default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
+VELA_FORM = "npuplan MODEL.tflite [any Vela 5.2 option]"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="npuplan", description="Plan and estimate TFLite networks on Arm Ethos-U NPUs.")
+    parser = _Parser(
+        prog="npuplan", description="Plan, estimate and compile TFLite networks for Arm Ethos-U55/U65 NPUs.",
+        usage=f"%(prog)s [-h] [--version] {{plan,sweep,fit,validate,report,vela,...}} ...\n       {VELA_FORM}",
+        epilog=f"{VELA_FORM} (or npuplan vela ...) compiles as the vela command does: the same options, defaults, "
+               "output files and console summary; npuplan vela --help lists Vela's options.")
     parser.add_argument("--version", action="version", version=f"npuplan {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
+                                     prog="npuplan")
 
     p = commands.add_parser("plan", help="plan a network and write its reports")
     p.add_argument("network", metavar="MODEL.tflite", help="quantized TFLite model")
     p.add_argument("--config", action="append", default=[], metavar="FILE.ini", help="Vela-format .ini config file(s)")
-    p.add_argument("--accelerator-config", default="ethos-u55-128", help="accelerator preset (default: ethos-u55-128)")
+    p.add_argument("--accelerator-config", default="ethos-u55-128", choices=tuple(ACCELERATORS),
+                   help="accelerator preset")
     p.add_argument("--system-config", default=DEFAULT_CONFIG, help="system config name")
     p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
-    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, help="Performance or Size")
-    p.add_argument("--arena-cache-size", default=None, metavar="BYTES", help="SRAM budget in bytes")
+    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, choices=[o.value for o in Optimise],
+                   help="what to optimise for")
+    p.add_argument("--arena-cache-size", type=size_bytes, default=None, metavar="BYTES",
+                   help="SRAM budget in bytes (k and M suffixes: 256k); default: the memory mode's")
     add_fixed_options(p)
-    p.add_argument("--output-dir", default="output", help="where reports are written (default: output)")
+    p.add_argument("--output-dir", default="output", help="where reports are written")
     p.add_argument("--verbose-performance", action="store_true", help="print the per-layer performance table")
     p.add_argument("--show-cpu-operations", action="store_true", help="list each op with its placement and reason")
     p.add_argument("--validate", action="store_true", help="replay the command stream and check the plan")
@@ -50,8 +70,7 @@ def _parser() -> argparse.ArgumentParser:
                         "Vela's output); ops it cannot express stay on the CPU")
     p.add_argument("--emit-backend", choices=("npuplan", "vela"), default="npuplan",
                    help="what encodes the weights and writes the register command streams of --emit-tflite: "
-                        "npuplan's own code (default), or Vela's external API (the reference; needs the deploy "
-                        "extra)")
+                        "npuplan's own code, or Vela's external API (the reference; needs the deploy extra)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
@@ -73,7 +92,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("plans", metavar="PLAN.json", nargs="+", help="one plan JSON, or two to compare (A then B)")
     r.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the HTML file to write")
     r.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
+
+    commands.add_parser("vela", add_help=False, help=f"compile as vela does: the same as {VELA_FORM}")
     return parser
+
+
+def subcommands(parser: argparse.ArgumentParser) -> tuple[str, ...]:
+    """The names of ``parser``'s subcommands (whoever registered them)."""
+    return tuple(name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                 for name in action.choices)
 
 
 class _Stage:
@@ -124,6 +151,8 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
         )
         if summary is not None:
             print(summary)
+        if args.validate:
+            print(f"Validated: {len(result.commands or ())} commands replayed over the memory model, no violation")
     return 0
 
 
@@ -181,7 +210,7 @@ def _run_validate(args: argparse.Namespace, stage: _Stage) -> int:
     if str(args.plan_json).lower().endswith(".tflite"):
         return _run_validate_tflite(args, stage)
     if args.weights:
-        raise NpuplanError("--weights checks the weight streams of a deployable .tflite file, not a plan JSON")
+        raise UsageError("--weights checks the weight streams of a deployable .tflite file, not a plan JSON")
     stage.step("validating the plan file")
     stream = validate_plan_file(args.plan_json)
     print(f"{args.plan_json}: valid ({len(stream.commands)} commands of {stream.network} replayed, "
@@ -193,7 +222,7 @@ def _run_report(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.report.html_files import write_html_report
 
     if len(args.plans) > 2:
-        raise NpuplanError(f"report takes one plan JSON, or two to compare (got {len(args.plans)})")
+        raise UsageError(f"report takes one plan JSON, or two to compare (got {len(args.plans)})")
     stage.step("writing the HTML report")
     written = write_html_report(args.plans, args.output)
     what = "comparison" if len(args.plans) == 2 else "report"
@@ -205,6 +234,7 @@ def _run_validate_tflite(args: argparse.Namespace, stage: _Stage) -> int:
     from npuplan.regstream import validate_tflite_file
 
     stage.step("validating the deployable file")
+    _require_ethos_u(args.plan_json)
     report = validate_tflite_file(args.plan_json, weights=args.weights)
     print(f"{args.plan_json}: valid ({len(report.streams)} ethos-u operator(s): {report.npu_operations} NPU "
           f"operations, {report.dma_operations} DMAs and {report.waits} waits replayed over the memory model)")
@@ -215,36 +245,60 @@ def _run_validate_tflite(args: argparse.Namespace, stage: _Stage) -> int:
     return 0
 
 
+def _require_ethos_u(path: str) -> None:
+    """A ``.tflite`` with no ethos-u operator is the wrong input for ``validate`` (status 1), not a
+    violation: it was never compiled."""
+    from npuplan.errors import ModelError
+    from npuplan.regstream.tflite_file import ethos_u_payloads
+
+    try:
+        payloads = ethos_u_payloads(Path(path).read_bytes())
+    except NpuplanError:
+        raise
+    except Exception:  # noqa: BLE001 - a missing or corrupt file: the validator says what is wrong
+        return
+    if not payloads:
+        raise ModelError(f"{path} has no ethos-u operator: it is not a compiled file (compile it first: "
+                         f"npuplan {path})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 2 bad input or no fit, 3 invalid plan, 4 internal
-    error: a bug). A closed stdout raises ``BrokenPipeError`` to the caller (``run`` ends the program
-    quietly with 1)."""
+    """Entry point; returns the exit status of the README's table: 0 done, 1 the input cannot be
+    compiled as asked (a bad model, plan or config file, no plan fits), 2 a command-line error, 3 a
+    violation found by a validation, 4 an internal error (a bug), 130 interrupted. A closed stdout
+    raises ``BrokenPipeError`` to the caller (``run`` ends the program quietly with 141)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
-    args = _parser().parse_args(argv)
-    stage = _Stage("starting")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    if not argv:
+        print(parser.format_help(), end="", file=sys.stderr)
+        return 2
+    if argv[0] == "vela" or is_vela_command(argv, subcommands(parser)):
+        return _main_vela(argv[1:] if argv[0] == "vela" else argv)
+    args = parser.parse_args(argv)
+    return _guarded(args, _COMMANDS[args.command], _Stage("starting"))
+
+
+def _main_vela(argv: list[str]) -> int:
+    """A Vela command line: Vela's options, Vela's outputs and exit status classes."""
+    try:
+        args = parse_vela_args(argv)
+    except VelaUsageError as error:
+        print(f"npuplan: error: {one_line(str(error))}", file=sys.stderr)
+        return 2
+    return _guarded(args, lambda a, stage: run_vela(a, stage.step), _Stage("starting"))
+
+
+def _guarded(args: argparse.Namespace, command: Callable[[argparse.Namespace, _Stage], int], stage: _Stage) -> int:
+    """Run ``command``: a user-facing error is one line and its status, anything else an internal
+    error (status 4; the traceback with ``--debug``)."""
     try:
         try:
-            if args.command == "plan":
-                return _run_plan(args, stage)
-            if args.command == "validate":
-                return _run_validate(args, stage)
-            if args.command == "report":
-                return _run_report(args, stage)
-            if args.command == "sweep":
-                stage.step("sweeping")
-                return run_sweep(args)
-            if args.command == "estimate":
-                stage.step("estimating the compiled file")
-                return run_estimate(args)
-            if args.command in RUN_COMMANDS:
-                return run_command(args, stage)
-            if args.command == "fit":
-                stage.step("fitting the arena cache size")
-                return run_fit(args)
+            return command(args, stage)
         except (NpuplanError, KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as error:  # noqa: BLE001 - an unexpected error is a bug: one line, status 4
-            if args.debug:
+            if getattr(args, "debug", False):
                 raise
             raise InternalError(stage=stage.name, op=marked_op(error), cause=error) from error
     except NpuplanError as error:
@@ -253,7 +307,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("npuplan: interrupted", file=sys.stderr)
         return 130
-    return 2
+
+
+def _run_sweep(args: argparse.Namespace, stage: _Stage) -> int:
+    stage.step("sweeping")
+    return run_sweep(args)
+
+
+def _run_estimate(args: argparse.Namespace, stage: _Stage) -> int:
+    stage.step("estimating the compiled file")
+    return run_estimate(args)
+
+
+def _run_fit(args: argparse.Namespace, stage: _Stage) -> int:
+    stage.step("fitting the arena cache size")
+    return run_fit(args)
+
+
+# The subcommands' functions; another module's subcommand registers itself here and in ``_parser``.
+_COMMANDS: dict[str, Callable[[argparse.Namespace, _Stage], int]] = {
+    "plan": _run_plan, "validate": _run_validate, "report": _run_report, "sweep": _run_sweep, "fit": _run_fit,
+    "estimate": _run_estimate,
+} | {name: run_command for name in RUN_COMMANDS}
 
 
 def one_line(message: str) -> str:
@@ -280,8 +355,8 @@ def run() -> int:
     nothing here multiplies matrices large enough to share, and numpy's import starting a pool of
     spinning threads costs about 0.08 s of CPU per compile. ``main`` called from other Python code
     leaves both ``tflite`` and the environment alone. A reader that closes the pipe early
-    (``| head``) ends the program quietly with status 1, after the reports are written, as rich does
-    when the per-layer table meets a closed pipe.
+    (``| head``) ends the program quietly with status 141 (128 + SIGPIPE, as a shell reports a
+    program a closed pipe ended), after the reports are written.
     """
     from npuplan.lean_bindings import use_lean_bindings
 
@@ -291,7 +366,7 @@ def run() -> int:
         return main()
     except BrokenPipeError:
         _silence_stdout()
-        return 1
+        return BROKEN_PIPE_STATUS
 
 
 if __name__ == "__main__":  # pragma: no cover

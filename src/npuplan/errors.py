@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 class NpuplanError(Exception):
-    """Base of every error npuplan reports to a user (CLI exit status 2)."""
+    """Base of every error npuplan reports to a user: the input cannot be compiled as asked (CLI exit
+    status 1, as Vela's; a command-line error is 2, a violation 3, a bug 4: the README's table)."""
 
-    exit_status = 2
+    exit_status = 1
 
 
 class ModelError(NpuplanError):
@@ -15,6 +16,13 @@ class ModelError(NpuplanError):
 
 class ConfigError(NpuplanError):
     """An option value, accelerator name, system config or .ini file is invalid."""
+
+
+class UsageError(ConfigError):
+    """An option value of the wrong form or outside its choices: a command-line error (CLI exit
+    status 2, as argparse's own)."""
+
+    exit_status = 2
 
 
 class InfeasiblePlan(NpuplanError):
@@ -47,9 +55,8 @@ class EmitError(NpuplanError):
         super().__init__(f"cannot emit '{op}': {reason}" if op else f"cannot emit: {reason}")
 
 
-class InconsistentEmit(EmitError):
-    """npuplan wrote a file its own validator rejects: a bug in npuplan, not bad input (CLI exit
-    status 4, as an internal error). Nothing is written."""
+class SelfCheckError(EmitError):
+    """A file npuplan emitted fails npuplan's own validation: a bug in npuplan (CLI exit status 4)."""
 
     exit_status = 4
 

@@ -1,4 +1,5 @@
-"""Error paths of the command line: one line on stderr, exit 2, nothing written."""
+"""Error paths of the command line: one line on stderr, nothing written; exit 1 for input that cannot
+be compiled, 2 for a command-line error (the README's table)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ from npuplan.report import render_console
 
 def run(tmp_path: Path, capsys, *args: str) -> tuple[int, str]:
     out = tmp_path / "out"
-    status = main(["plan", *args, "--output-dir", str(out), "--quiet"])
+    try:
+        status = main(["plan", *args, "--output-dir", str(out), "--quiet"])
+    except SystemExit as done:  # a command-line error, from argparse
+        status = int(done.code or 0)
     err = capsys.readouterr().err
     return status, err
 
 
-def assert_clean_failure(status: int, err: str, tmp_path: Path, fragment: str) -> None:
-    assert status == 2
+def assert_clean_failure(status: int, err: str, tmp_path: Path, fragment: str, expected: int = 1) -> None:
+    assert status == expected
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     assert fragment in lines[0]
@@ -52,7 +56,7 @@ def test_truncated_model(tmp_path, capsys, ds_cnn):
 
 def test_unknown_accelerator(tmp_path, capsys, ds_cnn):
     status, err = run(tmp_path, capsys, str(ds_cnn), "--accelerator-config", "ethos-u99-1")
-    assert_clean_failure(status, err, tmp_path, "ethos-u99-1")
+    assert_clean_failure(status, err, tmp_path, "ethos-u99-1", expected=2)
 
 
 def test_unknown_system_config(tmp_path, capsys, ds_cnn):
@@ -62,12 +66,12 @@ def test_unknown_system_config(tmp_path, capsys, ds_cnn):
 
 def test_bad_optimise_value(tmp_path, capsys, ds_cnn):
     status, err = run(tmp_path, capsys, str(ds_cnn), "--optimise", "Fastest")
-    assert_clean_failure(status, err, tmp_path, "Fastest")
+    assert_clean_failure(status, err, tmp_path, "Fastest", expected=2)
 
 
 def test_negative_arena(tmp_path, capsys, ds_cnn):
     status, err = run(tmp_path, capsys, str(ds_cnn), "--arena-cache-size", "-5")
-    assert_clean_failure(status, err, tmp_path, "-5")
+    assert_clean_failure(status, err, tmp_path, "-5", expected=2)
 
 
 def test_broken_ini(tmp_path, capsys, ds_cnn):
@@ -166,7 +170,7 @@ def test_reader_closing_the_pipe_is_not_a_traceback(tmp_path, ds_cnn):
                                  *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdout.close()  # before it prints: planning takes far longer than this
         err = proc.stderr.read().decode()
-        assert (proc.wait(), err) == (1, "")
+        assert (proc.wait(), err) == (141, "")
         assert len(list(out.iterdir())) == 3
 
 
@@ -210,3 +214,34 @@ def test_an_error_naming_a_hostile_tensor_stays_on_one_line():
 
     assert one_line("'a\nb\r\x00c' reads 'x'") == "'a\\nb\\r\\x00c' reads 'x'"
     assert one_line("plain: ünïcode ok") == "plain: ünïcode ok"
+
+
+def test_help_shows_defaults_and_choices(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0
+    assert "(default: ethos-u55-128)" in out and "ethos-u65-512" in out and "{Performance,Size}" in out
+    assert "(default: HillClimb)" in out and "(default: output)" in out
+
+
+def test_plan_takes_a_size_with_a_suffix(tmp_path, capsys, ds_cnn):
+    out = tmp_path / "out"
+    assert main(["plan", str(ds_cnn), "--arena-cache-size", "256k", "--output-dir", str(out), "--quiet"]) == 0
+    assert '"arena_cache_size_bytes": 262144' in next(out.glob("*_plan.json")).read_text()
+
+
+def test_per_layer_table_at_80_columns_cuts_no_number(ds_cnn_plan):
+    """A terminal of 80 columns: every line fits, and every figure of the CSV's rows is printed whole."""
+    from npuplan.report.console import _per_layer_lines
+    from npuplan.report.files import per_layer_rows
+    from npuplan.report.model import build_report
+
+    report = build_report(ds_cnn_plan)
+    lines = _per_layer_lines(report, 80)
+    assert max(len(line) for line in lines) <= 80
+    cells = {cell for line in lines for cell in line.split()}
+    for row in per_layer_rows(report):
+        for value in row[2:-1]:
+            text = f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
+            assert text in cells, text

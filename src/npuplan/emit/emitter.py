@@ -23,7 +23,7 @@ from npuplan.emit.operations import Context, dma_operation, stripe_operations
 from npuplan.emit.regions import feature_map_regions
 from npuplan.emit.vela import accelerator, quietly
 from npuplan.emit.weights import EncodedOp, SliceMemo, encode_op
-from npuplan.errors import EmitError, InconsistentEmit, ValidationError
+from npuplan.errors import EmitError, SelfCheckError, ValidationError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType
 from npuplan.io.atomic import write_atomically
@@ -271,8 +271,8 @@ def _self_check(data: bytes) -> None:
     try:
         validate_tflite(data)
     except ValidationError as error:
-        raise InconsistentEmit(None, f"the emitted file fails npuplan's own validation, so it is not written "
-                               f"({error}); this is a bug in npuplan: plan without --emit-tflite, and report it") from None
+        raise SelfCheckError(None, f"the emitted file fails npuplan's own validation, so it is not written "
+                             f"({error}); this is a bug in npuplan: plan without --emit-tflite, and report it") from None
 
 
 def _round16(n: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from npuplan.errors import ConfigError
+from npuplan.errors import UsageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +114,12 @@ ACCELERATORS: dict[str, Accelerator] = {
 
 
 def accelerator(name: str) -> Accelerator:
-    """The preset called ``name`` (``ethos-u55-128``...); ``ConfigError`` listing the valid ones."""
+    """The preset called ``name`` (``ethos-u55-128``...); ``UsageError`` (a ``ConfigError``) listing the
+    valid ones, or saying Ethos-U85 is not supported yet."""
     try:
         return ACCELERATORS[name.lower()]
     except KeyError:
         valid = ", ".join(ACCELERATORS)
-        raise ConfigError(f"unknown accelerator config '{name}' (valid: {valid})") from None
+        if name.lower().startswith("ethos-u85"):
+            raise UsageError(f"Ethos-U85 is not supported yet: '{name}' (valid: {valid})") from None
+        raise UsageError(f"unknown accelerator config '{name}' (valid: {valid})") from None

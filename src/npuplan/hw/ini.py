@@ -22,7 +22,7 @@ from npuplan.errors import ConfigError
 
 BUNDLED_NAME = "vela.ini"
 # Vela resolves ``--config Arm/vela.ini`` to its own shipped file; ours is the same content.
-_BUNDLED_ALIASES = ("Arm/vela.ini",)
+BUNDLED_ALIASES = ("Arm/vela.ini",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,7 @@ def parse_ini(text: str, source: str) -> dict[str, IniSection]:
 
 def _read_user_file(path_text: str) -> tuple[str, str]:
     """(source label, text) of a user ``--config`` file."""
-    if path_text.replace("\\", "/") in _BUNDLED_ALIASES and not Path(path_text).is_file():
+    if path_text.replace("\\", "/") in BUNDLED_ALIASES and not Path(path_text).is_file():
         return path_text, bundled_text()
     path = Path(path_text)
     if path.suffix != ".ini":

@@ -505,3 +505,16 @@ def unsupported_reason(op: Op) -> str | None:
         if reason is not None:
             return reason
     return None
+
+
+def checks_of(op_type: str) -> tuple[Check, ...]:
+    """The checks ``unsupported_reason`` applies to an operator of ``op_type``, in its order (an
+    operator type npuplan does not lower gets the semantic checks only): for the supported-operators
+    report."""
+    if op_type not in LOWERED_TYPES:
+        return _SEMANTIC
+    specific = (_SPECIFIC[op_type],) if op_type in _SPECIFIC else ()
+    return (*_SEMANTIC, _arity, *_GENERIC, *specific)
+
+
+GENERIC_CHECKS: tuple[Check, ...] = (*_SEMANTIC, _arity, *_GENERIC)

@@ -2,42 +2,37 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from npuplan.report.model import AREAS, Report, build_report
 
-if TYPE_CHECKING:  # rich is imported where it draws the per-layer table, the only thing it draws
-    from rich.table import Table
-
+if TYPE_CHECKING:
     from npuplan.result import Plan
 
 
-def _per_layer_table(report: Report) -> Table:
-    from rich.table import Table
-
+def _per_layer_lines(report: Report, width: int | None) -> list[str]:
+    """The per-layer table within ``width`` columns (None: whole), numbers never cut."""
     from npuplan.report.files import PER_LAYER_COLUMNS, per_layer_rows
+    from npuplan.report.text_table import table_lines
 
-    table = Table(title=f"Performance for NPU graph {report.network}", show_lines=False)
-    for column in PER_LAYER_COLUMNS:
-        table.add_column(column, justify="left" if column in ("TFLite_operator", "NNG Operator", "Name") else "right")
-    for row in per_layer_rows(report):
-        table.add_row(*(f"{v:.2f}" if isinstance(v, float) and not float(v).is_integer() else
-                        (f"{int(v)}" if isinstance(v, float) else str(v)) for v in row))
-    return table
+    texts = [i for i, c in enumerate(PER_LAYER_COLUMNS) if c in ("TFLite_operator", "NNG Operator", "Name")]
+    rows = [[f"{v:.2f}" if isinstance(v, float) and not float(v).is_integer() else
+             (f"{int(v)}" if isinstance(v, float) else str(v)) for v in row] for row in per_layer_rows(report)]
+    lines = [f"Performance for NPU graph {report.network}"]
+    return lines + table_lines(PER_LAYER_COLUMNS, rows, width=width, text_columns=texts)
 
 
-def _print_table(table: Table, out: TextIO) -> None:
-    """Draw ``table`` on a terminal's width, or whole on a file or pipe (which has no width to fit:
-    rich would assume 80 columns and cut every cell to an ellipsis)."""
-    from rich.console import Console
-
-    console = Console(file=out, highlight=False, soft_wrap=True)
-    if not console.is_terminal:
-        unbounded = console.options.update_width(1 << 16)
-        console.width = max(console.measure(table, options=unbounded).maximum, console.width)
-    console.print(table)
+def terminal_width(out: TextIO) -> int | None:
+    """The terminal's columns when ``out`` is one; None for a file or pipe (no width to fit)."""
+    try:
+        if not out.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def _summary_lines(report: Report) -> list[tuple[str, str]]:
@@ -80,14 +75,13 @@ def render_console(
 ) -> None:
     """Print the network summary (and optionally the per-layer table and op placements).
 
-    Only the per-layer table is drawn with rich; the rest is plain lines, so names are printed as
-    they are (never read as markup) and a compile that prints no table never imports rich.
+    Everything is plain lines (names printed as they are); the per-layer table fits a terminal's
+    width without cutting a number (``report.text_table``) and is whole on a file or pipe.
     """
     out = file or sys.stdout
     report = build_report(plan) if report is None else report
-    if verbose_performance:
-        _print_table(_per_layer_table(report), out)
-    lines = [f"\nNetwork summary for {report.network}"]
+    lines = _per_layer_lines(report, terminal_width(out)) if verbose_performance else []
+    lines += [f"\nNetwork summary for {report.network}"]
     lines += [f"{label:<40} {value}" for label, value in _summary_lines(report)]
     if show_cpu_operations:
         lines.append("")

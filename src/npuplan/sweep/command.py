@@ -38,7 +38,7 @@ def add_sweep_parser(commands: Any) -> None:
                    help="SRAM budgets in bytes, k (1024) or M (1048576) suffixes; 'default' is the memory mode's")
     add_fixed_options(p)
     p.add_argument("--output-dir", required=True, help="where sweep.csv and sweep.html are written")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="plan in N worker processes (default 1)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="plan in N worker processes")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help='run the points as Ray tasks: a local Ray, or the cluster at ADDRESS (pip install "npuplan[ray]")')
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
@@ -54,26 +54,27 @@ def add_fit_parser(commands: Any) -> None:
     p.add_argument("--accelerator-config", default="ethos-u55-128", metavar="A,B,...", help="accelerator presets")
     p.add_argument("--system-config", default=DEFAULT_CONFIG, help="system config name")
     p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
-    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, help="Performance or Size")
+    p.add_argument("--optimise", default=Optimise.PERFORMANCE.value, metavar="{Performance,Size}",
+                   help="what to optimise for")
     add_fixed_options(p)
     p.add_argument("--granularity", type=int, default=16, metavar="BYTES",
-                   help="budgets searched are multiples of this (a multiple of 16; default 16)")
+                   help="budgets searched are multiples of this (a multiple of 16)")
     p.add_argument("--output-dir", default="output",
-                   help="the found plan's reports go in OUTPUT_DIR/<accelerator>/ (default: output)")
+                   help="the found plan's reports go in OUTPUT_DIR/<accelerator>/")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
 
 def run_sweep(args: argparse.Namespace) -> int:
     """Plan the sweep's pending points, write ``sweep.csv`` (and ``sweep.html`` with plotly)."""
-    from npuplan.errors import ConfigError
+    from npuplan.errors import UsageError
     from npuplan.report.progress import count_progress
     from npuplan.sweep.points import AXES, split_values, sweep_points
     from npuplan.sweep.table import CSV_NAME, SweepTable
 
     started = time.perf_counter()
     if args.jobs < 1:
-        raise ConfigError(f"invalid value '{args.jobs}' for --jobs: must be at least 1")
+        raise UsageError(f"invalid value '{args.jobs}' for --jobs: must be at least 1")
     axes = {option: split_values(getattr(args, option.replace("-", "_")), option) for option, _ in AXES}
     points = sweep_points(args.models, axes, fixed_options(args))
     out = Path(args.output_dir)
@@ -131,7 +132,8 @@ def _write_html(rows: list[Mapping[str, object]], path: Path) -> Path | None:
 
 
 def run_fit(args: argparse.Namespace) -> int:
-    """Fit each accelerator's arena cache size to ``--fps``; status 2 when one cannot reach it."""
+    """Fit each accelerator's arena cache size to ``--fps``; status 1 when one cannot reach it (the
+    others' reports are written and their lines printed)."""
     from npuplan.api import PreparedModel, make_options
     from npuplan.report import write_reports
     from npuplan.report.files import file_name_part
@@ -150,7 +152,7 @@ def run_fit(args: argparse.Namespace) -> int:
     for option in options:
         result = fit_budget(model, option, args.fps, granularity_bytes=args.granularity)
         if result.answer is None or result.answer.plan is None:
-            status = 2
+            status = 1
             print(_missed(result), file=sys.stderr)
             continue
         written = write_reports(result.answer.plan, Path(args.output_dir) / file_name_part(result.accelerator))

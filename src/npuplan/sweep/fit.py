@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from npuplan.api import Plan, PreparedModel, plan_prepared
-from npuplan.errors import ConfigError, InfeasiblePlan
+from npuplan.errors import ConfigError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.options import PlanOptions
 from npuplan.report import build_report
@@ -104,9 +104,9 @@ def check_fit_values(target_fps: float, granularity_bytes: int) -> None:
     """Raise ``ConfigError`` (one line) for a rate that is not positive or a granularity that is
     not a multiple of 16 bytes."""
     if granularity_bytes < 16 or granularity_bytes % 16:
-        raise ConfigError(f"invalid value '{granularity_bytes}' for --granularity: must be a multiple of 16 bytes")
+        raise UsageError(f"invalid value '{granularity_bytes}' for --granularity: must be a multiple of 16 bytes")
     if not target_fps > 0:
-        raise ConfigError(f"invalid value '{target_fps}' for --fps: must be a positive number of inferences/s")
+        raise UsageError(f"invalid value '{target_fps}' for --fps: must be a positive number of inferences/s")
 
 
 def largest_budget(options: PlanOptions) -> int:

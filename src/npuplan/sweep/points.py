@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import Any
 
 from npuplan.version import __version__
 from npuplan.api import make_options
-from npuplan.errors import ConfigError, ModelError
+from npuplan.cli_options import SIZE_FORMAT, parse_size_bytes
+from npuplan.errors import ConfigError, ModelError, UsageError
 from npuplan.hw.accelerator import accelerator
 from npuplan.hw.config import read_memory_mode, read_system_config
 from npuplan.hw.ini import load_database
@@ -36,8 +36,6 @@ OPTION_COLUMNS = tuple(f"option_{f.name}" for f in fields(PlanOptions))
 # The value of ``--arena-cache-size`` that keeps the memory mode's own size.
 DEFAULT_SIZE = "default"
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
-_UNITS = {"": 1, "k": 1024, "m": 1024 * 1024}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,18 +105,18 @@ def parse_size(text: str) -> int | None:
     Raises ``ConfigError`` (one line) on anything else."""
     if text.strip().lower() == DEFAULT_SIZE:
         return None
-    match = _SIZE.match(text)
-    if match is None:
-        raise ConfigError(f"invalid value '{text}' for --arena-cache-size: expected bytes with an optional "
-                          f"k or M suffix (128k = 131072), or '{DEFAULT_SIZE}'")
-    return int(match.group(1)) * _UNITS[match.group(2).lower()]
+    try:
+        return parse_size_bytes(text)
+    except UsageError:
+        raise UsageError(f"invalid value '{text}' for --arena-cache-size: expected {SIZE_FORMAT}, "
+                          f"or '{DEFAULT_SIZE}'") from None
 
 
 def split_values(text: str, option: str) -> tuple[str, ...]:
     """The comma-separated values of ``--option`` (no empty ones, duplicates dropped, in order)."""
     values = tuple(dict.fromkeys(v.strip() for v in text.split(",")))
     if not values or any(not v for v in values):
-        raise ConfigError(f"invalid value '{text}' for --{option}: expected a comma-separated list of values")
+        raise UsageError(f"invalid value '{text}' for --{option}: expected a comma-separated list of values")
     return values
 
 

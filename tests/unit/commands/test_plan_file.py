@@ -90,7 +90,7 @@ def test_missing_or_corrupt_plan_is_a_one_line_error(tmp_path: Path, capsys, con
     if content is not None:
         path.write_text(content)
     status, out, err = _validate(capsys, path)
-    assert status == 2 and out == ""
+    assert status == 1 and out == ""
     assert len(err.strip().splitlines()) == 1 and fragment in err and "Traceback" not in err
 
 
@@ -100,7 +100,7 @@ def test_a_command_naming_an_unknown_buffer_is_a_one_line_error(tmp_path: Path, 
     path = tmp_path / "ghost.json"
     path.write_text(json.dumps(document))
     status, _, err = _validate(capsys, path)
-    assert status == 2 and "ghost" in err and len(err.strip().splitlines()) == 1
+    assert status == 1 and "ghost" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_staged_plan_lists_its_copies_as_buffers_and_replays_from_json(tmp_path: Path, capsys, data_dir: Path) -> None:
@@ -141,7 +141,7 @@ def test_malformed_plan_values_are_one_line_errors(tmp_path: Path, capsys, writt
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(document))
     status, _, err = _validate(capsys, path)
-    assert status == 2 and fragment in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert status == 1 and fragment in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_a_weight_slice_naming_its_content_with_a_non_string_is_a_one_line_error(tmp_path: Path, capsys,
@@ -153,4 +153,4 @@ def test_a_weight_slice_naming_its_content_with_a_non_string_is_a_one_line_error
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(document))
     status, _, err = _validate(capsys, path)
-    assert status == 2 and "weights content must be a string" in err
+    assert status == 1 and "weights content must be a string" in err

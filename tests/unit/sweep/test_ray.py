@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,9 +76,12 @@ def test_ray_cluster_gives_the_same_rows_as_local(tmp_path, capsys, data_dir):
     capsys.readouterr()
     ray = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
     port = _free_port()
+    # A temp folder of the head's own (short: Ray's socket paths must fit 107 bytes): its cluster
+    # file goes there, not in /tmp/ray where a later ray.init() would find it after the head is gone.
+    folder = tempfile.mkdtemp(prefix="rayt-", dir="/tmp")
     head = subprocess.Popen(
         [ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1",
-         "--include-dashboard=false", "--disable-usage-stats"],
+         "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={folder}"],
         env=_ray_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         _wait_for_port(port, head, 60)
@@ -87,6 +91,7 @@ def test_ray_cluster_gives_the_same_rows_as_local(tmp_path, capsys, data_dir):
             env=_ray_env(), capture_output=True, text=True, timeout=120)
     finally:
         _stop(head)
+        shutil.rmtree(folder, ignore_errors=True)
     assert swept.returncode == 0, swept.stderr
     assert (tmp_path / "ray" / "sweep.csv").read_text() == (tmp_path / "local" / "sweep.csv").read_text()
 
@@ -105,5 +110,38 @@ def test_without_ray_the_error_names_the_extra(tmp_path, capsys, monkeypatch, ds
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     status = main(["sweep", str(ds_cnn), "--output-dir", str(tmp_path / "out"), "--ray", "--quiet"])
     err = capsys.readouterr().err
-    assert status == 2 and err.count("\n") == 1 and 'pip install "npuplan[ray]"' in err
+    assert status == 1 and err.count("\n") == 1 and 'pip install "npuplan[ray]"' in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_dead_address_is_one_line_naming_it(tmp_path, capsys, ds_cnn):
+    """Nothing listens at the address: one line naming it within the connect timeout (Ray's own
+    connect would retry for minutes), status 1, nothing written. Ray itself is not needed."""
+    address = f"127.0.0.1:{_free_port()}"
+    status = main(["sweep", str(ds_cnn), "--output-dir", str(tmp_path / "out"), f"--ray={address}", "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and f"cannot reach Ray at '{address}'" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("address", ["auto", "host:port"])
+def test_an_address_ray_would_guess_or_cannot_parse_is_refused(tmp_path, capsys, ds_cnn, address):
+    status = main(["sweep", str(ds_cnn), "--output-dir", str(tmp_path / "out"), f"--ray={address}", "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and f"--ray {address}" in err
+
+
+@pytest.mark.ray
+@pytest.mark.skipif(RAY_MISSING, reason='Ray is not installed: pip install "npuplan[ray]"')
+def test_local_ray_ignores_a_dead_cluster_and_leaves_nothing(tmp_path, data_dir):
+    """``--ray`` alone starts a private Ray even when ``RAY_ADDRESS`` (or a cluster file a test left
+    in /tmp/ray) names a dead cluster, finishes, and removes its temp folder."""
+    before = set(Path(tempfile.gettempdir()).glob("npuplan-ray-*"))
+    env = {**_ray_env(), "RAY_ADDRESS": f"127.0.0.1:{_free_port()}"}
+    swept = subprocess.run(
+        [sys.executable, "-m", "npuplan", "sweep", str(data_dir / "ds_cnn_kws.tflite"), "--accelerator-config",
+         "ethos-u55-64,ethos-u55-128", "--output-dir", str(tmp_path / "out"), "--ray", "--quiet"],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert swept.returncode == 0, swept.stderr
+    assert len((tmp_path / "out" / "sweep.csv").read_text().splitlines()) == 3
+    assert set(Path(tempfile.gettempdir()).glob("npuplan-ray-*")) == before
