@@ -112,7 +112,7 @@ def models(args: argparse.Namespace) -> Iterator[tuple[str, Model]]:
     for path in args.model:
         yield Path(path).stem, read_tflite(path)
     if args.seeds:
-        from tests.random_graphs import random_network
+        from bench.random_graphs import random_network
 
         for seed in range(args.seeds):
             yield f"random_graphs/{seed}", random_network(seed)

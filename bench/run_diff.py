@@ -147,7 +147,7 @@ def _model_groups(args: argparse.Namespace, scratch: Path) -> list[list[Path]]:
     groups += [sorted(Path(directory).glob("*.tflite")) for directory in args.dir or []]
     groups += [sorted(Path(SETS[name]).glob("*.tflite")) for name in args.set or []]
     if args.random:
-        from tests.random_graphs import network_bytes
+        from bench.random_graphs import network_bytes
 
         first, count = (int(v) for v in args.random.split(":"))
         group = []

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npuplan.emit.native.brick_order import BrickGeometry, brick_indices
-from npuplan.emit.native.decode import decode_weights
+from npuplan.codec.brick_order import BrickGeometry, brick_indices
+from npuplan.codec.decode import decode_weights
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import Accelerator
 from npuplan.regstream.events import NpuEvent, Range

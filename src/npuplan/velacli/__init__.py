@@ -31,7 +31,7 @@ def run_vela(args: argparse.Namespace, on_step: Callable[[str], None]) -> int:
         print(f"npuplan {__version__}")
         return 0
     if args.supported_ops_report:
-        from npuplan.report.files import write_atomically
+        from npuplan.io.atomic import write_atomically
         from npuplan.velacli.supported_ops import FILE_NAME, supported_ops_markdown
 
         path = Path.cwd() / FILE_NAME

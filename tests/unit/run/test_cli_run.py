@@ -88,7 +88,7 @@ def test_check_refuses_zero_samples(model: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_check_plans_emits_and_runs_for_real(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.random_graphs import network_bytes
+    from bench.random_graphs import network_bytes
 
     path = tmp_path / "random_1.tflite"  # a seeded random network whose compiled file is exact
     path.write_bytes(network_bytes(1))

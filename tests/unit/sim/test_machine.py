@@ -15,7 +15,7 @@ import pytest
 
 import npuplan.sim.datapath as datapath
 from npuplan.emit.native.payload import create_driver_payload
-from npuplan.emit.native.weight_stream import encode_biases, encode_weights
+from npuplan.codec.encode import encode_biases, encode_weights
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import ACCELERATORS
 from npuplan.regstream.words import CODE_OF, PAYLOAD32
