@@ -3,6 +3,13 @@ kick and the IFM values it reads, to the OFM values it writes (saturated to the 
 
 The machine layer (``npuplan.sim.machine``) reads the feature maps, weights and scales and calls
 ``compute`` once per NPU_OP_CONV, NPU_OP_DEPTHWISE, NPU_OP_POOL and NPU_OP_ELEMENTWISE.
+
+Where the public register descriptions stop short of the arithmetic, the rules here were measured:
+Vela 5.2.0's registers for single-operator models, run by this datapath, reproduce LiteRT's
+reference kernels bit for bit (tests/unit/sim/test_datapath_oracle.py) only with them: the TFL
+rounding's two steps, ADD/SUB's operand headroom, AVERAGE's division over a padded window, the
+32-bit MUL's shift without multiplier, TANH/SIGMOID as TFLite's int16 table, the table after the
+clamp. Each module's docstring says which.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ def operands(regs: Mapping[str, int], ifm: np.ndarray, ifm2: np.ndarray | None,
         value = signed16(raw) if p2.signed else raw & 0xFFFF
         b = np.full(a.shape, value, dtype=np.int64)
     else:
-        b = np.broadcast_to(np.asarray(ifm2, dtype=np.int64), a.shape)
+        b = np.asarray(ifm2, dtype=np.int64)
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     b = b - zero_point(regs, "IFM2")
     if broadcast & REVERSED_BIT:
         a, b = b, a

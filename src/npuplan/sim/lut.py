@@ -2,9 +2,10 @@
 
 An 8-bit table has 256 entries, indexed by the value less the type's minimum (-128 for int8, 0 for
 uint8): bytes for an 8-bit OFM, 32-bit values for a 32-bit OFM (Vela's softmax: exp of an int8
-difference into int32), given as entries or as the 1024 bytes they occupy. A 16-bit table has 512 32-bit entries, each a base (low 16 bits, signed) and a slope
-(high 16 bits, signed): the value plus 32768 selects entry ``v >> 7`` and the base is
-interpolated by ``(slope * (v & 127) + 64) >> 7`` (TFLite's int16 table lookup).
+difference into int32), given as entries or as the 1024 bytes they occupy. A 16-bit table (an
+int16 OFM) has 512 32-bit entries, each a base (low 16 bits, signed) and a slope (high 16 bits,
+signed): the value plus 32768 selects entry ``v >> 7`` and the base is interpolated by
+``(slope * (v & 127) + 64) >> 7`` (TFLite's int16 table lookup), given as words or 2048 bytes.
 """
 
 from __future__ import annotations

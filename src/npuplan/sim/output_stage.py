@@ -64,9 +64,6 @@ class Scale:
         return cls(value & 0xFFFF_FFFF, (value >> 32) & 0x3F)
 
 
-UNITY = Scale(1, 0)
-
-
 @dataclass(frozen=True, slots=True)
 class OutputStage:
     """What the output stage does after the arithmetic, from the registers at the kick."""
