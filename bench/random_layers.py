@@ -11,6 +11,7 @@ tensors reshapes there and back. The layers only choose what npuplan's support c
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -202,13 +203,26 @@ def _broadcast_operand(b: Builder, x: Tensor) -> Tensor:
     return y
 
 
+def requantized(b: Builder, t: Tensor, quant: Quantization | None) -> Tensor:
+    """``t`` in ``quant``: a constant relabelled, a feature map rewritten by the op writing it."""
+    new = replace(t, quant=quant)
+    for i, op in enumerate(b.ops):
+        if any(o is t for o in op.outputs):
+            b.ops[i] = replace(op, outputs=tuple(new if o is t else o for o in op.outputs))
+    return new
+
+
 def binary(b: Builder, x: Tensor) -> Tensor:
     """ADD, SUB, MUL, MAXIMUM, MINIMUM or SQUARED_DIFFERENCE of the map and something of the same
     shape or broadcast to it, either operand first."""
     kind = b.rng.choice(("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"))
     other = _broadcast_operand(b, x)
+    if kind in ("MAXIMUM", "MINIMUM"):  # the NPU compares its operands unscaled: all in x's quantization
+        other = requantized(b, other, x.quant)
     inputs = [x, other] if b.rng.random() < 0.5 else [other, x]
     y = b.fm(x.shape)
+    if kind in ("MAXIMUM", "MINIMUM"):
+        y = replace(y, quant=x.quant)  # after b.fm drew its quantization: the other layers' draws unchanged
     if kind == "SQUARED_DIFFERENCE":
         b.add(kind, inputs, [y])
     else:

@@ -32,4 +32,9 @@ def test_random_networks_plan_validate_and_keep_supported_ops_on_the_npu(tmp_pat
     validate_plan(result)
     wrongly_on_cpu = [(c.tflite_type, c.reason) for c in result.lowered.cpu_ops if unsupported_reason(c.op) is None]
     assert not wrongly_on_cpu, f"seed {seed} generation {generation}: {wrongly_on_cpu}"
-    assert not result.lowered.cpu_ops, f"seed {seed} generation {generation}: {[(c.tflite_type, c.reason) for c in result.lowered.cpu_ops]}"
+    # Generation 1's files are pinned (tests/unit/test_random_graphs.py), and generation 2 builds
+    # its layers too: a residual MAXIMUM of operands quantized otherwise than its output stays on
+    # the CPU (the NPU compares them unscaled); nothing else may
+    allowed = ("MAXIMUM", "Both Input quantization parameters must match OFM quantization parameters")
+    on_cpu = [(c.tflite_type, c.reason) for c in result.lowered.cpu_ops if (c.tflite_type, c.reason) != allowed]
+    assert not on_cpu, f"seed {seed} generation {generation}: {on_cpu}"
