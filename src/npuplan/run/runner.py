@@ -136,4 +136,8 @@ class CompiledModel:
             found.set_tensor(sub_index, self.values(index))
         litert.invoke(found, label=f"{self.label}: {sub.label}")
         for sub_index, index in (*sub.outputs, *sub.variables):
-            self.values(index)[...] = found.get_tensor(sub_index)
+            got, place = found.get_tensor(sub_index), self.values(index)
+            if got.size != place.size:  # a placeholder shape of a dynamic dimension the file left unfixed
+                raise ModelError(f"{self.label}: {sub.label} writes '{self.layout.tensors[index].name}' as "
+                                 f"{list(got.shape)} but the file declares {list(place.shape)}")
+            place[...] = got.reshape(place.shape)

@@ -150,3 +150,13 @@ def test_a_cpu_operator_with_subgraphs_of_its_own_runs_them() -> None:
     model = CompiledModel(data)
     assert len(model.layout.others) == 2
     assert model.invoke([np.full((1, 4), 1.5, np.float32)])[0].tolist() == [[12.0] * 4]
+
+
+def test_a_cpu_output_larger_than_the_file_declares_is_a_one_line_error() -> None:
+    """Vela's files can keep a dynamic dimension's placeholder (1) on a CPU operator's output."""
+    x = Tensor("x", SHAPE, DataType.INT8, Q)
+    y = Tensor("y", (1, 4), DataType.INT8, Q)  # LiteRT computes [1, 16]
+    shape = Tensor("shape", (2,), DataType.INT32, data=np.array([1, 16], dtype=np.int32))
+    data = write_tflite(Model("m", (Graph("main", (Op("RESHAPE", (x, shape), (y,), index=0),), (x,), (y,)),)))
+    with pytest.raises(ModelError, match=r"writes 'y' as \[1, 16\] but the file declares \[1, 4\]"):
+        CompiledModel(data).invoke([X])

@@ -18,7 +18,7 @@ from npuplan.emit.native.payload import create_driver_payload
 from npuplan.codec.encode import encode_biases, encode_weights
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import ACCELERATORS
-from npuplan.regstream.words import CODE_OF, PAYLOAD32
+from npuplan.regstream.words import encode_commands
 from npuplan.sim import execute_stream
 from npuplan.sim.machine import lut_base
 
@@ -31,14 +31,7 @@ OFM_PRECISION_16, OFM_PRECISION_32 = 1 << 1, 2 << 1  # OFM size field (bits 1-2)
 
 def words(*commands: tuple[str, int]) -> list[int]:
     """Command words of ``(register or operation name, value)`` pairs."""
-    out: list[int] = []
-    for name, value in commands:
-        code = CODE_OF[name]
-        if code & PAYLOAD32:
-            out += [code | (((value >> 32) & 0xFF) << 16), value & 0xFFFFFFFF]
-        else:
-            out.append(code | ((value & 0xFFFF) << 16))
-    return out
+    return encode_commands(list(commands))
 
 
 def payload(*commands: tuple[str, int], accelerator: Any = U55) -> bytes:
