@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 from npuplan.codec.weight_order import EncodingOrder  # noqa: E402
 from npuplan.cost.weights import estimate_volume_bytes  # noqa: E402
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.emit import weights as emit_weights  # noqa: E402
 from npuplan.codec.encode import encode_weights  # noqa: E402
 from npuplan.emit.vela import quietly, vela_api  # noqa: E402

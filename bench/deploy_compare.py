@@ -36,7 +36,7 @@ from scenarios import SCENARIOS, cli_flags
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream.events import OUTPUT_STAGE, DmaEvent, NpuEvent, WaitEvent  # noqa: E402
 from npuplan.regstream.tflite_file import FileReport, ethos_u_payloads, validate_tflite  # noqa: E402

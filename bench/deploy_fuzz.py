@@ -21,7 +21,7 @@ from scenarios import SCENARIOS
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.errors import EmitError, NpuplanError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402
 from bench.random_graphs import network_bytes  # noqa: E402

@@ -27,7 +27,7 @@ from scenarios import BUDGET_256K, DUAL_CORE, SCENARIOS, SWEEP
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src")]
 
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.errors import EmitError, InfeasiblePlan, ValidationError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402
 

@@ -25,7 +25,7 @@ from scenarios import SCENARIOS
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 
 MODEL_DIRS = (HERE.parent / "tests" / "data", HERE.parent / "tests" / "data")

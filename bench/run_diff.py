@@ -46,7 +46,7 @@ from scenarios import SCENARIOS, cli_flags
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.run import CompiledModel, OutputDiff, ReferenceModel, compare_runs  # noqa: E402
 from npuplan.run.compare import format_diff  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.emit.backend import EmitBackend  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream import validate_tflite, validate_tflite_file  # noqa: E402

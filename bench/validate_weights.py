@@ -27,7 +27,7 @@ from scenarios import DUAL_CORE, SCENARIOS, cli_flags
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan.emit import plan_and_emit  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.regstream import validate_tflite  # noqa: E402
 

@@ -6,12 +6,12 @@ import logging
 import time
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
 from npuplan.cost.weights import WeightEncodings
-from npuplan.errors import ConfigError, InfeasiblePlan, UsageError
+from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.hw.accelerator import Accelerator
@@ -32,6 +32,10 @@ from npuplan.units import ALIGN_BYTES, round_up
 from npuplan.schedule.moves.order import least_peak_order, reordered
 from npuplan.schedule.search.planner import packs_unaligned
 from npuplan.schedule.model.types import Schedule
+
+if TYPE_CHECKING:
+    from npuplan.emit.backend import EmitBackend
+    from npuplan.emit.emitter import Emitted
 
 log = logging.getLogger(__name__)
 
@@ -332,3 +336,39 @@ def fit_addressed_stream(
         op=lowered.name, needed_bytes=peak, budget_bytes=limits.sram_budget_bytes,
         why=f"the {options.tensor_allocator} allocator fragments SRAM", hint="try --tensor-allocator HillClimb "
         "or a larger --arena-cache-size")
+
+
+MAX_CPU_FALLBACKS = 16
+
+
+def plan_and_emit(path: str | Path, *, first: Plan | None = None, backend: EmitBackend | None = None,
+                  **options: Any) -> tuple[Plan, Emitted]:
+    """Plan ``path`` deployably and emit it; an operator the emitter refuses for a reason the CPU
+    avoids (no valid block config) is kept on the CPU and the network planned again, at most
+    ``MAX_CPU_FALLBACKS`` times. Raises the ``EmitError`` it cannot avoid. ``first``: the plan of
+    ``path`` with ``deployable=True`` and ``options``, when the caller has made it already;
+    ``backend``: see ``emit_tflite`` (None: npuplan's own). The emitter is imported here, so that
+    planning alone never loads it."""
+    from npuplan.emit.backend import EmitBackend
+    from npuplan.emit.emitter import EmitMemo, emit_tflite
+
+    backend = backend or EmitBackend.NPUPLAN
+
+    cpu_ops: tuple[int, ...] = ()
+    refused: list[str] = []
+    memo = EmitMemo()
+    while True:
+        try:
+            planned = (first if first is not None and not cpu_ops
+                       else plan(path, deployable=True, deploy_cpu_ops=cpu_ops, **options))
+        except EmitError as error:  # the refused op cannot go back to the CPU: say why it was refused
+            raise EmitError(error.op, f"{error.reason}; refused by the emitter: {refused[-1]}") if refused else error
+        try:
+            emitted = emit_tflite(planned, memo=memo, backend=backend)
+        except EmitError as error:
+            if error.cpu_fallback is None or error.cpu_fallback in cpu_ops or len(cpu_ops) >= MAX_CPU_FALLBACKS:
+                raise
+            cpu_ops += (error.cpu_fallback,)
+            refused.append(f"'{error.op}' kept on the CPU ({error.reason})")
+            continue
+        return planned, replace(emitted, notes=(*emitted.notes, *refused))

@@ -159,7 +159,7 @@ def _run_plan(args: argparse.Namespace, stage: _Stage) -> int:
 def _emitting(emitted: list[Any], backend: str) -> Callable[..., Any]:
     """A planner that plans deployably and emits (``emit.plan_and_emit``) with ``backend``, keeping
     the emitted file."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.emit.backend import EmitBackend
 
     def planner(path: str, **options: Any) -> Any:
@@ -327,8 +327,8 @@ def _run_fit(args: argparse.Namespace, stage: _Stage) -> int:
 # The subcommands' functions; another module's subcommand registers itself here and in ``_parser``.
 _COMMANDS: dict[str, Callable[[argparse.Namespace, _Stage], int]] = {
     "plan": _run_plan, "validate": _run_validate, "report": _run_report, "sweep": _run_sweep, "fit": _run_fit,
-    "estimate": _run_estimate,
-} | {name: run_command for name in RUN_COMMANDS}
+    "estimate": _run_estimate, **{name: run_command for name in RUN_COMMANDS},
+}
 
 
 def one_line(message: str) -> str:

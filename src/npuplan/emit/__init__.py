@@ -7,6 +7,6 @@ Every decision (which operations, in which order, which stripes, where each buff
 weights move) comes from the plan.
 """
 
-from npuplan.emit.emitter import Emitted, emit_tflite, plan_and_emit, write_emitted
+from npuplan.emit.emitter import Emitted, emit_tflite, write_emitted
 
-__all__ = ["Emitted", "emit_tflite", "plan_and_emit", "write_emitted"]
+__all__ = ["Emitted", "emit_tflite", "write_emitted"]

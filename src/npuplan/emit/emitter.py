@@ -286,35 +286,3 @@ def write_emitted(plan: Plan, output_dir: str | Path, emitted: Emitted | None = 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically({path: emitted.data})
     return path, emitted
-
-
-MAX_CPU_FALLBACKS = 16
-
-
-def plan_and_emit(path: str | Path, *, first: Plan | None = None, backend: EmitBackend = EmitBackend.NPUPLAN,
-                  **options: Any) -> tuple[Plan, Emitted]:
-    """Plan ``path`` deployably and emit it; an operator the emitter refuses for a reason the CPU
-    avoids (no valid block config) is kept on the CPU and the network planned again, at most
-    ``MAX_CPU_FALLBACKS`` times. Raises the ``EmitError`` it cannot avoid. ``first``: the plan of
-    ``path`` with ``deployable=True`` and ``options``, when the caller has made it already;
-    ``backend``: see ``emit_tflite``."""
-    from npuplan.api import plan
-
-    cpu_ops: tuple[int, ...] = ()
-    refused: list[str] = []
-    memo = EmitMemo()
-    while True:
-        try:
-            planned = (first if first is not None and not cpu_ops
-                       else plan(path, deployable=True, deploy_cpu_ops=cpu_ops, **options))
-        except EmitError as error:  # the refused op cannot go back to the CPU: say why it was refused
-            raise EmitError(error.op, f"{error.reason}; refused by the emitter: {refused[-1]}") if refused else error
-        try:
-            emitted = emit_tflite(planned, memo=memo, backend=backend)
-        except EmitError as error:
-            if error.cpu_fallback is None or error.cpu_fallback in cpu_ops or len(cpu_ops) >= MAX_CPU_FALLBACKS:
-                raise
-            cpu_ops += (error.cpu_fallback,)
-            refused.append(f"'{error.op}' kept on the CPU ({error.reason})")
-            continue
-        return planned, replace(emitted, notes=(*emitted.notes, *refused))

@@ -47,7 +47,7 @@ def check_model(path: str | Path, *, samples: int, seed: int, backend: str = "np
     """Plan and emit ``path`` with the plan ``options`` and the emit ``backend``, and compare the
     compiled file with the original on ``samples`` inputs drawn from ``seed`` (``reference_kernels``:
     LiteRT's reference kernels for the original and the CPU operators)."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.emit.backend import EmitBackend
 
     try:

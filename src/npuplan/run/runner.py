@@ -19,7 +19,7 @@ import numpy as np
 
 from npuplan.errors import InputError, ModelError, ValidationError
 from npuplan.ir.types import DataType
-from npuplan.run import litert
+import npuplan.run.litert as litert
 from npuplan.run.cpu import CpuModel, cpu_model
 from npuplan.run.layout import NUMPY_DTYPES, CpuStep, FileLayout, NpuStep, read_layout
 

@@ -24,7 +24,7 @@ from npuplan.sim.output_stage import OutputStage, zero_point
 from npuplan.sim.rounding import rescale, wrap
 
 if TYPE_CHECKING:
-    from npuplan.sim.datapath import ChannelScales
+    from npuplan.sim.scales import ChannelScales
 
 UPSCALE_NEAREST, UPSCALE_ZEROS = 1, 2
 EXACT_FLOAT_BITS = 52  # a float64 sum of products below 2**52 is exact

@@ -15,23 +15,16 @@ clamp. Each module's docstring says which.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.errors import ValidationError
-from npuplan.sim import convolution, elementwise, pooling
+import npuplan.sim.convolution as convolution
+import npuplan.sim.elementwise as elementwise
+import npuplan.sim.pooling as pooling
+from npuplan.sim.scales import ChannelScales
 from npuplan.sim.output_stage import OutputStage
 
-
-@dataclass(frozen=True, slots=True)
-class ChannelScales:
-    """The decoded scale stream: per OFM channel the 40-bit signed bias, the 32-bit multiplier
-    (unsigned field) and the 6-bit right shift."""
-
-    bias: np.ndarray
-    scale: np.ndarray
-    shift: np.ndarray
 
 
 OPERATIONS = ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE")

@@ -97,7 +97,7 @@ class Machine:
 
     def operation(self, name: str, param: int) -> None:
         """Runs one kick: reads, computes through the datapath, writes."""
-        from npuplan.sim import datapath
+        import npuplan.sim.datapath as datapath
 
         regs = self.registers
         e = npu_event(self.kicks, name, regs, param if name == "NPU_OP_ELEMENTWISE" else 0)

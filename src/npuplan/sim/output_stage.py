@@ -16,7 +16,7 @@ import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.emit.native.output_stage import ElementType
-from npuplan.sim import lut as lookup
+import npuplan.sim.lut as lookup
 from npuplan.sim.rounding import RoundingMode, rescale, saturate
 
 _BITS = {0: 8, 1: 16, 2: 32, 3: 64}  # precision size field -> element bits

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,9 +24,7 @@ from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import Accelerator
 from npuplan.regstream.events import NpuEvent, Range
 from npuplan.regstream.weight_streams import SCALE_RECORD_BYTES, CoreShare, core_shares, share_geometry
-
-if TYPE_CHECKING:
-    from npuplan.sim.datapath import ChannelScales
+from npuplan.sim.scales import ChannelScales
 
 _BIAS_BYTES = 5
 _CACHED_WEIGHTS = 48 << 20  # decoded weights kept (int16: 96 MiB), ResNet-50 holds 23 M
@@ -114,8 +111,6 @@ class WeightDecoder:
     def operation(self, regions: Mapping[int, np.ndarray], e: NpuEvent) -> tuple[np.ndarray, ChannelScales]:
         """The weights (OFM depth, kernel h, kernel w, IFM depth; depthwise IFM depth 1) and the
         per-channel scales of convolution ``e``, every core's share put back in channel order."""
-        from npuplan.sim.datapath import ChannelScales
-
         cores = self.accelerator.cores
         shares = [s for s in core_shares(e, cores) if s.channels and s.block_depth]
         if not shares:

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
-from npuplan import __version__
+from npuplan.version import __version__
 from npuplan.velacli.options import VelaUsageError, parse_vela_args
 
 __all__ = ["VelaUsageError", "is_vela_command", "parse_vela_args", "run_vela"]

@@ -54,7 +54,7 @@ def _cpu_op_indices(network: str, types: frozenset[str]) -> tuple[int, ...]:
 def compile_network(args: argparse.Namespace, on_step: Callable[[str], None]) -> int:
     """Compile ``args.network`` as Vela would with ``args``; print and write as Vela does."""
     from npuplan.api import plan
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.emit.backend import EmitBackend
     from npuplan.report import build_report
     from npuplan.report.files import file_name_part, summary_csv, write_files

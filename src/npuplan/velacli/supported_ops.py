@@ -13,7 +13,7 @@ import inspect
 import textwrap
 from collections.abc import Callable, Iterable
 
-from npuplan import __version__
+from npuplan.version import __version__
 from npuplan.lowering.support import GENERIC_CHECKS, LOWERED_TYPES, checks_of
 
 FILE_NAME = "SUPPORTED_OPS.md"

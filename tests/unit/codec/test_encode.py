@@ -141,7 +141,7 @@ def test_decodes_velas_stream_to_our_order(vela, volume, args):
 @functools.lru_cache(maxsize=None)
 def _emitted_calls(model: str, options: tuple[tuple[str, str], ...]) -> tuple[tuple[Any, ...], ...]:
     """The distinct ``npu_encode_weights`` arguments the emitter passes for a bundled model."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.emit.backend import EmitBackend
     from npuplan.emit import weights as emit_weights
 

@@ -36,7 +36,7 @@ def ds_cnn_emitted(ds_cnn_plan):
 def emit_graph(tmp_path: Path, graph, options=None):
     """``graph`` written as a file, planned deployably and emitted with every operator on the NPU;
     the plan, the emitted file and its validation report."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.io.tflite_write import write_tflite
     from npuplan.ir.graph import Model
     from npuplan.regstream import validate_tflite

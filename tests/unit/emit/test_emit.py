@@ -134,7 +134,7 @@ def test_import_npuplan_does_not_load_vela():
 
 def test_an_op_without_a_valid_block_config_falls_back_to_the_cpu(monkeypatch):
     import npuplan.emit.blocks as blocks
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     # Vela's API asserting on an op's block configs, as it did on ds_cnn's 25x5 average pool while
@@ -284,7 +284,7 @@ def test_a_network_with_nothing_on_the_npu_is_written_for_the_cpu_naming_why(tmp
 def test_a_dynamic_batch_network_is_emitted_at_its_planned_static_shapes(tmp_path):
     """Keras's Dense on [batch, 16, 32] tokens declares its flattened rows as one ([1, 32], signature
     [-1, 32]); the file runs and declares all 16, with no -1 left in any signature."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.io.tflite_write import write_tflite
     from npuplan.ir.graph import Model
     from npuplan.regstream import validate_tflite

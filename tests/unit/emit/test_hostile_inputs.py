@@ -36,7 +36,7 @@ def test_a_scratch_area_beyond_int32_is_refused_in_one_line():
 def test_a_convolution_whose_output_scale_overflows_stays_on_the_cpu(tmp_path):
     """bytes_ds_cnn_kws (seed 91): a weight scale of 1e30 made the output stage's scale too large
     ('scale ... is too large for the output stage', an internal error)."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.io.tflite_write import write_tflite
     from npuplan.regstream import validate_tflite
 

@@ -49,7 +49,7 @@ def _lut_dmas(data: bytes):
 def test_a_table_is_loaded_once_where_nothing_else_uses_its_banks(tmp_path, options, loads):
     """Ethos-U55-128 reserves the table banks: the second TANH finds its table loaded. On the
     64-MAC Ethos-U55 the conv between them may use those banks, so the table is loaded again."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
 
     planned, emitted = plan_and_emit(_tanh_twice(tmp_path), **options)
     luts = [o for o in planned.lowered.npu_ops if o.lut is not None]
@@ -68,7 +68,7 @@ def test_a_table_is_loaded_once_where_nothing_else_uses_its_banks(tmp_path, opti
 def test_the_lut_operation_does_not_rescale(tmp_path):
     """The table maps input values to output values: the ADD's output stage keeps the IFM's
     quantization (OFM zero point = the IFM's, 3), as Vela forces it."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
 
     _, emitted = plan_and_emit(_tanh_twice(tmp_path), **U55_128)
     acts = registers_at_kicks(emitted.data, "ACTIVATION")

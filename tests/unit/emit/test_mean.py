@@ -29,7 +29,7 @@ def test_mean_scaling_is_tflites_reference_as_in_vela_file():
 
 
 def test_a_mean_runs_on_the_npu_with_vela_scaling(tmp_path):
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     x, y = Tensor("x", (1, 16, 16, 8), DataType.INT8, IN_Q), Tensor("y", (1, 1, 1, 8), DataType.INT8, OUT_Q)

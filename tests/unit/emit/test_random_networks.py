@@ -15,7 +15,7 @@ U55_64 = {"accelerator_config": "ethos-u55-64", "system_config": "Ethos_U55_Deep
 
 @pytest.mark.parametrize("seed", [12, 1, 5, 9])
 def test_random_network_emits_and_validates(tmp_path, seed):
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / f"random_{seed}.tflite"
@@ -31,7 +31,7 @@ def test_random_network_emits_and_validates(tmp_path, seed):
 
 def test_concatenation_copies_are_emitted(tmp_path):
     """Seed 4 concatenates along its channels: the copies run on the NPU, each writing its box."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / "random_4.tflite"
@@ -46,7 +46,7 @@ def test_concatenation_copies_are_emitted(tmp_path):
 def test_pad_copies_and_fills_are_emitted(tmp_path):
     """Seed 0 pads a feature map: the copy into the middle and the four fills (constants of the zero
     point, stored once in the flash tensor) run on the NPU."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / "random_0.tflite"
@@ -61,7 +61,7 @@ def test_pad_copies_and_fills_are_emitted(tmp_path):
 def test_a_constant_second_operand_is_read_from_the_flash_tensor(tmp_path):
     import numpy as np
 
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.io.tflite_write import write_tflite
     from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
     from npuplan.ir.types import DataType, Quantization

@@ -74,7 +74,7 @@ def test_a_bilinear_pool_is_striped_on_even_upscaled_rows_only():
 def test_a_bilinear_resize_in_a_size_cascade_stays_on_the_npu(tmp_path):
     """The bench's random_303 of /work/zoo_random3 in a few layers: a bilinear resize cascaded by
     one row at a time went back to the CPU (a stripe from odd upscaled row 1 with a 2-row kernel)."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / "random_303.tflite"
@@ -95,7 +95,7 @@ def test_a_wider_nearest_kernel_from_an_odd_row_is_refused():
 def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(tmp_path, seed):
     """Random networks of resizes and transpose convolutions, striped on the 64-MAC Ethos-U55: every
     upscaling op runs on the NPU with IFM_UPSCALE set (1 nearest, 2 transpose), and the file validates."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     path = tmp_path / f"up_{seed}.tflite"
@@ -111,7 +111,7 @@ def test_resizes_and_transpose_convolutions_emit_with_ifm_upscaling(tmp_path, se
 
 
 def test_a_resize_pool_rounds_naturally_as_vela_runs_it(tmp_path):
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
 
     path = tmp_path / "resize.tflite"
     path.write_bytes(network_bytes(2, kinds=("resize",), layers=1, generation=1))
@@ -128,7 +128,7 @@ def test_a_resize_pool_rounds_naturally_as_vela_runs_it(tmp_path):
 def test_shipped_upscaling_networks_emit_and_validate(model):
     """The shipped U-Net (TRANSPOSE_CONV decoder, concatenations) and Tiny YOLO (UpSampling2D)
     emit in one line of options with every upscaling op on the NPU, and validate."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
     from tests.unit.emit.conftest import DATA
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tflite
 
-from npuplan.emit import plan_and_emit
+from npuplan.api import plan_and_emit
 from npuplan.io.tflite import parse_tflite
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options

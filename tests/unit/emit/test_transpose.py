@@ -29,7 +29,7 @@ def _transpose_model(tmp_path) -> str:
 
 @pytest.mark.parametrize("options", [U55_128, U65_DEDICATED])
 def test_a_transpose_writes_with_swapped_strides(tmp_path, options):
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
 
     planned, emitted = plan_and_emit(_transpose_model(tmp_path), **options)
@@ -47,7 +47,7 @@ def _scaled_copy(tmp_path, kind: str, out_dtype: DataType, q_out: Quantization) 
     the OFM_SCALE register the scale ratio should give, and the ones the stream sets."""
     import numpy as np
 
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.lowering.fixedpoint import quantise_scale
 
     x = Tensor("x", (1, 8, 8, 16), DataType.INT8, Quantization((0.05,), (3,)))

@@ -19,7 +19,7 @@ from tests.unit.emit.test_validate_file import _mutated
 
 
 def _emit(backend_name: str, options: dict[str, str]) -> bytes:
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.emit.backend import EmitBackend
 
     return plan_and_emit(DATA / "ds_cnn_kws.tflite", backend=EmitBackend[backend_name], **options)[1].data

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tflite
 
-from npuplan.emit import plan_and_emit
+from npuplan.api import plan_and_emit
 from npuplan.emit.backend import EmitBackend
 from npuplan.errors import ValidationError
 from npuplan.io.tflite_write import write_tflite

@@ -43,7 +43,7 @@ def test_rows_of_a_reshaped_nhwc_view_are_one_contiguous_run():
 def test_slices_and_splits_read_where_they_lie(tmp_path):
     """Random networks of slices and splits: every copy (and every consumer reading a slice in
     place) runs on the NPU, reading its box at the offset inside the source map; the files validate."""
-    from npuplan.emit import plan_and_emit
+    from npuplan.api import plan_and_emit
     from npuplan.regstream import validate_tflite
     from bench.random_graphs import network_bytes
 

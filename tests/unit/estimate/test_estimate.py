@@ -28,7 +28,7 @@ U55_128 = PlanOptions(accelerator_config="ethos-u55-128", system_config="Ethos_U
 @pytest.fixture(scope="module")
 def own_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """ds_cnn_kws planned and emitted by npuplan (the smallest network with DMAs and waits)."""
-    from npuplan.emit import plan_and_emit, write_emitted
+    from npuplan.api import plan_and_emit, write_emitted
 
     plan, emitted = plan_and_emit(DATA / "ds_cnn_kws.tflite", accelerator_config="ethos-u55-128",
                                   system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from npuplan.emit import plan_and_emit
+from npuplan.api import plan_and_emit
 from npuplan.run import CompiledModel, OutputDiff, ReferenceModel, compare_runs
 
 pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')

@@ -1,0 +1,17 @@
+"""The per-channel scales a convolution's scale stream holds, as the datapath consumes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelScales:
+    """The decoded scale stream: per OFM channel the 40-bit signed bias, the 32-bit multiplier
+    (unsigned field) and the 6-bit right shift."""
+
+    bias: np.ndarray
+    scale: np.ndarray
+    shift: np.ndarray
