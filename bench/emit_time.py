@@ -54,7 +54,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from npuplan.api import plan  # noqa: E402
-from npuplan.api import plan_and_emit, write_emitted  # noqa: E402
+from npuplan.api import plan_and_emit
+from npuplan.emit import write_emitted  # noqa: E402
 from npuplan.emit.backend import EmitBackend  # noqa: E402
 from npuplan.emit.vela import vela_api  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402

@@ -107,7 +107,8 @@ def estimate(path: Path, scenario: str) -> float | str:
 
 def own(model: Path, scenario: str, work: Path) -> Row:
     """npuplan's plan figure and npuplan's estimate of the file it emitted."""
-    from npuplan.api import plan_and_emit, write_emitted
+    from npuplan.api import plan_and_emit
+    from npuplan.emit import write_emitted
     from npuplan.report import build_report
 
     accel, system, mode = SCENARIOS[scenario]

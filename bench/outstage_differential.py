@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from npuplan.api import plan_and_emit
 from npuplan.emit.backend import EmitBackend
 from npuplan.emit import emitter
 from npuplan.emit.native.output_stage import output_stage_registers
@@ -73,7 +74,7 @@ def captured_partitions(path: str | Path, **options: Any) -> list[Partition]:
     """The partitions of the last emit of ``path`` planned deployably with ``options`` (an
     emit after a CPU fallback replaces the earlier ones)."""
     with recording() as partitions:
-        emitter.plan_and_emit(path, backend=EmitBackend.VELA, **options)  # Vela's objects, for Vela's generator
+        plan_and_emit(path, backend=EmitBackend.VELA, **options)  # Vela's objects, for Vela's generator
     return _last_emit(partitions)
 
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import npuplan.sim.datapath as datapath  # noqa: E402
 from npuplan.sim import weights  # noqa: E402
-from tests.unit.sim._vela_files import ethos_u_only, litert_outputs, run_compiled, seeded_inputs  # noqa: E402
+from bench.vela_files import ethos_u_only, litert_outputs, run_compiled, seeded_inputs  # noqa: E402
 
 FLAGS = {"accelerator_config": "--accelerator-config", "system_config": "--system-config",
          "memory_mode": "--memory-mode", "optimise": "--optimise"}

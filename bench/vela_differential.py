@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from npuplan.api import plan_and_emit
 from npuplan.emit.backend import EmitBackend
 from npuplan.emit import blocks, emitter
 from npuplan.emit.vela import quietly
@@ -83,7 +84,7 @@ def captured(path: str | Path, **options: Any) -> list[Partition]:
     it emits again: the earlier attempt's partitions are dropped)."""
     seen: list[Partition] = []
     with _recording(seen):
-        emitter.plan_and_emit(path, backend=EmitBackend.VELA, **options)  # the reference's objects: Vela's
+        plan_and_emit(path, backend=EmitBackend.VELA, **options)  # the reference's objects: Vela's
     return seen
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from npuplan.cli_options import add_fixed_options, fixed_options
-from npuplan.errors import InputError, NpuplanError
+from npuplan.errors import InputError, NpuplanError, UsageError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -122,7 +122,7 @@ def _check(args: argparse.Namespace, step: Callable[[str], None]) -> int:
     from npuplan.run.compare import format_diff
 
     if args.samples < 1:
-        raise NpuplanError(f"--samples must be at least 1, not {args.samples}")
+        raise UsageError(f"--samples must be at least 1, not {args.samples}")
     step("planning, emitting and running")
     result = check_model(
         args.network, samples=args.samples, seed=args.seed, backend=args.emit_backend,

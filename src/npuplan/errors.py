@@ -99,4 +99,4 @@ def marked_op(error: BaseException) -> str | None:
 
 class InputError(NpuplanError):
     """An input array given to run a model has the wrong count, shape or dtype, or cannot be read
-    (CLI exit status 2)."""
+    (CLI exit status 1)."""

@@ -60,7 +60,7 @@ class CompiledFile:
 
 def read_compiled(path: str | Path) -> CompiledFile:
     """The streams and operators of the compiled file at ``path``; ``ModelError`` (unreadable, not
-    TFLite) or ``ValidationError`` (no ethos-u operator, a stream that does not decode), one line."""
+    TFLite, no ethos-u operator) or ``ValidationError`` (a stream that does not decode), one line."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -69,7 +69,8 @@ def read_compiled(path: str | Path) -> CompiledFile:
     graph = parse_tflite(data, name=path.stem, label=f"'{path}'").main
     streams = tuple(_stream(k, op, path) for k, op in enumerate(graph.ops) if op.type == ETHOS_U)
     if not streams:
-        raise ValidationError(f"'{path}' has no ethos-u operator: not a compiled file")
+        raise ModelError(f"'{path}' has no ethos-u operator: not a compiled file (compile it first: "
+                         f"npuplan {path})")
     operators = tuple(FileOperator(op.type, op.outputs[0].name if op.outputs else f"operator {k}")
                       for k, op in enumerate(graph.ops))
     flash = {id(graph.ops[s.operator].inputs[1]): s.region_bytes.get(0, 0) for s in streams}

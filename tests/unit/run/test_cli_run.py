@@ -41,22 +41,22 @@ def test_run_writes_each_output_in_order(model: Path, tmp_path: Path, capsys: py
     (np.zeros((1, 2, 2, 4), np.int16), "input 0 must be int8 [1, 2, 2, 4], not int16 [1, 2, 2, 4]"),
     (np.zeros((2, 2, 4), np.int8), "input 0 must be int8 [1, 2, 2, 4], not int8 [2, 2, 4]"),
 ])
-def test_a_wrong_input_is_one_line_and_exit_2_and_writes_nothing(
+def test_a_wrong_input_is_one_line_and_exit_1_and_writes_nothing(
         model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], array: np.ndarray, message: str) -> None:
     out = tmp_path / "out"
-    assert main(["run", str(model), "--input", _input(tmp_path, array), "--output-dir", str(out)]) == 2
+    assert main(["run", str(model), "--input", _input(tmp_path, array), "--output-dir", str(out)]) == 1
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and not out.exists()
 
 
-def test_a_wrong_input_count_and_an_unreadable_input_exit_2(model: Path, tmp_path: Path,
+def test_a_wrong_input_count_and_an_unreadable_input_exit_1(model: Path, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", str(model), "--output-dir", str(tmp_path)]) == 2
+    assert main(["run", str(model), "--output-dir", str(tmp_path)]) == 1
     assert "has 1 input(s), 0 given" in capsys.readouterr().err
     (tmp_path / "bad.npy").write_bytes(b"not numpy")
-    assert main(["run", str(model), "--input", str(tmp_path / "bad.npy"), "--output-dir", str(tmp_path)]) == 2
+    assert main(["run", str(model), "--input", str(tmp_path / "bad.npy"), "--output-dir", str(tmp_path)]) == 1
     assert "cannot read input" in capsys.readouterr().err
-    assert main(["run", str(tmp_path / "missing.tflite"), "--output-dir", str(tmp_path)]) == 2
+    assert main(["run", str(tmp_path / "missing.tflite"), "--output-dir", str(tmp_path)]) == 1
 
 
 def _fake_check(diffs: list[OutputDiff]):  # type: ignore[no-untyped-def]

@@ -27,7 +27,7 @@ import pytest
 pytest.importorskip("ai_edge_litert.interpreter", reason="ai_edge_litert (LiteRT), the oracle, is not installed")
 
 from tests.unit.sim import _oracle  # noqa: E402
-from tests.unit.sim._vela_files import litert_outputs, run_compiled, seeded_inputs  # noqa: E402
+from bench.vela_files import litert_outputs, run_compiled, seeded_inputs  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sim"
 FILES = sorted(DATA.glob("vela/*/*_vela.tflite"))
