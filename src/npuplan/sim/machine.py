@@ -39,16 +39,16 @@ def lut_base(accelerator: Accelerator) -> int:
 
 
 def lut_entries(lut: np.ndarray, regs: Mapping[str, int]) -> np.ndarray | None:
-    """The table an operation's ACTIVATION looks up (int64), None without one: a 16-bit IFM looks
-    up the whole memory as 512 32-bit words (base and slope); an 8-bit IFM 256 entries of the OFM's
-    element size and signedness from its slot."""
+    """The table an operation's ACTIVATION looks up (int64), None without one: a 16-bit IFM or OFM
+    looks up the whole memory as 512 32-bit words (base and slope: Vela's int16 softmax reads an
+    int32 IFM through an int16 OFM's interpolated table); otherwise 256 entries of the OFM's element
+    size and signedness from its slot."""
     function = regs.get("ACTIVATION", 0) & 0x1F
     if function < LUT_ACTIVATION:
         return None
-    ifm = layout_of(regs, "IFM")
-    if ifm.element_bytes == 2:
+    ifm, ofm = layout_of(regs, "IFM"), layout_of(regs, "OFM")
+    if 2 in (ifm.element_bytes, ofm.element_bytes):
         return lut.view("<i4").astype(np.int64)
-    ofm = layout_of(regs, "OFM")
     start = (function - LUT_ACTIVATION) * LUT_SLOT_BYTES
     size = LUT_ENTRIES_8_BIT * ofm.element_bytes
     if start + size > lut.size:

@@ -104,7 +104,7 @@ def main(out: Path) -> None:
     for k, (name, (shape, body)) in enumerate(_layers().items()):
         model = _build(shape, body)
         (out / f"{name}.tflite").write_bytes(convert(model, int16=False, seed=k))
-        if name in ("conv3x3_same", "depthwise3x3", "add", "mul", "maxpool", "tanh", "fully_connected"):
+        if name in ("conv3x3_same", "depthwise3x3", "add", "mul", "maxpool", "tanh", "fully_connected", "softmax"):
             (out / f"{name}_i16.tflite").write_bytes(convert(model, int16=True, seed=k))
 
 
