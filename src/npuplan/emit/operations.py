@@ -228,6 +228,16 @@ def _natural_rounding(op: NpuOp) -> bool:
 _CLAMP_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "PRELU"})
 
 
+def _raw_average(op: NpuOp) -> bool:
+    """An AVERAGE_POOL_2D averaging its raw values, zero points left in (as TFLite's kernel does,
+    which needs the input's quantization to be the output's): with the zero points taken out first,
+    the hardware's rounding of the division would see other signs than TFLite's and differ by one
+    (Vela sets both zero points 0 here too)."""
+    return (op.tflite_type == "AVERAGE_POOL_2D" and op.pool is PoolKind.AVERAGE and op.activation is Activation.NONE
+            and op.ifm.quant is not None and op.ofm.quant is not None and op.ifm.quant.scale[:1] == op.ofm.quant.scale[:1]
+            and op.ifm.quant.zero_point[:1] == op.ofm.quant.zero_point[:1] and not is_copy(op))
+
+
 def _rescaling_clamp(op: NpuOp) -> bool:
     """A standalone clamp (a PRELU with alpha 0 among them) run as a 1x1 average pool whose input
     and output scales differ (Vela gives it the explicit scale of their ratio)."""
@@ -279,6 +289,9 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         _raw_operands(api, npu, op.fixed_point)
     elif op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
         npu.ofm.quantization = npu.ifm.quantization
+    elif _raw_average(op):
+        for fm in (npu.ifm, npu.ofm):
+            fm.quantization = api.NpuQuantization(scale_f32=fm.quantization.scale_f32, zero_point=0)
     elif op.elementwise == "ABS":  # the generator takes a unary op's output scale from the OFM's (as Vela sets it)
         ifm_q, ofm_q = npu.ifm.quantization, npu.ofm.quantization
         npu.ofm.quantization = api.NpuQuantization(scale_f32=ifm_q.scale_f32 / ofm_q.scale_f32,

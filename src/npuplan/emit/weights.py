@@ -133,13 +133,15 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     # a 16-bit IFM with 64-bit biases: 16-bit multipliers (TFLite's reference, as Vela encodes them)
     reduced = op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
     w_scales = list(op.weight_tensor.quant.scale)
-    if len(w_scales) == 1:
+    per_tensor = len(w_scales) == 1
+    if per_tensor:
         w_scales *= depth
     if len(w_scales) != depth:
         raise EmitError(op.name, f"{len(w_scales)} weight scales for {depth} output channels")
     ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
-    if op.ifm.dtype == DataType.UINT8 or op.tflite_type == "FULLY_CONNECTED":
-        # TFLite's uint8 and fully-connected kernels multiply the two scales in float32 (as Vela does)
+    if per_tensor and (op.ifm.dtype == DataType.UINT8 or op.tflite_type == "FULLY_CONNECTED"):
+        # TFLite's per-tensor uint8 and fully-connected kernels multiply the two scales in float32
+        # (as Vela does); per-channel ones in float64, as every convolution
         product = (np.float32(ifm_scale) * np.asarray(w_scales, dtype=np.float32)).astype(np.float64)
     else:
         product = np.float64(ifm_scale) * np.asarray(w_scales, dtype=np.float64)
