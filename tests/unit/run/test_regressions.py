@@ -20,3 +20,28 @@ def test_a_global_average_pool_averages_raw_values_as_tflite() -> None:
     result = check_model(DATA / "resnet8_cifar.tflite", samples=2, seed=0, reference_kernels=True,
                          accelerator_config="ethos-u55-128")
     assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+
+
+def _shape_output_model() -> bytes:
+    """x -> RELU -> y, and SHAPE(y) as a second graph output (int32 sizes)."""
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+
+    quant = Quantization((0.05,), (3,))
+    x = Tensor("x", (1, 8, 8, 4), DataType.INT8, quant)
+    y = Tensor("y", (1, 8, 8, 4), DataType.INT8, quant)
+    sizes = Tensor("sizes", (4,), DataType.INT32, None)
+    ops = (Op("RELU", (x,), (y,), frozen_options({}), 0),
+           Op("SHAPE", (y,), (sizes,), frozen_options({"out_type": 2}), 1))  # 2: TFLite's INT32
+    return write_tflite(Model("shape_output", (Graph("main", ops, (x,), (y, sizes)),)))
+
+
+def test_a_shape_operator_output_as_network_output_emits_and_runs(tmp_path: Path) -> None:
+    # the SHAPE was folded to a constant that no operator wrote: writing the file raised KeyError
+    # (exit 4); it stays a CPU operator now, as constant folding leaves graph outputs alone
+    path = tmp_path / "shape_output.tflite"
+    path.write_bytes(_shape_output_model())
+    result = check_model(path, samples=1, seed=0, reference_kernels=True)
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+    assert len(result.diffs) == 2
