@@ -8,6 +8,8 @@ the CPU would).
   (tanh 1/128 and zero point 0, logistic 1/256 and -128: the kernel assumes them).
 - LEAKY_RELU (int8/uint8): ``reference_ops::QuantizeLeakyRelu``: identity or alpha multiplier by
   the sign of the input, each a ``MultiplyByQuantizedMultiplier``.
+- LEAKY_RELU recognised in a MUL by a constant and a MAXIMUM (``lowering.mul_max``): the MUL's
+  ``reference_integer_ops::Mul`` then the larger raw value, as the two kernels compute.
 - PRELU with one alpha (int8/uint8): ``reference_ops::BroadcastPrelu4DSlow``: the identity or the
   alpha product by the sign of the input, each a ``MultiplyByQuantizedMultiplier``.
 - HARD_SWISH (int8/uint8): ``reference_ops::HardSwish``'s 16-bit fixed-point evaluation.
@@ -95,6 +97,8 @@ def _logistic(ifm: Quantization, ofm: Quantization, options: Mapping[str, object
 
 
 def _leaky_relu(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    if "mul_alpha_q" in options:
+        return _mul_max(ifm, ofm, options)
     alpha = np.float32(float(options.get("alpha", 0.2)))  # type: ignore[arg-type]
     in_scale, out_scale = _scale(ifm), _scale(ofm)
     alpha_m, alpha_s = quantize_multiplier(float(np.float32(in_scale * alpha / out_scale)))
@@ -105,6 +109,23 @@ def _leaky_relu(ifm: Quantization, ofm: Quantization, options: Mapping[str, obje
         d = x - zp_in
         m, s = (identity_m, identity_s) if d >= 0 else (alpha_m, alpha_s)
         return zp_out + multiply_by_quantized_multiplier(d, m, s)
+    return value
+
+
+def _mul_max(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    """``max(x, x * c)`` as a MUL by a scalar constant then a MAXIMUM (``lowering.mul_max``; ``c``
+    is ``mul_alpha_q`` less its zero point, scale ``mul_alpha_scale``; x, product and output share
+    one quantization): ``reference_integer_ops::Mul`` (the integer product, one
+    ``MultiplyByQuantizedMultiplier`` of the multiplier its Prepare computes in double, clamped),
+    then the larger of the two raw values, as TFLite's MAXIMUM compares them."""
+    alpha_q, alpha_scale = int(str(options["mul_alpha_q"])), float(str(options["mul_alpha_scale"]))
+    m, s = quantize_multiplier(float(_scale(ifm)) * alpha_scale / float(_scale(ofm)))
+    zp_in, zp_out = _zero(ifm), _zero(ofm)
+
+    def value(x: int) -> int:
+        # the MUL's clamp to the type's range changes no maximum with x (in range), and the
+        # table clamps the result
+        return max(x, zp_out + multiply_by_quantized_multiplier((x - zp_in) * alpha_q, m, s))
     return value
 
 

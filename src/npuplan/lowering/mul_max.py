@@ -2,6 +2,8 @@
 
 Converters export a leaky ReLU written by hand (``tf.maximum(x, alpha * x)``) as MUL then MAXIMUM;
 as one LEAKY_RELU it becomes a lookup table that fuses into the op producing ``x`` (as Vela does).
+The LEAKY_RELU keeps the MUL's constant (``mul_alpha_q``, ``mul_alpha_scale``): its table is the
+MUL's and MAXIMUM's integer arithmetic, bit for bit as TFLite computes the pair.
 Rewritten only for 8-bit types when ``x``, the product and the result share their quantization
 and the product has no other reader and no activation of its own.
 """
@@ -15,12 +17,13 @@ from npuplan.lowering._util import replace_op, without_op
 Removed = tuple[tuple[str, str], ...]
 
 
-def _alpha(mul: Op, shared: object) -> float | None:
+def _alpha(mul: Op, shared: object) -> tuple[int, float] | None:
+    """The MUL's constant as (its value less its zero point, its scale), or None."""
     const = next((t for t in mul.inputs if t is not None and t is not shared), None)
     if const is None or const.data is None or const.data.size != 1 or const.quant is None or not const.quant.scale:
         return None
     zero = const.quant.zero_point[0] if const.quant.zero_point else 0
-    return float(const.quant.scale[0]) * (int(const.data.reshape(-1)[0]) - int(zero))
+    return int(const.data.reshape(-1)[0]) - int(zero), float(const.quant.scale[0])
 
 
 def _leaky(graph: Graph, op: Op) -> tuple[Op, Op] | None:
@@ -42,10 +45,14 @@ def _leaky(graph: Graph, op: Op) -> tuple[Op, Op] | None:
             continue
         if not (x.quant == out.quant == mine.quant):
             continue
-        alpha = _alpha(mul, x)
-        if alpha is None or alpha < 0:
+        found = _alpha(mul, x)
+        if found is None or found[0] * found[1] < 0:
             continue
-        return mul, Op("LEAKY_RELU", (x,), (out,), frozen_options({"alpha": alpha}), op.index)
+        alpha_q, alpha_scale = found
+        # alpha_q/alpha_scale: the table computes TFLite's MUL (integer product, then its output
+        # stage) and MAXIMUM input by input, not LEAKY_RELU's own rounding of the float alpha
+        options = {"alpha": alpha_q * alpha_scale, "mul_alpha_q": alpha_q, "mul_alpha_scale": alpha_scale}
+        return mul, Op("LEAKY_RELU", (x,), (out,), frozen_options(options), op.index)
     return None
 
 

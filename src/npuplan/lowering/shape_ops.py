@@ -15,13 +15,16 @@ Removed = tuple[tuple[str, str], ...]
 
 def fold_shape_ops(graph: Graph, *, ready: Callable[[Tensor], bool] | None = None) -> tuple[Graph, Removed]:
     """Replace each SHAPE op whose input has a known shape (and is ``ready``, when given) by a
-    constant int32 tensor.
+    constant int32 tensor. A SHAPE whose output is a graph output stays: a graph output must be
+    an operator's output in the file (as ``lowering.constants`` leaves such ops unfolded).
 
     Returns the new graph and the removed ops as (name, reason).
     """
     removed: list[tuple[str, str]] = []
     for op in [o for o in graph.ops if o.type == "SHAPE"]:
         ifm = op.inputs[0]
+        if op.outputs[0] in graph.outputs:
+            continue
         if ifm is None or any(d < 0 for d in ifm.shape) or (ready is not None and not ready(ifm)):
             continue
         out = op.outputs[0]
