@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from npuplan.errors import ValidationError
-from npuplan.regstream.words import Decoded, Word, decoded
+from npuplan.regstream.words import Decoded, Word, decoded, register_value
 
 # Registers that decide the values an operation computes beyond its geometry: scales, zero points,
 # activation and precision (compared between two streams by bench/deploy_compare.py).
@@ -193,7 +193,7 @@ def replayed(commands: Iterable[Decoded]) -> list[Event]:
         if stopped:  # the words after NPU_OP_STOP are decoded all the same: an unknown opcode fails
             continue
         if payload is not None:
-            registers[name] = payload | ((param & 0xFF) << 32)
+            registers[name] = register_value(name, param, payload)
         elif not name.startswith("NPU_OP_"):
             registers[name] = param
         elif name in KINDS:

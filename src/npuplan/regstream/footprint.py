@@ -19,25 +19,31 @@ import numpy as np
 from npuplan.regstream.events import FeatureMapAccess
 
 
+def _steps(count: int, stride: int) -> tuple[int, int]:
+    """The lowest and highest of ``i * stride`` for ``i < count`` (a stride may be negative)."""
+    last = (count - 1) * stride
+    return min(0, last), max(0, last)
+
+
 def fm_span(fm: FeatureMapAccess) -> tuple[int, int]:
-    """The ``span`` of ``fm``'s intervals from its registers alone (bases and strides are unsigned):
-    to check it against its region before listing runs or building a mask over it."""
+    """The ``span`` of ``fm``'s intervals from its registers alone (bases unsigned, strides signed:
+    Vela walks a reversed axis with a negative stride): to check it against its region before
+    listing runs or building a mask over it."""
     e = fm.element_bytes
     if fm.nhcwb16:
         bricks = -(-fm.depth // 16)
         last = fm.depth - 16 * (bricks - 1)  # channels in the last brick
-        reach = (bricks - 1) * fm.stride_c + last * e
-        if bricks > 1:
-            reach = max(reach, (bricks - 2) * fm.stride_c + 16 * e)
-        reach += (fm.width - 1) * fm.stride_x
+        ends = [(bricks - 1) * fm.stride_c + last * e]
+        if bricks > 1:  # brick 0 and the last whole brick are whole; the ends are linear in the brick
+            ends += [16 * e, (bricks - 2) * fm.stride_c + 16 * e]
+        low_c, high_c = _steps(bricks, fm.stride_c)[0], max(ends)
     else:
-        reach = (fm.width - 1) * fm.stride_x + fm.depth * e
+        low_c, high_c = 0, fm.depth * e
+    low_x, high_x = _steps(fm.width, fm.stride_x)
     top = min(fm.height, fm.height_0)
-    lo, last_row = fm.bases[0], fm.bases[0] + (top - 1) * fm.stride_y
-    if fm.height > fm.height_0:
-        lo = min(lo, fm.bases[2])
-        last_row = max(last_row, fm.bases[2] + (fm.height - fm.height_0 - 1) * fm.stride_y)
-    return lo, last_row + reach
+    tiles = [(fm.bases[0], top)] + ([(fm.bases[2], fm.height - top)] if fm.height > top else [])
+    lows, highs = zip(*((base + a, base + b) for base, rows in tiles for a, b in [_steps(rows, fm.stride_y)]))
+    return min(lows) + low_x + low_c, max(highs) + high_x + high_c
 
 
 def _row_bytes(fm: FeatureMapAccess) -> int | None:

@@ -68,10 +68,26 @@ class Word:
 
     @property
     def value(self) -> int:
-        """The register value: cmd1 payload with the parameter's address bits above 32, or the parameter."""
-        if self.payload is None:
-            return self.param
-        return self.payload | ((self.param & 0xFF) << 32)
+        """The register value (``register_value``)."""
+        return register_value(self.name, self.param, self.payload)
+
+
+# The feature-map stride registers hold signed byte distances: 40 bits (the payload word and bits
+# 0-7 of the parameter as bits 32-39), two's complement. Vela writes a negative stride (REVERSE_V2
+# lowered to pools walking their OFM backwards) as 2**40 - |stride|. Bases and lengths are unsigned.
+SIGNED_REGISTERS = frozenset(f"{fm}_STRIDE_{axis}" for fm in ("IFM", "IFM2", "OFM") for axis in "XYC")
+_ADDRESS_BITS = 40
+
+
+def register_value(name: str, param: int, payload: int | None) -> int:
+    """The value a command sets its register to: a cmd0's 16-bit parameter, or a cmd1's payload with
+    the parameter's bits 0-7 above bit 32 (sign-extended from bit 39 for ``SIGNED_REGISTERS``)."""
+    if payload is None:
+        return param
+    value = payload | ((param & 0xFF) << 32)
+    if name in SIGNED_REGISTERS and value >> (_ADDRESS_BITS - 1):
+        value -= 1 << _ADDRESS_BITS
+    return value
 
 
 Decoded = tuple[str, int, "int | None", int]  # name, parameter, payload (cmd1; else None), word offset

@@ -22,7 +22,7 @@ from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import Accelerator
 from npuplan.regstream.events import KINDS, NpuEvent, npu_event
 from npuplan.regstream.weight_streams import accelerator_of_config
-from npuplan.regstream.words import decoded, payload_words
+from npuplan.regstream.words import decoded, payload_words, register_value
 from npuplan.sim.dma import LUT_BYTES, run_dma
 from npuplan.sim.feature_maps import layout_of, read_box, write_box
 from npuplan.sim.weights import WeightDecoder
@@ -76,7 +76,7 @@ class Machine:
         regs = self.registers
         for name, param, payload, offset in decoded(words):
             if payload is not None:
-                regs[name] = payload | ((param & 0xFF) << 32)
+                regs[name] = register_value(name, param, payload)
             elif not name.startswith("NPU_OP_"):
                 regs[name] = param
             elif name in KINDS:
