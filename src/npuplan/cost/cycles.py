@@ -101,11 +101,18 @@ def _operand_block_cycles(arch: Architecture, operand: Operand, block: Block, *,
     )
 
 
-def command_transfer_cycles(query: CostQuery, arch: Architecture) -> float:
-    """Cycles to move one IFM block in and one OFM block out (the per-command memory floor)."""
-    return _operand_block_cycles(arch, query.ifm, query.block.ifm_block, is_read=True) + _operand_block_cycles(
-        arch, query.ofm, query.block.ofm_block, is_read=False
-    )
+def fill_cycles(query: CostQuery, arch: Architecture) -> float:
+    """Cycles to bring in one IFM block (the slower IFM of a binary op): the op's pipeline fill."""
+    cycles = _operand_block_cycles(arch, query.ifm, query.block.ifm_block, is_read=True)
+    if query.ifm2 is not None:
+        ifm2 = Operand(query.ifm2.shape, query.ifm2.area, query.ifm2.format, query.ifm.bits)
+        cycles = max(cycles, _operand_block_cycles(arch, ifm2, query.block.ifm_block, is_read=True))
+    return cycles
+
+
+def drain_cycles(query: CostQuery, arch: Architecture) -> float:
+    """Cycles to write out one OFM block: the op's pipeline drain."""
+    return _operand_block_cycles(arch, query.ofm, query.block.ofm_block, is_read=False)
 
 
 def output_cycles_per_element(query: CostQuery, arch: Architecture, timing: OutputTiming) -> float:
@@ -115,8 +122,9 @@ def output_cycles_per_element(query: CostQuery, arch: Architecture, timing: Outp
         timing.activation_cycles_per_element(activation_kind(query.op.activation)),
     )
     if query.op.block_type is BlockType.ELEMENTWISE:
+        # reading and writing overlap: the slower of the two floors each block's command
         block_elements = query.block.ofm_block.elements
-        cmd_cycles = (command_transfer_cycles(query, arch) + per_element * block_elements) / 4
+        cmd_cycles = (max(fill_cycles(query, arch), drain_cycles(query, arch)) + per_element * block_elements) / 4
         per_element = max(per_element, cmd_cycles / block_elements)
     return per_element
 
@@ -131,25 +139,37 @@ class _Ublocks(NamedTuple):
         return self.x * self.y
 
 
-def _ofm_ublocks(query: CostQuery, arch: Architecture) -> tuple[_Ublocks, Block]:
-    """Micro-block counts per OFM block, and the (clipped) OFM block."""
+def _ofm_ublock(query: CostQuery, arch: Architecture) -> Block:
+    """The OFM micro-block: single-row outputs of a convolution or vector product (even width,
+    one-row kernel) are processed as 1x4 micro-blocks."""
     op, ublock = query.op, arch.accelerator.ofm_ublock
-    ofm_block = clip_block(query.ofm.shape, query.block.ofm_block)
     if (
         ublock.height == 2
-        and op.block_type in (BlockType.CONV, BlockType.DEPTHWISE, BlockType.VECTOR_PRODUCT)
+        and op.block_type in (BlockType.CONV, BlockType.VECTOR_PRODUCT)
         and query.ofm.shape.h == 1
         and query.ofm.shape.w % 2 == 0
         and op.kernel.height == 1
     ):
-        # single-row outputs are processed as 1x4 micro-blocks
-        ublock = Block(1, 4, ublock.depth)
-        ofm_block = Block(1, ofm_block.width, ofm_block.depth)
-    counts = _Ublocks(
-        _ceil_div(ofm_block.width, ublock.width), _ceil_div(ofm_block.height, ublock.height),
-        _ceil_div(ofm_block.depth, ublock.depth),
+        return Block(1, 4, ublock.depth)
+    return ublock
+
+
+def _ublock_count(shape: Block, ublock: Block) -> _Ublocks:
+    return _Ublocks(
+        _ceil_div(shape.width, ublock.width), _ceil_div(shape.height, ublock.height), _ceil_div(shape.depth, ublock.depth)
     )
-    return counts, ofm_block
+
+
+def _ofm_ublocks(query: CostQuery, arch: Architecture) -> tuple[_Ublocks, Block, float]:
+    """Micro-block counts per OFM block, the (clipped) OFM block, and how many such blocks the OFM
+    holds (fractional: the OFM's micro-blocks over a block's)."""
+    ublock = _ofm_ublock(query, arch)
+    ofm_block = clip_block(query.ofm.shape, query.block.ofm_block)
+    counts = _ublock_count(ofm_block, ublock)
+    o = query.ofm.shape
+    whole = _ublock_count(Block(o.h, o.w, o.c), ublock)
+    n_blocks = o.n * whole.x * whole.y * whole.z / (counts.x * counts.y * counts.z)
+    return counts, ofm_block, n_blocks
 
 
 def _sub_kernel_cycles(
@@ -159,8 +179,9 @@ def _sub_kernel_cycles(
     op, ifm_bits = query.op, query.ifm.bits
     if op.block_type is BlockType.POOLING:
         cycles = max(4, n_elems) * u.xy * u.z
-        if ifm_bits == 16 and not is_u55_32:
-            cycles *= 2
+        if not is_u55_32:
+            # Vela 5.2.0's default core: ifm_bits / 2 cycles a step (its legacy core: 1, 2 at 16 bits)
+            cycles *= ifm_bits // 2
         return cycles, 1
     if op.block_type is BlockType.DEPTHWISE:
         per_step = 4 * u.xy * (2 if ifm_bits == 16 else 1)
@@ -190,7 +211,7 @@ def conv_cycles(query: CostQuery, arch: Architecture, timing: OutputTiming, *, c
     """Datapath cycles of a convolution-like op (conv, depthwise, vector product, pooling, reduce)."""
     op, accel = query.op, arch.accelerator
     ifm_block = clip_block(query.ifm.shape, query.block.ifm_block)
-    u, ofm_block = _ofm_ublocks(query, arch)
+    u, ofm_block, n_blocks = _ofm_ublocks(query, arch)
     wb_cycles = 32 * accel.ofm_ublock.depth // 8
     is_u55_32 = timing.single_ublock_z_delay_only
     dpu_cycles: float = 0
@@ -204,20 +225,29 @@ def conv_cycles(query: CostQuery, arch: Architecture, timing: OutputTiming, *, c
         dpu_cycles *= _ceil_div(query.ifm.shape.c, ifm_block.depth)
     dpu_cycles /= accel.cores
 
-    o = query.ofm.shape
-    n_blocks = o.n * _ceil_div(o.h, ofm_block.height) * _ceil_div(o.w, ofm_block.width) * _ceil_div(
-        o.c, ofm_block.depth
-    )
     out_cycles: float = math.ceil(output_cycles_per_element(query, arch, timing) * ofm_block.elements)
     if const_area is not None:
         latency = arch.timing(const_area).read_latency_cycles
         out_cycles = max(out_cycles, 10 * ofm_block.depth * latency / SCALE_BIAS_LATENCY_DIVISOR)
-    cmd_cycles = (command_transfer_cycles(query, arch) + out_cycles + dpu_cycles) / 4
+    return _pipelined_cycles(query, arch, dpu_cycles, out_cycles, n_blocks)
+
+
+def _pipelined_cycles(query: CostQuery, arch: Architecture, dpu_cycles: float, out_cycles: float,
+                      n_blocks: float) -> int:
+    """An op's cycles from one block's MAC and output-stage cycles: the slower stage runs
+    ``n_blocks`` times, each floored by the command issue (a quarter of both stages and of the
+    imbalance between a block's input and output transfers), plus the pipeline's fill (the first
+    IFM block) and drain (the last OFM block)."""
+    fill, drain = int(fill_cycles(query, arch)), int(drain_cycles(query, arch))
+    imbalance = abs(drain - fill) if n_blocks > 1 else 0
+    cmd_cycles = (imbalance + out_cycles + dpu_cycles) / 4
     dpu_cycles = max(dpu_cycles, cmd_cycles)
     out_cycles = max(out_cycles, cmd_cycles)
     if dpu_cycles > out_cycles:
-        return int(dpu_cycles * n_blocks + out_cycles)
-    return int(out_cycles * n_blocks + dpu_cycles)
+        body = int(dpu_cycles * n_blocks) + out_cycles
+    else:
+        body = out_cycles * n_blocks + dpu_cycles
+    return int(int(body) + fill + drain)
 
 
 def rounded_shape_elements(shape: Shape4D, fmt: str) -> int:

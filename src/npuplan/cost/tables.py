@@ -16,8 +16,8 @@ from npuplan._compat import StrEnum
 class OutputKind(StrEnum):
     """Which output-stage path an op uses (selects the output cycles per element)."""
 
+    ELEMENTWISE_32BIT_UNARY = "ew32_unary"  # the tables' first column (Vela's legacy core read it for binary ops)
     ELEMENTWISE_32BIT_BINARY = "ew32_binary"
-    ELEMENTWISE_32BIT_UNARY = "ew32_unary"
     MUL_32BIT = "mul32"
     ACC40_OR_MUL = "acc40_or_mul"
     SIMPLE_ADD_SUB = "simple_add_sub"

@@ -19,7 +19,9 @@ def _burst_bits(
         if is_read:
             return 16 * element_bits * block.width
         return 16 * element_bits * block.width * cores
-    depth_contiguous = element_bits // 8 == block.depth and element_bits % 8 == 0
+    # a block's rows are one run when the tensor's x stride (bytes) equals the block depth (Vela 5.2.0's
+    # default core; its legacy core compared the element size instead, so never saw a run)
+    depth_contiguous = shape.c * element_bits // 8 == block.depth
     if is_read:
         return element_bits * block.depth * (block.width if depth_contiguous else 1)
     if block.depth <= 16 and depth_contiguous:
@@ -60,27 +62,26 @@ def block_transfer_cycles(
     block: Block,
     shape: Shape4D,
 ) -> float:
-    """Cycles to move one block (clipped to ``shape``): latency plus burst-scaled bytes / bandwidth.
-
-    Like Vela, counts one byte per element whatever the element size.
-    """
+    """Cycles to move one block (clipped to ``shape``) of ``element_bits`` elements: latency plus its
+    burst-scaled bytes over the bandwidth (whole cycles, as Vela's default core counts them)."""
     elements = min(shape.h, block.height) * min(shape.w, block.width) * min(shape.c, block.depth)
     timing = arch.timing(area)
     latency = timing.read_latency_cycles if is_read else timing.write_latency_cycles
     scaled = burst_scaled_bytes(
         arch, area, is_read=is_read, fmt=fmt, element_bits=element_bits, block=block, shape=shape,
-        raw_bytes=elements,
+        raw_bytes=elements * element_bits // 8,
     )
-    return latency + scaled / arch.bytes_per_cycle(area)
+    return float(latency + int(scaled / arch.bytes_per_cycle(area)))
 
 
 def dma_cycles(arch: Architecture, src: MemArea, dst: MemArea | None, size_bytes: int) -> float:
-    """Cycles of a DMA copy of ``size_bytes``: the slower of reading (plus latency) and writing.
+    """Cycles of a DMA copy of ``size_bytes``: the slower of reading and writing, each with its
+    memory's latency.
 
-    ``dst`` of ``None`` is the NPU's internal shared buffer (bandwidth of one AXI port).
+    ``dst`` of ``None`` is the NPU's internal shared buffer (bandwidth of one AXI port, no latency).
     """
     src_bw = arch.bytes_per_cycle(src)
     read_cycles = (size_bytes // src_bw) + arch.timing(src).read_latency_cycles
     dst_bw = arch.bytes_per_cycle(dst) if dst is not None else float(arch.accelerator.axi_port_bytes)
-    write_cycles = size_bytes // dst_bw
+    write_cycles = size_bytes // dst_bw + (arch.timing(dst).write_latency_cycles if dst is not None else 0)
     return float(max(read_cycles, write_cycles))
