@@ -12,13 +12,14 @@ from npuplan.ir.shape import Shape4D
 
 @dataclass(frozen=True, slots=True)
 class ElementAccess:
-    """Elements read and written: IFM (refetches included), IFM2, OFM, weights, scale/bias entries."""
+    """Elements read and written: IFM (refetches included), IFM2, OFM, scale/bias entries, and how
+    often the weights and scales are read (once per OFM block position in height and width)."""
 
     ifm_elements: int = 0
     ifm2_elements: int = 0
     ofm_elements: int = 0
-    weight_elements: int = 0
     scale_entries: int = 0
+    weight_refetches: int = 0
 
 
 def _conv_access(query: CostQuery) -> ElementAccess:
@@ -36,13 +37,12 @@ def _conv_access(query: CostQuery) -> ElementAccess:
     sub_kernels = _ceil_div(op.kernel.width, lim_h) * _ceil_div(op.kernel.height, lim_w)
     block_hw = ifm_block.height * ifm_block.width
     ifm_fetch = block_hw * (rounded_shape_elements(ifm.shape.with_hw(1, 1), ifm.format) // ifm.shape.n)
-    kernel_read = op.kernel.elements * (1 if per_channel else ifm.shape.c)
     has_weights = op.block_type not in (BlockType.POOLING, BlockType.REDUCE_SUM)
     return ElementAccess(
         ifm_elements=ifm_fetch * sub_kernels * block_count,
         ofm_elements=rounded_elements(ofm),
-        weight_elements=kernel_read * block_depth * block_count if has_weights else 0,
         scale_entries=o.c if has_weights else 0,
+        weight_refetches=blocks_hw if has_weights else 0,
     )
 
 

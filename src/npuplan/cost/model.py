@@ -136,16 +136,19 @@ def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | Non
 
 
 def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _Bytes) -> None:
+    """The NPU reads the encoded weights and scales of the OFM depth it computes once per OFM block
+    position in height and width (Vela 5.2.0's default core; its legacy core counted the weights
+    of whole OFM blocks, depth rounded up)."""
     direct = w.fetch is WeightFetch.DIRECT
+    depth, op_depth = query.ofm.shape.c, query.op.ofm_shape.c
     scale_bytes = acc.scale_entries * w.scale_bytes_per_channel
-    original = query.op.weights.size if query.op.weights is not None else 0
-    if acc.weight_elements > 0 and original > 0:
-        # weight bytes fetched scale with the stream's compression ratio (alignment ignored)
-        ratio = (w.stream_bytes - scale_bytes) / original
-        raw = acc.weight_elements * ratio
+    weight_bytes = max(w.stream_bytes - op_depth * w.scale_bytes_per_channel, 0) * depth / max(op_depth, 1)
+    if acc.weight_refetches > 0 and weight_bytes > 0:
+        raw = acc.weight_refetches * weight_bytes
         out.add((w.read_area, Purpose.WEIGHTS, Direction.READ), raw, raw if direct else None)
     if scale_bytes > 0:
-        out.add((w.read_area, Purpose.SCALES, Direction.READ), scale_bytes, scale_bytes if direct else None)
+        scales = acc.weight_refetches * scale_bytes
+        out.add((w.read_area, Purpose.SCALES, Direction.READ), scales, scales if direct else None)
     if not direct and w.buffer_area is not None:
         out.add((w.source_area, Purpose.WEIGHTS, Direction.READ), w.stream_bytes, None)
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)
