@@ -5,9 +5,11 @@ invocations as TFLite holds them in its resource table.
 A variable is named by its ``VAR_HANDLE``'s ``(container, shared_name)``, as TFLite names it, so
 the handle in the main subgraph and the one in the initialiser are the same variable. These
 operators run here, not in LiteRT: a run of CPU operators becomes a small model of its own
-(``run.cpu``), and a variable must outlive it. A variable nothing has assigned yet reads as zeros
-(TensorFlow Lite Micro's start; TFLite refuses the read): Vela moves ``CALL_ONCE`` after the
-first ``READ_VARIABLE``, so on its files the first invocation reads the start value.
+(``run.cpu``), and a variable must outlive it. ``CALL_ONCE`` runs its initialiser the first time it
+is reached, as TFLite does. A variable nothing has assigned yet reads as TensorFlow Lite Micro's
+start, zeros (the zero point of a quantized variable; TFLite refuses the read): Vela 5.2 moves
+``CALL_ONCE`` after the first ``READ_VARIABLE``, so on its files the first invocation reads that
+start, not the initialiser's value, as it would on the device.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ class ResourceVariables:
             current = self._values.get(self._key(op.inputs[0], op))
             out = values(op.outputs[0])
             if current is None:
-                out[...] = 0
+                quant = op.outputs[0].quant
+                out[...] = quant.zero_point[0] if quant is not None and quant.zero_point else 0
             elif current.size != out.size or current.dtype != out.dtype:
                 raise ModelError(f"{self.label}: READ_VARIABLE '{op.outputs[0].name}' reads {current.dtype} "
                                  f"{list(current.shape)} into {out.dtype} {list(out.shape)}")
