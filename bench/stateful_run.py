@@ -8,9 +8,11 @@ The models: bench/zoo/lstm_models.py's (variable tensors: LSTM, LSTM between FUL
 and bench/zoo/stateful_tf.py's (TensorFlow's resource variables: CALL_ONCE, VAR_HANDLE,
 READ_VARIABLE, ASSIGN_VARIABLE), or any given. A row per model: each side's ethos-u operators and
 NPU operations, whether it validates, and its largest difference and differing elements against
-LiteRT (``exact``: bit for bit); the verdict ``ok`` when npuplan's file differs no more than Vela's
-(LiteRT is the reference; Vela's file runs on silicon, so a difference it shares is the NPU's
-arithmetic, named in README.md), ``WORSE`` otherwise. Prints figures; asserts nothing.
+LiteRT (``exact``: bit for bit); Vela's file from its default core and from its legacy core (which
+runs LSTMs on the NPU). The verdict: ``ok`` when npuplan's file differs no more than Vela's (its
+default core's, or the legacy core's where the default's does not run), ``WORSE`` otherwise; ``exact``
+or ``DIFF`` without a Vela file that runs. LiteRT is the reference; Vela's file runs on silicon, so a
+difference it shares is the NPU's arithmetic (README.md names it). Prints figures; asserts nothing.
 
 Usage: python bench/stateful_run.py MODEL_OR_DIR [...] [--samples 3] [--seed 0]
        [--out bench/results/stateful_run.txt]
@@ -48,7 +50,8 @@ def validity(data: bytes | None, why: str) -> str:
 def row(model: Path, samples: int, seed: int) -> tuple[str, str]:
     """(verdict, the model's line)."""
     original = model.read_bytes()
-    sides = {"npuplan": npuplan_file(model, {}), "vela": vela_file(model, {}, VELA)}
+    sides = {"npuplan": npuplan_file(model, {}), "vela": vela_file(model, {}, VELA),
+             "vela legacy": vela_file(model, {}, VELA, "--debug-force-legacy-core")}
     cells = {name: validity(*made) for name, made in sides.items()}
     try:
         ReferenceModel(original, label="the original")
@@ -64,11 +67,11 @@ def row(model: Path, samples: int, seed: int) -> tuple[str, str]:
         worst = max(diffs, key=lambda d: (d.max_abs_diff, d.differing))
         total = sum(d.differing for d in diffs)
         cells[name] += "; runs, " + ("exact" if total == 0 else format_diff(worst))
-    ours, theirs = runs["npuplan"].diffs, runs["vela"].diffs
+    ours, theirs = runs["npuplan"].diffs, runs["vela"].diffs or runs["vela legacy"].diffs
     verdicts = [verdict(a, b) for a, b in zip(ours, theirs)] if ours and theirs else \
         [verdict(a, None) for a in ours] or ["no run"]
     final = next((v for v in ("no run", "WORSE", "DIFF") if v in verdicts), verdicts[0])
-    return final, f"{model.stem}: {final:5s} | npuplan {cells['npuplan']} | vela {cells['vela']}"
+    return final, f"{model.stem}: {final:5s} | " + " | ".join(f"{name} {cell}" for name, cell in cells.items())
 
 
 def main() -> None:
