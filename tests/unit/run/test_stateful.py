@@ -87,3 +87,61 @@ def test_npuplans_file_of_a_tensorflow_variable_network_checks_bit_for_bit() -> 
     result = check_model(DATA / "tf_variable_state.tflite", samples=3, seed=0)
     assert result.emitted.data.count(b"ethos-u") >= 1
     assert all(d.agrees and d.max_abs_diff == 0 for d in result.diffs), [str(d) for d in result.diffs]
+
+
+def _half_scale_fc(seed: int) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """x (8x32 int8) -> FULLY_CONNECTED -> y with the stateful zoo's scales: 0.05 * 0.01 / 0.05, so
+    the scaled accumulator often falls next to a half, where roundings part."""
+    from npuplan.ir.types import Quantization
+
+    rng = np.random.default_rng(seed)
+    act = Quantization((0.05,), (-3,))
+    w = np.clip(np.round(rng.normal(0, 32, (32, 32))), -127, 127).astype(np.int8)
+    b = np.round(rng.normal(0, 25, 32)).astype(np.int32)
+    x, y = Tensor("x", (8, 32), DataType.INT8, act), Tensor("y", (8, 32), DataType.INT8, act)
+    op = Op("FULLY_CONNECTED", (x, Tensor("w", (32, 32), DataType.INT8, Quantization((0.01,), (0,)), w),
+                                Tensor("b", (32,), DataType.INT32, Quantization((0.0005,), (0,)), b)), (y,),
+            frozen_options(dict(fused_activation_function="NONE", weights_format="DEFAULT", keep_num_dims=False,
+                                asymmetric_quantize_inputs=False)), 0)
+    return write_tflite(Model("fc", (Graph("main", (op,), (x,), (y,)),))), w, b
+
+
+def _rescale(acc: np.ndarray, *, double: bool) -> np.ndarray:
+    """acc * 0.01 to int8 around -3 with TFLite's multiplier (the float32 scales' ratio in double,
+    0.64 * 2^-6 as a 31-bit fraction): ``double`` rounds at bit 31 then at the shift (the NPU's TFL
+    rounding), else once (LiteRT's reference kernels)."""
+    import math
+
+    fraction, exponent = math.frexp(float(np.float32(0.05)) * float(np.float32(0.01)) / float(np.float32(0.05)))
+    multiplier, shift = round(fraction * (1 << 31)), -exponent
+    values = []
+    for a in acc.ravel().tolist():
+        if double:
+            high = a * multiplier
+            high = (abs(high) + (1 << 30)) >> 31 if high >= 0 else -((abs(high) + (1 << 30) - 1) >> 31)
+            mask, rem = (1 << shift) - 1, high & ((1 << shift) - 1)
+            values.append((high >> shift) + (1 if rem > (mask >> 1) + (1 if high < 0 else 0) else 0))
+        else:
+            values.append((a * multiplier + (1 << (30 + shift))) >> (31 + shift))
+    return np.clip(np.array(values).reshape(acc.shape) - 3, -128, 127)
+
+
+def test_a_half_scale_fully_connected_differs_from_litert_only_by_the_named_rounding(tmp_path: Path) -> None:
+    # the README's row: the NPU's TFL (double) rounding against LiteRT's single rounding; npuplan's
+    # file computes the double rounding exactly and differs from LiteRT nowhere else
+    from npuplan.api import plan_and_emit
+
+    data, weights, bias = _half_scale_fc(3)
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(data)
+    compiled = CompiledModel(plan_and_emit(path)[1].data)
+    reference = ReferenceModel(data, reference_kernels=True)
+    rng, parted = np.random.default_rng(0), 0
+    for _ in range(4):
+        x = rng.integers(-128, 128, size=(8, 32), dtype=np.int8)
+        ours, litert = compiled.invoke([x])[0], reference.invoke([x])[0]
+        acc = (x.astype(np.int64) + 3) @ weights.astype(np.int64).T + bias
+        np.testing.assert_array_equal(ours, _rescale(acc, double=True))
+        np.testing.assert_array_equal(litert, _rescale(acc, double=False))
+        parted += int((ours != litert).sum())
+    assert parted > 0  # the case is one where the roundings part
