@@ -31,13 +31,14 @@ from npuplan.ir.graph import Graph, Model  # noqa: E402
 
 
 def prefix_model(model: Model, count: int) -> bytes:
-    """The first ``count`` operators of ``model``'s main graph as a model of their own."""
+    """The first ``count`` operators of ``model``'s main graph as a model of their own (the other
+    subgraphs kept, at their indices: CALL_ONCE's initialiser)."""
     graph = model.main
     ops = graph.ops[:count]
     read = {id(t) for op in ops for t in op.inputs if t is not None}
     outputs = tuple(t for op in ops for t in op.outputs if id(t) not in read or t in graph.outputs)
     inputs = tuple(t for t in graph.inputs if id(t) in read)
-    return write_tflite(Model(model.name, (Graph(graph.name, ops, inputs, outputs),)))
+    return write_tflite(Model(model.name, (Graph(graph.name, ops, inputs, outputs), *model.subgraphs[1:])))
 
 
 def differs(data: bytes, tool: str, options: dict[str, str], samples: int, seed: int, scratch: Path, *,

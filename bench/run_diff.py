@@ -70,10 +70,11 @@ def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"[:150]
 
 
-def vela_file(model: Path, options: dict[str, str], vela: Path) -> tuple[bytes | None, str]:
-    """Vela's compiled file of ``model`` with ``options`` (its default core), or why there is none."""
+def vela_file(model: Path, options: dict[str, str], vela: Path, *extra: str) -> tuple[bytes | None, str]:
+    """Vela's compiled file of ``model`` with ``options`` (its default core; ``extra`` flags, e.g.
+    ``--debug-force-legacy-core``), or why there is none."""
     with tempfile.TemporaryDirectory() as out:
-        proc = subprocess.run([str(vela), str(model), *cli_flags(options), "--output-dir", out],
+        proc = subprocess.run([str(vela), str(model), *cli_flags(options), *extra, "--output-dir", out],
                               capture_output=True, text=True, check=False)
         files = glob.glob(f"{out}/*_vela.tflite")
         if proc.returncode != 0 or not files:

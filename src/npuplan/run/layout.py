@@ -19,6 +19,7 @@ from npuplan.errors import ModelError
 from npuplan.io.tflite import parse_tflite
 from npuplan.ir.graph import Graph, Tensor
 from npuplan.ir.types import DataType
+from npuplan.run.variables import VARIABLE_OPS
 from npuplan.regstream.tflite_file import flatbuffer_model, is_ethos_u, offline_offsets, tensor_bytes
 
 NUMPY_DTYPES: dict[DataType, Any] = {
@@ -55,6 +56,16 @@ class CpuStep:
     last: int
 
 
+@dataclass(frozen=True, slots=True)
+class VariableStep:
+    """One operator on a resource variable (``run.variables``), which the runner performs itself."""
+
+    operator: int
+
+
+Step = NpuStep | CpuStep | VariableStep
+
+
 @dataclass(frozen=True)
 class FileLayout:
     """A compiled file read for running: the IR graph (the first subgraph, the one that runs), the
@@ -67,7 +78,7 @@ class FileLayout:
     tensors: dict[int, Tensor]  # the file's tensor index -> ir tensor
     slots: dict[int, TensorSlot]
     arena_bytes: int
-    steps: tuple[NpuStep | CpuStep, ...]
+    steps: tuple[Step, ...]
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     others: tuple[Graph, ...] = ()
@@ -93,7 +104,7 @@ def read_layout(data: bytes, *, label: str = "the file") -> FileLayout:
         size = len(constant) if constant is not None else tensor_bytes(ft)
         slots[i] = TensorSlot(i, size, offset, constant)
     arena = max((s.arena_offset + s.size_bytes for s in slots.values() if s.arena_offset is not None), default=0)
-    steps = _steps(fb, sg, npu_ops, label)
+    steps = _steps(fb, sg, npu_ops, graph, label)
     tensors = {index_of[id(t)]: t for t in graph.tensors()}
     return FileLayout(graph, index_of, tensors, slots, arena, steps,
                       tuple(int(i) for i in sg.InputsAsNumpy()), tuple(int(i) for i in sg.OutputsAsNumpy()),
@@ -129,11 +140,14 @@ def _own_memory(sg: Any, npu_ops: list[int]) -> set[int]:
     return own
 
 
-def _steps(fb: Any, sg: Any, npu_ops: list[int], label: str) -> tuple[NpuStep | CpuStep, ...]:
-    steps: list[NpuStep | CpuStep] = []
+def _steps(fb: Any, sg: Any, npu_ops: list[int], graph: Graph, label: str) -> tuple[Step, ...]:
+    steps: list[Step] = []
     npu = set(npu_ops)
     for k in range(sg.OperatorsLength()):
         op = sg.Operators(k)
+        if graph.ops[k].type in VARIABLE_OPS:
+            steps.append(VariableStep(k))
+            continue
         if k not in npu:
             last = steps[-1] if steps else None
             if isinstance(last, CpuStep) and last.last == k - 1:

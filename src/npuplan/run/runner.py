@@ -5,8 +5,9 @@ the inputs where the file keeps them, runs the operators in the subgraph's order
 operator's command stream through the NPU simulator (``npuplan.sim.execute_stream``) over its
 regions as the TensorFlow Lite Micro ethos-u kernel gives them to the driver (0 flash, 1 scratch,
 2 fast scratch, 3.. further inputs then outputs), each run of CPU operators through LiteRT
-(``run.cpu``), and returns the outputs. The memory persists between invocations, as the device's
-does, so variable tensors keep their state.
+(``run.cpu``), each operator on a resource variable itself (``run.variables``), and returns the
+outputs. The memory and the resource variables persist between invocations, as the device's do, so
+variable tensors and TensorFlow's resource variables keep their state.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from npuplan.errors import InputError, ModelError, ValidationError
 from npuplan.ir.types import DataType
 import npuplan.run.litert as litert
 from npuplan.run.cpu import CpuModel, cpu_model
-from npuplan.run.layout import NUMPY_DTYPES, CpuStep, FileLayout, NpuStep, read_layout
+from npuplan.run.layout import NUMPY_DTYPES, CpuStep, FileLayout, NpuStep, VariableStep, read_layout
+from npuplan.run.variables import ResourceVariables
 
 NpuExecutor = Callable[[bytes, dict[int, np.ndarray]], None]
 
@@ -51,6 +53,7 @@ class CompiledModel:
         self._npu = npu or (_simulator() if has_npu else _no_npu)
         self._arena = np.zeros(self.layout.arena_bytes, dtype=np.uint8)
         self._memory = {i: self._slot_bytes(i) for i in self.layout.slots}
+        self._variables = ResourceVariables((self.layout.graph, *self.layout.others), label=label)
         self._cpu: dict[int, tuple[CpuModel, Any]] = {}
         for step in self.layout.steps:
             if isinstance(step, CpuStep):
@@ -85,8 +88,13 @@ class CompiledModel:
             raise ModelError(f"{self.label}: tensor '{t.name}' has type {t.dtype}, which npuplan run does not hold")
         return self._memory[index].view(dtype).reshape(t.shape)
 
+    def _tensor_values(self, t: Any) -> np.ndarray:
+        return self.values(self.layout.index_of[id(t)])
+
     def reset(self) -> None:
-        """Variable tensors back to TFLite's start: the zero point for int8, else zeros."""
+        """Variable tensors back to TFLite's start: the zero point for int8, else zeros; resource
+        variables unassigned and CALL_ONCE's initialiser to run again."""
+        self._variables.reset()
         for index, t in self.layout.tensors.items():
             if t.is_variable:
                 zero = t.quant.zero_point[0] if t.dtype is DataType.INT8 and t.quant and t.quant.zero_point else 0
@@ -114,6 +122,8 @@ class CompiledModel:
         for step in self.layout.steps:
             if isinstance(step, NpuStep):
                 self._run_npu(step)
+            elif isinstance(step, VariableStep):
+                self._variables.run(self.layout.graph.ops[step.operator], self._tensor_values)
             else:
                 self._run_cpu(step)
         return [self.values(i).copy() for i in self.layout.outputs]
