@@ -7,6 +7,7 @@ from stale bytes. Vela's own files for every configuration run in ``test_vela_fi
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,3 +95,16 @@ def test_a_16_bit_lookup_needs_the_whole_2_kib(recorder: Recorder) -> None:
         run([*load(base, 1024), *int16_pool], "ethos-u55-128")
     run([*load(base, 2048), *int16_pool], "ethos-u55-128")
     assert recorder.calls[-1]["lut"].size == 512
+
+
+def test_vela_files_lut_dma_past_the_shram_is_refused() -> None:
+    # Vela 5.2.0's default core, bench/random_graphs.py seed 10, ethos-u55-64 --system-config
+    # Ethos_U55_Deep_Embedded --memory-mode Shared_Sram --optimise Size: the LOG's 256-byte table is
+    # DMAed to SHRAM byte 16384, one slot past the 16 KiB SHRAM's top (14336 + 8 * 256), while its
+    # 20 lookups read slot 0 (14336)
+    from bench.vela_files import run_compiled
+
+    data = (Path(__file__).resolve().parents[2] / "data" / "sim" / "refused" / "random_10_u55-64S_vela.tflite").read_bytes()
+    with pytest.raises(ValidationError, match=re.escape("DMA destination SHRAM bytes 16384..16640 lie outside the "
+                                                        "16384-byte SHRAM of ethos-u55-64")):
+        run_compiled(data, [np.zeros((1, 3, 40, 1), np.int8)])
