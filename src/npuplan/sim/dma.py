@@ -83,7 +83,7 @@ def _span(side: DmaSide, lo: int, hi: int, memory: np.ndarray, lut: LutMemory, l
         start, _ = lut.offsets(lo, hi, label)
         if label == "source":
             lut.table(start, hi - lo, "DMA source")
-        return lo - start
+        return lut.window.base
     if lo < 0 or hi > memory.size:
         raise ValidationError(f"DMA {label} bytes {lo}..{hi} lie outside its region ({memory.size} bytes)")
     return 0
