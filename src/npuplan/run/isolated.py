@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -21,12 +22,13 @@ from npuplan.errors import LiteRTCrash, ModelError
 _METHODS = frozenset({"get_input_details", "get_output_details", "set_tensor", "get_tensor", "invoke"})
 
 
-def _serve(conn: Connection, model: bytes, label: str) -> None:
+Build = Callable[[bytes, str], Any]
+
+
+def _serve(conn: Connection, build: Build, model: bytes, label: str) -> None:
     """The child: builds the interpreter, then answers (method, args) requests until None."""
     import faulthandler
     import os
-
-    import npuplan.run.litert as litert
 
     try:
         import resource  # POSIX only
@@ -38,7 +40,7 @@ def _serve(conn: Connection, model: bytes, label: str) -> None:
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 2)
     try:
-        found = litert.interpreter(model, label=label, reference_kernels=True, isolated=False)
+        found = build(model, label)
     except ModelError as error:
         conn.send(("error", str(error)))
         return
@@ -66,16 +68,17 @@ def _signal_name(exitcode: int | None) -> str:
 
 
 class IsolatedInterpreter:
-    """LiteRT's reference-kernel interpreter of ``model`` in a child process: the methods
+    """The interpreter ``build(model, label)`` makes (``run.litert``'s, with the reference kernels),
+    in a child process: the methods
     ``npuplan.run`` calls (``get_input_details``, ``get_output_details``, ``set_tensor``,
     ``get_tensor``, ``invoke``), each a round trip; ``ModelError`` when LiteRT refuses the model,
     ``LiteRTCrash`` when the child dies."""
 
-    def __init__(self, model: bytes, *, label: str) -> None:
+    def __init__(self, model: bytes, *, label: str, build: Build) -> None:
         self.label = label
         parent, child = _context().Pipe()
         self._conn = parent
-        self._process = _context().Process(target=_serve, args=(child, model, label), daemon=True)
+        self._process = _context().Process(target=_serve, args=(child, build, model, label), daemon=True)
         self._process.start()
         child.close()
         status, value = self._receive("loading it")

@@ -23,7 +23,7 @@ def interpreter(model: bytes, *, label: str, reference_kernels: bool = False, is
     if reference_kernels and isolated:
         from npuplan.run.isolated import IsolatedInterpreter
 
-        return IsolatedInterpreter(model, label=label)
+        return IsolatedInterpreter(model, label=label, build=_reference_in_process)
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
@@ -35,6 +35,11 @@ def interpreter(model: bytes, *, label: str, reference_kernels: bool = False, is
     except (ValueError, RuntimeError) as error:
         raise ModelError(f"{label}: LiteRT cannot run it ({_first_line(error)})") from None
     return found
+
+
+def _reference_in_process(model: bytes, label: str) -> Any:
+    """The reference-kernel interpreter in this process (what the child of ``run.isolated`` runs)."""
+    return interpreter(model, label=label, reference_kernels=True, isolated=False)
 
 
 def invoke(found: Any, *, label: str) -> None:
