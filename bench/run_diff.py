@@ -18,8 +18,11 @@ Which side to trust: LiteRT is the functional reference. Vela's file runs on sil
 differs from LiteRT the difference is the NPU's (a rounding TFLite does not share) unless the
 simulator is wrong; npuplan's file should differ no more than Vela's (verdict ``ok``: no larger
 difference and no more differing elements; ``WORSE`` otherwise; without a Vela file, ``exact`` or
-``DIFF``). A tool that cannot compile a model, and a file the simulator cannot run, is a row, not an
-exception. ``bench/run_bisect.py`` finds the operator where a file starts to differ.
+``DIFF``). A tool that cannot compile a model, a file the simulator cannot run, LiteRT crashing
+inside its kernels (``reference crashed``: with ``--reference-kernels`` LiteRT runs in a child
+process, ``run.isolated``) and a worker process that dies all the same (``worker crashed``: the
+job is run again alone, so the row names the model that killed it) are rows, not exceptions.
+``bench/run_bisect.py`` finds the operator where a file starts to differ.
 
 Writes the table, with a header (command, commit, Vela version, date), to ``--out`` (default
 bench/results/run_diff.txt), row by row; the jobs run set by set in the order given (files,
@@ -37,17 +40,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from scenarios import SCENARIOS, cli_flags
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "src"), str(HERE.parent)]
 
 from npuplan.api import plan_and_emit  # noqa: E402
-from npuplan.errors import NpuplanError  # noqa: E402
+from npuplan.errors import LiteRTCrash, NpuplanError  # noqa: E402
 from npuplan.run import CompiledModel, OutputDiff, ReferenceModel, compare_runs  # noqa: E402
 from npuplan.run.compare import format_diff  # noqa: E402
 
@@ -102,6 +108,8 @@ def run_side(data: bytes | None, why: str, original: bytes, samples: int, seed: 
         started = time.perf_counter()
         diffs = tuple(compare_runs(compiled, reference, samples=samples, seed=seed))
         return Side(diffs, seconds_per_sample=(time.perf_counter() - started) / samples)
+    except LiteRTCrash as error:
+        return Side(error=f"reference crashed: {str(error)[:150]}")
     except NpuplanError as error:
         return Side(error=f"run: {str(error)[:150]}")
     except Exception as error:  # noqa: BLE001 - a crash is a finding
@@ -122,7 +130,10 @@ def one(job: tuple[Path, str, int, int, str, bool]) -> list[tuple[str, str]]:
     options = SCENARIOS[scenario]
     original = path.read_bytes()
     try:
-        ReferenceModel(original, label="the original", reference_kernels=kernels)
+        reference = ReferenceModel(original, label="the original", reference_kernels=kernels)
+        reference.invoke(zero_inputs(reference))  # a reference that crashes is the row: nothing to compare with
+    except LiteRTCrash as error:
+        return [("reference crashed", f"{path.stem} {scenario}: reference crashed: {str(error)[:150]}")]
     except NpuplanError as error:
         return [("no reference", f"{path.stem} {scenario}: no reference: {str(error)[:150]}")]
     ours = run_side(*npuplan_file(path, options), original, samples, seed, reference_kernels=kernels)
@@ -139,6 +150,43 @@ def one(job: tuple[Path, str, int, int, str, bool]) -> list[tuple[str, str]]:
         right = f"{format_diff(b)} ({theirs.seconds_per_sample:.1f} s/sample)" if b else theirs.error
         rows.append((v, f"{path.stem} {scenario} out {k}: {v:5s} | npuplan {left} | vela {right}"))
     return rows
+
+
+def zero_inputs(reference: ReferenceModel) -> list[np.ndarray]:
+    """Zero inputs of the reference's shapes and types (a first invocation that tells whether LiteRT runs it)."""
+    return [np.zeros(shape, dtype) for shape, dtype in reference.input_specs]
+
+
+def _alone(job: tuple[Path, str, int, int, str, bool]) -> list[tuple[str, str]]:
+    """``job`` in a worker of its own: its rows, or a row saying the worker died."""
+    with ProcessPoolExecutor(1) as pool:
+        try:
+            return pool.submit(one, job).result()
+        except BrokenProcessPool:
+            path, scenario = job[0], job[1]
+            return [("worker crashed", f"{path.stem} {scenario}: worker crashed (the process died: a fault in "
+                                       "LiteRT or Vela's native code)")]
+
+
+def rows_of(jobs: list[tuple[Path, str, int, int, str, bool]], workers: int) -> Iterator[tuple[str, str]]:
+    """Every job's rows, in order, over ``workers`` processes. A worker that dies breaks the pool for
+    every job in flight: the job waited on runs again alone (a second death is its row) and the rest
+    go to a fresh pool."""
+    pending = list(jobs)
+    while pending:
+        with ProcessPoolExecutor(max(1, workers)) as pool:
+            futures = [pool.submit(one, job) for job in pending]
+            for k, (job, future) in enumerate(zip(pending, futures)):
+                try:
+                    rows = future.result()
+                except BrokenProcessPool:
+                    rows = _alone(job)
+                    pending = pending[k + 1:]
+                    yield from rows
+                    break
+                yield from rows
+            else:
+                pending = []
 
 
 def _model_groups(args: argparse.Namespace, scratch: Path) -> list[list[Path]]:
@@ -196,11 +244,9 @@ def main() -> None:
             emit(line)
         jobs = [(p, s, args.samples, args.seed, args.vela, args.reference_kernels)
                 for group in _model_groups(args, Path(scratch)) for s in args.scenario or list(SCENARIOS) for p in group]
-        with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-            for rows in pool.map(one, jobs):
-                for v, line in rows:
-                    counts[v] += 1
-                    emit(line)
+        for v, line in rows_of(jobs, args.jobs):
+            counts[v] += 1
+            emit(line)
         emit("# outputs by verdict: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
 
 

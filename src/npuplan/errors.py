@@ -67,6 +67,13 @@ class ValidationError(NpuplanError):
     exit_status = 3
 
 
+class LiteRTCrash(NpuplanError):
+    """LiteRT died inside its own native kernels (TFLite's reference kernels abort or fault on some
+    models): a fault of the reference, not of the compiled file (CLI exit status 5)."""
+
+    exit_status = 5
+
+
 class InternalError(NpuplanError):
     """An unexpected exception inside the pipeline: a bug in npuplan (CLI exit status 4).
 

@@ -79,9 +79,18 @@ def test_a_bug_is_4_and_an_interrupt_130(tmp_path, monkeypatch, capsys):
     assert main(["plan", MODEL, "--output-dir", str(tmp_path / "o")]) == 130
 
 
+def test_a_crash_inside_litert_is_5(tmp_path, monkeypatch, capsys):
+    """LiteRT 2.3's reference kernels abort on MobileNet v1: the child that runs them dies, npuplan does not."""
+    pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", str(ROOT / "tests" / "data" / "mobilenet_v1_025_96.tflite"), "--reference-kernels", "--samples", "1"]
+    assert main(argv) == 5
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
 def test_the_readme_lists_exactly_the_tested_statuses():
     """141 (a closed stdout) is tested in test_cli.py, with a real pipe."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     table = text[text.index("## Exit statuses"):]
     listed = {int(s) for s in re.findall(r"^\| (\d+) \|", table, re.M)}
-    assert listed == {s for s, _, _ in CASES} | {3, 4, 130, 141}
+    assert listed == {s for s, _, _ in CASES} | {3, 4, 5, 130, 141}

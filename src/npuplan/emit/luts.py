@@ -26,6 +26,7 @@ from typing import Any
 
 from npuplan.emit.regions import FLASH_REGION
 from npuplan.hw.accelerator import Accelerator
+from npuplan.hw.lut_window import lut_window
 from npuplan.ir.lowered import NpuOp
 
 INTERNAL_MEMORY_REGION = 0x103  # a DMA destination in the NPU's internal memory (Vela's MEM2MEM index)
@@ -35,7 +36,7 @@ SLOTS = 8
 
 def lut_address(accelerator: Accelerator, slot: int) -> int:
     """The SHRAM byte address of table slot ``slot``."""
-    return (accelerator.shram_banks - 2) * accelerator.shram_bank_bytes + slot * SLOT_BYTES
+    return lut_window(accelerator).base + slot * SLOT_BYTES
 
 
 def table_slots(size_bytes: int) -> int:

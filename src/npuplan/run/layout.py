@@ -6,6 +6,16 @@ area. Every other tensor has bytes of its own: constants (read-only), a fast scr
 than the scratch tensor (the platform's own fast memory, as the TensorFlow Lite Micro ethos-u kernel
 gives the driver), and tensors the runtime would place itself. The file's structure is read by
 ``regstream.tflite_file`` (the reader ``npuplan validate`` uses) and ``io.tflite``.
+
+A file exported with dynamic dimensions declares some CPU operators' outputs at placeholder shapes
+(a RESHAPE whose target SHAPE -> STRIDED_SLICE -> PACK compute at run time, declared [1, 1, 8] for
+[1, 256, 8]); TensorFlow Lite computes their shapes when it allocates the tensors. The layout gives
+each such tensor the shape computed from its inputs (``lowering.dynamic_shapes``, the pass that
+plans them) where that shape agrees with the file's shape signature (-1 where the size is free);
+a tensor whose computed bytes exceed what the offline plan gave it (Vela plans such tensors at
+their declared size) gets bytes of its own. TensorFlow Lite Micro does not resize them (its
+RESHAPE reads a computed target at prepare time, before it is computed): these files, and the
+models they were compiled from, run in TensorFlow Lite, not in TensorFlow Lite Micro.
 """
 
 from __future__ import annotations
@@ -19,8 +29,10 @@ from npuplan.errors import ModelError
 from npuplan.io.tflite import parse_tflite
 from npuplan.ir.graph import Graph, Tensor
 from npuplan.ir.types import DataType
-from npuplan.run.variables import VARIABLE_OPS
+from npuplan.lowering._util import replace_tensor
+from npuplan.lowering.dynamic_shapes import resolve_dynamic_shapes
 from npuplan.regstream.tflite_file import flatbuffer_model, is_ethos_u, offline_offsets, tensor_bytes
+from npuplan.run.variables import VARIABLE_OPS
 
 NUMPY_DTYPES: dict[DataType, Any] = {
     DataType.INT8: np.int8, DataType.UINT8: np.uint8, DataType.INT16: np.int16, DataType.INT32: np.int32,
@@ -88,11 +100,11 @@ def read_layout(data: bytes, *, label: str = "the file") -> FileLayout:
     """The layout of compiled TFLite bytes; ``ModelError`` (one line) for a file this runner cannot
     lay out (corrupt, an ethos-u operator without its four leading inputs)."""
     model_ir = parse_tflite(data, label=label)
-    graph = model_ir.main
     fb = flatbuffer_model(data)
     sg = fb.Subgraphs(0)
-    index_of = _index_map(sg, graph)
     offsets = offline_offsets(fb)
+    graph = _computed_shapes(model_ir.main)
+    index_of = _index_map(sg, graph)
     npu_ops = [k for k in range(sg.OperatorsLength()) if is_ethos_u(fb, sg.Operators(k))]
     own = _own_memory(sg, npu_ops)
     slots: dict[int, TensorSlot] = {}
@@ -101,7 +113,9 @@ def read_layout(data: bytes, *, label: str = "the file") -> FileLayout:
         ft = sg.Tensors(i)
         constant = bytes(fb.Buffers(ft.Buffer()).DataAsNumpy()) if fb.Buffers(ft.Buffer()).DataLength() else None
         offset = offsets[i] if i < len(offsets) and offsets[i] >= 0 and constant is None and i not in own else None
-        size = len(constant) if constant is not None else tensor_bytes(ft)
+        size = len(constant) if constant is not None else max(t.size_bytes, tensor_bytes(ft))
+        if offset is not None and size > tensor_bytes(ft):
+            offset = None  # a computed shape larger than the plan's bytes for it
         slots[i] = TensorSlot(i, size, offset, constant)
     arena = max((s.arena_offset + s.size_bytes for s in slots.values() if s.arena_offset is not None), default=0)
     steps = _steps(fb, sg, npu_ops, graph, label)
@@ -109,6 +123,24 @@ def read_layout(data: bytes, *, label: str = "the file") -> FileLayout:
     return FileLayout(graph, index_of, tensors, slots, arena, steps,
                       tuple(int(i) for i in sg.InputsAsNumpy()), tuple(int(i) for i in sg.OutputsAsNumpy()),
                       model_ir.subgraphs[1:])
+
+
+def _fits(shape: tuple[int, ...], signature: tuple[int, ...] | None) -> bool:
+    """Whether ``shape`` agrees with a shape signature (-1: any size)."""
+    return signature is not None and len(shape) == len(signature) and all(
+        s in (-1, d) for s, d in zip(signature, shape))
+
+
+def _computed_shapes(graph: Graph) -> Graph:
+    """``graph`` with each placeholder shape computed from its operator's inputs where the computed
+    shape agrees with the tensor's signature (the rest keep their declared shapes)."""
+    resolved, changed = resolve_dynamic_shapes(graph)
+    if not changed:
+        return graph
+    for before, after in zip(graph.tensors(), resolved.tensors()):
+        if after.shape != before.shape and not _fits(after.shape, before.signature):
+            resolved = replace_tensor(resolved, after, before)
+    return resolved
 
 
 def _index_map(sg: Any, graph: Graph) -> dict[int, int]:

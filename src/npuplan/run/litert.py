@@ -13,11 +13,17 @@ from npuplan.errors import InputError, ModelError, NpuplanError
 MISSING = 'running CPU operators and the original model needs LiteRT: pip install "npuplan[run]"'
 
 
-def interpreter(model: bytes, *, label: str, reference_kernels: bool = False) -> Any:
+def interpreter(model: bytes, *, label: str, reference_kernels: bool = False, isolated: bool = True) -> Any:
     """A LiteRT interpreter of TFLite bytes with TFLite's built-in kernels and no default delegate
     (``reference_kernels``: TFLite's reference kernels, the ones TensorFlow Lite Micro runs; the
     optimised ones round some fully connected layers and 1x1 convolutions differently, by one),
-    tensors allocated; ``NpuplanError`` (one line) when LiteRT is missing or refuses the model."""
+    tensors allocated; ``NpuplanError`` (one line) when LiteRT is missing or refuses the model.
+    The reference kernels run in a child process (``run.isolated``; ``isolated=False`` is the
+    child's own): they can kill the process that runs them, which becomes ``LiteRTCrash``."""
+    if reference_kernels and isolated:
+        from npuplan.run.isolated import IsolatedInterpreter
+
+        return IsolatedInterpreter(model, label=label, build=_reference_in_process)
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
@@ -29,6 +35,11 @@ def interpreter(model: bytes, *, label: str, reference_kernels: bool = False) ->
     except (ValueError, RuntimeError) as error:
         raise ModelError(f"{label}: LiteRT cannot run it ({_first_line(error)})") from None
     return found
+
+
+def _reference_in_process(model: bytes, label: str) -> Any:
+    """The reference-kernel interpreter in this process (what the child of ``run.isolated`` runs)."""
+    return interpreter(model, label=label, reference_kernels=True, isolated=False)
 
 
 def invoke(found: Any, *, label: str) -> None:

@@ -9,8 +9,9 @@ in bits 9-10 (0: 1-D, 1: 2-D, 2: 3-D). In 1-D mode ``DMA0_LEN`` bytes are contig
 Ethos-U65 generator writes ``SKIP0 = row stride - LEN`` and ``SKIP1 = plane stride - LEN * SIZE0``
 with a 1-D source and ``SKIP0 = 0``, the only case it emits).
 
-The lookup tables live in the last two 1 KiB banks of SHRAM (``emit.luts``): a DMA into internal
-memory writes that 2 KiB window, addressed as SHRAM bytes.
+A DMA into internal memory addresses SHRAM bytes; the only SHRAM it may write is the lookup-table
+window of the configuration (``sim.lut_memory``: the top 2 KiB, per accelerator), which it marks
+loaded.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from npuplan.errors import ValidationError
+from npuplan.sim.lut_memory import LutMemory
 
-LUT_BYTES = 2048
 _INTERNAL = 1 << 8
 _MODES = {0: 1, 1: 2, 2: 3}  # stride mode -> dimensions
 
@@ -66,45 +67,54 @@ def transfer_shape(regs: Mapping[str, int], src: DmaSide, dst: DmaSide) -> tuple
     return rows, planes
 
 
-def _memory(regions: Mapping[int, np.ndarray], lut: np.ndarray, side: DmaSide, label: str) -> np.ndarray:
+def _memory(regions: Mapping[int, np.ndarray], lut: LutMemory, side: DmaSide, label: str) -> np.ndarray:
     if side.region is None:
-        return lut
+        return lut.data
     region = regions.get(side.region)
     if region is None:
         raise ValidationError(f"DMA {label} uses region {side.region}, which the operator does not provide")
     return region
 
 
-def run_dma(regions: Mapping[int, np.ndarray], lut: np.ndarray, regs: Mapping[str, int], lut_base: int) -> None:
-    """Executes the DMA the registers describe; ``lut`` is the 2 KiB table memory, at SHRAM byte
-    ``lut_base``."""
+def _span(side: DmaSide, lo: int, hi: int, memory: np.ndarray, lut: LutMemory, label: str) -> int:
+    """Checks bytes ``lo..hi`` of the side's addresses; returns what to subtract from them to index
+    ``memory`` (the table window's base for internal memory)."""
+    if side.region is None:
+        start, _ = lut.offsets(lo, hi, label)
+        if label == "source":
+            lut.table(start, hi - lo, "DMA source")
+        return lut.window.base
+    if lo < 0 or hi > memory.size:
+        raise ValidationError(f"DMA {label} bytes {lo}..{hi} lie outside its region ({memory.size} bytes)")
+    return 0
+
+
+def run_dma(regions: Mapping[int, np.ndarray], lut: LutMemory, regs: Mapping[str, int]) -> None:
+    """Executes the DMA the registers describe; ``lut`` is the table window of SHRAM."""
     src, dst = dma_side(regs, "DMA0_SRC"), dma_side(regs, "DMA0_DST")
     rows, planes = transfer_shape(regs, src, dst)
     source, target = _memory(regions, lut, src, "source"), _memory(regions, lut, dst, "destination")
     if src.dimensions == dst.dimensions == 1:  # one contiguous run each side: no offset arrays
         length = regs.get("DMA0_LEN", 0)
-        lo_r = src.address - (lut_base if src.region is None else 0)
-        lo_w = dst.address - (lut_base if dst.region is None else 0)
-        _inside(lo_r, lo_r + length, source, lut, "source")
-        _inside(lo_w, lo_w + length, target, lut, "destination")
-        if length:
-            _writable(target)
-            target[lo_w:lo_w + length] = source[lo_r:lo_r + length].copy()
+        if not length:
+            return
+        lo_r = src.address - _span(src, src.address, src.address + length, source, lut, "source")
+        lo_w = dst.address - _span(dst, dst.address, dst.address + length, target, lut, "destination")
+        _writable(target)
+        target[lo_w:lo_w + length] = source[lo_r:lo_r + length].copy()
+        if dst.region is None:
+            lut.loaded[lo_w:lo_w + length] = True
         return
-    reads = side_offsets(src, regs, rows, planes) - (lut_base if src.region is None else 0)
-    writes = side_offsets(dst, regs, rows, planes) - (lut_base if dst.region is None else 0)
+    reads = side_offsets(src, regs, rows, planes)
+    writes = side_offsets(dst, regs, rows, planes)
     if not writes.size:
         return
-    _inside(int(reads.min()), int(reads.max()) + 1, source, lut, "source")
-    _inside(int(writes.min()), int(writes.max()) + 1, target, lut, "destination")
+    reads = reads - _span(src, int(reads.min()), int(reads.max()) + 1, source, lut, "source")
+    writes = writes - _span(dst, int(writes.min()), int(writes.max()) + 1, target, lut, "destination")
     _writable(target)
     target[writes] = source[reads]
-
-
-def _inside(lo: int, hi: int, memory: np.ndarray, lut: np.ndarray, label: str) -> None:
-    if lo < 0 or hi > memory.size:
-        where = "the lookup-table memory" if memory is lut else f"its region ({memory.size} bytes)"
-        raise ValidationError(f"DMA {label} bytes {lo}..{hi} lie outside {where}")
+    if dst.region is None:
+        lut.loaded[writes] = True
 
 
 def _writable(target: np.ndarray) -> None:

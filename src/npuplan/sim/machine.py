@@ -20,11 +20,13 @@ import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import Accelerator
+from npuplan.hw.lut_window import lut_window
 from npuplan.regstream.events import KINDS, NpuEvent, npu_event
 from npuplan.regstream.weight_streams import accelerator_of_config
 from npuplan.regstream.words import decoded, payload_words, register_value
-from npuplan.sim.dma import LUT_BYTES, run_dma
+from npuplan.sim.dma import run_dma
 from npuplan.sim.feature_maps import layout_of, read_box, write_box
+from npuplan.sim.lut_memory import LutMemory
 from npuplan.sim.weights import WeightDecoder
 
 LUT_ACTIVATION = 16  # ACTIVATION bits 0-4: 16 + k looks up table slot k
@@ -34,11 +36,11 @@ _IGNORED = frozenset({"NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT", "NPU_OP_IRQ", "NP
 
 
 def lut_base(accelerator: Accelerator) -> int:
-    """The SHRAM address of the lookup tables: the last two banks (as ``emit.luts.lut_address``)."""
-    return (accelerator.shram_banks - 2) * accelerator.shram_bank_bytes
+    """The SHRAM address of the lookup tables (``sim.lut_memory``)."""
+    return lut_window(accelerator).base
 
 
-def lut_entries(lut: np.ndarray, regs: Mapping[str, int]) -> np.ndarray | None:
+def lut_entries(lut: LutMemory, regs: Mapping[str, int]) -> np.ndarray | None:
     """The table an operation's ACTIVATION looks up (int64), None without one: a 16-bit IFM or OFM
     looks up the whole memory as 512 32-bit words (base and slope: Vela's int16 softmax reads an
     int32 IFM through an int16 OFM's interpolated table); otherwise 256 entries of the OFM's element
@@ -47,17 +49,18 @@ def lut_entries(lut: np.ndarray, regs: Mapping[str, int]) -> np.ndarray | None:
     if function < LUT_ACTIVATION:
         return None
     ifm, ofm = layout_of(regs, "IFM"), layout_of(regs, "OFM")
+    what = f"ACTIVATION {function}"
     if 2 in (ifm.element_bytes, ofm.element_bytes):
-        return lut.view("<i4").astype(np.int64)
+        return lut.table(0, lut.window.size_bytes, what).view("<i4").astype(np.int64)
     start = (function - LUT_ACTIVATION) * LUT_SLOT_BYTES
     size = LUT_ENTRIES_8_BIT * ofm.element_bytes
-    if start + size > lut.size:
-        raise ValidationError(f"ACTIVATION {function}: a table of {size} bytes from slot {function - LUT_ACTIVATION} "
-                              f"runs past the {lut.size}-byte lookup-table memory")
+    if start + size > lut.window.size_bytes:
+        raise ValidationError(f"{what}: a table of {size} bytes from slot {function - LUT_ACTIVATION} "
+                              f"runs past the {lut.window.size_bytes}-byte lookup-table memory")
     dtype = {1: "i1", 2: "<i2", 4: "<i4"}[ofm.element_bytes]
     if not ofm.signed and ofm.element_bytes < 4:
         dtype = dtype.replace("i", "u")
-    return lut[start:start + size].view(dtype).astype(np.int64)
+    return lut.table(start, size, what).view(dtype).astype(np.int64)
 
 
 class Machine:
@@ -67,7 +70,7 @@ class Machine:
         self.regions = regions
         self.accelerator = accelerator
         self.registers: dict[str, int] = {}
-        self.lut = np.zeros(LUT_BYTES, dtype=np.uint8)
+        self.lut = LutMemory(lut_window(accelerator))
         self.weights = WeightDecoder(accelerator)
         self.kicks = 0
 
@@ -87,7 +90,7 @@ class Machine:
                 self.kicks += 1
             elif name == "NPU_OP_DMA_START":
                 try:
-                    run_dma(self.regions, self.lut, regs, lut_base(self.accelerator))
+                    run_dma(self.regions, self.lut, regs)
                 except ValidationError as error:
                     raise ValidationError(f"command word {offset}: {error}") from None
             elif name == "NPU_OP_STOP":
@@ -107,6 +110,7 @@ class Machine:
             ifm2 = read_box(self.regions, layout_of(regs, "IFM2"), (e.ifm2.height, e.ifm2.width, e.ifm2.depth),
                             label="IFM2")
         kwargs: dict[str, Any] = {"lut": lut_entries(self.lut, regs)}
+        self.lut.after_operation(name, regs, uses_table=kwargs["lut"] is not None)
         if e.weights is not None:
             kwargs["weights"], kwargs["scales"] = self.weights.operation(self.regions, e)
         try:

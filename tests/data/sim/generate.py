@@ -1,7 +1,7 @@
 """Write the single-operator int8 (and int16x8) models the simulator's oracle test compiles with Vela.
 
 Run with TensorFlow (a tool for making test data, never a dependency of npuplan):
-    /work/tfvenv/bin/python tests/data/sim/generate.py OUT_DIR
+    /work/tfvenv/bin/python tests/data/sim/generate.py OUT_DIR [NAME ...]
 Each model is one Keras layer (or two where TFLite needs them) with seeded random weights,
 converted with full-integer quantization over a seeded representative dataset.
 """
@@ -52,6 +52,12 @@ def _layers() -> dict[str, tuple[tuple[int, ...], object]]:
         "dw_dil2": ((14, 14, 16), lambda x: L.DepthwiseConv2D(3, dilation_rate=2, padding="same")(x)),
         "add_bcast_h": ((6, 7, 9), ((1, 7, 9), tf.keras.ops.add)),
         "mul_bcast_w": ((6, 7, 9), ((6, 1, 9), tf.keras.ops.multiply)),
+        # LUT activations around an operation without one (tables reloaded or kept per configuration)
+        "lut_chain": ((8, 8, 16), lambda x: L.Activation("sigmoid")(L.Conv2D(16, 3, padding="same")(
+            L.Activation("tanh")(x)))),
+        # two 256-byte tables live at once (two slots), then a third after the add
+        "lut_two_tables": ((8, 8, 16), lambda x: L.Activation("tanh")(
+            L.Add()([L.Activation("tanh")(x), L.Activation("sigmoid")(x)]))),
     }
 
 
@@ -98,10 +104,12 @@ def convert(model: tf.keras.Model, *, int16: bool, seed: int) -> bytes:
     return conv.convert()
 
 
-def main(out: Path) -> None:
+def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tf.keras.utils.set_random_seed(7)
     for k, (name, (shape, body)) in enumerate(_layers().items()):
+        if names and name not in names:  # a subset keeps each model's data seed (k); Keras draws other weights
+            continue
         model = _build(shape, body)
         (out / f"{name}.tflite").write_bytes(convert(model, int16=False, seed=k))
         if name in ("conv3x3_same", "depthwise3x3", "add", "mul", "maxpool", "tanh", "fully_connected", "softmax"):
@@ -109,4 +117,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), sys.argv[2:])

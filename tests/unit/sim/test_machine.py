@@ -273,7 +273,7 @@ def test_a_stream_that_decodes_to_too_few_weights_fails() -> None:
     ([("DMA0_SRC_REGION", 1), ("DMA0_SRC", 0), ("DMA0_DST_REGION", 0), ("DMA0_DST", 0), ("DMA0_LEN", 4),
       ("NPU_OP_DMA_START", 0)], "DMA destination is a read-only region"),
     ([("DMA0_SRC_REGION", 1), ("DMA0_SRC", 0), ("DMA0_DST_REGION", 1 << 8), ("DMA0_DST", 0), ("DMA0_LEN", 4),
-      ("NPU_OP_DMA_START", 0)], "lie outside the lookup-table memory"),
+      ("NPU_OP_DMA_START", 0)], "lie outside ethos-u55-128's lookup-table memory (SHRAM bytes 22528..24576)"),
 ])
 def test_bad_streams_fail_in_one_line(recorder: Recorder, commands: list[tuple[str, int]], message: str) -> None:
     regions = {0: np.frombuffer(bytes(64), np.uint8), 1: np.zeros(64, dtype=np.uint8)}

@@ -6,8 +6,11 @@ optimised kernels' fully connected layers): each output is compared with the nea
 
 ``tests/data/sim/models`` holds the originals (``tests/data/sim/generate.py`` wrote them with
 TensorFlow), ``tests/data/sim/vela/CONFIG`` Vela's files: ``u55-128`` (``--accelerator-config
-ethos-u55-128``), ``u65-256``, ``u65-512`` (dual core), ``u55-64S`` (ethos-u55-64 ``--optimise
-Size``), and ``L`` for ``--debug-force-legacy-core``. They are committed, so the test runs without
+ethos-u55-128``), ``u55-32``, ``u55-64``, ``u55-256``, ``u65-256``, ``u65-512`` (dual core),
+``u55-64S`` (ethos-u55-64 ``--optimise Size``), and ``L`` for ``--debug-force-legacy-core``. The
+LUT models (``sigmoid``, ``softmax``, ``softmax_i16``, ``lut_chain``, ``lut_two_tables``) cover
+every configuration's table window: 16-bank SHRAMs (u55-32/64), where a table is reloaded after
+an operation without one, and 24 and 48 banks, where it stays. They are committed, so the test runs without
 Vela; ``test_fresh_vela_files`` compiles a few again where the Vela CLI is installed.
 
 Every file reproduces LiteRT bit for bit except ``NOT_EXACT``: each entry names what differs (where
@@ -68,7 +71,8 @@ def test_vela_file_reproduces_litert(path: Path) -> None:
 
 
 def test_the_data_covers_every_configuration() -> None:
-    assert {_case(p)[0] for p in FILES} == {"u55-128", "u55-128L", "u65-256", "u65-512", "u65-512L", "u55-64S"}
+    assert {_case(p)[0] for p in FILES} == {"u55-32", "u55-64", "u55-64L", "u55-128", "u55-128L", "u55-256",
+                                            "u65-256", "u65-512", "u65-512L", "u55-64S"}
 
 
 @pytest.mark.parametrize(("model", "options"), [
