@@ -117,7 +117,17 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
             command.ifm.box.start[2] != 0 or command.ifm.box.end[2] != op.ifm.shape4d.w):
         raise EmitError(op.name, "a stripe reads part of the IFM's width (not emitted)")
     return api.NpuPadding(top=max(0, lo * up - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi * up),
-                          right=k.padding.right)
+                          right=_right_padding(op))
+
+
+def _right_padding(op: NpuOp) -> int:
+    """The columns the kernel reads right of the IFM: the hardware takes the IFM's width to be the
+    columns the OFM's kernel windows span less the left and right padding, so a right padding the
+    windows never reach (a PAD or SAME padding a stride skips) must not be emitted, or every window
+    would read one column further left (the same rule as the bottom padding's, per stripe)."""
+    k = op.kernel
+    need = (op.ofm_shape.w - 1) * k.stride_x + k.dilated_width - k.padding.left
+    return min(k.padding.right, max(0, need - op.ifm_shape.w * op.upscale))
 
 
 def _operation(api: ModuleType, op: NpuOp) -> Any:
