@@ -137,3 +137,46 @@ def test_a_tanh_table_uses_the_output_quantization_litert_uses(tmp_path: Path, s
     path.write_bytes(_tanh_model(scale, zero_point))
     result = check_model(path, samples=2, seed=0, reference_kernels=True)
     assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+
+
+def _resize_model(kind: str, size: tuple[int, int], out_size: tuple[int, int], *, align_corners: bool,
+                  out_quant: tuple[float, int] = (0.03079068847000599, -9)) -> bytes:
+    """x -> RESIZE_* to ``out_size`` -> y (eight channels)."""
+    import numpy as np
+
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+
+    x = Tensor("x", (1, *size, 8), DataType.INT8, Quantization((0.03079068847000599,), (-9,)))
+    y = Tensor("y", (1, *out_size, 8), DataType.INT8, Quantization((out_quant[0],), (out_quant[1],)))
+    values = np.array(out_size, dtype=np.int32)
+    values.flags.writeable = False
+    sizes = Tensor("size", (2,), DataType.INT32, None, values)
+    options = frozen_options({"align_corners": align_corners, "half_pixel_centers": False})
+    return write_tflite(Model("resize", (Graph("main", (Op(kind, (x, sizes), (y,), options, 0),), (x,), (y,)),)))
+
+
+@pytest.mark.parametrize(("size", "out_size"), [((8, 8), (15, 15)), ((3, 5), (9, 17))])
+def test_an_align_corners_bilinear_resize_averages_raw_values_rounding_halves_away(
+        tmp_path: Path, size: tuple[int, int], out_size: tuple[int, int]) -> None:
+    # op_resize_align: the window average ending the resize took the zero points out and rounded
+    # halves up (NATURAL); TFLite interpolates the raw values and rounds halves away from zero
+    # (215 of 9000 off by one against the reference kernels; Vela's file: none)
+    path = tmp_path / "resize.tflite"
+    path.write_bytes(_resize_model("RESIZE_BILINEAR", size, out_size, align_corners=True))
+    result = check_model(path, samples=2, seed=0, reference_kernels=True)
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+
+
+@pytest.mark.parametrize("kind", ["RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"])
+def test_a_resize_between_quantizations_stays_on_the_cpu(tmp_path: Path, kind: str) -> None:
+    # TFLite's kernels copy and interpolate the raw values whatever the output's quantization; the
+    # NPU's output stage would rescale them (every element off, up to 69): the CPU runs it
+    from npuplan.api import plan
+
+    path = tmp_path / "resize.tflite"
+    path.write_bytes(_resize_model(kind, (4, 4), (8, 8), align_corners=False, out_quant=(0.2, 5)))
+    result = check_model(path, samples=1, seed=0, reference_kernels=True)
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+    assert ["quantization must match" in op.reason for op in plan(path).lowered.cpu_ops] == [True]
