@@ -19,7 +19,8 @@ differs from LiteRT the difference is the NPU's (a rounding TFLite does not shar
 simulator is wrong; npuplan's file should differ no more than Vela's (verdict ``ok``: no larger
 difference and no more differing elements; ``WORSE`` otherwise; without a Vela file, ``exact`` or
 ``DIFF``). A tool that cannot compile a model, and a file the simulator cannot run, is a row, not an
-exception. ``bench/run_bisect.py`` finds the operator where a file starts to differ.
+exception; so is a worker process that dies (LiteRT's reference kernels segfault on depthwise
+networks): verdict ``crashed``, and the run goes on. ``bench/run_bisect.py`` finds the operator where a file starts to differ.
 
 Writes the table, with a header (command, commit, Vela version, date), to ``--out`` (default
 bench/results/run_diff.txt), row by row; the jobs run set by set in the order given (files,
@@ -37,7 +38,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,7 +118,10 @@ def verdict(ours: OutputDiff | None, theirs: OutputDiff | None) -> str:
     return "ok" if (ours.max_abs_diff <= theirs.max_abs_diff and ours.differing <= theirs.differing) else "WORSE"
 
 
-def one(job: tuple[Path, str, int, int, str, bool]) -> list[tuple[str, str]]:
+Job = tuple[Path, str, int, int, str, bool]  # model, scenario, samples, seed, vela, reference kernels
+
+
+def one(job: Job) -> list[tuple[str, str]]:
     """(verdict, line) per output of one model in one scenario."""
     path, scenario, samples, seed, vela, kernels = job
     options = SCENARIOS[scenario]
@@ -138,6 +144,43 @@ def one(job: tuple[Path, str, int, int, str, bool]) -> list[tuple[str, str]]:
         right = f"{format_diff(b)} ({theirs.seconds_per_sample:.1f} s/sample)" if b else theirs.error
         rows.append((v, f"{path.stem} {scenario} out {k}: {v:5s} | npuplan {left} | vela {right}"))
     return rows
+
+
+def _crashed(job: Job) -> list[tuple[str, str]]:
+    path, scenario = job[0], job[1]
+    return [("crashed", f"{path.stem} {scenario}: crashed | the worker process died (a segfault: LiteRT's "
+                        f"reference kernels crash on some networks); the run goes on")]
+
+
+def _alone(job: Job) -> list[tuple[str, str]]:
+    """``one(job)`` in a worker of its own, so a crash is this job's: then a row saying so."""
+    with ProcessPoolExecutor(1) as pool:
+        try:
+            return pool.submit(one, job).result()
+        except BrokenProcessPool:
+            return _crashed(job)
+
+
+def run_all(jobs: list[Job], workers: int) -> Iterator[list[tuple[str, str]]]:
+    """``one`` of every job, in order, over ``workers`` processes. A worker that dies (LiteRT's
+    reference kernels segfault on some networks) breaks the pool and every job in flight: the first
+    of those is rerun alone (a crashed row if it dies again), and a fresh pool takes the rest."""
+    start = 0
+    while start < len(jobs):
+        broken_at = None
+        with ProcessPoolExecutor(workers) as pool:
+            futures = [pool.submit(one, job) for job in jobs[start:]]
+            for k, future in enumerate(futures):
+                try:
+                    rows = future.result()
+                except BrokenProcessPool:
+                    broken_at = start + k
+                    break
+                yield rows
+        if broken_at is None:
+            return
+        yield _alone(jobs[broken_at])
+        start = broken_at + 1
 
 
 def _model_groups(args: argparse.Namespace, scratch: Path) -> list[list[Path]]:
@@ -195,11 +238,10 @@ def main() -> None:
             emit(line)
         jobs = [(p, s, args.samples, args.seed, args.vela, args.reference_kernels)
                 for group in _model_groups(args, Path(scratch)) for s in args.scenario or list(SCENARIOS) for p in group]
-        with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-            for rows in pool.map(one, jobs):
-                for v, line in rows:
-                    counts[v] += 1
-                    emit(line)
+        for rows in run_all(jobs, max(1, args.jobs)):
+            for v, line in rows:
+                counts[v] += 1
+                emit(line)
         emit("# outputs by verdict: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
 
 
