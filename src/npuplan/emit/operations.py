@@ -21,7 +21,7 @@ from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import Activation, BlockType, NpuOp, PoolKind, Resampling, Rounding
+from npuplan.ir.lowered import Activation, BlockType, NpuOp, Padding, PoolKind, Resampling, Rounding
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering.deployable import is_copy
@@ -117,7 +117,17 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
             command.ifm.box.start[2] != 0 or command.ifm.box.end[2] != op.ifm.shape4d.w):
         raise EmitError(op.name, "a stripe reads part of the IFM's width (not emitted)")
     return api.NpuPadding(top=max(0, lo * up - need_lo), left=k.padding.left, bottom=max(0, need_hi - hi * up),
-                          right=k.padding.right)
+                          right=_right_padding(op))
+
+
+def _right_padding(op: NpuOp) -> int:
+    """The columns the kernel reads right of the IFM: the hardware takes the IFM's width to be the
+    columns the OFM's kernel windows span less the left and right padding, so a right padding the
+    windows never reach (a PAD or SAME padding a stride skips) must not be emitted, or every window
+    would read one column further left (the same rule as the bottom padding's, per stripe)."""
+    k = op.kernel
+    need = (op.ofm_shape.w - 1) * k.stride_x + k.dilated_width - k.padding.left
+    return min(k.padding.right, max(0, need - op.ifm_shape.w * op.upscale))
 
 
 def _operation(api: ModuleType, op: NpuOp) -> Any:
@@ -219,7 +229,7 @@ def _natural_rounding(op: NpuOp) -> bool:
     resize's average (TFLite's reference), a 16-bit convolution or fully-connected layer, and a
     1x1 average pool copying a slice into place (a CONCATENATION's, PAD's or PACK's copy)."""
     if op.tflite_type in RESIZE_TYPES:
-        return True
+        return not _raw_average(op)
     if op.tflite_type in _KERNEL_TYPES and op.ifm.dtype == DataType.INT16:
         return True
     return op.tflite_type != "QUANTIZE" and is_copy(op)
@@ -229,11 +239,16 @@ _CLAMP_TYPES = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", "PRELU"})
 
 
 def _raw_average(op: NpuOp) -> bool:
-    """An AVERAGE_POOL_2D averaging its raw values, zero points left in (as TFLite's kernel does,
-    which needs the input's quantization to be the output's): with the zero points taken out first,
-    the hardware's rounding of the division would see other signs than TFLite's and differ by one
-    (Vela sets both zero points 0 here too)."""
-    return (op.tflite_type == "AVERAGE_POOL_2D" and op.pool is PoolKind.AVERAGE and op.activation is Activation.NONE
+    """An average of raw values, zero points left in, rounded TFL (halves away from zero), as
+    TFLite's kernel computes it, which needs the input's quantization to be the output's: with the
+    zero points taken out first, the hardware's rounding of the division would see other signs than
+    TFLite's and differ by one (Vela sets both zero points 0 here too). Such averages: an
+    AVERAGE_POOL_2D, and the unpadded window average ending an align_corners RESIZE_BILINEAR
+    (``lowering.resize``: TFLite interpolates the raw values and rounds halves away from zero)."""
+    aligned_bilinear = (op.tflite_type == "RESIZE_BILINEAR" and op.kernel.elements > 1
+                        and op.kernel.padding == Padding())
+    return ((op.tflite_type == "AVERAGE_POOL_2D" or aligned_bilinear) and op.pool is PoolKind.AVERAGE
+            and op.activation is Activation.NONE
             and op.ifm.quant is not None and op.ofm.quant is not None and op.ifm.quant.scale[:1] == op.ofm.quant.scale[:1]
             and op.ifm.quant.zero_point[:1] == op.ofm.quant.zero_point[:1] and not is_copy(op))
 

@@ -5,7 +5,9 @@ the CPU would).
 - TANH, LOGISTIC (int8): ``reference_integer_ops::Tanh``/``Logistic``: the input rescaled to a
   Q4.27 fixed-point value by the multiplier and shift of the kernel's Prepare, gemmlowp's
   fixed-point ``tanh``/``logistic``, then a rounding shift to the fixed output quantization
-  (tanh 1/128 and zero point 0, logistic 1/256 and -128: the kernel assumes them).
+  (tanh 1/128 and zero point 0, logistic 1/256 and -128: the kernel assumes them). A TANH whose
+  output has another quantization (a hand-written model; converters fix it) gets LiteRT's float
+  table, as LiteRT computes it (LOGISTIC's other quantizations LiteRT refuses).
 - LEAKY_RELU (int8/uint8): ``reference_ops::QuantizeLeakyRelu``: identity or alpha multiplier by
   the sign of the input, each a ``MultiplyByQuantizedMultiplier``.
 - LEAKY_RELU recognised in a MUL by a constant and a MAXIMUM (``lowering.mul_max``): the MUL's
@@ -89,7 +91,15 @@ def _q4_kernel(ifm: Quantization, function: Callable[[int], int]) -> Table:
 
 
 def _tanh(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    if _scale(ofm) != np.float32(1.0 / 128) or _zero(ofm) != 0:
+        # LiteRT checks no output quantization for TANH and computes its float table with the one
+        # given (TFLM's fixed-point kernel would still write 1/128 and 0: the oracle is LiteRT's)
+        return _float_lut(_tanh_real)(ifm, ofm, options)
     return _q4_kernel(ifm, lambda q4: rounding_divide_by_pot(fixed_tanh(q4, 4), 24))  # Q0.31 -> 1/128
+
+
+def _tanh_real(x: float, options: Mapping[str, object]) -> float:
+    return math.tanh(x)
 
 
 def _logistic(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:

@@ -58,6 +58,13 @@ def _four_d(*tensors: Tensor) -> bool:
     return all(1 <= len(t.shape) <= 4 for t in tensors)
 
 
+def _same_quantization(ifm: Tensor, ofm: Tensor) -> bool:
+    a, b = ifm.quant, ofm.quant
+    if a is None or b is None:
+        return a is b
+    return (tuple(a.scale[:1]), tuple(a.zero_point[:1])) == (tuple(b.scale[:1]), tuple(b.zero_point[:1]))
+
+
 def resize_reason(op: Op) -> str | None:
     """Why a resize stays on the CPU, or None."""
     ifm, ofm = op.inputs[0], op.outputs[0]
@@ -74,6 +81,8 @@ def resize_reason(op: Op) -> str | None:
         return "Both align_corners and half_pixel_centers can't be True"
     if ifm.dtype != ofm.dtype:
         return f"IFM and OFM data types must match ({ifm.dtype} and {ofm.dtype})"
+    if not _same_quantization(ifm, ofm):
+        return "IFM and OFM quantization must match (TFLite's kernel writes the input's raw values, not rescaled)"
     i, o = ifm.shape4d, ofm.shape4d
     if i.h == o.h and i.w == o.w:
         return None
