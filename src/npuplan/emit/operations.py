@@ -287,8 +287,8 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     npu.ofm = _ofm(ctx, command, op)
     if op.fixed_point is not None:
         _raw_operands(api, npu, op.fixed_point)
-    elif op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
-        npu.ofm.quantization = npu.ifm.quantization
+    elif op.activation is Activation.LUT:  # the output stage writes the table's input values
+        npu.ofm.quantization = _stage_quantization(api, op, npu)
     elif _raw_average(op):
         for fm in (npu.ifm, npu.ofm):
             fm.quantization = api.NpuQuantization(scale_f32=fm.quantization.scale_f32, zero_point=0)
@@ -323,6 +323,15 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     if op.fixed_point is not None and op.block_type is BlockType.POOLING:  # scaled by 1, as Vela's
         npu.rescale = explicit_scaling(api, 1, 0)
     return npu
+
+
+def _stage_quantization(api: ModuleType, op: NpuOp, npu: Any) -> Any:
+    """What a LUT op's output stage scales to (``NpuOp.output_stage_quant``): a standalone LUT
+    op's IFM quantization (no rescale), or the input of a LUT fused into ``op``."""
+    stage = op.lut_input_quant
+    if stage is None:
+        return npu.ifm.quantization
+    return api.NpuQuantization(scale_f32=float(stage.scale[0]), zero_point=int(stage.zero_point[0]))
 
 
 def _raw_operands(api: ModuleType, npu: Any, rounding: Rounding) -> None:
