@@ -12,6 +12,12 @@ schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
     python bench/estimate_fidelity.py [--groups public,testdata,zoo] [--zoo-every 4]
         [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
         [--results bench/results/estimate_fidelity.txt]
+    python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...]
+
+The one-clock lines set npuplan's file beside the better Vela file, all timed by ``npuplan
+estimate``: over every network, then over those where both files leave as many operators to the
+CPU (Vela 5.2 leaves EXP, TILE, some depthwise multipliers... on the CPU where npuplan runs them on
+the NPU: those files do more NPU work, and the CPU's share is in no cycles_total).
 
 Precompiled default-core files in /work/vela_out/<scenario>/ are used when present.
 """
@@ -166,23 +172,69 @@ def summary(rows: list[Row]) -> list[str]:
     return out
 
 
-def one_clock(rows: list[Row]) -> list[str]:
-    """npuplan's file against the better of Vela's two files, all three timed by npuplan estimate."""
+def compiled_file(work: Path, scenario: str, model: str, side: str) -> Path | None:
+    """The file a row of ``side`` timed (as ``vela_file`` and ``own`` write them), if still there;
+    ``scenario`` may be the log's truncated name."""
+    full = next((s for s in SCENARIOS if s.startswith(scenario)), scenario)
+    if side == "npuplan":
+        found = sorted((work / "npuplan" / full).glob(f"*/{model}_npuplan.tflite"))
+    else:
+        core = side.removeprefix("vela-")
+        found = sorted((work / core / full).glob(f"**/{model}_vela.tflite"))
+        if core == "default":
+            found += [p for p in [PRECOMPILED / full / f"{model}_vela.tflite"] if p.exists()]
+    return found[0] if found else None
+
+
+def cpu_operator_counts(rows: list[Row], work: Path) -> dict[tuple[str, str, str], int]:
+    """CPU operators left in each timed file, by (scenario, model, side): npuplan's file and Vela's
+    compare on one clock only when the same work is left to the CPU (a file that runs more on the
+    NPU spends NPU cycles the other spends on the CPU, which no cycles_total counts)."""
+    from npuplan.estimate.read import read_compiled
+
+    counts = {}
+    for r in rows:
+        path = compiled_file(work, r.scenario, r.model, r.side) if r.estimate is not None else None
+        if path is not None:
+            try:
+                counts[(r.scenario, r.model, r.side)] = len(read_compiled(path).cpu_operators)
+            except NpuplanError:
+                continue
+    return counts
+
+
+def _one_clock_line(label: str, ratios: list[tuple[float, str]]) -> str:
+    geomean = math.exp(sum(math.log(v) for v, _ in ratios) / len(ratios))
+    over = [f"{m} {v:.2f}" for v, m in ratios if v > 1.01]
+    return (f"{label} n={len(ratios)} geomean {geomean:.3f} median {statistics.median(v for v, _ in ratios):.3f} "
+            f"above 1.01: {len(over)} (worst {', '.join(over[-3:][::-1])})")
+
+
+def one_clock(rows: list[Row], cpu_counts: dict[tuple[str, str, str], int] | None = None) -> list[str]:
+    """npuplan's file against the better of Vela's two files, all three timed by npuplan estimate;
+    with ``cpu_counts``, also the networks where both files leave as many operators to the CPU."""
     out = []
     for scenario in dict.fromkeys(r.scenario for r in rows):
         by_model: dict[str, dict[str, float]] = {}
         for r in rows:
             if r.scenario == scenario and r.estimate is not None:
                 by_model.setdefault(r.model, {})[r.side] = r.estimate
-        ratios = sorted((found["npuplan"] / min(v for k, v in found.items() if k != "npuplan"), model)
-                        for model, found in by_model.items() if "npuplan" in found and len(found) > 1)
+        ratios, same_cpu = [], []
+        for model, found in by_model.items():
+            if "npuplan" not in found or len(found) < 2:
+                continue
+            side, best = min(((k, v) for k, v in found.items() if k != "npuplan"), key=lambda kv: kv[1])
+            ratios.append((found["npuplan"] / best, model))
+            counts = cpu_counts or {}
+            mine, theirs = counts.get((scenario, model, "npuplan")), counts.get((scenario, model, side))
+            if mine is not None and mine == theirs:
+                same_cpu.append(ratios[-1])
         if not ratios:
             continue
-        geomean = math.exp(sum(math.log(v) for v, _ in ratios) / len(ratios))
-        over = [f"{m} {v:.2f}" for v, m in ratios if v > 1.01]
-        out.append(f"{scenario:34} one clock: npuplan's file / better Vela file n={len(ratios)} geomean {geomean:.3f} "
-                   f"median {statistics.median(v for v, _ in ratios):.3f} above 1.01: {len(over)} (worst "
-                   f"{', '.join(over[-3:][::-1])})")
+        out.append(_one_clock_line(f"{scenario:34} one clock: npuplan's file / better Vela file", sorted(ratios)))
+        if same_cpu:
+            out.append(_one_clock_line(f"{scenario:34} one clock, as many CPU operators in both files:",
+                                       sorted(same_cpu)))
     return out
 
 
@@ -222,7 +274,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--summarise", default=None, metavar="LOG", help="only summarise the table in LOG again")
     args = parser.parse_args(argv)
     if args.summarise:
-        print("\n".join(summary(rows_from_log(Path(args.summarise))) + one_clock(rows_from_log(Path(args.summarise)))))
+        rows = rows_from_log(Path(args.summarise))
+        print("\n".join(summary(rows) + one_clock(rows, cpu_operator_counts(rows, Path(args.work)))))
         return 0
     work = Path(args.work)
     lines = _header(argv)
@@ -234,7 +287,7 @@ def main(argv: list[str]) -> int:
                 rows.append(row)
                 lines.append(_line(row))
                 print(lines[-1], flush=True)
-    tail = ["", "# summary"] + summary(rows) + one_clock(rows)
+    tail = ["", "# summary"] + summary(rows) + one_clock(rows, cpu_operator_counts(rows, work))
     lines += tail
     print("\n".join(tail))
     if args.results:

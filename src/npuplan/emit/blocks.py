@@ -1,18 +1,24 @@
-"""OFM block configs the hardware accepts, checked against the emitting backend for each operation.
+"""OFM block configs the hardware accepts, checked for each operation: the plan's, as priced.
 
-The planner's block config is a cost-model choice (it may clamp a block to a stripe's height).
-The emitted stream must use one of the configs the backend's ``npu_find_block_configs`` lists for the op's whole
-shapes (each dimension a multiple of the microblock, clamped to the OFM, fitting the shared
-buffer); when the plan's is not among them, the valid config of the same depth nearest to it is
-used instead (the weights are encoded for that depth), and the note counts those ops.
+The planner's block config (``hw.block_config``, chosen for the stripe it computes) is emitted
+when the hardware's rules accept it for the op's whole shapes (``hw.block_config.try_block_config``:
+micro-block multiples no larger than the largest block, IFM and accumulators fitting the shared
+buffer). That includes the 1-high blocks of a 1-row stripe on the Ethos-U55-128 (a 1x2 micro-block),
+which the backend's ``npu_find_block_configs`` never lists (its listing starts at 2 x 2). Otherwise
+the emitted stream uses one of the configs that listing gives, the one of the same depth nearest to
+the plan's (the weights are encoded for that depth), and the note counts those ops.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from npuplan.emit.operations import probe_ofm_view, probe_operation
+from npuplan.emit.operations import probe_ofm_view, probe_operation, scalar_ifm2
+from npuplan.hw.accelerator import Accelerator
+from npuplan.hw.accelerator import Block as HwBlock
+from npuplan.hw.block_config import query_for, try_block_config
 from npuplan.emit.vela import quietly
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import NpuOp
@@ -43,10 +49,21 @@ def probe_key(op: NpuOp, part_kernel_first: bool) -> tuple[object, ...]:
             fm(op.ofm, probe_ofm_view(op)), op.kernel, op.activation, op.resampling, part_kernel_first)
 
 
+def hardware_accepts(op: NpuOp, block: Block, accel: Accelerator, *, part_kernel_first: bool) -> bool:
+    """Whether ``block`` is a valid OFM block for all of ``op`` on ``accel`` by the hardware's rules."""
+    # the shared buffer as the emitted operation uses it: a scalar IFM2 only where emitted so
+    query = replace(query_for(op, ofm_box=probe_ofm_view(op)), uses_scalar=scalar_ifm2(op) is not None)
+    return try_block_config(query, accel, HwBlock(*block), is_partkernel=part_kernel_first) is not None
+
+
 def resolve_block(api: ModuleType, accelerator: Any, op: NpuOp, planned: Block, *, part_kernel_first: bool,
-                  memo: dict[tuple[object, ...], list[Block]] | None = None) -> Block:
-    """The block config the emitted stream uses for ``op``; ``memo`` keeps the valid blocks of the
-    ops seen (``probe_key``): enumerating them is most of the API's cost."""
+                  memo: dict[tuple[object, ...], list[Block]] | None = None,
+                  hardware: Accelerator | None = None) -> Block:
+    """The block config the emitted stream uses for ``op``: ``planned`` when ``hardware`` (the
+    plan's accelerator) accepts it, else the backend's nearest; ``memo`` keeps the valid blocks of
+    the ops seen (``probe_key``): enumerating them is most of the API's cost."""
+    if hardware is not None and hardware_accepts(op, planned, hardware, part_kernel_first=part_kernel_first):
+        return planned
     memo = {} if memo is None else memo
     key = probe_key(op, part_kernel_first)
     if key not in memo:

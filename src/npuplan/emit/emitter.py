@@ -108,7 +108,8 @@ def _blocks(api: ModuleType, acc: object, plan: Plan,
     for sop in plan.schedule.ops:
         b = sop.block_config.ofm_block
         planned = (b.height, b.width, b.depth)
-        out[sop.name] = resolve_block(api, acc, sop.op, planned, part_kernel_first=_part_kernel(sop), memo=memo)
+        out[sop.name] = resolve_block(api, acc, sop.op, planned, part_kernel_first=_part_kernel(sop), memo=memo,
+                                      hardware=plan.arch.accelerator)
         changed += out[sop.name] != planned
     return out, changed
 

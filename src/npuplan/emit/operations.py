@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
 from npuplan.commands.types import Address, BufferKind, Box, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
@@ -299,11 +301,14 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H
         view2 = op.ifm2.shape4d if op.ifm2_read_offset is not None else op.ifm2_shape
         npu.ifm2 = _fm(ctx, command.ifm2, op.ifm2, view2, rows2)
+    scalar = scalar_ifm2(op)
+    if scalar is not None:
+        npu.ifm2_scalar = scalar
     npu.ofm = _ofm(ctx, command, op)
     if op.fixed_point is not None:
         _raw_operands(api, npu, op.fixed_point)
-    elif op.activation is Activation.LUT:  # the table maps IFM values: the output stage must not rescale
-        npu.ofm.quantization = npu.ifm.quantization
+    elif op.activation is Activation.LUT:  # the output stage writes the table's input values
+        npu.ofm.quantization = _stage_quantization(api, op, npu)
     elif _raw_average(op):
         for fm in (npu.ifm, npu.ofm):
             fm.quantization = api.NpuQuantization(scale_f32=fm.quantization.scale_f32, zero_point=0)
@@ -338,6 +343,30 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     if op.fixed_point is not None and op.block_type is BlockType.POOLING:  # scaled by 1, as Vela's
         npu.rescale = explicit_scaling(api, 1, 0)
     return npu
+
+
+def scalar_ifm2(op: NpuOp) -> float | None:
+    """The real value of ``op``'s IFM2 when it is a constant scalar (a rank-0 tensor of at most 16
+    bits) of a quantized elementwise operation: the hardware reads it from its IFM2_SCALAR
+    register, not from memory, as Vela runs a TFLite scalar (and as ``hw.block_config`` sizes the
+    shared buffer for it); None otherwise."""
+    t = op.ifm2
+    if (op.block_type is not BlockType.ELEMENTWISE or t is None or len(t.shape) != 0 or t.data is None
+            or t.dtype.bits > 16 or op.fixed_point is not None or op.ifm2_read_offset is not None):
+        return None
+    value = int(np.asarray(t.data).reshape(-1)[0])
+    if t.quant is None or not t.quant.scale:
+        return float(value)
+    return float((value - int(t.quant.zero_point[0])) * float(t.quant.scale[0]))
+
+
+def _stage_quantization(api: ModuleType, op: NpuOp, npu: Any) -> Any:
+    """What a LUT op's output stage scales to (``NpuOp.output_stage_quant``): a standalone LUT
+    op's IFM quantization (no rescale), or the input of a LUT fused into ``op``."""
+    stage = op.lut_input_quant
+    if stage is None:
+        return npu.ifm.quantization
+    return api.NpuQuantization(scale_f32=float(stage.scale[0]), zero_point=int(stage.zero_point[0]))
 
 
 def _raw_operands(api: ModuleType, npu: Any, rounding: Rounding) -> None:
@@ -398,6 +427,9 @@ def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> A
                                                                          zero_point=int(quant.zero_point[0]))
         fms.append(fm)
     npu.ifm, npu.ifm2, npu.ofm = fms
+    scalar = scalar_ifm2(op)
+    if scalar is not None:
+        npu.ifm2_scalar = scalar
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.activation = _activation(api, op)

@@ -122,7 +122,8 @@ def _ohwi(op: NpuOp) -> np.ndarray:
 
 
 def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
-    """``(multiplier, shift)`` of each output channel: IFM scale x weight scale / OFM scale."""
+    """``(multiplier, shift)`` of each output channel: IFM scale x weight scale / OFM scale (the
+    scale of a fused LUT's input when there is one, ``NpuOp.output_stage_quant``)."""
     assert op.weight_tensor is not None and op.weight_tensor.quant is not None
     assert op.ifm.quant is not None and op.ofm.quant is not None
     depth = op.ofm_shape.c
@@ -138,7 +139,9 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
         w_scales *= depth
     if len(w_scales) != depth:
         raise EmitError(op.name, f"{len(w_scales)} weight scales for {depth} output channels")
-    ifm_scale, ofm_scale = op.ifm.quant.scale[0], op.ofm.quant.scale[0]
+    stage = op.output_stage_quant  # a fused LUT's input quantization, else the OFM's
+    assert stage is not None
+    ifm_scale, ofm_scale = op.ifm.quant.scale[0], stage.scale[0]
     if per_tensor and (op.ifm.dtype == DataType.UINT8 or op.tflite_type == "FULLY_CONNECTED"):
         # TFLite's per-tensor uint8 and fully-connected kernels multiply the two scales in float32
         # (as Vela does); per-channel ones in float64, as every convolution

@@ -15,6 +15,7 @@ import numpy as np
 from npuplan._compat import StrEnum
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import Quantization
 
 
 class BlockType(StrEnum):
@@ -148,6 +149,18 @@ class NpuOp:
     # (each keeps its tensor's zero point; an int32 one is read with zero point 0), the output
     # stage multiplies by ``rescale`` (1 without one) and rounds so; None: a quantized operation
     fixed_point: Rounding | None = None
+    # a LUT activation fused into this op (``lowering.activations``): the quantization its output
+    # stage writes, which the table maps to the OFM's (None: a standalone LUT op, whose output
+    # stage keeps the IFM's, or no LUT)
+    lut_input_quant: Quantization | None = None
+
+    @property
+    def output_stage_quant(self) -> Quantization | None:
+        """The quantization the output stage scales to: the fused LUT's input, a standalone LUT
+        op's IFM (the table does the rest), else the OFM's."""
+        if self.lut_input_quant is not None:
+            return self.lut_input_quant
+        return self.ifm.quant if self.activation is Activation.LUT else self.ofm.quant
 
     @property
     def copies_into_box(self) -> bool:

@@ -9,13 +9,19 @@ activation stays a separate operation there.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Op, Tensor
-from npuplan.ir.lowered import Activation
+from npuplan.ir.lowered import Activation, LoweredOp, NpuOp
+from npuplan.ir.types import DataType
 from npuplan.lowering._util import (
     STANDALONE_ACTIVATIONS, fused_activation, replace_op, standalone_activation, with_options, without_op,
 )
 from npuplan.lowering.decompose import is_decomposed_leaky_relu
+from npuplan.lowering.lut_tables import activation_table
 from npuplan.lowering.memory_ops import MEMORY_TYPES
 from npuplan.lowering.resize import RESIZE_TYPES
 from npuplan.lowering.support import BINARY_ELEMENTWISE, CONV_TYPES, POOL_TYPES, unsupported_reason
@@ -27,8 +33,33 @@ _FUSABLE_PRODUCERS = (CONV_TYPES | POOL_TYPES | frozenset(BINARY_ELEMENTWISE) | 
                       | frozenset({"FULLY_CONNECTED", "MEAN", "TRANSPOSE_CONV"}))
 
 
-def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerator) -> bool:
+# Producers the emitter runs a fused LUT on: one output stage scaling to the table's input
+# quantization (``NpuOp.lut_input_quant``): convolutions by their channel scales, binary
+# elementwise ops by their output scale.
+EMITTED_LUT_PRODUCERS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL"})
+
+
+def _lut_table(act: Op) -> np.ndarray | None:
+    """The table of LUT activation ``act`` (input value to output value), or None."""
+    ifm, ofm = act.inputs[0], act.outputs[0]
+    if ifm is None or ifm.quant is None or ofm.quant is None or ifm.dtype != ofm.dtype:
+        return None
+    return activation_table(act.type, ifm.dtype, ifm.quant, ofm.quant, act.options)
+
+
+def _emits_lut(producer: Op, act: Op) -> bool:
+    """Whether the emitter can run LUT activation ``act`` fused into ``producer``: a producer it
+    runs so (``EMITTED_LUT_PRODUCERS``) writing the activation's input type, and a table."""
+    ifm = act.inputs[0]
+    return (producer.type in EMITTED_LUT_PRODUCERS and ifm is not None
+            and producer.outputs[0].dtype == ifm.dtype and _lut_table(act) is not None)
+
+
+def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerator, *,
+              emitted: bool = False) -> bool:
     if producer is None or producer.type not in _FUSABLE_PRODUCERS:
+        return False
+    if emitted and STANDALONE_ACTIVATIONS[act.type] is Activation.LUT and not _emits_lut(producer, act):
         return False
     if unsupported_reason(producer) is not None or unsupported_reason(act) is not None:
         return False
@@ -48,7 +79,8 @@ def _can_fuse(graph: Graph, producer: Op | None, act: Op, accelerator: Accelerat
     return True
 
 
-def _above_reshape(graph: Graph, act: Op, accelerator: Accelerator) -> tuple[Graph, Op, Op] | None:
+def _above_reshape(graph: Graph, act: Op, accelerator: Accelerator, *,
+                   emitted: bool = False) -> tuple[Graph, Op, Op] | None:
     """``(graph, activation, producer)`` with ``act`` moved above the RESHAPE, SQUEEZE or
     EXPAND_DIMS it alone reads, when it then fuses into the producer before that (an activation is
     elementwise: it does not care for the shape). Vela removes such reshapes before fusing, so it
@@ -66,22 +98,25 @@ def _above_reshape(graph: Graph, act: Op, accelerator: Accelerator) -> tuple[Gra
     moved = Op(act.type, (src, *act.inputs[1:]), (moved_out,), act.options, act.index)
     relinked = Op(reshape.type, (moved_out, *reshape.inputs[1:]), act.outputs, reshape.options, reshape.index)
     candidate = replace_op(replace_op(graph, reshape, moved), act, relinked)
-    if not _can_fuse(candidate, producer, moved, accelerator):
+    if not _can_fuse(candidate, producer, moved, accelerator, emitted=emitted):
         return None
     return candidate, moved, producer
 
 
 def fuse_activations(graph: Graph, accelerator: Accelerator, *,
-                     only: frozenset[str] | None = None) -> tuple[Graph, Removed]:
+                     only: frozenset[str] | None = None, emitted: bool = False) -> tuple[Graph, Removed]:
     """Fold each fusable standalone activation into its producer; return graph and removed ops.
-    ``only`` limits the activation types fused (None: every type)."""
+    ``only`` limits the activation types fused (None: every type); ``emitted`` fuses a LUT only
+    where the emitter runs it (``_emits_lut``). A fused LUT keeps the quantization of its input
+    (``npu_lut_quant``): the producer's output stage scales to it, the table maps it
+    (``with_fused_lut``)."""
     removed: list[tuple[str, str]] = []
     for act in [o for o in graph.ops if o.type in STANDALONE_ACTIVATIONS and not is_decomposed_leaky_relu(o)
                 and (only is None or o.type in only)]:
         ifm = act.inputs[0]
         producer = graph.producers().get(ifm) if ifm is not None else None
-        if not _can_fuse(graph, producer, act, accelerator):
-            hoisted = _above_reshape(graph, act, accelerator)
+        if not _can_fuse(graph, producer, act, accelerator, emitted=emitted):
+            hoisted = _above_reshape(graph, act, accelerator, emitted=emitted)
             if hoisted is None:
                 continue
             graph, act, producer = hoisted
@@ -90,9 +125,28 @@ def fuse_activations(graph: Graph, accelerator: Accelerator, *,
             producer,
             npu_activation=STANDALONE_ACTIVATIONS[act.type].value,
             npu_lut=act.type,
+            npu_lut_quant=None if act.inputs[0] is None else act.inputs[0].quant,
+            npu_lut_options=act.options,
             npu_name=producer.options.get("npu_name", producer.name),
         )
         fused = type(fused)(fused.type, fused.inputs, act.outputs, fused.options, fused.index)
         graph = without_op(replace_op(graph, producer, fused), act)
         removed.append((act.name, f"{act.type} fused into '{producer.name}'"))
     return graph, tuple(removed)
+
+
+def with_fused_lut(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
+    """``lowered`` (the operations of ``op``) with the LUT fused into ``op`` (``fuse_activations``)
+    on each operation writing ``op``'s output: its table and the quantization its output stage
+    writes. Unchanged without a fused LUT, or without the table (the op then asks for one:
+    ``lowering.deployable``)."""
+    quant = op.options.get("npu_lut_quant")
+    if op.options.get("npu_activation") != Activation.LUT.value or quant is None:
+        return lowered
+    out = op.outputs[0]
+    table = None
+    if out.quant is not None and out.dtype in (DataType.INT8, DataType.UINT8):
+        table = activation_table(str(op.options["npu_lut"]), out.dtype, quant, out.quant,
+                                 op.options.get("npu_lut_options", {}))
+    return tuple(replace(n, lut=table, lut_input_quant=quant) if isinstance(n, NpuOp) and n.ofm is out else n
+                 for n in lowered)

@@ -4,9 +4,11 @@ The emitter translates each NPU stripe into the register command stream through 
 API; that needs every number the hardware uses (weights, biases, scales, clamps). The operators
 below are those whose NPU operations carry all of them in the lowered graph. Any other operator,
 and any operator whose NPU operations use a feature not listed, stays on the CPU in a deployable
-plan, with the reason. Standalone activations other than the plain clamps are not fused: a LUT
-activation runs as its own operation (an ADD of zero whose output goes through the table the
-lowering computed, ``NpuOp.lut``), and one without a table stays on the CPU.
+plan, with the reason. A LUT activation is fused into a convolution or binary elementwise
+producer as Vela fuses it (the producer's output stage writes the table's input quantization,
+``NpuOp.lut_input_quant``); otherwise it runs as its own operation (an ADD of zero whose output
+goes through the table the lowering computed, ``NpuOp.lut``), and one without a table stays on
+the CPU.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU
 # Activations the output stage computes: a lookup table, or the hardware's 16-bit tanh and sigmoid.
 _FUNCTIONS = frozenset({Activation.LUT, Activation.TANH, Activation.SIGMOID})
 # Standalone activation operators fused into their producer in a deployable plan.
-FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
+FUSABLE_STANDALONE = frozenset({"RELU", "RELU6", "RELU_N1_TO_1", *LUT_ACTIVATIONS})
 _FM_TYPES = frozenset({DataType.INT8, DataType.UINT8, DataType.INT16})
 # TFLite operators whose int32 form is plain integer arithmetic (quantization ignored, wrapping)
 _INT32_ARITHMETIC = frozenset({"ADD", "SUB", "MUL"})

@@ -14,7 +14,7 @@ from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
-from npuplan.lowering.activations import fuse_activations
+from npuplan.lowering.activations import fuse_activations, with_fused_lut
 from npuplan.lowering.argmax import convert_argmax
 from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
@@ -111,7 +111,7 @@ def lower_op(op: Op) -> tuple[LoweredOp, ...]:
         reason = f"{op.type} is not lowered by npuplan"
     if reason is not None:
         return (CpuOp(op, reason),)
-    return _CONVERTERS[op.type](op)
+    return with_fused_lut(op, _CONVERTERS[op.type](op))
 
 
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
@@ -143,7 +143,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     removed += gone
     graph, gone = materialise_broadcast_constants(graph)
     removed += gone
-    graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None)
+    graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None,
+                                   emitted=deployable)
     removed += gone
     return vela_order(graph), removed
 

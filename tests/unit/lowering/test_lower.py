@@ -9,6 +9,7 @@ import numpy as np
 from npuplan.hw.accelerator import accelerator
 from npuplan.hw.block_config import choose_block_config
 from npuplan.io.tflite import read_tflite
+from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, NpuOp, Padding, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
@@ -357,3 +358,28 @@ def test_pool_whose_one_window_is_the_whole_ifm_strides_by_one() -> None:
               stride_h=42, stride_w=9, filter_height=42, filter_width=9, fused_activation_function="NONE")
     (npu,) = lower(model(graph([half], list(half.inputs), list(half.outputs))), U55_128).npu_ops
     assert (npu.kernel.stride_y, npu.kernel.stride_x) == (42, 9)  # two windows: the stride moves them
+
+
+def test_a_deployable_lut_fuses_into_the_conv_with_its_table_and_input_quantization() -> None:
+    """As Vela fuses it: the conv's output stage writes the activation's input quantization
+    (``lut_input_quant``) and the table maps that to the activation's output; on the 64-MAC
+    Ethos-U55 (no spare SHRAM banks) it stays an ADD of zero with the table."""
+    x, y = fm("x", (1, 8, 8, 4)), fm("y", (1, 8, 8, 8))
+    z = Tensor("z", (1, 8, 8, 8), DataType.INT8, Quantization((1 / 128,), (-5,)))
+    g = graph([conv(x, y), op("HARD_SWISH", [y], [z], 1)], [x], [z])
+    (npu,) = lower(model(g), U55_128, deployable=True).npu_ops
+    assert npu.op_type == "Conv2DBias" and npu.activation is Activation.LUT and npu.ofm is z
+    assert npu.lut is not None and npu.lut_input_quant == y.quant and npu.output_stage_quant == y.quant
+    standalone = lower(model(g), accelerator("ethos-u55-64"), deployable=True).npu_ops
+    assert [o.op_type for o in standalone] == ["Conv2DBias", "Add"]
+    assert standalone[1].lut_input_quant is None and standalone[1].output_stage_quant == y.quant
+    assert np.array_equal(standalone[1].lut, npu.lut)
+
+
+def test_a_deployable_lut_after_a_pool_stays_its_own_operation() -> None:
+    """The emitter fuses tables into convolutions and binary elementwise ops only."""
+    x, y, z = fm("x", (1, 8, 8, 8)), fm("y", (1, 4, 4, 8)), fm("z", (1, 4, 4, 8))
+    pool = op("MAX_POOL_2D", [x], [y], 0, padding="VALID", stride_w=2, stride_h=2, filter_width=2,
+              filter_height=2, fused_activation_function="NONE")
+    ops = lower(model(graph([pool, op("HARD_SWISH", [y], [z], 1)], [x], [z])), U55_128, deployable=True).npu_ops
+    assert [o.op_type for o in ops] == ["MaxPool", "Add"] and ops[1].lut is not None

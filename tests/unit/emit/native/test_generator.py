@@ -42,7 +42,9 @@ def test_streams_match_vela(differential, model, scenario):
     probes: list = []
     with differential.probing(probes):
         partitions = differential.captured(DATA / f"{model}.tflite", **SCENARIOS[scenario])
-    assert partitions and probes
+    # the emitter probes the backend's block listing only where the hardware rules reject the plan's
+    # block (``emit.blocks``): a model may make no probe (the listing itself is checked below)
+    assert partitions
     for part in partitions:
         pair = differential.both_streams(part)
         c = compare(pair.vela, pair.native)
