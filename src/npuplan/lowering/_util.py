@@ -68,6 +68,22 @@ def replace_tensor(graph: Graph, old: Tensor, new: Tensor) -> Graph:
     return replace(graph, ops=ops, inputs=swap(graph.inputs), outputs=swap(graph.outputs))
 
 
+def replace_tensors(graph: Graph, new_by_old: Mapping[int, Tensor]) -> Graph:
+    """``replace_tensor`` for many tensors in one pass: ``new_by_old`` maps ``id(old)`` to its
+    replacement (the old tensors must stay alive, as ``graph`` holds them)."""
+
+    def swap(ts: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(new_by_old.get(id(t), t) if t is not None else t for t in ts)
+
+    ops = tuple(
+        replace(op, inputs=swap(op.inputs), outputs=swap(op.outputs))
+        if any(t is not None and id(t) in new_by_old for t in (*op.inputs, *op.outputs))
+        else op
+        for op in graph.ops
+    )
+    return replace(graph, ops=ops, inputs=swap(graph.inputs), outputs=swap(graph.outputs))
+
+
 def without_op(graph: Graph, op: Op) -> Graph:
     return replace(graph, ops=tuple(o for o in graph.ops if o is not op))
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor
-from npuplan.lowering._util import replace_tensor
+from npuplan.lowering._util import replace_tensor, replace_tensors
 from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.shape_ops import fold_shape_ops
 
@@ -133,12 +133,13 @@ def resolve_dynamic_shapes(graph: Graph) -> tuple[Graph, tuple[tuple[str, tuple[
         if not progress:
             break
     changed = []
+    new_by_old: dict[int, Tensor] = {}
     for t in graph.tensors():
         shape = sizes.get(id(t))
         if shape is None:
             continue
-        graph = replace_tensor(graph, t, replace(t, shape=shape, signature=None))
+        new_by_old[id(t)] = replace(t, shape=shape, signature=None)
         if shape != t.shape:
             changed.append((t.name, t.shape, shape))
-    return graph, tuple(changed)
+    return replace_tensors(graph, new_by_old), tuple(changed)
 

@@ -24,6 +24,8 @@ Other activations return None (they stay on the CPU).
 
 from __future__ import annotations
 
+import functools
+
 import math
 from collections.abc import Callable, Mapping
 
@@ -268,6 +270,24 @@ def activation_table(kind: str, dtype: DataType, ifm: Quantization, ofm: Quantiz
     when ``lut_reason`` gives a reason."""
     if lut_reason(kind, dtype) is not None:
         return None
+    try:
+        key = tuple(sorted(options.items()))
+        hash(key)
+    except TypeError:  # an option value that cannot key the memo: compute it afresh
+        return _computed_table(kind, dtype, ifm, ofm, options)
+    return _memo_table(kind, dtype, ifm, ofm, key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _memo_table(kind: str, dtype: DataType, ifm: Quantization, ofm: Quantization,
+                options: tuple[tuple[str, object], ...]) -> np.ndarray | None:
+    """``_computed_table`` memoised by value: recurrent cells repeat one activation hundreds of
+    times with the same quantization (the tables are read-only, so sharing one is safe)."""
+    return _computed_table(kind, dtype, ifm, ofm, dict(options))
+
+
+def _computed_table(kind: str, dtype: DataType, ifm: Quantization, ofm: Quantization,
+                    options: Mapping[str, object]) -> np.ndarray | None:
     try:
         with np.errstate(all="raise"):  # a scale ratio out of range (a corrupt quantization): no table
             value = _TABLES[kind](ifm, ofm, options)
