@@ -15,7 +15,6 @@ from __future__ import annotations
 import configparser
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from npuplan.errors import ConfigError
@@ -85,8 +84,11 @@ class IniDatabase:
 
 
 def bundled_text() -> str:
-    """The text of the bundled ``vela.ini``."""
-    return resources.files("npuplan.hw").joinpath(BUNDLED_NAME).read_text(encoding="utf-8")
+    """The text of the bundled ``vela.ini``.
+
+    Read beside this module rather than through ``importlib.resources``, whose readers import
+    ``zipfile`` on every start-up; npuplan installs as plain files (setuptools package-data)."""
+    return (Path(__file__).resolve().parent / BUNDLED_NAME).read_text(encoding="utf-8")
 
 
 def parse_ini(text: str, source: str) -> dict[str, IniSection]:
