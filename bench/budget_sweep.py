@@ -8,7 +8,14 @@ above its max schedule's peak, and counts the budget pairs ``small < large`` who
 slower than at ``small``. Prints per search: pairs, violations, the worst ratio, and the first
 few violating networks. Asserts nothing.
 
+With ``--zoo DIR ...`` it sweeps real networks instead, through the whole planner (``api``: every
+lowering and order variant): each model in u55-128 (Ethos_U55_High_End_Embedded, Shared_Sram) and
+U65-256 (Ethos_U65_High_End, Dedicated_Sram), Performance, at ``--arena-cache-size`` budgets of
+``ZOO_BUDGETS_KIB``, and lists every inversion: a budget pair ``small < large`` whose plan at
+``large`` has more ``cycles_total`` than at ``small`` (strictly; the 2% figure is counted apart).
+
 Usage: python bench/budget_sweep.py [--networks N] [--seed S] [--search auto|cascade|pareto ...]
+       python bench/budget_sweep.py --zoo DIR [DIR ...] [--model NAME ...]
 """
 
 from __future__ import annotations
@@ -21,7 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
-from npuplan.errors import InfeasiblePlan  # noqa: E402
+from npuplan.api import PreparedModel, make_options, plan_prepared  # noqa: E402
+from npuplan.errors import InfeasiblePlan, NpuplanError  # noqa: E402
+from npuplan.report import build_report  # noqa: E402
+from npuplan.report.summary import summary_row  # noqa: E402
 from npuplan.hw import build_architecture  # noqa: E402
 from npuplan.options import PlanOptions, Search  # noqa: E402
 from npuplan.schedule import plan_schedule  # noqa: E402
@@ -65,12 +75,60 @@ def sweep(graph, search: Search) -> list[tuple[tuple[int, float], tuple[int, flo
     return [(results[i], results[j]) for i in range(len(results)) for j in range(i + 1, len(results))]
 
 
+ZOO_BUDGETS_KIB = (64, 128, 256, 384, 512, 1024, 2048)
+ZOO_SCENARIOS = {
+    "u55_128_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                                memory_mode="Shared_Sram", optimise="Performance"),
+    "u65_256_dedicated_perf": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
+                                   memory_mode="Dedicated_Sram", optimise="Performance"),
+}
+
+
+def zoo_cycles(model: PreparedModel, options: dict[str, str], budget_bytes: int) -> float | None:
+    """The plan's total cycles within ``budget_bytes``, or None when it does not fit."""
+    plan_options = make_options(**options, arena_cache_size=budget_bytes)
+    try:
+        result = plan_prepared(model, plan_options)
+    except InfeasiblePlan:
+        return None
+    return float(summary_row(build_report(result))["cycles_total"])
+
+
+def zoo_sweep(models: list[Path]) -> None:
+    """Every model of ``models`` at every budget of ``ZOO_BUDGETS_KIB`` in ``ZOO_SCENARIOS``; prints
+    the inversions and a count per scenario."""
+    for scenario, options in ZOO_SCENARIOS.items():
+        pairs, inversions = 0, []
+        for path in models:
+            try:
+                model = PreparedModel.read(path)
+            except NpuplanError:
+                continue
+            figures = [(kib, c) for kib in ZOO_BUDGETS_KIB if (c := zoo_cycles(model, options, kib * 1024))]
+            for i, (small, tight) in enumerate(figures):
+                for large, roomy in figures[i + 1:]:
+                    pairs += 1
+                    if roomy > tight:
+                        inversions.append((roomy / tight, path.stem, small, tight, large, roomy))
+            print(f"  {scenario} {path.stem}: " + " ".join(f"{k}k={c:.0f}" for k, c in figures), flush=True)
+        beyond = sum(r > 1 + EQUAL_SPEED_FRACTION for r, *_ in inversions)
+        print(f"{scenario}: {pairs} budget pairs over {len(models)} models, {len(inversions)} inversions "
+              f"({beyond} beyond {EQUAL_SPEED_FRACTION:.0%})")
+        for ratio, name, small, tight, large, roomy in sorted(inversions, reverse=True):
+            print(f"  {ratio:.4f}x  {name}: {tight:.0f} cycles at {small} KiB, {roomy:.0f} at {large} KiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--search", action="append", choices=[s.value for s in Search])
+    parser.add_argument("--zoo", type=Path, nargs="*", help="sweep these zoos' models instead of random networks")
+    parser.add_argument("--model", nargs="*", help="with --zoo: only these models")
     args = parser.parse_args()
+    if args.zoo:
+        zoo_sweep([m for z in args.zoo for m in sorted(z.glob("*.tflite")) if not args.model or m.stem in args.model])
+        return
     searches = [Search(s) for s in (args.search or ["auto"])]
     rng = random.Random(args.seed)
     cases = [(random_blocks(rng), rng.randint(8, 40), rng.randint(2, 16)) for _ in range(args.networks)]
