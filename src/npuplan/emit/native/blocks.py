@@ -2,12 +2,13 @@
 the order Vela's ``npu_find_block_configs`` lists them (width, then height, then depth).
 
 One shared-buffer budget per operation (``npuplan.hw.shram.ShramBudget``), the IFM rows of each
-block height and columns of each width computed once, then one fit test per block: no per-block
-objects.
+block height and columns of each width computed once, then one fit test per block up to the first
+that does not fit (the buffers only grow with each side): no per-block objects.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from npuplan.emit.native.hardware import arch_of
@@ -54,5 +55,15 @@ def find_block_configs(operation: Any, accelerator: Any) -> list[Block]:
     cols = {w: ifm_block_for(HwBlock(1, w, 1), q.kernel, acc, q.resampling).width for w in widths}
     conv1d = ofm.h == 1 and q.kernel.height == 1 and ub.height == 2  # a 1-high block's accumulators
     fits = budget.fits
-    return [(h, w, d) for w in widths for h in heights for d in depths
-            if fits(rows[h] * cols[w] * ifm_pixel[d], (min(h, ofm.h) if conv1d else h) * w * acc_pixel[d])]
+    blocks: list[Block] = []
+    # Both buffers grow with each side, so the blocks that fit are a prefix of the depths for each
+    # (width, height), and a height whose least depth does not fit ends that width's heights.
+    for w in widths:
+        for h in heights:
+            acc_area = (min(h, ofm.h) if conv1d else h) * w
+            fitting = list(itertools.takewhile(
+                lambda d: fits(rows[h] * cols[w] * ifm_pixel[d], acc_area * acc_pixel[d]), depths))
+            if not fitting:
+                break
+            blocks += [(h, w, d) for d in fitting]
+    return blocks
