@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from compile_time import geomean, ours_env
 from scenarios import SCENARIOS, cli_flags
 
 HERE = Path(__file__).resolve().parent
@@ -76,16 +77,6 @@ def run_cpu(cmd: list[str], env: dict[str, str] | None = None) -> Run:
 def least(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> Run:
     runs = [run_cpu(cmd, env) for _ in range(repeat)]
     return min(runs, key=lambda run: (not run.ok, run.cpu_seconds))
-
-
-def ours_env(src: Path, pycache: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(pycache)}
-
-
-def geomean(values: list[float]) -> float:
-    kept = [v for v in values if v > 0 and not math.isnan(v)]
-    return math.exp(sum(math.log(v) for v in kept) / len(kept)) if kept else math.nan
 
 
 def pick_models(zoos: list[str], names: list[str] | None, limit: int | None) -> list[Path]:
