@@ -1,23 +1,29 @@
-"""Compile time of npuplan against Vela 5.2.0's default (C++) core, side by side (issue 26).
+"""Compile time of npuplan against Vela 5.2.0's default (C++) core, side by side, over every
+network of the zoos (issue 26's target).
 
-Every network of the zoos (``--zoo`` directories, default /work/zoo, /work/zoo2, /work/zoo3 and
-the public /work/shared/models) is compiled in the two scenarios of issue 26, Performance
-(u55-128, High_End_Embedded, Shared_Sram) and Size (u55-64, Deep_Embedded, Shared_Sram,
---optimise Size), three ways in the same run: ``npuplan plan`` (plan and reports), ``npuplan plan
---emit-tflite`` (plus the deployable file) and ``vela`` with its default core (which always writes
-its file). Each figure is the CPU seconds (user + system) of a fresh process, read from that
-process's own rusage (``os.wait4``), so ``--jobs N`` runs rows side by side without counting one
-process's time against another; interpreter start-up and imports are included, as a user pays
-them. npuplan runs with its bytecode cached (one untimed warm-up fills a temporary
-PYTHONPYCACHEPREFIX), as an installed npuplan would; Vela's venv was byte-compiled at install.
+Per network and scenario, three fresh processes, as a user would run them, each writing its
+files to a temporary directory:
 
-Prints per scenario and network the three times and the two ratios (plan/vela, emit/vela), then
-per scenario and over both the geomean of each ratio and how many networks are above 1x and 2x.
-A run that fails (exit status other than 0) is shown with its status and left out of the ratios.
-Asserts nothing.
+- ``python -m npuplan.cli plan MODEL <scenario flags>`` (plan and reports),
+- the same with ``--emit-tflite`` (also writes the deployable file),
+- ``vela MODEL <scenario flags>`` (Vela's default core; it always writes its file).
+
+Compile time is the process's CPU seconds (user + system, interpreter start-up and imports
+included, read from the child's own rusage), which other load on the machine does not inflate as
+it does wall-clock time. With ``--repeat N`` each figure is the minimum over N runs. npuplan runs
+with its bytecode cached under a temporary PYTHONPYCACHEPREFIX (one untimed warm-up run fills it),
+as an installed npuplan would run; Vela's venv was byte-compiled by pip.
+
+Scenarios: Performance (ethos-u55-128, Ethos_U55_High_End_Embedded, Shared_Sram) and Size
+(ethos-u55-64, Ethos_U55_Deep_Embedded, Shared_Sram, --optimise Size), from bench/scenarios.py.
+
+Prints per scenario each network's seconds and the ratios npuplan/Vela (plan, and plan with
+--emit-tflite), then per column the geomean, the count above 1x and 2x and the worst networks;
+then the same over both scenarios. A run that fails (npuplan's exit 2 when nothing fits, Vela's
+crash) is shown with its exit code and left out of the ratios. Asserts nothing.
 
 Usage: python bench/compile_vs_vela.py [--vela PATH] [--python PATH] [--zoo DIR ...] [--model NAME ...]
-                                       [--limit N] [--scenario perf|size ...] [--repeat N] [--jobs N]
+                                       [--limit N] [--scenario NAME ...] [--src DIR] [--repeat N] [--jobs N]
 """
 
 from __future__ import annotations
@@ -36,130 +42,143 @@ from compile_time import geomean, ours_env
 from scenarios import SCENARIOS, cli_flags
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_ZOOS = ("/work/zoo", "/work/zoo2", "/work/zoo3", "/work/shared/models")
-DEFAULT_VELA = "/work/velavenv/bin/vela"
-BENCH_SCENARIOS = {"perf": "u55_128_highend_shared_perf", "size": "u55_64_deep_shared_size"}
-WAYS = ("plan", "emit", "vela")
+ZOOS = ("/work/zoo", "/work/zoo2", "/work/zoo3", "/work/shared/models")
+VELA = "/work/velavenv/bin/vela"
+DEFAULT_SCENARIOS = ("u55_128_highend_shared_perf", "u55_64_deep_shared_size")
+COLUMNS = ("plan", "emit")
 
 
 @dataclass(frozen=True, slots=True)
-class Timed:
-    """One figure: the least CPU seconds over the repeats and the last exit status."""
+class Run:
+    """One process's CPU seconds and exit status."""
 
-    cpu_s: float
-    status: int
+    cpu_seconds: float
+    exit_status: int
 
     @property
     def ok(self) -> bool:
-        return self.status == 0
+        return self.exit_status == 0
+
+    def cell(self) -> str:
+        return f"{self.cpu_seconds:7.2f}" if self.ok else f"{self.cpu_seconds:4.1f}:{self.exit_status:<2}"
 
 
-def process_cpu_seconds(cmd: list[str], env: dict[str, str] | None = None) -> Timed:
-    """CPU seconds (user + system) of ``cmd`` in a fresh process, from its own rusage."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, wait_status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(wait_status)
-    return Timed(usage.ru_utime + usage.ru_stime, proc.returncode)
+def run_cpu(cmd: list[str], env: dict[str, str] | None = None) -> Run:
+    """CPU seconds (user + system) of ``cmd`` run to completion in a fresh process (its own rusage,
+    so runs in parallel threads do not mix), in a fresh temporary output directory."""
+    with tempfile.TemporaryDirectory() as out:
+        proc = subprocess.Popen([*cmd, "--output-dir", out], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return Run(usage.ru_utime + usage.ru_stime, proc.returncode)
 
 
-def least(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> Timed:
-    """The least CPU seconds of ``repeat`` runs, each writing to a fresh ``--output-dir``."""
-    runs = []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as out:
-            runs.append(process_cpu_seconds([*cmd, "--output-dir", out], env))
-    return Timed(min(r.cpu_s for r in runs), runs[-1].status)
+def least(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> Run:
+    runs = [run_cpu(cmd, env) for _ in range(repeat)]
+    return min(runs, key=lambda run: (not run.ok, run.cpu_seconds))
 
 
-def commands(model: Path, flags: list[str], python: str, vela: str) -> dict[str, list[str]]:
-    plan = [python, "-m", "npuplan.cli", "plan", str(model), *flags]
-    return {"plan": plan, "emit": [*plan, "--emit-tflite"], "vela": [vela, str(model), *flags]}
-
-
-def time_row(model: Path, flags: list[str], args: argparse.Namespace, env: dict[str, str]) -> dict[str, Timed]:
-    cmds = commands(model, flags, args.python, args.vela)
-    return {way: least(cmd, args.repeat, None if way == "vela" else env) for way, cmd in cmds.items()}
-
-
-def ratios(row: dict[str, Timed]) -> dict[str, float]:
-    """plan/vela and emit/vela; NaN where either side failed."""
-    vela = row["vela"]
-    return {way: row[way].cpu_s / vela.cpu_s if row[way].ok and vela.ok and vela.cpu_s > 0 else math.nan
-            for way in ("plan", "emit")}
-
-
-def _cell(timed: Timed) -> str:
-    return f"{timed.cpu_s:7.2f}" if timed.ok else f"{timed.cpu_s:4.1f}:{timed.status:<2}"
-
-
-def _ratio(value: float) -> str:
-    return f"{value:6.2f}x" if not math.isnan(value) else f"{'-':>7}"
-
-
-def summary(label: str, values: dict[str, list[float]]) -> str:
-    parts = []
-    for way, kept in values.items():
-        kept = [v for v in kept if not math.isnan(v)]
-        above1, above2 = sum(v > 1 for v in kept), sum(v > 2 for v in kept)
-        parts.append(f"{way}/vela geomean {geomean(kept):.2f}x, >1x {above1}/{len(kept)}, >2x {above2}/{len(kept)}")
-    return f"{label}: " + "; ".join(parts)
-
-
-def scenario_table(scenario: str, models: list[Path], args: argparse.Namespace,
-                   env: dict[str, str]) -> dict[str, list[float]]:
-    """Print one scenario's table; return its ratios per way."""
-    flags = cli_flags(SCENARIOS[BENCH_SCENARIOS[scenario]])
-    print(f"\n== {scenario}: {' '.join(flags)}  (CPU s, fresh process each)")
-    print(f"{'network':34} {'plan':>7} {'emit':>7} {'vela':>7} {'plan/v':>7} {'emit/v':>7}", flush=True)
-    found: dict[str, list[float]] = {"plan": [], "emit": []}
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = pool.map(lambda m: (m, time_row(m, flags, args, env)), models)
-        for model, row in rows:
-            ratio = ratios(row)
-            for way, value in ratio.items():
-                found[way].append(value)
-            name = f"{model.parent.name}/{model.stem}"
-            print(f"{name[:34]:34} " + " ".join(_cell(row[w]) for w in WAYS) + " "
-                  + " ".join(_ratio(ratio[w]) for w in ("plan", "emit")), flush=True)
-    print(summary(scenario, found))
-    return found
-
-
-def find_models(zoos: list[str], names: list[str] | None, limit: int | None) -> list[Path]:
+def pick_models(zoos: list[str], names: list[str] | None, limit: int | None) -> list[Path]:
+    """Every ``*.tflite`` of ``zoos`` (sorted by zoo then name), the ``names`` given, or ``limit``
+    of them spread evenly over the list."""
     models = [m for zoo in zoos for m in sorted(Path(zoo).glob("*.tflite"))]
     if names:
-        models = [m for m in models if m.stem in names]
-    return models[:limit] if limit else models
+        models = [m for m in models if m.stem in names or m.name in names]
+    if limit is not None and limit < len(models):
+        step = len(models) / limit
+        models = [models[int(i * step)] for i in range(limit)]
+    return models
 
 
-def main() -> int:
+@dataclass(frozen=True, slots=True)
+class Row:
+    scenario: str
+    model: Path
+    plan: Run
+    emit: Run
+    vela: Run
+
+    def ratio(self, column: str) -> float | None:
+        ours = getattr(self, column)
+        return ours.cpu_seconds / self.vela.cpu_seconds if ours.ok and self.vela.ok else None
+
+
+def time_model(scenario: str, model: Path, args: argparse.Namespace, env: dict[str, str]) -> Row:
+    flags = cli_flags(SCENARIOS[scenario])
+    plan_cmd = [args.python, "-m", "npuplan.cli", "plan", str(model), *flags, "--quiet"]
+    return Row(scenario, model, least(plan_cmd, args.repeat, env), least([*plan_cmd, "--emit-tflite"], args.repeat, env),
+               least([args.vela, str(model), *flags], args.repeat))
+
+
+def _label(model: Path) -> str:
+    return f"{model.parent.name}/{model.stem}"[:40]
+
+
+def print_row(row: Row) -> None:
+    ratios = [row.ratio(c) for c in COLUMNS]
+    cells = " ".join(f"{r:7.2f}x" if r is not None else f"{'-':>8}" for r in ratios)
+    print(f"{_label(row.model):40} {row.plan.cell()} {row.emit.cell()} {row.vela.cell()} {cells}", flush=True)
+
+
+def summary(title: str, rows: list[Row], worst: int) -> None:
+    print(f"\n-- {title}: {len(rows)} runs")
+    for column in COLUMNS:
+        pairs = [(r, x) for r in rows if (x := r.ratio(column)) is not None]
+        ratios = [x for _, x in pairs]
+        failed = len(rows) - len(pairs)
+        above1 = sum(x > 1 for x in ratios)
+        above2 = sum(x > 2 for x in ratios)
+        print(f"{column:5} npuplan/vela geomean {geomean(ratios):.3f} over {len(ratios)}, above 1x {above1}, "
+              f"above 2x {above2}, max {max(ratios, default=math.nan):.2f}x" + (f", {failed} failed" if failed else ""))
+        top = sorted(pairs, key=lambda p: -p[1])[:worst]
+        if top:
+            print("      worst: " + ", ".join(f"{_label(r.model)} ({r.scenario.rsplit('_', 1)[-1]}) {x:.1f}x"
+                                           for r, x in top))
+
+
+def scenario_rows(scenario: str, models: list[Path], args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
+    print(f"\n== {scenario}  (CPU seconds, fresh process each, min of {args.repeat})")
+    print(f"{'network':40} {'plan':>7} {'emit':>7} {'vela':>7} {'plan/v':>8} {'emit/v':>8}")
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(time_model, scenario, model, args, env) for model in models]
+        rows = []
+        for future in futures:
+            rows.append(future.result())
+            print_row(rows[-1])
+    summary(scenario, rows, args.worst)
+    return rows
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--vela", default=DEFAULT_VELA, help="Vela 5.2.0 executable (its default core is timed)")
+    parser.add_argument("--vela", default=VELA, help="vela executable in its own venv")
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs npuplan")
     parser.add_argument("--src", default=str(HERE.parent / "src"), help="npuplan source tree to time")
-    parser.add_argument("--zoo", action="append", default=None, help="directory of .tflite networks (repeatable)")
-    parser.add_argument("--model", action="append", default=None, help="only networks of this name (repeatable)")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N networks")
-    parser.add_argument("--scenario", action="append", choices=list(BENCH_SCENARIOS), default=None)
-    parser.add_argument("--repeat", type=int, default=1, help="runs per figure; the least is kept")
-    parser.add_argument("--jobs", type=int, default=1, help="networks timed at once")
+    parser.add_argument("--zoo", action="append", default=None, help=f"zoo directories (default: {', '.join(ZOOS)})")
+    parser.add_argument("--model", action="append", default=None, help="only these networks (stem)")
+    parser.add_argument("--limit", type=int, default=None, help="only N networks, spread over the zoos")
+    parser.add_argument("--scenario", action="append", choices=list(SCENARIOS), default=None)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per figure; the minimum is kept")
+    parser.add_argument("--jobs", type=int, default=1, help="networks timed at once (CPU time is per process)")
+    parser.add_argument("--worst", type=int, default=6, help="worst networks named per column")
     args = parser.parse_args()
-    models = find_models(args.zoo or list(DEFAULT_ZOOS), args.model, args.limit)
+
+    models = pick_models(args.zoo or list(ZOOS), args.model, args.limit)
     if not models:
-        parser.error("no networks found")
-    overall: dict[str, list[float]] = {"plan": [], "emit": []}
+        parser.error("no network matches")
     with tempfile.TemporaryDirectory() as cache:
-        env = ours_env(Path(args.src).resolve(), Path(cache) / "pyc")
-        least(commands(models[0], [], args.python, args.vela)["emit"], 1, env)  # untimed: fills the bytecode cache
-        help_s = min(process_cpu_seconds([args.python, "-m", "npuplan.cli", "plan", "--help"], env).cpu_s
-                     for _ in range(3))
-        print(f"{len(models)} networks; start-up: npuplan plan --help {help_s:.3f} CPU s (least of 3)")
-        for scenario in args.scenario or list(BENCH_SCENARIOS):
-            for way, values in scenario_table(scenario, models, args, env).items():
-                overall[way] += values
-    print("\n" + summary("all scenarios", overall))
-    return 0
+        env = ours_env(Path(args.src).resolve(), Path(cache))
+        run_cpu([args.python, "-m", "npuplan.cli", "plan", str(models[0]), "--quiet", "--emit-tflite"], env)  # warm-up
+        starts = {"npuplan plan --help": [args.python, "-m", "npuplan.cli", "plan", "--help"],
+                  "vela --version": [args.vela, "--version"]}
+        print("start-up CPU s (min of 3): " + ", ".join(
+            f"{name} {min(run_cpu(cmd, env).cpu_seconds for _ in range(3)):.3f}" for name, cmd in starts.items()))
+        everything: list[Row] = []
+        for scenario in args.scenario or list(DEFAULT_SCENARIOS):
+            everything += scenario_rows(scenario, models, args, env)
+    summary("all scenarios", everything, args.worst)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -12,7 +12,7 @@ Used by tests and fuzzers to build models, and by anything that emits a TFLite f
 from __future__ import annotations
 
 import functools
-import inspect
+import linecache
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -50,11 +50,19 @@ def _enum(name: str) -> dict[str, int]:
     return {k: v for k, v in vars(binding(name)).items() if not k.startswith("_") and isinstance(v, int)}
 
 
+def _source(function: Any) -> str:
+    """The lines of ``function``'s source, first to last its code spans (``inspect.getsource``
+    tokenizes the whole module to find where the function ends: most of an emit's first table)."""
+    code = function.__code__
+    last = max(line for _, _, line in code.co_lines() if line is not None)
+    return "".join(linecache.getlines(code.co_filename)[code.co_firstlineno - 1:last])
+
+
 @functools.lru_cache(maxsize=None)
 def _field(class_name: str, accessor: str) -> tuple[int, str | None]:
     """The slot of ``class_name.accessor`` and its scalar kind (``Int32``, ``Bool``...; None for
     tables, strings and vectors of tables), read from the generated accessor's source."""
-    source = inspect.getsource(getattr(binding(class_name), accessor))
+    source = _source(getattr(binding(class_name), accessor))
     offset = _OFFSET.search(source)
     if offset is None:
         raise ValueError(f"{class_name}.{accessor} has no field offset")
