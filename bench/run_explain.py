@@ -3,9 +3,11 @@ reproducing LiteRT (bisect over prefixes, LiteRT's optimised kernels) and whethe
 reproduces LiteRT's reference kernels, then the README rule that names the difference, if any.
 
 Usage: python bench/run_explain.py [--diff-results bench/results/run_diff.txt] [--models NAME ...]
-                                   [--scenario NAME] [--samples 1] [--seed 0] [--write]
+                                   [--scenario NAME] [--samples 5] [--seed 0] [--write]
 
 Rules (README, "Where the NPU differs from TFLite"):
+  reference-exact     the whole file reproduces LiteRT's reference kernels (TFLite Micro's) bit for
+                      bit: the difference is between LiteRT's two kernel sets, named in the README
   fc-double-rounding  first differing operator is a FULLY_CONNECTED or 1x1 CONV_2D (the output
                       stage's TFL double rounding against the optimised kernels' single rounding)
   avgpool-requant     first differing operator is an AVERAGE_POOL_2D whose input and output
@@ -49,7 +51,14 @@ def diff_models(results: Path) -> list[str]:
     return names
 
 
-def find_model(name: str) -> Path | None:
+def find_model(name: str, scratch: Path) -> Path | None:
+    """The model file of a run_diff row: a set's file, or run_diff's seeded random network."""
+    if name.startswith("random_") and name[7:].isdigit():
+        from random_graphs import network_bytes
+
+        path = scratch / f"{name}.tflite"
+        path.write_bytes(network_bytes(int(name[7:])))
+        return path
     for directory in SETS.values():
         path = Path(directory) / f"{name}.tflite"
         if path.exists():
@@ -82,7 +91,7 @@ def rule_of(op: Op) -> str:
             return "fc-double-rounding"
     if kind.endswith("AVERAGE_POOL_2D"):
         source, result = op.inputs[0], op.outputs[0]
-        if source.quantization != result.quantization:
+        if source.quant != result.quant:
             return "avgpool-requant"
     return "UNEXPLAINED"
 
@@ -98,9 +107,10 @@ def explain(path: Path, options: dict[str, str], samples: int, seed: int) -> str
         if index is None:
             return "agrees (optimised kernels) in this scenario"
         op = model.main.ops[index]
-        whole_reference = check(len(model.main.ops), True) or "agrees"
-    return (f"first at op {index} {op.type} -> {rule_of(op)} | reference kernels, whole model: "
-            f"{whole_reference[:100]}")
+        whole_reference = check(len(model.main.ops), True)
+    verdict = "reference-exact" if not whole_reference else rule_of(op)
+    return (f"first at op {index} {op.type} -> {verdict} | reference kernels, whole model: "
+            f"{(whole_reference or 'agrees')[:100]}")
 
 
 def main() -> None:
@@ -108,7 +118,7 @@ def main() -> None:
     parser.add_argument("--diff-results", type=Path, default=HERE / "results" / "run_diff.txt")
     parser.add_argument("--models", nargs="*")
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="u55_128_highend_shared_perf")
-    parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
@@ -120,8 +130,9 @@ def main() -> None:
              f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, scenario {args.scenario}"]
     for line in lines:
         print(line)
+    scratch = Path(tempfile.mkdtemp())
     for name in names:
-        path = find_model(name)
+        path = find_model(name, scratch)
         text = f"{name}: " + (explain(path, SCENARIOS[args.scenario], args.samples, args.seed) if path
                               else "model file not found in the sets")
         print(text, flush=True)
