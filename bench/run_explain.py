@@ -21,21 +21,19 @@ bench/results/run_explain.txt. Asserts nothing.
 from __future__ import annotations
 
 import argparse
-import datetime
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from run_bisect import differs, prefix_model
-from run_diff import SETS
+from run_bisect import differs, first_differing, prefix_model
+from run_diff import SETS, VELA, _header
 from scenarios import SCENARIOS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 from npuplan.io.tflite import read_tflite  # noqa: E402
-from npuplan.ir.graph import Model, Op  # noqa: E402
+from npuplan.ir.graph import Op  # noqa: E402
 
 RESULTS = HERE / "results" / "run_explain.txt"
 
@@ -66,21 +64,6 @@ def find_model(name: str, scratch: Path) -> Path | None:
     return None
 
 
-def first_differing(model: Model, check) -> int | None:
-    """Index of the first operator whose prefix differs, None when the whole model agrees."""
-    count = len(model.main.ops)
-    if not check(count):
-        return None
-    low, high = 0, count
-    while high - low > 1:
-        middle = (low + high) // 2
-        if check(middle):
-            high = middle
-        else:
-            low = middle
-    return high - 1
-
-
 def rule_of(op: Op) -> str:
     kind = str(op.type)
     if kind.endswith("FULLY_CONNECTED"):
@@ -103,7 +86,7 @@ def explain(path: Path, options: dict[str, str], samples: int, seed: int) -> str
             return differs(prefix_model(model, count), "npuplan", options, samples, seed, Path(scratch),
                            reference_kernels=reference)
 
-        index = first_differing(model, check)
+        index = first_differing(len(model.main.ops), check)
         if index is None:
             return "agrees (optimised kernels) in this scenario"
         op = model.main.ops[index]
@@ -123,11 +106,8 @@ def main() -> None:
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     names = args.models or diff_models(args.diff_results)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=HERE).stdout.strip()
-    lines = [f"# python bench/run_explain.py {' '.join(sys.argv[1:])}",
-             f"# commit {commit}, Vela 5.2.0 (not used: DIFF rows have no Vela file), "
-             f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, scenario {args.scenario}"]
+    lines = _header(sys.argv[1:], str(VELA))
+    lines = [lines[0].replace("run_diff.py", "run_explain.py"), f"{lines[1]}, scenario {args.scenario}"]
     for line in lines:
         print(line)
     scratch = Path(tempfile.mkdtemp())
