@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from run_diff import VELA, npuplan_file, run_side, vela_file
@@ -54,6 +55,21 @@ def differs(data: bytes, tool: str, options: dict[str, str], samples: int, seed:
     return "; ".join(bad)
 
 
+def first_differing(count: int, check: Callable[[int], str]) -> int | None:
+    """Index of the first of ``count`` operators whose prefix ``check`` finds differing (a non-empty
+    answer), None when the whole model agrees."""
+    if not check(count):
+        return None
+    low, high = 0, count  # the first `low` operators agree (0: nothing), the first `high` do not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if check(middle):
+            high = middle
+        else:
+            low = middle
+    return high - 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", type=Path)
@@ -73,18 +89,11 @@ def main() -> None:
             print(f"first {count} operators (to {count - 1} {ops[count - 1].type}): {found or 'agree'}", flush=True)
             return found
 
-        if not check(len(ops)):
+        index = first_differing(len(ops), check)
+        if index is None:
             print("the whole model agrees")
             return
-        low, high = 0, len(ops)  # the first `low` operators agree (0: nothing), the first `high` do not
-        while high - low > 1:
-            middle = (low + high) // 2
-            if check(middle):
-                high = middle
-            else:
-                low = middle
-        op = ops[high - 1]
-        print(f"first seen at operator {high - 1} ({op.type}, output '{op.name}')")
+        print(f"first seen at operator {index} ({ops[index].type}, output '{ops[index].name}')")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,125 @@
+"""Classify run_diff's DIFF rows: for each model, the first operator where npuplan's file stops
+reproducing LiteRT (bisect over prefixes, LiteRT's optimised kernels) and whether the whole file
+reproduces LiteRT's reference kernels, then the README rule that names the difference, if any.
+
+Usage: python bench/run_explain.py [--diff-results bench/results/run_diff.txt] [--models NAME ...]
+                                   [--scenario NAME] [--samples 5] [--seed 0] [--write]
+
+Rules (README, "Where the NPU differs from TFLite"):
+  reference-exact     the whole file reproduces LiteRT's reference kernels (TFLite Micro's) bit for
+                      bit: the difference is between LiteRT's two kernel sets, named in the README
+  fc-double-rounding  first differing operator is a FULLY_CONNECTED or 1x1 CONV_2D (the output
+                      stage's TFL double rounding against the optimised kernels' single rounding)
+  avgpool-requant     first differing operator is an AVERAGE_POOL_2D whose input and output
+                      quantization differ
+  UNEXPLAINED         anything else: a bug to fix or a difference still to name
+The classification names the operator kind only; it does not recompute that operator's arithmetic
+(a candidate for the rule, not its proof). Prints one line per model; with --write also writes
+bench/results/run_explain.txt. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from run_bisect import differs, first_differing, prefix_model
+from run_diff import SETS, VELA, _header
+from scenarios import SCENARIOS
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from npuplan.io.tflite import read_tflite  # noqa: E402
+from npuplan.ir.graph import Op  # noqa: E402
+
+RESULTS = HERE / "results" / "run_explain.txt"
+
+
+def diff_models(results: Path) -> list[str]:
+    """The model names of run_diff's DIFF rows, first-seen order."""
+    names: list[str] = []
+    for line in results.read_text().splitlines():
+        if ": DIFF" in line and not line.startswith("#"):
+            name = line.split()[0]
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def find_model(name: str, scratch: Path) -> Path | None:
+    """The model file of a run_diff row: a set's file, or run_diff's seeded random network."""
+    if name.startswith("random_") and name[7:].isdigit():
+        from random_graphs import network_bytes
+
+        path = scratch / f"{name}.tflite"
+        path.write_bytes(network_bytes(int(name[7:])))
+        return path
+    for directory in SETS.values():
+        path = Path(directory) / f"{name}.tflite"
+        if path.exists():
+            return path
+    return None
+
+
+def rule_of(op: Op) -> str:
+    kind = str(op.type)
+    if kind.endswith("FULLY_CONNECTED"):
+        return "fc-double-rounding"
+    if kind.endswith("CONV_2D") and not kind.endswith("DEPTHWISE_CONV_2D"):
+        weights = op.inputs[1]
+        if weights is not None and tuple(weights.shape)[1:3] == (1, 1):
+            return "fc-double-rounding"
+    if kind.endswith("AVERAGE_POOL_2D"):
+        source, result = op.inputs[0], op.outputs[0]
+        if source.quant != result.quant:
+            return "avgpool-requant"
+    return "UNEXPLAINED"
+
+
+def explain(path: Path, options: dict[str, str], samples: int, seed: int) -> str:
+    model = read_tflite(path)
+    with tempfile.TemporaryDirectory() as scratch:
+        def check(count: int, reference: bool = False) -> str:
+            return differs(prefix_model(model, count), "npuplan", options, samples, seed, Path(scratch),
+                           reference_kernels=reference)
+
+        index = first_differing(len(model.main.ops), check)
+        if index is None:
+            return "agrees (optimised kernels) in this scenario"
+        op = model.main.ops[index]
+        whole_reference = check(len(model.main.ops), True)
+    verdict = "reference-exact" if not whole_reference else rule_of(op)
+    return (f"first at op {index} {op.type} -> {verdict} | reference kernels, whole model: "
+            f"{(whole_reference or 'agrees')[:100]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--diff-results", type=Path, default=HERE / "results" / "run_diff.txt")
+    parser.add_argument("--models", nargs="*")
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="u55_128_highend_shared_perf")
+    parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    names = args.models or diff_models(args.diff_results)
+    lines = _header(sys.argv[1:], str(VELA))
+    lines = [lines[0].replace("run_diff.py", "run_explain.py"), f"{lines[1]}, scenario {args.scenario}"]
+    for line in lines:
+        print(line)
+    scratch = Path(tempfile.mkdtemp())
+    for name in names:
+        path = find_model(name, scratch)
+        text = f"{name}: " + (explain(path, SCENARIOS[args.scenario], args.samples, args.seed) if path
+                              else "model file not found in the sets")
+        print(text, flush=True)
+        lines.append(text)
+    if args.write:
+        RESULTS.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
