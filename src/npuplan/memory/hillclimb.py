@@ -2,7 +2,7 @@
 
 Start from an order, find the bottleneck (the range whose end address is the peak), collect the
 ranges that decided its address (its time neighbours and the chains of ranges that pushed them up),
-swap two of them in the order, re-place from the earlier of the two turns, and keep the new order
+swap two of them in the order, re-place what the swap can move (``placement.place_again``), and keep the new order
 unless the peak grew. Deterministic: a private ``random.Random(seed)`` and iteration counts, never
 wall-clock time.
 """
@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, new_state, place_from
+from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, new_state, place_again, place_from
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +48,8 @@ def hill_climb(
         stuck = iteration - last_improvement
         if best.peak_bytes <= target_bytes or stuck >= settings.patience_iterations:
             break
-        first_turn = _perturb(state, inst, rng, stuck=stuck, settings=settings)
-        if place_from(state, inst, first_turn, give_up_above=best.peak_bytes):
+        moved_turns = _perturb(state, inst, rng, stuck=stuck, settings=settings)
+        if place_again(state, inst, moved_turns, give_up_above=best.peak_bytes):
             if state.peak_bytes < best.peak_bytes:
                 last_improvement = iteration
             best.assign(state)
@@ -60,12 +60,13 @@ def hill_climb(
 
 def _perturb(
     state: PlacementState, inst: Instance, rng: random.Random, *, stuck: int, settings: HillClimbSettings
-) -> int:
-    """Swap blockers of the bottleneck in ``state.order``; returns the earliest turn that changed."""
+) -> list[int]:
+    """Swap blockers of the bottleneck in ``state.order``; returns the turns swapped (none when
+    there are fewer than two blockers)."""
     bottleneck = _bottleneck(state, inst)
     turns = _blocker_turns(state, inst, bottleneck)
     if len(turns) < 2:
-        return len(state.order)
+        return []
     not_live = [t for t in turns if not _live_together(inst, bottleneck, state.order[t])]
     if not_live and rng.randrange(100) < settings.non_neighbour_percent:
         first = rng.choice(not_live)
@@ -81,7 +82,7 @@ def _perturb(
         a, b = rng.choice(wider), rng.choice(wider)
         _swap(state, a, b)
         changed += [a, b]
-    return min(changed)
+    return changed
 
 
 def _bottleneck(state: PlacementState, inst: Instance) -> int:

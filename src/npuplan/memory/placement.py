@@ -7,6 +7,7 @@ the allocators choose; this module turns an order into addresses.
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -166,6 +167,48 @@ def place_from(state: PlacementState, inst: Instance, first_turn: int, *, give_u
         if give_up_above is not None and peak > give_up_above:
             return False
     return True
+
+
+def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int], *,
+                give_up_above: int | None = None) -> bool:
+    """After the ranges at ``moved_turns`` changed turns, what ``place_from(state, inst, min(
+    moved_turns), give_up_above=...)`` gives (the state fully updated either way), re-placing only
+    the ranges whose placement can differ: a range's address depends only on the addresses of its
+    time neighbours placed before it, so only the moved ranges, their later neighbours and, in
+    turn order, the later neighbours of every range whose address changed are re-placed."""
+    if not moved_turns:
+        return True
+    order, turn_of, offsets = state.order, state.turn_of, state.offsets
+    sizes, aligns, neighbours = inst.sizes_bytes, inst.alignments, inst.neighbours
+    first = min(moved_turns)
+    pending = list(set(moved_turns) | {turn_of[j] for t in moved_turns for j in neighbours[order[t]]
+                                       if turn_of[j] > first})
+    heapq.heapify(pending)
+    done: set[int] = set()
+    while pending:
+        turn = heapq.heappop(pending)
+        if turn in done:
+            continue
+        done.add(turn)
+        i = order[turn]
+        busy = sorted(
+            (offsets[j], offsets[j] + sizes[j], j) for j in neighbours[i] if turn_of[j] < turn and sizes[j] > 0
+        )
+        address, state.predecessor[i] = _lowest_fit(sizes[i], aligns[i], busy)
+        if address != offsets[i]:
+            offsets[i] = address
+            for j in neighbours[i]:
+                if turn_of[j] > turn:
+                    heapq.heappush(pending, turn_of[j])
+    peak = state.peak_upto[first - 1] if first > 0 else 0
+    peak_upto = state.peak_upto
+    for turn in range(first, len(order)):
+        i = order[turn]
+        end = offsets[i] + sizes[i]
+        if end > peak:
+            peak = end
+        peak_upto[turn] = peak
+    return give_up_above is None or peak <= give_up_above
 
 
 def _lowest_fit(size: int, alignment: int, busy: Sequence[tuple[int, int, int]]) -> tuple[int, int]:

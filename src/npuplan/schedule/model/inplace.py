@@ -16,6 +16,8 @@ must not be in a cascade. The peak then counts the pair once instead of twice at
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import BlockType, NpuOp, Padding
 from npuplan.ir.shape import Shape4D, same_element_order
@@ -23,13 +25,15 @@ from npuplan.schedule.model.decisions import Decisions
 from npuplan.schedule.model.network import Network
 
 
-def inplace_outputs(net: Network, dec: Decisions) -> dict[str, str]:
-    """OFM name -> name of the input feature map whose fast-storage buffer it overwrites."""
+def inplace_outputs(net: Network, dec: Decisions, ops: Iterable[int] | None = None) -> dict[str, str]:
+    """OFM name -> name of the input feature map whose fast-storage buffer it overwrites, for the
+    NPU ops at indices ``ops`` (ascending; default all of them)."""
     if not dec.fast_fms:  # both must be in fast storage
         return {}
-    rolling = {r.tensor_name for c in dec.cascades for r in c.rolling}
+    rolling = dec.rolling_fms
     found: dict[str, str] = {}
-    for i, op in enumerate(net.npu_ops):
+    for i in range(len(net.npu_ops)) if ops is None else ops:
+        op = net.npu_ops[i]
         if not _may_overwrite(op) or dec.cascade_of(i) is not None:
             continue
         if op.ofm.name not in dec.fast_fms or op.ofm.name in rolling or op.ofm.name in found:
@@ -57,7 +61,7 @@ def _pointwise_pool(op: NpuOp) -> bool:
 
 
 def _overwritable(
-    net: Network, dec: Decisions, rolling: set[str], op: NpuOp, index: int,
+    net: Network, dec: Decisions, rolling: frozenset[str], op: NpuOp, index: int,
     tensor: Tensor | None, shape: Shape4D | None,
 ) -> bool:
     if tensor is None or shape is None or tensor.is_constant:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from npuplan.memory.allocators import allocate
@@ -64,19 +64,31 @@ def fm_buffers(
     return [Buffer(name, start, end, size, "fm") for name, (start, end, size) in spans.items()]
 
 
-def inplace_group(owner: Mapping[str, str], names: Iterable[str]) -> set[str]:
-    """``names`` closed under the in-place pairs ``owner`` (OFM -> input; both directions)."""
+def inplace_mates(owner: Mapping[str, str]) -> dict[str, list[str]]:
+    """Per feature map, the maps it shares a buffer with directly under the in-place pairs
+    ``owner`` (OFM -> input; both directions): built once, it serves many ``inplace_group`` calls."""
     mates: dict[str, list[str]] = {}
     for out, inp in owner.items():
         mates.setdefault(out, []).append(inp)
         mates.setdefault(inp, []).append(out)
+    return mates
+
+
+def inplace_group(
+    owner: Mapping[str, str], names: Iterable[str], *, mates: Sequence[Mapping[str, list[str]]] | None = None,
+) -> set[str]:
+    """``names`` closed under the in-place pairs ``owner`` (OFM -> input; both directions), or
+    under every one of ``mates`` (``inplace_mates`` of one or more pair sets) when given."""
+    tables = (inplace_mates(owner),) if mates is None else mates
     found = set(names)
     todo = list(found)
     while todo:
-        for other in mates.get(todo.pop(), ()):
-            if other not in found:
-                found.add(other)
-                todo.append(other)
+        name = todo.pop()
+        for table in tables:
+            for other in table.get(name, ()):
+                if other not in found:
+                    found.add(other)
+                    todo.append(other)
     return found
 
 

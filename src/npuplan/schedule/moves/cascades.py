@@ -35,7 +35,7 @@ from npuplan.schedule.model.geometry import (
 from npuplan.schedule.model.inplace import inplace_outputs
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
-from npuplan.schedule.model.usage import fast_buffers, fm_buffers, inplace_group, usage_by_time
+from npuplan.schedule.model.usage import fast_buffers, fm_buffers, inplace_group, inplace_mates, usage_by_time
 from npuplan.schedule.moves.weights import (
     candidate_plans,
     cascade_weight_option,
@@ -133,6 +133,7 @@ class _Context:
     base: list[int]
     live_at: list[frozenset[str]]  # full feature maps in fast storage at each time step
     owner: dict[str, str]  # in-place pairs of ``dec``: OFM -> the input it overwrites
+    mates: dict[str, list[str]]  # ``inplace_mates(owner)``
     with_weights: bool
     op_memo: dict[tuple[int, int, bool, bool, int], tuple[int, tuple[int, int] | None, int]] = field(
         default_factory=dict)
@@ -146,7 +147,8 @@ def _context(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracl
         for t in range(b.start, b.end + 1):
             live[t].add(b.name)
     base = usage_by_time(net, fast_buffers(net, dec))
-    return _Context(net, dec, arch, oracle, base, [frozenset(x) for x in live], inplace_outputs(net, dec),
+    owner = inplace_outputs(net, dec)
+    return _Context(net, dec, arch, oracle, base, [frozenset(x) for x in live], owner, inplace_mates(owner),
                     with_weights)
 
 
@@ -292,9 +294,10 @@ def _span_peak(ctx: _Context, s: int, e: int, rolling: tuple[RollingBuffer, ...]
     touched = set().union(*ctx.live_at[ts:te + 1])
     touched.update(net.npu_ops[k].ofm.name for k in range(s, e + 1))
     touched.add(net.npu_ops[s].ifm.name)
-    names = [n for n in inplace_group(ctx.owner, touched) if n in net.fms]
-    # adding the cascade only drops the in-place pairs of the ops it takes in (their FMs roll)
-    kept = {out: inp for out, inp in ctx.owner.items() if not s <= net.fms[out].producer <= e}
+    names = [n for n in inplace_group(ctx.owner, touched, mates=(ctx.mates,)) if n in net.fms]
+    # adding the cascade only drops the in-place pairs of the ops it takes in (their FMs roll); only
+    # the pairs among ``names`` are read (the group is closed under them)
+    kept = {out: ctx.owner[out] for out in names if out in ctx.owner and not s <= net.fms[out].producer <= e}
     usage = ctx.base[ts:te + 1]
     for buffers, sign in ((fm_buffers(net, ctx.dec, names, owner=ctx.owner), -1),
                           (fm_buffers(net, trial, names, owner=kept), 1)):

@@ -27,6 +27,7 @@ slice of a concatenation in place) may run in any order.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -191,24 +192,25 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     held_bytes, held = memory.initial()
     ready = tuple(k for k, ps in enumerate(preds) if not ps)
     level = {0: _Frontier(held_bytes, held_bytes, held, 0, ready, None)}
+    run = memory.run
     for _ in range(count):
-        following: dict[int, _Frontier] = {}
+        # Each frontier reached is kept as (rank, tensors held, last op, frontier before it) and only
+        # the ones the beam keeps are built (their ready ops are the costly part): the same search.
+        following: dict[int, tuple[tuple[int, int, int], int, int, _Frontier]] = {}
         for done, state in level.items():
             last = -1 if state.path is None else state.path[0]
+            peak, held_bytes, held, breaks = state.peak_bytes, state.held_bytes, state.held, state.breaks
             for k in state.ready:
-                step, b, h = memory.run(done, state.held_bytes, state.held, k)
+                step, b, h = run(done, held_bytes, held, k)
                 key = done | (1 << k)
-                candidate_rank = (max(state.peak_bytes, step), b, state.breaks + (last not in preds[k]))
+                candidate_rank = (peak if peak >= step else step, b, breaks + (last not in preds[k]))
                 best = following.get(key)
-                if best is not None and best.rank <= candidate_rank:
+                if best is not None and best[0] <= candidate_rank:
                     continue
-                now_ready = [r for r in state.ready if r != k]
-                now_ready += [s for s in succs[k] if all(key >> p & 1 for p in preds[s])]
-                following[key] = _Frontier(*candidate_rank[:2], h, candidate_rank[2], tuple(sorted(now_ready)),
-                                           (k, state.path))
-        if len(following) > limit:
-            following = dict(sorted(following.items(), key=lambda item: item[1].rank)[:limit])
-        level = following
+                following[key] = (candidate_rank, h, k, state)
+        kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
+                else following.items())
+        level = {key: _advanced(key, *reached, preds, succs) for key, reached in kept}
     (final,) = level.values()
     found: list[int] = []
     path = final.path
@@ -218,6 +220,14 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     searched, demand = tuple(reversed(found)), demand_order(graph, preds)
     order, peak = min(((o, order_peak_bytes(graph, o, sizes)) for o in (searched, demand)), key=lambda c: c[1])
     return identity if peak >= order_peak_bytes(graph, identity, sizes) else order
+
+
+def _advanced(done: int, rank: tuple[int, int, int], held: int, k: int, before: _Frontier,
+              preds: list[frozenset[int]], succs: list[list[int]]) -> _Frontier:
+    """The frontier ``done`` reached from ``before`` by running op ``k``, with ``rank`` and ``held``."""
+    now_ready = [r for r in before.ready if r != k]
+    now_ready += [s for s in succs[k] if all(done >> p & 1 for p in preds[s])]
+    return _Frontier(rank[0], rank[1], held, rank[2], tuple(sorted(now_ready)), (k, before.path))
 
 
 def demand_order(graph: LoweredGraph, preds: list[frozenset[int]] | None = None) -> tuple[int, ...]:

@@ -11,63 +11,177 @@ only: Size already takes the least peak, and buffers weights only below it.)
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.pricing.assemble import total_cycles
-from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions
+from npuplan.schedule.pricing.costing import cost_op
+from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
-from npuplan.schedule.model.usage import fast_buffers, usage_by_time
+from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.model.usage import (
+    fast_buffers,
+    fm_buffers,
+    inplace_group,
+    inplace_mates,
+    rolling_buffers,
+    usage_by_time,
+    weight_buffers,
+)
 
 
 def trim_peak(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, cycles_bound: float) -> Decisions:
     """``dec`` with cascades and weight buffers at the peak undone while that is worth it: each
     step must save a larger fraction of the peak than it adds to the cycles, and the total must
     stay within ``cycles_bound``."""
-    cycles = total_cycles(net, dec, arch, oracle)
-    steps, peak = _peak_steps(net, dec)
+    priced = _Priced.of(net, dec, arch, oracle)
+    usage = usage_by_time(net, fast_buffers(net, dec))
+    steps, peak = _peak_steps(usage)
     while peak > 0:
-        best: tuple[float, Decisions, int, frozenset[int], int] | None = None
-        for option in _undo_options(net, dec, arch, steps):
-            option_steps, option_peak = _peak_steps(net, option)
+        best: tuple[float, Decisions, int, list[int], frozenset[int], int] | None = None
+        owner = _Owners.of(net, dec)
+        for option, changed, weights_only in _undo_options(net, dec, arch, steps):
+            option_usage = _usage_without_weights(net, dec, usage, changed) if weights_only else (
+                _usage_undone(net, dec, option, usage, changed, owner))
+            option_steps, option_peak = _peak_steps(option_usage)
             if option_peak >= peak:
                 continue
-            option_cycles = total_cycles(net, option, arch, oracle)
-            gain = (peak - option_peak) / peak - (option_cycles - cycles) / max(cycles, 1)
+            option_cycles = priced.total_with(net, option, arch, oracle, changed)
+            gain = (peak - option_peak) / peak - (option_cycles - priced.total_cycles) / max(priced.total_cycles, 1)
             if option_cycles <= cycles_bound and gain > 0 and (best is None or gain > best[0]):
-                best = (gain, option, option_cycles, option_steps, option_peak)
+                best = (gain, option, option_cycles, option_usage, option_steps, option_peak)
         if best is None:
             return dec
-        _, dec, cycles, steps, peak = best
+        _, dec, _, usage, steps, peak = best
+        priced = _Priced.of(net, dec, arch, oracle)
     return dec
 
 
-def _peak_steps(net: Network, dec: Decisions) -> tuple[frozenset[int], int]:
-    usage = usage_by_time(net, fast_buffers(net, dec))
+@dataclass(frozen=True, slots=True)
+class _Priced:
+    """Each op's cycles and the slack it leaves the next under one decision set, so that a change
+    to a few ops is priced by costing those ops and the ones their slack reaches (the same sum
+    ``total_cycles`` gives)."""
+
+    dec: Decisions
+    cycles: tuple[int, ...]
+    slack: tuple[int, ...]
+    total_cycles: int
+
+    @staticmethod
+    def of(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle) -> _Priced:
+        cycles, slack, prev = [], [], 0
+        for i in range(len(net.npu_ops)):
+            c = cost_op(net, dec, arch, oracle, i, prev_slack_cycles=prev)
+            cycles.append(c.cycles)
+            slack.append(c.slack_cycles)
+            prev = c.slack_cycles
+        return _Priced(dec, tuple(cycles), tuple(slack), sum(cycles))
+
+    def total_with(self, net: Network, option: Decisions, arch: Architecture, oracle: CostOracle,
+                   changed: frozenset[int]) -> int:
+        """``total_cycles`` of ``option``, which differs from ``self.dec`` only in what ops
+        ``changed`` read (their stripes, weight plans, cascades and the maps they access)."""
+        if not changed:
+            return self.total_cycles
+        first, last = min(changed), max(changed)
+        total = sum(self.cycles[:first])
+        prev = self.slack[first - 1] if first > 0 else 0
+        for i in range(first, len(self.cycles)):
+            if i > last and prev == self.slack[i - 1]:  # from here on every op costs as before
+                return total + sum(self.cycles[i:])
+            c = cost_op(net, option, arch, oracle, i, prev_slack_cycles=prev)
+            total += c.cycles
+            prev = c.slack_cycles
+        return total
+
+
+def _peak_steps(usage: list[int]) -> tuple[frozenset[int], int]:
     peak = max(usage, default=0)
     return frozenset(t for t, used in enumerate(usage) if used == peak), peak
 
 
-def _undo_options(net: Network, dec: Decisions, arch: Architecture, steps: frozenset[int]) -> Iterator[Decisions]:
+def _usage_without_weights(net: Network, dec: Decisions, usage: list[int], ops: frozenset[int]) -> list[int]:
+    """``usage`` (of ``dec``) with the weight buffers of ``ops`` dropped: nothing else a weight
+    plan decides is in fast storage."""
+    out = list(usage)
+    for b in weight_buffers(net, dec, sorted(ops)):
+        for t in range(b.start, b.end + 1):
+            out[t] -= b.size_bytes
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Owners:
+    """The in-place pairs of one decision set (``inplace_outputs``) and, per map, its mates."""
+
+    pairs: dict[str, str]
+    mates: dict[str, list[str]]
+
+    @staticmethod
+    def of(net: Network, dec: Decisions) -> _Owners:
+        pairs = inplace_outputs(net, dec)
+        return _Owners(pairs, inplace_mates(pairs))
+
+
+def _usage_undone(
+    net: Network, dec: Decisions, option: Decisions, usage: list[int], changed: frozenset[int], owner: _Owners,
+) -> list[int]:
+    """``usage`` (of ``dec``) turned into ``option``'s, which undoes cascades and weight buffers of
+    the ops ``changed``: only the buffers of the maps those ops access (with every map sharing a
+    buffer with one of them, under either decision set's in-place pairs), the removed cascades'
+    rolling buffers and those ops' weight buffers are redone (as ``cascades._span_peak`` does)."""
+    ops = sorted(changed)
+    new_pairs = {out: inp for out, inp in owner.pairs.items() if net.fms[out].producer not in changed}
+    redone = inplace_outputs(net, option, ops)
+    new_pairs.update(redone)
+    touched = {t.name for i in ops for t in (net.npu_ops[i].ifm, net.npu_ops[i].ifm2, net.npu_ops[i].ofm)
+               if t is not None}
+    names = [n for n in inplace_group(redone, touched, mates=(owner.mates, inplace_mates(redone))) if n in net.fms]
+    kept = {c.id for c in option.cascades}
+    out = list(usage)
+    for d, pairs, cascades, sign in ((dec, owner.pairs, [c for c in dec.cascades if c.id not in kept], -1),
+                                     (option, new_pairs, [], 1)):
+        for b in fm_buffers(net, d, names, owner=pairs) + rolling_buffers(net, cascades) + weight_buffers(net, d, ops):
+            for t in range(b.start, b.end + 1):
+                out[t] += sign * b.size_bytes
+    return out
+
+
+def _undo_options(
+    net: Network, dec: Decisions, arch: Architecture, steps: frozenset[int],
+) -> Iterator[tuple[Decisions, frozenset[int], bool]]:
     """Simplifications of ``dec`` touching a peak time step: a cascade run on whole feature maps
     instead, or a weight buffer dropped (weights read from where they live), one at a time; and,
-    as the peak is often reached at several steps, all the buffers at the peak steps at once."""
-    cascades = [c.id for c in dec.cascades if any(net.times[c.start] <= t <= net.times[c.end] for t in steps)]
+    as the peak is often reached at several steps, all the buffers at the peak steps at once.
+    Each with the ops whose costing it changes and whether it only drops weight buffers."""
+    cascades = [c for c in dec.cascades if any(net.times[c.start] <= t <= net.times[c.end] for t in steps)]
     buffered = [i for i, plan in enumerate(dec.weights)
                 if plan.buffer_bytes and dec.cascade_of(i) is None
                 and any(_weights_first_time(net, dec, i) <= t <= net.times[i] for t in steps)]
-    for cascade_id in cascades:
-        yield _uncascade(net, dec, arch, cascade_id)
+    for cascade in cascades:
+        yield _uncascade(net, dec, arch, cascade.id), _cascade_ops(net, cascade), False
     for i in buffered:
-        yield _unbuffer(dec, [i])
+        yield _unbuffer(dec, [i]), frozenset((i,)), True
     if len(buffered) > 1:
-        yield _unbuffer(dec, buffered)
+        yield _unbuffer(dec, buffered), frozenset(buffered), True
     if len(cascades) > 1 or (cascades and buffered):
         undone = dec
-        for cascade_id in cascades:
-            undone = _uncascade(net, undone, arch, cascade_id)
-        yield _unbuffer(undone, buffered)
+        for cascade in cascades:
+            undone = _uncascade(net, undone, arch, cascade.id)
+        changed = frozenset(buffered).union(*(_cascade_ops(net, c) for c in cascades))
+        yield _unbuffer(undone, buffered), changed, False
+
+
+def _cascade_ops(net: Network, cascade: CascadeSpan) -> frozenset[int]:
+    """The ops whose costing undoing ``cascade`` may change: its own, and every producer and
+    consumer of its rolling buffers (which become whole feature maps)."""
+    ops = set(range(cascade.start, cascade.end + 1))
+    for r in cascade.rolling:
+        fm = net.fms.get(r.tensor_name)
+        if fm is not None:
+            ops.update(k for k in (fm.producer, *fm.consumers) if k >= 0)
+    return frozenset(ops)
 
 
 def _weights_first_time(net: Network, dec: Decisions, i: int) -> int:
