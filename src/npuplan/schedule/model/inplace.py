@@ -1,12 +1,7 @@
-"""Elementwise ops, and pools that copy element for element, that write their OFM over one of their
-inputs (one buffer for both).
+"""Elementwise ops that write their OFM over one of their inputs (one buffer for both).
 
 An elementwise op reads each element before it writes the same element, so its OFM may take the
-buffer of an input that dies at that op, as Vela does for its live ranges. So does a pool with a
-1x1 kernel, stride 1, no padding and no upscaling that writes in the IFM's order (a RELU or a
-requantising copy lowered to a 1x1 pool, ``_pointwise_pool``): each OFM element depends on the one
-IFM element at the same place, read in the same block before that block is written (Vela 5.2's
-default core runs such a RELU in place too). The input must be a
+buffer of an input that dies at that op, as Vela does for its live ranges. The input must be a
 feature map of the same NPU shape, storage format and element type, whose bytes hold the elements
 in the OFM's order (``same_element_order``: its own shape may differ, a reshape removed), read by this op only, not a
 network input nor shared with a CPU op, read where it lies (not a box of it read at an offset,
@@ -19,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import BlockType, NpuOp, Padding
+from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D, same_element_order
 from npuplan.schedule.model.decisions import Decisions
 from npuplan.schedule.model.network import Network
@@ -47,17 +42,7 @@ def inplace_outputs(net: Network, dec: Decisions, ops: Iterable[int] | None = No
 
 
 def _may_overwrite(op: NpuOp) -> bool:
-    if op.ofm_write_offset is not None:
-        return False
-    return op.block_type is BlockType.ELEMENTWISE or _pointwise_pool(op)
-
-
-def _pointwise_pool(op: NpuOp) -> bool:
-    """A pool whose every OFM element is the IFM element at the same place (the shapes are checked
-    with the input): 1x1 kernel, stride 1, no padding, no upscaling, not written transposed."""
-    k = op.kernel
-    return (op.block_type is BlockType.POOLING and (k.height, k.width, k.stride_y, k.stride_x) == (1, 1, 1, 1)
-            and k.padding == Padding() and op.upscale == 1 and not op.writes_transposed)
+    return op.block_type is BlockType.ELEMENTWISE and op.ofm_write_offset is None
 
 
 def _overwritable(
