@@ -55,17 +55,7 @@ def with_options(op: Op, **changes: Any) -> Op:
 
 def replace_tensor(graph: Graph, old: Tensor, new: Tensor) -> Graph:
     """A copy of ``graph`` where every use (input or output) of ``old`` reads/writes ``new``."""
-
-    def swap(ts: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple(new if t is old else t for t in ts)
-
-    ops = tuple(
-        replace(op, inputs=swap(op.inputs), outputs=swap(op.outputs))
-        if any(t is old for t in (*op.inputs, *op.outputs))
-        else op
-        for op in graph.ops
-    )
-    return replace(graph, ops=ops, inputs=swap(graph.inputs), outputs=swap(graph.outputs))
+    return replace_tensors(graph, {id(old): new})
 
 
 def replace_tensors(graph: Graph, new_by_old: Mapping[int, Tensor]) -> Graph:

@@ -8,8 +8,6 @@ objects.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from npuplan.emit.native.hardware import arch_of
@@ -56,33 +54,5 @@ def find_block_configs(operation: Any, accelerator: Any) -> list[Block]:
     cols = {w: ifm_block_for(HwBlock(1, w, 1), q.kernel, acc, q.resampling).width for w in widths}
     conv1d = ofm.h == 1 and q.kernel.height == 1 and ub.height == 2  # a 1-high block's accumulators
     fits = budget.fits
-
-    def fits_at(h: int, w: int, d: int) -> bool:
-        return fits(rows[h] * cols[w] * ifm_pixel[d], (min(h, ofm.h) if conv1d else h) * w * acc_pixel[d])
-
-    if not all(_ascending(list(sizes.values())) for sizes in (rows, cols, ifm_pixel, acc_pixel)):
-        return [(h, w, d) for w in widths for h in heights for d in depths if fits_at(h, w, d)]
-    return _monotone_blocks(heights, widths, depths, fits_at)
-
-
-def _ascending(values: Sequence[int]) -> bool:
-    return all(a <= b for a, b in zip(values, values[1:]))
-
-
-def _monotone_blocks(heights: Sequence[int], widths: Sequence[int], depths: Sequence[int],
-                     fits_at: Callable[[int, int, int], bool]) -> list[Block]:
-    """The blocks ``fits_at`` accepts, in width, height, depth order, when a block's buffers grow
-    with each of its sides (the caller checked): the depths that fit are a prefix, found by
-    bisection, and a height (then a width) where not even the least depth fits ends its loop."""
-    found: list[Block] = []
-    for w in widths:
-        for h in heights:
-            fitting = bisect_left(range(len(depths)), True, key=lambda i: not fits_at(h, w, depths[i]))
-            if fitting == 0:
-                break
-            found += [(h, w, d) for d in depths[:fitting]]
-        else:
-            continue
-        if h == heights[0]:  # not even the least block of this width fits: no wider one does
-            break
-    return found
+    return [(h, w, d) for w in widths for h in heights for d in depths
+            if fits(rows[h] * cols[w] * ifm_pixel[d], (min(h, ofm.h) if conv1d else h) * w * acc_pixel[d])]
