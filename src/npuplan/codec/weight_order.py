@@ -2,7 +2,9 @@
 
 The encoder does not compress the OHWI volume as stored: it walks it per OFM block (``block_depth``
 channels), per IFM block, per sub-kernel (at most 8x8, 4x4 when dilated by 2), per micro-block, in
-the order the NPU's datapath consumes it, and fills every position the datapath reads but the
+the order the NPU's datapath consumes it (``codec.brick_order`` builds that order and owns its
+constants; this module counts its padding without building it, and a property test holds the two
+equal), and fills every position the datapath reads but the
 volume does not have with a zero:
 
 - the OFM depth of each block rounded up to the OFM micro-block depth (4 on U55-32, else 8);
@@ -24,13 +26,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+from npuplan.codec.brick_order import (DEPTH_FIRST_IFM_BLOCK, DEPTH_FIRST_IFM_BLOCK_16_BIT,
+                                       DEPTHWISE_ELEMENT_MULTIPLE, PART_KERNEL_ELEMENT_MULTIPLE,
+                                       PART_KERNEL_IFM_BLOCK)
 from npuplan.units import round_up
-
-DEPTH_FIRST_IFM_BLOCK = 32
-DEPTH_FIRST_IFM_BLOCK_16_BIT = 16
-PART_KERNEL_IFM_BLOCK = 16
-DEPTHWISE_ELEMENT_MULTIPLE = 4
-PART_KERNEL_ELEMENT_MULTIPLE = {8: 4, 16: 2}
 
 
 @dataclass(frozen=True, slots=True)
