@@ -23,7 +23,10 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from run_bisect import differs, first_differing, prefix_model
 from run_diff import SETS, VELA, _header
@@ -32,8 +35,12 @@ from scenarios import SCENARIOS
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+from fc_rounding import match, supported  # noqa: E402
+from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.io.tflite import read_tflite  # noqa: E402
-from npuplan.ir.graph import Op  # noqa: E402
+from npuplan.io.tflite_write import write_tflite  # noqa: E402
+from npuplan.ir.graph import Graph, Model, Op  # noqa: E402
+from npuplan.run import CompiledModel, ReferenceModel, random_inputs  # noqa: E402
 
 RESULTS = HERE / "results" / "run_explain.txt"
 
@@ -79,6 +86,66 @@ def rule_of(op: Op) -> str:
     return "UNEXPLAINED"
 
 
+def probe_model(model: Model, index: int) -> bytes:
+    """The first ``index + 1`` operators of ``model``'s main graph with operator ``index``'s first
+    input and first output as the outputs (the other subgraphs kept at their indices)."""
+    graph = model.main
+    op = graph.ops[index]
+    ops = graph.ops[:index + 1]
+    read = {id(t) for o in ops for t in o.inputs if t is not None}
+    inputs = tuple(t for t in graph.inputs if id(t) in read)
+    probe = Graph(graph.name, ops, inputs, (op.inputs[0], op.outputs[0]))
+    return write_tflite(Model(model.name, (probe, *model.subgraphs[1:])))
+
+
+def layer_values(run: Callable[[list[np.ndarray]], list[np.ndarray]], specs: list[tuple[tuple[int, ...], np.dtype]],
+                 samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The probe's (layer input, layer output) over ``samples`` seeded inputs (as ``compare_runs``
+    draws them), stacked along the first axis."""
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    for _ in range(samples):
+        x, y = run(random_inputs(specs, rng))
+        xs.append(x.reshape(-1))
+        ys.append(y.reshape(-1))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def recompute_rule(model: Model, index: int, options: dict[str, str], samples: int, seed: int) -> str:
+    """Where the first differing layer is a fully connected one: each rounding rule recomputed on
+    the input each side gave the layer, against that side's output (``fc_rounding``)."""
+    op = model.main.ops[index]
+    why = supported(op)
+    if why:
+        return f"not recomputed ({why})"
+    data = probe_model(model, index)
+    optimised, reference = ReferenceModel(data), ReferenceModel(data, reference_kernels=True)
+    specs = optimised.input_specs
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "probe.tflite"
+        path.write_bytes(data)
+        compiled = CompiledModel(plan_and_emit(path, **options)[1].data)
+
+    def ours(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return compiled.invoke([x.reshape(shape) for x, (shape, _) in zip(inputs, compiled.input_specs)])
+
+    found = [match(op, side, *layer_values(run, specs, samples, seed)) for side, run in
+             (("LiteRT optimised", optimised.invoke), ("LiteRT reference", reference.invoke), ("npuplan", ours))]
+    return " | ".join(m.text() for m in found) + f" -> {_confirms(found)}"
+
+
+def _confirms(found: list) -> str:
+    """Whether the named rule accounts for every element: npuplan's file by double rounding, and
+    each LiteRT kernel set by one of the two rules."""
+    every = {m.side: [rule for rule, n in m.matches.items() if n == m.elements] for m in found}
+    if "double" not in every["npuplan"]:
+        return "NOT REPRODUCED: npuplan's layer is not double rounding everywhere"
+    litert = {side: rules for side, rules in every.items() if side != "npuplan"}
+    if not all(litert.values()):
+        return "NOT REPRODUCED: " + ", ".join(side for side, rules in litert.items() if not rules) + " follows neither rule"
+    return "rule reproduced (" + ", ".join(f"{side} {'/'.join(rules)}" for side, rules in litert.items()) + ")"
+
+
 def explain(path: Path, options: dict[str, str], samples: int, seed: int) -> str:
     model = read_tflite(path)
     with tempfile.TemporaryDirectory() as scratch:
@@ -92,8 +159,11 @@ def explain(path: Path, options: dict[str, str], samples: int, seed: int) -> str
         op = model.main.ops[index]
         whole_reference = check(len(model.main.ops), True)
     verdict = "reference-exact" if not whole_reference else rule_of(op)
-    return (f"first at op {index} {op.type} -> {verdict} | reference kernels, whole model: "
+    text = (f"first at op {index} {op.type} -> {verdict} | reference kernels, whole model: "
             f"{(whole_reference or 'agrees')[:100]}")
+    if rule_of(op) == "fc-double-rounding":
+        text += "\n    recomputed: " + recompute_rule(model, index, options, samples, seed)
+    return text
 
 
 def main() -> None:
