@@ -1,21 +1,30 @@
-"""Classify run_diff's DIFF rows: for each model, the first operator where npuplan's file stops
-reproducing LiteRT (bisect over prefixes, LiteRT's optimised kernels) and whether the whole file
-reproduces LiteRT's reference kernels, then the README rule that names the difference, if any.
+"""Explain run_diff's rows without a reference from Vela's default core: for each model, the first
+operator where npuplan's file stops reproducing LiteRT (bisect over prefixes, LiteRT's optimised
+kernels), whether the whole file reproduces LiteRT's reference kernels, the README rule that names
+the difference, and for a fully connected layer the rule recomputed.
 
 Usage: python bench/run_explain.py [--diff-results bench/results/run_diff.txt] [--models NAME ...]
-                                   [--scenario NAME] [--samples 5] [--seed 0] [--write]
+                                   [--scenario NAME] [--samples 5] [--seed 0] [--growth] [--write]
+
+The models: every DIFF row of ``--diff-results``, and every row whose Vela file is not its default
+core's (``vela (static copy)``, ``vela (legacy core)``: the models where Vela's default core cannot
+compile the model) on which npuplan's file differs from LiteRT.
 
 Rules (README, "Where the NPU differs from TFLite"):
   reference-exact     the whole file reproduces LiteRT's reference kernels (TFLite Micro's) bit for
                       bit: the difference is between LiteRT's two kernel sets, named in the README
-  fc-double-rounding  first differing operator is a FULLY_CONNECTED or 1x1 CONV_2D (the output
-                      stage's TFL double rounding against the optimised kernels' single rounding)
+  fc-double-rounding  first differing operator is a FULLY_CONNECTED or 1x1 CONV_2D: the output
+                      stage's rounding. The int8 layer is recomputed on the input each side gave it
+                      (``fc_rounding.py``, TFLite's formulas): npuplan's file must be double rounding
+                      (the NPU's TFL rounding) in every element, each LiteRT kernel set one of the
+                      rules in every element ("rule reproduced"), else "NOT REPRODUCED"
   avgpool-requant     first differing operator is an AVERAGE_POOL_2D whose input and output
                       quantization differ
   UNEXPLAINED         anything else: a bug to fix or a difference still to name
-The classification names the operator kind only; it does not recompute that operator's arithmetic
-(a candidate for the rule, not its proof). Prints one line per model; with --write also writes
-bench/results/run_explain.txt. Asserts nothing.
+``--growth`` also prints, for each prefix from the first differing operator to the end, how far its
+outputs are from LiteRT's (``--reference-kernels``: the reference kernels'): how a one-step rounding
+difference grows through the later layers. Prints one line per model (two with the recomputation);
+with --write also writes bench/results/run_explain.txt. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -45,11 +54,16 @@ from npuplan.run import CompiledModel, ReferenceModel, random_inputs  # noqa: E4
 RESULTS = HERE / "results" / "run_explain.txt"
 
 
+FALLBACKS = ("| vela (static copy) ", "| vela (legacy core) ")
+
+
 def diff_models(results: Path) -> list[str]:
-    """The model names of run_diff's DIFF rows, first-seen order."""
+    """The model names of run_diff's DIFF rows and of its rows whose Vela file is not the default
+    core's where npuplan's file differs from LiteRT, first-seen order."""
     names: list[str] = []
     for line in results.read_text().splitlines():
-        if ": DIFF" in line and not line.startswith("#"):
+        fallback = any(f in line for f in FALLBACKS) and "| npuplan max |diff| 0," not in line
+        if (": DIFF" in line or fallback) and not line.startswith("#"):
             name = line.split()[0]
             if name not in names:
                 names.append(name)
@@ -146,7 +160,21 @@ def _confirms(found: list) -> str:
     return "rule reproduced (" + ", ".join(f"{side} {'/'.join(rules)}" for side, rules in litert.items()) + ")"
 
 
-def explain(path: Path, options: dict[str, str], samples: int, seed: int) -> str:
+def growth(model: Model, first: int, options: dict[str, str], samples: int, seed: int, *,
+           reference_kernels: bool) -> list[str]:
+    """For each prefix from operator ``first`` on, how its outputs differ from LiteRT's."""
+    lines = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for count in range(first + 1, len(model.main.ops) + 1):
+            op = model.main.ops[count - 1]
+            found = differs(prefix_model(model, count), "npuplan", options, samples, seed, Path(scratch),
+                            reference_kernels=reference_kernels)
+            lines.append(f"    to op {count - 1} {op.type}: {found[:150] or 'agrees'}")
+    return lines
+
+
+def explain(path: Path, options: dict[str, str], samples: int, seed: int, *, grow: bool = False,
+            reference_kernels: bool = False) -> str:
     model = read_tflite(path)
     with tempfile.TemporaryDirectory() as scratch:
         def check(count: int, reference: bool = False) -> str:
@@ -163,6 +191,8 @@ def explain(path: Path, options: dict[str, str], samples: int, seed: int) -> str
             f"{(whole_reference or 'agrees')[:100]}")
     if rule_of(op) == "fc-double-rounding":
         text += "\n    recomputed: " + recompute_rule(model, index, options, samples, seed)
+    if grow:
+        text += "\n" + "\n".join(growth(model, index, options, samples, seed, reference_kernels=reference_kernels))
     return text
 
 
@@ -173,6 +203,8 @@ def main() -> None:
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="u55_128_highend_shared_perf")
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--growth", action="store_true", help="each prefix's difference after the first differing op")
+    parser.add_argument("--reference-kernels", action="store_true", help="--growth against LiteRT's reference kernels")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     names = args.models or diff_models(args.diff_results)
@@ -183,7 +215,8 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp())
     for name in names:
         path = find_model(name, scratch)
-        text = f"{name}: " + (explain(path, SCENARIOS[args.scenario], args.samples, args.seed) if path
+        text = f"{name}: " + (explain(path, SCENARIOS[args.scenario], args.samples, args.seed, grow=args.growth,
+                                      reference_kernels=args.reference_kernels) if path
                               else "model file not found in the sets")
         print(text, flush=True)
         lines.append(text)
