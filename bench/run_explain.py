@@ -4,11 +4,14 @@ kernels), whether the whole file reproduces LiteRT's reference kernels, the READ
 the difference, and for a fully connected layer the rule recomputed.
 
 Usage: python bench/run_explain.py [--diff-results bench/results/run_diff.txt] [--models NAME ...]
-                                   [--scenario NAME] [--samples 5] [--seed 0] [--growth] [--write]
+                                   [--scenario NAME] [--samples 5] [--seed 0] [--over N] [--growth] [--write]
 
 The models: every DIFF row of ``--diff-results``, and every row whose Vela file is not its default
 core's (``vela (static copy)``, ``vela (legacy core)``: the models where Vela's default core cannot
-compile the model) on which npuplan's file differs from LiteRT.
+compile the model) on which npuplan's file differs from LiteRT; with ``--over N`` also every model
+where npuplan's file differs from LiteRT by more than N (rows that agree with Vela's file as
+closely, but by more than the README's bounds: whose difference is it?). The results file is
+written with ``--over 3 --write``.
 
 Rules (README, "Where the NPU differs from TFLite"):
   reference-exact     the whole file reproduces LiteRT's reference kernels (TFLite Micro's) bit for
@@ -30,6 +33,7 @@ with --write also writes bench/results/run_explain.txt. Asserts nothing.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -57,13 +61,21 @@ RESULTS = HERE / "results" / "run_explain.txt"
 FALLBACKS = ("| vela (static copy) ", "| vela (legacy core) ")
 
 
-def diff_models(results: Path) -> list[str]:
-    """The model names of run_diff's DIFF rows and of its rows whose Vela file is not the default
-    core's where npuplan's file differs from LiteRT, first-seen order."""
+def _largest(line: str) -> float:
+    """npuplan's largest difference in a run_diff row (0 when the row has none)."""
+    match = re.search(r"\| npuplan max \|diff\| ([0-9.e+inf]+),", line)
+    return float(match.group(1)) if match else 0.0
+
+
+def diff_models(results: Path, over: float | None = None) -> list[str]:
+    """The model names of run_diff's DIFF rows, of its rows whose Vela file is not the default
+    core's where npuplan's file differs from LiteRT, and (``over``) of its rows where npuplan's
+    file differs by more than ``over``; first-seen order."""
     names: list[str] = []
     for line in results.read_text().splitlines():
-        fallback = any(f in line for f in FALLBACKS) and "| npuplan max |diff| 0," not in line
-        if (": DIFF" in line or fallback) and not line.startswith("#"):
+        fallback = any(f in line for f in FALLBACKS) and _largest(line) > 0
+        large = over is not None and _largest(line) > over
+        if (": DIFF" in line or fallback or large) and not line.startswith("#"):
             name = line.split()[0]
             if name not in names:
                 names.append(name)
@@ -203,11 +215,12 @@ def main() -> None:
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="u55_128_highend_shared_perf")
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--over", type=float, help="also every model where npuplan's file differs by more than this")
     parser.add_argument("--growth", action="store_true", help="each prefix's difference after the first differing op")
     parser.add_argument("--reference-kernels", action="store_true", help="--growth against LiteRT's reference kernels")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
-    names = args.models or diff_models(args.diff_results)
+    names = args.models or diff_models(args.diff_results, args.over)
     lines = _header(sys.argv[1:], str(VELA))
     lines = [lines[0].replace("run_diff.py", "run_explain.py"), f"{lines[1]}, scenario {args.scenario}"]
     for line in lines:
