@@ -1,5 +1,5 @@
-"""Recompute one int8 FULLY_CONNECTED (or 1x1, stride-1 CONV_2D) layer's output stage by TFLite's
-two roundings, on the inputs LiteRT and npuplan's file actually gave it, and count where each rule
+"""Recompute one int8 FULLY_CONNECTED or CONV_2D layer's output stage by three roundings (the
+NPU's and TFLite's two kernel sets'), on the inputs LiteRT and npuplan's file actually gave it, and count where each rule
 reproduces each side's output.
 
 The README's rule ("Where the NPU differs from TFLite"): the accumulator ``acc`` is scaled by the
@@ -84,13 +84,12 @@ def single_rounding(acc: np.ndarray, m: np.ndarray, e: np.ndarray) -> np.ndarray
 def supported(op: Op) -> str:
     """'' when ``op`` is a layer recomputed here, else why not."""
     if op.type not in ("FULLY_CONNECTED", "CONV_2D"):
-        return f"{op.type} is not a fully connected layer"
+        return f"{op.type} is neither FULLY_CONNECTED nor CONV_2D"
     x, w = op.inputs[0], op.inputs[1]
     if x is None or w is None or w.data is None or x.dtype is not DataType.INT8 or w.dtype is not DataType.INT8:
         return "only int8 layers with constant int8 weights are recomputed"
-    if op.type == "CONV_2D" and (tuple(w.shape)[1:3] != (1, 1) or op.options.get("stride_h", 1) != 1
-                                 or op.options.get("stride_w", 1) != 1):
-        return "a CONV_2D other than 1x1 stride 1"
+    if op.type == "CONV_2D" and (len(x.shape) != 4 or len(w.shape) != 4 or w.shape[3] != x.shape[3]):
+        return "a grouped or not 4-D CONV_2D"
     if op.options.get("fused_activation_function", "NONE") not in ("NONE", "RELU", "RELU6"):
         return f"activation {op.options.get('fused_activation_function')}"
     return ""
@@ -117,11 +116,32 @@ def _range(op: Op) -> tuple[int, int]:
     return low, high
 
 
+def _patches(op: Op, centred: np.ndarray) -> np.ndarray:
+    """A CONV_2D's input windows as rows (output pixel, (kernel row, kernel column, channel)), the
+    padding zeros after the zero point is taken out; ``centred`` holds whole samples of the input."""
+    _, height, width, depth = op.inputs[0].shape
+    _, kh, kw, _ = op.inputs[1].shape
+    sh, sw = op.options.get("stride_h", 1), op.options.get("stride_w", 1)
+    dh, dw = op.options.get("dilation_h_factor", 1), op.options.get("dilation_w_factor", 1)
+    fmap = centred.reshape(-1, height, width, depth)
+    span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    if op.options.get("padding", "SAME") == "SAME":
+        out_h, out_w = -(-height // sh), -(-width // sw)
+        pad_h, pad_w = max((out_h - 1) * sh + span_h - height, 0), max((out_w - 1) * sw + span_w - width, 0)
+        fmap = np.pad(fmap, ((0, 0), (pad_h // 2, pad_h - pad_h // 2), (pad_w // 2, pad_w - pad_w // 2), (0, 0)))
+    else:
+        out_h, out_w = (height - span_h) // sh + 1, (width - span_w) // sw + 1
+    taps = [fmap[:, i * dh:i * dh + (out_h - 1) * sh + 1:sh, j * dw:j * dw + (out_w - 1) * sw + 1:sw, :]
+            for i in range(kh) for j in range(kw)]
+    return np.stack(taps, axis=3).reshape(-1, kh * kw * depth)
+
+
 def recompute(op: Op, x: np.ndarray, rule: str) -> np.ndarray:
     """``op``'s int8 output for int8 input values ``x`` by ``rule``: rows of (-1, units)."""
     w = op.inputs[1]
     weights = w.data.reshape(w.shape[0], -1).astype(np.int64) - np.array(w.quant.zero_point, np.int64).reshape(-1, 1)
-    rows = x.reshape(-1, weights.shape[1]).astype(np.int64) - int(op.inputs[0].quant.zero_point[0])
+    centred = x.astype(np.int64) - int(op.inputs[0].quant.zero_point[0])
+    rows = _patches(op, centred) if op.type == "CONV_2D" else centred.reshape(-1, weights.shape[1])
     acc = rows @ weights.T
     bias = op.inputs[2] if len(op.inputs) > 2 else None
     if bias is not None and bias.data is not None:

@@ -201,7 +201,7 @@ def explain(path: Path, options: dict[str, str], samples: int, seed: int, *, gro
     verdict = "reference-exact" if not whole_reference else rule_of(op)
     text = (f"first at op {index} {op.type} -> {verdict} | reference kernels, whole model: "
             f"{(whole_reference or 'agrees')[:100]}")
-    if rule_of(op) == "fc-double-rounding":
+    if rule_of(op) == "fc-double-rounding" or not supported(op):
         text += "\n    recomputed: " + recompute_rule(model, index, options, samples, seed)
     if grow:
         text += "\n" + "\n".join(growth(model, index, options, samples, seed, reference_kernels=reference_kernels))

@@ -1,4 +1,4 @@
-"""The int8 fully connected output stage's three roundings (bench/fc_rounding.py, written from
+"""The int8 fully connected and convolution output stage's three roundings (bench/fc_rounding.py, written from
 TFLite's formulas) and which one each side follows: checked against LiteRT's two kernel sets (a
 reference npuplan did not write) and npuplan's compiled file, element for element, as the README
 states them."""
@@ -43,15 +43,19 @@ def test_quantized_multiplier_is_tflite_s(bench: ModuleType) -> None:
     assert 1 << 30 <= m < 1 << 31 and abs(m * 2.0 ** (e - 31) - 0.0024) < 1e-12
 
 
-def test_each_side_follows_its_rule_on_autoencoder_ad(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("name", "index", "reference_rule", "samples"), [
+    ("autoencoder_ad", 9, "single", 5),  # the last FULLY_CONNECTED, where npuplan's file first differs from LiteRT
+    ("tiny_yolo_160", 0, "double", 1),  # a 3x3 SAME CONV_2D on 160x160x3: LiteRT's reference conv rounds as the NPU
+])
+def test_each_side_follows_its_rule(monkeypatch: pytest.MonkeyPatch, name: str, index: int, reference_rule: str,
+                                    samples: int) -> None:
     pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')
     monkeypatch.syspath_prepend(str(BENCH))
     run_explain = importlib.import_module("run_explain")
     from npuplan.io.tflite import read_tflite
     from npuplan.run import CompiledModel, ReferenceModel
 
-    model = read_tflite(DATA / "autoencoder_ad.tflite")
-    index = 9  # the last FULLY_CONNECTED, where npuplan's file first differs from LiteRT
+    model = read_tflite(DATA / f"{name}.tflite")
     op = model.main.ops[index]
     data = run_explain.probe_model(model, index)
     options = dict(accelerator_config="ethos-u55-128")
@@ -61,8 +65,8 @@ def test_each_side_follows_its_rule_on_autoencoder_ad(monkeypatch: pytest.Monkey
         compiled = CompiledModel(run_explain.plan_and_emit(path, **options)[1].data)
     sides = {"optimised": ReferenceModel(data).invoke, "reference": ReferenceModel(data, reference_kernels=True).invoke,
              "npuplan": compiled.invoke}
-    found = {side: run_explain.match(op, side, *run_explain.layer_values(run, compiled.input_specs, 5, 0))
+    found = {side: run_explain.match(op, side, *run_explain.layer_values(run, compiled.input_specs, samples, 0))
              for side, run in sides.items()}
     full = {side: {rule for rule, n in m.matches.items() if n == m.elements} for side, m in found.items()}
-    assert "double" in full["npuplan"] and "double-half-up" in full["optimised"] and "single" in full["reference"], full
-    assert "double-half-up" not in full["npuplan"] and "double" not in full["reference"], full  # the rules do differ here
+    assert "double" in full["npuplan"] and "double-half-up" in full["optimised"] and reference_rule in full["reference"]
+    assert "double-half-up" not in full["npuplan"] and "double-half-up" not in full["reference"], full  # rules differ here
