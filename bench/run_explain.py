@@ -24,6 +24,8 @@ Rules (README, "Where the NPU differs from TFLite"):
   avgpool-requant     first differing operator is an AVERAGE_POOL_2D whose input and output
                       quantization differ
   UNEXPLAINED         anything else: a bug to fix or a difference still to name
+Unless the whole file is reference-exact, the rule is that of the first operator where npuplan's
+file differs from the reference kernels (a second bisection), and that operator is recomputed.
 ``--growth`` also prints, for each prefix from the first differing operator to the end, how far its
 outputs are from LiteRT's (``--reference-kernels``: the reference kernels'): how a one-step rounding
 difference grows through the later layers. Prints one line per model (two with the recomputation);
@@ -187,20 +189,29 @@ def growth(model: Model, first: int, options: dict[str, str], samples: int, seed
 
 def explain(path: Path, options: dict[str, str], samples: int, seed: int, *, grow: bool = False,
             reference_kernels: bool = False) -> str:
+    """One model's line(s): where npuplan's file first differs from LiteRT's optimised kernels and,
+    unless the whole file reproduces the reference kernels, from the reference kernels; the rule of
+    the operator that tells (the reference one when there is one), recomputed where it can be."""
     model = read_tflite(path)
+    count = len(model.main.ops)
     with tempfile.TemporaryDirectory() as scratch:
-        def check(count: int, reference: bool = False) -> str:
-            return differs(prefix_model(model, count), "npuplan", options, samples, seed, Path(scratch),
+        def check(ops: int, reference: bool = False) -> str:
+            return differs(prefix_model(model, ops), "npuplan", options, samples, seed, Path(scratch),
                            reference_kernels=reference)
 
-        index = first_differing(len(model.main.ops), check)
+        index = first_differing(count, check)
         if index is None:
             return "agrees (optimised kernels) in this scenario"
-        op = model.main.ops[index]
-        whole_reference = check(len(model.main.ops), True)
-    verdict = "reference-exact" if not whole_reference else rule_of(op)
-    text = (f"first at op {index} {op.type} -> {verdict} | reference kernels, whole model: "
-            f"{(whole_reference or 'agrees')[:100]}")
+        whole_reference = check(count, True)
+        reference_index = first_differing(count, lambda ops: check(ops, True)) if whole_reference else None
+    op = model.main.ops[index]
+    text = f"first at op {index} {op.type}"
+    if reference_index is None:
+        text += " -> reference-exact | reference kernels, whole model: agrees"
+    else:
+        index, op = reference_index, model.main.ops[reference_index]
+        text += (f"; against the reference kernels at op {index} {op.type} -> {rule_of(op)} | reference kernels, "
+                 f"whole model: {whole_reference[:100]}")
     if rule_of(op) == "fc-double-rounding" or not supported(op):
         text += "\n    recomputed: " + recompute_rule(model, index, options, samples, seed)
     if grow:
