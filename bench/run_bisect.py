@@ -1,6 +1,7 @@
 """Find the first operator where a compiled file stops reproducing LiteRT: bisect over prefixes of the
 model (its first k operators, every tensor they write that no later one of them reads as an output),
-compile each prefix with the chosen tool, run it (``npuplan run``'s machinery) and the prefix itself
+compile each prefix with the chosen tool (``vela``: the file run_diff takes, its default core's, else of
+the static copy, else its legacy core's), run it (``npuplan run``'s machinery) and the prefix itself
 (LiteRT) on the same seeded inputs.
 
 Usage: python bench/run_bisect.py MODEL.tflite [--tool npuplan|vela] [--scenario NAME] [--samples 1] [--seed 0]
@@ -20,7 +21,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from run_diff import VELA, npuplan_file, run_side, vela_file
+from run_diff import VELA, npuplan_file, run_side, vela_side
 from scenarios import SCENARIOS
 
 HERE = Path(__file__).resolve().parent
@@ -47,8 +48,10 @@ def differs(data: bytes, tool: str, options: dict[str, str], samples: int, seed:
     """'' when the tool's file of ``data`` reproduces LiteRT, else what differs (or failed)."""
     path = scratch / "prefix.tflite"
     path.write_bytes(data)
-    compiled, why = npuplan_file(path, options) if tool == "npuplan" else vela_file(path, options, VELA)
-    side = run_side(compiled, why, data, samples, seed, reference_kernels=reference_kernels)
+    if tool == "npuplan":
+        side = run_side(*npuplan_file(path, options), data, samples, seed, reference_kernels=reference_kernels)
+    else:  # run_diff's Vela file: the default core's, else of the static copy, else the legacy core's
+        side = vela_side(path, options, VELA, data, samples, seed, reference_kernels=reference_kernels)
     if side.error:
         return side.error
     bad = [f"output {d.output}: max |diff| {d.max_abs_diff:g} in {d.differing}" for d in side.diffs if not d.agrees]
