@@ -153,7 +153,7 @@ def downscale_multiplier_to_int16(multiplier: int) -> int:
 
 # ----------------------------------------------------------------- gemmlowp transcendental functions
 # (int64 arrays in and out, element by element: a table's inputs at once)
-def _mul(a: np.ndarray, b: Any) -> np.ndarray:
+def _mul(a: Any, b: Any) -> Any:
     return rounding_doubling_high_mul(a, b)
 
 
