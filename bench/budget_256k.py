@@ -12,7 +12,7 @@ same script: whether each planned, its sram_memory_used, cycles_total, whether i
 budget, and its wall time. Then the geomean of cycles_total, ours over the faster in-budget Vela
 core, over the models where npuplan and at least one Vela core produced in-budget plans. The times
 are wall seconds (npuplan in this process, Vela as a whole process), not a fair ratio:
-``bench/compile_time.py`` compares compile time.
+``bench/compile_vs_vela.py`` compares compile time.
 Prints figures; asserts nothing.
 """
 

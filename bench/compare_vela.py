@@ -7,7 +7,7 @@ Usage:
 Summary figures come from the baseline JSONL (Vela's legacy core). With --vela, Vela is also run
 here (legacy core) for its per-layer CSV. The ``t ours`` / ``t vela`` columns are wall seconds of
 npuplan in this process (after imports) and of a whole Vela process: not comparable, so no ratio
-is printed; ``bench/compile_time.py`` compares compile time fairly (both as fresh processes, CPU
+is printed; ``bench/compile_vs_vela.py`` compares compile time fairly (both as fresh processes, CPU
 seconds). Prints figures; asserts nothing.
 """
 

@@ -1,5 +1,5 @@
 """Compile time of npuplan against Vela 5.2.0's default (C++) core, side by side, over every
-network of the zoos (issue 26's target).
+network of the zoos and the public models (issue 26's target). The one compile-time bench.
 
 Per network and scenario, three fresh processes, as a user would run them, each writing its
 files to a temporary directory:
@@ -12,7 +12,8 @@ Compile time is the process's CPU seconds (user + system, interpreter start-up a
 included, read from the child's own rusage), which other load on the machine does not inflate as
 it does wall-clock time. With ``--repeat N`` each figure is the minimum over N runs. npuplan runs
 with its bytecode cached under a temporary PYTHONPYCACHEPREFIX (one untimed warm-up run fills it),
-as an installed npuplan would run; Vela's venv was byte-compiled by pip.
+as an installed npuplan would run; Vela's venv was byte-compiled by pip. The environment is
+otherwise passed on as it is (the ``npuplan`` program asks OpenBLAS for one thread when unset).
 
 Scenarios: Performance (ethos-u55-128, Ethos_U55_High_End_Embedded, Shared_Sram) and Size
 (ethos-u55-64, Ethos_U55_Deep_Embedded, Shared_Sram, --optimise Size), from bench/scenarios.py.
@@ -20,10 +21,14 @@ Scenarios: Performance (ethos-u55-128, Ethos_U55_High_End_Embedded, Shared_Sram)
 Prints per scenario each network's seconds and the ratios npuplan/Vela (plan, and plan with
 --emit-tflite), then per column the geomean, the count above 1x and 2x and the worst networks;
 then the same over both scenarios. A run that fails (npuplan's exit 2 when nothing fits, Vela's
-crash) is shown with its exit code and left out of the ratios. Asserts nothing.
+crash) is shown with its exit code and left out of the ratios. Asserts nothing. Every network by
+default; ``--limit N`` spreads N of them over the zoos for a quick run, ``--legacy`` times Vela's
+legacy Python core instead.
 
 Usage: python bench/compile_vs_vela.py [--vela PATH] [--python PATH] [--zoo DIR ...] [--model NAME ...]
                                        [--limit N] [--scenario NAME ...] [--src DIR] [--repeat N] [--jobs N]
+                                       [--legacy]
+Results: python bench/record.py compile_vs_vela -- python bench/compile_vs_vela.py [options]
 """
 
 from __future__ import annotations
@@ -38,7 +43,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from compile_time import geomean, ours_env
 from scenarios import SCENARIOS, cli_flags
 
 HERE = Path(__file__).resolve().parent
@@ -61,6 +65,17 @@ class Run:
 
     def cell(self) -> str:
         return f"{self.cpu_seconds:7.2f}" if self.ok else f"{self.cpu_seconds:4.1f}:{self.exit_status:<2}"
+
+
+def geomean(values: list[float]) -> float:
+    kept = [v for v in values if v > 0 and not math.isnan(v)]
+    return math.exp(sum(math.log(v) for v in kept) / len(kept)) if kept else math.nan
+
+
+def ours_env(src: Path, pycache: Path) -> dict[str, str]:
+    """This environment with npuplan's source tree first on the path and its bytecode cached."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(pycache)}
 
 
 def run_cpu(cmd: list[str], env: dict[str, str] | None = None) -> Run:
@@ -108,7 +123,7 @@ def time_model(scenario: str, model: Path, args: argparse.Namespace, env: dict[s
     flags = cli_flags(SCENARIOS[scenario])
     plan_cmd = [args.python, "-m", "npuplan.cli", "plan", str(model), *flags, "--quiet"]
     return Row(scenario, model, least(plan_cmd, args.repeat, env), least([*plan_cmd, "--emit-tflite"], args.repeat, env),
-               least([args.vela, str(model), *flags], args.repeat))
+               least([args.vela, str(model), *flags, *args.vela_flags], args.repeat))
 
 
 def _label(model: Path) -> str:
@@ -162,7 +177,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per figure; the minimum is kept")
     parser.add_argument("--jobs", type=int, default=1, help="networks timed at once (CPU time is per process)")
     parser.add_argument("--worst", type=int, default=6, help="worst networks named per column")
+    parser.add_argument("--legacy", action="store_true", help="time Vela's legacy Python core instead")
     args = parser.parse_args()
+    args.vela_flags = ["--debug-force-legacy-core"] if args.legacy else []
 
     models = pick_models(args.zoo or list(ZOOS), args.model, args.limit)
     if not models:

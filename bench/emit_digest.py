@@ -28,7 +28,8 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from npuplan.api import plan_and_emit  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 
-MODEL_DIRS = (HERE.parent / "tests" / "data", HERE.parent / "tests" / "data")
+PUBLIC_MODELS = Path("/work/shared/models")  # the public models, where this machine has them
+MODEL_DIRS = tuple(d for d in (PUBLIC_MODELS, HERE.parent / "tests" / "data") if d.is_dir())
 
 
 def digest(model: Path, options: dict[str, str]) -> str:

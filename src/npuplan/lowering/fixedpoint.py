@@ -2,6 +2,9 @@
 computed here hold what the CPU kernel would compute (``lowering.lut_tables``).
 
 Scalars are Python ints kept in the range of the C type they stand for (``int32``/``int16``).
+The rounding primitives also take int64 numpy arrays, element by element (their conditions are
+arithmetic on comparisons, so an int gives an int), and the gemmlowp transcendental functions take
+and give int64 arrays: a lookup table evaluates one over all its inputs at once.
 The gemmlowp fixed-point type ``FixedPoint<int32, n>`` is an int32 raw value with ``n`` integer
 bits (``31 - n`` fractional bits); its product is ``SaturatingRoundingDoublingHighMul`` and its
 integer bits add up.
@@ -10,22 +13,23 @@ integer bits add up.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 
 
-def wrap32(x: int) -> int:
+def wrap32(x: Any) -> Any:
     """``x`` as a C int32 (two's complement wrap-around)."""
     return (x + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
-def c_div(a: int, b: int) -> int:
+def c_div(a: Any, b: int) -> Any:
     """C integer division (truncates towards zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
+    return abs(a) // abs(b) * (1 - 2 * ((a >= 0) != (b > 0)))
 
 
 def tflite_round(x: float) -> float:
@@ -35,22 +39,21 @@ def tflite_round(x: float) -> float:
     return math.copysign(math.floor(abs(x) + 0.5), x)
 
 
-def rounding_doubling_high_mul(a: int, b: int, bits: int = 32) -> int:
+def rounding_doubling_high_mul(a: Any, b: Any, bits: int = 32) -> Any:
     """gemmlowp's ``SaturatingRoundingDoublingHighMul`` for int32 (``bits`` 32) or int16 (16)."""
-    low = -(1 << (bits - 1))
-    if a == b == low:
-        return (1 << (bits - 1)) - 1
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     ab = a * b
-    nudge = (1 << (bits - 2)) if ab >= 0 else 1 - (1 << (bits - 2))
-    return c_div(ab + nudge, 1 << (bits - 1))
+    nudge = (1 << (bits - 2)) - (ab < 0) * high  # 1 - 2**(bits - 2) for a negative product
+    product = c_div(ab + nudge, 1 << (bits - 1))
+    return product + ((a == low) & (b == low)) * (high - product)  # low * low saturates to high
 
 
-def rounding_divide_by_pot(x: int, exponent: int) -> int:
+def rounding_divide_by_pot(x: Any, exponent: int) -> Any:
     """gemmlowp's ``RoundingDivideByPOT``: round half away from zero of ``x / 2**exponent``."""
     mask = (1 << exponent) - 1
     remainder = x & mask
-    threshold = (mask >> 1) + (1 if x < 0 else 0)
-    return (x >> exponent) + (1 if remainder > threshold else 0)
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + (remainder > threshold)
 
 
 def rounding_divide_by_pot16(x: int, exponent: int) -> int:
@@ -68,18 +71,15 @@ def wrap16(x: int) -> int:
     return (x + (1 << 15)) % (1 << 16) - (1 << 15)
 
 
-def saturating_rounding_multiply_by_pot(x: int, exponent: int) -> int:
+def saturating_rounding_multiply_by_pot(x: Any, exponent: int) -> Any:
     """gemmlowp's ``SaturatingRoundingMultiplyByPOT`` on an int32."""
     if exponent == 0:
         return x
     if exponent < 0:
         return rounding_divide_by_pot(x, -exponent)
     threshold = (1 << (31 - exponent)) - 1
-    if x > threshold:
-        return INT32_MAX
-    if x < -threshold:
-        return INT32_MIN
-    return wrap32(x << exponent)
+    shifted = wrap32(x << exponent)
+    return shifted + (x > threshold) * (INT32_MAX - shifted) + (x < -threshold) * (INT32_MIN - shifted)
 
 
 def quantize_multiplier(real: float) -> tuple[int, int]:
@@ -96,7 +96,7 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     return fixed, shift
 
 
-def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
+def multiply_by_quantized_multiplier(x: Any, multiplier: int, shift: int) -> Any:
     """TFLite's ``MultiplyByQuantizedMultiplier`` (the double-rounding form of its reference kernels)."""
     left, right = max(shift, 0), max(-shift, 0)
     return rounding_divide_by_pot(rounding_doubling_high_mul(wrap32(x * (1 << left)), multiplier), right)
@@ -152,11 +152,12 @@ def downscale_multiplier_to_int16(multiplier: int) -> int:
 
 
 # ----------------------------------------------------------------- gemmlowp transcendental functions
-def _mul(a: int, b: int) -> int:
+# (int64 arrays in and out, element by element: a table's inputs at once)
+def _mul(a: Any, b: Any) -> Any:
     return rounding_doubling_high_mul(a, b)
 
 
-def _exp_on_interval_between_negative_one_quarter_and_0_excl(a: int) -> int:
+def _exp_on_interval_between_negative_one_quarter_and_0_excl(a: np.ndarray) -> np.ndarray:
     """exp(a) for a in [-1/4, 0), both with 0 integer bits."""
     constant_term = 1895147668  # exp(-1/8)
     constant_1_over_3 = 715827883
@@ -174,8 +175,9 @@ _EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308
                (4, 242))
 
 
-def exp_on_negative_values(a: int, integer_bits: int) -> int:
+def exp_on_negative_values(a: ArrayLike, integer_bits: int) -> np.ndarray:
     """gemmlowp's ``exp_on_negative_values``: exp(a) for a <= 0 with ``integer_bits``; Q0.31 result."""
+    a = np.asarray(a, dtype=np.int64)
     fractional = 31 - integer_bits
     one_quarter = 1 << (fractional - 2)
     mask = one_quarter - 1
@@ -184,14 +186,14 @@ def exp_on_negative_values(a: int, integer_bits: int) -> int:
         saturating_rounding_multiply_by_pot(a_mod_quarter_minus_one_quarter, integer_bits))
     remainder = wrap32(a_mod_quarter_minus_one_quarter - a)
     for exponent, multiplier in _EXP_BARREL:
-        if integer_bits > exponent and remainder & (1 << (fractional + exponent)):
-            result = _mul(result, multiplier)
-    if integer_bits > 5 and a < -(1 << (36 - integer_bits)):
-        result = 0
-    return INT32_MAX if a == 0 else result
+        if integer_bits > exponent:
+            result = np.where(remainder & (1 << (fractional + exponent)), _mul(result, multiplier), result)
+    if integer_bits > 5:
+        result = np.where(a < -(1 << (36 - integer_bits)), 0, result)
+    return np.where(a == 0, INT32_MAX, result)
 
 
-def _newton_reciprocal_half(a: int) -> int:
+def _newton_reciprocal_half(a: np.ndarray) -> np.ndarray:
     """The Newton-Raphson iterate (Q2.29) of 1 / ((1 + a) / 2) shared by the two divisions."""
     half_denominator = rounding_half_sum(a, INT32_MAX)
     x = wrap32(1515870810 + _mul(half_denominator, -1010580540))  # 48/17 - 32/17 * d
@@ -203,40 +205,38 @@ def _newton_reciprocal_half(a: int) -> int:
     return x
 
 
-def rounding_half_sum(a: int, b: int) -> int:
+def rounding_half_sum(a: Any, b: Any) -> Any:
     """gemmlowp's ``RoundingHalfSum`` for int32."""
     total = a + b
-    return c_div(total + (1 if total >= 0 else -1), 2)
+    return c_div(total + 1 - 2 * (total < 0), 2)
 
 
-def one_minus_x_over_one_plus_x_for_x_in_0_1(a: int) -> int:
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
     """(1 - a) / (1 + a), Q0.31 in and out."""
     x = _newton_reciprocal_half(a)
     return saturating_rounding_multiply_by_pot(wrap32(x - (1 << 29)), 2)
 
 
-def one_over_one_plus_x_for_x_in_0_1(a: int) -> int:
+def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
     """1 / (1 + a), Q0.31 in and out."""
     x = _newton_reciprocal_half(a)
     return saturating_rounding_multiply_by_pot(x, 2 - 1)  # ExactMulByPot<-1> then Rescale<0> of a Q1
 
 
-def fixed_tanh(a: int, integer_bits: int) -> int:
+def fixed_tanh(a: ArrayLike, integer_bits: int) -> np.ndarray:
     """gemmlowp's ``tanh`` of a ``FixedPoint<int32, integer_bits>``; Q0.31 result."""
-    if a == 0:
-        return 0
-    n = a if a < 0 else wrap32(-a)
+    a = np.asarray(a, dtype=np.int64)
+    n = np.where(a < 0, a, wrap32(-a))
     t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(n, integer_bits + 1))  # ExactMulByPot<1>
-    return wrap32(-t) if a < 0 else t
+    return np.where(a == 0, 0, np.where(a < 0, wrap32(-t), t))
 
 
-def fixed_logistic(a: int, integer_bits: int) -> int:
+def fixed_logistic(a: ArrayLike, integer_bits: int) -> np.ndarray:
     """gemmlowp's ``logistic`` of a ``FixedPoint<int32, integer_bits>``; Q0.31 result."""
-    if a == 0:
-        return 1 << 30
-    abs_input = a if a > 0 else wrap32(-a)
+    a = np.asarray(a, dtype=np.int64)
+    abs_input = np.where(a > 0, a, wrap32(-a))
     positive = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(wrap32(-abs_input), integer_bits))
-    return positive if a > 0 else wrap32(INT32_MAX - positive)
+    return np.where(a == 0, 1 << 30, np.where(a > 0, positive, wrap32(INT32_MAX - positive)))
 
 
 def mean_scaling(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:

@@ -76,19 +76,20 @@ def _q4_input(ifm: Quantization) -> tuple[int, int, int]:
     return int(tflite_round(q * (1 << 31))), left_shift, _input_radius(4, left_shift)
 
 
-def _q4_kernel(ifm: Quantization, function: Callable[[int], int]) -> Table:
+_EVERY_INPUT = np.arange(-128, 256, dtype=np.int64)  # int8's and uint8's input values
+
+
+def _q4_kernel(ifm: Quantization, function: Callable[[np.ndarray], np.ndarray]) -> Table:
     """TFLM's int8 TANH/LOGISTIC: saturated outside the input radius, else ``function`` of the
-    input difference as a Q4.27 value (``function`` gives the int8 output)."""
+    input difference as a Q4.27 value (``function`` gives the int8 outputs of an int64 array of
+    them; evaluated over every input at once)."""
     multiplier, shift, radius = _q4_input(ifm)
-    zp = _zero(ifm)
+    d = _EVERY_INPUT - _zero(ifm)
+    inside = function(multiply_by_quantized_multiplier(d, multiplier, shift))
+    outputs = np.where(d <= -radius, -128, np.where(d >= radius, 127, inside)).tolist()
 
     def value(x: int) -> int:
-        d = x - zp
-        if d <= -radius:
-            return -128
-        if d >= radius:
-            return 127
-        return function(multiply_by_quantized_multiplier(d, multiplier, shift))
+        return outputs[x + 128]
     return value
 
 

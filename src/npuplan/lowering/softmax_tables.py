@@ -34,12 +34,10 @@ def exp_table_8bit(beta: float, input_scale: float) -> np.ndarray | None:
     if multiplier == 0 or left_shift < 0:
         return None
     diff_min = -math.floor(((1 << _INTEGER_BITS) - 1) * (1 << (_SIGNED_BITS - _INTEGER_BITS)) / (1 << left_shift))
-    table = np.zeros(256, dtype=np.int32)
-    for x in range(256):
-        diff = x - 255
-        if diff >= diff_min:
-            scaled = min(max(diff * (1 << left_shift), INT32_MIN), INT32_MAX)
-            table[x] = exp_on_negative_values(rounding_doubling_high_mul(scaled, multiplier), _INTEGER_BITS)
+    diff = np.arange(256, dtype=np.int64) - 255  # entry x: x - 255 input steps
+    scaled = np.clip(diff * (1 << left_shift), INT32_MIN, INT32_MAX)
+    values = exp_on_negative_values(rounding_doubling_high_mul(scaled, multiplier), _INTEGER_BITS)
+    table = np.where(diff >= diff_min, values, 0).astype(np.int32)
     table.flags.writeable = False
     return table
 

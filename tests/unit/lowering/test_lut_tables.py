@@ -110,3 +110,20 @@ def test_int16_rounding_shifts_of_16_or_more_round_down_as_the_cpp_does():
     ref = activation_table("HARD_SWISH", DataType.INT8, Quantization((7.8439947870379e-09,), (0,)),
                            Quantization((7.843565796861185e-09,), (0,)), {})
     assert ref is not None and [int(ref[x + 128]) for x in (-127, -126, -1, 0, 1, 100)] == [-63, -63, 0, 0, 1, 50]
+
+
+def test_the_rounding_primitives_give_the_same_values_on_arrays_as_on_ints():
+    """Tables evaluate the primitives over int64 arrays; each element must be what the int gives
+    (the saturating corner and both signs of each rounding included)."""
+    import numpy as np
+
+    edge = [-(1 << 31), -(1 << 31) + 1, -(1 << 30) - 1, -3, -2, -1, 0, 1, 2, 3, 1 << 30, (1 << 31) - 1]
+    a = np.array([x for x in edge for _ in edge], dtype=np.int64)
+    b = np.array([y for _ in edge for y in edge], dtype=np.int64)
+    assert rounding_doubling_high_mul(a, b).tolist() == [rounding_doubling_high_mul(int(x), int(y)) for x, y in zip(a, b)]
+    for exponent in (1, 5, 31):
+        assert rounding_divide_by_pot(a, exponent).tolist() == [rounding_divide_by_pot(int(x), exponent) for x in a]
+    assert isinstance(rounding_doubling_high_mul(-(1 << 31), -(1 << 31)), int)
+    q4 = np.array([-(1 << 31), -5 << 27, -1, 0, 1, 3 << 27, (1 << 31) - 1], dtype=np.int64)
+    assert fixed_tanh(q4, 4).tolist() == [int(fixed_tanh(int(x), 4)) for x in q4]
+    assert fixed_logistic(q4, 4)[3] == 1 << 30 and fixed_tanh(q4, 4)[3] == 0
