@@ -5,6 +5,7 @@ Search steps build new ``Decisions`` values with ``dataclasses.replace``; nothin
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 
 from npuplan.hw.memory import Architecture
@@ -68,6 +69,7 @@ class Decisions:
     # derived from ``cascades`` on first use (``spliced`` hands them on from the value it splices)
     _rolling: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
     _cascade_at: dict[int, CascadeSpan] | None = field(default=None, init=False, repr=False, compare=False)
+    _ordered: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def rolling_fms(self) -> frozenset[str]:
@@ -82,6 +84,32 @@ class Decisions:
             object.__setattr__(self, "_cascade_at", at)
         return self._cascade_at.get(index)  # type: ignore[union-attr]
 
+    @property
+    def ordered(self) -> bool:
+        """Whether the cascades are disjoint and in op order (as every search step makes them)."""
+        if self._ordered is None:
+            cs = self.cascades
+            object.__setattr__(self, "_ordered", all(c.start <= c.end for c in cs)
+                               and all(a.end < b.start for a, b in zip(cs, cs[1:])))
+        return self._ordered  # type: ignore[return-value]
+
+    def within(self, start: int, end: int) -> tuple[CascadeSpan, ...]:
+        """The cascades inside ops ``start..end``, in ``cascades``' order (found by bisection when
+        ``ordered``: a search step looks at its run, not at every cascade of the network)."""
+        cs = self.cascades
+        if not self.ordered:
+            return tuple(c for c in cs if start <= c.start and c.end <= end)
+        first = bisect_left(cs, start, key=_start)
+        return cs[first:max(first, bisect_right(cs, end, key=_end))]
+
+
+def _start(cascade: CascadeSpan) -> int:
+    return cascade.start
+
+
+def _end(cascade: CascadeSpan) -> int:
+    return cascade.end
+
 
 def spliced(
     dec: Decisions, cascade: CascadeSpan, *, ofm_rows: tuple[int, ...], weights: tuple[WeightPlan, ...],
@@ -93,10 +121,15 @@ def spliced(
     every cascade of the network. Cascade ids are kept as they are (``renumbered`` makes them
     positions again)."""
     s, e = cascade.start, cascade.end
-    inside = [c for c in dec.cascades if s <= c.start and c.end <= e]
-    kept = [c for c in dec.cascades if not (s <= c.start and c.end <= e)]
-    found = Decisions(ofm_rows, weights, tuple(sorted([*kept, cascade], key=lambda c: c.start)),
-                      dec.fast_fms, staged_fms)
+    inside, cs = dec.within(s, e), dec.cascades
+    first = bisect_left(cs, s, key=_start) if dec.ordered else -1
+    after = first + len(inside)
+    if first >= 0 and (first == 0 or cs[first - 1].end < s) and (after == len(cs) or cs[after].start > e):
+        found = Decisions(ofm_rows, weights, cs[:first] + (cascade,) + cs[after:], dec.fast_fms, staged_fms)
+        object.__setattr__(found, "_ordered", True)  # the span sits between its neighbours
+    else:
+        kept = [c for c in cs if not (s <= c.start and c.end <= e)]
+        found = Decisions(ofm_rows, weights, tuple(sorted([*kept, cascade], key=_start)), dec.fast_fms, staged_fms)
     at = dict(dec._cascade_at) if dec._cascade_at is not None else None
     if at is not None:
         at.update((i, cascade) for i in range(s, e + 1))

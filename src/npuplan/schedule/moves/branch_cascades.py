@@ -18,6 +18,7 @@ read their weights in place: Size spends memory on weights only below the peak a
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Collection, Sequence
 
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import BlockType, NpuOp
@@ -36,7 +37,7 @@ from npuplan.schedule.model.geometry import aligned_stripe_rows, is_cascadable
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.schedule.model.limits import size_trade
-from npuplan.schedule.model.stripes import rolling_bytes, rolling_rows_needed
+from npuplan.schedule.model.stripes import RollingRowsMemo, rolling_bytes, rolling_rows_needed
 from npuplan.schedule.model.inplace import inplace_outputs
 from npuplan.schedule.model.usage import (
     fast_buffers,
@@ -49,6 +50,8 @@ from npuplan.schedule.model.usage import (
 )
 
 log = logging.getLogger(__name__)
+
+RowsNeeded = Callable[[Sequence[NpuOp], Sequence[int], Collection[str]], dict[str, int]]
 
 # Ops a branch cascade may take in, and how many ops past the last reader of its branch point it
 # tries to extend to (to take in the ends of the branches).
@@ -110,9 +113,12 @@ def branch_cascade(net: Network, dec: Decisions, s: int, e: int, rows: int) -> D
     return None if found is None else renumbered(found)
 
 
-def _spliced_run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> Decisions | None:
+def _spliced_run(
+    net: Network, dec: Decisions, s: int, e: int, rows: int, rows_needed: RowsNeeded = rolling_rows_needed,
+) -> Decisions | None:
     """``branch_cascade`` with the cascade ids left as they are (the search renumbers once, at
-    the end: renumbering every trial would touch every cascade of the network)."""
+    the end: renumbering every trial would touch every cascade of the network), its rolling
+    buffers sized by ``rows_needed`` (``rolling_rows_needed`` or a memo of it)."""
     s, e = widened(dec, s, e)
     if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
         return None
@@ -120,11 +126,10 @@ def _spliced_run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> Dec
     if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
         return None
     names = rolling_maps(net, s, e)
-    if not names or set(names) <= {r.tensor_name for c in dec.cascades if s <= c.start and c.end <= e
-                                   for r in c.rolling}:
+    if not names or set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
     stripe = [_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1)]
-    needed = rolling_rows_needed(ops, stripe, set(names))
+    needed = rows_needed(ops, stripe, set(names))
     tensors = {op.ofm.name: op.ofm for op in ops}
     rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
                     for n in names)
@@ -141,6 +146,13 @@ def _spliced_run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> Dec
 
 def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
     """Run ``s..e`` widened until no cascade of ``dec`` crosses either end."""
+    if dec.ordered:  # disjoint cascades: only those holding op s or op e can cross
+        while True:
+            first, last = dec.cascade_of(s), dec.cascade_of(e)
+            wider = min(s, first.start) if first else s, max(e, last.end) if last else e
+            if wider == (s, e):
+                return s, e
+            s, e = wider
     crossing = True
     while crossing:
         crossing = False
@@ -183,6 +195,7 @@ class _Search:
     ) -> None:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net)
+        self.rows_needed = RollingRowsMemo()
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
         self._owner: dict[int, tuple[Decisions, dict[str, str], dict[str, list[str]]]] = {}
@@ -197,7 +210,7 @@ class _Search:
         """``branch_cascade`` of ``current``, its usage worked out from ``current``'s by redoing
         only the buffers of the maps, rolling buffers and weights its run touches (as
         ``cascades._span_peak`` does)."""
-        found = _spliced_run(self.net, current, s, e, rows)
+        found = _spliced_run(self.net, current, s, e, rows, self.rows_needed)
         if found is None or current.staged_fms:
             return found
         net = self.net
@@ -214,7 +227,7 @@ class _Search:
                 del kept[op.ofm.name]
         usage = list(self.usage(current))
         for dec, pairs, sign in ((current, owner, -1), (found, kept, 1)):
-            inside = [c for c in dec.cascades if s <= c.start and c.end <= e]
+            inside = dec.within(s, e)
             for b in (fm_buffers(net, dec, names, owner=pairs) + rolling_buffers(net, inside)
                       + weight_buffers(net, dec, range(s, e + 1))):
                 for t in range(b.start, b.end + 1):
