@@ -50,6 +50,9 @@ class _Builder:
         self.commands: list[Command] = []
         self.shapes: dict[str, Shape4D] = {}  # tensor name -> its own NHWC shape (computed once)
         self.early: dict[int, list[Command]] = {}  # position -> DMAs to insert before it
+        self.rolling: dict[int, set[str]] = {}  # cascade id -> the maps it holds in rolling buffers
+        for c in schedule.cascades:
+            self.rolling.setdefault(c.id, set()).update(p.tensor_name for p in c.rolling_buffers)
 
     def ref(self, name: str, base_bytes: int = 0) -> BufferRef:
         spec = self.specs[name]
@@ -132,8 +135,7 @@ class _Builder:
 
     def emit_cascade(self, sops: list[ScheduledOp]) -> None:
         """Pull the last op's stripes; each stripe first pulls the producer rows it reads."""
-        rolling = {p.tensor_name for c in self.schedule.cascades if c.id == sops[0].cascade_id
-                   for p in c.rolling_buffers}
+        rolling = self.rolling.get(sops[0].cascade_id, set())
         for j, a, b in cascade_stripes([s.op for s in sops], [s.ofm_stripe.h for s in sops], rolling):
             self.emit_op_rows(sops[j], (a, b), prefetched_first=False)
 

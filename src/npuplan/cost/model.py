@@ -20,6 +20,7 @@ from npuplan.cost.query import BandwidthKey, CostQuery, Direction, Operand, OpCo
 from npuplan.cost.tables import output_timing
 from npuplan.cost.transfer import burst_scaled_bytes, dma_cycles
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.lowered import NpuOp
 
 
 def _const_area(query: CostQuery) -> MemArea | None:
@@ -33,16 +34,33 @@ class CostMemo:
     Datapath cycles, element accesses, feature-map bytes and MACs read only the op, its block and
     operands (cycles: and where its scales come from), not the weight fetch plan or the previous
     op's slack, which is what a search mostly varies; and the whole cost but the last step reads
-    everything but that slack. Keyed on ``id(op)``: one memo must only see ops that stay alive
-    while it is used (one network's).
+    everything but that slack. Keyed on what the cost model reads of the op (``op_key``), so the
+    repeated cells of a network (recurrent steps, chains of blocks) share their costings; that key
+    is remembered by ``id(op)``: one memo must only see ops that stay alive while it is used.
     """
 
-    __slots__ = ("cycles", "feature_maps", "slack_free")
+    __slots__ = ("cycles", "feature_maps", "slack_free", "_op_keys")
 
     def __init__(self) -> None:
         self.cycles: dict[tuple[object, ...], int] = {}
         self.feature_maps: dict[tuple[object, ...], _FeatureMapSide] = {}
         self.slack_free: dict[tuple[object, ...], _SlackFree] = {}
+        self._op_keys: dict[int, tuple[object, ...]] = {}
+
+    def op_key(self, op: NpuOp) -> tuple[object, ...]:
+        """Everything ``cycles``, ``access`` and this module read of ``op`` (its kind, kernel,
+        activation and shapes; the operands' shapes, areas and formats come in the query)."""
+        found = self._op_keys.get(id(op))
+        if found is None:
+            found = self._op_keys[id(op)] = (
+                op.block_type, op.tflite_type, op.op_type, op.elementwise, op.pool, op.activation, op.kernel,
+                op.resampling, op.ifm_shape, op.ofm_shape, op.ifm2_shape,
+            )
+        return found
+
+
+def _op_key(query: CostQuery, memo: CostMemo | None) -> object:
+    return id(query.op) if memo is None else memo.op_key(query.op)
 
 
 def _cycles(
@@ -50,7 +68,7 @@ def _cycles(
 ) -> int:
     """Datapath cycles of ``query``, or of ``query`` computing ``ofm`` instead when given."""
     ofm = query.ofm if ofm is None else ofm
-    key = (id(query.op), id(arch), query.block, query.ifm, ofm, query.ifm2, const_area)
+    key = (_op_key(query, memo), id(arch), query.block, query.ifm, ofm, query.ifm2, const_area)
     found = None if memo is None else memo.cycles.get(key)
     if found is None:
         if ofm is not query.ofm:
@@ -119,7 +137,7 @@ class _FeatureMapSide(NamedTuple):
 
 
 def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _FeatureMapSide:
-    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2)
+    key = (_op_key(query, memo), id(arch), query.block, query.ifm, query.ofm, query.ifm2)
     found = None if memo is None else memo.feature_maps.get(key)
     if found is None:
         acc = element_access(query)
@@ -221,7 +239,7 @@ def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
 
 
 def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _SlackFree:
-    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, query.weights, query.lut,
+    key = (_op_key(query, memo), id(arch), query.block, query.ifm, query.ofm, query.ifm2, query.weights, query.lut,
            query.staging)
     found = None if memo is None else memo.slack_free.get(key)
     if found is not None:

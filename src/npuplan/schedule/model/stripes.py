@@ -100,3 +100,38 @@ def rolling_bytes(tensor: Tensor, rows: int, fmt: str = "NHCWB16") -> int:
     shape = tensor.shape4d
     depth = round_up(shape.c, BRICK_DEPTH) if fmt == "NHCWB16" else shape.c
     return round_up(rows * shape.w * depth * tensor.dtype.size_bytes, ALIGN_BYTES)
+
+
+class RollingRowsMemo:
+    """``rolling_rows_needed`` remembered by the geometry it reads, for one search: the runs of a
+    network's repeated cells (recurrent steps, chains of blocks) share one walk of their stripes.
+    Names enter the key only as the order they first appear in, so equal cells match."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[object, ...], dict[int, int]] = {}
+
+    def __call__(self, ops: Sequence[NpuOp], stripe_rows: Sequence[int], rolling: Collection[str]) -> dict[str, int]:
+        local: dict[str, int] = {}
+        shapes = tuple(_geometry(op, local) for op in ops)
+        if any(name not in local for name in rolling):
+            return rolling_rows_needed(ops, stripe_rows, rolling)
+        key = (shapes, tuple(stripe_rows), frozenset(local[name] for name in rolling))
+        if key not in self._found:
+            rows = rolling_rows_needed(ops, stripe_rows, rolling)
+            self._found[key] = {local[name]: n for name, n in rows.items()}
+        found = self._found[key]
+        return {name: found[local[name]] for name in rolling}
+
+
+def _geometry(op: NpuOp, local: dict[str, int]) -> tuple[object, ...]:
+    """Everything of ``op`` that ``cascade_stripes`` and ``rolling_rows_needed`` read (``_reads``,
+    ``input_rows``), its maps named by ``local`` (first appearance, added as met)."""
+    k = op.kernel
+    ifm2: tuple[object, ...] | None = None
+    if op.ifm2 is not None and op.ifm2_shape is not None and not op.ifm2.is_constant:
+        ifm2 = (local.setdefault(op.ifm2.name, len(local)), op.ifm2_shape.h, op.ifm2.shape4d.h,
+                op.ifm2_shape == op.ifm2.shape4d, None if op.ifm2_read_offset is None else op.ifm2_read_offset.h)
+    return (local.setdefault(op.ofm.name, len(local)), op.ofm_shape.h, op.ofm.shape4d.h,
+            local.setdefault(op.ifm.name, len(local)), op.ifm_shape.h, op.ifm.shape4d.h, op.ifm_shape == op.ifm.shape4d,
+            None if op.ifm_read_offset is None else op.ifm_read_offset.h,
+            k.stride_y, k.dilated_height, k.padding.top, op.upscale, ifm2)

@@ -40,7 +40,7 @@ def fm_buffers(
     """
     if not dec.fast_fms:  # nothing to gather, nor any in-place pair to look for
         return []
-    rolling_names = {r.tensor_name for c in dec.cascades for r in c.rolling}
+    rolling_names = dec.rolling_fms
     if owner is None:
         owner = inplace_outputs(net, dec) if inplace else {}
     # a cascade reads its whole inputs and writes its whole outputs throughout: a map read by any

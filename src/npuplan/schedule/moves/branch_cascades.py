@@ -18,30 +18,40 @@ read their weights in place: Size spends memory on weights only below the peak a
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from collections.abc import Callable, Collection, Sequence
 
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.schedule.pricing.assemble import total_cycles
-from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer
+from npuplan.schedule.model.decisions import (
+    NO_WEIGHT_BUFFER,
+    CascadeSpan,
+    Decisions,
+    RollingBuffer,
+    renumbered,
+    spliced,
+)
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.pricing.costing import rolling_format
 from npuplan.schedule.model.geometry import aligned_stripe_rows, is_cascadable
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.schedule.model.limits import size_trade
-from npuplan.schedule.model.stripes import rolling_bytes, rolling_rows_needed
+from npuplan.schedule.model.stripes import RollingRowsMemo, rolling_bytes, rolling_rows_needed
 from npuplan.schedule.model.inplace import inplace_outputs
 from npuplan.schedule.model.usage import (
     fast_buffers,
     fm_buffers,
     inplace_group,
+    inplace_mates,
     rolling_buffers,
     usage_by_time,
     weight_buffers,
 )
 
 log = logging.getLogger(__name__)
+
+RowsNeeded = Callable[[Sequence[NpuOp], Sequence[int], Collection[str]], dict[str, int]]
 
 # Ops a branch cascade may take in, and how many ops past the last reader of its branch point it
 # tries to extend to (to take in the ends of the branches).
@@ -99,6 +109,16 @@ def branch_cascade(net: Network, dec: Decisions, s: int, e: int, rows: int) -> D
     cascade of ``rows``-row stripes (each op at least the rows its readers step by), replacing the
     cascades inside the run; None when the run cannot be one (a CPU op inside, an op that cannot
     be striped, too many ops) or rolls nothing a chain cascade does not already roll."""
+    found = _spliced_run(net, dec, s, e, rows)
+    return None if found is None else renumbered(found)
+
+
+def _spliced_run(
+    net: Network, dec: Decisions, s: int, e: int, rows: int, rows_needed: RowsNeeded = rolling_rows_needed,
+) -> Decisions | None:
+    """``branch_cascade`` with the cascade ids left as they are (the search renumbers once, at
+    the end: renumbering every trial would touch every cascade of the network), its rolling
+    buffers sized by ``rows_needed`` (``rolling_rows_needed`` or a memo of it)."""
     s, e = widened(dec, s, e)
     if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
         return None
@@ -106,30 +126,33 @@ def branch_cascade(net: Network, dec: Decisions, s: int, e: int, rows: int) -> D
     if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
         return None
     names = rolling_maps(net, s, e)
-    inside = [c for c in dec.cascades if s <= c.start and c.end <= e]
-    if not names or set(names) <= {r.tensor_name for c in inside for r in c.rolling}:
+    if not names or set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
     stripe = [_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1)]
-    needed = rolling_rows_needed(ops, stripe, set(names))
+    needed = rows_needed(ops, stripe, set(names))
     tensors = {op.ofm.name: op.ofm for op in ops}
     rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
                     for n in names)
-    kept = [c for c in dec.cascades if c not in inside]
-    spans = sorted([*kept, CascadeSpan(-1, s, e, rolling)], key=lambda c: c.start)
     # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
     # cascade's span, so its input is read from the arena (as staging never proposes for it)
     staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
-    return replace(
-        dec,
+    return spliced(
+        dec, CascadeSpan(-1, s, e, rolling),
         ofm_rows=dec.ofm_rows[:s] + tuple(stripe) + dec.ofm_rows[e + 1:],
         weights=dec.weights[:s] + tuple(NO_WEIGHT_BUFFER for _ in ops) + dec.weights[e + 1:],
-        cascades=tuple(replace(c, id=k) for k, c in enumerate(spans)),
         staged_fms=staged,
     )
 
 
 def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
     """Run ``s..e`` widened until no cascade of ``dec`` crosses either end."""
+    if dec.ordered:  # disjoint cascades: only those holding op s or op e can cross
+        while True:
+            first, last = dec.cascade_of(s), dec.cascade_of(e)
+            wider = min(s, first.start) if first else s, max(e, last.end) if last else e
+            if wider == (s, e):
+                return s, e
+            s, e = wider
     crossing = True
     while crossing:
         crossing = False
@@ -172,8 +195,10 @@ class _Search:
     ) -> None:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net)
+        self.rows_needed = RollingRowsMemo()
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
-        self._owner: dict[int, tuple[Decisions, dict[str, str]]] = {}
+        # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
+        self._owner: dict[int, tuple[Decisions, dict[str, str], dict[str, list[str]]]] = {}
         self._cycles: dict[int, tuple[Decisions, int]] = {}
 
     def usage(self, dec: Decisions) -> list[int]:
@@ -185,20 +210,24 @@ class _Search:
         """``branch_cascade`` of ``current``, its usage worked out from ``current``'s by redoing
         only the buffers of the maps, rolling buffers and weights its run touches (as
         ``cascades._span_peak`` does)."""
-        found = branch_cascade(self.net, current, s, e, rows)
+        found = _spliced_run(self.net, current, s, e, rows, self.rows_needed)
         if found is None or current.staged_fms:
             return found
         net = self.net
         s, e = widened(current, s, e)
         if id(current) not in self._owner:
-            self._owner[id(current)] = (current, inplace_outputs(net, current))
-        owner = self._owner[id(current)][1]
+            pairs = inplace_outputs(net, current)
+            self._owner[id(current)] = (current, pairs, inplace_mates(pairs))
+        _, owner, mates = self._owner[id(current)]
         touched = {t.name for op in net.npu_ops[s:e + 1] for t in (op.ifm, op.ifm2, op.ofm) if t is not None}
-        names = [n for n in inplace_group(owner, touched) if n in net.fms]
-        kept = {out: inp for out, inp in owner.items() if not s <= net.fms[out].producer <= e}
+        names = [n for n in inplace_group(owner, touched, mates=(mates,)) if n in net.fms]
+        kept = dict(owner)  # the pairs of the maps the run's ops make go: those ops now cascade
+        for op in net.npu_ops[s:e + 1]:
+            if op.ofm.name in kept and s <= net.fms[op.ofm.name].producer <= e:
+                del kept[op.ofm.name]
         usage = list(self.usage(current))
         for dec, pairs, sign in ((current, owner, -1), (found, kept, 1)):
-            inside = [c for c in dec.cascades if s <= c.start and c.end <= e]
+            inside = dec.within(s, e)
             for b in (fm_buffers(net, dec, names, owner=pairs) + rolling_buffers(net, inside)
                       + weight_buffers(net, dec, range(s, e + 1))):
                 for t in range(b.start, b.end + 1):
@@ -275,17 +304,17 @@ def with_branch_cascades(
     if current is dec:
         return dec
     figures = [(search.peak(d), search.cycles(d)) for d in (dec, current)]
-    chosen = (dec, current)[1 if least else size_trade(figures, free_bytes=free_bytes)]
-    if chosen is current:
-        log.info("%d branch cascades: peak %d -> %d bytes", len(steps), figures[0][0], figures[1][0])
-    return chosen
+    if not least and size_trade(figures, free_bytes=free_bytes) == 0:
+        return dec
+    log.info("%d branch cascades: peak %d -> %d bytes", len(steps), figures[0][0], figures[1][0])
+    return renumbered(current)
 
 
 def _replayed(net: Network, dec: Decisions, steps: list[tuple[int, int, int]]) -> Decisions | None:
     """``dec`` with the branch cascades ``steps`` (run start, end, stripe rows), or None when one
     no longer applies."""
     for step in steps:
-        found = branch_cascade(net, dec, *step)
+        found = _spliced_run(net, dec, *step)
         if found is None:
             return None
         dec = found

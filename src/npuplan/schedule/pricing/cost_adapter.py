@@ -45,6 +45,7 @@ class CostModelOracle:
         self._encodings = encodings or WeightEncodings(arch.accelerator)
         self._memo = CostMemo()  # what cost.model may reuse between queries
         self.costed: dict[tuple[Any, ...], Costed] = {}
+        self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config) -> its whole stream's bytes
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
@@ -55,8 +56,7 @@ class CostModelOracle:
         bits_in = op.ifm.dtype.bits
         weights = None
         if op.weights is not None:
-            stream = query.weight_stream_bytes or sum(
-                self.weight_slice_bytes(op, query.block_config, (0, op.ofm_shape.c)))
+            stream = query.weight_stream_bytes or self._whole_stream_bytes(op, query.block_config)
             fetch = _FETCH.get(query.weight_fetch, WeightFetch.DIRECT)
             weights = WeightAccess(
                 stream_bytes=stream,
@@ -87,6 +87,14 @@ class CostModelOracle:
             if query.staged_ifm_bytes else None,
         )
         return op_cost(model_query, self._arch, memo=self._memo)
+
+    def _whole_stream_bytes(self, op: NpuOp, block_config: Any) -> int:
+        """Encoded bytes of all of ``op``'s weights run with ``block_config`` (asked once per costing)."""
+        key = (op, block_config)
+        found = self._streams.get(key)
+        if found is None:
+            found = self._streams[key] = sum(self.weight_slice_bytes(op, block_config, (0, op.ofm_shape.c)))
+        return found
 
     def cycles(self, cost: Any) -> int:
         return int(round(cost.total_cycles))
