@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from npuplan.cost.access import ElementAccess, element_access
-from npuplan.cost.cycles import hw_macs, nn_macs, op_cycles
+from npuplan.cost.cycles import _PER_CHANNEL, hw_macs, nn_macs, op_cycles
 from npuplan.cost.query import BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, WeightAccess, WeightFetch
 from npuplan.cost.tables import output_timing
 from npuplan.cost.transfer import burst_scaled_bytes, dma_cycles
@@ -61,9 +61,37 @@ def _cycles(
     return found
 
 
+def _slicing(query: CostQuery) -> tuple[int, ...]:
+    """The OFM depth slices ``slice_queries`` splits ``query`` by (its memo key), or none."""
+    w = query.weights
+    return () if w is None or w.fetch is WeightFetch.DIRECT else w.depth_slices
+
+
+def slice_queries(query: CostQuery) -> tuple[tuple[CostQuery, int], ...]:
+    """The NPU operations ``query`` runs as, each with how many times: one per OFM depth slice of
+    weights fetched into a buffer slice by slice (the command stream issues an operation per slice,
+    each re-reading its IFM: all of it for a convolution, its own channels for a depthwise or
+    pooling op), else the query itself once. Slices of one depth are one entry."""
+    slices, o = _slicing(query), query.ofm.shape
+    if len(slices) <= 2 or slices[-1] != o.c:
+        return ((query, 1),)
+    depths: dict[int, int] = {}
+    for start, end in zip(slices, slices[1:]):
+        depths[end - start] = depths.get(end - start, 0) + 1
+    per_channel = query.op.block_type in _PER_CHANNEL
+    out = []
+    for depth, count in depths.items():
+        ofm = dataclasses.replace(query.ofm, shape=o.with_c(depth))
+        ifm = dataclasses.replace(query.ifm, shape=query.ifm.shape.with_c(depth)) if per_channel else query.ifm
+        out.append((dataclasses.replace(query, ofm=ofm, ifm=ifm), count))
+    return tuple(out)
+
+
 def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> int:
-    """NPU datapath cycles of ``query`` alone (no DMA waits)."""
-    return _cycles(query, arch, _const_area(query), memo)
+    """NPU datapath cycles of ``query`` alone (no DMA waits): of each operation it runs as
+    (``slice_queries``), each with its own pipeline fill and drain."""
+    const_area = _const_area(query)
+    return sum(count * _cycles(part, arch, const_area, memo) for part, count in slice_queries(query))
 
 
 def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CostMemo | None) -> float:
@@ -119,12 +147,26 @@ class _FeatureMapSide(NamedTuple):
 
 
 def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _FeatureMapSide:
-    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2)
+    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, _slicing(query))
     found = None if memo is None else memo.feature_maps.get(key)
     if found is None:
         acc = element_access(query)
         fm_bytes = _Bytes()
-        _feature_map_bytes(query, arch, acc, fm_bytes)
+        parts = slice_queries(query)
+        if len(parts) == 1 and parts[0][1] == 1:
+            _feature_map_bytes(query, arch, acc, fm_bytes)
+        else:
+            ifm_elements = 0
+            for part, count in parts:
+                part_acc = element_access(part)
+                part_bytes = _Bytes()
+                _feature_map_bytes(part, arch, part_acc, part_bytes)
+                for key, raw in part_bytes.raw.items():
+                    fm_bytes.raw[key] += count * raw
+                for area, scaled in part_bytes.scaled.items():
+                    fm_bytes.scaled[area] += count * scaled
+                ifm_elements += count * part_acc.ifm_elements
+            acc = dataclasses.replace(acc, ifm_elements=ifm_elements)
         accel = arch.accelerator
         found = _FeatureMapSide(
             acc, tuple(fm_bytes.raw.items()), tuple(fm_bytes.scaled.items()),

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npuplan.cost import BlockChoice, CostQuery, Operand, WeightAccess, WeightFetch, op_cost
+from npuplan.cost import BlockChoice, CostQuery, Direction, Operand, Purpose, WeightAccess, WeightFetch, op_cost
 from npuplan.codec.size import palette_histogram, stream_bytes
 from npuplan.codec.weight_order import StreamPadding
 from npuplan.cost.weights import encoded_weight_size
@@ -121,3 +121,32 @@ def test_slices_from_channel_histograms_match_the_encoder(accel_name):
             per_slice[s.depth_offset] = per_slice.get(s.depth_offset, 0) + s.total_bytes
         assert per_slice == {a: slice_bytes_of_histograms(histograms, geometry, a, min(a + step, 72), accel.cores, order)
                              for a in range(0, 72, step)}
+
+
+def test_weights_fetched_slice_by_slice_cost_one_operation_per_slice(arch):
+    # the command stream runs an operation per OFM depth slice of buffered weights, and each one
+    # reads the whole IFM again: four slices of 16 under a 32-deep block read the IFM four times
+    op = _conv(Shape4D(1, 28, 28, 64), Shape4D(1, 28, 28, 64))
+    sliced = WeightAccess(4752, MemArea.OFF_CHIP_FLASH, WeightFetch.DOUBLE_BUFFERED, MemArea.SRAM, 1200,
+                          depth_slices=(0, 16, 32, 48, 64))
+    whole = op_cost(_query(op), arch)
+    cost = op_cost(_query(op, sliced), arch)
+    piece = op_cost(CostQuery(op, BlockChoice(Block(9, 6, 32), Block(9, 6, 32)),
+                              Operand(op.ifm_shape, MemArea.SRAM, "NHCWB16"),
+                              Operand(op.ofm_shape.with_c(16), MemArea.SRAM, "NHCWB16")), arch)
+    ifm_bytes = 28 * 28 * 64
+    assert cost.op_cycles == 4 * piece.op_cycles > whole.op_cycles
+    read = cost.bytes[(MemArea.SRAM, Purpose.FEATURE_MAP, Direction.READ)]
+    assert read == 4 * piece.bytes[(MemArea.SRAM, Purpose.FEATURE_MAP, Direction.READ)] >= 4 * ifm_bytes
+    assert read == 2 * whole.bytes[(MemArea.SRAM, Purpose.FEATURE_MAP, Direction.READ)]
+
+
+def test_depthwise_slices_read_their_own_channels(arch):
+    op = _conv(Shape4D(1, 28, 28, 64), Shape4D(1, 28, 28, 64), k=3, block_type=BlockType.DEPTHWISE)
+    sliced = WeightAccess(1000, MemArea.OFF_CHIP_FLASH, WeightFetch.BUFFERED, MemArea.SRAM, 250,
+                          depth_slices=(0, 16, 32, 48, 64))
+    whole = op_cost(_query(op), arch)
+    cost = op_cost(_query(op, sliced), arch)
+    key = (MemArea.SRAM, Purpose.FEATURE_MAP, Direction.READ)
+    assert cost.bytes[key] == pytest.approx(whole.bytes[key], rel=0.05)
+    assert cost.op_cycles > whole.op_cycles  # a pipeline fill and drain per slice
