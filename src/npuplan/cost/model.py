@@ -180,17 +180,19 @@ def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | Non
 def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _Bytes) -> None:
     """The NPU reads the encoded weights and scales of the OFM depth it computes once per OFM block
     position in height and width (Vela 5.2.0's default core; its legacy core counted the weights
-    of whole OFM blocks, depth rounded up)."""
+    of whole OFM blocks, depth rounded up), from wherever they are: in place, or the buffer a DMA
+    copied them to, whose memory's bandwidth these reads use all the same (Vela 5.2.0's default
+    core counts them in the buffer's access cycles too)."""
     direct = w.fetch is WeightFetch.DIRECT
     depth, op_depth = query.ofm.shape.c, query.op.ofm_shape.c
     scale_bytes = acc.scale_entries * w.scale_bytes_per_channel
     weight_bytes = max(w.stream_bytes - op_depth * w.scale_bytes_per_channel, 0) * depth / max(op_depth, 1)
     if acc.weight_refetches > 0 and weight_bytes > 0:
         raw = acc.weight_refetches * weight_bytes
-        out.add((w.read_area, Purpose.WEIGHTS, Direction.READ), raw, raw if direct else None)
+        out.add((w.read_area, Purpose.WEIGHTS, Direction.READ), raw, raw)
     if scale_bytes > 0:
         scales = acc.weight_refetches * scale_bytes
-        out.add((w.read_area, Purpose.SCALES, Direction.READ), scales, scales if direct else None)
+        out.add((w.read_area, Purpose.SCALES, Direction.READ), scales, scales)
     if not direct and w.buffer_area is not None:
         out.add((w.source_area, Purpose.WEIGHTS, Direction.READ), w.stream_bytes, None)
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)

@@ -93,8 +93,9 @@ class CostModelOracle:
 
     def floor_cycles(self, cost: Any) -> int:
         """The datapath cycles and each area's access cycles: with weights buffered the datapath
-        reads them from fast storage and their reads and DMA add no access cycles (``cost.model``),
-        whatever the plan; the weight DMA wait only adds to the NPU cycles. Rounded as ``cycles``."""
+        reads them from fast storage, the same bytes whatever the plan (``cost.model``), and no
+        slicing runs in fewer operations than whole weights; the weight DMA wait only adds to the
+        NPU cycles. Rounded as ``cycles``."""
         return int(round(max(cost.op_cycles, *cost.access_cycles.values())))
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
