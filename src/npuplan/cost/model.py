@@ -16,7 +16,9 @@ from typing import NamedTuple
 
 from npuplan.cost.access import ElementAccess, element_access
 from npuplan.cost.cycles import _PER_CHANNEL, hw_macs, nn_macs, op_cycles
-from npuplan.cost.query import BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, WeightAccess, WeightFetch
+from npuplan.cost.query import (
+    BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, StripeRows, WeightAccess, WeightFetch,
+)
 from npuplan.cost.tables import output_timing
 from npuplan.cost.transfer import burst_scaled_bytes, dma_cycles
 from npuplan.hw.memory import Architecture, MemArea
@@ -62,36 +64,62 @@ def _cycles(
 
 
 def _slicing(query: CostQuery) -> tuple[int, ...]:
-    """The OFM depth slices ``slice_queries`` splits ``query`` by (its memo key), or none."""
+    """The OFM depth slices ``operation_queries`` splits ``query`` by, or none."""
     w = query.weights
     return () if w is None or w.fetch is WeightFetch.DIRECT else w.depth_slices
 
 
-def slice_queries(query: CostQuery) -> tuple[tuple[CostQuery, int], ...]:
-    """The NPU operations ``query`` runs as, each with how many times: one per OFM depth slice of
-    weights fetched into a buffer slice by slice (the command stream issues an operation per slice,
-    each re-reading its IFM: all of it for a convolution, its own channels for a depthwise or
-    pooling op), else the query itself once. Slices of one depth are one entry."""
-    slices, o = _slicing(query), query.ofm.shape
-    if len(slices) <= 2 or slices[-1] != o.c:
-        return ((query, 1),)
+def _depth_parts(query: CostQuery) -> dict[int, int]:
+    """How many operations of each OFM depth the weight slicing makes (the whole depth once when
+    the weights are not fetched slice by slice)."""
+    slices, depth = _slicing(query), query.ofm.shape.c
+    if len(slices) <= 2 or slices[-1] != depth:
+        return {depth: 1}
     depths: dict[int, int] = {}
     for start, end in zip(slices, slices[1:]):
         depths[end - start] = depths.get(end - start, 0) + 1
+    return depths
+
+
+def _with(operand: Operand, *, rows: int | None = None, depth: int | None = None) -> Operand:
+    shape = operand.shape
+    shape = shape if rows is None else shape.with_h(rows)
+    shape = shape if depth is None else shape.with_c(depth)
+    return operand if shape == operand.shape else dataclasses.replace(operand, shape=shape)
+
+
+def operation_queries(query: CostQuery) -> tuple[tuple[CostQuery, int], ...]:
+    """The NPU operations ``query`` runs as, each with how many times, as the command stream issues
+    them: one per stripe of ``query.stripes`` (each reading its own IFM rows, the rows shared with
+    the next stripe twice), times one per OFM depth slice of weights fetched into a buffer slice
+    by slice (each re-reading its IFM: all of it for a convolution, its own channels for a
+    depthwise or pooling op). Operations of one shape are one entry; the query itself once when
+    neither splits it."""
+    depths = _depth_parts(query)
+    if not query.stripes and len(depths) == 1 and next(iter(depths.values())) == 1:
+        return ((query, 1),)
     per_channel = query.op.block_type in _PER_CHANNEL
+    rows = query.stripes or (StripeRows(1, query.ofm.shape.h, query.ifm.shape.h,
+                                        query.ifm2.shape.h if query.ifm2 is not None else 0),)
     out = []
-    for depth, count in depths.items():
-        ofm = dataclasses.replace(query.ofm, shape=o.with_c(depth))
-        ifm = dataclasses.replace(query.ifm, shape=query.ifm.shape.with_c(depth)) if per_channel else query.ifm
-        out.append((dataclasses.replace(query, ofm=ofm, ifm=ifm), count))
+    for stripe in rows:
+        for depth, count in depths.items():
+            ifm2 = query.ifm2
+            if ifm2 is not None:
+                ifm2 = _with(ifm2, rows=stripe.ifm2_rows or None, depth=depth if per_channel else None)
+            part = dataclasses.replace(
+                query, ofm=_with(query.ofm, rows=stripe.ofm_rows, depth=depth),
+                ifm=_with(query.ifm, rows=stripe.ifm_rows, depth=depth if per_channel else None),
+                ifm2=ifm2, stripes=())
+            out.append((part, stripe.count * count))
     return tuple(out)
 
 
 def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> int:
     """NPU datapath cycles of ``query`` alone (no DMA waits): of each operation it runs as
-    (``slice_queries``), each with its own pipeline fill and drain."""
+    (``operation_queries``), each with its own pipeline fill and drain."""
     const_area = _const_area(query)
-    return sum(count * _cycles(part, arch, const_area, memo) for part, count in slice_queries(query))
+    return sum(count * _cycles(part, arch, const_area, memo) for part, count in operation_queries(query))
 
 
 def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CostMemo | None) -> float:
@@ -137,63 +165,60 @@ def _feature_map_bytes(query: CostQuery, arch: Architecture, acc: ElementAccess,
 
 
 class _FeatureMapSide(NamedTuple):
-    """The parts of an op's cost that read only the op, its block and its operands."""
+    """The parts of an op's cost that read only the op, its block and its operands (and how its
+    weights are sliced): feature-map bytes, MACs, and how much of the weights and scales its
+    operations read (``weight_reads``: whole weight streams, ``scale_reads``: scale entries)."""
 
-    access: ElementAccess
     raw: tuple[tuple[BandwidthKey, float], ...]  # feature-map bytes, in ``_Bytes`` order
     scaled: tuple[tuple[MemArea, float], ...]
     nn_macs: int
     hw_macs: int
+    weight_reads: float
+    scale_reads: int
 
 
 def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _FeatureMapSide:
-    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, _slicing(query))
+    key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, _slicing(query), query.stripes)
     found = None if memo is None else memo.feature_maps.get(key)
     if found is None:
-        acc = element_access(query)
         fm_bytes = _Bytes()
-        parts = slice_queries(query)
-        if len(parts) == 1 and parts[0][1] == 1:
-            _feature_map_bytes(query, arch, acc, fm_bytes)
-        else:
-            ifm_elements = 0
-            for part, count in parts:
-                part_acc = element_access(part)
-                part_bytes = _Bytes()
-                _feature_map_bytes(part, arch, part_acc, part_bytes)
-                for key, raw in part_bytes.raw.items():
-                    fm_bytes.raw[key] += count * raw
-                for area, scaled in part_bytes.scaled.items():
-                    fm_bytes.scaled[area] += count * scaled
-                ifm_elements += count * part_acc.ifm_elements
-            acc = dataclasses.replace(acc, ifm_elements=ifm_elements)
+        weight_reads, scale_reads = 0.0, 0
+        op_depth = max(query.op.ofm_shape.c, 1)
+        for part, count in operation_queries(query):
+            acc = element_access(part)
+            part_bytes = _Bytes()
+            _feature_map_bytes(part, arch, acc, part_bytes)
+            for bw_key, raw in part_bytes.raw.items():
+                fm_bytes.raw[bw_key] += count * raw
+            for area, scaled in part_bytes.scaled.items():
+                fm_bytes.scaled[area] += count * scaled
+            weight_reads += count * acc.weight_refetches * part.ofm.shape.c / op_depth
+            scale_reads += count * acc.weight_refetches * acc.scale_entries
         accel = arch.accelerator
         found = _FeatureMapSide(
-            acc, tuple(fm_bytes.raw.items()), tuple(fm_bytes.scaled.items()),
-            nn_macs(query), hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth),
+            tuple(fm_bytes.raw.items()), tuple(fm_bytes.scaled.items()),
+            nn_macs(query), hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth), weight_reads, scale_reads,
         )
         if memo is not None:
             memo.feature_maps[key] = found
     return found
 
 
-def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _Bytes) -> None:
+def _weight_bytes(query: CostQuery, w: WeightAccess, fm: _FeatureMapSide, out: _Bytes) -> None:
     """The NPU reads the encoded weights and scales of the OFM depth it computes once per OFM block
     position in height and width (Vela 5.2.0's default core; its legacy core counted the weights
     of whole OFM blocks, depth rounded up), from wherever they are: in place, or the buffer a DMA
     copied them to, whose memory's bandwidth these reads use all the same (Vela 5.2.0's default
     core counts them in the buffer's access cycles too)."""
-    direct = w.fetch is WeightFetch.DIRECT
-    depth, op_depth = query.ofm.shape.c, query.op.ofm_shape.c
-    scale_bytes = acc.scale_entries * w.scale_bytes_per_channel
-    weight_bytes = max(w.stream_bytes - op_depth * w.scale_bytes_per_channel, 0) * depth / max(op_depth, 1)
-    if acc.weight_refetches > 0 and weight_bytes > 0:
-        raw = acc.weight_refetches * weight_bytes
+    op_depth = query.op.ofm_shape.c
+    weight_bytes = max(w.stream_bytes - op_depth * w.scale_bytes_per_channel, 0)
+    if fm.weight_reads > 0 and weight_bytes > 0:
+        raw = fm.weight_reads * weight_bytes
         out.add((w.read_area, Purpose.WEIGHTS, Direction.READ), raw, raw)
-    if scale_bytes > 0:
-        scales = acc.weight_refetches * scale_bytes
+    if fm.scale_reads > 0 and w.scale_bytes_per_channel > 0:
+        scales = fm.scale_reads * w.scale_bytes_per_channel
         out.add((w.read_area, Purpose.SCALES, Direction.READ), scales, scales)
-    if not direct and w.buffer_area is not None:
+    if w.fetch is not WeightFetch.DIRECT and w.buffer_area is not None:
         out.add((w.source_area, Purpose.WEIGHTS, Direction.READ), w.stream_bytes, None)
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)
 
@@ -266,7 +291,7 @@ def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
 
 def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _SlackFree:
     key = (id(query.op), id(arch), query.block, query.ifm, query.ofm, query.ifm2, query.weights, query.lut,
-           query.staging)
+           query.staging, query.stripes)
     found = None if memo is None else memo.slack_free.get(key)
     if found is not None:
         return found
@@ -274,7 +299,7 @@ def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> 
     fm = _feature_map_side(query, arch, memo)
     traffic = _Bytes(fm.raw, fm.scaled)
     if query.weights is not None:
-        _weight_bytes(query, query.weights, fm.access, traffic)
+        _weight_bytes(query, query.weights, fm, traffic)
     lut_cycles = 0.0
     if query.lut is not None:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)

@@ -128,12 +128,24 @@ class FmStaging:
 
 
 @dataclass(frozen=True, slots=True)
+class StripeRows:
+    """``count`` NPU operations of one op, each computing ``ofm_rows`` OFM rows from ``ifm_rows``
+    IFM rows (and ``ifm2_rows`` of its second input, 0 without one)."""
+
+    count: int
+    ofm_rows: int
+    ifm_rows: int
+    ifm2_rows: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class CostQuery:
     """Everything the cost model needs about one op (or one stripe of it).
 
     ``ofm`` is the OFM box computed (the stripe), ``ifm``/``ifm2`` the boxes read for it.
     ``prev_slack_npu_cycles`` is the previous op's ``OpCost.slack_npu_cycles``: NPU time under
-    which this op's first weight slice (and LUT) can be fetched.
+    which this op's first weight slice (and LUT) can be fetched. ``stripes``: the operations the
+    op runs as, stripe by stripe over the boxes' rows (empty: one operation over the boxes).
     """
 
     op: NpuOp
@@ -145,6 +157,7 @@ class CostQuery:
     lut: LutAccess | None = None
     prev_slack_npu_cycles: float = 0.0
     staging: FmStaging | None = None
+    stripes: tuple[StripeRows, ...] = ()
 
 
 BandwidthKey = tuple[MemArea, Purpose, Direction]

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from npuplan.cost import BlockChoice, CostQuery, Direction, Operand, Purpose, WeightAccess, WeightFetch, op_cost
+from npuplan.cost import (
+    BlockChoice, CostQuery, Direction, Operand, Purpose, StripeRows, WeightAccess, WeightFetch, op_cost,
+)
 from npuplan.codec.size import palette_histogram, stream_bytes
 from npuplan.codec.weight_order import StreamPadding
 from npuplan.cost.weights import encoded_weight_size
@@ -151,3 +155,23 @@ def test_depthwise_slices_read_their_own_channels(arch):
     key = (MemArea.SRAM, Purpose.FEATURE_MAP, Direction.READ)
     assert cost.bytes[key] == pytest.approx(whole.bytes[key], rel=0.05)
     assert cost.op_cycles > whole.op_cycles  # a pipeline fill and drain per slice
+
+
+def test_a_striped_op_costs_one_operation_per_stripe(arch):
+    # a cascade runs each op stripe by stripe, one NPU operation each with its own pipeline fill and
+    # drain, each reading the IFM rows its kernel needs (two rows of halo read again per stripe)
+    op = _conv(Shape4D(1, 16, 16, 16), Shape4D(1, 16, 16, 16), k=3, block_type=BlockType.DEPTHWISE)
+    block = BlockChoice(Block(2, 16, 16), Block(4, 18, 16))
+    whole = CostQuery(op, block, Operand(op.ifm_shape, MemArea.SRAM, "NHCWB16"),
+                      Operand(op.ofm_shape, MemArea.SRAM, "NHCWB16"))
+    striped = dataclasses.replace(whole, stripes=(StripeRows(2, 2, 3), StripeRows(6, 2, 4)))
+
+    def piece(ofm_rows: int, ifm_rows: int):
+        return op_cost(dataclasses.replace(whole, ifm=Operand(op.ifm_shape.with_h(ifm_rows), MemArea.SRAM, "NHCWB16"),
+                                           ofm=Operand(op.ofm_shape.with_h(ofm_rows), MemArea.SRAM, "NHCWB16")), arch)
+
+    cost, edge, middle = op_cost(striped, arch), piece(2, 3), piece(2, 4)
+    assert cost.op_cycles == 2 * edge.op_cycles + 6 * middle.op_cycles > op_cost(whole, arch).op_cycles
+    key = (MemArea.SRAM, Purpose.FEATURE_MAP, Direction.READ)
+    assert cost.bytes[key] == 2 * edge.bytes[key] + 6 * middle.bytes[key] == (2 * 3 + 6 * 4) * 16 * 16
+    assert cost.nn_macs == op_cost(whole, arch).nn_macs
