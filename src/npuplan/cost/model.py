@@ -3,7 +3,8 @@
 Combines datapath cycles (``cycles``), element accesses (``access``) and memory-transfer timing
 (``transfer``) the way Vela 5.2.0 does for its per-layer report: the op's "NPU" cycles are the
 datapath cycles plus any weight/LUT DMA it has to wait for; each memory area's access cycles are
-its burst-scaled bytes over its bandwidth; the op's total is the maximum of these.
+its burst-scaled bytes over its bandwidth; the op's total is the maximum of these, each memory's
+access after the DMA wait (the wait comes first in the stream; Vela overlaps the two).
 """
 
 from __future__ import annotations
@@ -230,6 +231,7 @@ class _WeightDma(NamedTuple):
     double_buffered: bool
     full_cycles: float
     first_cycles: float
+    prefetched: bool  # may start under the previous op (its slack)
 
 
 def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
@@ -239,7 +241,7 @@ def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
     full_bytes = w.full_stream_bytes if w.full_stream_bytes is not None else w.stream_bytes
     full = dma_cycles(arch, w.source_area, w.buffer_area, full_bytes)
     first = dma_cycles(arch, w.source_area, w.buffer_area, w.first_slice_bytes)
-    return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first)
+    return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first, w.prefetched)
 
 
 class _SlackFree(NamedTuple):
@@ -262,8 +264,8 @@ def _npu_cycles(f: _SlackFree, prev_slack: float) -> tuple[float, float]:
     if dma is None:
         return cycles + max(f.lut_cycles - prev_slack, 0.0), 0.0
     full = dma.full_cycles
-    npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, prev_slack, double_buffered=dma.double_buffered,
-                                 tail_cycles=f.tail_cycles)
+    npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, prev_slack if dma.prefetched else 0.0,
+                                 double_buffered=dma.double_buffered, tail_cycles=f.tail_cycles)
     return npu + f.lut_cycles, full
 
 
@@ -322,13 +324,16 @@ def op_cost(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = Non
     f = _slack_free(query, arch, memo)
     npu, weight_dma = _npu_cycles(f, query.prev_slack_npu_cycles)
     npu += f.staging_cycles
+    # the DMAs the op waits for run before it reads or writes anything: its memory traffic follows
+    # the wait (as the stream runs it), it does not hide under it
+    wait = max(npu - f.cycles, 0.0)
     return OpCost(
         nn_macs=f.fm.nn_macs,
         hw_macs=f.fm.hw_macs,
         op_cycles=f.cycles,
         npu_cycles=npu,
         access_cycles=f.access_cycles,
-        total_cycles=max([npu, *f.access_cycles.values()]),
+        total_cycles=max([npu, *(wait + a for a in f.access_cycles.values())]),
         bytes=f.bytes,
         dma_cycles=weight_dma + f.lut_cycles + f.staging_cycles,
         slack_npu_cycles=f.tail_cycles,

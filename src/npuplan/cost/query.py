@@ -86,7 +86,9 @@ class WeightAccess:
     slice over all cores, each core's range rounded up to 16 (what must arrive before the op can
     start); ``source_area`` the permanent area; ``buffer_area`` the fast-storage buffer when
     fetched by DMA. ``depth_slices`` are the OFM depth offsets of the slices, closed at the end
-    (``(0, 16, 64)``). ``full_stream_bytes`` is the size of the stream encoded as one
+    (``(0, 16, 64)``). ``prefetched``: the buffer is reserved while the previous op runs, so the
+    first slice's DMA may run under it (its slack); else the buffer may share that op's memory
+    and the DMA waits for it. ``full_stream_bytes`` is the size of the stream encoded as one
     slice (Vela times the whole copy with it); ``slack_npu_cycles`` overrides the window this op
     leaves for the next op's weight DMA (the scheduler's choice; default the last slice's cycles).
     """
@@ -100,6 +102,7 @@ class WeightAccess:
     scale_bytes_per_channel: int = 10
     full_stream_bytes: int | None = None  # unsliced encoding used to time the full copy (default: stream)
     slack_npu_cycles: float | None = None  # own DMA window for the next op (default: last slice's cycles)
+    prefetched: bool = True  # the buffer is held under the previous op, so the DMA may run under it
 
     @property
     def read_area(self) -> MemArea:

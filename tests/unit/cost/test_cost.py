@@ -175,3 +175,24 @@ def test_a_striped_op_costs_one_operation_per_stripe(arch):
     key = (MemArea.SRAM, Purpose.FEATURE_MAP, Direction.READ)
     assert cost.bytes[key] == 2 * edge.bytes[key] + 6 * middle.bytes[key] == (2 * 3 + 6 * 4) * 16 * 16
     assert cost.nn_macs == op_cost(whole, arch).nn_macs
+
+
+def test_a_weight_dma_runs_under_the_previous_op_only_into_a_buffer_held_there(arch):
+    op = _conv(Shape4D(1, 25, 5, 64), Shape4D(1, 25, 5, 64))
+    held = WeightAccess(4752, MemArea.OFF_CHIP_FLASH, WeightFetch.BUFFERED, MemArea.SRAM, 4752)
+    shared = dataclasses.replace(held, prefetched=False)
+    after = 10_000.0  # the previous op leaves this many cycles to fetch under
+    prefetched = op_cost(dataclasses.replace(_query(op, held), prev_slack_npu_cycles=after), arch)
+    waiting = op_cost(dataclasses.replace(_query(op, shared), prev_slack_npu_cycles=after), arch)
+    assert prefetched.npu_cycles == prefetched.op_cycles  # the whole copy ran under the previous op
+    assert waiting.npu_cycles == op_cost(_query(op, held), arch).npu_cycles > waiting.op_cycles
+
+
+def test_the_dma_wait_comes_before_the_memory_traffic(arch):
+    # a memory-bound op: its memory time follows the wait for its weights rather than hiding it
+    op = _conv(Shape4D(1, 64, 64, 8), Shape4D(1, 64, 64, 8))
+    cost = op_cost(_query(op, WeightAccess(400, MemArea.OFF_CHIP_FLASH, WeightFetch.BUFFERED, MemArea.SRAM, 400)),
+                   arch)
+    wait = cost.npu_cycles - cost.op_cycles
+    assert wait > 0 and cost.access_cycles[MemArea.SRAM] > cost.op_cycles
+    assert cost.total_cycles == pytest.approx(wait + cost.access_cycles[MemArea.SRAM])

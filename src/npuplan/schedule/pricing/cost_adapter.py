@@ -85,6 +85,7 @@ class CostModelOracle:
                 buffer_area=None if fetch is WeightFetch.DIRECT else query.weight_area,
                 first_slice_bytes=query.first_slice_bytes,
                 depth_slices=query.depth_slices,
+                prefetched=query.weight_prefetched,
             )
         ifm2 = None
         if op.ifm2 is not None and query.ifm2_stripe is not None and query.ifm2_area is not None:

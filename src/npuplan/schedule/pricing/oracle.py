@@ -54,6 +54,7 @@ class StripeQuery:
     depth_slices: tuple[int, ...] = ()
     prev_slack_cycles: int = 0
     staged_ifm_bytes: int = 0  # IFM bytes DMA'd from the arena into fast storage before the op
+    weight_prefetched: bool = True  # the weight buffer is held under the previous op (its DMA may run there)
 
 
 @dataclass(frozen=True, slots=True)
