@@ -303,7 +303,7 @@ class _Mover:
             src, dst = self.ref(old.src), self.ref(old.dst)
             return DmaCommand(src.address.area, src.address.offset + src.base_bytes, dst.address.area,
                               dst.address.offset + dst.base_bytes, old.size_bytes, old.tensor, old.purpose, src, dst,
-                              old.weight_slice, old.op)
+                              old.weight_slice, old.op, old.ahead)
         return CpuCommand(old.op, self.operands(old.inputs), self.operands(old.outputs))
 
 

@@ -232,6 +232,8 @@ class _WeightDma(NamedTuple):
     full_cycles: float
     first_cycles: float
     prefetched: bool  # may start under the previous op (its slack)
+    slice_depths: tuple[int, ...]  # OFM depth of each slice, in order
+    slice_cycles: tuple[float, ...]  # DMA cycles of each slice (the first's, then the rest's by depth)
 
 
 def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
@@ -241,7 +243,11 @@ def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
     full_bytes = w.full_stream_bytes if w.full_stream_bytes is not None else w.stream_bytes
     full = dma_cycles(arch, w.source_area, w.buffer_area, full_bytes)
     first = dma_cycles(arch, w.source_area, w.buffer_area, w.first_slice_bytes)
-    return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first, w.prefetched)
+    depths = tuple(b - a for a, b in zip(w.depth_slices, w.depth_slices[1:])) or (query.op.ofm_shape.c,)
+    rest_bytes, rest_depth = max(w.stream_bytes - w.first_slice_bytes, 0), max(sum(depths[1:]), 1)
+    cycles = {d: dma_cycles(arch, w.source_area, w.buffer_area, rest_bytes * d // rest_depth) for d in set(depths[1:])}
+    return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first, w.prefetched, depths,
+                      (first, *(cycles[d] for d in depths[1:])))
 
 
 class _SlackFree(NamedTuple):
@@ -264,14 +270,37 @@ def _npu_cycles(f: _SlackFree, prev_slack: float) -> tuple[float, float]:
     if dma is None:
         return cycles + max(f.lut_cycles - prev_slack, 0.0), 0.0
     full = dma.full_cycles
-    npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, prev_slack if dma.prefetched else 0.0,
-                                 double_buffered=dma.double_buffered, tail_cycles=f.tail_cycles)
+    slack = prev_slack if dma.prefetched else 0.0
+    if dma.double_buffered and len(dma.slice_depths) > 1:
+        busy = max(cycles, *f.access_cycles.values())
+        return cycles + double_buffer_wait_cycles(busy, dma.slice_depths, dma.slice_cycles, slack) + f.lut_cycles, full
+    npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, slack, double_buffered=dma.double_buffered,
+                                 tail_cycles=f.tail_cycles)
     return npu + f.lut_cycles, full
+
+
+def double_buffer_wait_cycles(busy_cycles: float, depths: tuple[int, ...], dma_cycles_each: tuple[float, ...],
+                              prev_slack: float) -> float:
+    """Cycles an op of ``busy_cycles`` (its slices' share by OFM depth ``depths``) waits for its
+    weights fetched slice by slice into two buffers, as the stream runs them: the first slice's
+    DMA under the previous op (``prev_slack``), each next one issued when the slice before it
+    starts and once the DMA before it is done, each slice starting when the one before it has
+    ended and its weights have arrived."""
+    total_depth = sum(depths)
+    dma_end = dma_cycles_each[0] - prev_slack
+    start = max(0.0, dma_end)
+    end = start + busy_cycles * depths[0] / total_depth
+    for depth, dma in zip(depths[1:], dma_cycles_each[1:]):
+        dma_end = max(start, dma_end) + dma
+        start = max(end, dma_end)
+        end = start + busy_cycles * depth / total_depth
+    return end - busy_cycles
 
 
 def weight_wait_npu_cycles(cycles: float, full_cycles: float, first_cycles: float, prev_slack: float, *,
                            double_buffered: bool, tail_cycles: float = 0.0) -> float:
-    """The NPU cycles of an op of ``cycles`` whose weights are DMA'd into a buffer (Vela's rule):
+    """The NPU cycles of an op of ``cycles`` whose weights are DMA'd into a buffer (Vela's rule; the
+    cost model times double buffers slice by slice, ``double_buffer_wait_cycles``):
     a single buffer waits for the whole stream (``full_cycles``) less what was prefetched under the
     previous op (its slack, up to the first slice's ``first_cycles``); a double buffer overlaps the
     slices with compute and waits for the first slice only, or for the stream less the slack and

@@ -196,3 +196,16 @@ def test_the_dma_wait_comes_before_the_memory_traffic(arch):
     wait = cost.npu_cycles - cost.op_cycles
     assert wait > 0 and cost.access_cycles[MemArea.SRAM] > cost.op_cycles
     assert cost.total_cycles == pytest.approx(wait + cost.access_cycles[MemArea.SRAM])
+
+
+def test_a_double_buffer_fetches_only_its_first_slice_under_the_previous_op():
+    from npuplan.cost.model import double_buffer_wait_cycles
+
+    # two slices of 100 cycles, 300 cycles of DMA each: without slack the first waits 300, the
+    # second's DMA (issued as the first starts) ends at 600
+    assert double_buffer_wait_cycles(200, (16, 16), (300, 300), 0) == 700 - 200
+    # a long previous op hides the first slice's DMA, not the second's: it is issued when the first
+    # slice starts, and the second slice waits for it
+    assert double_buffer_wait_cycles(200, (16, 16), (300, 300), 1000) == 400 - 200
+    # compute-bound slices wait for nothing once the first has arrived
+    assert double_buffer_wait_cycles(2000, (16, 16, 16, 16), (100, 100, 100, 100), 0) == 100
