@@ -257,6 +257,7 @@ class _SlackFree(NamedTuple):
     cycles: int
     tail_cycles: float  # the op's own slack: its last weight slice's cycles
     lut_cycles: float
+    lut_prefetched: bool  # the table may load under the previous op
     staging_cycles: float
     weight_dma: _WeightDma | None  # None: weights read in place (or none)
     fm: _FeatureMapSide
@@ -268,7 +269,7 @@ def _npu_cycles(f: _SlackFree, prev_slack: float) -> tuple[float, float]:
     """(NPU cycles including the weight and LUT DMA waits, weight DMA cycles)."""
     dma, cycles = f.weight_dma, f.cycles
     if dma is None:
-        return cycles + max(f.lut_cycles - prev_slack, 0.0), 0.0
+        return cycles + max(f.lut_cycles - (prev_slack if f.lut_prefetched else 0.0), 0.0), 0.0
     full = dma.full_cycles
     slack = prev_slack if dma.prefetched else 0.0
     if dma.double_buffered and len(dma.slice_depths) > 1:
@@ -339,7 +340,8 @@ def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> 
     access_cycles = {area: traffic.scaled[area] / arch.bytes_per_cycle(area) if area in traffic.scaled else 0.0
                      for area in MemArea}
     found = _SlackFree(
-        cycles, _tail_slack_cycles(query, arch, cycles, memo), lut_cycles, staging_cycles, _weight_dma(query, arch),
+        cycles, _tail_slack_cycles(query, arch, cycles, memo), lut_cycles,
+        query.lut is not None and query.lut.prefetched, staging_cycles, _weight_dma(query, arch),
         fm, MappingProxyType(access_cycles), MappingProxyType(dict(traffic.raw)),
     )
     if memo is not None:

@@ -114,10 +114,13 @@ class WeightAccess:
 
 @dataclass(frozen=True, slots=True)
 class LutAccess:
-    """A lookup table DMA'd from ``source_area`` into the shared buffer before the op."""
+    """A lookup table DMA'd from ``source_area`` into the shared buffer before the op; under the
+    previous op (its slack) when ``prefetched``, not when the op starts a command stream of its own
+    (each ethos-u operator's stream loads its tables itself)."""
 
     size_bytes: int
     source_area: MemArea
+    prefetched: bool = True
 
 
 @dataclass(frozen=True, slots=True)

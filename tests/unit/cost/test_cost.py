@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from npuplan.cost import (
-    BlockChoice, CostQuery, Direction, Operand, Purpose, StripeRows, WeightAccess, WeightFetch, op_cost,
+    BlockChoice, CostQuery, Direction, LutAccess, Operand, Purpose, StripeRows, WeightAccess, WeightFetch, op_cost,
 )
 from npuplan.codec.size import palette_histogram, stream_bytes
 from npuplan.codec.weight_order import StreamPadding
@@ -209,3 +209,11 @@ def test_a_double_buffer_fetches_only_its_first_slice_under_the_previous_op():
     assert double_buffer_wait_cycles(200, (16, 16), (300, 300), 1000) == 400 - 200
     # compute-bound slices wait for nothing once the first has arrived
     assert double_buffer_wait_cycles(2000, (16, 16, 16, 16), (100, 100, 100, 100), 0) == 100
+
+
+def test_a_table_loads_under_the_previous_op_unless_its_stream_starts_with_it(arch):
+    op = dataclasses.replace(_conv(Shape4D(1, 8, 8, 16), Shape4D(1, 8, 8, 16)), activation=Activation.LUT)
+    query = dataclasses.replace(_query(op), prev_slack_npu_cycles=10_000.0)
+    under = op_cost(dataclasses.replace(query, lut=LutAccess(256, MemArea.OFF_CHIP_FLASH)), arch)
+    first = op_cost(dataclasses.replace(query, lut=LutAccess(256, MemArea.OFF_CHIP_FLASH, prefetched=False)), arch)
+    assert under.npu_cycles == under.op_cycles < first.npu_cycles

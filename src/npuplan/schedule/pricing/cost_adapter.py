@@ -48,11 +48,12 @@ def stripe_rows(op: NpuOp, ofm_rows: int) -> tuple[StripeRows, ...]:
     return tuple(StripeRows(count, *key) for key, count in found.items())
 
 
-def lut_access(op: NpuOp, arch: Architecture) -> LutAccess | None:
-    """The LUT an op DMAs into the shared buffer before it runs (Vela copies it for every LUT op)."""
+def lut_access(op: NpuOp, arch: Architecture, *, prefetched: bool = True) -> LutAccess | None:
+    """The LUT an op DMAs into the shared buffer before it runs (Vela copies it for every LUT op);
+    ``prefetched``: under the previous op (not at the start of a command stream)."""
     if op.activation is not Activation.LUT:
         return None
-    return LutAccess(_LUT_BYTES.get(op.ofm.dtype.bits, 256), arch.const_area)
+    return LutAccess(_LUT_BYTES.get(op.ofm.dtype.bits, 256), arch.const_area, prefetched)
 
 
 class CostModelOracle:
@@ -105,7 +106,7 @@ class CostModelOracle:
                         op.ofm.dtype.bits),
             ifm2=ifm2,
             weights=weights,
-            lut=lut_access(op, self._arch),
+            lut=lut_access(op, self._arch, prefetched=query.lut_prefetched),
             prev_slack_npu_cycles=float(query.prev_slack_cycles),
             staging=FmStaging(query.staged_ifm_bytes, self._arch.arena_area, query.ifm_area)
             if query.staged_ifm_bytes else None,
