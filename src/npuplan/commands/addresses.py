@@ -66,8 +66,17 @@ def touched_buffers(command: Command) -> list[str]:
 def buffer_lifetimes(
     commands: Sequence[Command], inputs: Sequence[str], outputs: Sequence[str],
 ) -> dict[str, tuple[int, int]]:
-    """First and last command index touching each buffer (``inputs`` from 0, ``outputs`` to the end)."""
-    return name_lifetimes([touched_buffers(c) for c in commands], inputs, outputs)
+    """First and last command index touching each buffer (``inputs`` from 0, ``outputs`` to the end);
+    a DMA fetched ahead of its op (``DmaCommand.ahead``) holds its destination from the last stripe
+    before it, which it runs under."""
+    touched = [touched_buffers(c) for c in commands]
+    last_stripe = -1
+    for k, c in enumerate(commands):
+        if isinstance(c, NpuStripeCommand):
+            last_stripe = k
+        elif isinstance(c, DmaCommand) and c.ahead and last_stripe >= 0:
+            touched[last_stripe] = [*touched[last_stripe], c.dst.name]
+    return name_lifetimes(touched, inputs, outputs)
 
 
 def name_lifetimes(

@@ -50,7 +50,7 @@ def _command_json(command: Command) -> dict[str, Any]:
             "dst_area": str(command.dst_area), "dst_address": command.dst_address, "dst_buffer": command.dst.name,
             "size_bytes": command.size_bytes,
             "slice": None if command.weight_slice is None else _slice_json(command.weight_slice),
-        }
+        } | ({"ahead": True} if command.ahead else {})
     if isinstance(command, NpuStripeCommand):
         piece, ref = command.weight_slice, command.weights
         return {
@@ -189,7 +189,8 @@ class _Reader:
                               MemArea(data["dst_area"]), plan_int(data["dst_address"], "dst_address"),
                               plan_int(data["size_bytes"], "size_bytes"), plan_str(data["tensor"], "tensor"),
                               DmaPurpose(data["purpose"]), self.ref(data["src_buffer"], data["src_address"]),
-                              self.ref(data["dst_buffer"], data["dst_address"]), piece, plan_str(data.get("op", ""), "op"))
+                              self.ref(data["dst_buffer"], data["dst_address"]), piece, plan_str(data.get("op", ""), "op"),
+                              data.get("ahead", False) is True)
         if kind == "npu_stripe":
             w = data.get("weights")
             ofm = self.operand(data["ofm"])

@@ -4,12 +4,13 @@ Ops run in the lowered graph's order. A cascade is emitted as a unit, pulled fro
 stripe of op j first asks its producer for the IFM rows its kernel, stride and padding need, so a
 consumer stripe runs as soon as its input rows exist (the order Vela's generator produces).
 Buffered weights are DMA'd slice by slice before the first stripe that reads them; a prebuffered
-first slice is fetched before the previous op starts.
+first slice is fetched while the previous op runs (after its first stripe and its own DMAs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from npuplan.commands.layout import BufferSpec, WeightLayout, buffer_specs, weight_buffer_name, weight_stream_name
@@ -181,12 +182,23 @@ class _Builder:
         return self.merged()
 
     def prefetch(self, sop: ScheduledOp, previous_start: int | None) -> bool:
-        """Queue the first weight slice before the previous op when the schedule prebuffers it."""
+        """Queue the first weight slice under the previous op when the schedule prebuffers it."""
         layout = self.weights.get(sop.name)
         if previous_start is None or layout is None or not layout.buffered or sop.prebuffered_weight_bytes <= 0:
             return False
-        self.early.setdefault(previous_start, []).append(self.weight_dma(sop, layout.slices[0]))
+        dma = replace(self.weight_dma(sop, layout.slices[0]), ahead=True)
+        self.early.setdefault(self.prefetch_point(previous_start), []).append(dma)
         return True
+
+    def prefetch_point(self, previous_start: int) -> int:
+        """Where a prefetch goes among the previous op's commands (from ``previous_start``): once it
+        has started (after its first stripe, so that the DMA runs under it and not under the op
+        before it, whose memory its buffer may share) and after its own DMAs (its weight slices, its
+        table: the DMA queue runs in order, and the op waits for those)."""
+        commands = self.commands[previous_start:]
+        first_stripe = next((k for k, c in enumerate(commands) if isinstance(c, NpuStripeCommand)), -1)
+        last_dma = max((k for k, c in enumerate(commands) if isinstance(c, DmaCommand)), default=-1)
+        return previous_start + max(first_stripe, last_dma) + 1
 
     def merged(self) -> tuple[Command, ...]:
         out: list[Command] = []
@@ -293,7 +305,7 @@ class _Mover:
             src, dst = self.ref(old.src), self.ref(old.dst)
             return DmaCommand(src.address.area, src.address.offset + src.base_bytes, dst.address.area,
                               dst.address.offset + dst.base_bytes, old.size_bytes, old.tensor, old.purpose, src, dst,
-                              old.weight_slice, old.op)
+                              old.weight_slice, old.op, old.ahead)
         return CpuCommand(old.op, self.operands(old.inputs), self.operands(old.outputs))
 
 

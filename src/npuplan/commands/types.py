@@ -97,7 +97,9 @@ class DmaCommand:
     """Copy ``size_bytes`` from ``src_area``/``src_address`` to ``dst_area``/``dst_address``.
 
     ``tensor`` names the data moved (``"conv1#weights"``), ``purpose`` why, ``src``/``dst`` the
-    buffers involved and ``weight_slice`` the slice moved (for weights).
+    buffers involved and ``weight_slice`` the slice moved (for weights). ``ahead``: fetched under the
+    op before its own (a prefetch): it may run while that op runs, so its destination is live from
+    that op's first stripe (``addresses.buffer_lifetimes``).
     """
 
     src_area: MemArea
@@ -111,6 +113,7 @@ class DmaCommand:
     dst: BufferRef
     weight_slice: WeightSlice | None = None
     op: str = ""  # the op whose data is moved
+    ahead: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 Combines datapath cycles (``cycles``), element accesses (``access``) and memory-transfer timing
 (``transfer``) the way Vela 5.2.0 does for its per-layer report: the op's "NPU" cycles are the
 datapath cycles plus any weight/LUT DMA it has to wait for; each memory area's access cycles are
-its burst-scaled bytes over its bandwidth; the op's total is the maximum of these.
+its burst-scaled bytes over its bandwidth; the op's total is the maximum of these, each memory's
+access after the DMA wait (the wait comes first in the stream; Vela overlaps the two).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from npuplan.cost.access import ElementAccess, element_access
-from npuplan.cost.cycles import hw_macs, nn_macs, op_cycles
-from npuplan.cost.query import BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, WeightAccess, WeightFetch
+from npuplan.cost.cycles import _PER_CHANNEL, hw_macs, nn_macs, op_cycles
+from npuplan.cost.query import (
+    BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, StripeRows, WeightAccess, WeightFetch,
+)
 from npuplan.cost.tables import output_timing
 from npuplan.cost.transfer import burst_scaled_bytes, dma_cycles
 from npuplan.hw.memory import Architecture, MemArea
@@ -79,9 +82,63 @@ def _cycles(
     return found
 
 
+def _slicing(query: CostQuery) -> tuple[int, ...]:
+    """The OFM depth slices ``operation_queries`` splits ``query`` by, or none."""
+    w = query.weights
+    return () if w is None or w.fetch is WeightFetch.DIRECT else w.depth_slices
+
+
+def _depth_parts(query: CostQuery) -> dict[int, int]:
+    """How many operations of each OFM depth the weight slicing makes (the whole depth once when
+    the weights are not fetched slice by slice)."""
+    slices, depth = _slicing(query), query.ofm.shape.c
+    if len(slices) <= 2 or slices[-1] != depth:
+        return {depth: 1}
+    depths: dict[int, int] = {}
+    for start, end in zip(slices, slices[1:]):
+        depths[end - start] = depths.get(end - start, 0) + 1
+    return depths
+
+
+def _with(operand: Operand, *, rows: int | None = None, depth: int | None = None) -> Operand:
+    shape = operand.shape
+    shape = shape if rows is None else shape.with_h(rows)
+    shape = shape if depth is None else shape.with_c(depth)
+    return operand if shape == operand.shape else dataclasses.replace(operand, shape=shape)
+
+
+def operation_queries(query: CostQuery) -> tuple[tuple[CostQuery, int], ...]:
+    """The NPU operations ``query`` runs as, each with how many times, as the command stream issues
+    them: one per stripe of ``query.stripes`` (each reading its own IFM rows, the rows shared with
+    the next stripe twice), times one per OFM depth slice of weights fetched into a buffer slice
+    by slice (each re-reading its IFM: all of it for a convolution, its own channels for a
+    depthwise or pooling op). Operations of one shape are one entry; the query itself once when
+    neither splits it."""
+    depths = _depth_parts(query)
+    if not query.stripes and len(depths) == 1 and next(iter(depths.values())) == 1:
+        return ((query, 1),)
+    per_channel = query.op.block_type in _PER_CHANNEL
+    rows = query.stripes or (StripeRows(1, query.ofm.shape.h, query.ifm.shape.h,
+                                        query.ifm2.shape.h if query.ifm2 is not None else 0),)
+    out = []
+    for stripe in rows:
+        for depth, count in depths.items():
+            ifm2 = query.ifm2
+            if ifm2 is not None:
+                ifm2 = _with(ifm2, rows=stripe.ifm2_rows or None, depth=depth if per_channel else None)
+            part = dataclasses.replace(
+                query, ofm=_with(query.ofm, rows=stripe.ofm_rows, depth=depth),
+                ifm=_with(query.ifm, rows=stripe.ifm_rows, depth=depth if per_channel else None),
+                ifm2=ifm2, stripes=())
+            out.append((part, stripe.count * count))
+    return tuple(out)
+
+
 def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> int:
-    """NPU datapath cycles of ``query`` alone (no DMA waits)."""
-    return _cycles(query, arch, _const_area(query), memo)
+    """NPU datapath cycles of ``query`` alone (no DMA waits): of each operation it runs as
+    (``operation_queries``), each with its own pipeline fill and drain."""
+    const_area = _const_area(query)
+    return sum(count * _cycles(part, arch, const_area, memo) for part, count in operation_queries(query))
 
 
 def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CostMemo | None) -> float:
@@ -127,47 +184,60 @@ def _feature_map_bytes(query: CostQuery, arch: Architecture, acc: ElementAccess,
 
 
 class _FeatureMapSide(NamedTuple):
-    """The parts of an op's cost that read only the op, its block and its operands."""
+    """The parts of an op's cost that read only the op, its block and its operands (and how its
+    weights are sliced): feature-map bytes, MACs, and how much of the weights and scales its
+    operations read (``weight_reads``: whole weight streams, ``scale_reads``: scale entries)."""
 
-    access: ElementAccess
     raw: tuple[tuple[BandwidthKey, float], ...]  # feature-map bytes, in ``_Bytes`` order
     scaled: tuple[tuple[MemArea, float], ...]
     nn_macs: int
     hw_macs: int
+    weight_reads: float
+    scale_reads: int
 
 
 def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _FeatureMapSide:
-    key = (_op_key(query, memo), id(arch), query.block, query.ifm, query.ofm, query.ifm2)
+    key = (_op_key(query, memo), id(arch), query.block, query.ifm, query.ofm, query.ifm2, _slicing(query), query.stripes)
     found = None if memo is None else memo.feature_maps.get(key)
     if found is None:
-        acc = element_access(query)
         fm_bytes = _Bytes()
-        _feature_map_bytes(query, arch, acc, fm_bytes)
+        weight_reads, scale_reads = 0.0, 0
+        op_depth = max(query.op.ofm_shape.c, 1)
+        for part, count in operation_queries(query):
+            acc = element_access(part)
+            part_bytes = _Bytes()
+            _feature_map_bytes(part, arch, acc, part_bytes)
+            for bw_key, raw in part_bytes.raw.items():
+                fm_bytes.raw[bw_key] += count * raw
+            for area, scaled in part_bytes.scaled.items():
+                fm_bytes.scaled[area] += count * scaled
+            weight_reads += count * acc.weight_refetches * part.ofm.shape.c / op_depth
+            scale_reads += count * acc.weight_refetches * acc.scale_entries
         accel = arch.accelerator
         found = _FeatureMapSide(
-            acc, tuple(fm_bytes.raw.items()), tuple(fm_bytes.scaled.items()),
-            nn_macs(query), hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth),
+            tuple(fm_bytes.raw.items()), tuple(fm_bytes.scaled.items()),
+            nn_macs(query), hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth), weight_reads, scale_reads,
         )
         if memo is not None:
             memo.feature_maps[key] = found
     return found
 
 
-def _weight_bytes(query: CostQuery, w: WeightAccess, acc: ElementAccess, out: _Bytes) -> None:
+def _weight_bytes(query: CostQuery, w: WeightAccess, fm: _FeatureMapSide, out: _Bytes) -> None:
     """The NPU reads the encoded weights and scales of the OFM depth it computes once per OFM block
     position in height and width (Vela 5.2.0's default core; its legacy core counted the weights
-    of whole OFM blocks, depth rounded up)."""
-    direct = w.fetch is WeightFetch.DIRECT
-    depth, op_depth = query.ofm.shape.c, query.op.ofm_shape.c
-    scale_bytes = acc.scale_entries * w.scale_bytes_per_channel
-    weight_bytes = max(w.stream_bytes - op_depth * w.scale_bytes_per_channel, 0) * depth / max(op_depth, 1)
-    if acc.weight_refetches > 0 and weight_bytes > 0:
-        raw = acc.weight_refetches * weight_bytes
-        out.add((w.read_area, Purpose.WEIGHTS, Direction.READ), raw, raw if direct else None)
-    if scale_bytes > 0:
-        scales = acc.weight_refetches * scale_bytes
-        out.add((w.read_area, Purpose.SCALES, Direction.READ), scales, scales if direct else None)
-    if not direct and w.buffer_area is not None:
+    of whole OFM blocks, depth rounded up), from wherever they are: in place, or the buffer a DMA
+    copied them to, whose memory's bandwidth these reads use all the same (Vela 5.2.0's default
+    core counts them in the buffer's access cycles too)."""
+    op_depth = query.op.ofm_shape.c
+    weight_bytes = max(w.stream_bytes - op_depth * w.scale_bytes_per_channel, 0)
+    if fm.weight_reads > 0 and weight_bytes > 0:
+        raw = fm.weight_reads * weight_bytes
+        out.add((w.read_area, Purpose.WEIGHTS, Direction.READ), raw, raw)
+    if fm.scale_reads > 0 and w.scale_bytes_per_channel > 0:
+        scales = fm.scale_reads * w.scale_bytes_per_channel
+        out.add((w.read_area, Purpose.SCALES, Direction.READ), scales, scales)
+    if w.fetch is not WeightFetch.DIRECT and w.buffer_area is not None:
         out.add((w.source_area, Purpose.WEIGHTS, Direction.READ), w.stream_bytes, None)
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)
 
@@ -179,6 +249,9 @@ class _WeightDma(NamedTuple):
     double_buffered: bool
     full_cycles: float
     first_cycles: float
+    prefetched: bool  # may start under the previous op (its slack)
+    slice_depths: tuple[int, ...]  # OFM depth of each slice, in order
+    slice_cycles: tuple[float, ...]  # DMA cycles of each slice (the first's, then the rest's by depth)
 
 
 def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
@@ -188,7 +261,11 @@ def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
     full_bytes = w.full_stream_bytes if w.full_stream_bytes is not None else w.stream_bytes
     full = dma_cycles(arch, w.source_area, w.buffer_area, full_bytes)
     first = dma_cycles(arch, w.source_area, w.buffer_area, w.first_slice_bytes)
-    return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first)
+    depths = tuple(b - a for a, b in zip(w.depth_slices, w.depth_slices[1:])) or (query.op.ofm_shape.c,)
+    rest_bytes, rest_depth = max(w.stream_bytes - w.first_slice_bytes, 0), max(sum(depths[1:]), 1)
+    cycles = {d: dma_cycles(arch, w.source_area, w.buffer_area, rest_bytes * d // rest_depth) for d in set(depths[1:])}
+    return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first, w.prefetched, depths,
+                      (first, *(cycles[d] for d in depths[1:])))
 
 
 class _SlackFree(NamedTuple):
@@ -198,6 +275,7 @@ class _SlackFree(NamedTuple):
     cycles: int
     tail_cycles: float  # the op's own slack: its last weight slice's cycles
     lut_cycles: float
+    lut_prefetched: bool  # the table may load under the previous op
     staging_cycles: float
     weight_dma: _WeightDma | None  # None: weights read in place (or none)
     fm: _FeatureMapSide
@@ -209,16 +287,39 @@ def _npu_cycles(f: _SlackFree, prev_slack: float) -> tuple[float, float]:
     """(NPU cycles including the weight and LUT DMA waits, weight DMA cycles)."""
     dma, cycles = f.weight_dma, f.cycles
     if dma is None:
-        return cycles + max(f.lut_cycles - prev_slack, 0.0), 0.0
+        return cycles + max(f.lut_cycles - (prev_slack if f.lut_prefetched else 0.0), 0.0), 0.0
     full = dma.full_cycles
-    npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, prev_slack, double_buffered=dma.double_buffered,
+    slack = prev_slack if dma.prefetched else 0.0
+    if dma.double_buffered and len(dma.slice_depths) > 1:
+        busy = max(cycles, *f.access_cycles.values())
+        return cycles + double_buffer_wait_cycles(busy, dma.slice_depths, dma.slice_cycles, slack) + f.lut_cycles, full
+    npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, slack, double_buffered=dma.double_buffered,
                                  tail_cycles=f.tail_cycles)
     return npu + f.lut_cycles, full
 
 
+def double_buffer_wait_cycles(busy_cycles: float, depths: tuple[int, ...], dma_cycles_each: tuple[float, ...],
+                              prev_slack: float) -> float:
+    """Cycles an op of ``busy_cycles`` (its slices' share by OFM depth ``depths``) waits for its
+    weights fetched slice by slice into two buffers, as the stream runs them: the first slice's
+    DMA under the previous op (``prev_slack``), each next one issued when the slice before it
+    starts and once the DMA before it is done, each slice starting when the one before it has
+    ended and its weights have arrived."""
+    total_depth = sum(depths)
+    dma_end = dma_cycles_each[0] - prev_slack
+    start = max(0.0, dma_end)
+    end = start + busy_cycles * depths[0] / total_depth
+    for depth, dma in zip(depths[1:], dma_cycles_each[1:]):
+        dma_end = max(start, dma_end) + dma
+        start = max(end, dma_end)
+        end = start + busy_cycles * depth / total_depth
+    return end - busy_cycles
+
+
 def weight_wait_npu_cycles(cycles: float, full_cycles: float, first_cycles: float, prev_slack: float, *,
                            double_buffered: bool, tail_cycles: float = 0.0) -> float:
-    """The NPU cycles of an op of ``cycles`` whose weights are DMA'd into a buffer (Vela's rule):
+    """The NPU cycles of an op of ``cycles`` whose weights are DMA'd into a buffer (Vela's rule; the
+    cost model times double buffers slice by slice, ``double_buffer_wait_cycles``):
     a single buffer waits for the whole stream (``full_cycles``) less what was prefetched under the
     previous op (its slack, up to the first slice's ``first_cycles``); a double buffer overlaps the
     slices with compute and waits for the first slice only, or for the stream less the slack and
@@ -240,7 +341,7 @@ def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
 
 def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _SlackFree:
     key = (_op_key(query, memo), id(arch), query.block, query.ifm, query.ofm, query.ifm2, query.weights, query.lut,
-           query.staging)
+           query.staging, query.stripes)
     found = None if memo is None else memo.slack_free.get(key)
     if found is not None:
         return found
@@ -248,7 +349,7 @@ def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> 
     fm = _feature_map_side(query, arch, memo)
     traffic = _Bytes(fm.raw, fm.scaled)
     if query.weights is not None:
-        _weight_bytes(query, query.weights, fm.access, traffic)
+        _weight_bytes(query, query.weights, fm, traffic)
     lut_cycles = 0.0
     if query.lut is not None:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)
@@ -257,7 +358,8 @@ def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> 
     access_cycles = {area: traffic.scaled[area] / arch.bytes_per_cycle(area) if area in traffic.scaled else 0.0
                      for area in MemArea}
     found = _SlackFree(
-        cycles, _tail_slack_cycles(query, arch, cycles, memo), lut_cycles, staging_cycles, _weight_dma(query, arch),
+        cycles, _tail_slack_cycles(query, arch, cycles, memo), lut_cycles,
+        query.lut is not None and query.lut.prefetched, staging_cycles, _weight_dma(query, arch),
         fm, MappingProxyType(access_cycles), MappingProxyType(dict(traffic.raw)),
     )
     if memo is not None:
@@ -271,13 +373,16 @@ def op_cost(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = Non
     f = _slack_free(query, arch, memo)
     npu, weight_dma = _npu_cycles(f, query.prev_slack_npu_cycles)
     npu += f.staging_cycles
+    # the DMAs the op waits for run before it reads or writes anything: its memory traffic follows
+    # the wait (as the stream runs it), it does not hide under it
+    wait = max(npu - f.cycles, 0.0)
     return OpCost(
         nn_macs=f.fm.nn_macs,
         hw_macs=f.fm.hw_macs,
         op_cycles=f.cycles,
         npu_cycles=npu,
         access_cycles=f.access_cycles,
-        total_cycles=max([npu, *f.access_cycles.values()]),
+        total_cycles=max([npu, *(wait + a for a in f.access_cycles.values())]),
         bytes=f.bytes,
         dma_cycles=weight_dma + f.lut_cycles + f.staging_cycles,
         slack_npu_cycles=f.tail_cycles,

@@ -86,7 +86,9 @@ class WeightAccess:
     slice over all cores, each core's range rounded up to 16 (what must arrive before the op can
     start); ``source_area`` the permanent area; ``buffer_area`` the fast-storage buffer when
     fetched by DMA. ``depth_slices`` are the OFM depth offsets of the slices, closed at the end
-    (``(0, 16, 64)``). ``full_stream_bytes`` is the size of the stream encoded as one
+    (``(0, 16, 64)``). ``prefetched``: the buffer is reserved while the previous op runs, so the
+    first slice's DMA may run under it (its slack); else the buffer may share that op's memory
+    and the DMA waits for it. ``full_stream_bytes`` is the size of the stream encoded as one
     slice (Vela times the whole copy with it); ``slack_npu_cycles`` overrides the window this op
     leaves for the next op's weight DMA (the scheduler's choice; default the last slice's cycles).
     """
@@ -100,6 +102,7 @@ class WeightAccess:
     scale_bytes_per_channel: int = 10
     full_stream_bytes: int | None = None  # unsliced encoding used to time the full copy (default: stream)
     slack_npu_cycles: float | None = None  # own DMA window for the next op (default: last slice's cycles)
+    prefetched: bool = True  # the buffer is held under the previous op, so the DMA may run under it
 
     @property
     def read_area(self) -> MemArea:
@@ -111,10 +114,13 @@ class WeightAccess:
 
 @dataclass(frozen=True, slots=True)
 class LutAccess:
-    """A lookup table DMA'd from ``source_area`` into the shared buffer before the op."""
+    """A lookup table DMA'd from ``source_area`` into the shared buffer before the op; under the
+    previous op (its slack) when ``prefetched``, not when the op starts a command stream of its own
+    (each ethos-u operator's stream loads its tables itself)."""
 
     size_bytes: int
     source_area: MemArea
+    prefetched: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +134,24 @@ class FmStaging:
 
 
 @dataclass(frozen=True, slots=True)
+class StripeRows:
+    """``count`` NPU operations of one op, each computing ``ofm_rows`` OFM rows from ``ifm_rows``
+    IFM rows (and ``ifm2_rows`` of its second input, 0 without one)."""
+
+    count: int
+    ofm_rows: int
+    ifm_rows: int
+    ifm2_rows: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class CostQuery:
     """Everything the cost model needs about one op (or one stripe of it).
 
     ``ofm`` is the OFM box computed (the stripe), ``ifm``/``ifm2`` the boxes read for it.
     ``prev_slack_npu_cycles`` is the previous op's ``OpCost.slack_npu_cycles``: NPU time under
-    which this op's first weight slice (and LUT) can be fetched.
+    which this op's first weight slice (and LUT) can be fetched. ``stripes``: the operations the
+    op runs as, stripe by stripe over the boxes' rows (empty: one operation over the boxes).
     """
 
     op: NpuOp
@@ -145,6 +163,7 @@ class CostQuery:
     lut: LutAccess | None = None
     prev_slack_npu_cycles: float = 0.0
     staging: FmStaging | None = None
+    stripes: tuple[StripeRows, ...] = ()
 
 
 BandwidthKey = tuple[MemArea, Purpose, Direction]

@@ -62,12 +62,21 @@ def test_double_buffered_weights_are_dmaed_per_slice_before_use() -> None:
     assert validate(commands, graph, arch(), addresses) == []
 
 
-def test_prebuffered_slice_is_fetched_before_the_previous_op() -> None:
+def test_prebuffered_slice_is_fetched_under_the_previous_op() -> None:
+    # after the previous op has started (so the DMA runs under it, not under the op before it) and
+    # in a buffer of its own while it runs (so the DMA need not wait for it)
     graph = chain([(8, 3, 1), (32, 3, 1)])
     schedule = hand_schedule(graph, weights={"conv1": OpChoice(WeightBuffering.SINGLE, 16, prebuffer=True)})
     commands, addresses = _stream(graph, schedule)
-    assert isinstance(commands[0], DmaCommand) and commands[0].op == "conv1"
-    assert commands[1].op == "conv0"
+    assert isinstance(commands[0], NpuStripeCommand) and commands[0].op == "conv0"
+    dma = commands[1]
+    assert isinstance(dma, DmaCommand) and dma.op == "conv1" and dma.ahead
+    stripe = commands[0]
+    buffer = range(dma.dst_address, dma.dst_address + dma.size_bytes)
+    for operand in (stripe.ifm, stripe.ofm):
+        a = addresses[operand.buffer.name]
+        if a.area == dma.dst_area:
+            assert not set(buffer) & set(range(a.offset, a.offset + a.size_bytes))
     assert validate(commands, graph, arch(), addresses) == []
 
 

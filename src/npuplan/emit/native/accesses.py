@@ -15,7 +15,8 @@ from npuplan.emit.native.view import Fm
 from npuplan.units import BRICK_DEPTH
 
 Span = tuple[int, int, int]  # region, start, end (bytes, end exclusive)
-LUT_BYTES = 2048  # one lookup table in the shared buffer
+LUT_BYTES = 2048  # the lookup tables' window in the shared buffer
+LUT_SLOT_BYTES = 256  # one of its eight table slots
 
 
 def address(fm: Fm, y: int, x: int, c: int) -> int:
@@ -115,15 +116,23 @@ def dma_accesses(src: tuple[int, int, int], dst: tuple[int, int, int]) -> Access
     return Accesses(_nonempty([(src[0], src[1], src[1] + src[2])]), _nonempty([(dst[0], dst[1], dst[1] + dst[2])]))
 
 
+def lut_span(arch: NativeArch, slot: int, loaded: dict[int, int]) -> Span:
+    """The shared-buffer bytes a lookup in table slot ``slot`` reads: the table loaded at that slot's
+    address (``loaded``: the length of the table each DMA wrote there, by address), or up to the end of
+    the window when no DMA of this stream loaded one. So the next op's table can be loaded into
+    another slot while this op runs."""
+    start = available_shram_banks(arch, True) * arch.shram_bank_bytes + slot * LUT_SLOT_BYTES
+    end = available_shram_banks(arch, True) * arch.shram_bank_bytes + LUT_BYTES
+    return SHRAM_REGION, start, min(start + loaded.get(start, end - start), end)
+
+
 def block_accesses(arch: NativeArch, ifm: list[Span], ifm2: list[Span], ofm: list[Span], weights: Any,
-                   lut: bool) -> Accesses:
+                   lut: Span | None) -> Accesses:
     """A block operation reads its IFM(s) (``tile_spans``), weights and scales (``weights``:
-    (region, address, length) tuples) and its LUT; it writes its OFM and the shared-buffer banks
-    it may use."""
+    (region, address, length) tuples) and its table (``lut_span``); it writes its OFM and the
+    shared-buffer banks it may use."""
     reads = ifm + ifm2 + [(r, a, a + n) for r, a, n in weights]
-    bank = arch.shram_bank_bytes
-    if lut:
-        lut_start = available_shram_banks(arch, True) * bank
-        reads.append((SHRAM_REGION, lut_start, lut_start + LUT_BYTES))
-    writes = ofm + [(SHRAM_REGION, 0, available_shram_banks(arch, lut) * bank)]
+    if lut is not None:
+        reads.append(lut)
+    writes = ofm + [(SHRAM_REGION, 0, available_shram_banks(arch, lut is not None) * arch.shram_bank_bytes)]
     return Accesses(_nonempty(reads), _nonempty(writes))

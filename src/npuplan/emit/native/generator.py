@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from npuplan.emit.native import registers as reg
-from npuplan.emit.native.accesses import Accesses, block_accesses, dma_accesses, tile_spans
+from npuplan.emit.native.accesses import Accesses, block_accesses, dma_accesses, lut_span, tile_spans
 from npuplan.emit.native.checks import check_dma, check_feature_map, check_limits, check_streams
 from npuplan.emit.native.dependencies import BlockOp, Waits, blockdep
-from npuplan.emit.native.hardware import NativeArch, arch_of
+from npuplan.emit.native.hardware import SHRAM_REGION, NativeArch, arch_of
 from npuplan.emit.native.output_stage import output_stage_registers
 from npuplan.emit.native.shared_buffer import OpFacts, ShramRegisters, shram_registers
 from npuplan.emit.native.view import Fm, feature_map, has_ifm2, kernel_of, padding_of, ranges, scalar_of, uses_lut
@@ -183,15 +183,18 @@ def generate_register_command_stream(operations: Sequence[Any], accelerator: Any
         s.write(((_C["PARALLEL_MODE"], arch.ncores - 1),))
     waits = Waits(arch)
     prev: BlockOp | None = None
+    tables: dict[int, int] = {}  # shared-buffer address -> length of the table last loaded there
     for index, op in enumerate(operations):
         kind = op.op_type.name
         if kind == "Dma":
             _waits(s, waits.before(_dma(s, arch, op, index), dma=True), -1)
             s.command(_C["NPU_OP_DMA_START"], int(getattr(op, "channel", 0)) * 16 + int(getattr(op, "mode", 0)))
+            if int(op.dest.region) == SHRAM_REGION:
+                tables[int(op.dest.address)] = int(op.dest.length)
             continue
         record = _block_registers(s, arch, op, kind, output_stage_registers(op, name), index)
-        accesses = block_accesses(arch, record.ifm_spans, record.ifm2_spans, record.ofm_spans, record.streams,
-                                  record.lut)
+        lut = lut_span(arch, int(op.activation.lookup_table_index), tables) if record.lut else None
+        accesses = block_accesses(arch, record.ifm_spans, record.ifm2_spans, record.ofm_spans, record.streams, lut)
         check_limits(arch, accesses, index, kind)
         s.write(((_C["BLOCKDEP"], blockdep(arch, prev, record)),))
         prev = record

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from npuplan.cost import (
-    BlockChoice, CostQuery, FmStaging, LutAccess, Operand, WeightAccess, WeightFetch, dma_cycles, op_cost,
+    BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch, dma_cycles, op_cost,
 )
 from npuplan.cost.model import CostMemo
 from npuplan.cost.weights import WeightEncodings, encoding_order
@@ -14,6 +14,7 @@ from npuplan.hw.block_config import choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.schedule.model.geometry import input_rows
 from npuplan.schedule.pricing.oracle import Costed, CostOracle, MemoOracle, StripeQuery
 
 log = logging.getLogger(__name__)
@@ -29,11 +30,30 @@ _FETCH = {
 _LUT_BYTES = {8: 256, 16: 2048, 32: 1024}
 
 
-def lut_access(op: NpuOp, arch: Architecture) -> LutAccess | None:
-    """The LUT an op DMAs into the shared buffer before it runs (Vela copies it for every LUT op)."""
+def stripe_rows(op: NpuOp, ofm_rows: int) -> tuple[StripeRows, ...]:
+    """The operations ``op`` runs as when it makes ``ofm_rows`` OFM rows a step, as the command
+    stream issues them (``commands.stream``): stripes from row 0, each reading the IFM rows its
+    kernel needs (``geometry.input_rows``) and its second input's rows alongside (all of them when
+    broadcast); none when one step makes the whole OFM."""
+    height = op.ofm_shape.h
+    if ofm_rows >= height:
+        return ()
+    found: dict[tuple[int, int, int], int] = {}
+    for a in range(0, height, max(ofm_rows, 1)):
+        b = min(a + ofm_rows, height)
+        lo, hi = input_rows(op, op.ifm_shape, (a, b))
+        ifm2 = 0 if op.ifm2_shape is None else b - a if op.ifm2_shape.h == height else op.ifm2_shape.h
+        key = (b - a, hi - lo, ifm2)
+        found[key] = found.get(key, 0) + 1
+    return tuple(StripeRows(count, *key) for key, count in found.items())
+
+
+def lut_access(op: NpuOp, arch: Architecture, *, prefetched: bool = True) -> LutAccess | None:
+    """The LUT an op DMAs into the shared buffer before it runs (Vela copies it for every LUT op);
+    ``prefetched``: under the previous op (not at the start of a command stream)."""
     if op.activation is not Activation.LUT:
         return None
-    return LutAccess(_LUT_BYTES.get(op.ofm.dtype.bits, 256), arch.const_area)
+    return LutAccess(_LUT_BYTES.get(op.ofm.dtype.bits, 256), arch.const_area, prefetched)
 
 
 class CostModelOracle:
@@ -44,6 +64,7 @@ class CostModelOracle:
         self._arch = arch
         self._encodings = encodings or WeightEncodings(arch.accelerator)
         self._memo = CostMemo()  # what cost.model may reuse between queries
+        self._stripes: dict[tuple[NpuOp, int], tuple[StripeRows, ...]] = {}
         self.costed: dict[tuple[Any, ...], Costed] = {}
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config) -> its whole stream's bytes
 
@@ -65,6 +86,7 @@ class CostModelOracle:
                 buffer_area=None if fetch is WeightFetch.DIRECT else query.weight_area,
                 first_slice_bytes=query.first_slice_bytes,
                 depth_slices=query.depth_slices,
+                prefetched=query.weight_prefetched,
             )
         ifm2 = None
         if op.ifm2 is not None and query.ifm2_stripe is not None and query.ifm2_area is not None:
@@ -72,19 +94,23 @@ class CostModelOracle:
                            op.ifm2.dtype.bits)
         # Vela costs the box an op writes, not all its OFM (a concatenation copy writes its slice)
         written = op.ofm_write_shape if op.ofm_write_shape is not None else op.ofm_shape.with_c(query.ofm_depth)
+        stripes = self._stripes.get((op, query.ofm_stripe.h))
+        if stripes is None:
+            stripes = self._stripes[(op, query.ofm_stripe.h)] = stripe_rows(op, query.ofm_stripe.h)
         model_query = CostQuery(
             op=op,
             block=BlockChoice.of(query.block_config),
-            # Vela costs a striped op over its whole OFM with the stripe's block config
+            # a striped op: its whole boxes, run as one operation per stripe (``stripes``)
             ifm=Operand(op.ifm_shape, query.ifm_area, query.ifm_format, bits_in),  # type: ignore[arg-type]
             ofm=Operand(written, query.ofm_area, query.ofm_format,  # type: ignore[arg-type]
                         op.ofm.dtype.bits),
             ifm2=ifm2,
             weights=weights,
-            lut=lut_access(op, self._arch),
+            lut=lut_access(op, self._arch, prefetched=query.lut_prefetched),
             prev_slack_npu_cycles=float(query.prev_slack_cycles),
             staging=FmStaging(query.staged_ifm_bytes, self._arch.arena_area, query.ifm_area)
             if query.staged_ifm_bytes else None,
+            stripes=stripes,
         )
         return op_cost(model_query, self._arch, memo=self._memo)
 
@@ -101,8 +127,9 @@ class CostModelOracle:
 
     def floor_cycles(self, cost: Any) -> int:
         """The datapath cycles and each area's access cycles: with weights buffered the datapath
-        reads them from fast storage and their reads and DMA add no access cycles (``cost.model``),
-        whatever the plan; the weight DMA wait only adds to the NPU cycles. Rounded as ``cycles``."""
+        reads them from fast storage, the same bytes whatever the plan (``cost.model``), and no
+        slicing runs in fewer operations than whole weights; the weight DMA wait only adds to the
+        NPU cycles. Rounded as ``cycles``."""
         return int(round(max(cost.op_cycles, *cost.access_cycles.values())))
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:

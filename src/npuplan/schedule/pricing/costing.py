@@ -73,11 +73,18 @@ def cost_op(
 
     Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``."""
     plan = dec.weights[index] if weights is None else weights
-    # only what the query reads: plans that differ in buffer size or prebuffering cost the same
+    # only what the query reads: plans that differ in buffer size cost the same. A weight DMA runs
+    # under the previous op only where its buffer is held there too (else the allocator may give the
+    # buffer that op's memory and the stream waits for it): prebuffered, or inside a cascade but at
+    # its start, where every op's weights are held for the whole cascade
+    cascade = dec.cascade_of(index)
+    prefetched = plan.prebuffer or (cascade is not None and cascade.start != index)
+    # an op after a CPU op starts a command stream of its own, which loads its tables itself
+    streamed = index > 0 and net.times[index] == net.times[index - 1] + 1
     key = (
         op_context(net, dec, index), None,  # the memo is the oracle's: one target's costs
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
-        prev_slack_cycles,
+        prev_slack_cycles, prefetched, streamed,
     )
     memo = oracle.costed
     found = memo.get(key)
@@ -88,7 +95,7 @@ def cost_op(
 
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
     """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order)."""
-    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles = key
+    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed = key
     op, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:
@@ -117,6 +124,8 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
         depth_slices=depth_slices,
         prev_slack_cycles=prev_slack_cycles,
         staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged else 0,
+        weight_prefetched=prefetched,
+        lut_prefetched=streamed,
     )
     cost = oracle.op_cost(query)
     cycles = oracle.cycles(cost)

@@ -54,6 +54,8 @@ class StripeQuery:
     depth_slices: tuple[int, ...] = ()
     prev_slack_cycles: int = 0
     staged_ifm_bytes: int = 0  # IFM bytes DMA'd from the arena into fast storage before the op
+    weight_prefetched: bool = True  # the weight buffer is held under the previous op (its DMA may run there)
+    lut_prefetched: bool = True  # the table may load under the previous op (not first in a command stream)
 
 
 @dataclass(frozen=True, slots=True)

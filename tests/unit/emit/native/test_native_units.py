@@ -154,3 +154,23 @@ def test_misaligned_addresses_are_refused_as_the_reference_refuses_them():
     with pytest.raises(EmitError, match="DMA"):
         generate_register_command_stream([dma(0x100, 0x1008)], "Ethos_U55_128")
     generate_register_command_stream([dma(0x100, 0x1008)], "Ethos_U65_256")  # U65: only the shared buffer's
+
+
+@pytest.mark.parametrize("name", ["ethos-u55-128", "ethos-u65-256"])
+def test_a_table_loaded_into_another_slot_need_not_wait_for_the_lookup_running(name):
+    """An operation looks up the table in its own slot only: the next operation's table may be
+    DMA'd into another slot while it runs (no NPU_OP_KERNEL_WAIT), not into its own."""
+    from npuplan.emit.native.accesses import block_accesses, dma_accesses, lut_span
+    from npuplan.emit.native.hardware import SHRAM_REGION, arch_of
+    from npuplan.emit.luts import lut_address
+    from npuplan.hw.accelerator import accelerator
+
+    arch = arch_of(name)
+    slot = [lut_address(accelerator(name), k) for k in range(3)]
+    loaded = {slot[0]: 256}
+    running = block_accesses(arch, [(1, 0, 100)], [], [(1, 100, 200)], [], lut_span(arch, 0, loaded))
+    assert not running.conflicts(dma_accesses((0, 0, 256), (SHRAM_REGION, slot[1], 256)))
+    assert running.conflicts(dma_accesses((0, 0, 256), (SHRAM_REGION, slot[0], 256)))
+    # a 1 KiB table (the softmax's) from slot 0 covers slots 0-3
+    wide = block_accesses(arch, [], [], [], [], lut_span(arch, 0, {slot[0]: 1024}))
+    assert wide.conflicts(dma_accesses((0, 0, 256), (SHRAM_REGION, slot[2], 256)))
