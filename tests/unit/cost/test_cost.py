@@ -11,7 +11,7 @@ from npuplan.hw import build_architecture
 from npuplan.hw.accelerator import Block, accelerator
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.options import PlanOptions
@@ -121,3 +121,21 @@ def test_slices_from_channel_histograms_match_the_encoder(accel_name):
             per_slice[s.depth_offset] = per_slice.get(s.depth_offset, 0) + s.total_bytes
         assert per_slice == {a: slice_bytes_of_histograms(histograms, geometry, a, min(a + step, 72), accel.cores, order)
                              for a in range(0, 72, step)}
+
+
+@pytest.mark.parametrize("accel_name, system, mode, vela_cycles", [
+    ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram", 16640),
+    ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram_384KB", 8352),
+    ("ethos-u65-512", "Ethos_U65_High_End", "Dedicated_Sram", 4224),
+])
+def test_table_lookup_rate_scales_with_the_array(accel_name, system, mode, vela_cycles):
+    # effnet_lite_se_64's first standalone sigmoid (a 1x1 average pool with a LUT, 32x32x16 NHCWB16,
+    # block 4x4x16, SRAM): Vela 5.2.0's default core: 16640, 8352, 4224 cycles (one lookup per element
+    # per cycle at 128 MACs, twice that at 256, four times at 512)
+    arch = build_architecture(PlanOptions(accel_name, system_config=system, memory_mode=mode))
+    shape = Shape4D(1, 32, 32, 16)
+    op = NpuOp("lut", "LOGISTIC", "LUT", BlockType.POOLING, Tensor("i", (1, 32, 32, 16), DataType.INT8), shape,
+               Tensor("o", (1, 32, 32, 16), DataType.INT8), shape, activation=Activation.LUT, pool=PoolKind.AVERAGE)
+    query = CostQuery(op=op, block=BlockChoice(Block(4, 4, 16), Block(4, 4, 16)),
+                      ifm=Operand(shape, MemArea.SRAM, "NHCWB16"), ofm=Operand(shape, MemArea.SRAM, "NHCWB16"))
+    assert op_cost(query, arch).op_cycles == pytest.approx(vela_cycles, rel=0.01)
