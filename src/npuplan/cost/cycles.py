@@ -115,12 +115,19 @@ def drain_cycles(query: CostQuery, arch: Architecture) -> float:
     return _operand_block_cycles(arch, query.ofm, query.block.ofm_block, is_read=False)
 
 
+def is_lookup_only(query: CostQuery) -> bool:
+    """Whether the op only looks its input up in a table: a 1x1 average pool with a table activation
+    (how a standalone sigmoid, tanh or LUT runs)."""
+    op = query.op
+    return (op.block_type is BlockType.POOLING and op.pool is PoolKind.AVERAGE and op.kernel.elements == 1
+            and activation_kind(op.activation) is ActivationKind.TABLE)
+
+
 def output_cycles_per_element(query: CostQuery, arch: Architecture, timing: OutputTiming) -> float:
     """Output-stage cycles per OFM element (elementwise ops floored by their block transfers)."""
-    per_element = max(
-        timing.output_cycles_per_element(output_kind(query)),
-        timing.activation_cycles_per_element(activation_kind(query.op.activation)),
-    )
+    activation = (timing.lookup_only_cycles if is_lookup_only(query)
+                  else timing.activation_cycles_per_element(activation_kind(query.op.activation)))
+    per_element = max(timing.output_cycles_per_element(output_kind(query)), activation)
     if query.op.block_type is BlockType.ELEMENTWISE:
         # reading and writing overlap: the slower of the two floors each block's command
         block_elements = query.block.ofm_block.elements

@@ -15,7 +15,7 @@ from npuplan.hw import build_architecture
 from npuplan.hw.accelerator import Block, accelerator
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp
+from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.options import PlanOptions
@@ -217,3 +217,35 @@ def test_a_table_loads_under_the_previous_op_unless_its_stream_starts_with_it(ar
     under = op_cost(dataclasses.replace(query, lut=LutAccess(256, MemArea.OFF_CHIP_FLASH)), arch)
     first = op_cost(dataclasses.replace(query, lut=LutAccess(256, MemArea.OFF_CHIP_FLASH, prefetched=False)), arch)
     assert under.npu_cycles == under.op_cycles < first.npu_cycles
+
+
+@pytest.mark.parametrize("accel_name, system, mode, vela_cycles", [
+    ("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram", 16640),
+    ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram_384KB", 8352),
+    ("ethos-u65-512", "Ethos_U65_High_End", "Dedicated_Sram", 4224),
+])
+def test_table_lookup_rate_scales_with_the_array(accel_name, system, mode, vela_cycles):
+    # effnet_lite_se_64's first standalone sigmoid (a 1x1 average pool with a LUT, 32x32x16 NHCWB16,
+    # block 4x4x16, SRAM): Vela 5.2.0's default core: 16640, 8352, 4224 cycles (one lookup per element
+    # per cycle at 128 MACs, twice that at 256, four times at 512)
+    arch = build_architecture(PlanOptions(accel_name, system_config=system, memory_mode=mode))
+    shape = Shape4D(1, 32, 32, 16)
+    op = NpuOp("lut", "LOGISTIC", "LUT", BlockType.POOLING, Tensor("i", (1, 32, 32, 16), DataType.INT8), shape,
+               Tensor("o", (1, 32, 32, 16), DataType.INT8), shape, activation=Activation.LUT, pool=PoolKind.AVERAGE)
+    query = CostQuery(op=op, block=BlockChoice(Block(4, 4, 16), Block(4, 4, 16)),
+                      ifm=Operand(shape, MemArea.SRAM, "NHCWB16"), ofm=Operand(shape, MemArea.SRAM, "NHCWB16"))
+    assert op_cost(query, arch).op_cycles == pytest.approx(vela_cycles, rel=0.01)
+
+
+def test_a_table_fused_into_a_depthwise_keeps_the_activation_rate():
+    # mid_dw (a generated 1x1 conv -> 3x3 depthwise + sigmoid -> 1x1 conv, 32x32x32): the depthwise,
+    # NHCWB16 in SRAM, block 12x16x16, on u65-256: Vela 5.2.0's default core 34428 cycles, output-bound
+    # at one lookup a cycle (a standalone lookup of the same size: half that)
+    arch = build_architecture(PlanOptions("ethos-u65-256", system_config="Ethos_U65_High_End",
+                                          memory_mode="Dedicated_Sram_384KB"))
+    shape = Shape4D(1, 32, 32, 32)
+    op = dataclasses.replace(_conv(shape, shape, 3, BlockType.DEPTHWISE), activation=Activation.LUT)
+    query = CostQuery(op=op, block=BlockChoice(Block(12, 16, 16), Block(14, 18, 16)),
+                      ifm=Operand(shape, MemArea.SRAM, "NHCWB16"), ofm=Operand(shape, MemArea.SRAM, "NHCWB16"),
+                      weights=WeightAccess(480, MemArea.SRAM))
+    assert op_cost(query, arch).op_cycles == pytest.approx(34428, rel=0.02)
