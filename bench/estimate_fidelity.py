@@ -10,7 +10,7 @@ Trusted side: Vela's figure for Vela's file is the reference (it is Vela's model
 schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
 
     python bench/estimate_fidelity.py [--groups public,testdata,zoo] [--zoo-every 4]
-        [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
+        [--scenarios a,b] (a group with a "/" is a directory of networks: bench/zoo/dense_models.py's) [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
         [--results bench/results/estimate_fidelity.txt]
     python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...]
 
@@ -75,6 +75,8 @@ def models(groups: list[str], zoo_every: int) -> list[Path]:
             for k, p in enumerate(sorted(zoo.glob("*.tflite"))):
                 if k % zoo_every == 0 and p.stem not in found:
                     found[f"{zoo.name}/{p.stem}"] = p
+    for group in (g for g in groups if "/" in g):  # a directory of networks (e.g. /tmp/npuplan_dense)
+        found |= {f"{group}/{p.stem}": p for p in sorted(Path(group).glob("*.tflite"))}
     return list(found.values())
 
 

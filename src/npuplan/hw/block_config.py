@@ -486,8 +486,12 @@ def resampling_for(op: NpuOp) -> Resampling:
     return op.resampling
 
 
-def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None) -> BlockQuery:
-    """The block-search inputs of ``op`` computing ``ofm_box`` (default: the whole OFM)."""
+def query_for(
+    op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None, by_box: bool = False
+) -> BlockQuery:
+    """The block-search inputs of ``op`` computing ``ofm_box`` (default: the whole OFM); a copy's
+    blocks are sized by the OFM tensor it writes into (Vela legacy), or with ``by_box`` by the box it
+    writes (Vela's default core: a depth-8 slice of a concatenation gets depth-8 blocks)."""
     mode = resampling_for(op) if resampling is None else resampling
     kernel = KernelGeometry.of(op.kernel)
     ifm, ifm2 = op.ifm_shape, op.ifm2_shape
@@ -498,7 +502,7 @@ def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampli
         ifm = ifm.with_hw(need_h, need_w)
         if ifm2 is not None:
             ifm2 = ifm2.with_hw(min(need_h, ifm2.h), min(need_w, ifm2.w))
-    if op.copies_into_box:  # Vela sizes a copy's blocks by the OFM tensor it writes into
+    if op.copies_into_box and not by_box:  # Vela sizes a copy's blocks by the OFM tensor it writes into
         whole = op.ofm_frame or op.ofm.shape4d
         ofm = whole if ofm_box is None else whole.with_h(ofm.h)
     tensors = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
@@ -518,13 +522,15 @@ def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampli
 
 
 def choose_block_config(
-    op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None
+    op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None,
+    by_box: bool = False,
 ) -> BlockConfig:
-    """Vela's block config for ``op`` producing ``ofm_box`` (default the whole OFM) on ``accel``.
+    """Vela's block config for ``op`` producing ``ofm_box`` (default the whole OFM) on ``accel``
+    (``by_box``: see ``query_for``).
 
     Raises ``NoBlockConfig`` if no block fits the shared buffer.
     """
-    config = find_block_config(query_for(op, ofm_box=ofm_box, resampling=resampling), accel)
+    config = find_block_config(query_for(op, ofm_box=ofm_box, resampling=resampling, by_box=by_box), accel)
     if config is None:
         raise NoBlockConfig(f"no OFM block fits the shared buffer for '{op.name}' on {accel.name}")
     return config

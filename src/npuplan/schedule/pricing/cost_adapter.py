@@ -50,6 +50,12 @@ class CostModelOracle:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
         return choose_block_config(op, self._arch.accelerator, ofm_box=box)
 
+    def box_block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any | None:
+        if not op.copies_into_box:
+            return None
+        box = None if ofm_stripe == op.ofm_shape else ofm_stripe
+        return choose_block_config(op, self._arch.accelerator, ofm_box=box, by_box=True)
+
     def op_cost(self, query: StripeQuery) -> Any:
         op = query.op
         bits_in = op.ifm.dtype.bits

@@ -87,7 +87,21 @@ def cost_op(
 
 
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
-    """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order)."""
+    """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order): with the
+    oracle's block config, or for a copy the block sized by its box when that costs less."""
+    op, rows = key[0][0], key[0][1]
+    ofm_stripe = op.ofm_shape.with_h(rows)
+    costed = [_cost_with(net, arch, oracle, key, oracle.block_config(op, ofm_stripe))]
+    box_block = oracle.box_block_config(op, ofm_stripe)
+    if box_block is not None and box_block != costed[0].block_config:
+        # a copy into a slice of a wider map: blocks as deep as the slice write whole bursts to an
+        # NHWC map in DRAM where the map's deeper blocks write 16-byte ones (Vela's default core)
+        costed.append(_cost_with(net, arch, oracle, key, box_block))
+    return min(costed, key=lambda c: c.cycles)
+
+
+def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...], block: Any) -> Costed:
+    """The costing of ``_cost``'s ``key`` with the block config ``block``."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles = key
     op, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
@@ -98,7 +112,6 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
     ofm_stripe = op.ofm_shape.with_h(rows)
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
-    block = oracle.block_config(op, ofm_stripe)
     query = StripeQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,

@@ -81,6 +81,11 @@ class CostOracle(Protocol):
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any: ...
 
+    def box_block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any | None:
+        """For a copy into a box of a larger OFM (``NpuOp.copies_into_box``), the block config
+        sized by that box, which ``costing`` weighs against ``block_config``'s; else None."""
+        ...
+
     def op_cost(self, query: StripeQuery) -> Any: ...
 
     def cycles(self, cost: Any) -> int: ...
@@ -125,6 +130,9 @@ class EstimateOracle:
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))
+
+    def box_block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any | None:
+        return None
 
     def _macs(self, op: NpuOp, ofm: Shape4D, depth: int) -> int:
         k = op.kernel.elements
@@ -198,6 +206,7 @@ class MemoOracle:
     def __init__(self, inner: CostOracle) -> None:
         self._inner = inner
         self._blocks: dict[tuple[NpuOp, Shape4D], Any] = {}
+        self._box_blocks: dict[tuple[NpuOp, Shape4D], Any] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
         self.costed: dict[tuple[Any, ...], Costed] = {}
 
@@ -206,6 +215,12 @@ class MemoOracle:
         if key not in self._blocks:
             self._blocks[key] = self._inner.block_config(op, ofm_stripe)
         return self._blocks[key]
+
+    def box_block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any | None:
+        key = (op, ofm_stripe)
+        if key not in self._box_blocks:
+            self._box_blocks[key] = self._inner.box_block_config(op, ofm_stripe)
+        return self._box_blocks[key]
 
     def op_cost(self, query: StripeQuery) -> Any:
         """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
