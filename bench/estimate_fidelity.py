@@ -6,11 +6,13 @@ with ``--debug-force-legacy-core``); its own ``cycles_total`` (summary CSV) is s
 operations, same blocks, same DMAs, one file. Also npuplan's estimate of its own emitted file
 (``plan --emit-tflite``) against npuplan's plan figure: they should agree closely.
 
+A group with a "/" is a directory of networks (e.g. /tmp/npuplan_dense from bench/zoo/dense_models.py).
+
 Trusted side: Vela's figure for Vela's file is the reference (it is Vela's model of its own
 schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
 
     python bench/estimate_fidelity.py [--groups public,testdata,zoo] [--zoo-every 4]
-        [--scenarios a,b] (a group with a "/" is a directory of networks: bench/zoo/dense_models.py's) [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
+        [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
         [--results bench/results/estimate_fidelity.txt]
     python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...]
 

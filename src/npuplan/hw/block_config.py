@@ -449,6 +449,35 @@ def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
     return BlockConfig(ofm_block, ifm_block, layout, t.acc, t.is_partkernel)
 
 
+@lru_cache(maxsize=65536)
+def least_padded_block_configs(q: BlockQuery, accel: Accelerator, *, count: int = 2) -> tuple[BlockConfig, ...]:
+    """Up to ``count`` fitting blocks for ``q`` that tile the OFM with the fewest padded elements
+    (then the fewest blocks): candidates for a planner that prices blocks with its cost model.
+    ``find_block_config`` scores blocks as Vela does, by elements fetched per OFM element with
+    the blocks along each axis not rounded up, so a 14x14 block of a 16x16 map (four blocks, 3x
+    the map's elements computed) ties with 8x16 (two blocks, none padded); and a 16-deep block of
+    an 8-deep map writes 16-byte bursts to each pixel of an NHWC map."""
+    t = _traits(q, accel)
+    rows, cols = _axes(q, accel)
+    budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
+    max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
+    scored = []
+    for r in _fitting(q, t, budget, rows, cols, _depths(q, accel, max_depth)):
+        depth_padded = div_round_up(q.ofm.c, r.depth) * r.depth
+        depth_blocks = div_round_up(q.ofm.c, r.depth)
+        for col in r.cols:
+            padded = r.row.full * r.row.fitted * col.full * col.fitted * depth_padded
+            scored.append(((padded, r.row.full * col.full * depth_blocks), r, col))
+    scored.sort(key=lambda item: item[0])
+    out: list[BlockConfig] = []
+    for _, r, col in scored[:count]:
+        ifm_block = Block(r.row.ifm, col.ifm, r.ifm_depth)
+        layout = budget.layout(Block(r.row.fitted, col.fitted, r.depth), ifm_block)
+        if layout is not None:
+            out.append(BlockConfig(Block(r.row.size, col.size, r.depth), ifm_block, layout, t.acc, t.is_partkernel))
+    return tuple(out)
+
+
 def try_block_config(q: BlockQuery, accel: Accelerator, ofm_block: Block, *, is_partkernel: bool) -> BlockConfig | None:
     """``ofm_block`` as a block config for ``q`` if it is valid and fits, else None (forced blocks)."""
     ub, cap = accel.ofm_ublock, accel.ofm_block_max
@@ -519,6 +548,20 @@ def query_for(
         scaled=all(t.quant is not None for t in tensors),
         resampling=mode,
     )
+
+
+def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None) -> tuple[BlockConfig, ...]:
+    """Blocks besides ``choose_block_config``'s worth pricing for ``op`` producing ``ofm_box``: for
+    an op without weights (whose weight stream would not depend on the block), the least padded
+    ones (``least_padded_block_configs``); for a copy into a box of a wider map, also those sized by
+    its box, as Vela's default core sizes them. Empty for ops with weights."""
+    if op.weights is not None:
+        return ()
+    found = least_padded_block_configs(query_for(op, ofm_box=ofm_box), accel)
+    if op.copies_into_box:
+        by_box = query_for(op, ofm_box=ofm_box, by_box=True)
+        found = (*filter(None, [find_block_config(by_box, accel)]), *least_padded_block_configs(by_box, accel))
+    return found
 
 
 def choose_block_config(

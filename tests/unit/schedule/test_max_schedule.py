@@ -117,14 +117,14 @@ def test_a_copy_into_an_nhwc_slice_in_dram_gets_blocks_as_deep_as_its_slice() ->
                  pool=PoolKind.AVERAGE, ofm_write_offset=Shape4D(0, 0, 0, 8), ofm_write_shape=Shape4D.of(x.shape))
     oracle = default_oracle(arch)
     assert oracle.block_config(copy, copy.ofm_shape).ofm_block.depth == 16  # sized by the 24-deep map
-    assert oracle.box_block_config(copy, copy.ofm_shape).ofm_block.depth == 8
+    assert oracle.block_alternatives(copy, copy.ofm_shape)[0].ofm_block.depth == 8
     graph = LoweredGraph("cat", (copy,), (x,), (out,))
     schedule = plan_schedule(graph, arch, options, oracle=oracle)
     assert schedule.ops[0].block_config.ofm_block.depth == 8
 
     class MapSized(type(oracle)):  # type: ignore[misc]
-        def box_block_config(self, op, ofm_stripe):
-            return None
+        def block_alternatives(self, op, ofm_stripe):
+            return ()
 
     legacy = plan_schedule(graph, arch, options, oracle=MapSized(CostModelOracle(arch)))
     assert legacy.ops[0].block_config.ofm_block.depth == 16

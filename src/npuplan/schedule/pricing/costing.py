@@ -88,15 +88,15 @@ def cost_op(
 
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
     """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order): with the
-    oracle's block config, or for a copy the block sized by its box when that costs less."""
+    oracle's block config, or one of its alternatives when that costs less."""
     op, rows = key[0][0], key[0][1]
     ofm_stripe = op.ofm_shape.with_h(rows)
-    costed = [_cost_with(net, arch, oracle, key, oracle.block_config(op, ofm_stripe))]
-    box_block = oracle.box_block_config(op, ofm_stripe)
-    if box_block is not None and box_block != costed[0].block_config:
-        # a copy into a slice of a wider map: blocks as deep as the slice write whole bursts to an
-        # NHWC map in DRAM where the map's deeper blocks write 16-byte ones (Vela's default core)
-        costed.append(_cost_with(net, arch, oracle, key, box_block))
+    block = oracle.block_config(op, ofm_stripe)
+    costed = [_cost_with(net, arch, oracle, key, block)]
+    # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
+    # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
+    # model prices a few other blocks too, the first of the cheapest is kept
+    costed += [_cost_with(net, arch, oracle, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
     return min(costed, key=lambda c: c.cycles)
 
 
