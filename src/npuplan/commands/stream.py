@@ -4,7 +4,7 @@ Ops run in the lowered graph's order. A cascade is emitted as a unit, pulled fro
 stripe of op j first asks its producer for the IFM rows its kernel, stride and padding need, so a
 consumer stripe runs as soon as its input rows exist (the order Vela's generator produces).
 Buffered weights are DMA'd slice by slice before the first stripe that reads them; a prebuffered
-first slice is fetched before the previous op's first stripe (after that op's own DMAs).
+first slice is fetched before the previous op starts.
 """
 
 from __future__ import annotations
@@ -175,11 +175,7 @@ class _Builder:
                 prefetch = self.prefetch(sop, previous_start)
                 self.stage(sop)
                 self.emit_single(sop, prefetch)
-            # the next op's prefetch queues behind this op's own DMAs (its staged IFM, its first
-            # weights), which it waits for: DMAs complete in order, so one queued before them
-            # would hold this op back for the whole prefetch
-            previous_start = next((k for k in range(start, len(self.commands))
-                                   if isinstance(self.commands[k], NpuStripeCommand)), start)
+            previous_start = start
         return self.merged()
 
     def prefetch(self, sop: ScheduledOp, previous_start: int | None) -> bool:

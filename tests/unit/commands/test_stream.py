@@ -71,19 +71,6 @@ def test_prebuffered_slice_is_fetched_before_the_previous_op() -> None:
     assert validate(commands, graph, arch(), addresses) == []
 
 
-def test_a_prefetch_queues_behind_the_previous_op_s_own_dmas() -> None:
-    """DMAs complete in order: conv1's prefetch queued before conv0's own weight DMA would hold
-    conv0 back for the whole prefetch (mlp_flat_100 on U65-512: its first FC waited for the next
-    FC's 10 KB of weights, 4343 -> 8179 cycles)."""
-    graph = chain([(8, 3, 1), (32, 3, 1)])
-    schedule = hand_schedule(graph, weights={"conv0": OpChoice(WeightBuffering.FULL),
-                                             "conv1": OpChoice(WeightBuffering.SINGLE, 16, prebuffer=True)})
-    commands, addresses = _stream(graph, schedule)
-    assert [(type(c).__name__, c.op) for c in commands[:3]] == [
-        ("DmaCommand", "conv0"), ("DmaCommand", "conv1"), ("NpuStripeCommand", "conv0")]
-    assert validate(commands, graph, arch(), addresses) == []
-
-
 def test_diamond_stream_validates_and_serialises() -> None:
     graph = diamond()
     commands, addresses = _stream(graph, hand_schedule(graph, cascades=[(3, 4, 1)]))
