@@ -14,17 +14,13 @@ Usage: dense_models.py [--out /tmp/npuplan_dense] [--only NAME ...]
 
 from __future__ import annotations
 
-import argparse
 import sys
-import zlib
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
-from generate import convert  # noqa: E402
+from big_models import write_models  # noqa: E402
 
 L = tf.keras.layers
 
@@ -52,18 +48,7 @@ MODELS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("/tmp/npuplan_dense"))
-    parser.add_argument("--only", nargs="*")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, build in MODELS.items():
-        if args.only and name not in args.only:
-            continue
-        tf.keras.utils.set_random_seed(zlib.crc32(name.encode()))
-        data = convert(build(), np.random.default_rng(len(name)))
-        (args.out / f"{name}.tflite").write_bytes(data)
-        print(name, len(data), flush=True)
+    write_models(MODELS, __doc__.splitlines()[0], Path("/tmp/npuplan_dense"))
 
 
 if __name__ == "__main__":
