@@ -6,6 +6,8 @@ with ``--debug-force-legacy-core``); its own ``cycles_total`` (summary CSV) is s
 operations, same blocks, same DMAs, one file. Also npuplan's estimate of its own emitted file
 (``plan --emit-tflite``) against npuplan's plan figure: they should agree closely.
 
+A group with a "/" is a directory of networks (e.g. /tmp/npuplan_dense from bench/zoo/dense_models.py).
+
 Trusted side: Vela's figure for Vela's file is the reference (it is Vela's model of its own
 schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
 
@@ -75,6 +77,8 @@ def models(groups: list[str], zoo_every: int) -> list[Path]:
             for k, p in enumerate(sorted(zoo.glob("*.tflite"))):
                 if k % zoo_every == 0 and p.stem not in found:
                     found[f"{zoo.name}/{p.stem}"] = p
+    for group in (g for g in groups if "/" in g):  # a directory of networks (e.g. /tmp/npuplan_dense)
+        found |= {f"{group}/{p.stem}": p for p in sorted(Path(group).glob("*.tflite"))}
     return list(found.values())
 
 

@@ -31,19 +31,25 @@ MODELS = {
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("/tmp/npuplan_big"))
+def write_models(models: dict, description: str, default_out: Path) -> None:
+    """The command line of a generator of ``models`` (name -> Keras model builder): each written
+    as ``<out>/<name>.tflite``, seeded by its name; ``--only`` picks some."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=default_out)
     parser.add_argument("--only", nargs="*")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, build in MODELS.items():
+    for name, build in models.items():
         if args.only and name not in args.only:
             continue
         tf.keras.utils.set_random_seed(zlib.crc32(name.encode()))
         data = convert(build(), np.random.default_rng(len(name)))
         (args.out / f"{name}.tflite").write_bytes(data)
         print(name, len(data), flush=True)
+
+
+def main() -> None:
+    write_models(MODELS, __doc__.splitlines()[0], Path("/tmp/npuplan_big"))
 
 
 if __name__ == "__main__":

@@ -449,6 +449,35 @@ def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
     return BlockConfig(ofm_block, ifm_block, layout, t.acc, t.is_partkernel)
 
 
+@lru_cache(maxsize=65536)
+def least_padded_block_configs(q: BlockQuery, accel: Accelerator, *, count: int = 2) -> tuple[BlockConfig, ...]:
+    """Up to ``count`` fitting blocks for ``q`` that tile the OFM with the fewest padded elements
+    (then the fewest blocks): candidates for a planner that prices blocks with its cost model.
+    ``find_block_config`` scores blocks as Vela does, by elements fetched per OFM element with
+    the blocks along each axis not rounded up, so a 14x14 block of a 16x16 map (four blocks, 3x
+    the map's elements computed) ties with 8x16 (two blocks, none padded); and a 16-deep block of
+    an 8-deep map writes 16-byte bursts to each pixel of an NHWC map."""
+    t = _traits(q, accel)
+    rows, cols = _axes(q, accel)
+    budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
+    max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
+    scored = []
+    for r in _fitting(q, t, budget, rows, cols, _depths(q, accel, max_depth)):
+        depth_padded = div_round_up(q.ofm.c, r.depth) * r.depth
+        depth_blocks = div_round_up(q.ofm.c, r.depth)
+        for col in r.cols:
+            padded = r.row.full * r.row.fitted * col.full * col.fitted * depth_padded
+            scored.append(((padded, r.row.full * col.full * depth_blocks), r, col))
+    scored.sort(key=lambda item: item[0])
+    out: list[BlockConfig] = []
+    for _, r, col in scored[:count]:
+        ifm_block = Block(r.row.ifm, col.ifm, r.ifm_depth)
+        layout = budget.layout(Block(r.row.fitted, col.fitted, r.depth), ifm_block)
+        if layout is not None:
+            out.append(BlockConfig(Block(r.row.size, col.size, r.depth), ifm_block, layout, t.acc, t.is_partkernel))
+    return tuple(out)
+
+
 def try_block_config(q: BlockQuery, accel: Accelerator, ofm_block: Block, *, is_partkernel: bool) -> BlockConfig | None:
     """``ofm_block`` as a block config for ``q`` if it is valid and fits, else None (forced blocks)."""
     ub, cap = accel.ofm_ublock, accel.ofm_block_max
@@ -486,8 +515,12 @@ def resampling_for(op: NpuOp) -> Resampling:
     return op.resampling
 
 
-def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None) -> BlockQuery:
-    """The block-search inputs of ``op`` computing ``ofm_box`` (default: the whole OFM)."""
+def query_for(
+    op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None, by_box: bool = False
+) -> BlockQuery:
+    """The block-search inputs of ``op`` computing ``ofm_box`` (default: the whole OFM); a copy's
+    blocks are sized by the OFM tensor it writes into (Vela legacy), or with ``by_box`` by the box it
+    writes (Vela's default core: a depth-8 slice of a concatenation gets depth-8 blocks)."""
     mode = resampling_for(op) if resampling is None else resampling
     kernel = KernelGeometry.of(op.kernel)
     ifm, ifm2 = op.ifm_shape, op.ifm2_shape
@@ -498,7 +531,7 @@ def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampli
         ifm = ifm.with_hw(need_h, need_w)
         if ifm2 is not None:
             ifm2 = ifm2.with_hw(min(need_h, ifm2.h), min(need_w, ifm2.w))
-    if op.copies_into_box:  # Vela sizes a copy's blocks by the OFM tensor it writes into
+    if op.copies_into_box and not by_box:  # Vela sizes a copy's blocks by the OFM tensor it writes into
         whole = op.ofm_frame or op.ofm.shape4d
         ofm = whole if ofm_box is None else whole.with_h(ofm.h)
     tensors = [t for t in (op.ifm, op.ifm2, op.ofm) if t is not None]
@@ -517,14 +550,30 @@ def query_for(op: NpuOp, *, ofm_box: Shape4D | None = None, resampling: Resampli
     )
 
 
+def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None) -> tuple[BlockConfig, ...]:
+    """Blocks besides ``choose_block_config``'s worth pricing for ``op`` producing ``ofm_box``: for
+    an op without weights (whose weight stream would not depend on the block), the least padded
+    ones (``least_padded_block_configs``); for a copy into a box of a wider map, also those sized by
+    its box, as Vela's default core sizes them. Empty for ops with weights."""
+    if op.weights is not None:
+        return ()
+    found = least_padded_block_configs(query_for(op, ofm_box=ofm_box), accel)
+    if op.copies_into_box:
+        by_box = query_for(op, ofm_box=ofm_box, by_box=True)
+        found = (*filter(None, [find_block_config(by_box, accel)]), *least_padded_block_configs(by_box, accel))
+    return found
+
+
 def choose_block_config(
-    op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None
+    op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None, resampling: Resampling | None = None,
+    by_box: bool = False,
 ) -> BlockConfig:
-    """Vela's block config for ``op`` producing ``ofm_box`` (default the whole OFM) on ``accel``.
+    """Vela's block config for ``op`` producing ``ofm_box`` (default the whole OFM) on ``accel``
+    (``by_box``: see ``query_for``).
 
     Raises ``NoBlockConfig`` if no block fits the shared buffer.
     """
-    config = find_block_config(query_for(op, ofm_box=ofm_box, resampling=resampling), accel)
+    config = find_block_config(query_for(op, ofm_box=ofm_box, resampling=resampling, by_box=by_box), accel)
     if config is None:
         raise NoBlockConfig(f"no OFM block fits the shared buffer for '{op.name}' on {accel.name}")
     return config

@@ -16,6 +16,7 @@ from npuplan.hw.block_config import (
     find_block_config,
     ifm_area_required,
     ifm_block_for,
+    least_padded_block_configs,
     query_for,
     try_block_config,
     uses_part_kernel,
@@ -182,3 +183,20 @@ def test_cost_floor_bounds_every_row_it_may_skip() -> None:
             assert _cost_floor(q, t, floors, r) <= min(costs, default=float("inf"))
             checked += 1
     assert checked > 1000
+
+
+def test_least_padded_blocks_tile_the_map_that_vela_s_choice_pads() -> None:
+    """A 1x1 pool over 16x16x6 on the U65-512: Vela's score ties every block that covers the map
+    (the blocks along an axis are not rounded up) and its search keeps a 14x14 block: four blocks,
+    3x the map's elements computed. The least padded alternatives tile it exactly, 8 deep."""
+    accel = accelerator("ethos-u65-512")
+    shape = Shape4D(1, 16, 16, 6)
+    q = BlockQuery(block_type=BlockType.POOLING, ofm=shape, ifm=shape, ifm2=None,
+                   kernel=KernelGeometry.of(Kernel(1, 1, 1, 1)))
+    vela = find_block_config(q, accel)
+    assert vela is not None and 16 % vela.ofm_block.height and 16 % vela.ofm_block.width  # pads both axes
+    found = least_padded_block_configs(q, accel)
+    assert found
+    for config in found:
+        b = config.ofm_block
+        assert 16 % b.height == 0 and 16 % b.width == 0 and b.depth == 8

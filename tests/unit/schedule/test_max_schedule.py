@@ -94,3 +94,38 @@ def test_a_concatenation_copy_is_costed_on_the_channels_it_writes() -> None:
                  pool=PoolKind.AVERAGE, ofm_write_offset=Shape4D(0, 0, 0, 8), ofm_write_shape=Shape4D.of(x.shape))
     schedule = plan_schedule(LoweredGraph("cat", (copy,), (x,), (out,)), build_architecture(SHARED), SHARED)
     assert schedule.ops[0].cost.nn_macs == 2048
+
+
+def test_a_copy_into_an_nhwc_slice_in_dram_gets_blocks_as_deep_as_its_slice() -> None:
+    """A copy writing 8 of 24 channels of a network output in DRAM (U65 Dedicated_Sram): blocks
+    16 deep (sized by the whole map, Vela legacy) write 16-byte bursts to each pixel's 8 channels,
+    8x the burst-scaled bytes of 8-deep blocks (sized by the slice, as Vela's default core): the
+    plan prices both and keeps the cheaper (op_concat_channels on U65-512: 4369 -> 1664 cycles a copy)."""
+    from npuplan.api import make_options
+    from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
+    from npuplan.ir.shape import Shape4D
+    from npuplan.schedule.pricing.cost_adapter import CostModelOracle, default_oracle
+
+    from .chains import fm
+
+    options = make_options(accelerator_config="ethos-u65-512", system_config="Ethos_U65_High_End",
+                           memory_mode="Dedicated_Sram")
+    arch = build_architecture(options)
+    x, out = fm("x", 16, 16, 8), fm("cat", 16, 16, 24)
+    copy = NpuOp(name="cat1_avgpool", tflite_type="CONCATENATION", op_type="AvgPool", block_type=BlockType.POOLING,
+                 ifm=x, ifm_shape=Shape4D.of(x.shape), ofm=out, ofm_shape=Shape4D.of(x.shape),
+                 pool=PoolKind.AVERAGE, ofm_write_offset=Shape4D(0, 0, 0, 8), ofm_write_shape=Shape4D.of(x.shape))
+    oracle = default_oracle(arch)
+    assert oracle.block_config(copy, copy.ofm_shape).ofm_block.depth == 16  # sized by the 24-deep map
+    assert oracle.block_alternatives(copy, copy.ofm_shape)[0].ofm_block.depth == 8
+    graph = LoweredGraph("cat", (copy,), (x,), (out,))
+    schedule = plan_schedule(graph, arch, options, oracle=oracle)
+    assert schedule.ops[0].block_config.ofm_block.depth == 8
+
+    class MapSized(type(oracle)):  # type: ignore[misc]
+        def block_alternatives(self, op, ofm_stripe):
+            return ()
+
+    legacy = plan_schedule(graph, arch, options, oracle=MapSized(CostModelOracle(arch)))
+    assert legacy.ops[0].block_config.ofm_block.depth == 16
+    assert schedule.ops[0].cost.total_cycles < 0.7 * legacy.ops[0].cost.total_cycles

@@ -30,7 +30,7 @@ from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 
 def needs_dma(op: NpuOp, arch: Architecture) -> bool:
     """Whether copying ``op``'s weights into fast storage can pay (Vela never buffers FC weights)."""
-    if op.weights is None or op.block_type is BlockType.VECTOR_PRODUCT:
+    if op.weights is None:
         return False
     return arch.const_area in (MemArea.DRAM, MemArea.OFF_CHIP_FLASH) and arch.const_area != arch.fast_area
 
@@ -55,7 +55,9 @@ def candidate_plans(op: NpuOp, block_config: object, oracle: CostOracle) -> list
     depth = op.ofm_shape.c
     block_depth = int(getattr(getattr(block_config, "ofm_block", block_config), "depth", OFM_SPLIT_DEPTH))
     plans: list[WeightPlan] = []
-    for slices in slicings(depth, block_depth):
+    # a fully-connected op's slices each re-read its IFM and pay the pipeline's fill: whole only
+    whole_only = op.block_type is BlockType.VECTOR_PRODUCT
+    for slices in [(0, depth)] if whole_only else slicings(depth, block_depth):
         sizes = oracle.weight_slice_bytes(op, block_config, slices)
         total = sum(sizes)
         if len(sizes) == 1:

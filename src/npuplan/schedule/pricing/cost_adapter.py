@@ -10,7 +10,7 @@ from npuplan.cost import (
 )
 from npuplan.cost.model import CostMemo
 from npuplan.cost.weights import WeightEncodings, encoding_order
-from npuplan.hw.block_config import choose_block_config
+from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
@@ -71,6 +71,10 @@ class CostModelOracle:
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
         return choose_block_config(op, self._arch.accelerator, ofm_box=box)
+
+    def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
+        box = None if ofm_stripe == op.ofm_shape else ofm_stripe
+        return alternative_block_configs(op, self._arch.accelerator, ofm_box=box)
 
     def op_cost(self, query: StripeQuery) -> Any:
         op = query.op

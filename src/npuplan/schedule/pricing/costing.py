@@ -94,7 +94,21 @@ def cost_op(
 
 
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
-    """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order)."""
+    """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order): with the
+    oracle's block config, or one of its alternatives when that costs less."""
+    op, rows = key[0][0], key[0][1]
+    ofm_stripe = op.ofm_shape.with_h(rows)
+    block = oracle.block_config(op, ofm_stripe)
+    costed = [_cost_with(net, arch, oracle, key, block)]
+    # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
+    # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
+    # model prices a few other blocks too, the first of the cheapest is kept
+    costed += [_cost_with(net, arch, oracle, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    return min(costed, key=lambda c: c.cycles)
+
+
+def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...], block: Any) -> Costed:
+    """The costing of ``_cost``'s ``key`` with the block config ``block``."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed = key
     op, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
@@ -105,7 +119,6 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
     ofm_stripe = op.ofm_shape.with_h(rows)
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
-    block = oracle.block_config(op, ofm_stripe)
     query = StripeQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,

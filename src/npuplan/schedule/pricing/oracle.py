@@ -83,6 +83,11 @@ class CostOracle(Protocol):
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any: ...
 
+    def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
+        """Block configs besides ``block_config``'s that ``costing`` prices for ``op`` producing
+        ``ofm_stripe``, keeping the cheapest (``hw.block_config.alternative_block_configs``)."""
+        ...
+
     def op_cost(self, query: StripeQuery) -> Any: ...
 
     def cycles(self, cost: Any) -> int: ...
@@ -127,6 +132,9 @@ class EstimateOracle:
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))
+
+    def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
+        return ()
 
     def _macs(self, op: NpuOp, ofm: Shape4D, depth: int) -> int:
         k = op.kernel.elements
@@ -200,6 +208,7 @@ class MemoOracle:
     def __init__(self, inner: CostOracle) -> None:
         self._inner = inner
         self._blocks: dict[tuple[NpuOp, Shape4D], Any] = {}
+        self._alternatives: dict[tuple[NpuOp, Shape4D], tuple[Any, ...]] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
         self.costed: dict[tuple[Any, ...], Costed] = {}
 
@@ -208,6 +217,12 @@ class MemoOracle:
         if key not in self._blocks:
             self._blocks[key] = self._inner.block_config(op, ofm_stripe)
         return self._blocks[key]
+
+    def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
+        key = (op, ofm_stripe)
+        if key not in self._alternatives:
+            self._alternatives[key] = self._inner.block_alternatives(op, ofm_stripe)
+        return self._alternatives[key]
 
     def op_cost(self, query: StripeQuery) -> Any:
         """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
