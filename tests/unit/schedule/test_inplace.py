@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from npuplan.hw import build_architecture
-from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp
+from npuplan.ir.lowered import BlockType, Kernel, LoweredGraph, NpuOp, Padding
 from npuplan.ir.shape import Shape4D
 from npuplan.options import PlanOptions
 from npuplan.schedule import plan_schedule
@@ -81,3 +81,31 @@ def test_schedule_reports_the_alias_and_its_peak_is_lower() -> None:
     sum_op = schedule.op("sum")
     live = 16 * 16 * 16
     assert sum_op.sram_usage_bytes < 3 * live  # left/sum once, right once (no weights on ADD)
+
+
+def _pool(name: str, x, *, kernel: Kernel = Kernel()) -> NpuOp:  # type: ignore[no-untyped-def]
+    out = fm(name, *x.shape[1:])
+    return NpuOp(name=name, tflite_type="RELU", op_type="AvgPool", block_type=BlockType.POOLING, ifm=x,
+                 ifm_shape=Shape4D.of(x.shape), ofm=out, ofm_shape=Shape4D.of(out.shape), kernel=kernel)
+
+
+def _relu_chain(kernel: Kernel = Kernel()) -> LoweredGraph:
+    """input -> stem -> relu (a pool) -> tail."""
+    x = fm("input", 16, 16, 16)
+    stem = conv("stem", x, fm("stem", 16, 16, 16), seed=1)
+    relu = _pool("relu", stem.ofm, kernel=kernel)
+    tail = conv("tail", relu.ofm, fm("tail", 16, 16, 16), seed=2)
+    return LoweredGraph("relu_chain", (stem, relu, tail), (x,), (tail.ofm,))
+
+
+def test_a_pointwise_pool_overwrites_its_input() -> None:
+    net = build_network(_relu_chain())
+    assert inplace_outputs(net, max_decisions(net, build_architecture(SHARED))) == {"relu": "stem"}
+
+
+def test_a_pool_with_a_wider_kernel_or_padding_never_overwrites_its_input() -> None:
+    for kernel in (Kernel(height=3, width=3, padding=Padding(1, 1, 1, 1)), Kernel(padding=Padding(0, 0, 0, 0)),
+                   Kernel(height=1, width=2, padding=Padding(0, 0, 0, 1))):
+        net = build_network(_relu_chain(kernel))
+        found = inplace_outputs(net, max_decisions(net, build_architecture(SHARED)))
+        assert found == ({"relu": "stem"} if kernel == Kernel() else {})

@@ -1,7 +1,11 @@
-"""Elementwise ops that write their OFM over one of their inputs (one buffer for both).
+"""Pointwise ops (``NpuOp.pointwise``: elementwise ops, and pools that copy element for element)
+that write their OFM over one of their inputs (one buffer for both).
 
-An elementwise op reads each element before it writes the same element, so its OFM may take the
-buffer of an input that dies at that op, as Vela does for its live ranges. The input must be a
+A pointwise op reads each element before it writes the same element, so its OFM may take the
+buffer of an input that dies at that op, as Vela does for its live ranges (Vela 5.2's default core
+runs a RELU lowered to a 1x1 pool in place too). The command stream marks such an op's stripes so
+(``NpuStripeCommand.elementwise``) and the validator accepts the shared bytes at those stripes
+only. The input must be a
 feature map of the same NPU shape, storage format and element type, whose bytes hold the elements
 in the OFM's order (``same_element_order``: its own shape may differ, a reshape removed), read by this op only, not a
 network input nor shared with a CPU op, read where it lies (not a box of it read at an offset,
@@ -14,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.ir.lowered import NpuOp
 from npuplan.ir.shape import Shape4D, same_element_order
 from npuplan.schedule.model.decisions import Decisions
 from npuplan.schedule.model.network import Network
@@ -42,7 +46,7 @@ def inplace_outputs(net: Network, dec: Decisions, ops: Iterable[int] | None = No
 
 
 def _may_overwrite(op: NpuOp) -> bool:
-    return op.block_type is BlockType.ELEMENTWISE and op.ofm_write_offset is None
+    return op.pointwise and op.ofm_write_offset is None
 
 
 def _overwritable(
