@@ -110,7 +110,7 @@ class _Builder:
         weights = None if piece is None else self.weight_ref(sop, piece)
         return NpuStripeCommand(op.name, ifm, ifm2, ofm, piece, weights, _block_text(sop.block_config),
                                 weight_stream_name(op.name) if piece is not None else "",
-                                op.block_type is BlockType.ELEMENTWISE)
+                                op.pointwise)
 
     def operand(self, tensor: Tensor, view: Shape4D, offset: Shape4D | None,
                 rows: tuple[int, int], depth: tuple[int, int], *, staged: bool = False,

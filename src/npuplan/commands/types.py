@@ -140,7 +140,9 @@ class NpuStripeCommand:
     weights: BufferRef | None
     block_config: str
     weights_tensor: str = ""  # content name of the weight stream ("conv1#weights")
-    elementwise: bool = False  # reads each element before writing it: its OFM may overwrite an input
+    # a pointwise op's stripe (``NpuOp.pointwise``: elementwise, or a pool copying element for
+    # element): it reads each element before writing it, so its OFM may overwrite an input
+    elementwise: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,6 +182,19 @@ class NpuOp:
         return self.tflite_type == "TRANSPOSE"
 
     @property
+    def pointwise(self) -> bool:
+        """Whether every OFM element comes from the input elements at its own place only, each
+        read in the block that writes it: an elementwise op, or a pool copying element for element
+        (a RELU or requantising copy lowered to a pool: 1x1 kernel, stride 1, no padding, no
+        upscaling, not written transposed). Such an op may write its OFM over an input it reads
+        whole, in the same element order (``schedule.model.inplace``, the validator's rule)."""
+        if self.block_type is BlockType.ELEMENTWISE:
+            return True
+        k = self.kernel
+        return (self.block_type is BlockType.POOLING and (k.height, k.width, k.stride_y, k.stride_x) == (1, 1, 1, 1)
+                and k.padding == Padding() and self.upscale == 1 and not self.writes_transposed)
+
+    @property
     def upscale(self) -> int:
         """How many OFM-space rows (and columns) each IFM row (column) becomes before the kernel."""
         return 1 if self.resampling is Resampling.NONE else 2

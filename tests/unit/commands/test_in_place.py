@@ -84,3 +84,34 @@ def test_element_order_of_reshaped_views() -> None:
     assert same_element_order(Shape4D(1, 8, 8, 32), Shape4D(1, 2, 32, 32)) is False
     assert same_element_order(Shape4D(1, 8, 8, 32), Shape4D(1, 64, 8, 4)) is False
     assert same_element_order(Shape4D(2, 4, 8, 32), Shape4D(1, 8, 8, 32))  # same rows
+
+
+def _pool_chain(kernel):  # type: ignore[no-untyped-def]
+    """stem -> a pool (a RELU lowered to a 1x1 pool, or a wider one) -> tail."""
+    from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
+    from npuplan.ir.shape import Shape4D
+
+    from bench.command_graphs import conv, fm
+
+    x = fm("input", 8, 8, 16)
+    stem = conv("stem", x, 16, 3, 1, seed=1)
+    out = fm("relu", 8, 8, 16)
+    relu = NpuOp(name="relu", tflite_type="RELU", op_type="AvgPool", block_type=BlockType.POOLING, ifm=stem.ofm,
+                 ifm_shape=Shape4D.of(stem.ofm.shape), ofm=out, ofm_shape=Shape4D.of(out.shape), kernel=kernel,
+                 pool=PoolKind.AVERAGE)
+    tail = conv("tail", out, 16, 1, 1, seed=2)
+    return LoweredGraph("relu_chain", (stem, relu, tail), (x,), (tail.ofm,))
+
+
+def test_a_pointwise_pool_written_over_its_input_validates_and_a_wider_pool_is_caught() -> None:
+    """Random network seed 741 generation 2 on U65-256: the planner put a 1x1 pool's OFM over its
+    input while the stream marked only elementwise stripes as in place, so the validator refused."""
+    from npuplan.ir.lowered import Kernel, Padding
+
+    for kernel, valid in ((Kernel(), True), (Kernel(height=3, width=3, padding=Padding(1, 1, 1, 1)), False)):
+        graph = _pool_chain(kernel)
+        schedule = replace(hand_schedule(graph), buffer_aliases=(("relu", "stem"),))
+        addresses = plan_addresses(schedule, graph, arch())
+        assert addresses["relu"].offset == addresses["stem"].offset
+        found = _check(graph, schedule, addresses)
+        assert (found == []) is valid, found

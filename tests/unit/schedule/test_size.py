@@ -178,8 +178,9 @@ def test_size_on_a_cache_spends_the_minimal_schedules_peak_on_speed() -> None:
     bare = max_decisions(net, arch)
     cascaded, limit = size_cascades(net, bare, arch, oracle, arch.arena_cache_size_bytes)
     assert cascaded.cascades and 0 < limit == peak_bytes(net, cascaded) < sum(fm.size_bytes for fm in net.fms.values())
-    # its producers make one row at a time: the smallest rolling buffers (Vela's minimal stripes)
-    assert all(cascaded.ofm_rows[k] == 1 for c in cascaded.cascades for k in range(c.start, c.end))
+    # every op makes one row at a time, the last one too: the smallest rolling buffers (Vela's
+    # minimal stripes; a last op of 4 rows doubled op_abs's buffer on U65-256 Size)
+    assert all(cascaded.ofm_rows[k] == 1 for c in cascaded.cascades for k in range(c.start, c.end + 1))
     schedule = plan_schedule(graph, arch, SIZE_ON_CACHE)
     assert 0 < schedule.sram_peak_bytes <= limit
     assert sum(float(o.cost.total_cycles) for o in schedule.ops) < total_cycles(net, bare, arch, oracle)
@@ -267,3 +268,68 @@ def test_a_pads_main_copy_ends_the_cascade_of_the_conv_before_it() -> None:
     conv_op, main_op = schedule.op("c"), schedule.op("p_main")
     assert conv_op.cascade_id >= 0 and conv_op.cascade_id == main_op.cascade_id
     assert schedule.sram_peak_bytes < 28 * 28 * 16 + 30 * 30 * 16
+
+
+def test_the_whole_maps_floor_counts_linear_maps_whole() -> None:
+    """Vela reads and writes a linear (NHWC) map whole, so its minimal schedule's guide counts such
+    maps as input and as output (hourglass_48 on U65-256: a 28 KiB NHWC sum it must not roll)."""
+    from npuplan.schedule.moves.fast_storage import whole_floor_bytes
+
+    net = build_network(conv_chain([(8, 1), (8, 1), (8, 1)], h=16, w=16, c=8), pack_unaligned=True)
+    assert {fm.format for fm in net.fms.values()} == {"NHWC"}
+    assert whole_floor_bytes(net) == 2 * net.fms["t0"].size_bytes
+    assert whole_floor_bytes(build_network(conv_chain([(16, 1), (16, 1), (16, 1)], h=16, w=16, c=16))) == \
+        net.fms["input"].size_bytes * 2  # bricks: only the network input and output are whole
+
+
+def _abs(name: str, a, out) -> NpuOp:  # type: ignore[no-untyped-def]
+    return NpuOp(name=name, tflite_type="ABS", op_type="Abs", block_type=BlockType.ELEMENTWISE, ifm=a,
+                 ifm_shape=Shape4D.of(a.shape), ofm=out, ofm_shape=Shape4D.of(out.shape), elementwise="ABS")
+
+
+def test_size_on_a_cache_counts_a_slice_writer_by_its_slice() -> None:
+    """conv -> ABS -> a 1x1 conv writing half of a concatenation in place (the conv's map copied
+    into the other half). Vela writes that half to a map of its own and copies it, so whether the
+    ABS -> conv cascade is needed (its maps exceed the whole-maps floor, here the 24 KiB input and
+    the conv's 16 KiB map of two readers) counts the half, not the whole concatenation
+    (densenet_32 on U65-256 Size: 3 KiB of rolling buffers where Vela keeps none)."""
+    from dataclasses import replace
+
+    from npuplan.ir.lowered import PoolKind
+    from npuplan.schedule.moves.fast_storage import size_cascades, whole_floor_bytes
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+
+    from .chains import conv, fm
+
+    x, a, m, cat, y = fm("input", 32, 32, 24), fm("a", 32, 32, 16), fm("m", 32, 32, 16), fm("cat", 32, 32, 32), \
+        fm("out", 16, 16, 16)
+    half = Shape4D(1, 32, 32, 16)
+    writer = replace(conv("half", m, fm("h", 32, 32, 16), k=1, seed=1), ofm=cat, ofm_shape=half,
+                     ofm_write_offset=Shape4D(0, 0, 0, 16), ofm_write_shape=half)
+    copy = NpuOp(name="copy", tflite_type="CONCATENATION", op_type="AvgPool", block_type=BlockType.POOLING, ifm=a,
+                 ifm_shape=half, ofm=cat, ofm_shape=half, ofm_write_offset=Shape4D(0, 0, 0, 0), ofm_write_shape=half,
+                 pool=PoolKind.AVERAGE)
+    graph = LoweredGraph("cat", (conv("a", x, a), _abs("m", a, m), writer, copy, conv("out", cat, y, stride=2, seed=4)),
+                         (x,), (y,))
+    arch = build_architecture(SIZE_ON_CACHE)
+    net = build_network(graph)
+    assert whole_floor_bytes(net) == net.fms["input"].size_bytes + net.fms["a"].size_bytes
+    cascaded, limit = size_cascades(net, max_decisions(net, arch), arch, default_oracle(arch), 1 << 20)
+    assert cascaded.cascades == () and limit == 0
+
+
+def test_size_on_a_cache_cascade_ends_one_row_at_a_time() -> None:
+    """A 1x1 conv -> ABS (the network output): the ABS makes one row at a time too, as in Vela's
+    minimal schedule, so the rolling buffer holds one row, not the four of the ABS's block
+    (op_abs on U65-256 Size: 1.0 KiB where Vela's legacy core holds 0.5)."""
+    from npuplan.schedule.moves.fast_storage import size_cascades
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+
+    from .chains import conv, fm
+
+    x, t0, t1 = fm("input", 16, 16, 8), fm("t0", 16, 16, 8), fm("t1", 16, 16, 8)
+    net = build_network(LoweredGraph("abs", (conv("t0", x, t0, k=1), _abs("t1", t0, t1)), (x,), (t1,)))
+    arch = build_architecture(SIZE_ON_CACHE)
+    cascaded, limit = size_cascades(net, max_decisions(net, arch), arch, default_oracle(arch), 1 << 20)
+    assert len(cascaded.cascades) == 1 and cascaded.ofm_rows == (1, 1)
+    assert limit == cascaded.cascades[0].rolling[0].size_bytes == 16 * 16  # one row of 16 pixels, one brick deep

@@ -233,14 +233,14 @@ def rolling_buffer(net: Network, k: int, rows: int, consumer_rows: int) -> Rolli
 
 
 def one_row_producers(net: Network, dec: Decisions, spans: Collection[CascadeSpan]) -> Decisions:
-    """``dec`` with its cascades among ``spans`` restriped so that every producer makes one row at
-    a time (``segment_rows(minimal=True)``; each cascade's last op keeps its rows): the smallest
-    rolling buffers those cascades can have, as in Vela's minimal schedule."""
+    """``dec`` with its cascades among ``spans`` restriped so that every op makes one row at a
+    time (``segment_rows(minimal=True)``, the last op too: its rows set the last rolling buffer's),
+    the smallest rolling buffers those cascades can have, as in Vela's minimal schedule."""
     rows = list(dec.ofm_rows)
     cascades = []
     for c in dec.cascades:
         if c in spans:
-            r = segment_rows(net, c.start, c.end, dec.ofm_rows[c.end], minimal=True)
+            r = segment_rows(net, c.start, c.end, 1, minimal=True)
             rows[c.start:c.end + 1] = r
             c = replace(c, rolling=tuple(rolling_buffer(net, k, r[k - c.start], r[k + 1 - c.start])
                                          for k in range(c.start, c.end)))

@@ -27,6 +27,7 @@ from npuplan.schedule.moves.cascades import build_cascades, one_row_producers
 from npuplan.schedule.moves.choice_memo import ChoiceMemo
 from npuplan.schedule.pricing.costing import cost_op, op_context
 from npuplan.schedule.model.decisions import CascadeSpan, Decisions
+from npuplan.schedule.model.geometry import storage_bytes
 from npuplan.schedule.model.network import FeatureMap, Network
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.units import ALIGN_BYTES, round_up
@@ -158,7 +159,8 @@ def size_cascades(
     it, with producers making the fewest rows their readers' strides allow. Here: the chains that
     overflow that floor were their maps in fast storage are cascaded as Performance cascades them;
     a cascade is kept when an op it cascades (any but its first) has maps that alone exceed the
-    floor and its rolling buffers fit the floor; its producers then make one row at a time.
+    floor (an op writing a slice of a concatenation counts its slice, which Vela writes to a map
+    of its own) and its rolling buffers fit the floor; its ops then make one row at a time.
     """
     guide = min(limit_bytes, whole_floor_bytes(net))
 
@@ -174,20 +176,30 @@ def whole_floor_bytes(net: Network) -> int:
     """The most feature-map bytes one NPU op must hold whole (bytes): its input maps that may not be
     striped (network inputs and outputs, maps the CPU touches) and its output map when that may
     not be striped, has several readers or several writers (a concatenation written in slices).
-    No schedule of the arena needs less."""
+    No schedule of the arena needs less. A map stored linear (NHWC) counts whole too, as input and
+    as output: Vela reads and writes a linear map whole (its minimal schedule's guide)."""
     def whole(fm: FeatureMap | None, *, output: bool) -> int:
-        if fm is None or not (fm.whole_reason or (output and (len(fm.consumers) > 1 or fm.writers > 1))):
+        if fm is None:
             return 0
-        return fm.size_bytes
+        if fm.whole_reason or fm.format == "NHWC" or (output and (len(fm.consumers) > 1 or fm.writers > 1)):
+            return fm.size_bytes
+        return 0
 
     return max((whole(net.fm(op.ifm), output=False) + whole(net.fm(op.ifm2), output=False)
                 + whole(net.fm(op.ofm), output=True) for op in net.npu_ops), default=0)
 
 
 def _own_bytes(net: Network, k: int) -> int:
-    """Bytes of NPU op ``k``'s own input and output feature maps, whole."""
+    """Bytes of NPU op ``k``'s own input and output feature maps, whole; of an output written in
+    slices (a concatenation's input written in place), the slice this op writes: Vela writes it
+    to a map of its own, which the concatenation then copies."""
     op = net.npu_ops[k]
-    return sum(fm.size_bytes for fm in (net.fm(op.ifm), net.fm(op.ofm)) if fm is not None)
+    ifm, ofm = net.fm(op.ifm), net.fm(op.ofm)
+    written = 0
+    if ofm is not None:
+        written = ofm.size_bytes if op.ofm_write_shape is None else storage_bytes(
+            op.ofm_write_shape, op.ofm.dtype.size_bytes, ofm.format)
+    return (0 if ifm is None else ifm.size_bytes) + written
 
 
 def size_on_cache(
