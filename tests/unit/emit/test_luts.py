@@ -114,3 +114,15 @@ def test_slots_rotate_and_a_loaded_table_is_reused():
     assert len(dmas) == 1 and slot == 1 and dmas[0].dest == (0x103, lut_address(u55_128, 1), 256)
     slots.load(SimpleNamespace(name="conv", lut=None))  # banks reserved on the 128-MAC Ethos-U55: kept
     assert slots.load(_lut_op("t0")) == ([], 1)
+
+
+@pytest.mark.parametrize(("options", "priced"), [(U55_128, [True, False]), (U55_64, [True, True])])
+def test_the_plan_prices_the_table_loads_the_stream_makes(tmp_path, options, priced):
+    """The plan charges a table's DMA to the ops whose stream loads it (``hw.lut_slots``): once on
+    the Ethos-U55-128, twice on the U55-64 (the conv between may overwrite it)."""
+    from npuplan.api import plan
+    from npuplan.cost import Purpose
+
+    planned = plan(_tanh_twice(tmp_path), **options)
+    luts = [s for s in planned.schedule.ops if s.op.lut is not None]
+    assert [any(p is Purpose.LUT for _, p, _ in s.cost.bytes) for s in luts] == priced

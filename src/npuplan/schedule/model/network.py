@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from npuplan.hw.lut_slots import TableSlots
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
@@ -43,6 +46,14 @@ class Network:
     linear_slices: frozenset[str] = frozenset()
     # maps of unaligned depth stored NHWC for Size (``pack_unaligned``): rolled, they stay packed
     packed: frozenset[str] = frozenset()
+    # whether each NPU op loads its lookup table (``hw.lut_slots``), with the table banks reserved
+    # for tables and without (an op without a table has none to load)
+    table_loads: tuple[tuple[bool, ...], tuple[bool, ...]] = ((), ())
+
+    def loads_table(self, index: int, reserved: bool) -> bool:
+        """Whether NPU op ``index`` loads its table (the accelerator's table banks ``reserved``)."""
+        loads = self.table_loads[0 if reserved else 1]
+        return loads[index] if index < len(loads) else self.npu_ops[index].lut is not None
 
     def fm(self, tensor: Tensor | None) -> FeatureMap | None:
         return None if tensor is None else self.fms.get(tensor.name)
@@ -108,7 +119,22 @@ def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Netwo
                                tuple(consumers.get(name, ())), reason, writers.get(name, 0))
     sliced = {op.ofm.name for op in npu_ops if op.ofm_write_offset is not None}
     packed = frozenset(name for name, t in tensors.items() if pack_unaligned and t.shape4d.c % BRICK_DEPTH)
-    return Network(graph, npu_ops, times, fms, last, frozenset(sliced & set(linear)), packed)
+    return Network(graph, npu_ops, times, fms, last, frozenset(sliced & set(linear)), packed,
+                   (_table_loads(graph, reserved=True), _table_loads(graph, reserved=False)))
+
+
+def _table_loads(graph: LoweredGraph, *, reserved: bool) -> tuple[bool, ...]:
+    """Whether each NPU op of ``graph`` loads its table, op by op in order (each run of NPU ops
+    between CPU ops is a command stream of its own)."""
+    slots = TableSlots(reserved)
+    loads: list[bool] = []
+    for op in graph.ops:
+        if isinstance(op, CpuOp):
+            slots.reset()
+            continue
+        table = None if op.lut is None else np.ascontiguousarray(op.lut).tobytes()
+        loads.append(slots.place(table, 0 if op.lut is None else op.lut.nbytes)[1])
+    return tuple(loads)
 
 
 def _whole_reason(name: str, graph_in: set[str], graph_out: set[str], cpu_touch: set[str]) -> str:

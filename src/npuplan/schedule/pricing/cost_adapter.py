@@ -110,7 +110,7 @@ class CostModelOracle:
                         op.ofm.dtype.bits),
             ifm2=ifm2,
             weights=weights,
-            lut=lut_access(op, self._arch, prefetched=query.lut_prefetched),
+            lut=lut_access(op, self._arch, prefetched=query.lut_prefetched) if query.loads_table else None,
             prev_slack_npu_cycles=float(query.prev_slack_cycles),
             staging=FmStaging(query.staged_ifm_bytes, self._arch.arena_area, query.ifm_area)
             if query.staged_ifm_bytes else None,

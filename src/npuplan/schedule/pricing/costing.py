@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from npuplan.hw.lut_slots import reserved_table_banks
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.schedule.model.decisions import Decisions, WeightPlan
 from npuplan.schedule.model.geometry import ifm2_stripe_for, ifm_stripe_for
@@ -79,12 +80,17 @@ def cost_op(
     # its start, where every op's weights are held for the whole cascade
     cascade = dec.cascade_of(index)
     prefetched = plan.prebuffer or (cascade is not None and cascade.start != index)
-    # an op after a CPU op starts a command stream of its own, which loads its tables itself
-    streamed = index > 0 and net.times[index] == net.times[index - 1] + 1
+    # an op after a CPU op starts a command stream of its own, which loads its tables itself; a
+    # table an earlier op of the stream loaded is not loaded again (``hw.lut_slots``); where the
+    # table banks are not reserved, an op without a table may use them, and the load waits for it
+    reserved = reserved_table_banks(arch.accelerator)
+    streamed = (index > 0 and net.times[index] == net.times[index - 1] + 1
+                and (reserved or net.npu_ops[index - 1].lut is not None))
+    loads_table = net.loads_table(index, reserved)
     key = (
         op_context(net, dec, index), None,  # the memo is the oracle's: one target's costs
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
-        prev_slack_cycles, prefetched, streamed,
+        prev_slack_cycles, prefetched, streamed, loads_table,
     )
     memo = oracle.costed
     found = memo.get(key)
@@ -109,7 +115,7 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
 
 def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...], block: Any) -> Costed:
     """The costing of ``_cost``'s ``key`` with the block config ``block``."""
-    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed = key
+    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads = key
     op, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:
@@ -139,6 +145,7 @@ def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[
         staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged else 0,
         weight_prefetched=prefetched,
         lut_prefetched=streamed,
+        loads_table=loads,
     )
     cost = oracle.op_cost(query)
     cycles = oracle.cycles(cost)

@@ -56,6 +56,7 @@ class StripeQuery:
     staged_ifm_bytes: int = 0  # IFM bytes DMA'd from the arena into fast storage before the op
     weight_prefetched: bool = True  # the weight buffer is held under the previous op (its DMA may run there)
     lut_prefetched: bool = True  # the table may load under the previous op (not first in a command stream)
+    loads_table: bool = True  # the op loads its table (no earlier op of its stream left it loaded)
 
 
 @dataclass(frozen=True, slots=True)
