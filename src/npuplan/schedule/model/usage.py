@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from npuplan.memory.allocators import allocate
 from npuplan.memory.live_range import LiveRange
@@ -27,8 +28,19 @@ class Buffer:
     kind: str  # "fm", "rolling", "weights"
 
 
+class CascadeView(Protocol):
+    """What ``fm_buffers`` reads of a decision set (``Decisions``, or a search's view of one it
+    has not built)."""
+
+    @property
+    def fast_fms(self) -> frozenset[str]: ...
+    @property
+    def rolling_fms(self) -> Container[str]: ...
+    def cascade_of(self, index: int) -> CascadeSpan | None: ...
+
+
 def fm_buffers(
-    net: Network, dec: Decisions, names: Iterable[str] | None = None, *, inplace: bool = True,
+    net: Network, dec: Decisions | CascadeView, names: Iterable[str] | None = None, *, inplace: bool = True,
     owner: Mapping[str, str] | None = None,
 ) -> list[Buffer]:
     """Fast-storage buffers of the whole feature maps among ``names`` (default: all of them).
@@ -42,6 +54,7 @@ def fm_buffers(
         return []
     rolling_names = dec.rolling_fms
     if owner is None:
+        assert isinstance(dec, Decisions), "a view comes with its in-place pairs"
         owner = inplace_outputs(net, dec) if inplace else {}
     # a cascade reads its whole inputs and writes its whole outputs throughout: a map read by any
     # of its ops lives to its last op's time step, one written by any of them from its first op's

@@ -18,6 +18,7 @@ read their weights in place: Size spends memory on weights only below the peak a
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from collections.abc import Callable, Collection, Sequence
 
 from npuplan.hw.memory import Architecture
@@ -119,6 +120,22 @@ def _spliced_run(
     """``branch_cascade`` with the cascade ids left as they are (the search renumbers once, at
     the end: renumbering every trial would touch every cascade of the network), its rolling
     buffers sized by ``rows_needed`` (``rolling_rows_needed`` or a memo of it)."""
+    patch = _run_patch(net, dec, s, e, rows, rows_needed)
+    return None if patch is None else _applied(dec, patch)
+
+
+@dataclass(frozen=True, slots=True)
+class _Patch:
+    """What ``branch_cascade`` changes: the run's cascade, its ops' stripe rows, the staged maps."""
+
+    cascade: CascadeSpan
+    stripe: tuple[int, ...]
+    staged_fms: frozenset[str]
+
+
+def _run_patch(
+    net: Network, dec: Decisions, s: int, e: int, rows: int, rows_needed: RowsNeeded,
+) -> _Patch | None:
     s, e = widened(dec, s, e)
     if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
         return None
@@ -136,12 +153,45 @@ def _spliced_run(
     # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
     # cascade's span, so its input is read from the arena (as staging never proposes for it)
     staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
+    return _Patch(CascadeSpan(-1, s, e, rolling), tuple(stripe), staged)
+
+
+def _applied(dec: Decisions, patch: _Patch) -> Decisions:
+    s, e = patch.cascade.start, patch.cascade.end
     return spliced(
-        dec, CascadeSpan(-1, s, e, rolling),
-        ofm_rows=dec.ofm_rows[:s] + tuple(stripe) + dec.ofm_rows[e + 1:],
-        weights=dec.weights[:s] + tuple(NO_WEIGHT_BUFFER for _ in ops) + dec.weights[e + 1:],
-        staged_fms=staged,
+        dec, patch.cascade,
+        ofm_rows=dec.ofm_rows[:s] + patch.stripe + dec.ofm_rows[e + 1:],
+        weights=dec.weights[:s] + (NO_WEIGHT_BUFFER,) * (e - s + 1) + dec.weights[e + 1:],
+        staged_fms=patch.staged_fms,
     )
+
+
+class _SplicedView:
+    """What ``usage.fm_buffers`` reads of ``base`` with a run's cascade spliced in (``spliced``),
+    without building those decisions: most trials of the search are dropped at once."""
+
+    __slots__ = ("base", "cascade", "fast_fms", "rolling_fms")
+
+    def __init__(self, base: Decisions, cascade: CascadeSpan) -> None:
+        self.base, self.cascade, self.fast_fms = base, cascade, base.fast_fms
+        self.rolling_fms = _SplicedRolling(base, cascade)
+
+    def cascade_of(self, index: int) -> CascadeSpan | None:
+        return self.cascade if self.cascade.start <= index <= self.cascade.end else self.base.cascade_of(index)
+
+
+class _SplicedRolling:
+    """``rolling_fms`` of a ``_SplicedView``: the base's, less the cascades the run replaces, plus its own."""
+
+    __slots__ = ("base", "gone", "added")
+
+    def __init__(self, base: Decisions, cascade: CascadeSpan) -> None:
+        self.base = base.rolling_fms
+        self.gone = {r.tensor_name for c in base.within(cascade.start, cascade.end) for r in c.rolling}
+        self.added = {r.tensor_name for r in cascade.rolling}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.added or (name in self.base and name not in self.gone)
 
 
 def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
@@ -206,15 +256,17 @@ class _Search:
             self._usage[id(dec)] = (dec, usage_by_time(self.net, fast_buffers(self.net, dec)))
         return self._usage[id(dec)][1]
 
-    def trial(self, current: Decisions, s: int, e: int, rows: int) -> Decisions | None:
-        """``branch_cascade`` of ``current``, its usage worked out from ``current``'s by redoing
-        only the buffers of the maps, rolling buffers and weights its run touches (as
-        ``cascades._span_peak`` does)."""
-        found = _spliced_run(self.net, current, s, e, rows, self.rows_needed)
-        if found is None or current.staged_fms:
-            return found
+    def trial(self, current: Decisions, s: int, e: int, rows: int) -> tuple[_Patch, list[int]] | None:
+        """``branch_cascade`` of ``current`` as a patch, with its usage worked out from
+        ``current``'s by redoing only the buffers of the maps, rolling buffers and weights its run
+        touches (as ``cascades._span_peak`` does); ``found`` builds the decisions."""
+        patch = _run_patch(self.net, current, s, e, rows, self.rows_needed)
+        if patch is None:
+            return None
+        if current.staged_fms:
+            return patch, self.usage(self.found(current, patch))
         net = self.net
-        s, e = widened(current, s, e)
+        s, e = patch.cascade.start, patch.cascade.end
         if id(current) not in self._owner:
             pairs = inplace_outputs(net, current)
             self._owner[id(current)] = (current, pairs, inplace_mates(pairs))
@@ -226,18 +278,28 @@ class _Search:
             if op.ofm.name in kept and s <= net.fms[op.ofm.name].producer <= e:
                 del kept[op.ofm.name]
         usage = list(self.usage(current))
-        for dec, pairs, sign in ((current, owner, -1), (found, kept, 1)):
-            inside = dec.within(s, e)
-            for b in (fm_buffers(net, dec, names, owner=pairs) + rolling_buffers(net, inside)
-                      + weight_buffers(net, dec, range(s, e + 1))):
-                for t in range(b.start, b.end + 1):
-                    usage[t] += sign * b.size_bytes
-        self._usage[id(found)] = (found, usage)
+        # the run's ops read their weights in place: the patched side has no weight buffers there
+        for b in (fm_buffers(net, current, names, owner=owner) + rolling_buffers(net, current.within(s, e))
+                  + weight_buffers(net, current, range(s, e + 1))):
+            for t in range(b.start, b.end + 1):
+                usage[t] -= b.size_bytes
+        for b in (fm_buffers(net, _SplicedView(current, patch.cascade), names, owner=kept)
+                  + rolling_buffers(net, (patch.cascade,))):
+            for t in range(b.start, b.end + 1):
+                usage[t] += b.size_bytes
+        return patch, usage
+
+    def found(self, current: Decisions, patch: _Patch, usage: list[int] | None = None) -> Decisions:
+        """``current`` with ``patch`` applied (its ``usage`` remembered when given)."""
+        found = _applied(current, patch)
+        if usage is not None:
+            self._usage[id(found)] = (found, usage)
         return found
 
-    def peak(self, dec: Decisions, span: tuple[int, int] | None = None) -> int:
-        """The fast-storage peak of ``dec``, over the time span of ops ``span`` if given."""
-        usage = self.usage(dec)
+    def peak(self, dec: Decisions | list[int], span: tuple[int, int] | None = None) -> int:
+        """The fast-storage peak of ``dec`` (or of a trial's usage), over the time span of ops
+        ``span`` if given."""
+        usage = dec if isinstance(dec, list) else self.usage(dec)
         if span is None:
             return max(usage, default=0)
         return max(usage[self.net.times[span[0]]:self.net.times[span[1]] + 1], default=0)
@@ -258,8 +320,9 @@ class _Search:
         for e in self.runs[start]:
             for rows in STRIPE_ROWS:
                 trial = self.trial(current, start, e, rows)
-                if trial is not None and self.peak(trial, span) < here:
-                    options.append((self.peak(trial, span), self.cycles(trial), (start, e, rows), trial))
+                if trial is not None and self.peak(trial[1], span) < here:
+                    found = self.found(current, *trial)
+                    options.append((self.peak(trial[1], span), self.cycles(found), (start, e, rows), found))
         if not options:
             return current, None
         if self.least:
