@@ -6,7 +6,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from npuplan.cost.model import CostMemo
 from npuplan.estimate.read import CompiledFile, FileStream, read_compiled
 from npuplan.estimate.report import estimate_report
 from npuplan.estimate.timeline import TimedStream, time_stream
@@ -47,8 +46,7 @@ def estimate_file(path: str | Path, options: PlanOptions) -> Estimate:
     started = time.perf_counter()
     arch = build_architecture(options)
     compiled = read_compiled(path)
-    memo = CostMemo()
-    streams = tuple(time_stream(s.events, arch, names=_op_names(compiled, k, s), memo=memo)
+    streams = tuple(time_stream(s.events, arch, names=_op_names(compiled, k, s))
                     for k, s in enumerate(compiled.streams))
     report = estimate_report(compiled, streams, arch, seconds=time.perf_counter() - started)
     return Estimate(compiled, arch, streams, report)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npuplan.cost import OpCost, dma_cycles, op_cost
-from npuplan.cost.model import CostMemo
 from npuplan.estimate.queries import cost_query, region_areas
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.regstream.events import DmaEvent, Event, NpuEvent, WaitEvent
@@ -82,14 +81,14 @@ class _Engines:
         return start, start + cycles
 
 
-def time_stream(events: tuple[Event, ...], arch: Architecture, *, names: list[str],
-                memo: CostMemo | None = None) -> TimedStream:
-    """The times of ``events`` on ``arch`` (``names``: one per NPU operation, in order)."""
+def time_stream(events: tuple[Event, ...], arch: Architecture, *, names: list[str]) -> TimedStream:
+    """The times of ``events`` on ``arch`` (``names``: one per NPU operation, in order). No cost memo:
+    each operation's query is built afresh and dropped, and a memo keyed on a dropped operation's id
+    would hand a later operation of the same maps and block another kernel's cycles."""
     areas = region_areas(arch)
     engines = _Engines()
     ops: list[TimedOp] = []
     dmas: list[TimedDma] = []
-    memo = memo or CostMemo()
     for event in events:
         if isinstance(event, WaitEvent):
             engines.wait(event)
@@ -99,7 +98,7 @@ def time_stream(events: tuple[Event, ...], arch: Architecture, *, names: list[st
             start, end = engines.run_dma(cycles)
             dmas.append(TimedDma(src, dst, event.src.length, start, end, event.src.region == 0))
         else:
-            cost = op_cost(cost_query(event, names[len(ops)], arch), arch, memo=memo)
+            cost = op_cost(cost_query(event, names[len(ops)], arch), arch)
             previous_end = ops[-1].end_cycles if ops else 0.0
             start, end = engines.run_op(float(cost.total_cycles))
             ops.append(TimedOp(names[len(ops)], event, cost, start, end, start - previous_end))
