@@ -37,15 +37,21 @@ class CostMemo:
     operands (cycles: and where its scales come from), not the weight fetch plan or the previous
     op's slack, which is what a search mostly varies; and the whole cost but the last step reads
     everything but that slack. Keyed on ``id(op)``: one memo must only see ops that stay alive
-    while it is used (one network's).
+    while it is used (one network's); a caller costing ops it then drops hands them to ``keep``,
+    or a later op given the same id would read their costs.
     """
 
-    __slots__ = ("cycles", "feature_maps", "slack_free")
+    __slots__ = ("cycles", "feature_maps", "slack_free", "_kept")
 
     def __init__(self) -> None:
         self.cycles: dict[tuple[object, ...], int] = {}
         self.feature_maps: dict[tuple[object, ...], _FeatureMapSide] = {}
         self.slack_free: dict[tuple[object, ...], _SlackFree] = {}
+        self._kept: list[object] = []
+
+    def keep(self, op: object) -> None:
+        """Hold ``op`` as long as this memo (its id keys the memo's entries)."""
+        self._kept.append(op)
 
 
 def _cycles(
