@@ -40,22 +40,16 @@ class CostMemo:
     everything but that slack. Keyed on what the cost model reads of the op (``op_key``), so the
     repeated cells of a network (recurrent steps, chains of blocks) share their costings; that key
     is remembered by ``id(op)``: one memo must only see ops that stay alive while it is used (one
-    network's); a caller costing ops it then drops hands them to ``keep``, or a later op given the
-    same id would read their key.
+    network's; ``estimate`` builds each operation afresh and so asks without a memo).
     """
 
-    __slots__ = ("cycles", "feature_maps", "slack_free", "_op_keys", "_kept")
+    __slots__ = ("cycles", "feature_maps", "slack_free", "_op_keys")
 
     def __init__(self) -> None:
         self.cycles: dict[tuple[object, ...], int] = {}
         self.feature_maps: dict[tuple[object, ...], _FeatureMapSide] = {}
         self.slack_free: dict[tuple[object, ...], _SlackFree] = {}
         self._op_keys: dict[int, tuple[object, ...]] = {}
-        self._kept: list[object] = []
-
-    def keep(self, op: object) -> None:
-        """Hold ``op`` as long as this memo (its id keys ``op_key``'s entries)."""
-        self._kept.append(op)
 
     def op_key(self, op: NpuOp) -> tuple[object, ...]:
         """Everything ``cycles``, ``access`` and this module read of ``op`` (its kind, kernel,

@@ -98,9 +98,7 @@ def time_stream(events: tuple[Event, ...], arch: Architecture, *, names: list[st
             start, end = engines.run_dma(cycles)
             dmas.append(TimedDma(src, dst, event.src.length, start, end, event.src.region == 0))
         else:
-            query = cost_query(event, names[len(ops)], arch)
-            memo.keep(query.op)  # the memo is keyed on the op's id: no later op may reuse it
-            cost = op_cost(query, arch, memo=memo)
+            cost = op_cost(cost_query(event, names[len(ops)], arch), arch)
             previous_end = ops[-1].end_cycles if ops else 0.0
             start, end = engines.run_op(float(cost.total_cycles))
             ops.append(TimedOp(names[len(ops)], event, cost, start, end, start - previous_end))
