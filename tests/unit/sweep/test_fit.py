@@ -21,7 +21,9 @@ def fps_at(model: PreparedModel, options, budget: int) -> float:
         return 0.0
 
 
-@pytest.mark.parametrize("accel, target", [("ethos-u55-64", 2000.0), ("ethos-u65-256", 20000.0)])
+# (ds_cnn on the U65-256 reaches 19.4k inferences a second at best since the plan prices the
+# stream it emits: its earlier 20.3k counted weight DMAs under ops the stream waits for)
+@pytest.mark.parametrize("accel, target", [("ethos-u55-64", 2000.0), ("ethos-u65-256", 18000.0)])
 def test_answer_reaches_the_rate_and_one_granule_less_does_not(ds_cnn, accel, target):
     model = PreparedModel.read(ds_cnn)
     options = make_options(accelerator_config=accel)
