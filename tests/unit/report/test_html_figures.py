@@ -46,7 +46,7 @@ def test_cycles_traces_cover_every_npu_op_and_flag_what_the_model_says(report) -
 
 @pytest.fixture(scope="module")
 def cascaded(data_dir):
-    """A plan with a cascade (Size mode: the Performance plan of resnet8 fits without one)."""
+    """resnet8_cifar's Size plan (its Performance plan fits whole: no cascade to draw)."""
     return html_report(plan_document(data_dir / "resnet8_cifar.tflite", optimise="Size"), "plan.json")
 
 
