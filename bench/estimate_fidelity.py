@@ -9,7 +9,7 @@ operations, same blocks, same DMAs, one file. Also npuplan's estimate of its own
 Trusted side: Vela's figure for Vela's file is the reference (it is Vela's model of its own
 schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
 
-    python bench/estimate_fidelity.py [--groups public,testdata,zoo] [--zoo-every 4]
+    python bench/estimate_fidelity.py [--groups public,testdata,zoo,/a/models/dir] [--zoo-every 4]
         [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
         [--results bench/results/estimate_fidelity.txt]
     python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...]
@@ -75,6 +75,8 @@ def models(groups: list[str], zoo_every: int) -> list[Path]:
             for k, p in enumerate(sorted(zoo.glob("*.tflite"))):
                 if k % zoo_every == 0 and p.stem not in found:
                     found[f"{zoo.name}/{p.stem}"] = p
+    for directory in (Path(g) for g in groups if "/" in g):  # a directory of models, e.g. /tmp/zoo4
+        found |= {f"{directory.name}/{p.stem}": p for p in sorted(directory.glob("*.tflite"))}
     return list(found.values())
 
 
