@@ -26,9 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
-from generate import L, op_types, representative  # noqa: E402
+from generate import L, convert, op_types  # noqa: E402
 
-FLOAT = "float"  # float32 inputs and outputs around an int8 network (QUANTIZE / DEQUANTIZE ends)
+FLOAT = tf.float32  # float32 inputs and outputs around an int8 network (QUANTIZE / DEQUANTIZE ends)
 
 
 def _gelu(x):
@@ -282,20 +282,6 @@ MODELS = {
     "dense_257x300": ("dense", dense_only, tf.int8),
     "dense_float_100x60": ("dense", lambda: dense_only(100, 60), FLOAT),
 }
-
-
-def convert(model, rng, io) -> bytes:
-    """Full-integer quantization with int8 (or 16x8) activations; ``FLOAT`` keeps float32 I/O."""
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = representative(model, rng)
-    converter.target_spec.supported_ops = [
-        tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8 if io == tf.int16
-        else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    if io != FLOAT:
-        converter.inference_input_type = io
-        converter.inference_output_type = io
-    return converter.convert()
 
 
 def main() -> None:
