@@ -11,7 +11,7 @@ A group with a "/" is a directory of networks (e.g. /tmp/npuplan_dense from benc
 Trusted side: Vela's figure for Vela's file is the reference (it is Vela's model of its own
 schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
 
-    python bench/estimate_fidelity.py [--groups public,testdata,zoo] [--zoo-every 4]
+    python bench/estimate_fidelity.py [--groups public,testdata,zoo,/a/models/dir] [--zoo-every 4]
         [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
         [--results bench/results/estimate_fidelity.txt]
     python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...]

@@ -1,6 +1,7 @@
 """Fold a strided first convolution's width stride into depth (Vela's strided-conv optimisation).
 
-A CONV_2D that is the network's first operator, with stride_w > 1 and a shallow IFM, is
+A CONV_2D that is the network's first operator, with stride_w > 1 and a shallow IFM, or any CONV_2D
+whose width stride exceeds the hardware's 3, is
 rewritten as a convolution over an IFM reshaped W x C -> (W / r) x (C * r): the filter is
 zero-padded along its width (so the hardware padding stays the same) and reshaped the same
 way, and the width stride drops to stride_w / r. Vela does this so that the shallow first
@@ -53,6 +54,26 @@ def filter_padding(same: bool, hw_pad_x: int, final_stride: int, factor: int, ke
     return left, right
 
 
+def fold_plan(ifm_width: int, ifm_depth: int, kernel_width: int, stride_x: int, *, padding_mode: str,
+              dilation_x: int, first: bool) -> tuple[int, int, int, int] | None:
+    """(factor r, width stride after folding, zero filter columns left, right), or None when the
+    fold does not apply. Vela folds the network's first convolution, and any later one whose width
+    stride the hardware cannot take (above 3)."""
+    if padding_mode not in ("SAME", "VALID") or dilation_x != 1 or stride_x <= 1:
+        return None
+    if not first and stride_x <= HW_STRIDES[-1]:
+        return None
+    factor, final_stride = resize_factor(ifm_width, stride_x)
+    if factor == 1 or not (ifm_depth * factor <= MAX_FOLDED_DEPTH or stride_x > 3):
+        return None
+    same = padding_mode == "SAME"
+    hw_pad_x = hw_padding_total(ifm_width, stride_x, kernel_width)
+    left, right = filter_padding(same, hw_pad_x, final_stride, factor, kernel_width, ifm_width)
+    if same and hw_pad_x != hw_padding_total(ifm_width // factor, final_stride, (kernel_width + 1 + left + right) // factor):
+        return None
+    return factor, final_stride, left, right
+
+
 def fold_stride_into_depth(op: NpuOp, *, padding_mode: str, weight_zero_point: int = 0) -> NpuOp:
     """The rewritten op, or ``op`` unchanged when the rewrite does not apply.
 
@@ -61,18 +82,14 @@ def fold_stride_into_depth(op: NpuOp, *, padding_mode: str, weight_zero_point: i
     """
     k = op.kernel
     ifm = op.ifm_shape
-    if op.block_type is not BlockType.CONV or op.weights is None or op.source_index != 0:
+    if op.block_type is not BlockType.CONV or op.weights is None:
         return op
-    if padding_mode not in ("SAME", "VALID") or k.dilation_x != 1:
+    plan = fold_plan(ifm.w, ifm.c, k.width, k.stride_x, padding_mode=padding_mode, dilation_x=k.dilation_x,
+                     first=op.source_index == 0)
+    if plan is None:
         return op
-    factor, final_stride = resize_factor(ifm.w, k.stride_x)
-    if k.stride_x <= 1 or factor == 1 or not (ifm.c * factor <= MAX_FOLDED_DEPTH or k.stride_x > 3):
-        return op
+    factor, final_stride, left, right = plan
     same = padding_mode == "SAME"
-    hw_pad_x = hw_padding_total(ifm.w, k.stride_x, k.width)
-    left, right = filter_padding(same, hw_pad_x, final_stride, factor, k.width, ifm.w)
-    if same and hw_pad_x != hw_padding_total(ifm.w // factor, final_stride, (k.width + 1 + left + right) // factor):
-        return op
     weights = np.pad(op.weights, ((0, 0), (0, 0), (left, right), (0, 0)), constant_values=weight_zero_point)
     o, kh, kw, ic = weights.shape
     weights = weights.reshape(o, kh, kw // factor, ic * factor)

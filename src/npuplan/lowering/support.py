@@ -24,6 +24,7 @@ from npuplan.lowering.lstm import LSTM, lstm_reason
 from npuplan.lowering.memory_ops import MEMORY_TYPES, mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
 from npuplan.lowering.slices import SLICE_TYPES, slice_reason
+from npuplan.lowering.strided_conv import fold_plan
 from npuplan.lowering.transposes import transpose_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
@@ -149,10 +150,24 @@ def _fused_activation(op: Op) -> str | None:
 
 
 # ---------------------------------------------------------------- per operator type
+def _width_stride_folds(op: Op) -> bool:
+    """A CONV_2D whose width stride above 3 the lowering folds into depth (``strided_conv``)."""
+    o, ifm, weights = op.options, op.inputs[0], op.inputs[1]
+    sh = int(o.get("stride_h", 1))
+    if op.type != "CONV_2D" or ifm is None or weights is None or len(weights.shape) != 4:
+        return False
+    if not _STRIDE_RANGE[0] <= sh <= _STRIDE_RANGE[1] or conv_groups(op) != 1:
+        return False
+    plan = fold_plan(ifm.shape4d.w, ifm.shape4d.c, weights.shape[2], int(o.get("stride_w", 1)),
+                     padding_mode=str(o.get("padding", "VALID")) if "explicit_padding" not in o else "EXPLICIT",
+                     dilation_x=int(o.get("dilation_w_factor", 1)), first=False)
+    return plan is not None
+
+
 def _conv(op: Op) -> str | None:
     o = op.options
     sh, sw = int(o.get("stride_h", 1)), int(o.get("stride_w", 1))
-    if not all(_STRIDE_RANGE[0] <= s <= _STRIDE_RANGE[1] for s in (sh, sw)):
+    if not all(_STRIDE_RANGE[0] <= s <= _STRIDE_RANGE[1] for s in (sh, sw)) and not _width_stride_folds(op):
         return f"Stride values for both width and height must be in the range [1, 3] (they are {sh}x{sw})"
     weights = op.inputs[1]
     if weights is None or not weights.is_constant:

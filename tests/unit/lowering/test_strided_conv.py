@@ -52,3 +52,27 @@ def test_helpers() -> None:
     assert resize_factor(9, 2) == (1, 2)
     assert filter_padding(True, 2, 1, 2, 4, 10) == (1, 1)
     assert filter_padding(False, 0, 1, 2, 3, 10) == (0, 1)
+
+
+def _audio_conv(index: int, stride_w: int) -> tuple:
+    """A 1-D convolution over 64 samples, kernel 8, VALID: as a PyTorch/Keras Conv1D exports it."""
+    out_w = (64 - 8) // stride_w + 1
+    w = const("w", (np.arange(3 * 8).reshape(3, 1, 8, 1) % 5) - 2)
+    b = const("b", np.zeros(3), DataType.INT32, None)
+    return w, op("CONV_2D", [fm("in", (1, 1, 64, 1)), w, b], [fm("out", (1, 1, out_w, 3))], index, padding="VALID",
+                 stride_h=1, stride_w=stride_w, dilation_h_factor=1, dilation_w_factor=1,
+                 fused_activation_function="NONE")
+
+
+def test_a_later_conv_whose_width_stride_exceeds_3_is_folded_and_computes_the_same() -> None:
+    w, source = _audio_conv(index=3, stride_w=4)
+    (npu,) = convert_conv(source)
+    assert (npu.ifm_shape.w, npu.ifm_shape.c, npu.kernel.stride_x, npu.kernel.width) == (16, 4, 1, 2)
+    samples = np.arange(64) % 11 - 5
+    expected = [[int(w.data[o, 0, :, 0] @ samples[4 * x:4 * x + 8]) for x in range(15)] for o in range(3)]
+    folded_ifm = samples.reshape(16, 4)
+    folded = [[int(np.sum(npu.weights[o, 0] * folded_ifm[x:x + 2])) for x in range(15)] for o in range(3)]
+    assert folded == expected
+    _, strided_by_3 = _audio_conv(index=3, stride_w=2)
+    (kept,) = convert_conv(strided_by_3)
+    assert kept.kernel.stride_x == 2  # a later conv the hardware can stride stays as it is

@@ -122,3 +122,11 @@ def test_a_maximum_rescaling_its_operands_stays_on_the_cpu_and_one_that_does_not
         a, b, y = fm("a", (1, 4, 4, 8), quant=same), fm("b", (1, 4, 4, 8), quant=other), fm("y", (1, 4, 4, 8), quant=same)
         assert unsupported_reason(op(kind, [a, b], [y])) == "Both Input quantization parameters must match OFM quantization parameters"
         assert unsupported_reason(op(kind, [a, fm("c", (1, 4, 4, 8), quant=same)], [y])) is None
+
+
+def test_a_width_stride_above_3_that_folds_into_depth_is_supported() -> None:
+    w = const("w", np.ones((3, 1, 8, 1)))
+    b = const("b", np.zeros(3), DataType.INT32, None)
+    conv_1d = op("CONV_2D", [fm("a", (1, 1, 64, 1)), w, b], [fm("b", (1, 1, 15, 3))], 2, padding="VALID",
+                 stride_h=1, stride_w=4, dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE")
+    assert unsupported_reason(conv_1d) is None
