@@ -377,14 +377,24 @@ def op_cost(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = Non
     # the DMAs the op waits for run before it reads or writes anything: its memory traffic follows
     # the wait (as the stream runs it), it does not hide under it
     wait = max(npu - f.cycles, 0.0)
+    total = max([npu, *(wait + a for a in f.access_cycles.values())])
     return OpCost(
         nn_macs=f.fm.nn_macs,
         hw_macs=f.fm.hw_macs,
         op_cycles=f.cycles,
         npu_cycles=npu,
         access_cycles=f.access_cycles,
-        total_cycles=max([npu, *(wait + a for a in f.access_cycles.values())]),
+        total_cycles=total,
         bytes=f.bytes,
         dma_cycles=weight_dma + f.lut_cycles + f.staging_cycles,
-        slack_npu_cycles=f.tail_cycles,
+        slack_npu_cycles=min(f.tail_cycles, source_free_cycles(total - wait, f.access_cycles, arch.const_area)),
     )
+
+
+def source_free_cycles(busy_cycles: float, access_cycles: Mapping[MemArea, float], source: MemArea) -> float:
+    """Cycles of an op's ``busy_cycles`` (after its own waits) in which a DMA from ``source`` (where
+    the next op's weights come from) finds that memory free: one memory's bandwidth is shared by the
+    op's own reads and writes there and the DMA, so an op that streams its weights from flash leaves
+    no window to prefetch the next op's weights from flash. The estimator's timeline holds a DMA back
+    by the same rule (``estimate.timeline``)."""
+    return max(0.0, busy_cycles - access_cycles.get(source, 0.0))

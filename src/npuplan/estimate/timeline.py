@@ -14,6 +14,7 @@ accesses (``cost.op_cost``, its weights read where the registers point); a DMA's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from npuplan.cost import OpCost, dma_cycles, op_cost
@@ -63,20 +64,26 @@ class _Engines:
         self.clock = 0.0
         self.npu_ends: list[float] = []
         self.dma_ends: list[float] = []
+        self.memory_free: dict[MemArea, float] = {}  # when the last op's own traffic there ends
 
     def wait(self, event: WaitEvent) -> None:
         ends = self.dma_ends if event.kind == "dma" else self.npu_ends
         if len(ends) > event.outstanding:
             self.clock = max(self.clock, ends[len(ends) - event.outstanding - 1])
 
-    def run_op(self, cycles: float) -> tuple[float, float]:
+    def run_op(self, cycles: float, access_cycles: Mapping[MemArea, float]) -> tuple[float, float]:
         start = max(self.clock, self.npu_ends[-1] if self.npu_ends else 0.0)
         self.clock = start
         self.npu_ends.append(start + cycles)
+        # the op's own traffic holds each memory from its start: a DMA from there waits for it
+        # (one memory's bandwidth is shared; the cost model's window for a prefetch says the same:
+        # cost.model.source_free_cycles)
+        self.memory_free = {area: start + a for area, a in access_cycles.items() if a > 0}
         return start, start + cycles
 
-    def run_dma(self, cycles: float) -> tuple[float, float]:
-        start = max(self.clock, self.dma_ends[-1] if self.dma_ends else 0.0)
+    def run_dma(self, cycles: float, source: MemArea | None) -> tuple[float, float]:
+        start = max(self.clock, self.dma_ends[-1] if self.dma_ends else 0.0,
+                    self.memory_free.get(source, 0.0) if source is not None else 0.0)
         self.dma_ends.append(start + cycles)
         return start, start + cycles
 
@@ -95,12 +102,12 @@ def time_stream(events: tuple[Event, ...], arch: Architecture, *, names: list[st
         elif isinstance(event, DmaEvent):
             src, dst = areas.get(event.src.region, arch.arena_area), areas.get(event.dst.region, arch.arena_area)
             cycles = dma_cycles(arch, src or arch.fast_area, dst, event.src.length)
-            start, end = engines.run_dma(cycles)
+            start, end = engines.run_dma(cycles, src)
             dmas.append(TimedDma(src, dst, event.src.length, start, end, event.src.region == 0))
         else:
             cost = op_cost(cost_query(event, names[len(ops)], arch), arch)
             previous_end = ops[-1].end_cycles if ops else 0.0
-            start, end = engines.run_op(float(cost.total_cycles))
+            start, end = engines.run_op(float(cost.total_cycles), cost.access_cycles)
             ops.append(TimedOp(names[len(ops)], event, cost, start, end, start - previous_end))
     total = max([0.0, *engines.npu_ends, *engines.dma_ends])
     return TimedStream(tuple(ops), tuple(dmas), total)

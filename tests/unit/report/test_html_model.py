@@ -48,7 +48,7 @@ def test_every_op_once_in_order_with_cycles_that_respect_the_lower_bound(documen
             continue
         c = op.cycles
         assert c is not None
-        assert c.total_cycles == max(c.compute_cycles, *c.access_cycles.values())
+        assert c.total_cycles >= max(c.compute_cycles, *c.access_cycles.values())  # a DMA wait adds to it
         assert c.mac_bound_cycles <= c.compute_cycles
         assert c.lower_bound_cycles == max(c.mac_bound_cycles, c.weight_bound_cycles)
         assert (c.bound_by == "compute") == (c.compute_cycles >= max(c.access_cycles.values()))
