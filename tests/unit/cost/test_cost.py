@@ -249,3 +249,18 @@ def test_a_table_fused_into_a_depthwise_keeps_the_activation_rate():
                       ifm=Operand(shape, MemArea.SRAM, "NHCWB16"), ofm=Operand(shape, MemArea.SRAM, "NHCWB16"),
                       weights=WeightAccess(480, MemArea.SRAM))
     assert op_cost(query, arch).op_cycles == pytest.approx(34428, rel=0.02)
+
+
+def test_an_op_streaming_its_weights_from_flash_leaves_no_window_to_prefetch_from_flash(arch):
+    # one memory's bandwidth is shared: a fully-connected op reading 64 KiB of weights in place from
+    # flash keeps flash busy for its whole time, so the next op's weight DMA from flash cannot run
+    # under it (autoencoder_ad once planned below the physical floor on that overlap)
+    fc = _conv(Shape4D(1, 1, 1, 256), Shape4D(1, 1, 1, 256), block_type=BlockType.VECTOR_PRODUCT)
+    in_place = op_cost(_query(fc, WeightAccess(256 * 256, MemArea.OFF_CHIP_FLASH)), arch)
+    flash = in_place.access_cycles[MemArea.OFF_CHIP_FLASH]
+    assert flash >= in_place.total_cycles - 1e-6 and in_place.op_cycles > 0
+    assert in_place.slack_npu_cycles == 0.0
+    # the same op with its weights already in SRAM leaves flash free under its datapath time
+    buffered = op_cost(_query(fc, WeightAccess(256 * 256, MemArea.OFF_CHIP_FLASH, WeightFetch.BUFFERED,
+                                               MemArea.SRAM, 256 * 256)), arch)
+    assert buffered.slack_npu_cycles == pytest.approx(buffered.op_cycles)

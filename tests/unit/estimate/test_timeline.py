@@ -67,3 +67,19 @@ def test_operations_alike_but_for_the_kernel_cost_apart_in_one_stream() -> None:
     for _ in range(3):
         stream = time_stream(events, ARCH, names=["op"] * len(events))
         assert [op.cost.op_cycles for op in stream.ops] == [alone[17 if k % 2 else 1] for k in range(60)]
+
+
+def test_a_dma_waits_for_the_operation_reading_its_source_memory() -> None:
+    # one memory's bandwidth is shared: a pool reading its input from the constants' region (flash)
+    # holds flash while it reads, and a DMA from flash issued under it starts once that traffic ends
+    stage = (0, 0, 0, 0, 0xFF80, 0x7F) + (0,) * 7
+    from_flash = NpuEvent(0, "Pooling", _fm(0, 16, 16, 16), None, _fm(1, 8, 8, 16), None, None, (2, 2, 2, 2),
+                          (8, 8, 16), stage)
+    stream = time_stream((from_flash, _dma(0, 64)), ARCH, names=["a"])
+    op, dma = stream.ops[0], stream.dmas[0]
+    flash = op.cost.access_cycles[ARCH.const_area]
+    assert flash > 0
+    assert dma.start_cycles == op.start_cycles + flash
+    # from the scratch region the pool leaves flash free: the DMA runs under it at once
+    free = time_stream((_pool(0), _dma(0, 64)), ARCH, names=["a"])
+    assert free.dmas[0].start_cycles == free.ops[0].start_cycles
