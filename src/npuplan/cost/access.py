@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from npuplan.cost.cycles import _CONV_LIKE, _PER_CHANNEL, _ceil_div, clip_block, rounded_elements, rounded_shape_elements, sub_kernel_limit
+from npuplan.cost.cycles import CONV_LIKE, PER_CHANNEL, clip_block, rounded_elements, rounded_shape_elements, sub_kernel_limit
 from npuplan.cost.query import CostQuery
 from npuplan.ir.lowered import BlockType
 from npuplan.ir.shape import Shape4D
+from npuplan.units import div_round_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,14 +28,14 @@ def _conv_access(query: CostQuery) -> ElementAccess:
     ifm_block = clip_block(ifm.shape, query.block.ifm_block)
     ofm_block = clip_block(ofm.shape, query.block.ofm_block)
     o = ofm.shape
-    blocks_hw = o.n * _ceil_div(o.h, ofm_block.height) * _ceil_div(o.w, ofm_block.width)
-    per_channel = op.block_type in _PER_CHANNEL
+    blocks_hw = o.n * div_round_up(o.h, ofm_block.height) * div_round_up(o.w, ofm_block.width)
+    per_channel = op.block_type in PER_CHANNEL
     if per_channel:
         block_count, block_depth = blocks_hw, ifm.shape.c
     else:
-        block_count, block_depth = blocks_hw * _ceil_div(o.c, ofm_block.depth), ofm_block.depth
+        block_count, block_depth = blocks_hw * div_round_up(o.c, ofm_block.depth), ofm_block.depth
     lim_h, lim_w = sub_kernel_limit(op.block_type)
-    sub_kernels = _ceil_div(op.kernel.width, lim_h) * _ceil_div(op.kernel.height, lim_w)
+    sub_kernels = div_round_up(op.kernel.width, lim_h) * div_round_up(op.kernel.height, lim_w)
     block_hw = ifm_block.height * ifm_block.width
     ifm_fetch = block_hw * (rounded_shape_elements(ifm.shape.with_hw(1, 1), ifm.format) // ifm.shape.n)
     has_weights = op.block_type not in (BlockType.POOLING, BlockType.REDUCE_SUM)
@@ -68,7 +69,7 @@ def _elementwise_access(query: CostQuery) -> ElementAccess:
 
 def element_access(query: CostQuery) -> ElementAccess:
     """Elements the op reads and writes (Vela's access counting, depth rounded per format)."""
-    if query.op.block_type in _CONV_LIKE:
+    if query.op.block_type in CONV_LIKE:
         return _conv_access(query)
     if query.op.block_type is BlockType.ELEMENTWISE:
         return _elementwise_access(query)

@@ -17,17 +17,14 @@ from npuplan.hw.accelerator import Block
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import Activation, BlockType, PoolKind
 from npuplan.ir.shape import Shape4D
+from npuplan.units import div_round_up
 
-_CONV_LIKE = (
+CONV_LIKE = (  # block types that slide a kernel over the IFM
     BlockType.CONV, BlockType.DEPTHWISE, BlockType.VECTOR_PRODUCT, BlockType.POOLING, BlockType.REDUCE_SUM
 )
 _DEPTH_REDUCING = (BlockType.CONV, BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM)
-_PER_CHANNEL = (BlockType.DEPTHWISE, BlockType.POOLING)
+PER_CHANNEL = (BlockType.DEPTHWISE, BlockType.POOLING)  # each OFM channel reads its own IFM channel
 SCALE_BIAS_LATENCY_DIVISOR = 256
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def clip_block(shape: Shape4D, block: Block) -> Block:
@@ -43,31 +40,31 @@ def sub_kernel_limit(block_type: BlockType) -> tuple[int, int]:
 def sub_kernel_sizes(block_type: BlockType, kernel_h: int, kernel_w: int) -> list[int]:
     """Element counts of the sub-kernels a kernel is decomposed into."""
     lim_h, lim_w = sub_kernel_limit(block_type)
-    ys = [min(kernel_h - i * lim_h, lim_h) for i in range(_ceil_div(kernel_h, lim_h))]
-    xs = [min(kernel_w - i * lim_w, lim_w) for i in range(_ceil_div(kernel_w, lim_w))]
+    ys = [min(kernel_h - i * lim_h, lim_h) for i in range(div_round_up(kernel_h, lim_h))]
+    xs = [min(kernel_w - i * lim_w, lim_w) for i in range(div_round_up(kernel_w, lim_w))]
     return [x * y for y in ys for x in xs]
 
 
 def nn_macs(query: CostQuery) -> int:
     """Network MACs as Vela counts them: kernel x (IFM depth unless per-channel) x OFM elements."""
     op = query.op
-    if op.block_type not in _CONV_LIKE:
+    if op.block_type not in CONV_LIKE:
         return 0
-    depth = 1 if op.block_type in _PER_CHANNEL else query.ifm.shape.c
+    depth = 1 if op.block_type in PER_CHANNEL else query.ifm.shape.c
     return op.kernel.elements * depth * query.ofm.shape.elements
 
 
 def hw_macs(query: CostQuery, ofm_ublock: Block, ifm_ublock_depth: int) -> int:
     """MACs the array performs: OFM rounded to micro-blocks, IFM depth to the IFM micro-block."""
     op = query.op
-    if op.block_type not in _CONV_LIKE:
+    if op.block_type not in CONV_LIKE:
         return 0
     o = query.ofm.shape
     rounded = (
-        o.n * _ceil_div(o.h, ofm_ublock.height) * ofm_ublock.height * _ceil_div(o.w, ofm_ublock.width)
-        * ofm_ublock.width * _ceil_div(o.c, ofm_ublock.depth) * ofm_ublock.depth
+        o.n * div_round_up(o.h, ofm_ublock.height) * ofm_ublock.height * div_round_up(o.w, ofm_ublock.width)
+        * ofm_ublock.width * div_round_up(o.c, ofm_ublock.depth) * ofm_ublock.depth
     )
-    depth = 1 if op.block_type in _PER_CHANNEL else _ceil_div(query.ifm.shape.c, ifm_ublock_depth) * ifm_ublock_depth
+    depth = 1 if op.block_type in PER_CHANNEL else div_round_up(query.ifm.shape.c, ifm_ublock_depth) * ifm_ublock_depth
     return op.kernel.elements * depth * rounded
 
 
@@ -77,7 +74,7 @@ def output_kind(query: CostQuery) -> OutputKind:
         return OutputKind.ELEMENTWISE_32BIT_BINARY if query.ifm2 is not None else OutputKind.ELEMENTWISE_32BIT_UNARY
     if op.elementwise == "MUL" and query.ofm.bits == 32:
         return OutputKind.MUL_32BIT
-    if op.elementwise == "MUL" or (op.block_type in _CONV_LIKE and query.block.acc40):
+    if op.elementwise == "MUL" or (op.block_type in CONV_LIKE and query.block.acc40):
         return OutputKind.ACC40_OR_MUL
     if op.elementwise in ("ADD", "SUB"):
         return OutputKind.ADD_SUB
@@ -163,7 +160,7 @@ def _ofm_ublock(query: CostQuery, arch: Architecture) -> Block:
 
 def _ublock_count(shape: Block, ublock: Block) -> _Ublocks:
     return _Ublocks(
-        _ceil_div(shape.width, ublock.width), _ceil_div(shape.height, ublock.height), _ceil_div(shape.depth, ublock.depth)
+        div_round_up(shape.width, ublock.width), div_round_up(shape.height, ublock.height), div_round_up(shape.depth, ublock.depth)
     )
 
 
@@ -192,11 +189,11 @@ def _sub_kernel_cycles(
         return cycles, 1
     if op.block_type is BlockType.DEPTHWISE:
         per_step = 4 * u.xy * (2 if ifm_bits == 16 else 1)
-        steps = _ceil_div(n_elems, 4)
+        steps = div_round_up(n_elems, 4)
         return max(wb_cycles, per_step) * steps * u.z, steps
     if op.block_type is BlockType.CONV and query.block.part_kernel:
-        steps = _ceil_div(n_elems, 2 if ifm_bits == 16 else 4)
-        return max(wb_cycles, 4 * u.xy) * steps * _ceil_div(ifm_block_depth, 8) * u.z, steps
+        steps = div_round_up(n_elems, 2 if ifm_bits == 16 else 4)
+        return max(wb_cycles, 4 * u.xy) * steps * div_round_up(ifm_block_depth, 8) * u.z, steps
     return max(wb_cycles, 4 * u.xy) * n_elems * u.z, n_elems
 
 
@@ -226,10 +223,10 @@ def conv_cycles(query: CostQuery, arch: Architecture, timing: OutputTiming, *, c
         cycles, steps = _sub_kernel_cycles(query, n_elems, u, wb_cycles, ifm_block.depth, is_u55_32)
         delay = _delay_cycles(u, steps, query.block.acc40, timing)
         if op.block_type is BlockType.CONV and query.block.part_kernel:
-            delay *= _ceil_div(ifm_block.depth, 8)
+            delay *= div_round_up(ifm_block.depth, 8)
         dpu_cycles += cycles + delay
     if op.block_type in _DEPTH_REDUCING:
-        dpu_cycles *= _ceil_div(query.ifm.shape.c, ifm_block.depth)
+        dpu_cycles *= div_round_up(query.ifm.shape.c, ifm_block.depth)
     dpu_cycles /= accel.cores
 
     out_cycles: float = math.ceil(output_cycles_per_element(query, arch, timing) * ofm_block.elements)
@@ -259,7 +256,7 @@ def _pipelined_cycles(query: CostQuery, arch: Architecture, dpu_cycles: float, o
 
 def rounded_shape_elements(shape: Shape4D, fmt: str) -> int:
     """Elements of ``shape`` with depth rounded to the storage quantum of ``fmt`` (16 for NHCWB16)."""
-    depth = _ceil_div(shape.c, 16) * 16 if fmt == "NHCWB16" else shape.c
+    depth = div_round_up(shape.c, 16) * 16 if fmt == "NHCWB16" else shape.c
     return shape.n * shape.h * shape.w * depth
 
 
@@ -274,7 +271,7 @@ def elementwise_cycles(query: CostQuery, arch: Architecture, timing: OutputTimin
 
 def op_cycles(query: CostQuery, arch: Architecture, timing: OutputTiming, *, const_area: MemArea | None) -> int:
     """Datapath cycles of ``query`` (0 for anything that is not an NPU compute op)."""
-    if query.op.block_type in _CONV_LIKE:
+    if query.op.block_type in CONV_LIKE:
         return conv_cycles(query, arch, timing, const_area=const_area)
     if query.op.block_type is BlockType.ELEMENTWISE:
         return elementwise_cycles(query, arch, timing)

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from npuplan.cost.access import ElementAccess, element_access
-from npuplan.cost.cycles import _PER_CHANNEL, hw_macs, nn_macs, op_cycles
+from npuplan.cost.cycles import PER_CHANNEL, hw_macs, nn_macs, op_cycles
 from npuplan.cost.query import (
     BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, StripeRows, WeightAccess, WeightFetch,
 )
@@ -118,7 +118,7 @@ def operation_queries(query: CostQuery) -> tuple[tuple[CostQuery, int], ...]:
     depths = _depth_parts(query)
     if not query.stripes and len(depths) == 1 and next(iter(depths.values())) == 1:
         return ((query, 1),)
-    per_channel = query.op.block_type in _PER_CHANNEL
+    per_channel = query.op.block_type in PER_CHANNEL
     rows = query.stripes or (StripeRows(1, query.ofm.shape.h, query.ifm.shape.h,
                                         query.ifm2.shape.h if query.ifm2 is not None else 0),)
     out = []

@@ -17,12 +17,11 @@ import numpy as np
 
 from npuplan.codec.size import stream_bytes
 from npuplan.codec.weight_order import EncodingOrder, StreamPadding, VolumeGeometry, stream_padding
-from npuplan.hw.accelerator import Accelerator
+from npuplan.hw.accelerator import SCALE_BIAS_BYTES, Accelerator
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.units import ALIGN_BYTES, round_up
 
-SCALE_BIAS_BYTES = 10  # 40-bit bias, 32-bit scale, 6-bit shift per OFM channel
 DEFAULT_BLOCK_DEPTH = 16
 
 

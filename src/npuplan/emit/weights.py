@@ -19,11 +19,10 @@ from npuplan.commands.types import WeightSlice
 from npuplan.codec.encode import encode_biases
 from npuplan.lowering.fixedpoint import quantise_scale, quantise_scales, reduced_quantise_scale
 from npuplan.errors import EmitError
+from npuplan.hw.accelerator import SCALE_BIAS_BYTES
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.types import DataType
 from npuplan.units import ALIGN_BYTES, round_up
-
-SCALE_BYTES_PER_CHANNEL = 10
 
 
 def _padded(data: bytes) -> list[bytes]:
@@ -170,7 +169,7 @@ def _bias_records(op: NpuOp, bias: np.ndarray) -> np.ndarray:
     except ValueError as error:  # a bias past 40 bits, a scale past its fields
         raise EmitError(op.name, f"its bias/scale records cannot be encoded: {error}",
                         cpu_fallback=op.source_index) from None
-    return np.frombuffer(data, dtype=np.uint8).reshape(-1, SCALE_BYTES_PER_CHANNEL)
+    return np.frombuffer(data, dtype=np.uint8).reshape(-1, SCALE_BIAS_BYTES)
 
 
 def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[WeightSlice], *,

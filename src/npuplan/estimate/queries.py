@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from npuplan.cost import BlockChoice, CostQuery, Operand, WeightAccess
-from npuplan.hw.accelerator import Accelerator, Block
+from npuplan.hw.accelerator import SCALE_BIAS_BYTES, Accelerator, Block
 from npuplan.hw.block_config import KernelGeometry, ifm_block_depth, ifm_block_for
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.graph import Tensor
@@ -31,7 +31,6 @@ _RESAMPLING = {0: Resampling.NONE, 1: Resampling.NEAREST, 2: Resampling.TRANSPOS
 _DTYPES = {1: DataType.INT8, 2: DataType.INT16, 4: DataType.INT32}
 _ACC40 = 1  # ACC_FORMAT: 40-bit accumulators
 _TANH, _SIGMOID, _TABLE_FIRST = 3, 4, 16  # ACTIVATION's function field
-SCALE_BYTES_PER_CHANNEL = 10  # an encoded scale and bias entry (Ethos-U55/U65)
 
 
 def region_areas(arch: Architecture) -> dict[int, MemArea | None]:
@@ -143,7 +142,7 @@ def _weights(event: NpuEvent, areas: Mapping[int, MemArea | None], fallback: Mem
         return None
     area = areas.get(event.weights.region) or fallback
     stream = _length(event.weights, event.weights1, event.scales, event.scales1)
-    return WeightAccess(stream_bytes=stream, source_area=area, scale_bytes_per_channel=SCALE_BYTES_PER_CHANNEL)
+    return WeightAccess(stream_bytes=stream, source_area=area, scale_bytes_per_channel=SCALE_BIAS_BYTES)
 
 
 def cost_query(event: NpuEvent, name: str, arch: Architecture) -> CostQuery:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from npuplan.errors import UsageError
 
+SCALE_BIAS_BYTES = 10  # one OFM channel's encoded record: 40-bit bias, 32-bit scale, 6-bit shift
+
 
 @dataclass(frozen=True, slots=True)
 class Block:
