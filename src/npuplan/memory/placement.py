@@ -172,10 +172,13 @@ def place_from(state: PlacementState, inst: Instance, first_turn: int, *, give_u
 def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int], *,
                 give_up_above: int | None = None) -> bool:
     """After the ranges at ``moved_turns`` changed turns, what ``place_from(state, inst, min(
-    moved_turns), give_up_above=...)`` gives (the state fully updated either way), re-placing only
+    moved_turns), give_up_above=...)`` gives, re-placing only
     the ranges whose placement can differ: a range's address depends only on the addresses of its
     time neighbours placed before it, so only the moved ranges, their later neighbours and, in
-    turn order, the later neighbours of every range whose address changed are re-placed."""
+    turn order, the later neighbours of every range whose address changed are re-placed.
+
+    Returns False as soon as a re-placed range ends above ``give_up_above`` (the peak can only be
+    higher), the state then only partly updated, as ``place_from`` leaves it."""
     if not moved_turns:
         return True
     order, turn_of, offsets = state.order, state.turn_of, state.offsets
@@ -195,6 +198,8 @@ def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int
             (offsets[j], offsets[j] + sizes[j], j) for j in neighbours[i] if turn_of[j] < turn and sizes[j] > 0
         )
         address, state.predecessor[i] = _lowest_fit(sizes[i], aligns[i], busy)
+        if give_up_above is not None and address + sizes[i] > give_up_above:
+            return False
         if address != offsets[i]:
             offsets[i] = address
             for j in neighbours[i]:
