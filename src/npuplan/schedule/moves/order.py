@@ -153,23 +153,34 @@ def order_peak_bytes(graph: LoweredGraph, order: tuple[int, ...], sizes: dict[st
     return peak
 
 
+# A frontier of the search (a set of ops done) is a plain tuple, built in the inner loop:
+# (rank, bytes held, tensors held as a bit mask, ops ready next, path), where ``rank`` packs
+# (peak so far, bytes held, breaks) into one int ordered as that tuple (``_Ranks``) and the path
+# is (last op, the path before it), a shared linked list. ``breaks`` counts the ops run right
+# after an op they do not read from (each one may cut a cascade): among frontiers of equal peak
+# and memory, the fewer the better.
+_Frontier = tuple[int, int, int, tuple[int, ...], Any]
+
+
 @dataclass(frozen=True, slots=True)
-class _Frontier:
-    """A set of ops done: the peak so far, what is held, the ops ready next and how it got here.
+class _Ranks:
+    """(peak bytes, held bytes, breaks) as one int that compares as the tuple does: each field
+    below its bound (``held_bound`` over any bytes held, ``breaks_bound`` over any break count)."""
 
-    ``breaks`` counts the ops run right after an op they do not read from (each one may cut a
-    cascade): among frontiers of equal peak and memory, the fewer the better."""
+    held_bound: int
+    breaks_bound: int
 
-    peak_bytes: int
-    held_bytes: int
-    held: int
-    breaks: int
-    ready: tuple[int, ...]
-    path: tuple[int, Any] | None  # (last op, the path before it), a shared linked list
+    def pack(self, peak_bytes: int, held_bytes: int, breaks: int) -> int:
+        return (peak_bytes * self.held_bound + held_bytes) * self.breaks_bound + breaks
 
-    @property
-    def rank(self) -> tuple[int, int, int]:
-        return self.peak_bytes, self.held_bytes, self.breaks
+    def peak_bytes(self, rank: int) -> int:
+        return rank // (self.held_bound * self.breaks_bound)
+
+    def held_bytes(self, rank: int) -> int:
+        return rank // self.breaks_bound % self.held_bound
+
+    def breaks(self, rank: int) -> int:
+        return rank % self.breaks_bound
 
 
 def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: int | None = None) -> tuple[int, ...]:
@@ -190,44 +201,96 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
             succs[p].append(k)
     memory = _Memory(graph, sizes)
     held_bytes, held = memory.initial()
+    ranks = _Ranks(held_bound=held_bytes + sum(memory.size) + 1, breaks_bound=count + 1)
     ready = tuple(k for k, ps in enumerate(preds) if not ps)
-    level = {0: _Frontier(held_bytes, held_bytes, held, 0, ready, None)}
-    run = memory.run
+    level: dict[int, _Frontier] = {0: (ranks.pack(held_bytes, held_bytes, 0), held_bytes, held, ready, None)}
+    demand = demand_order(graph, preds)
+    identity_peak, demand_peak = order_peak_bytes(graph, identity, sizes), order_peak_bytes(graph, demand, sizes)
+    fallback = demand if demand_peak < identity_peak else identity
     for _ in range(count):
-        # Each frontier reached is kept as (rank, tensors held, last op, frontier before it) and only
-        # the ones the beam keeps are built (their ready ops are the costly part): the same search.
-        following: dict[int, tuple[tuple[int, int, int], int, int, _Frontier]] = {}
-        for done, state in level.items():
-            last = -1 if state.path is None else state.path[0]
-            peak, held_bytes, held, breaks = state.peak_bytes, state.held_bytes, state.held, state.breaks
-            for k in state.ready:
-                step, b, h = run(done, held_bytes, held, k)
-                key = done | (1 << k)
-                candidate_rank = (peak if peak >= step else step, b, breaks + (last not in preds[k]))
-                best = following.get(key)
-                if best is not None and best[0] <= candidate_rank:
-                    continue
-                following[key] = (candidate_rank, h, k, state)
+        following = _reached(level, memory, preds, ranks)
+        if _cannot_win(ranks.peak_bytes(min(r[0] for r in following.values())), identity_peak, demand_peak):
+            return fallback
         kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
                 else following.items())
-        level = {key: _advanced(key, *reached, preds, succs) for key, reached in kept}
+        level = {key: _advanced(key, *reached, preds, succs, ranks) for key, reached in kept}
     (final,) = level.values()
     found: list[int] = []
-    path = final.path
+    path = final[4]
     while path is not None:
         found.append(path[0])
         path = path[1]
-    searched, demand = tuple(reversed(found)), demand_order(graph, preds)
-    order, peak = min(((o, order_peak_bytes(graph, o, sizes)) for o in (searched, demand)), key=lambda c: c[1])
-    return identity if peak >= order_peak_bytes(graph, identity, sizes) else order
+    searched = tuple(reversed(found))
+    searched_peak = order_peak_bytes(graph, searched, sizes)
+    order, peak = (searched, searched_peak) if searched_peak <= demand_peak else (demand, demand_peak)
+    return identity if peak >= identity_peak else order
 
 
-def _advanced(done: int, rank: tuple[int, int, int], held: int, k: int, before: _Frontier,
-              preds: list[frozenset[int]], succs: list[list[int]]) -> _Frontier:
+def _cannot_win(least_peak_bytes: int, identity_peak_bytes: int, demand_peak_bytes: int) -> bool:
+    """Whether a search whose frontiers all peak at ``least_peak_bytes`` or more can no longer
+    change the answer: the order it finds peaks at least as high (peaks only grow along a path),
+    so it loses to the file order on a tie and to the demand order only when strictly above it
+    (the searched order wins a tie with the demand order)."""
+    if demand_peak_bytes < identity_peak_bytes:
+        return least_peak_bytes > demand_peak_bytes
+    return least_peak_bytes >= identity_peak_bytes
+
+
+def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset[int]],
+             ranks: _Ranks) -> dict[int, tuple[int, int, int, _Frontier]]:
+    """Each frontier one op beyond ``level``'s, by its ops done: (rank, tensors held, the op run,
+    the frontier before it), the least rank kept (the first reached on a tie). Only the ones the
+    beam keeps are built (their ready ops are the costly part). ``memory.run`` inlined: this is
+    the search's inner loop.
+
+    What is held after a set of ops depends on the set only (each map from its first access to its
+    last), so the frontiers reaching one set differ only in their peak and breaks: a set reached
+    before is compared on those alone."""
+    op_tensors = memory.op_tensors
+    held_bound, breaks_bound = ranks.held_bound, ranks.breaks_bound
+    unit = held_bound * breaks_bound
+    following: dict[int, tuple[int, int, int, _Frontier]] = {}
+    for done, state in level.items():
+        rank, held_bytes, held, ready, path = state
+        last = -1 if path is None else path[0]
+        peak = rank // unit
+        breaks = rank % breaks_bound
+        for k in ready:
+            after = done | (1 << k)
+            best = following.get(after)
+            if best is not None:
+                if best[0] < peak * unit:  # its peak is below this frontier's already
+                    continue
+                step = held_bytes
+                for bit, size, _accesses, _pinned in op_tensors[k]:
+                    if not held & bit:
+                        step += size
+                candidate = ((peak if peak >= step else step) * unit + best[0] % unit - best[0] % breaks_bound
+                             + breaks + (last not in preds[k]))
+                if best[0] > candidate:
+                    following[after] = (candidate, best[1], k, state)
+                continue
+            step = b = held_bytes
+            h = held
+            for bit, size, accesses, pinned in op_tensors[k]:
+                if not h & bit:
+                    step += size
+                    b += size
+                    h |= bit
+                if not pinned and not accesses & ~after:
+                    b -= size
+                    h &= ~bit
+            following[after] = (((peak if peak >= step else step) * held_bound + b) * breaks_bound + breaks
+                                + (last not in preds[k]), h, k, state)
+    return following
+
+
+def _advanced(done: int, rank: int, held: int, k: int, before: _Frontier,
+              preds: list[frozenset[int]], succs: list[list[int]], ranks: _Ranks) -> _Frontier:
     """The frontier ``done`` reached from ``before`` by running op ``k``, with ``rank`` and ``held``."""
-    now_ready = [r for r in before.ready if r != k]
+    now_ready = [r for r in before[3] if r != k]
     now_ready += [s for s in succs[k] if all(done >> p & 1 for p in preds[s])]
-    return _Frontier(rank[0], rank[1], held, rank[2], tuple(sorted(now_ready)), (k, before.path))
+    return rank, ranks.held_bytes(rank), held, tuple(sorted(now_ready)), (k, before[4])
 
 
 def demand_order(graph: LoweredGraph, preds: list[frozenset[int]] | None = None) -> tuple[int, ...]:
