@@ -361,7 +361,7 @@ def with_branch_cascades(
         return dec
     peak = search.peak(current)
     for i in reversed(range(len(steps))):
-        fewer = _replayed(net, dec, steps[:i] + steps[i + 1:])
+        fewer = _replayed(net, dec, steps[:i] + steps[i + 1:], search.rows_needed)
         if fewer is not None and search.peak(fewer) <= peak:
             steps, current = steps[:i] + steps[i + 1:], fewer
     if current is dec:
@@ -373,11 +373,12 @@ def with_branch_cascades(
     return renumbered(current)
 
 
-def _replayed(net: Network, dec: Decisions, steps: list[tuple[int, int, int]]) -> Decisions | None:
+def _replayed(net: Network, dec: Decisions, steps: list[tuple[int, int, int]],
+              rows_needed: RowsNeeded) -> Decisions | None:
     """``dec`` with the branch cascades ``steps`` (run start, end, stripe rows), or None when one
-    no longer applies."""
+    no longer applies; ``rows_needed`` sizes the rolling buffers (the search's memo)."""
     for step in steps:
-        found = _spliced_run(net, dec, *step)
+        found = _spliced_run(net, dec, *step, rows_needed)
         if found is None:
             return None
         dec = found
