@@ -116,9 +116,10 @@ class _Memory:
                 ids.append(t)
             op_tensors.append(list(dict.fromkeys(ids)))
         pinned = {names[t.name] for t in graph.outputs if t.name in names}  # held to the end
-        # per op: (tensor bit, bytes, mask of the tensor's accesses, pinned) for each tensor it touches
+        # per op: (tensor bit, bytes, mask of the ops that access the tensor) for each tensor it
+        # touches; a pinned tensor's mask is -1 (every op: its accesses never all end)
         self.op_tensors = tuple(
-            tuple((1 << t, self.size[t], self.access_mask[t], t in pinned) for t in ids) for ids in op_tensors)
+            tuple((1 << t, self.size[t], -1 if t in pinned else self.access_mask[t]) for t in ids) for ids in op_tensors)
         self.start = [names[t.name] for t in graph.inputs if t.name in names]
 
     def initial(self) -> tuple[int, int]:
@@ -128,14 +129,14 @@ class _Memory:
     def run(self, done: int, held_bytes: int, held: int, k: int) -> tuple[int, int, int]:
         """Run op ``k`` after the ops in mask ``done``: (step peak, bytes held after, tensors held
         after). Only the op's own tensors start or end at its step."""
-        after = done | (1 << k)
+        pending = ~(done | (1 << k))
         step = held_bytes
-        for bit, size, accesses, pinned in self.op_tensors[k]:
+        for bit, size, accesses in self.op_tensors[k]:
             if not held & bit:
                 step += size
                 held_bytes += size
                 held |= bit
-            if not pinned and not accesses & ~after:
+            if not accesses & pending:
                 held_bytes -= size
                 held &= ~bit
         return step, held_bytes, held
@@ -199,6 +200,7 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     for k, ps in enumerate(preds):
         for p in ps:
             succs[p].append(k)
+    pred_masks = [sum(1 << p for p in ps) for ps in preds]
     memory = _Memory(graph, sizes)
     held_bytes, held = memory.initial()
     ranks = _Ranks(held_bound=held_bytes + sum(memory.size) + 1, breaks_bound=count + 1)
@@ -213,7 +215,7 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
             return fallback
         kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
                 else following.items())
-        level = {key: _advanced(key, *reached, preds, succs, ranks) for key, reached in kept}
+        level = {key: _advanced(key, *reached, pred_masks, succs, ranks) for key, reached in kept}
     (final,) = level.values()
     found: list[int] = []
     path = final[4]
@@ -247,6 +249,7 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
     last), so the frontiers reaching one set differ only in their peak and breaks: a set reached
     before is compared on those alone."""
     op_tensors = memory.op_tensors
+    bits = [1 << k for k in range(len(op_tensors))]
     held_bound, breaks_bound = ranks.held_bound, ranks.breaks_bound
     unit = held_bound * breaks_bound
     following: dict[int, tuple[int, int, int, _Frontier]] = {}
@@ -256,13 +259,13 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
         peak = rank // unit
         breaks = rank % breaks_bound
         for k in ready:
-            after = done | (1 << k)
+            after = done | bits[k]
             best = following.get(after)
             if best is not None:
                 if best[0] < peak * unit:  # its peak is below this frontier's already
                     continue
                 step = held_bytes
-                for bit, size, _accesses, _pinned in op_tensors[k]:
+                for bit, size, _accesses in op_tensors[k]:
                     if not held & bit:
                         step += size
                 candidate = ((peak if peak >= step else step) * unit + best[0] % unit - best[0] % breaks_bound
@@ -272,12 +275,13 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
                 continue
             step = b = held_bytes
             h = held
-            for bit, size, accesses, pinned in op_tensors[k]:
+            pending = ~after
+            for bit, size, accesses in op_tensors[k]:
                 if not h & bit:
                     step += size
                     b += size
                     h |= bit
-                if not pinned and not accesses & ~after:
+                if not accesses & pending:
                     b -= size
                     h &= ~bit
             following[after] = (((peak if peak >= step else step) * held_bound + b) * breaks_bound + breaks
@@ -286,10 +290,10 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
 
 
 def _advanced(done: int, rank: int, held: int, k: int, before: _Frontier,
-              preds: list[frozenset[int]], succs: list[list[int]], ranks: _Ranks) -> _Frontier:
+              pred_masks: list[int], succs: list[list[int]], ranks: _Ranks) -> _Frontier:
     """The frontier ``done`` reached from ``before`` by running op ``k``, with ``rank`` and ``held``."""
     now_ready = [r for r in before[3] if r != k]
-    now_ready += [s for s in succs[k] if all(done >> p & 1 for p in preds[s])]
+    now_ready += [s for s in succs[k] if pred_masks[s] & done == pred_masks[s]]
     return rank, ranks.held_bytes(rank), held, tuple(sorted(now_ready)), (k, before[4])
 
 
