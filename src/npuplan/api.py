@@ -316,7 +316,8 @@ def fit_addressed_stream(
     for _ in range(MAX_TIGHTENINGS + 1):
         allocation, commands = addressed_stream(schedule, lowered, arch, allocator=options.tensor_allocator,
                                                 cpu_tensor_alignment=options.cpu_tensor_alignment_bytes,
-                                                encodings=encodings)
+                                                encodings=encodings,
+                                                placements=oracle.placements if oracle is not None else None)
         peak = allocation.peak_bytes(MemArea.SRAM)
         if limits.fits(peak):
             if tighter != limits:
