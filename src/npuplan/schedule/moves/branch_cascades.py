@@ -152,14 +152,16 @@ def _run_patch(
     return None if run is None else _sized(net, run, rows_needed)
 
 
-def _run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> _Run | None:
+def _run(net: Network, dec: Decisions, s: int, e: int, rows: int,
+         maps: Callable[[Network, int, int], list[str]] = rolling_maps) -> _Run | None:
+    """``maps`` is ``rolling_maps`` or a memo of it."""
     s, e = widened(dec, s, e)
     if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
         return None
     ops = net.npu_ops[s:e + 1]
     if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
         return None
-    names = rolling_maps(net, s, e)
+    names = maps(net, s, e)
     if not names or set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
     stripe = tuple(_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1))
@@ -271,10 +273,17 @@ class _Search:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net)
         self.rows_needed = RollingRowsMemo()
+        self._maps: dict[tuple[int, int], list[str]] = {}  # rolling_maps by run (the network is fixed)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
         self._owner: dict[int, tuple[Decisions, dict[str, str], dict[str, list[str]]]] = {}
         self._cycles: dict[int, tuple[Decisions, int]] = {}
+
+    def rolling_maps(self, net: Network, s: int, e: int) -> list[str]:
+        """``rolling_maps`` of this search's network, each run's worked out once."""
+        if (s, e) not in self._maps:
+            self._maps[s, e] = rolling_maps(net, s, e)
+        return self._maps[s, e]
 
     def usage(self, dec: Decisions) -> list[int]:
         if id(dec) not in self._usage:
@@ -289,7 +298,7 @@ class _Search:
         touches (as ``cascades._span_peak`` does); ``found`` builds the decisions. With ``below``
         (a span of ops and a peak), None also when the patch cannot peak below it over that span:
         its rolling buffers are sized (the costly stripe walk) only when their least bytes can."""
-        run = _run(self.net, current, s, e, rows)
+        run = _run(self.net, current, s, e, rows, self.rolling_maps)
         if run is None:
             return None
         if current.staged_fms:
