@@ -13,7 +13,10 @@ as Serenity does, with two reductions that keep it exact on most graphs and fast
 The beam prunes by the peak so far, which is myopic: where many cheap ops are ready at once (the
 copies of an unstacked sequence) the frontiers that run them all early fill the beam and the ones
 that defer them are lost. So the search also proposes the demand order (``demand_order``: each
-op just before the first op that needs it) and the order with the lesser peak is kept.
+op just before the first op that needs it) and the order with the lesser peak is kept. As peaks
+only grow along a path, the search stops once every frontier of a level peaks where it can no
+longer beat the file order or the demand order (a recurrent network's file order is often already
+the least): the answer is then known, so this saves time without changing it.
 
 The memory counted is each feature map's whole storage from its first access to its last (network
 inputs from the start, outputs to the end), the peak of the max schedule under that order. Which
