@@ -19,7 +19,7 @@ from npuplan.io.tflite import parse_tflite, read_tflite
 from npuplan.ir.graph import Model
 from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
-from npuplan.lowering import lower
+from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
@@ -139,6 +139,7 @@ class PreparedModel:
         self.path = str(path)
         self.warnings = model_warnings(model)  # what the model verifier accepted with a warning
         self._lowered: dict[tuple[str, bool, bool, frozenset[int]], LoweredGraph] = {}
+        self._stages: dict[tuple[str, bool, frozenset[int]], LoweredOps] = {}  # shared by both concat lowerings
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
 
@@ -163,8 +164,11 @@ class PreparedModel:
         key = (accel.name, concat_writes, deployable, cpu_ops)
         found = self._lowered.get(key)
         if found is None:
-            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes,
-                                               deployable=deployable, cpu_ops=cpu_ops)
+            stage_key = (accel.name, deployable, cpu_ops)
+            stage = self._stages.get(stage_key)
+            if stage is None:
+                stage = self._stages[stage_key] = lowered_ops(self.model, accel, deployable=deployable, cpu_ops=cpu_ops)
+            found = self._lowered[key] = placed(stage, concat_writes=concat_writes)
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
@@ -312,7 +316,8 @@ def fit_addressed_stream(
     for _ in range(MAX_TIGHTENINGS + 1):
         allocation, commands = addressed_stream(schedule, lowered, arch, allocator=options.tensor_allocator,
                                                 cpu_tensor_alignment=options.cpu_tensor_alignment_bytes,
-                                                encodings=encodings)
+                                                encodings=encodings,
+                                                placements=oracle.placements if oracle is not None else None)
         peak = allocation.peak_bytes(MemArea.SRAM)
         if limits.fits(peak):
             if tighter != limits:

@@ -21,7 +21,7 @@ from npuplan.commands.types import Address, BufferKind, Command, DmaCommand, Npu
 from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import CpuOp, LoweredGraph
-from npuplan.memory import Allocation, TensorUse, allocate, build_live_ranges
+from npuplan.memory import Allocation, PlacementMemo, TensorUse, allocate, build_live_ranges
 from npuplan.options import TensorAllocator
 from npuplan.schedule.model.types import Schedule
 from npuplan.units import ALIGN_BYTES, round_up
@@ -124,27 +124,30 @@ def allocate_plan(
 def addressed_stream(
     schedule: Schedule, lowered: LoweredGraph, arch: Architecture, *,
     allocator: TensorAllocator = TensorAllocator.HILLCLIMB, cpu_tensor_alignment: int = ALIGN_BYTES,
-    encodings: WeightEncodings | None = None,
+    encodings: WeightEncodings | None = None, placements: PlacementMemo | None = None,
 ) -> tuple[AddressPlan, tuple[Command, ...]]:
     """The addresses (``allocate_plan``) and the command stream that uses them; ``encodings`` is
-    the plan's weight-encoding memo (see ``buffer_specs``)."""
+    the plan's weight-encoding memo (see ``buffer_specs``), ``placements`` its HillClimb memo."""
     layouts = buffer_specs(schedule, lowered, arch, encodings=encodings)
     specs = layouts[0]
     draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
     drafted = build_command_stream(schedule, lowered, arch, draft, layouts=layouts)  # for the lifetimes
     addressing = allocate_schedule_buffers(schedule, lowered, specs, graph_lifetimes(drafted, lowered),
-                                           allocator=allocator, cpu_tensor_alignment=cpu_tensor_alignment)
+                                           allocator=allocator, cpu_tensor_alignment=cpu_tensor_alignment,
+                                           placements=placements)
     return addressing, readdressed(drafted, addressing.addresses)
 
 
 def allocate_schedule_buffers(
     schedule: Schedule, lowered: LoweredGraph, specs: Mapping[str, BufferSpec],
     lifetimes: Mapping[str, tuple[int, int]], *, allocator: TensorAllocator, cpu_tensor_alignment: int = ALIGN_BYTES,
+    placements: PlacementMemo | None = None,
 ) -> AddressPlan:
     """``allocate_buffers`` with the CPU tensors of ``lowered`` aligned and ``schedule``'s aliases."""
     alignments = {name: cpu_tensor_alignment for name in cpu_tensor_names(lowered)}
     return allocate_buffers(specs, lifetimes, allocator=allocator, alignments=alignments,
-                            cpu_tensor_alignment=cpu_tensor_alignment, aliases=schedule.buffer_aliases)
+                            cpu_tensor_alignment=cpu_tensor_alignment, aliases=schedule.buffer_aliases,
+                            placements=placements)
 
 
 def plan_addresses(
@@ -159,12 +162,14 @@ def allocate_buffers(
     specs: Mapping[str, BufferSpec], lifetimes: Mapping[str, tuple[int, int]], *,
     allocator: TensorAllocator, alignments: Mapping[str, int] | None = None,
     cpu_tensor_alignment: int = ALIGN_BYTES, aliases: Sequence[tuple[str, str]] = (),
+    placements: PlacementMemo | None = None,
 ) -> AddressPlan:
     """Allocate the non-constant buffers of each area, then stack the constants above them.
 
     ``alignments`` gives buffers that need more than the 16-byte default (CPU tensors).
     ``aliases`` are ``(ofm, ifm)`` pairs of feature maps given one buffer (an elementwise op writing
-    over an input that dies there); pairs in different areas keep their own buffers.
+    over an input that dies there); pairs in different areas keep their own buffers. ``placements``
+    is the plan's HillClimb memo.
     """
     extra = alignments or {}
     out: dict[str, Address] = {}
@@ -179,7 +184,7 @@ def allocate_buffers(
         names = {u.tensor for u in uses}
         merged = build_live_ranges(uses, aliases=[p for p in aliases if p[0] in names and p[1] in names])
         started = time.perf_counter()
-        result = allocate(list(merged.ranges), allocator=allocator, alignment=ALIGN_BYTES)
+        result = allocate(list(merged.ranges), allocator=allocator, alignment=ALIGN_BYTES, memo=placements)
         seconds += time.perf_counter() - started
         if uses:
             allocations[area] = result

@@ -62,16 +62,21 @@ def replace_tensors(graph: Graph, new_by_old: Mapping[int, Tensor]) -> Graph:
     """``replace_tensor`` for many tensors in one pass: ``new_by_old`` maps ``id(old)`` to its
     replacement (the old tensors must stay alive, as ``graph`` holds them)."""
 
-    def swap(ts: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple(new_by_old.get(id(t), t) if t is not None else t for t in ts)
+    ops = tuple(with_tensors_replaced(op, new_by_old) for op in graph.ops)
+    return replace(graph, ops=ops, inputs=_swapped(graph.inputs, new_by_old),
+                   outputs=_swapped(graph.outputs, new_by_old))
 
-    ops = tuple(
-        replace(op, inputs=swap(op.inputs), outputs=swap(op.outputs))
-        if any(t is not None and id(t) in new_by_old for t in (*op.inputs, *op.outputs))
-        else op
-        for op in graph.ops
-    )
-    return replace(graph, ops=ops, inputs=swap(graph.inputs), outputs=swap(graph.outputs))
+
+def with_tensors_replaced(op: Op, new_by_old: Mapping[int, Tensor]) -> Op:
+    """``op`` reading and writing the replacements ``new_by_old`` (by ``id`` of the old tensor)
+    gives; ``op`` itself when it uses none of the old tensors."""
+    if not any(t is not None and id(t) in new_by_old for t in (*op.inputs, *op.outputs)):
+        return op
+    return replace(op, inputs=_swapped(op.inputs, new_by_old), outputs=_swapped(op.outputs, new_by_old))
+
+
+def _swapped(ts: tuple[Any, ...], new_by_old: Mapping[int, Tensor]) -> tuple[Any, ...]:
+    return tuple(new_by_old.get(id(t), t) if t is not None else t for t in ts)
 
 
 def without_op(graph: Graph, op: Op) -> Graph:

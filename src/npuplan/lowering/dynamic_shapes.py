@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor
-from npuplan.lowering._util import replace_tensor, replace_tensors
+from npuplan.lowering._util import replace_tensors, with_tensors_replaced
 from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.shape_ops import fold_shape_ops
 
@@ -93,8 +93,14 @@ def _round(scratch: Graph, resolved: set[int], origin: dict[int, Tensor],
     outputs (``sizes``: source tensor id -> planned shape). Whether any tensor was resolved."""
     inputs = {id(t) for t in scratch.inputs}
     progress = False
-    for k in range(len(scratch.ops)):
-        op = scratch.ops[k]
+    # Replacements are made as each op is reached and applied to the whole graph once at the end
+    # (the same graph as replacing each tensor everywhere at once, without a pass per tensor); the
+    # replaced tensors are kept alive so that no new tensor reuses an id the map holds.
+    ops = list(scratch.ops)
+    new_by_old: dict[int, Tensor] = {}
+    replaced: list[Tensor] = []
+    for k in range(len(ops)):
+        op = ops[k] = with_tensors_replaced(ops[k], new_by_old)
         if not all(_known(t, resolved, inputs) for t in op.inputs):
             continue
         for index, out in enumerate(op.outputs):
@@ -109,10 +115,11 @@ def _round(scratch: Graph, resolved: set[int], origin: dict[int, Tensor],
             origin[id(new)] = source
             sizes[id(source)] = new.shape
             resolved.add(id(new))
-            scratch = replace_tensor(scratch, out, new)
-            op = scratch.ops[k]
+            new_by_old[id(out)] = new
+            replaced.append(out)
+            op = ops[k] = with_tensors_replaced(op, new_by_old)
             progress = True
-    return scratch, progress
+    return replace_tensors(replace(scratch, ops=tuple(ops)), new_by_old), progress
 
 
 def resolve_dynamic_shapes(graph: Graph) -> tuple[Graph, tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]]:

@@ -9,6 +9,8 @@ the reason from the support checks. Only the main (first) subgraph is lowered; l
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
@@ -166,6 +168,25 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
     indices a deployable plan also keeps on the CPU (the emitter refused them)."""
+    return placed(lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops), concat_writes=concat_writes)
+
+
+@dataclass(frozen=True, slots=True)
+class LoweredOps:
+    """``lower``'s work before it places the ops' reads and writes, the same whether or not
+    concatenated slices are then written in place: the lowerings a plan compares share it."""
+
+    source: Graph
+    graph: Graph
+    removed: tuple[tuple[str, str], ...]
+    ops: tuple[LoweredOp, ...]
+    deployable: bool
+    subgraphs: tuple[Graph, ...]
+
+
+def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
+                cpu_ops: frozenset[int] = frozenset()) -> LoweredOps:
+    """The first part of ``lower``: the graph passes and each op's NPU operations."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
@@ -187,21 +208,27 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         except Exception as error:
             mark_op(error, op.name)
             raise
+    return LoweredOps(source, graph, removed, tuple(ops), deployable, tuple(model.subgraphs[1:]))
+
+
+def placed(stage: LoweredOps, *, concat_writes: bool = False) -> LoweredGraph:
+    """The second part of ``lower``: ``stage``'s ops placed (``_placed``) and ordered."""
+    ops, graph, deployable = stage.ops, stage.graph, stage.deployable
     variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
-    placed = _placed(tuple(ops), outputs, concat_writes, framed_writes=not deployable)
+    placed_ops = _placed(ops, outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
-        name=source.name,
-        ops=gather_split_writes(placed) if deployable else vela_pass_order(placed, outputs),
+        name=stage.source.name,
+        ops=gather_split_writes(placed_ops) if deployable else vela_pass_order(placed_ops, outputs),
         inputs=graph.inputs + tuple(t for t in variables if t not in graph.inputs),
         outputs=outputs,
-        tflite_op_count=len(source.ops),
-        removed=removed,
-        subgraphs=model.subgraphs[1:],
+        tflite_op_count=len(stage.source.ops),
+        removed=stage.removed,
+        subgraphs=stage.subgraphs,
     )
 
 
-def _variables(ops: list[LoweredOp]) -> tuple[Tensor, ...]:
+def _variables(ops: Sequence[LoweredOp]) -> tuple[Tensor, ...]:
     """The variable tensors the ops read (an LSTM's or SVDF's state, on the NPU or the CPU), in
     order of first use. They hold data from before the inference and must keep it after, in bytes
     nothing else uses between invocations: as TensorFlow Lite Micro gives them the whole

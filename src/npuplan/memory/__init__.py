@@ -1,6 +1,6 @@
 """Live ranges, address allocators and the allocation verifier."""
 
-from npuplan.memory.allocators import Allocation, allocate
+from npuplan.memory.allocators import Allocation, PlacementMemo, allocate
 from npuplan.memory.hillclimb import HillClimbSettings
 from npuplan.memory.live_range import (
     LiveRange,
@@ -16,6 +16,7 @@ __all__ = [
     "HillClimbSettings",
     "LiveRange",
     "LiveRangeSet",
+    "PlacementMemo",
     "TensorUse",
     "allocate",
     "build_live_ranges",

@@ -50,18 +50,41 @@ class Allocation:
         return self.peak_bytes / self.lower_bound_bytes - 1.0
 
 
+class PlacementMemo:
+    """HillClimb's addresses by what its search reads: the ranges' sizes, alignments and lives (in
+    order), the lower bound and the settings. A plan allocates the same ranges more than once (its
+    schedule's peak, then its command stream's addresses); the search is deterministic, so a range
+    set found here gets the addresses the search would give it again."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[object, ...], tuple[int, ...]] = {}
+
+    def __len__(self) -> int:
+        """How many searches the memo holds."""
+        return len(self._found)
+
+    def offsets(self, inst: Instance, lower_bound: int, settings: HillClimbSettings) -> list[int]:
+        key = (inst.sizes_bytes, inst.alignments, inst.starts, inst.ends, lower_bound, settings)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = tuple(_hillclimb_state(inst, lower_bound, settings).offsets)
+        return list(found)
+
+
 def allocate(
     ranges: Sequence[LiveRange],
     *,
     allocator: TensorAllocator,
     alignment: int = ALIGN_BYTES,
     hillclimb: HillClimbSettings = HillClimbSettings(),
+    memo: PlacementMemo | None = None,
 ) -> Allocation:
     """Give every range an address so that ranges live at the same time never share a byte.
 
     Every range is aligned to the least common multiple of its own ``alignment`` and ``alignment``
     (bytes) and its size is rounded up to that. All ranges must be in one memory area and have
-    distinct names (``ValueError`` otherwise).
+    distinct names (``ValueError`` otherwise). ``memo`` remembers HillClimb's searches (the same
+    addresses, found once).
     """
     aligned = _with_alignment(ranges, alignment)
     lower_bound = live_bytes_lower_bound(aligned)
@@ -70,7 +93,9 @@ def allocate(
     elif allocator == TensorAllocator.GREEDY:
         offsets = _greedy_state(make_instance(aligned)).offsets
     elif allocator == TensorAllocator.HILLCLIMB:
-        offsets = _hillclimb_state(make_instance(aligned), lower_bound, hillclimb).offsets
+        inst = make_instance(aligned)
+        offsets = (memo.offsets(inst, lower_bound, hillclimb) if memo is not None
+                   else _hillclimb_state(inst, lower_bound, hillclimb).offsets)
     else:  # pragma: no cover - closed enum
         raise ValueError(f"unknown tensor allocator {allocator!r}")
     peak = max((o + r.aligned_size_bytes for o, r in zip(offsets, aligned)), default=0)

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from npuplan.memory.live_range import LiveRange, live_bytes_profile
-from npuplan.units import round_up
 
 NO_PREDECESSOR = -1
 
@@ -172,34 +171,38 @@ def place_from(state: PlacementState, inst: Instance, first_turn: int, *, give_u
 def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int], *,
                 give_up_above: int | None = None) -> bool:
     """After the ranges at ``moved_turns`` changed turns, what ``place_from(state, inst, min(
-    moved_turns), give_up_above=...)`` gives (the state fully updated either way), re-placing only
+    moved_turns), give_up_above=...)`` gives, re-placing only
     the ranges whose placement can differ: a range's address depends only on the addresses of its
     time neighbours placed before it, so only the moved ranges, their later neighbours and, in
-    turn order, the later neighbours of every range whose address changed are re-placed."""
+    turn order, the later neighbours of every range whose address changed are re-placed.
+
+    Returns False as soon as a re-placed range ends above ``give_up_above`` (the peak can only be
+    higher), the state then only partly updated, as ``place_from`` leaves it."""
     if not moved_turns:
         return True
     order, turn_of, offsets = state.order, state.turn_of, state.offsets
     sizes, aligns, neighbours = inst.sizes_bytes, inst.alignments, inst.neighbours
     first = min(moved_turns)
-    pending = list(set(moved_turns) | {turn_of[j] for t in moved_turns for j in neighbours[order[t]]
-                                       if turn_of[j] > first})
+    queued = set(moved_turns) | {turn_of[j] for t in moved_turns for j in neighbours[order[t]] if turn_of[j] > first}
+    pending = list(queued)  # each turn queued once: a turn is only ever queued after the one being placed
     heapq.heapify(pending)
-    done: set[int] = set()
+    limit = give_up_above
     while pending:
         turn = heapq.heappop(pending)
-        if turn in done:
-            continue
-        done.add(turn)
         i = order[turn]
         busy = sorted(
             (offsets[j], offsets[j] + sizes[j], j) for j in neighbours[i] if turn_of[j] < turn and sizes[j] > 0
         )
         address, state.predecessor[i] = _lowest_fit(sizes[i], aligns[i], busy)
+        if limit is not None and address + sizes[i] > limit:
+            return False
         if address != offsets[i]:
             offsets[i] = address
             for j in neighbours[i]:
-                if turn_of[j] > turn:
-                    heapq.heappush(pending, turn_of[j])
+                later = turn_of[j]
+                if later > turn and later not in queued:
+                    queued.add(later)
+                    heapq.heappush(pending, later)
     peak = state.peak_upto[first - 1] if first > 0 else 0
     peak_upto = state.peak_upto
     for turn in range(first, len(order)):
@@ -219,5 +222,5 @@ def _lowest_fit(size: int, alignment: int, busy: Sequence[tuple[int, int, int]])
             continue
         if lo >= address + size:
             break
-        address, pred = round_up(hi, alignment), j
+        address, pred = -(-hi // alignment) * alignment, j  # units.round_up, inlined: the allocator's inner loop
     return address, pred

@@ -1,10 +1,13 @@
 """Allocators on small hand-made live ranges, checked by the independent verifier."""
 
+from dataclasses import replace
+
 import pytest
 
 from npuplan.memory import (
     HillClimbSettings,
     LiveRange,
+    PlacementMemo,
     TensorUse,
     allocate,
     build_live_ranges,
@@ -101,3 +104,17 @@ def test_hillclimb_never_loses_to_linear_when_alignments_mix() -> None:
     peaks = {a: allocate(ranges, allocator=a).peak_bytes for a in TensorAllocator}
     assert peaks[TensorAllocator.GREEDY] > peaks[TensorAllocator.LINEAR] == 80
     assert peaks[TensorAllocator.HILLCLIMB] <= 80
+
+
+def test_placement_memo_gives_the_search_s_addresses_once_per_range_set() -> None:
+    ranges = random_instances(6)[5]
+    memo = PlacementMemo()
+    fresh = allocate(ranges, allocator=TensorAllocator.HILLCLIMB)
+    first = allocate(ranges, allocator=TensorAllocator.HILLCLIMB, memo=memo)
+    renamed = [replace(r, name=f"other_{r.name}") for r in ranges]  # names are not what the search reads
+    again = allocate(renamed, allocator=TensorAllocator.HILLCLIMB, memo=memo)
+    assert len(memo) == 1
+    assert list(first.offsets.values()) == list(fresh.offsets.values()) == list(again.offsets.values())
+    longer = [replace(ranges[0], end=ranges[0].end + 1), *ranges[1:]]
+    moved = allocate(longer, allocator=TensorAllocator.HILLCLIMB, memo=memo)
+    assert len(memo) == 2 and verify_allocation(longer, moved) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 from pathlib import Path
 
 from npuplan.api import plan
@@ -120,3 +122,29 @@ def test_the_demand_order_runs_each_copy_just_before_its_step() -> None:
     # a beam of 4 frontiers fills with the cheap copies (myopic); the demand order is proposed too
     found = least_peak_order(graph, sizes, max_states=4)
     assert order_peak_bytes(graph, found, sizes) == order_peak_bytes(graph, demand, sizes) < file_peak
+
+
+def _random_tree(seed: int, count: int = 7) -> LoweredGraph:
+    """``count`` 1x1 convolutions, each reading the input or an earlier op's map, of random depths:
+    the maps nothing reads are the outputs."""
+    rng = random.Random(seed)
+    maps = [fm("x", 4, 4, rng.choice((4, 16, 64)))]
+    ops = []
+    for i in range(count):
+        out = fm(f"m{i}", 4, 4, rng.choice((4, 16, 64)))
+        ops.append(conv(f"m{i}", rng.choice(maps), out, 1, seed=i))
+        maps.append(out)
+    read = {op.ifm.name for op in ops}
+    return LoweredGraph("tree", tuple(ops), (maps[0],), tuple(m for m in maps[1:] if m.name not in read))
+
+
+def test_an_exact_search_finds_the_least_peak_of_every_order() -> None:
+    # the search stops early once no frontier can beat the file or demand order: exact (a beam
+    # wide enough to hold every frontier), it still reaches the least peak of all the orders
+    for seed in range(12):
+        graph = _random_tree(seed)
+        sizes = _sizes(graph)
+        orders = [o for o in itertools.permutations(range(len(graph.ops))) if is_topological(graph, o)]
+        least = min(order_peak_bytes(graph, o, sizes) for o in orders)
+        found = least_peak_order(graph, sizes, max_states=10_000)
+        assert order_peak_bytes(graph, found, sizes) == least, f"seed {seed}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from npuplan.ir.lowered import BlockType, NpuOp, Resampling
 from npuplan.ir.shape import Shape4D
 from npuplan.units import ALIGN_BYTES, BRICK_DEPTH, round_up
@@ -30,14 +32,31 @@ def input_rows(op: NpuOp, view: Shape4D, ofm_rows: tuple[int, int]) -> tuple[int
     Kernel footprint: ``a * stride - pad_top`` to ``(b - 1) * stride + dilated_height - pad_top``,
     in the upscaled IFM for ops that upscale it (divided by the factor).
     """
+    return window_rows(row_window(op, view), *ofm_rows)
+
+
+class RowWindow(NamedTuple):
+    """What ``input_rows`` reads of an op and its IFM view, for a stripe walk that asks it often."""
+
+    stride_y: int
+    dilated_height: int
+    pad_top: int
+    upscale: int
+    view_height: int
+
+
+def row_window(op: NpuOp, view: Shape4D) -> RowWindow:
     k = op.kernel
-    a, b = ofm_rows
-    up = op.upscale
-    lo = (a * k.stride_y - k.padding.top) // up
-    hi = -(-((b - 1) * k.stride_y + k.dilated_height - k.padding.top) // up)
-    lo = min(max(lo, 0), view.h - 1)
-    hi = min(max(hi, lo + 1), view.h)
-    return lo, hi
+    return RowWindow(k.stride_y, k.dilated_height, k.padding.top, op.upscale, view.h)
+
+
+def window_rows(window: RowWindow, a: int, b: int) -> tuple[int, int]:
+    """``input_rows`` of OFM rows ``[a, b)`` through ``window``."""
+    stride, dilated, top, up, height = window
+    lo = (a * stride - top) // up
+    hi = -(-((b - 1) * stride + dilated - top) // up)
+    lo = min(max(lo, 0), height - 1)
+    return lo, min(max(hi, lo + 1), height)
 
 
 def ifm_stripe_for(op: NpuOp, ofm_stripe: Shape4D) -> Shape4D:

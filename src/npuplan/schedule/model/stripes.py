@@ -12,30 +12,61 @@ needs are read off it (``rolling_rows_needed``), so the two cannot disagree.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
+from typing import NamedTuple
 
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import NpuOp
-from npuplan.schedule.model.geometry import input_rows
+from npuplan.schedule.model.geometry import RowWindow, row_window, window_rows
 from npuplan.units import ALIGN_BYTES, BRICK_DEPTH, round_up
 
 
-def _reads(op: NpuOp, rows: tuple[int, int]) -> Iterator[tuple[str, int, int]]:
-    """``(tensor, first row, end row)`` of each feature-map input OFM rows ``rows`` of ``op`` read,
-    in the tensor's own rows (a slice read in place starts at its offset)."""
-    lo, hi = input_rows(op, op.ifm_shape, rows)
-    if op.ifm_read_offset is None and op.ifm_shape != op.ifm.shape4d:  # a reshaped view: rows differ
-        yield op.ifm.name, 0, op.ifm.shape4d.h
-    else:
-        shift = op.ifm_read_offset.h if op.ifm_read_offset is not None else 0
-        yield op.ifm.name, lo + shift, hi + shift
-    if op.ifm2 is not None and op.ifm2_shape is not None and not op.ifm2.is_constant:
-        shift = op.ifm2_read_offset.h if op.ifm2_read_offset is not None else 0
-        if op.ifm2_shape.h == op.ofm_shape.h and (op.ifm2_read_offset is not None
-                                                   or op.ifm2_shape == op.ifm2.shape4d):
-            yield op.ifm2.name, rows[0] + shift, rows[1] + shift
+# How a stripe of an op reads one input map made inside its cascade (``_reads``): through the
+# op's kernel window (``geometry.window_rows``), the OFM stripe's own rows, or fixed rows (the
+# whole map), each shifted to the map's own rows where a slice is read in place.
+_WINDOW, _SAME, _FIXED = 0, 1, 2
+
+
+class _Read(NamedTuple):
+    name: str
+    writers: tuple[int, ...]  # positions in the cascade of the ops writing the map
+    kind: int
+    window: RowWindow | None  # ``_WINDOW``
+    shift: int  # ``_WINDOW``, ``_SAME``: added to the rows read
+    first: int  # ``_FIXED``: the rows read
+    end: int
+
+
+def _reads(op: NpuOp, writers: dict[str, list[int]]) -> tuple[_Read, ...]:
+    """The feature-map inputs of ``op`` written by ops of its cascade (``writers``: map name ->
+    their positions), and how a stripe reads each: a slice read in place starts at its offset; a
+    reshaped view or an input broadcast along the rows is read whole."""
+    found = []
+    ifm = op.ifm
+    if ifm.name in writers:
+        if op.ifm_read_offset is None and op.ifm_shape != ifm.shape4d:  # a reshaped view: rows differ
+            found.append(_Read(ifm.name, tuple(writers[ifm.name]), _FIXED, None, 0, 0, ifm.shape4d.h))
         else:
-            yield op.ifm2.name, 0, op.ifm2.shape4d.h
+            shift = op.ifm_read_offset.h if op.ifm_read_offset is not None else 0
+            found.append(_Read(ifm.name, tuple(writers[ifm.name]), _WINDOW, row_window(op, op.ifm_shape), shift, 0, 0))
+    ifm2 = op.ifm2
+    if ifm2 is not None and op.ifm2_shape is not None and not ifm2.is_constant and ifm2.name in writers:
+        shift = op.ifm2_read_offset.h if op.ifm2_read_offset is not None else 0
+        if op.ifm2_shape.h == op.ofm_shape.h and (op.ifm2_read_offset is not None or op.ifm2_shape == ifm2.shape4d):
+            found.append(_Read(ifm2.name, tuple(writers[ifm2.name]), _SAME, None, shift, 0, 0))
+        else:
+            found.append(_Read(ifm2.name, tuple(writers[ifm2.name]), _FIXED, None, 0, 0, ifm2.shape4d.h))
+    return tuple(found)
+
+
+def _rows_read(read: _Read, a: int, b: int) -> tuple[int, int]:
+    """Rows ``[first, end)`` of ``read``'s map that OFM rows ``[a, b)`` read."""
+    if read.kind == _WINDOW:
+        lo, hi = window_rows(read.window, a, b)  # type: ignore[arg-type]
+        return lo + read.shift, hi + read.shift
+    if read.kind == _SAME:
+        return a + read.shift, b + read.shift
+    return read.first, read.end
 
 
 def cascade_stripes(
@@ -44,32 +75,7 @@ def cascade_stripes(
     """``(op position, first OFM row, end row)`` of every stripe of the cascade ``ops`` (in the
     plan's order; ``stripe_rows`` the OFM rows each makes per stripe; ``rolling`` the names of the
     maps held in rolling buffers), in the order they run."""
-    writers: dict[str, list[int]] = {}  # a map written in slices (a concatenation) has several
-    for j, op in enumerate(ops):
-        writers.setdefault(op.ofm.name, []).append(j)
-    produced = [0] * len(ops)
-    order: list[tuple[int, int, int]] = []
-
-    def pull(j: int, end: int) -> None:
-        op = ops[j]
-        height = op.ofm_shape.h
-        step = max(1, min(stripe_rows[j], height))
-        while produced[j] < min(end, height):
-            a = produced[j]
-            b = min(a + step, height)
-            for name, _lo, hi in _reads(op, (a, b)):
-                for w in writers.get(name, ()):
-                    pull(w, hi)
-            order.append((j, a, b))
-            produced[j] = b
-
-    sinks = [j for j, op in enumerate(ops) if op.ofm.name not in rolling]
-    turns = max(math.ceil(ops[j].ofm_shape.h / max(1, min(stripe_rows[j], ops[j].ofm_shape.h))) for j in sinks)
-    for turn in range(1, turns + 1):
-        for j in sinks:
-            height, step = ops[j].ofm_shape.h, max(1, min(stripe_rows[j], ops[j].ofm_shape.h))
-            pull(j, min(height, round_up(math.ceil(height * turn / turns), step)))
-    return order
+    return _walk(ops, stripe_rows, rolling, None)
 
 
 def rolling_rows_needed(
@@ -78,21 +84,55 @@ def rolling_rows_needed(
     """Rows each rolling buffer must hold under ``cascade_stripes``' order: at every read, from the
     first row read to the last row written (row r lives at slot r % rows, so nothing read later is
     overwritten), and at least one stripe of its producer."""
-    made = [0] * len(ops)  # rows each op has written; a map written in slices has the most rows
     needed: dict[str, int] = {name: 1 for name in rolling}  # any of its writers has written
-    writers: dict[str, list[int]] = {}
-    for j, op in enumerate(ops):
-        writers.setdefault(op.ofm.name, []).append(j)
-    for j, a, b in cascade_stripes(ops, stripe_rows, rolling):
-        op = ops[j]
-        for name, lo, _hi in _reads(op, (a, b)):
-            if name in needed:
-                needed[name] = max(needed[name], max(made[w] for w in writers[name]) - lo)
-        made[j] = b
-        if op.ofm.name in needed:
-            needed[op.ofm.name] = max(needed[op.ofm.name], b - min(made[w] for w in writers[op.ofm.name]))
+    _walk(ops, stripe_rows, rolling, needed)
     heights = {op.ofm.name: op.ofm.shape4d.h for op in ops}
     return {name: min(rows, heights[name]) for name, rows in needed.items()}
+
+
+def _walk(
+    ops: Sequence[NpuOp], stripe_rows: Sequence[int], rolling: Collection[str], needed: dict[str, int] | None,
+) -> list[tuple[int, int, int]]:
+    """``cascade_stripes``; with ``needed`` (rolling map -> rows, updated in place), also the rows
+    each rolling buffer holds at each stripe as it runs (``rolling_rows_needed``)."""
+    writers: dict[str, list[int]] = {}  # a map written in slices (a concatenation) has several
+    for j, op in enumerate(ops):
+        writers.setdefault(op.ofm.name, []).append(j)
+    reads = [_reads(op, writers) for op in ops]
+    heights = [op.ofm_shape.h for op in ops]
+    steps = [max(1, min(rows, height)) for rows, height in zip(stripe_rows, heights)]
+    # per op: its OFM's name and writers when it is a rolling buffer being sized, else None
+    sized = [(op.ofm.name, writers[op.ofm.name]) if needed is not None and op.ofm.name in needed else None
+             for op in ops]
+    produced = [0] * len(ops)
+    order: list[tuple[int, int, int]] = []
+
+    def pull(j: int, end: int) -> None:
+        height, step, own = heights[j], steps[j], sized[j]
+        end = end if end < height else height
+        while produced[j] < end:
+            a = produced[j]
+            b = a + step if a + step < height else height
+            spans = [(read, *_rows_read(read, a, b)) for read in reads[j]]
+            for read, _lo, hi in spans:
+                for w in read.writers:
+                    if produced[w] < hi and produced[w] < heights[w]:  # else the pull is a no-op
+                        pull(w, hi)
+            if needed is not None:
+                for read, lo, _hi in spans:
+                    if read.name in needed:
+                        needed[read.name] = max(needed[read.name], max(produced[w] for w in read.writers) - lo)
+            order.append((j, a, b))
+            produced[j] = b
+            if own is not None:
+                needed[own[0]] = max(needed[own[0]], b - min(produced[w] for w in own[1]))  # type: ignore[index]
+
+    sinks = [j for j, op in enumerate(ops) if op.ofm.name not in rolling]
+    turns = max(math.ceil(heights[j] / steps[j]) for j in sinks)
+    for turn in range(1, turns + 1):
+        for j in sinks:
+            pull(j, min(heights[j], round_up(math.ceil(heights[j] * turn / turns), steps[j])))
+    return order
 
 
 def rolling_bytes(tensor: Tensor, rows: int, fmt: str = "NHCWB16") -> int:
@@ -125,7 +165,7 @@ class RollingRowsMemo:
 
 def _geometry(op: NpuOp, local: dict[str, int]) -> tuple[object, ...]:
     """Everything of ``op`` that ``cascade_stripes`` and ``rolling_rows_needed`` read (``_reads``,
-    ``input_rows``), its maps named by ``local`` (first appearance, added as met)."""
+    ``row_window``), its maps named by ``local`` (first appearance, added as met)."""
     k = op.kernel
     ifm2: tuple[object, ...] | None = None
     if op.ifm2 is not None and op.ifm2_shape is not None and not op.ifm2.is_constant:

@@ -7,7 +7,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from npuplan.memory.allocators import allocate
+from npuplan.memory.allocators import PlacementMemo, allocate
 from npuplan.memory.live_range import LiveRange
 from npuplan.schedule.model.decisions import CascadeSpan, Decisions
 from npuplan.schedule.model.inplace import inplace_outputs
@@ -163,12 +163,14 @@ def usage_by_time(net: Network, buffers: list[Buffer]) -> list[int]:
     return usage
 
 
-def allocated_peak_bytes(buffers: list[Buffer], allocator: object) -> int:
-    """The peak address after real allocation (the memory package), or the live-bytes peak."""
+def allocated_peak_bytes(buffers: list[Buffer], allocator: object, memo: PlacementMemo | None = None) -> int:
+    """The peak address after real allocation (the memory package; ``memo`` its HillClimb memo),
+    or the live-bytes peak."""
     if not buffers:
         return 0
     ranges = [LiveRange(f"{b.kind}:{b.name}", b.start, b.end, b.size_bytes) for b in buffers]
-    return int(allocate(ranges, allocator=allocator, alignment=ALIGN_BYTES).peak_bytes)  # type: ignore[arg-type]
+    return int(allocate(ranges, allocator=allocator, alignment=ALIGN_BYTES,  # type: ignore[arg-type]
+                        memo=memo).peak_bytes)
 
 
 def _live_peak(buffers: list[Buffer]) -> int:

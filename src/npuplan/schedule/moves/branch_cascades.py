@@ -133,27 +133,54 @@ class _Patch:
     staged_fms: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """A run ``branch_cascade`` can make one cascade, before its rolling buffers are sized: ops
+    ``start..end``, their stripe rows, the maps rolled and the staged maps kept."""
+
+    start: int
+    end: int
+    stripe: tuple[int, ...]
+    names: tuple[str, ...]
+    staged_fms: frozenset[str]
+
+
 def _run_patch(
     net: Network, dec: Decisions, s: int, e: int, rows: int, rows_needed: RowsNeeded,
 ) -> _Patch | None:
+    run = _run(net, dec, s, e, rows)
+    return None if run is None else _sized(net, run, rows_needed)
+
+
+def _run(net: Network, dec: Decisions, s: int, e: int, rows: int,
+         maps: Callable[[Network, int, int], list[str]] = rolling_maps) -> _Run | None:
+    """``maps`` is ``rolling_maps`` or a memo of it."""
     s, e = widened(dec, s, e)
     if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
         return None
     ops = net.npu_ops[s:e + 1]
     if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
         return None
-    names = rolling_maps(net, s, e)
+    names = maps(net, s, e)
     if not names or set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
-    stripe = [_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1)]
-    needed = rows_needed(ops, stripe, set(names))
-    tensors = {op.ofm.name: op.ofm for op in ops}
-    rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
-                    for n in names)
+    stripe = tuple(_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1))
     # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
     # cascade's span, so its input is read from the arena (as staging never proposes for it)
     staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
-    return _Patch(CascadeSpan(-1, s, e, rolling), tuple(stripe), staged)
+    return _Run(s, e, stripe, tuple(names), staged)
+
+
+def _sized(net: Network, run: _Run, rows_needed: RowsNeeded | None) -> _Patch:
+    """``run``'s patch, its rolling buffers sized by ``rows_needed``, or with None at one row
+    each (the least any sizing gives: a lower bound on their bytes)."""
+    ops = net.npu_ops[run.start:run.end + 1]
+    needed = (rows_needed(ops, run.stripe, set(run.names)) if rows_needed is not None
+              else dict.fromkeys(run.names, 1))
+    tensors = {op.ofm.name: op.ofm for op in ops}
+    rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
+                    for n in run.names)
+    return _Patch(CascadeSpan(-1, run.start, run.end, rolling), run.stripe, run.staged_fms)
 
 
 def _applied(dec: Decisions, patch: _Patch) -> Decisions:
@@ -246,25 +273,50 @@ class _Search:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net)
         self.rows_needed = RollingRowsMemo()
+        self._maps: dict[tuple[int, int], list[str]] = {}  # rolling_maps by run (the network is fixed)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
         self._owner: dict[int, tuple[Decisions, dict[str, str], dict[str, list[str]]]] = {}
         self._cycles: dict[int, tuple[Decisions, int]] = {}
+
+    def rolling_maps(self, net: Network, s: int, e: int) -> list[str]:
+        """``rolling_maps`` of this search's network, each run's worked out once."""
+        if (s, e) not in self._maps:
+            self._maps[s, e] = rolling_maps(net, s, e)
+        return self._maps[s, e]
 
     def usage(self, dec: Decisions) -> list[int]:
         if id(dec) not in self._usage:
             self._usage[id(dec)] = (dec, usage_by_time(self.net, fast_buffers(self.net, dec)))
         return self._usage[id(dec)][1]
 
-    def trial(self, current: Decisions, s: int, e: int, rows: int) -> tuple[_Patch, list[int]] | None:
+    def trial(
+        self, current: Decisions, s: int, e: int, rows: int, *, below: tuple[tuple[int, int], int] | None = None,
+    ) -> tuple[_Patch, list[int]] | None:
         """``branch_cascade`` of ``current`` as a patch, with its usage worked out from
         ``current``'s by redoing only the buffers of the maps, rolling buffers and weights its run
-        touches (as ``cascades._span_peak`` does); ``found`` builds the decisions."""
-        patch = _run_patch(self.net, current, s, e, rows, self.rows_needed)
-        if patch is None:
+        touches (as ``cascades._span_peak`` does); ``found`` builds the decisions. With ``below``
+        (a span of ops and a peak), None also when the patch cannot peak below it over that span:
+        its rolling buffers are sized (the costly stripe walk) only when their least bytes can."""
+        run = _run(self.net, current, s, e, rows, self.rolling_maps)
+        if run is None:
             return None
         if current.staged_fms:
+            patch = _sized(self.net, run, self.rows_needed)
             return patch, self.usage(self.found(current, patch))
+        least = _sized(self.net, run, None)
+        usage = self._usage_with(current, least)
+        if below is not None and self.peak(usage, below[0]) >= below[1]:
+            return None
+        patch = _sized(self.net, run, self.rows_needed)
+        first, last = self.net.times[run.start], self.net.times[run.end]
+        grown = sum(r.size_bytes for r in patch.cascade.rolling) - sum(r.size_bytes for r in least.cascade.rolling)
+        for t in range(first, last + 1):  # rolling buffers live over the cascade's span
+            usage[t] += grown
+        return patch, usage
+
+    def _usage_with(self, current: Decisions, patch: _Patch) -> list[int]:
+        """``trial``'s usage of ``current`` with ``patch`` (no staged maps)."""
         net = self.net
         s, e = patch.cascade.start, patch.cascade.end
         if id(current) not in self._owner:
@@ -287,7 +339,7 @@ class _Search:
                   + rolling_buffers(net, (patch.cascade,))):
             for t in range(b.start, b.end + 1):
                 usage[t] += b.size_bytes
-        return patch, usage
+        return usage
 
     def found(self, current: Decisions, patch: _Patch, usage: list[int] | None = None) -> Decisions:
         """``current`` with ``patch`` applied (its ``usage`` remembered when given)."""
@@ -319,7 +371,7 @@ class _Search:
         options: list[tuple[int, int, tuple[int, int, int] | None, Decisions]] = []
         for e in self.runs[start]:
             for rows in STRIPE_ROWS:
-                trial = self.trial(current, start, e, rows)
+                trial = self.trial(current, start, e, rows, below=(span, here))
                 if trial is not None and self.peak(trial[1], span) < here:
                     found = self.found(current, *trial)
                     options.append((self.peak(trial[1], span), self.cycles(found), (start, e, rows), found))
@@ -361,7 +413,7 @@ def with_branch_cascades(
         return dec
     peak = search.peak(current)
     for i in reversed(range(len(steps))):
-        fewer = _replayed(net, dec, steps[:i] + steps[i + 1:])
+        fewer = _replayed(net, dec, steps[:i] + steps[i + 1:], search.rows_needed)
         if fewer is not None and search.peak(fewer) <= peak:
             steps, current = steps[:i] + steps[i + 1:], fewer
     if current is dec:
@@ -373,11 +425,12 @@ def with_branch_cascades(
     return renumbered(current)
 
 
-def _replayed(net: Network, dec: Decisions, steps: list[tuple[int, int, int]]) -> Decisions | None:
+def _replayed(net: Network, dec: Decisions, steps: list[tuple[int, int, int]],
+              rows_needed: RowsNeeded) -> Decisions | None:
     """``dec`` with the branch cascades ``steps`` (run start, end, stripe rows), or None when one
-    no longer applies."""
+    no longer applies; ``rows_needed`` sizes the rolling buffers (the search's memo)."""
     for step in steps:
-        found = _spliced_run(net, dec, *step)
+        found = _spliced_run(net, dec, *step, rows_needed)
         if found is None:
             return None
         dec = found

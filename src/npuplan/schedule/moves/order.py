@@ -13,7 +13,10 @@ as Serenity does, with two reductions that keep it exact on most graphs and fast
 The beam prunes by the peak so far, which is myopic: where many cheap ops are ready at once (the
 copies of an unstacked sequence) the frontiers that run them all early fill the beam and the ones
 that defer them are lost. So the search also proposes the demand order (``demand_order``: each
-op just before the first op that needs it) and the order with the lesser peak is kept.
+op just before the first op that needs it) and the order with the lesser peak is kept. As peaks
+only grow along a path, the search stops once every frontier of a level peaks where it can no
+longer beat the file order or the demand order (a recurrent network's file order is often already
+the least): the answer is then known, so this saves time without changing it.
 
 The memory counted is each feature map's whole storage from its first access to its last (network
 inputs from the start, outputs to the end), the peak of the max schedule under that order. Which
@@ -116,9 +119,10 @@ class _Memory:
                 ids.append(t)
             op_tensors.append(list(dict.fromkeys(ids)))
         pinned = {names[t.name] for t in graph.outputs if t.name in names}  # held to the end
-        # per op: (tensor bit, bytes, mask of the tensor's accesses, pinned) for each tensor it touches
+        # per op: (tensor bit, bytes, mask of the ops that access the tensor) for each tensor it
+        # touches; a pinned tensor's mask is -1 (every op: its accesses never all end)
         self.op_tensors = tuple(
-            tuple((1 << t, self.size[t], self.access_mask[t], t in pinned) for t in ids) for ids in op_tensors)
+            tuple((1 << t, self.size[t], -1 if t in pinned else self.access_mask[t]) for t in ids) for ids in op_tensors)
         self.start = [names[t.name] for t in graph.inputs if t.name in names]
 
     def initial(self) -> tuple[int, int]:
@@ -128,14 +132,14 @@ class _Memory:
     def run(self, done: int, held_bytes: int, held: int, k: int) -> tuple[int, int, int]:
         """Run op ``k`` after the ops in mask ``done``: (step peak, bytes held after, tensors held
         after). Only the op's own tensors start or end at its step."""
-        after = done | (1 << k)
+        pending = ~(done | (1 << k))
         step = held_bytes
-        for bit, size, accesses, pinned in self.op_tensors[k]:
+        for bit, size, accesses in self.op_tensors[k]:
             if not held & bit:
                 step += size
                 held_bytes += size
                 held |= bit
-            if not pinned and not accesses & ~after:
+            if not accesses & pending:
                 held_bytes -= size
                 held &= ~bit
         return step, held_bytes, held
@@ -153,23 +157,34 @@ def order_peak_bytes(graph: LoweredGraph, order: tuple[int, ...], sizes: dict[st
     return peak
 
 
+# A frontier of the search (a set of ops done) is a plain tuple, built in the inner loop:
+# (rank, bytes held, tensors held as a bit mask, ops ready next, path), where ``rank`` packs
+# (peak so far, bytes held, breaks) into one int ordered as that tuple (``_Ranks``) and the path
+# is (last op, the path before it), a shared linked list. ``breaks`` counts the ops run right
+# after an op they do not read from (each one may cut a cascade): among frontiers of equal peak
+# and memory, the fewer the better.
+_Frontier = tuple[int, int, int, tuple[int, ...], Any]
+
+
 @dataclass(frozen=True, slots=True)
-class _Frontier:
-    """A set of ops done: the peak so far, what is held, the ops ready next and how it got here.
+class _Ranks:
+    """(peak bytes, held bytes, breaks) as one int that compares as the tuple does: each field
+    below its bound (``held_bound`` over any bytes held, ``breaks_bound`` over any break count)."""
 
-    ``breaks`` counts the ops run right after an op they do not read from (each one may cut a
-    cascade): among frontiers of equal peak and memory, the fewer the better."""
+    held_bound: int
+    breaks_bound: int
 
-    peak_bytes: int
-    held_bytes: int
-    held: int
-    breaks: int
-    ready: tuple[int, ...]
-    path: tuple[int, Any] | None  # (last op, the path before it), a shared linked list
+    def pack(self, peak_bytes: int, held_bytes: int, breaks: int) -> int:
+        return (peak_bytes * self.held_bound + held_bytes) * self.breaks_bound + breaks
 
-    @property
-    def rank(self) -> tuple[int, int, int]:
-        return self.peak_bytes, self.held_bytes, self.breaks
+    def peak_bytes(self, rank: int) -> int:
+        return rank // (self.held_bound * self.breaks_bound)
+
+    def held_bytes(self, rank: int) -> int:
+        return rank // self.breaks_bound % self.held_bound
+
+    def breaks(self, rank: int) -> int:
+        return rank % self.breaks_bound
 
 
 def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: int | None = None) -> tuple[int, ...]:
@@ -188,46 +203,101 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     for k, ps in enumerate(preds):
         for p in ps:
             succs[p].append(k)
+    pred_masks = [sum(1 << p for p in ps) for ps in preds]
     memory = _Memory(graph, sizes)
     held_bytes, held = memory.initial()
+    ranks = _Ranks(held_bound=held_bytes + sum(memory.size) + 1, breaks_bound=count + 1)
     ready = tuple(k for k, ps in enumerate(preds) if not ps)
-    level = {0: _Frontier(held_bytes, held_bytes, held, 0, ready, None)}
-    run = memory.run
+    level: dict[int, _Frontier] = {0: (ranks.pack(held_bytes, held_bytes, 0), held_bytes, held, ready, None)}
+    demand = demand_order(graph, preds)
+    identity_peak, demand_peak = order_peak_bytes(graph, identity, sizes), order_peak_bytes(graph, demand, sizes)
+    fallback = demand if demand_peak < identity_peak else identity
     for _ in range(count):
-        # Each frontier reached is kept as (rank, tensors held, last op, frontier before it) and only
-        # the ones the beam keeps are built (their ready ops are the costly part): the same search.
-        following: dict[int, tuple[tuple[int, int, int], int, int, _Frontier]] = {}
-        for done, state in level.items():
-            last = -1 if state.path is None else state.path[0]
-            peak, held_bytes, held, breaks = state.peak_bytes, state.held_bytes, state.held, state.breaks
-            for k in state.ready:
-                step, b, h = run(done, held_bytes, held, k)
-                key = done | (1 << k)
-                candidate_rank = (peak if peak >= step else step, b, breaks + (last not in preds[k]))
-                best = following.get(key)
-                if best is not None and best[0] <= candidate_rank:
-                    continue
-                following[key] = (candidate_rank, h, k, state)
+        following = _reached(level, memory, preds, ranks)
+        if _cannot_win(ranks.peak_bytes(min(r[0] for r in following.values())), identity_peak, demand_peak):
+            return fallback
         kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
                 else following.items())
-        level = {key: _advanced(key, *reached, preds, succs) for key, reached in kept}
+        level = {key: _advanced(key, *reached, pred_masks, succs, ranks) for key, reached in kept}
     (final,) = level.values()
     found: list[int] = []
-    path = final.path
+    path = final[4]
     while path is not None:
         found.append(path[0])
         path = path[1]
-    searched, demand = tuple(reversed(found)), demand_order(graph, preds)
-    order, peak = min(((o, order_peak_bytes(graph, o, sizes)) for o in (searched, demand)), key=lambda c: c[1])
-    return identity if peak >= order_peak_bytes(graph, identity, sizes) else order
+    searched = tuple(reversed(found))
+    searched_peak = order_peak_bytes(graph, searched, sizes)
+    order, peak = (searched, searched_peak) if searched_peak <= demand_peak else (demand, demand_peak)
+    return identity if peak >= identity_peak else order
 
 
-def _advanced(done: int, rank: tuple[int, int, int], held: int, k: int, before: _Frontier,
-              preds: list[frozenset[int]], succs: list[list[int]]) -> _Frontier:
+def _cannot_win(least_peak_bytes: int, identity_peak_bytes: int, demand_peak_bytes: int) -> bool:
+    """Whether a search whose frontiers all peak at ``least_peak_bytes`` or more can no longer
+    change the answer: the order it finds peaks at least as high (peaks only grow along a path),
+    so it loses to the file order on a tie and to the demand order only when strictly above it
+    (the searched order wins a tie with the demand order)."""
+    if demand_peak_bytes < identity_peak_bytes:
+        return least_peak_bytes > demand_peak_bytes
+    return least_peak_bytes >= identity_peak_bytes
+
+
+def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset[int]],
+             ranks: _Ranks) -> dict[int, tuple[int, int, int, _Frontier]]:
+    """Each frontier one op beyond ``level``'s, by its ops done: (rank, tensors held, the op run,
+    the frontier before it), the least rank kept (the first reached on a tie). Only the ones the
+    beam keeps are built (their ready ops are the costly part). ``memory.run`` inlined: this is
+    the search's inner loop.
+
+    What is held after a set of ops depends on the set only (each map from its first access to its
+    last), so the frontiers reaching one set differ only in their peak and breaks: a set reached
+    before is compared on those alone."""
+    op_tensors = memory.op_tensors
+    bits = [1 << k for k in range(len(op_tensors))]
+    held_bound, breaks_bound = ranks.held_bound, ranks.breaks_bound
+    unit = held_bound * breaks_bound
+    following: dict[int, tuple[int, int, int, _Frontier]] = {}
+    for done, state in level.items():
+        rank, held_bytes, held, ready, path = state
+        last = -1 if path is None else path[0]
+        peak = rank // unit
+        breaks = rank % breaks_bound
+        for k in ready:
+            after = done | bits[k]
+            best = following.get(after)
+            if best is not None:
+                if best[0] < peak * unit:  # its peak is below this frontier's already
+                    continue
+                step = held_bytes
+                for bit, size, _accesses in op_tensors[k]:
+                    if not held & bit:
+                        step += size
+                candidate = ((peak if peak >= step else step) * unit + best[0] % unit - best[0] % breaks_bound
+                             + breaks + (last not in preds[k]))
+                if best[0] > candidate:
+                    following[after] = (candidate, best[1], k, state)
+                continue
+            step = b = held_bytes
+            h = held
+            pending = ~after
+            for bit, size, accesses in op_tensors[k]:
+                if not h & bit:
+                    step += size
+                    b += size
+                    h |= bit
+                if not accesses & pending:
+                    b -= size
+                    h &= ~bit
+            following[after] = (((peak if peak >= step else step) * held_bound + b) * breaks_bound + breaks
+                                + (last not in preds[k]), h, k, state)
+    return following
+
+
+def _advanced(done: int, rank: int, held: int, k: int, before: _Frontier,
+              pred_masks: list[int], succs: list[list[int]], ranks: _Ranks) -> _Frontier:
     """The frontier ``done`` reached from ``before`` by running op ``k``, with ``rank`` and ``held``."""
-    now_ready = [r for r in before.ready if r != k]
-    now_ready += [s for s in succs[k] if all(done >> p & 1 for p in preds[s])]
-    return _Frontier(rank[0], rank[1], held, rank[2], tuple(sorted(now_ready)), (k, before.path))
+    now_ready = [r for r in before[3] if r != k]
+    now_ready += [s for s in succs[k] if pred_masks[s] & done == pred_masks[s]]
+    return rank, ranks.held_bytes(rank), held, tuple(sorted(now_ready)), (k, before[4])
 
 
 def demand_order(graph: LoweredGraph, preds: list[frozenset[int]] | None = None) -> tuple[int, ...]:

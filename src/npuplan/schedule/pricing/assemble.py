@@ -80,7 +80,7 @@ def assemble(
         span = range(net.times[cascade.start], net.times[cascade.end] + 1)
         members = tuple(net.npu_ops[k].name for k in range(cascade.start, cascade.end + 1))
         cascades.append(Cascade(cascade.id, members, rolling, max(usage[t] for t in span)))
-    peak = allocated_peak_bytes(buffers, allocator)
+    peak = allocated_peak_bytes(buffers, allocator, oracle.placements)
     aliases = tuple(inplace_outputs(net, dec).items())
     return Schedule(tuple(ops), MappingProxyType(placements), tuple(cascades), peak, notes, aliases,
                     tuple(sorted(dec.staged_fms)))

@@ -12,6 +12,7 @@ from npuplan.cost.model import CostMemo
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.memory.allocators import PlacementMemo
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.model.geometry import input_rows
@@ -66,6 +67,7 @@ class CostModelOracle:
         self._memo = CostMemo()  # what cost.model may reuse between queries
         self._stripes: dict[tuple[NpuOp, int], tuple[StripeRows, ...]] = {}
         self.costed: dict[tuple[Any, ...], Costed] = {}
+        self.placements = PlacementMemo()
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config) -> its whole stream's bytes
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.memory.allocators import PlacementMemo
 from npuplan.cost.model import weight_wait_npu_cycles
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
@@ -78,9 +79,12 @@ class CostOracle(Protocol):
 
     ``costed`` is the memo of ``schedule.costing.cost_op``: the costings made through this oracle,
     keyed there on everything a costing reads, so they live as long as the oracle's answers.
+    ``placements`` is the HillClimb memo (``memory.allocators.PlacementMemo``) of the plans priced
+    through it: a plan's schedule and its command stream often allocate the same ranges.
     """
 
     costed: dict[tuple[Any, ...], Costed]
+    placements: PlacementMemo
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any: ...
 
@@ -130,6 +134,7 @@ class EstimateOracle:
     def __init__(self, arch: Architecture) -> None:
         self._arch = arch
         self.costed: dict[tuple[Any, ...], Costed] = {}
+        self.placements = PlacementMemo()
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))
@@ -212,6 +217,7 @@ class MemoOracle:
         self._alternatives: dict[tuple[NpuOp, Shape4D], tuple[Any, ...]] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
         self.costed: dict[tuple[Any, ...], Costed] = {}
+        self.placements = PlacementMemo()
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         key = (op, ofm_stripe)
