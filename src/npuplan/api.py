@@ -21,6 +21,7 @@ from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.lowering.deployable import gather_split_writes
+from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
 from npuplan.schedule import plan_schedule
@@ -158,13 +159,13 @@ class PreparedModel:
         return Path(self.path).stem
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
-                cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
+                cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
-        key = (accel.name, concat_writes, deployable, cpu_ops)
+        key = (accel.name, concat_writes, deployable, cpu_ops, fold_leaky)
         found = self._lowered.get(key)
         if found is None:
             found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes,
-                                               deployable=deployable, cpu_ops=cpu_ops)
+                                               deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky)
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
@@ -174,10 +175,21 @@ class PreparedModel:
         does not write slices in place: the emitter keeps ops writing at an offset on the CPU, so
         that variant would only look cheaper by running less on the NPU."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        found = [plain, *self._unfolded_leaky(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
         if not concat_in_place or deployable:
-            return [plain]
+            return found
         fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
-        return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
+        return found if len(fused.ops) == len(plain.ops) else [*found, fused]
+
+    def _unfolded_leaky(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
+                        cpu_ops: frozenset[int]) -> list[LoweredGraph]:
+        """The lowering that keeps each ``max(x, x * alpha)`` as MUL and MAXIMUM, when ``plain``
+        folded one into a LEAKY_RELU table: which is faster depends on the accelerator (a table
+        fused into its producer costs its output stage a cycle per element on U55-128 and U65-256,
+        two elementwise ops fewer), so the planner prices both rather than a rule choosing."""
+        if not any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
+            return []
+        return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=False)]
 
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,

@@ -114,11 +114,14 @@ def lower_op(op: Op) -> tuple[LoweredOp, ...]:
     return with_fused_lut(op, _CONVERTERS[op.type](op))
 
 
-def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
-                  deployable: bool = False) -> tuple[Graph, tuple[tuple[str, str], ...]]:
+def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,
+                  fold_leaky: bool = True) -> tuple[Graph, tuple[tuple[str, str], ...]]:
     """Run the graph-level passes in order; return the graph and every op they removed.
     ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``) and
-    leaves TRANSPOSEs and the reshapes around them as they are (the emitter runs one-step ones only)."""
+    leaves TRANSPOSEs and the reshapes around them as they are (the emitter runs one-step ones only).
+    ``fold_leaky``: ``max(x, x * alpha)`` becomes one LEAKY_RELU table (``mul_max``); without it the
+    MUL and MAXIMUM stay two elementwise ops (which is faster depends on the accelerator: the planner
+    prices both, ``api.PreparedModel.variants``)."""
     removed: tuple[tuple[str, str], ...] = ()
     graph, gone = fold_shape_ops(graph)
     removed += gone
@@ -133,8 +136,9 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     if not deployable:  # the emitter runs no multi-step TRANSPOSE: the file keeps the ops for the CPU
         graph, gone = fold_transpose_views(graph)
         removed += gone
-    graph, gone = fold_mul_max(graph)
-    removed += gone
+    if fold_leaky:
+        graph, gone = fold_mul_max(graph)
+        removed += gone
     graph, gone = drop_noop_reshapes(graph)
     removed += gone
     graph, gone = drop_noop_means(graph)
@@ -158,19 +162,20 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
-          deployable: bool = False, cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
+          deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
     whether it pays is the planner's choice. With ``deployable`` only what the emitter can express
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
-    indices a deployable plan also keeps on the CPU (the emitter refused them)."""
+    indices a deployable plan also keeps on the CPU (the emitter refused them). ``fold_leaky``: see
+    ``rewrite_graph``."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
     source, _ = resolve_dynamic_shapes(model.main)  # a dynamic batch planned as 1: every shape is known
-    graph, removed = rewrite_graph(source, accelerator, deployable=deployable)
+    graph, removed = rewrite_graph(source, accelerator, deployable=deployable, fold_leaky=fold_leaky)
     originals = {id(op) for op in source.ops}
     ops: list[LoweredOp] = []
     for op in graph.ops:
