@@ -22,6 +22,7 @@ from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.lowering.mul_max import FOLDED_REASON
+from npuplan.lowering.reduce_max import has_depth_reduction
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
 from npuplan.schedule import plan_schedule
@@ -159,37 +160,45 @@ class PreparedModel:
         return Path(self.path).stem
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
-                cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True) -> LoweredGraph:
+                cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
-        key = (accel.name, concat_writes, deployable, cpu_ops, fold_leaky)
+        key = (accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees)
         found = self._lowered.get(key)
         if found is None:
-            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes,
-                                               deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky)
+            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes, deployable=deployable,
+                                               cpu_ops=cpu_ops, fold_leaky=fold_leaky, max_trees=max_trees)
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
                  cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
-        """The lowerings a plan compares: the plain one, and the one whose producers write
-        concatenated slices in place when ``concat_in_place`` and it differs. A deployable plan
-        does not write slices in place: the emitter keeps ops writing at an offset on the CPU, so
-        that variant would only look cheaper by running less on the NPU."""
+        """The lowerings a plan compares: the plain one; those choosing the other form of an op
+        whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
+        one whose producers write concatenated slices in place when ``concat_in_place`` and it
+        differs. A deployable plan does not write slices in place: the emitter keeps ops writing at
+        an offset on the CPU, so that variant would only look cheaper by running less on the NPU."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
-        found = [plain, *self._unfolded_leaky(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
+        found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
         if not concat_in_place or deployable:
             return found
         fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
         return found if len(fused.ops) == len(plain.ops) else [*found, fused]
 
-    def _unfolded_leaky(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
-                        cpu_ops: frozenset[int]) -> list[LoweredGraph]:
-        """The lowering that keeps each ``max(x, x * alpha)`` as MUL and MAXIMUM, when ``plain``
-        folded one into a LEAKY_RELU table: which is faster depends on the accelerator (a table
-        fused into its producer costs its output stage a cycle per element on U55-128 and U65-256,
-        two elementwise ops fewer), so the planner prices both rather than a rule choosing."""
-        if not any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
-            return []
-        return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=False)]
+    def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
+                           cpu_ops: frozenset[int]) -> list[LoweredGraph]:
+        """``plain`` lowered with the other form of each choice it met, one choice at a time and all
+        together, for the planner to price rather than a rule to choose:
+        - ``max(x, x * alpha)`` kept as MUL and MAXIMUM rather than folded into one LEAKY_RELU table
+          (a table fused into its producer costs U65's output stage a cycle per element);
+        - a REDUCE_MAX over depth as a tree of MAXIMUMs rather than one pool (``lowering.reduce_max``).
+        """
+        choices = []
+        if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
+            choices.append({"fold_leaky": False})
+        if has_depth_reduction(plain.ops):
+            choices.append({"max_trees": True})
+        if len(choices) > 1:
+            choices.append({k: v for choice in choices for k, v in choice.items()})
+        return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
 
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,

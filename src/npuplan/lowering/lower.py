@@ -51,6 +51,7 @@ from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
                                         fuse_concat_writes, fuse_reshape_reads)
 from npuplan.lowering.mul_max import fold_mul_max
+from npuplan.lowering.reduce_max import reduce_max_trees
 from npuplan.lowering.ofm_views import kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order, vela_pass_order
@@ -162,7 +163,8 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
-          deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True) -> LoweredGraph:
+          deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
+          max_trees: bool = False) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -170,7 +172,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
     indices a deployable plan also keeps on the CPU (the emitter refused them). ``fold_leaky``: see
-    ``rewrite_graph``."""
+    ``rewrite_graph``. ``max_trees``: each REDUCE_MAX over depth alone runs as a tree of MAXIMUMs
+    rather than one pool (``lowering.reduce_max``)."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
@@ -192,6 +195,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         except Exception as error:
             mark_op(error, op.name)
             raise
+    if max_trees:
+        ops = list(reduce_max_trees(tuple(ops)))
     variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
     placed = _placed(tuple(ops), outputs, concat_writes, framed_writes=not deployable)
