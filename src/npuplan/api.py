@@ -22,6 +22,7 @@ from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.lowering.mul_max import FOLDED_REASON
+from npuplan.lowering.mean import sums_in_one_position
 from npuplan.lowering.reduce_max import has_depth_reduction
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
@@ -160,13 +161,15 @@ class PreparedModel:
         return Path(self.path).stem
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
-                cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False) -> LoweredGraph:
+                cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
+                parallel_means: bool = False) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
-        key = (accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees)
+        key = (accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means)
         found = self._lowered.get(key)
         if found is None:
             found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes, deployable=deployable,
-                                               cpu_ops=cpu_ops, fold_leaky=fold_leaky, max_trees=max_trees)
+                                               cpu_ops=cpu_ops, fold_leaky=fold_leaky, max_trees=max_trees,
+                                               parallel_means=parallel_means)
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
@@ -189,13 +192,16 @@ class PreparedModel:
         together, for the planner to price rather than a rule to choose:
         - ``max(x, x * alpha)`` kept as MUL and MAXIMUM rather than folded into one LEAKY_RELU table
           (a table fused into its producer costs U65's output stage a cycle per element);
-        - a REDUCE_MAX over depth as a tree of MAXIMUMs rather than one pool (``lowering.reduce_max``).
+        - a REDUCE_MAX over depth as a tree of MAXIMUMs rather than one pool (``lowering.reduce_max``);
+        - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``).
         """
         choices = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
             choices.append({"fold_leaky": False})
         if has_depth_reduction(plain.ops):
             choices.append({"max_trees": True})
+        if any(sums_in_one_position(op) for op in plain.ops):
+            choices.append({"parallel_means": True})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]

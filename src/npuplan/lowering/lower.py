@@ -105,13 +105,16 @@ _CONVERTERS: dict[str, Converter] = {
 }
 
 
-def lower_op(op: Op) -> tuple[LoweredOp, ...]:
-    """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU."""
+def lower_op(op: Op, *, parallel_means: bool = False) -> tuple[LoweredOp, ...]:
+    """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
+    (``parallel_means``: see ``lower``)."""
     reason = unsupported_reason(op)
     if reason is None and op.type not in _CONVERTERS:
         reason = f"{op.type} is not lowered by npuplan"
     if reason is not None:
         return (CpuOp(op, reason),)
+    if parallel_means and op.type == "MEAN":
+        return with_fused_lut(op, convert_mean(op, parallel=True))
     return with_fused_lut(op, _CONVERTERS[op.type](op))
 
 
@@ -164,7 +167,7 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
-          max_trees: bool = False) -> LoweredGraph:
+          max_trees: bool = False, parallel_means: bool = False) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -173,7 +176,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
     indices a deployable plan also keeps on the CPU (the emitter refused them). ``fold_leaky``: see
     ``rewrite_graph``. ``max_trees``: each REDUCE_MAX over depth alone runs as a tree of MAXIMUMs
-    rather than one pool (``lowering.reduce_max``)."""
+    rather than one pool (``lowering.reduce_max``). ``parallel_means``: a MEAN of a whole map
+    sums its rows in parallel (``mean.parallel_rows``)."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
@@ -183,7 +187,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op)
+            lowered = lower_op(op, parallel_means=parallel_means)
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)
