@@ -68,7 +68,8 @@ def parallel_rows(shape: list[int], reduce: list[bool]) -> int | None:
     sums in parallel, or None to sum them with one kernel: a depthwise kernel over the whole
     reduced area computes one micro-block position, each step waiting on its weights; the same
     elements seen as ``rows`` rows of ``area / rows`` are summed row by row in one pass over an OFM
-    of ``rows`` positions (int32), and a tree of int32 Adds of halves sums the rows exactly."""
+    of ``rows`` positions (int32, one column), and a tree of int32 Adds of halves sums the rows
+    exactly."""
     n, h, w, _ = shape
     if n != 1 or not (reduce[1] or h == 1) or not (reduce[2] or w == 1):
         return None
@@ -83,10 +84,10 @@ _MIN_ROW_ELEMENTS = 4
 
 
 def sums_in_one_position(op: object) -> bool:
-    """Whether the lowered ``op`` is a MEAN's depthwise sum of a whole map into one OFM
-    position that ``convert_mean(parallel=True)`` may sum in parallel rows instead."""
+    """Whether the lowered ``op`` is a MEAN's depthwise sum of a whole map into one OFM position
+    that ``convert_mean(parallel=True)`` may sum in parallel rows instead."""
     return (isinstance(op, NpuOp) and op.tflite_type == "MEAN" and op.block_type is BlockType.DEPTHWISE
-            and op.ofm_shape.h == op.ofm_shape.w == 1
+            and op.ofm_shape.h == op.ofm_shape.w == 1 and op.ifm_read_offset is None
             and op.kernel.elements >= _PARALLEL_ROWS[-1] * _MIN_ROW_ELEMENTS and op.kernel.elements % 4 == 0)
 
 
@@ -101,10 +102,9 @@ def _summed_rows(op: Op, ifm: Tensor, shape: list[int], rows: int) -> tuple[list
     bias_dtype = np.int64 if ifm.dtype == DataType.INT16 else np.int32
     bias = _const(f"{name}_conv_rows_bias", (channels,), DataType(np.dtype(bias_dtype).name),
                   np.zeros(channels, dtype=bias_dtype))
-    # the row sums are kept as one row of ``rows`` columns (the depthwise op writes them as a column,
-    # the same bytes): the Adds read their halves at a column offset, so nothing striping the ops by
-    # rows (a cascade) meets an operand read rows away from the rows it writes
-    acc = Tensor(f"{op.outputs[0].name}_row_sums", (1, 1, rows, channels), DataType.INT32, _UNIT)
+    # the Adds read their halves at a row offset: an op reading at an offset is never cascaded
+    # (``schedule.model.geometry``), so no stripe of rows meets an operand read rows away
+    acc = Tensor(f"{op.outputs[0].name}_row_sums", (1, rows, 1, channels), DataType.INT32, _UNIT)
     ops = [NpuOp(
         name=f"{name}{name}_conv_rows", tflite_type=op.type, op_type="DepthwiseConv2DBias",
         block_type=BlockType.DEPTHWISE, ifm=ifm, ifm_shape=Shape4D(1, rows, width, channels), ofm=acc,
@@ -113,12 +113,12 @@ def _summed_rows(op: Op, ifm: Tensor, shape: list[int], rows: int) -> tuple[list
     )]
     while rows > 1:
         rows //= 2
-        box = Shape4D(1, 1, rows, channels)
-        out = Tensor(f"{op.outputs[0].name}_row_sums_{rows}", (1, 1, rows, channels), DataType.INT32, _UNIT)
+        box = Shape4D(1, rows, 1, channels)
+        out = Tensor(f"{op.outputs[0].name}_row_sums_{rows}", (1, rows, 1, channels), DataType.INT32, _UNIT)
         ops.append(NpuOp(
             name=f"{name}_add_rows_{rows}", tflite_type=op.type, op_type="Add", block_type=BlockType.ELEMENTWISE,
             ifm=acc, ifm_shape=box, ifm2=acc, ifm2_shape=box, ofm=out, ofm_shape=box, elementwise="ADD",
-            ifm_read_offset=Shape4D(0, 0, 0, 0), ifm2_read_offset=Shape4D(0, 0, rows, 0), source_index=op.index,
+            ifm_read_offset=Shape4D(0, 0, 0, 0), ifm2_read_offset=Shape4D(0, rows, 0, 0), source_index=op.index,
         ))
         acc = out
     return ops, acc, out_shape
