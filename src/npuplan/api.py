@@ -21,6 +21,9 @@ from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.deployable import gather_split_writes
+from npuplan.lowering.mul_max import FOLDED_REASON
+from npuplan.lowering.mean import sums_in_one_position
+from npuplan.lowering.reduce_max import has_depth_reduction
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
 from npuplan.schedule import plan_schedule
@@ -138,8 +141,9 @@ class PreparedModel:
         self.model = model
         self.path = str(path)
         self.warnings = model_warnings(model)  # what the model verifier accepted with a warning
-        self._lowered: dict[tuple[str, bool, bool, frozenset[int]], LoweredGraph] = {}
-        self._stages: dict[tuple[str, bool, frozenset[int]], LoweredOps] = {}  # shared by both concat lowerings
+        self._lowered: dict[tuple[str, bool, bool, frozenset[int], bool, bool, bool], LoweredGraph] = {}
+        # shared by both concat lowerings
+        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
 
@@ -159,29 +163,54 @@ class PreparedModel:
         return Path(self.path).stem
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
-                cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
+                cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
+                parallel_means: bool = False) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
-        key = (accel.name, concat_writes, deployable, cpu_ops)
+        key = (accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means)
         found = self._lowered.get(key)
         if found is None:
-            stage_key = (accel.name, deployable, cpu_ops)
+            stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means)
             stage = self._stages.get(stage_key)
             if stage is None:
-                stage = self._stages[stage_key] = lowered_ops(self.model, accel, deployable=deployable, cpu_ops=cpu_ops)
+                stage = self._stages[stage_key] = lowered_ops(
+                    self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
+                    max_trees=max_trees, parallel_means=parallel_means)
             found = self._lowered[key] = placed(stage, concat_writes=concat_writes)
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
                  cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
-        """The lowerings a plan compares: the plain one, and the one whose producers write
-        concatenated slices in place when ``concat_in_place`` and it differs. A deployable plan
-        does not write slices in place: the emitter keeps ops writing at an offset on the CPU, so
-        that variant would only look cheaper by running less on the NPU."""
+        """The lowerings a plan compares: the plain one; those choosing the other form of an op
+        whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
+        one whose producers write concatenated slices in place when ``concat_in_place`` and it
+        differs. A deployable plan does not write slices in place: the emitter keeps ops writing at
+        an offset on the CPU, so that variant would only look cheaper by running less on the NPU."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
         if not concat_in_place or deployable:
-            return [plain]
+            return found
         fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
-        return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
+        return found if len(fused.ops) == len(plain.ops) else [*found, fused]
+
+    def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
+                           cpu_ops: frozenset[int]) -> list[LoweredGraph]:
+        """``plain`` lowered with the other form of each choice it met, one choice at a time and all
+        together, for the planner to price rather than a rule to choose:
+        - ``max(x, x * alpha)`` kept as MUL and MAXIMUM rather than folded into one LEAKY_RELU table
+          (a table fused into its producer costs U65's output stage a cycle per element);
+        - a REDUCE_MAX over depth as a tree of MAXIMUMs rather than one pool (``lowering.reduce_max``);
+        - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``).
+        """
+        choices = []
+        if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
+            choices.append({"fold_leaky": False})
+        if has_depth_reduction(plain.ops):
+            choices.append({"max_trees": True})
+        if any(sums_in_one_position(op) for op in plain.ops):
+            choices.append({"parallel_means": True})
+        if len(choices) > 1:
+            choices.append({k: v for choice in choices for k, v in choice.items()})
+        return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
 
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,

@@ -40,3 +40,31 @@ def test_prepared_model_lowers_once_per_accelerator(data_dir):
     assert first.lowered is second.lowered
     assert first.weight_encodings is second.weight_encodings
     assert first.network == "ds_cnn_kws" and first.model_path == str(data_dir / "ds_cnn_kws.tflite")
+
+
+def _leaky_model():
+    from npuplan.ir.types import DataType, Quantization
+    from tests.unit.lowering._build import conv, const, fm, graph, model, op
+
+    x, y, p, z = fm("x", (1, 16, 16, 8)), fm("y", (1, 16, 16, 8)), fm("p", (1, 16, 16, 8)), fm("z", (1, 16, 16, 8))
+    alpha = const("alpha", 30, DataType.INT8, Quantization((0.01,), (0,)))
+    ops = [conv(x, y), op("MUL", [y, alpha], [p], 1, fused_activation_function="NONE"),
+           op("MAXIMUM", [y, p], [z], 2)]
+    return model(graph(ops, [x], [z]))
+
+
+@pytest.mark.parametrize("deployable", [False, True])
+def test_leaky_table_or_mul_and_maximum_is_priced_per_accelerator(deployable):
+    """``max(x, x * alpha)``: a table fused into the convolution costs the U65-256 output stage a
+    cycle per element (four times its plain rate), more than a MUL and a MAXIMUM; on U55-128 the
+    table is cheaper. Both lowerings are planned and the cheaper one kept."""
+    prepared = PreparedModel(_leaky_model(), "leaky.tflite")
+    chosen = {}
+    for accel, system, mode in (("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
+                                ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram_384KB")):
+        options = make_options(accelerator_config=accel, system_config=system, memory_mode=mode, deployable=deployable)
+        result = plan_prepared(prepared, options)
+        chosen[accel] = [o.op_type for o in result.lowered.npu_ops]
+        assert len(prepared.variants(result.arch.accelerator, concat_in_place=True, deployable=deployable)) >= 2
+    assert chosen["ethos-u55-128"] == ["Conv2DBias"]
+    assert chosen["ethos-u65-256"] == ["Conv2DBias", "Mul", "Maximum"]

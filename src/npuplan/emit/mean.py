@@ -1,7 +1,8 @@
 """The explicit output scaling of a MEAN's operations, as Vela's decomposition runs them.
 
 The lowering (``lowering.mean``) sums the reduced window by depthwise convolutions of ones into
-int32 (per-channel scale 1: ``emit.weights``), adds partial sums (scale 1, shift 0),
+int32 (per-channel scale 1: ``emit.weights``), in one position or in parallel rows, adds partial
+sums (scale 1, shift 0),
 and multiplies by a constant holding TFLite's reference multiplier
 (``lowering.fixedpoint.mean_scaling``); the Mul's output scale is 1 with that multiplier's shift
 (Vela's ``31 - shift``), so the stream computes TFLite's ``MultiplyByQuantizedMultiplier`` of the
@@ -23,7 +24,9 @@ def mean_rescale(op: NpuOp, ops: Iterable[NpuOp]) -> tuple[int, int] | None:
     if op.elementwise == "ADD":
         return 1, 0
     sums = [o for o in ops if o.source_index == op.source_index and o.block_type is BlockType.DEPTHWISE]
-    count = sum(o.kernel.height * o.kernel.width for o in sums)
+    # elements averaged into each output: the MEAN's input over its output (the depthwise kernels
+    # cover the reduced window once, summed in one position or in parallel rows then added)
+    count = sums[0].ifm.elements // max(op.ofm.elements, 1) if sums else 0
     ifm, ofm = sums[0].ifm.quant if sums else None, op.ofm.quant
     if not sums or ifm is None or ofm is None:
         return None

@@ -88,6 +88,15 @@ def _ofm_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
     return (0, op.ofm_shape.c) if piece is None else (piece.depth_start, piece.depth_end)
 
 
+def _ifm_view_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int] | None:
+    """The channels of a reshaped IFM view a per-channel op (depthwise, pool) reads in a stripe of
+    one weight slice: the slice's (the stream records the view as the whole tensor); None: all."""
+    piece = command.weight_slice
+    if piece is None or op.block_type not in (BlockType.DEPTHWISE, BlockType.POOLING):
+        return None
+    return piece.depth_start, piece.depth_end
+
+
 def view_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
     """The IFM rows (in the op's IFM view) this stripe's kernel reads: all of them for the whole OFM."""
     a, b = ofm_rows(op, command)
@@ -294,8 +303,10 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     assert command.ifm is not None
     if op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself
         npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm.shape4d)
+    elif _reshaped(op):
+        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command), _ifm_view_channels(op, command))
     else:
-        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command) if _reshaped(op) else None)
+        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape)
     if command.ifm2 is not None and op.ifm2 is not None and op.ifm2_shape is not None:
         a, b = ofm_rows(op, command)
         rows2 = (a, b) if op.ifm2_shape.h == op.ofm_shape.h else (0, op.ifm2_shape.h)  # else broadcast in H

@@ -53,6 +53,7 @@ from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
                                         fuse_concat_writes, fuse_reshape_reads)
 from npuplan.lowering.mul_max import fold_mul_max
+from npuplan.lowering.reduce_max import reduce_max_trees
 from npuplan.lowering.ofm_views import kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order, vela_pass_order
@@ -106,21 +107,27 @@ _CONVERTERS: dict[str, Converter] = {
 }
 
 
-def lower_op(op: Op) -> tuple[LoweredOp, ...]:
-    """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU."""
+def lower_op(op: Op, *, parallel_means: bool = False) -> tuple[LoweredOp, ...]:
+    """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
+    (``parallel_means``: see ``lower``)."""
     reason = unsupported_reason(op)
     if reason is None and op.type not in _CONVERTERS:
         reason = f"{op.type} is not lowered by npuplan"
     if reason is not None:
         return (CpuOp(op, reason),)
+    if parallel_means and op.type == "MEAN":
+        return with_fused_lut(op, convert_mean(op, parallel=True))
     return with_fused_lut(op, _CONVERTERS[op.type](op))
 
 
-def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
-                  deployable: bool = False) -> tuple[Graph, tuple[tuple[str, str], ...]]:
+def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,
+                  fold_leaky: bool = True) -> tuple[Graph, tuple[tuple[str, str], ...]]:
     """Run the graph-level passes in order; return the graph and every op they removed.
     ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``) and
-    leaves TRANSPOSEs and the reshapes around them as they are (the emitter runs one-step ones only)."""
+    leaves TRANSPOSEs and the reshapes around them as they are (the emitter runs one-step ones only).
+    ``fold_leaky``: ``max(x, x * alpha)`` becomes one LEAKY_RELU table (``mul_max``); without it the
+    MUL and MAXIMUM stay two elementwise ops (which is faster depends on the accelerator: the planner
+    prices both, ``api.PreparedModel.variants``)."""
     removed: tuple[tuple[str, str], ...] = ()
     graph, gone = fold_shape_ops(graph)
     removed += gone
@@ -135,8 +142,9 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *,
     if not deployable:  # the emitter runs no multi-step TRANSPOSE: the file keeps the ops for the CPU
         graph, gone = fold_transpose_views(graph)
         removed += gone
-    graph, gone = fold_mul_max(graph)
-    removed += gone
+    if fold_leaky:
+        graph, gone = fold_mul_max(graph)
+        removed += gone
     graph, gone = drop_noop_reshapes(graph)
     removed += gone
     graph, gone = drop_noop_means(graph)
@@ -160,15 +168,21 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
-          deployable: bool = False, cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
+          deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
+          max_trees: bool = False, parallel_means: bool = False) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
     whether it pays is the planner's choice. With ``deployable`` only what the emitter can express
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
-    indices a deployable plan also keeps on the CPU (the emitter refused them)."""
-    return placed(lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops), concat_writes=concat_writes)
+    indices a deployable plan also keeps on the CPU (the emitter refused them). ``fold_leaky``: see
+    ``rewrite_graph``. ``max_trees``: each REDUCE_MAX over depth alone runs as a tree of MAXIMUMs
+    rather than one pool (``lowering.reduce_max``). ``parallel_means``: a MEAN of a whole map
+    sums its rows in parallel (``mean.parallel_rows``)."""
+    stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
+                        max_trees=max_trees, parallel_means=parallel_means)
+    return placed(stage, concat_writes=concat_writes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,18 +199,20 @@ class LoweredOps:
 
 
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
-                cpu_ops: frozenset[int] = frozenset()) -> LoweredOps:
-    """The first part of ``lower``: the graph passes and each op's NPU operations."""
+                cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
+                parallel_means: bool = False) -> LoweredOps:
+    """The first part of ``lower``: the graph passes and each op's NPU operations (the options
+    as ``lower``'s)."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
     source, _ = resolve_dynamic_shapes(model.main)  # a dynamic batch planned as 1: every shape is known
-    graph, removed = rewrite_graph(source, accelerator, deployable=deployable)
+    graph, removed = rewrite_graph(source, accelerator, deployable=deployable, fold_leaky=fold_leaky)
     originals = {id(op) for op in source.ops}
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op)
+            lowered = lower_op(op, parallel_means=parallel_means)
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)
@@ -208,6 +224,8 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
         except Exception as error:
             mark_op(error, op.name)
             raise
+    if max_trees:
+        ops = list(reduce_max_trees(tuple(ops)))
     return LoweredOps(source, graph, removed, tuple(ops), deployable, tuple(model.subgraphs[1:]))
 
 

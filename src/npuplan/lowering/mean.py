@@ -63,8 +63,70 @@ def _depth_along_width(shape: list[int], reduce: list[bool]) -> tuple[list[int],
     raise ValueError("a mean over height and depth but not width reads no contiguous window")
 
 
-def convert_mean(op: Op) -> tuple[NpuOp, ...]:
-    """The NPU ops of one MEAN (see module docstring)."""
+def parallel_rows(shape: list[int], reduce: list[bool]) -> int | None:
+    """How many rows a MEAN whose sums land in one OFM position (the whole map reduced to 1 x 1)
+    sums in parallel, or None to sum them with one kernel: a depthwise kernel over the whole
+    reduced area computes one micro-block position, each step waiting on its weights; the same
+    elements seen as ``rows`` rows of ``area / rows`` are summed row by row in one pass over an OFM
+    of ``rows`` positions (int32, one column), and a tree of int32 Adds of halves sums the rows
+    exactly."""
+    n, h, w, _ = shape
+    if n != 1 or not (reduce[1] or h == 1) or not (reduce[2] or w == 1):
+        return None
+    area = h * w
+    return next((rows for rows in _PARALLEL_ROWS if area % rows == 0 and area // rows >= _MIN_ROW_ELEMENTS), None)
+
+
+# Row counts tried, most first: 16 rows make 8 micro-block positions a step on a 2-high micro-block,
+# as many as the weight fetch of one step allows (more gain nothing, each further Add costs its own)
+_PARALLEL_ROWS = (16, 8, 4)
+_MIN_ROW_ELEMENTS = 4
+
+
+def sums_in_one_position(op: object) -> bool:
+    """Whether the lowered ``op`` is a MEAN's depthwise sum of a whole map into one OFM position
+    that ``convert_mean(parallel=True)`` may sum in parallel rows instead."""
+    return (isinstance(op, NpuOp) and op.tflite_type == "MEAN" and op.block_type is BlockType.DEPTHWISE
+            and op.ofm_shape.h == op.ofm_shape.w == 1 and op.ifm_read_offset is None
+            and op.kernel.elements >= _PARALLEL_ROWS[-1] * _MIN_ROW_ELEMENTS and op.kernel.elements % 4 == 0)
+
+
+def _summed_rows(op: Op, ifm: Tensor, shape: list[int], rows: int) -> tuple[list[NpuOp], Tensor, Shape4D]:
+    """One depthwise op summing ``ifm``'s reduced area as ``rows`` rows into int32, then the Adds of
+    halves reducing them to one; the ops, the sum and its shape (1 x 1 x 1 x C)."""
+    name, channels = op.name, shape[3]
+    width = shape[1] * shape[2] // rows
+    out_shape = Shape4D(1, 1, 1, channels)
+    weights = _const(f"{name}_conv_rows_weights", (1, 1, width, channels), DataType.UINT8,
+                     np.ones(width * channels, dtype=np.uint8))
+    bias_dtype = np.int64 if ifm.dtype == DataType.INT16 else np.int32
+    bias = _const(f"{name}_conv_rows_bias", (channels,), DataType(np.dtype(bias_dtype).name),
+                  np.zeros(channels, dtype=bias_dtype))
+    # the Adds read their halves at a row offset: an op reading at an offset is never cascaded
+    # (``schedule.model.geometry``), so no stripe of rows meets an operand read rows away
+    acc = Tensor(f"{op.outputs[0].name}_row_sums", (1, rows, 1, channels), DataType.INT32, _UNIT)
+    ops = [NpuOp(
+        name=f"{name}{name}_conv_rows", tflite_type=op.type, op_type="DepthwiseConv2DBias",
+        block_type=BlockType.DEPTHWISE, ifm=ifm, ifm_shape=Shape4D(1, rows, width, channels), ofm=acc,
+        ofm_shape=Shape4D(1, rows, 1, channels), weights=weights.data, weight_tensor=weights, bias=bias.data,
+        bias_tensor=bias, kernel=Kernel(1, width), source_index=op.index,
+    )]
+    while rows > 1:
+        rows //= 2
+        box = Shape4D(1, rows, 1, channels)
+        out = Tensor(f"{op.outputs[0].name}_row_sums_{rows}", (1, rows, 1, channels), DataType.INT32, _UNIT)
+        ops.append(NpuOp(
+            name=f"{name}_add_rows_{rows}", tflite_type=op.type, op_type="Add", block_type=BlockType.ELEMENTWISE,
+            ifm=acc, ifm_shape=box, ifm2=acc, ifm2_shape=box, ofm=out, ofm_shape=box, elementwise="ADD",
+            ifm_read_offset=Shape4D(0, 0, 0, 0), ifm2_read_offset=Shape4D(0, rows, 0, 0), source_index=op.index,
+        ))
+        acc = out
+    return ops, acc, out_shape
+
+
+def convert_mean(op: Op, *, parallel: bool = False) -> tuple[NpuOp, ...]:
+    """The NPU ops of one MEAN (see module docstring); ``parallel``: a MEAN reducing the whole map
+    to one position sums its rows in parallel where it can (``parallel_rows``)."""
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
     reduce = _reduced_axes(op)
@@ -73,6 +135,10 @@ def convert_mean(op: Op) -> tuple[NpuOp, ...]:
         shape, reduce = _depth_along_width(shape, reduce)
     h = shape[1] if reduce[1] else 1
     w = shape[2] if reduce[2] else 1
+    rows = parallel_rows(shape, reduce) if parallel else None
+    if rows is not None:
+        summed, acc, out_shape = _summed_rows(op, ifm, shape, rows)
+        return (*summed, _scaled(op, ifm, ofm, acc, out_shape, h * w))
     if h > MAX_KERNEL_HEIGHT and h * w <= MAX_KERNEL_ELEMENTS and reduce[1] and reduce[2]:
         shape = [shape[0], 1, h * w, shape[3]]
         h, w = 1, h * w
@@ -108,18 +174,22 @@ def convert_mean(op: Op) -> tuple[NpuOp, ...]:
             elementwise="ADD", source_index=op.index,
         ))
         acc = out
+    return (*ops, _scaled(op, ifm, ofm, acc, out_shape, h * w))
+
+
+def _scaled(op: Op, ifm: Tensor, ofm: Tensor, acc: Tensor, out_shape: Shape4D, count: int) -> NpuOp:
+    """The Mul applying 1 / ``count`` to the sums ``acc``, writing the OFM."""
     # the Mul's second operand is TFLite's reference multiplier (its shift is the Mul's output
     # scale, lowering.fixedpoint.mean_scaling); estimates only need its size
     multiplier = 1
     if ifm.quant is not None and ofm.quant is not None and ifm.quant.is_valid and ofm.quant.is_valid:
-        multiplier = mean_scaling(ifm.quant.scale[0], ofm.quant.scale[0], h * w)[0]
-    scalar = _const(f"{name}_mul_scalar", (1, 1, 1, 1), DataType.INT32, np.full(1, multiplier, dtype=np.int32))
-    ops.append(NpuOp(
-        name=f"{name}_mul", tflite_type=op.type, op_type="Mul", block_type=BlockType.ELEMENTWISE,
+        multiplier = mean_scaling(ifm.quant.scale[0], ofm.quant.scale[0], count)[0]
+    scalar = _const(f"{op.name}_mul_scalar", (1, 1, 1, 1), DataType.INT32, np.full(1, multiplier, dtype=np.int32))
+    return NpuOp(
+        name=f"{op.name}_mul", tflite_type=op.type, op_type="Mul", block_type=BlockType.ELEMENTWISE,
         ifm=acc, ifm_shape=out_shape, ifm2=scalar, ifm2_shape=Shape4D(), ofm=ofm, ofm_shape=out_shape,
         activation=fused_activation(op.options), elementwise="MUL", source_index=op.index,
-    ))
-    return tuple(ops)
+    )
 
 
 def drop_noop_means(graph: Graph) -> tuple[Graph, tuple[tuple[str, str], ...]]:

@@ -16,6 +16,8 @@ from npuplan.lowering._util import replace_op, without_op
 
 Removed = tuple[tuple[str, str], ...]
 
+FOLDED_REASON = "MUL and MAXIMUM of"  # how each removed MUL's reason starts (``api`` asks for it)
+
 
 def _alpha(mul: Op, shared: object) -> tuple[int, float] | None:
     """The MUL's constant as (its value less its zero point, its scale), or None."""
@@ -66,5 +68,5 @@ def fold_mul_max(graph: Graph) -> tuple[Graph, Removed]:
         mul, leaky = found
         graph = without_op(replace_op(graph, op, leaky), mul)
         alpha = leaky.options["alpha"]
-        removed.append((mul.name, f"MUL and MAXIMUM of '{op.name}' are one LEAKY_RELU (alpha {alpha:.4g})"))
+        removed.append((mul.name, f"{FOLDED_REASON} '{op.name}' are one LEAKY_RELU (alpha {alpha:.4g})"))
     return graph, tuple(removed)

@@ -41,7 +41,8 @@ def test_a_mean_runs_on_the_npu_with_vela_scaling(tmp_path):
     assert not planned.lowered.cpu_ops
     report = validate_tflite(emitted.data)
     kinds = [e.kind for s in report.streams for e in s.events if isinstance(e, NpuEvent)]
-    assert kinds == ["DepthWise", "ElementWise"]
+    # the sums in one position, or in parallel rows then added (whichever the plan prices cheaper)
+    assert kinds[0] == "DepthWise" and set(kinds[1:]) == {"ElementWise"}
     scale = registers_at_kicks(emitted.data, "OFM_SCALE")[-1]
     assert (scale & 0xFFFFFFFF, scale >> 32) == (1, 31 + 3)  # Vela's shift: 31 - (-3)
     mul = [e for s in report.streams for e in s.events if isinstance(e, NpuEvent)][-1]

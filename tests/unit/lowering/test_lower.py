@@ -383,3 +383,18 @@ def test_a_deployable_lut_after_a_pool_stays_its_own_operation() -> None:
               filter_height=2, fused_activation_function="NONE")
     ops = lower(model(graph([pool, op("HARD_SWISH", [y], [z], 1)], [x], [z])), U55_128, deployable=True).npu_ops
     assert [o.op_type for o in ops] == ["MaxPool", "Add"] and ops[1].lut is not None
+
+
+def test_a_whole_map_mean_sums_rows_in_parallel_when_asked() -> None:
+    """MEAN over 16x16: one depthwise op summing 16 rows of 16 into int32, four Adds of halves read
+    at row offsets, the Mul; without ``parallel_means`` one 16x16 kernel into one position."""
+    x, y = fm("x", (1, 16, 16, 8)), fm("y", (1, 1, 1, 8))
+    axes = const("axes", [1, 2], DataType.INT32, None)
+    m = model(graph([op("MEAN", [x, axes], [y], keep_dims=True)], [x], [y]))
+    assert [o.op_type for o in lower(m, U55_128).npu_ops] == ["DepthwiseConv2DBias", "Mul"]
+    ops = lower(m, U55_128, parallel_means=True).npu_ops
+    assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "Add", "Add", "Add", "Add", "Mul"]
+    assert ops[0].ifm_shape == Shape4D(1, 16, 16, 8) and ops[0].kernel.width == 16
+    assert ops[0].ofm_shape == Shape4D(1, 16, 1, 8) and ops[0].ofm.dtype is DataType.INT32
+    assert [o.ifm2_read_offset.h for o in ops[1:5]] == [8, 4, 2, 1]
+    assert ops[5].ifm is ops[4].ofm and ops[5].ifm_shape == Shape4D(1, 1, 1, 8)
