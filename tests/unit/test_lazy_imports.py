@@ -27,7 +27,7 @@ _NOT_FOR_HELP = ("numpy", "npuplan.api", "npuplan.schedule", "npuplan.lowering",
 _NOT_FOR_PLAN = ("npuplan.emit", "npuplan.report.html", "npuplan.report.sweep_html", "npuplan.sweep.runner",
                  "npuplan.sweep.fit", "npuplan.codec.encode", "npuplan.codec.decode", "npuplan.estimate.run",
                  "npuplan.run.runner", "npuplan.sim", "npuplan.regstream", "npuplan.velacli.supported_ops",
-                 "npuplan.velacli.compile", "ethosu", "rich", "plotly", "tempfile")
+                 "npuplan.velacli.compile", "ethosu", "rich", "plotly", "tempfile", "numpy.typing")
 
 
 def _loaded(*argv: str) -> tuple[int, set[str]]:
