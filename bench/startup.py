@@ -16,9 +16,13 @@ Then, in one process per source tree, where a plan's time goes: numpy's import, 
 dataclasses were loaded and what creating the dataclasses cost (CPU seconds of one process, so
 noisier than the least-of-N figures above).
 
+With ``--instructions``, also the instructions each command executes, counted by valgrind's
+callgrind (``PYTHONHASHSEED=0``, so the same tree counts the same to about 0.1%): a figure a loaded
+machine does not move, for comparing trees. Slow (~30 s a command).
+
 Several source trees side by side: ``--src before=/path/to/old/src --src after=src``.
 
-Usage: python bench/startup.py [--src [LABEL=]DIR ...] [--repeat N] [--python PATH]
+Usage: python bench/startup.py [--src [LABEL=]DIR ...] [--repeat N] [--python PATH] [--instructions]
 Results: python bench/record.py startup -- python bench/startup.py --src before=... --src after=src --repeat 5
 """
 
@@ -26,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,6 +84,17 @@ def cpu_seconds(cmd: list[str], env: dict[str, str]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def instructions(cmd: list[str], env: dict[str, str]) -> int:
+    """Instructions ``cmd`` executes (callgrind's count; fixed hash seed); raises when it fails."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                          env={**env, "PYTHONHASHSEED": "0"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"failed under valgrind: {' '.join(cmd)}")
+    return int(found.group(1))
+
+
 def tree_env(src: Path, pycache: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -100,8 +117,11 @@ def main() -> None:
                         help="npuplan source tree(s) to time (default: this checkout's src)")
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure; the least is kept")
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs npuplan")
+    parser.add_argument("--instructions", action="store_true", help="also count instructions (valgrind)")
     args = parser.parse_args()
-    trees = [(s.split("=", 1) if "=" in s else [s, s]) for s in (args.src or [str(HERE.parent / "src")])]
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind")
+    trees = [(s.split("=", 1) if "=" in s else [Path(s).name, s]) for s in (args.src or [str(HERE.parent / "src")])]
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "out"
         models = {"chain_3": write_chain(Path(work), 3)}
@@ -121,6 +141,11 @@ def main() -> None:
                 figures[name].append(min(cpu_seconds(cmd, env) for _ in range(args.repeat)))
         for name, values in figures.items():
             print(f"{name:34}" + "".join(f"{v:12.3f}" for v in values))
+        if args.instructions:
+            print("\nInstructions executed (millions; callgrind, PYTHONHASHSEED=0)")
+            for name, cmd in timed.items():
+                counts = [instructions(cmd, env) / 1e6 for env in envs]
+                print(f"{name:34}" + "".join(f"{c:12.1f}" for c in counts))
         print("\nOne plan of chain_3 in one process (CPU s; least total of "
               f"{args.repeat}): numpy import, npuplan.cli import, npuplan.api import, run; modules, dataclasses")
         for (label, _), env in zip(trees, envs):
