@@ -13,10 +13,12 @@ integer bits add up.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:  # hints only: numpy.typing is not loaded at run time
+    from numpy.typing import ArrayLike
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
