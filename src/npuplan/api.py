@@ -21,6 +21,7 @@ from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
 from npuplan.lowering.deployable import gather_split_writes
+from npuplan.lowering.memory_ops import is_concat_copy
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
 from npuplan.schedule import plan_schedule
@@ -174,8 +175,8 @@ class PreparedModel:
         does not write slices in place: the emitter keeps ops writing at an offset on the CPU, so
         that variant would only look cheaper by running less on the NPU."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
-        if not concat_in_place or deployable:
-            return [plain]
+        if not concat_in_place or deployable or not any(is_concat_copy(op) for op in plain.ops):
+            return [plain]  # (without concatenation copies, writing them in place changes nothing)
         fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
         return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
 

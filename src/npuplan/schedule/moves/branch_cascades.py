@@ -18,6 +18,8 @@ read their weights in place: Size spends memory on weights only below the peak a
 from __future__ import annotations
 
 import logging
+from itertools import accumulate
+from operator import add
 from dataclasses import dataclass
 from collections.abc import Callable, Collection, Sequence
 
@@ -135,17 +137,16 @@ class _Patch:
 
 def _run_patch(
     net: Network, dec: Decisions, s: int, e: int, rows: int, rows_needed: RowsNeeded,
+    frames: "_Frames | None" = None,
 ) -> _Patch | None:
     s, e = widened(dec, s, e)
-    if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
+    frame = (frames or _Frames(net)).of(s, e)
+    if frame is None:
         return None
-    ops = net.npu_ops[s:e + 1]
-    if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
+    ops, names, steps = frame
+    if set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
-    names = rolling_maps(net, s, e)
-    if not names or set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
-        return None
-    stripe = [_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1)]
+    stripe = tuple(aligned_stripe_rows(op, max(rows, step)) for op, step in zip(ops, steps))
     needed = rows_needed(ops, stripe, set(names))
     tensors = {op.ofm.name: op.ofm for op in ops}
     rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
@@ -153,7 +154,38 @@ def _run_patch(
     # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
     # cascade's span, so its input is read from the arena (as staging never proposes for it)
     staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
-    return _Patch(CascadeSpan(-1, s, e, rolling), tuple(stripe), staged)
+    return _Patch(CascadeSpan(-1, s, e, rolling), stripe, staged)
+
+
+Frame = tuple[Sequence[NpuOp], list[str], tuple[int, ...]]
+
+
+class _Frames:
+    """What a run ``s..e`` (already widened) is, whatever the decisions: None when it cannot be
+    one cascade (a CPU op inside, too many ops, an op that cannot be striped, nothing to roll),
+    else its ops, the maps that can roll (``rolling_maps``) and the rows each op's readers in the
+    run step by; worked out once per run for a search that tries it at several stripe heights."""
+
+    def __init__(self, net: Network) -> None:
+        self.net = net
+        self._found: dict[tuple[int, int], Frame | None] = {}
+
+    def of(self, s: int, e: int) -> Frame | None:
+        if (s, e) not in self._found:
+            self._found[(s, e)] = self._frame(s, e)
+        return self._found[(s, e)]
+
+    def _frame(self, s: int, e: int) -> Frame | None:
+        net = self.net
+        if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
+            return None
+        ops = net.npu_ops[s:e + 1]
+        if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
+            return None
+        names = rolling_maps(net, s, e)
+        if not names:
+            return None
+        return ops, names, tuple(_reader_step(net, s, e, k) for k in range(s, e + 1))
 
 
 def _applied(dec: Decisions, patch: _Patch) -> Decisions:
@@ -212,11 +244,10 @@ def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
-def _stripe_rows(net: Network, s: int, e: int, k: int, rows: int) -> int:
-    op = net.npu_ops[k]
-    fm = net.fms.get(op.ofm.name)
-    step = max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
-    return aligned_stripe_rows(op, max(rows, step))
+def _reader_step(net: Network, s: int, e: int, k: int) -> int:
+    """The most rows op ``k``'s readers inside run ``s..e`` step by (its least stripe height)."""
+    fm = net.fms.get(net.npu_ops[k].ofm.name)
+    return max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
 
 
 def _runs(net: Network) -> dict[int, list[int]]:
@@ -237,6 +268,35 @@ PASSES = 3
 HOT_FRACTION = 0.9
 
 
+class _TrialUsage:
+    """A trial's fast-storage use per time step: ``base`` (its decisions' usage before the run was
+    spliced in) plus ``changes`` (start, end, bytes added over those time steps). The search asks
+    most trials only for their peak over a span and drops them: the whole list is made for those
+    it keeps (``full``)."""
+
+    __slots__ = ("base", "changes")
+
+    def __init__(self, base: list[int], changes: list[tuple[int, int, int]]) -> None:
+        self.base, self.changes = base, changes
+
+    def peak(self, t0: int, t1: int) -> int:
+        """The most bytes live at one time step of ``t0..t1``."""
+        steps = [0] * (t1 - t0 + 2)  # each change added where it starts, taken off after it ends
+        for start, end, size in self.changes:
+            lo, hi = max(start, t0), min(end, t1)
+            if lo <= hi:
+                steps[lo - t0] += size
+                steps[hi - t0 + 1] -= size
+        return max(map(add, self.base[t0:t1 + 1], accumulate(steps)), default=0)
+
+    def full(self) -> list[int]:
+        usage = list(self.base)
+        for start, end, size in self.changes:
+            for t in range(start, end + 1):
+                usage[t] += size
+        return usage
+
+
 class _Search:
     """One network's search: its candidate runs and each decision set's usage, worked out once."""
 
@@ -246,27 +306,49 @@ class _Search:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net)
         self.rows_needed = RollingRowsMemo()
+        self.frames = _Frames(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
+        self._peak: dict[int, tuple[Decisions, int]] = {}  # id -> (decisions kept alive, peak)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
         self._owner: dict[int, tuple[Decisions, dict[str, str], dict[str, list[str]]]] = {}
         self._cycles: dict[int, tuple[Decisions, int]] = {}
+        # what a run takes out of the decisions it is tried on, for its stripe heights (one at a time)
+        self._taken: tuple[Decisions | None, dict[tuple[int, int], tuple[list[str], dict[str, str],
+                                                                       list[tuple[int, int, int]]]]] = (None, {})
 
     def usage(self, dec: Decisions) -> list[int]:
         if id(dec) not in self._usage:
             self._usage[id(dec)] = (dec, usage_by_time(self.net, fast_buffers(self.net, dec)))
         return self._usage[id(dec)][1]
 
-    def trial(self, current: Decisions, s: int, e: int, rows: int) -> tuple[_Patch, list[int]] | None:
+    def trial(self, current: Decisions, s: int, e: int, rows: int) -> tuple[_Patch, _TrialUsage] | None:
         """``branch_cascade`` of ``current`` as a patch, with its usage worked out from
         ``current``'s by redoing only the buffers of the maps, rolling buffers and weights its run
         touches (as ``cascades._span_peak`` does); ``found`` builds the decisions."""
-        patch = _run_patch(self.net, current, s, e, rows, self.rows_needed)
+        patch = _run_patch(self.net, current, s, e, rows, self.rows_needed, self.frames)
         if patch is None:
             return None
         if current.staged_fms:
-            return patch, self.usage(self.found(current, patch))
+            return patch, _TrialUsage(self.usage(self.found(current, patch)), [])
         net = self.net
         s, e = patch.cascade.start, patch.cascade.end
+        names, kept, changes = self._taken_out(current, s, e)
+        # the run's ops read their weights in place: the patched side has no weight buffers there
+        changes = changes + [(b.start, b.end, b.size_bytes)
+                             for b in (fm_buffers(net, _SplicedView(current, patch.cascade), names, owner=kept)
+                                       + rolling_buffers(net, (patch.cascade,)))]
+        return patch, _TrialUsage(self.usage(current), changes)
+
+    def _taken_out(self, current: Decisions, s: int, e: int) -> tuple[list[str], dict[str, str],
+                                                                       list[tuple[int, int, int]]]:
+        """For run ``s..e`` on ``current``: the maps whose buffers it may change (closed under the
+        in-place pairs), the pairs that stay, and the buffers it takes out (negative bytes)."""
+        if self._taken[0] is not current:
+            self._taken = (current, {})
+        found = self._taken[1].get((s, e))
+        if found is not None:
+            return found
+        net = self.net
         if id(current) not in self._owner:
             pairs = inplace_outputs(net, current)
             self._owner[id(current)] = (current, pairs, inplace_mates(pairs))
@@ -277,17 +359,11 @@ class _Search:
         for op in net.npu_ops[s:e + 1]:
             if op.ofm.name in kept and s <= net.fms[op.ofm.name].producer <= e:
                 del kept[op.ofm.name]
-        usage = list(self.usage(current))
-        # the run's ops read their weights in place: the patched side has no weight buffers there
-        for b in (fm_buffers(net, current, names, owner=owner) + rolling_buffers(net, current.within(s, e))
-                  + weight_buffers(net, current, range(s, e + 1))):
-            for t in range(b.start, b.end + 1):
-                usage[t] -= b.size_bytes
-        for b in (fm_buffers(net, _SplicedView(current, patch.cascade), names, owner=kept)
-                  + rolling_buffers(net, (patch.cascade,))):
-            for t in range(b.start, b.end + 1):
-                usage[t] += b.size_bytes
-        return patch, usage
+        taken = [(b.start, b.end, -b.size_bytes)
+                 for b in (fm_buffers(net, current, names, owner=owner) + rolling_buffers(net, current.within(s, e))
+                           + weight_buffers(net, current, range(s, e + 1)))]
+        found = self._taken[1][(s, e)] = (names, kept, taken)
+        return found
 
     def found(self, current: Decisions, patch: _Patch, usage: list[int] | None = None) -> Decisions:
         """``current`` with ``patch`` applied (its ``usage`` remembered when given)."""
@@ -296,12 +372,13 @@ class _Search:
             self._usage[id(found)] = (found, usage)
         return found
 
-    def peak(self, dec: Decisions | list[int], span: tuple[int, int] | None = None) -> int:
-        """The fast-storage peak of ``dec`` (or of a trial's usage), over the time span of ops
-        ``span`` if given."""
-        usage = dec if isinstance(dec, list) else self.usage(dec)
+    def peak(self, dec: Decisions, span: tuple[int, int] | None = None) -> int:
+        """The fast-storage peak of ``dec``, over the time span of ops ``span`` if given."""
+        usage = self.usage(dec)
         if span is None:
-            return max(usage, default=0)
+            if id(dec) not in self._peak:
+                self._peak[id(dec)] = (dec, max(usage, default=0))
+            return self._peak[id(dec)][1]
         return max(usage[self.net.times[span[0]]:self.net.times[span[1]] + 1], default=0)
 
     def cycles(self, dec: Decisions) -> int:
@@ -316,13 +393,21 @@ class _Search:
         here = self.peak(current, span)
         if here < HOT_FRACTION * self.peak(current):
             return current, None
+        t0, t1 = self.net.times[span[0]], self.net.times[span[1]]
         options: list[tuple[int, int, tuple[int, int, int] | None, Decisions]] = []
+        tried: dict[_Patch, tuple[int, Decisions | None]] = {}  # stripe heights that make the same run
         for e in self.runs[start]:
             for rows in STRIPE_ROWS:
                 trial = self.trial(current, start, e, rows)
-                if trial is not None and self.peak(trial[1], span) < here:
-                    found = self.found(current, *trial)
-                    options.append((self.peak(trial[1], span), self.cycles(found), (start, e, rows), found))
+                if trial is None:
+                    continue
+                patch, usage = trial
+                if patch not in tried:
+                    peak = usage.peak(t0, t1)
+                    tried[patch] = peak, self.found(current, patch, usage.full()) if peak < here else None
+                peak, found = tried[patch]
+                if found is not None:
+                    options.append((peak, self.cycles(found), (start, e, rows), found))
         if not options:
             return current, None
         if self.least:
