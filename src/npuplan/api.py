@@ -8,6 +8,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from npuplan.collector import collector_paused
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
 from npuplan.cost.weights import WeightEncodings
@@ -106,6 +107,7 @@ def _non_negative_int(value: Any, option: str) -> int:
 MAX_TIGHTENINGS = 8
 
 
+@collector_paused
 def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **options: Any) -> Plan:
     """Plan the TFLite network at ``path`` with Vela-style options.
 
@@ -197,6 +199,7 @@ class PreparedModel:
         return found
 
 
+@collector_paused
 def plan_prepared(
     model: PreparedModel, options: PlanOptions, *, arch: Architecture | None = None,
     on_step: Callable[[str], None] | None = None, started: float | None = None,
