@@ -355,10 +355,9 @@ class _Search:
         _, owner, mates = self._owner[id(current)]
         touched = {t.name for op in net.npu_ops[s:e + 1] for t in (op.ifm, op.ifm2, op.ofm) if t is not None}
         names = [n for n in inplace_group(owner, touched, mates=(mates,)) if n in net.fms]
-        kept = dict(owner)  # the pairs of the maps the run's ops make go: those ops now cascade
-        for op in net.npu_ops[s:e + 1]:
-            if op.ofm.name in kept and s <= net.fms[op.ofm.name].producer <= e:
-                del kept[op.ofm.name]
+        # the pairs of the maps the run's ops make go (those ops now cascade); only the pairs among
+        # ``names`` are read (the group is closed under them), not the network's every pair
+        kept = {out: owner[out] for out in names if out in owner and not s <= net.fms[out].producer <= e}
         taken = [(b.start, b.end, -b.size_bytes)
                  for b in (fm_buffers(net, current, names, owner=owner) + rolling_buffers(net, current.within(s, e))
                            + weight_buffers(net, current, range(s, e + 1)))]
