@@ -8,6 +8,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from npuplan.collector import collector_paused
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
 from npuplan.cost.weights import WeightEncodings
@@ -21,6 +22,7 @@ from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.deployable import gather_split_writes
+from npuplan.lowering.memory_ops import is_concat_copy
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
 from npuplan.lowering.reduce_max import has_depth_reduction
@@ -108,6 +110,7 @@ def _non_negative_int(value: Any, option: str) -> int:
 MAX_TIGHTENINGS = 8
 
 
+@collector_paused
 def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **options: Any) -> Plan:
     """Plan the TFLite network at ``path`` with Vela-style options.
 
@@ -187,8 +190,8 @@ class PreparedModel:
         an offset on the CPU, so that variant would only look cheaper by running less on the NPU."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
-        if not concat_in_place or deployable:
-            return found
+        if not concat_in_place or deployable or not any(is_concat_copy(op) for op in plain.ops):
+            return found  # (without concatenation copies, writing them in place changes nothing)
         fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
         return found if len(fused.ops) == len(plain.ops) else [*found, fused]
 
@@ -229,6 +232,7 @@ class PreparedModel:
         return found
 
 
+@collector_paused
 def plan_prepared(
     model: PreparedModel, options: PlanOptions, *, arch: Architecture | None = None,
     on_step: Callable[[str], None] | None = None, started: float | None = None,

@@ -13,6 +13,7 @@ read the input through that shape themselves.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TypeGuard
 
 import numpy as np
 
@@ -155,6 +156,12 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     return tuple(ops)
 
 
+def is_concat_copy(op: LoweredOp) -> TypeGuard[NpuOp]:
+    """Whether ``op`` copies an input of a concatenation into its slice: the ops
+    ``fuse_concat_writes`` may drop (a lowering without any is the same with or without it)."""
+    return isinstance(op, NpuOp) and op.tflite_type == "CONCATENATION" and op.ofm_write_offset is not None
+
+
 def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
     """Drop each concatenation copy whose input's producer can write its slice directly: that op
     writes into the concatenated tensor at the copy's offset (as Vela's concat writes do), so the
@@ -172,7 +179,7 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
     rewired: dict[int, NpuOp] = {}
     dropped: set[int] = set()
     for copy in ops:
-        if not (isinstance(copy, NpuOp) and copy.tflite_type == "CONCATENATION" and copy.ofm_write_offset is not None):
+        if not is_concat_copy(copy):
             continue
         source = copy.ifm
         writers = producers.get(id(source), [])

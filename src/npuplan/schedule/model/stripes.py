@@ -149,10 +149,15 @@ class RollingRowsMemo:
 
     def __init__(self) -> None:
         self._found: dict[tuple[object, ...], dict[int, int]] = {}
+        # the last ``ops`` asked about, their geometry and local names: a search asks about one
+        # run at several stripe heights in a row, passing the same sequence
+        self._last: tuple[Sequence[NpuOp] | None, tuple[object, ...], dict[str, int]] = (None, (), {})
 
     def __call__(self, ops: Sequence[NpuOp], stripe_rows: Sequence[int], rolling: Collection[str]) -> dict[str, int]:
-        local: dict[str, int] = {}
-        shapes = tuple(_geometry(op, local) for op in ops)
+        if self._last[0] is not ops:
+            local: dict[str, int] = {}
+            self._last = (ops, tuple(_geometry(op, local) for op in ops), local)
+        _, shapes, local = self._last
         if any(name not in local for name in rolling):
             return rolling_rows_needed(ops, stripe_rows, rolling)
         key = (shapes, tuple(stripe_rows), frozenset(local[name] for name in rolling))

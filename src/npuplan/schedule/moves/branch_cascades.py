@@ -18,6 +18,8 @@ read their weights in place: Size spends memory on weights only below the peak a
 from __future__ import annotations
 
 import logging
+from itertools import accumulate
+from operator import add
 from dataclasses import dataclass
 from collections.abc import Callable, Collection, Sequence
 
@@ -152,19 +154,17 @@ def _run_patch(
     return None if run is None else _sized(net, run, rows_needed)
 
 
-def _run(net: Network, dec: Decisions, s: int, e: int, rows: int,
-         maps: Callable[[Network, int, int], list[str]] = rolling_maps) -> _Run | None:
-    """``maps`` is ``rolling_maps`` or a memo of it."""
+def _run(net: Network, dec: Decisions, s: int, e: int, rows: int, frames: "_Frames | None" = None) -> _Run | None:
+    """Run ``s..e`` at ``rows``-row stripes on ``dec``, or None (``branch_cascade``); ``frames``
+    is a search's memo of the runs' frames."""
     s, e = widened(dec, s, e)
-    if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
+    frame = (frames or _Frames(net)).of(s, e)
+    if frame is None:
         return None
-    ops = net.npu_ops[s:e + 1]
-    if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
+    ops, names, steps = frame
+    if set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
-    names = maps(net, s, e)
-    if not names or set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
-        return None
-    stripe = tuple(_stripe_rows(net, s, e, k, rows) for k in range(s, e + 1))
+    stripe = tuple(aligned_stripe_rows(op, max(rows, step)) for op, step in zip(ops, steps))
     # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
     # cascade's span, so its input is read from the arena (as staging never proposes for it)
     staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
@@ -181,6 +181,37 @@ def _sized(net: Network, run: _Run, rows_needed: RowsNeeded | None) -> _Patch:
     rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
                     for n in run.names)
     return _Patch(CascadeSpan(-1, run.start, run.end, rolling), run.stripe, run.staged_fms)
+
+
+Frame = tuple[Sequence[NpuOp], list[str], tuple[int, ...]]
+
+
+class _Frames:
+    """What a run ``s..e`` (already widened) is, whatever the decisions: None when it cannot be
+    one cascade (a CPU op inside, too many ops, an op that cannot be striped, nothing to roll),
+    else its ops, the maps that can roll (``rolling_maps``) and the rows each op's readers in the
+    run step by; worked out once per run for a search that tries it at several stripe heights."""
+
+    def __init__(self, net: Network) -> None:
+        self.net = net
+        self._found: dict[tuple[int, int], Frame | None] = {}
+
+    def of(self, s: int, e: int) -> Frame | None:
+        if (s, e) not in self._found:
+            self._found[(s, e)] = self._frame(s, e)
+        return self._found[(s, e)]
+
+    def _frame(self, s: int, e: int) -> Frame | None:
+        net = self.net
+        if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
+            return None
+        ops = net.npu_ops[s:e + 1]
+        if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
+            return None
+        names = rolling_maps(net, s, e)
+        if not names:
+            return None
+        return ops, names, tuple(_reader_step(net, s, e, k) for k in range(s, e + 1))
 
 
 def _applied(dec: Decisions, patch: _Patch) -> Decisions:
@@ -239,11 +270,10 @@ def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
-def _stripe_rows(net: Network, s: int, e: int, k: int, rows: int) -> int:
-    op = net.npu_ops[k]
-    fm = net.fms.get(op.ofm.name)
-    step = max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
-    return aligned_stripe_rows(op, max(rows, step))
+def _reader_step(net: Network, s: int, e: int, k: int) -> int:
+    """The most rows op ``k``'s readers inside run ``s..e`` step by (its least stripe height)."""
+    fm = net.fms.get(net.npu_ops[k].ofm.name)
+    return max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
 
 
 def _runs(net: Network) -> dict[int, list[int]]:
@@ -264,6 +294,35 @@ PASSES = 3
 HOT_FRACTION = 0.9
 
 
+class _TrialUsage:
+    """A trial's fast-storage use per time step: ``base`` (its decisions' usage before the run was
+    spliced in) plus ``changes`` (start, end, bytes added over those time steps). The search asks
+    most trials only for their peak over a span and drops them: the whole list is made for those
+    it keeps (``full``)."""
+
+    __slots__ = ("base", "changes")
+
+    def __init__(self, base: list[int], changes: list[tuple[int, int, int]]) -> None:
+        self.base, self.changes = base, changes
+
+    def peak(self, t0: int, t1: int) -> int:
+        """The most bytes live at one time step of ``t0..t1``."""
+        steps = [0] * (t1 - t0 + 2)  # each change added where it starts, taken off after it ends
+        for start, end, size in self.changes:
+            lo, hi = max(start, t0), min(end, t1)
+            if lo <= hi:
+                steps[lo - t0] += size
+                steps[hi - t0 + 1] -= size
+        return max(map(add, self.base[t0:t1 + 1], accumulate(steps)), default=0)
+
+    def full(self) -> list[int]:
+        usage = list(self.base)
+        for start, end, size in self.changes:
+            for t in range(start, end + 1):
+                usage[t] += size
+        return usage
+
+
 class _Search:
     """One network's search: its candidate runs and each decision set's usage, worked out once."""
 
@@ -273,17 +332,15 @@ class _Search:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net)
         self.rows_needed = RollingRowsMemo()
-        self._maps: dict[tuple[int, int], list[str]] = {}  # rolling_maps by run (the network is fixed)
+        self.frames = _Frames(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
+        self._peak: dict[int, tuple[Decisions, int]] = {}  # id -> (decisions kept alive, peak)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
         self._owner: dict[int, tuple[Decisions, dict[str, str], dict[str, list[str]]]] = {}
         self._cycles: dict[int, tuple[Decisions, int]] = {}
-
-    def rolling_maps(self, net: Network, s: int, e: int) -> list[str]:
-        """``rolling_maps`` of this search's network, each run's worked out once."""
-        if (s, e) not in self._maps:
-            self._maps[s, e] = rolling_maps(net, s, e)
-        return self._maps[s, e]
+        # what a run takes out of the decisions it is tried on, for its stripe heights (one at a time)
+        self._taken: tuple[Decisions | None, dict[tuple[int, int], tuple[list[str], dict[str, str],
+                                                                       list[tuple[int, int, int]]]]] = (None, {})
 
     def usage(self, dec: Decisions) -> list[int]:
         if id(dec) not in self._usage:
@@ -291,55 +348,59 @@ class _Search:
         return self._usage[id(dec)][1]
 
     def trial(
-        self, current: Decisions, s: int, e: int, rows: int, *, below: tuple[tuple[int, int], int] | None = None,
-    ) -> tuple[_Patch, list[int]] | None:
+        self, current: Decisions, s: int, e: int, rows: int, *, below: tuple[int, int, int] | None = None,
+    ) -> tuple[_Patch, _TrialUsage] | None:
         """``branch_cascade`` of ``current`` as a patch, with its usage worked out from
         ``current``'s by redoing only the buffers of the maps, rolling buffers and weights its run
         touches (as ``cascades._span_peak`` does); ``found`` builds the decisions. With ``below``
-        (a span of ops and a peak), None also when the patch cannot peak below it over that span:
-        its rolling buffers are sized (the costly stripe walk) only when their least bytes can."""
-        run = _run(self.net, current, s, e, rows, self.rolling_maps)
+        (time steps t0..t1 and a peak), None also when the patch cannot peak below it there: its
+        rolling buffers are sized (the costly stripe walk) only when their least bytes can."""
+        run = _run(self.net, current, s, e, rows, self.frames)
         if run is None:
             return None
         if current.staged_fms:
             patch = _sized(self.net, run, self.rows_needed)
-            return patch, self.usage(self.found(current, patch))
-        least = _sized(self.net, run, None)
-        usage = self._usage_with(current, least)
-        if below is not None and self.peak(usage, below[0]) >= below[1]:
+            return patch, _TrialUsage(self.usage(self.found(current, patch)), [])
+        if below is not None and self._usage_with(current, _sized(self.net, run, None)).peak(*below[:2]) >= below[2]:
             return None
         patch = _sized(self.net, run, self.rows_needed)
-        first, last = self.net.times[run.start], self.net.times[run.end]
-        grown = sum(r.size_bytes for r in patch.cascade.rolling) - sum(r.size_bytes for r in least.cascade.rolling)
-        for t in range(first, last + 1):  # rolling buffers live over the cascade's span
-            usage[t] += grown
-        return patch, usage
+        return patch, self._usage_with(current, patch)
 
-    def _usage_with(self, current: Decisions, patch: _Patch) -> list[int]:
+    def _usage_with(self, current: Decisions, patch: _Patch) -> _TrialUsage:
         """``trial``'s usage of ``current`` with ``patch`` (no staged maps)."""
         net = self.net
         s, e = patch.cascade.start, patch.cascade.end
+        names, kept, changes = self._taken_out(current, s, e)
+        # the run's ops read their weights in place: the patched side has no weight buffers there
+        changes = changes + [(b.start, b.end, b.size_bytes)
+                             for b in (fm_buffers(net, _SplicedView(current, patch.cascade), names, owner=kept)
+                                       + rolling_buffers(net, (patch.cascade,)))]
+        return _TrialUsage(self.usage(current), changes)
+
+    def _taken_out(self, current: Decisions, s: int, e: int) -> tuple[list[str], dict[str, str],
+                                                                       list[tuple[int, int, int]]]:
+        """For run ``s..e`` on ``current``: the maps whose buffers it may change (closed under the
+        in-place pairs), the pairs that stay, and the buffers it takes out (negative bytes)."""
+        if self._taken[0] is not current:
+            self._taken = (current, {})
+        found = self._taken[1].get((s, e))
+        if found is not None:
+            return found
+        net = self.net
         if id(current) not in self._owner:
             pairs = inplace_outputs(net, current)
             self._owner[id(current)] = (current, pairs, inplace_mates(pairs))
         _, owner, mates = self._owner[id(current)]
         touched = {t.name for op in net.npu_ops[s:e + 1] for t in (op.ifm, op.ifm2, op.ofm) if t is not None}
         names = [n for n in inplace_group(owner, touched, mates=(mates,)) if n in net.fms]
-        kept = dict(owner)  # the pairs of the maps the run's ops make go: those ops now cascade
-        for op in net.npu_ops[s:e + 1]:
-            if op.ofm.name in kept and s <= net.fms[op.ofm.name].producer <= e:
-                del kept[op.ofm.name]
-        usage = list(self.usage(current))
-        # the run's ops read their weights in place: the patched side has no weight buffers there
-        for b in (fm_buffers(net, current, names, owner=owner) + rolling_buffers(net, current.within(s, e))
-                  + weight_buffers(net, current, range(s, e + 1))):
-            for t in range(b.start, b.end + 1):
-                usage[t] -= b.size_bytes
-        for b in (fm_buffers(net, _SplicedView(current, patch.cascade), names, owner=kept)
-                  + rolling_buffers(net, (patch.cascade,))):
-            for t in range(b.start, b.end + 1):
-                usage[t] += b.size_bytes
-        return usage
+        # the pairs of the maps the run's ops make go (those ops now cascade); only the pairs among
+        # ``names`` are read (the group is closed under them), not the network's every pair
+        kept = {out: owner[out] for out in names if out in owner and not s <= net.fms[out].producer <= e}
+        taken = [(b.start, b.end, -b.size_bytes)
+                 for b in (fm_buffers(net, current, names, owner=owner) + rolling_buffers(net, current.within(s, e))
+                           + weight_buffers(net, current, range(s, e + 1)))]
+        found = self._taken[1][(s, e)] = (names, kept, taken)
+        return found
 
     def found(self, current: Decisions, patch: _Patch, usage: list[int] | None = None) -> Decisions:
         """``current`` with ``patch`` applied (its ``usage`` remembered when given)."""
@@ -348,12 +409,13 @@ class _Search:
             self._usage[id(found)] = (found, usage)
         return found
 
-    def peak(self, dec: Decisions | list[int], span: tuple[int, int] | None = None) -> int:
-        """The fast-storage peak of ``dec`` (or of a trial's usage), over the time span of ops
-        ``span`` if given."""
-        usage = dec if isinstance(dec, list) else self.usage(dec)
+    def peak(self, dec: Decisions, span: tuple[int, int] | None = None) -> int:
+        """The fast-storage peak of ``dec``, over the time span of ops ``span`` if given."""
+        usage = self.usage(dec)
         if span is None:
-            return max(usage, default=0)
+            if id(dec) not in self._peak:
+                self._peak[id(dec)] = (dec, max(usage, default=0))
+            return self._peak[id(dec)][1]
         return max(usage[self.net.times[span[0]]:self.net.times[span[1]] + 1], default=0)
 
     def cycles(self, dec: Decisions) -> int:
@@ -368,13 +430,21 @@ class _Search:
         here = self.peak(current, span)
         if here < HOT_FRACTION * self.peak(current):
             return current, None
+        t0, t1 = self.net.times[span[0]], self.net.times[span[1]]
         options: list[tuple[int, int, tuple[int, int, int] | None, Decisions]] = []
+        tried: dict[_Patch, tuple[int, Decisions | None]] = {}  # stripe heights that make the same run
         for e in self.runs[start]:
             for rows in STRIPE_ROWS:
-                trial = self.trial(current, start, e, rows, below=(span, here))
-                if trial is not None and self.peak(trial[1], span) < here:
-                    found = self.found(current, *trial)
-                    options.append((self.peak(trial[1], span), self.cycles(found), (start, e, rows), found))
+                trial = self.trial(current, start, e, rows, below=(t0, t1, here))
+                if trial is None:
+                    continue
+                patch, usage = trial
+                if patch not in tried:
+                    peak = usage.peak(t0, t1)
+                    tried[patch] = peak, self.found(current, patch, usage.full()) if peak < here else None
+                peak, found = tried[patch]
+                if found is not None:
+                    options.append((peak, self.cycles(found), (start, e, rows), found))
         if not options:
             return current, None
         if self.least:

@@ -251,8 +251,8 @@ def one_row_producers(net: Network, dec: Decisions, spans: Collection[CascadeSpa
 def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
     rolling, peak = segment_space(ctx, s, e, rows)
     dec = ctx.dec
-    trial = replace(dec, ofm_rows=dec.ofm_rows[:s] + rows + dec.ofm_rows[e + 1:],
-                    cascades=dec.cascades + (CascadeSpan(-1, s, e, rolling),))
+    # the stripe rows go to each costing: no copy of every op's rows per segment
+    trial = replace(dec, cascades=dec.cascades + (CascadeSpan(-1, s, e, rolling),))
     cycles, options = 0, []
     slack = 0  # what the op before the segment leaves is not known here; the weight pass uses it
     for k in range(s, e + 1):
@@ -260,7 +260,7 @@ def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
         # the slack the op before it leaves (weights prefetch under it, as ``total_cycles`` costs)
         key = (k, rows[k - s], k > s, k < e, slack)
         if key not in ctx.op_memo:
-            ctx.op_memo[key] = _cascaded_op(ctx, trial, k, slack)
+            ctx.op_memo[key] = _cascaded_op(ctx, trial, k, slack, rows[k - s])
         direct, option, slack = ctx.op_memo[key]
         cycles += direct
         if option is not None:
@@ -269,13 +269,13 @@ def _segment(ctx: _Context, s: int, e: int, rows: tuple[int, ...]) -> Segment:
 
 
 def _cascaded_op(
-    ctx: _Context, trial: Decisions, k: int, prev_slack: int,
+    ctx: _Context, trial: Decisions, k: int, prev_slack: int, rows: int,
 ) -> tuple[int, tuple[int, int] | None, int]:
-    """Op ``k``'s cycles in a cascade with weights read in place; ``(bytes, cycles saved)`` of
+    """Op ``k``'s cycles in a cascade (OFM stripes of ``rows``) with weights read in place; ``(bytes, cycles saved)`` of
     holding its whole weights, their copy charged (``weights.cascade_weight_option``: the figures
     the weight pass chooses by); and the slack it leaves the next op."""
-    direct = cost_op(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack)
-    found = (cascade_weight_option(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack)
+    direct = cost_op(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack, rows=rows)
+    found = (cascade_weight_option(ctx.net, trial, ctx.arch, ctx.oracle, k, prev_slack_cycles=prev_slack, rows=rows)
              if ctx.with_weights else None)
     if found is None:
         return direct.cycles, None, direct.slack_cycles

@@ -82,17 +82,19 @@ def held_bytes(plan: WeightPlan) -> int:
 
 def cascade_weight_option(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, k: int, *, prev_slack_cycles: int = 0,
+    rows: int | None = None,
 ) -> tuple[WeightPlan, int] | None:
     """Op ``k`` (in a cascade of ``dec``) holding its whole weights: the plan and the cycles it saves
-    over reading them in place, by ``cost_op`` alone (after an op leaving ``prev_slack_cycles``);
-    None when that costs cycles."""
+    over reading them in place, by ``cost_op`` alone (after an op leaving ``prev_slack_cycles``;
+    with OFM stripes of ``rows`` when given, else ``dec``'s); None when that costs cycles."""
     op = net.npu_ops[k]
     if not needs_dma(op, arch):
         return None
-    plan = full_depth_plan(op, oracle.block_config(op, op.ofm_shape.with_h(min(dec.ofm_rows[k], op.ofm_shape.h))),
-                           oracle)
-    saved = (cost_op(net, dec, arch, oracle, k, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack_cycles).cycles
-             - cost_op(net, dec, arch, oracle, k, weights=plan, prev_slack_cycles=prev_slack_cycles).cycles)
+    stripe_rows = dec.ofm_rows[k] if rows is None else rows
+    plan = full_depth_plan(op, oracle.block_config(op, op.ofm_shape.with_h(min(stripe_rows, op.ofm_shape.h))), oracle)
+    saved = (cost_op(net, dec, arch, oracle, k, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack_cycles,
+                     rows=rows).cycles
+             - cost_op(net, dec, arch, oracle, k, weights=plan, prev_slack_cycles=prev_slack_cycles, rows=rows).cycles)
     return (plan, saved) if saved >= 0 else None
 
 

@@ -44,15 +44,16 @@ def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) 
     return arch.arena_area
 
 
-def op_context(net: Network, dec: Decisions, index: int) -> tuple[Any, ...]:
+def op_context(net: Network, dec: Decisions, index: int, rows: int | None = None) -> tuple[Any, ...]:
     """Everything costing op ``index`` reads of ``dec`` besides its weight plan and the previous op's
-    slack: the op, its stripe rows, whether its IFM is staged, where each feature map lives (arena,
-    fast storage or a rolling buffer; their formats follow). Costs made under one decision set answer every other with the same context (``cost_op``'s memo, and
-    the choices of ``choice_memo.ChoiceMemo``)."""
+    slack: the op, its stripe rows (``rows`` when given, else ``dec``'s), whether its IFM is staged,
+    where each feature map lives (arena, fast storage or a rolling buffer; their formats follow).
+    Costs made under one decision set answer every other with the same context (``cost_op``'s
+    memo, and the choices of ``choice_memo.ChoiceMemo``)."""
     op = net.npu_ops[index]
     ifm2 = op.ifm2
     return (
-        op, min(dec.ofm_rows[index], op.ofm_shape.h), op.ifm.name in dec.staged_fms,
+        op, min(dec.ofm_rows[index] if rows is None else rows, op.ofm_shape.h), op.ifm.name in dec.staged_fms,
         _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
         None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
         # what the costing reads of the network: the maps' storage formats (Size packs some NHWC),
@@ -68,9 +69,11 @@ def _stored(net: Network, name: str) -> tuple[str, int] | None:
 
 def cost_op(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, index: int, *,
-    weights: WeightPlan | None = None, prev_slack_cycles: int = 0,
+    weights: WeightPlan | None = None, prev_slack_cycles: int = 0, rows: int | None = None,
 ) -> Costed:
-    """Cost op ``index`` with its stripe from ``dec`` and ``weights`` (default ``dec``'s plan).
+    """Cost op ``index`` with its stripe from ``dec`` and ``weights`` (default ``dec``'s plan);
+    ``rows``: its OFM stripe rows instead of ``dec``'s (a search trying a cascade's stripes need
+    not build decisions holding every op's rows for each try).
 
     Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``."""
     plan = dec.weights[index] if weights is None else weights
@@ -88,7 +91,7 @@ def cost_op(
                 and (reserved or net.npu_ops[index - 1].lut is not None))
     loads_table = net.loads_table(index, reserved)
     key = (
-        op_context(net, dec, index), None,  # the memo is the oracle's: one target's costs
+        op_context(net, dec, index, rows), None,  # the memo is the oracle's: one target's costs
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
         prev_slack_cycles, prefetched, streamed, loads_table,
     )

@@ -263,26 +263,24 @@ def _cascaded_ops(space: SearchSpace, s: int, e: int, rows: tuple[int, ...],
         key = (k, rows[k - s], k > s, k < e)
         choices = space.cascaded_costs.get(key)
         if choices is None:
-            if trial is None:
-                base = space.base
-                trial = replace(base, ofm_rows=base.ofm_rows[:s] + rows + base.ofm_rows[e + 1:],
-                                cascades=(CascadeSpan(-1, s, e, rolling),))
-            choices = space.cascaded_costs[key] = cascaded_choices(space, trial, k)
+            if trial is None:  # the stripe rows go to each costing: no copy of every op's rows per try
+                trial = replace(space.base, cascades=(CascadeSpan(-1, s, e, rolling),))
+            choices = space.cascaded_costs[key] = cascaded_choices(space, trial, k, rows[k - s])
         found.append(choices)
     return found
 
 
-def cascaded_choices(space: SearchSpace, trial: Decisions, k: int) -> CascadedOp:
-    """Op ``k`` of ``trial``'s cascade with weights read in place, and held whole (None when its
-    weights are not worth copying)."""
+def cascaded_choices(space: SearchSpace, trial: Decisions, k: int, rows: int) -> CascadedOp:
+    """Op ``k`` of ``trial``'s cascade, making OFM stripes of ``rows``, with weights read in place,
+    and held whole (None when its weights are not worth copying)."""
     net, arch, oracle = space.net, space.arch, space.oracle
     op = net.npu_ops[k]
-    direct = _costs(cost_op(net, trial, arch, oracle, k))
+    direct = _costs(cost_op(net, trial, arch, oracle, k, rows=rows))
     if not needs_dma(op, arch):
         return direct, None
-    stripe = op.ofm_shape.with_h(min(trial.ofm_rows[k], op.ofm_shape.h))
+    stripe = op.ofm_shape.with_h(min(rows, op.ofm_shape.h))
     plan = full_depth_plan(op, oracle.block_config(op, stripe), oracle)
-    costs = _costs(cost_op(net, trial, arch, oracle, k, weights=plan))
+    costs = _costs(cost_op(net, trial, arch, oracle, k, weights=plan, rows=rows))
     size = round_up(plan.buffer_bytes, ALIGN_BYTES)
     ranks = tuple(-(direct[m] - costs[m]) / max(size, 1) if direct[m] > costs[m] else None for m in METRICS)
     return direct, Held(costs, size, plan, ranks)

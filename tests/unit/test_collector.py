@@ -1,0 +1,49 @@
+"""The cycle collector is paused around a compile and restored after, whatever happens."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from npuplan.collector import collector_paused
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@collector_paused
+def _state(fail: bool = False) -> bool:
+    if fail:
+        raise ValueError("boom")
+    return gc.isenabled()
+
+
+def test_paused_inside_and_resumed_after() -> None:
+    assert gc.isenabled()
+    assert _state() is False
+    assert gc.isenabled()
+
+
+def test_resumed_after_an_error() -> None:
+    with pytest.raises(ValueError):
+        _state(fail=True)
+    assert gc.isenabled()
+
+
+def test_left_off_when_it_was_off() -> None:
+    gc.disable()
+    try:
+        assert _state() is False
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_plan_runs_with_the_collector_paused() -> None:
+    from npuplan.api import plan
+
+    seen: list[bool] = []
+    plan(DATA / "ds_cnn_kws.tflite", on_step=lambda _name: seen.append(gc.isenabled()))
+    assert seen and not any(seen)
+    assert gc.isenabled()
