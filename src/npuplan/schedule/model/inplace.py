@@ -7,10 +7,12 @@ runs a RELU lowered to a 1x1 pool in place too). The command stream marks such a
 (``NpuStripeCommand.elementwise``) and the validator accepts the shared bytes at those stripes
 only. The input must be a
 feature map of the same NPU shape, storage format and element type, whose bytes hold the elements
-in the OFM's order (``same_element_order``: its own shape may differ, a reshape removed), read by this op only, not a
-network input nor shared with a CPU op, read where it lies (not a box of it read at an offset,
-though the other input may be); both must be whole (not rolling) in fast storage and the op
-must not be in a cascade. The peak then counts the pair once instead of twice at the op's time step.
+in the OFM's order (``same_element_order``: its own shape may differ, a reshape removed), read last
+by this op (other NPU ops may read it before: a squeeze-and-excitation block's map, pooled by its
+branch, then scaled in place, as Vela 5.2's default core does; none after), not a network input
+nor shared with a CPU op, read where it lies and only so by this op (not a box of it read at an
+offset, though the other input may be another map read so); both must be whole (not rolling) in
+fast storage and the op must not be in a cascade (an earlier reader in a cascade ends before it). The peak then counts the pair once instead of twice at the op's time step.
 """
 
 from __future__ import annotations
@@ -61,8 +63,17 @@ def _overwritable(
     return (
         shape == op.ofm_shape
         and same_element_order(tensor.shape4d, op.ofm.shape4d)  # reshaped views: the bytes must line up
-        and fm.consumers == (index,)
+        and max(fm.consumers) == index  # every other reader runs before this op
+        and _read_once(op, tensor)
         and fm.format == out.format
         and tensor.dtype == op.ofm.dtype
         and fm.size_bytes == out.size_bytes
     )
+
+
+def _read_once(op: NpuOp, tensor: Tensor) -> bool:
+    """Whether ``op`` reads ``tensor`` as one operand, or as both at the same place and shape (an
+    operand reading it elsewhere would see elements the OFM has already overwritten)."""
+    if op.ifm2 is None or op.ifm.name != op.ifm2.name:
+        return True
+    return op.ifm_read_offset == op.ifm2_read_offset and op.ifm_shape == op.ifm2_shape
