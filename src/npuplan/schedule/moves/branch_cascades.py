@@ -221,14 +221,35 @@ def _stripe_rows(net: Network, s: int, e: int, k: int, rows: int) -> int:
 
 def _runs(net: Network) -> dict[int, list[int]]:
     """Candidate runs by their first op: from each NPU-made branch point's producer, the ends from
-    its last reader to ``EXTRA_OPS`` ops beyond (ascending)."""
+    its last reader to ``EXTRA_OPS`` ops beyond (ascending); and from the op just before a join
+    (an elementwise op reading a second feature map made elsewhere, kept whole, and read by the
+    join alone: a branch point's runs already reach a join it feeds), the ends from the join to
+    ``EXTRA_OPS`` beyond: the join's own input and what follows it roll, as in Vela's cascades of an
+    add over an upsampled map (a chain cascade stops at such a join)."""
     ends: dict[int, set[int]] = {}
+    last_op = len(net.npu_ops) - 1
     for fm in net.fms.values():
         if fm.producer < 0 or len(fm.consumers) < 2 or fm.whole_reason:
             continue
         last = max(fm.consumers)
-        ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, len(net.npu_ops) - 1) + 1))
+        ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, last_op) + 1))
+    for k, op in enumerate(net.npu_ops):
+        if k > 0 and _lone_second_input(net, k) and is_cascadable(op, fm_ifm2=True):
+            ends.setdefault(k - 1, set()).update(range(k, min(k + EXTRA_OPS, last_op) + 1))
     return {start: sorted(found) for start, found in sorted(ends.items())}
+
+
+def _lone_second_input(net: Network, k: int) -> bool:
+    """Whether op ``k`` joins the map op ``k - 1`` makes with another feature map it alone reads."""
+    op = net.npu_ops[k]
+    if op.ifm2 is None:
+        return False
+    maps = [net.fms.get(t.name) for t in (op.ifm, op.ifm2)]
+    if any(m is None for m in maps) or maps[0] is maps[1]:
+        return False
+    own = [m for m in maps if m is not None and m.producer == k - 1]
+    other = [m for m in maps if m is not None and m.producer != k - 1]
+    return len(own) == 1 and len(other) == 1 and other[0].consumers == (k,)
 
 
 # Forward passes over the branch points, and how close to the plan's peak (a fraction of it) the
