@@ -219,7 +219,7 @@ def _stripe_rows(net: Network, s: int, e: int, k: int, rows: int) -> int:
     return aligned_stripe_rows(op, max(rows, step))
 
 
-def _runs(net: Network) -> dict[int, list[int]]:
+def _runs(net: Network, *, joins: bool = True) -> dict[int, list[int]]:
     """Candidate runs by their first op: from each NPU-made branch point's producer, the ends from
     its last reader to ``EXTRA_OPS`` ops beyond (ascending); and from the op just before a join
     (an elementwise op reading a second feature map made elsewhere, kept whole, and read by the
@@ -233,7 +233,7 @@ def _runs(net: Network) -> dict[int, list[int]]:
             continue
         last = max(fm.consumers)
         ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, last_op) + 1))
-    for k, op in enumerate(net.npu_ops):
+    for k, op in enumerate(net.npu_ops if joins else ()):
         if k > 0 and _lone_second_input(net, k) and is_cascadable(op, fm_ifm2=True):
             ends.setdefault(k - 1, set()).update(range(k, min(k + EXTRA_OPS, last_op) + 1))
     return {start: sorted(found) for start, found in sorted(ends.items())}
@@ -263,9 +263,10 @@ class _Search:
 
     def __init__(
         self, net: Network, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int = 0,
+        joins: bool = True,
     ) -> None:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
-        self.runs = _runs(net)
+        self.runs = _runs(net, joins=joins)
         self.rows_needed = RollingRowsMemo()
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
@@ -366,8 +367,28 @@ def with_branch_cascades(
     may share the plan's peak: neither alone lowers it); passes repeat while they find runs, as
     the peak moves. Backward, a run whose removal leaves the plan's peak where it is goes again
     (it only costs cycles). Last, Size's rule (``limits.size_trade``, peaks up to ``free_bytes``
-    counting as the least) chooses between the result and ``dec``."""
+    counting as the least) chooses between the result and ``dec``.
+
+    The runs from joins (``_runs``) are proposed in a second search beside one without them (the
+    forward pass is greedy: a join's run taken early can block a better branch point's), when the
+    network has any; the same rule chooses between the two."""
+    plain = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, joins=False)
+    if _runs(net) == _runs(net, joins=False):
+        return plain
+    joined = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, joins=True)
     search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes)
+    figures = [(search.peak(d), search.cycles(d)) for d in (plain, joined)]
+    if least:
+        return joined if figures[1] < figures[0] else plain
+    return (plain, joined)[size_trade(figures, free_bytes=free_bytes)]
+
+
+def _branch_search(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int,
+    joins: bool,
+) -> Decisions:
+    """``with_branch_cascades``' search over the runs ``_runs(net, joins=joins)`` gives."""
+    search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes, joins=joins)
     steps: list[tuple[int, int, int]] = []
     current = dec
     for _ in range(PASSES):
