@@ -124,35 +124,28 @@ def mirror_pad_reason(op: Op) -> str | None:
 
 
 def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
-    """MIRROR_PAD -> copies: the input, then its reflected border rows (and, padding the width, the
-    reflected border columns of that, through an intermediate tensor), as Vela lays it out."""
+    """MIRROR_PAD -> copies from the input straight into the output: the input, its reflected
+    border rows, columns and corners (each corner a box of the input reflected both ways). No
+    intermediate tensor: the output alone holds the padded map (Vela's legacy core pads the rows
+    into an intermediate and copies that whole, a second padded-size buffer live meanwhile)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
     assert ifm is not None and pads is not None and pads.data is not None
     rows = [[0, 0]] * (4 - len(pads.data)) + pads.data.reshape(-1, 2).tolist()
     (top, bot), (left, right) = rows[1], rows[2]
     skip = 1 if str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0") else 0  # REFLECT leaves out the edge
     n, h, w, c = ifm.shape4d.as_list()
-    tall = ofm if not (left or right) else Tensor(f"{op.name}_rows", (1, h + top + bot, w, c), ofm.dtype, ofm.quant)
-    x0 = 0 if tall is not ofm else left
-    ops = [_box_copy(op, f"{op.name}_init_pool", ifm, Shape4D(n, h, w, c), Shape4D(0, 0, 0, 0), tall,
-                     Shape4D(0, top, x0, 0))]
-    if top:
-        ops.append(_box_copy(op, f"{op.name}_pad_top", ifm, Shape4D(n, top, w, c), Shape4D(0, skip, 0, 0), tall,
-                             Shape4D(0, 0, x0, 0)))
-    if bot:
-        ops.append(_box_copy(op, f"{op.name}_pad_bottom", ifm, Shape4D(n, bot, w, c), Shape4D(0, h - bot - skip, 0, 0),
-                             tall, Shape4D(0, top + h, x0, 0)))
-    if tall is ofm:
-        return tuple(ops)
-    th = h + top + bot
-    if left:
-        ops.append(_box_copy(op, f"{op.name}_pad_left", tall, Shape4D(n, th, left, c), Shape4D(0, 0, skip, 0), ofm,
-                             Shape4D(0, 0, 0, 0)))
-    if right:
-        ops.append(_box_copy(op, f"{op.name}_pad_right", tall, Shape4D(n, th, right, c),
-                             Shape4D(0, 0, w - right - skip, 0), ofm, Shape4D(0, 0, left + w, 0)))
-    ops.append(_box_copy(op, f"{op.name}_final_copy", tall, Shape4D(n, th, w, c), Shape4D(0, 0, 0, 0), ofm,
-                         Shape4D(0, 0, left, 0)))
+    # per axis: (part, its size, where it is read in the input, where it is written in the output)
+    ys = [("", h, 0, top), ("top", top, skip, 0), ("bottom", bot, h - bot - skip, top + h)]
+    xs = [("", w, 0, left), ("left", left, skip, 0), ("right", right, w - right - skip, left + w)]
+    ops: list[NpuOp] = []
+    for y_part, y_size, y_read, y_write in ys:
+        for x_part, x_size, x_read, x_write in xs:
+            if not (y_size and x_size):
+                continue
+            part = "_".join(p for p in (y_part, x_part) if p)
+            ops.append(_box_copy(op, f"{op.name}_{'pad_' + part if part else 'init_pool'}", ifm,
+                                 Shape4D(n, y_size, x_size, c), Shape4D(0, y_read, x_read, 0), ofm,
+                                 Shape4D(0, y_write, x_write, 0)))
     return tuple(ops)
 
 

@@ -97,3 +97,25 @@ def test_branch_cascade_drops_the_staged_copy_of_an_input_it_cascades() -> None:
     branched = branch_cascade(net, staged, 0, 3, 1)
     assert branched is not None and branched.cascades[0].start == 0
     assert branched.staged_fms == frozenset()
+
+
+def _upsampled_join() -> LoweredGraph:
+    """x -> u (read by the join alone, made long before it); x -> a -> b; add(b, u) -> y -> out:
+    no branch point reaches the join, and a chain cascade stops there (its second input is a map)."""
+    x = fm("x", 32, 16, 8)
+    up = conv("u", x, 16, k=1)
+    a = conv("a", x, 16, seed=1)
+    b = conv("b", a.ofm, 16, seed=2)
+    join = add("y", b.ofm, up.ofm)
+    head = conv("out", join.ofm, 8, k=1, seed=3)
+    return LoweredGraph("upsampled_join", (up, a, b, join, head), (x,), (head.ofm,))
+
+
+def test_a_join_over_a_lone_second_map_starts_a_run_at_its_own_input() -> None:
+    from npuplan.schedule.moves.branch_cascades import _runs
+
+    net = build_network(_upsampled_join())
+    assert net.npu_ops[2].name == "b" and 3 in _runs(net)[2]  # b, the join and beyond roll
+    joined = branch_cascade(net, max_decisions(net, arch()), 2, 4, 1)
+    assert joined is not None and {r.tensor_name for r in joined.cascades[0].rolling} == {"b", "y"}
+    assert peak_bytes(net, joined) < peak_bytes(net, max_decisions(net, arch()))

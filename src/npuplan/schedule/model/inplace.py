@@ -7,10 +7,20 @@ runs a RELU lowered to a 1x1 pool in place too). The command stream marks such a
 (``NpuStripeCommand.elementwise``) and the validator accepts the shared bytes at those stripes
 only. The input must be a
 feature map of the same NPU shape, storage format and element type, whose bytes hold the elements
-in the OFM's order (``same_element_order``: its own shape may differ, a reshape removed), read by this op only, not a
-network input nor shared with a CPU op, read where it lies (not a box of it read at an offset,
-though the other input may be); both must be whole (not rolling) in fast storage and the op
-must not be in a cascade. The peak then counts the pair once instead of twice at the op's time step.
+in the OFM's order (``same_element_order``: its own shape may differ, a reshape removed), read last
+by this op (other NPU ops may read it before: a squeeze-and-excitation block's map, pooled by its
+branch, then scaled in place, as Vela 5.2's default core does; none after), not a network input
+nor shared with a CPU op, read where it lies and only so by this op (not a box of it read at an
+offset, though the other input may be another map read so); both must be whole (not rolling) in
+fast storage and the op must not be in a cascade (an earlier reader in a cascade ends before it). The peak then counts the pair once instead of twice at the op's time step.
+
+One group of maps sharing a buffer (a chain: each map is overwritten by its last reader only) holds
+at most one pair over a map with other readers. Without that bound a residual network (an ADD
+over its block input, a RELU over the ADD, the next ADD over that) chains into one group from end
+to end, and every search that redoes the buffers of a span (``usage.inplace_group``) re-buckets
+the whole group per span: quadratic planning. The single-reader pairs chained as before. A call
+for some ``ops`` only (a span redone) takes no multi-reader pair: it cannot see the groups
+outside them, and leaving a pair out only overstates the peak.
 """
 
 from __future__ import annotations
@@ -31,6 +41,8 @@ def inplace_outputs(net: Network, dec: Decisions, ops: Iterable[int] | None = No
         return {}
     rolling = dec.rolling_fms
     found: dict[str, str] = {}
+    root: dict[str, str] = {}  # map -> the first map of its in-place group (so far)
+    multi_roots: set[str] = set()  # groups holding a pair over a map with other readers
     for i in range(len(net.npu_ops)) if ops is None else ops:
         op = net.npu_ops[i]
         if not _may_overwrite(op) or dec.cascade_of(i) is not None:
@@ -40,7 +52,15 @@ def inplace_outputs(net: Network, dec: Decisions, ops: Iterable[int] | None = No
         for tensor, shape, offset in ((op.ifm, op.ifm_shape, op.ifm_read_offset),
                                       (op.ifm2, op.ifm2_shape, op.ifm2_read_offset)):
             if offset is None and _overwritable(net, dec, rolling, op, i, tensor, shape):
-                found[op.ofm.name] = tensor.name  # type: ignore[union-attr]
+                name = tensor.name  # type: ignore[union-attr]
+                group = root.get(name, name)
+                many = len(net.fms[name].consumers) > 1
+                if many and (ops is not None or group in multi_roots):
+                    continue  # one multi-reader pair per group (module docstring)
+                found[op.ofm.name] = name
+                root[op.ofm.name] = group
+                if many:
+                    multi_roots.add(group)
                 break
     return found
 
@@ -61,8 +81,17 @@ def _overwritable(
     return (
         shape == op.ofm_shape
         and same_element_order(tensor.shape4d, op.ofm.shape4d)  # reshaped views: the bytes must line up
-        and fm.consumers == (index,)
+        and max(fm.consumers) == index  # every other reader runs before this op
+        and _read_once(op, tensor)
         and fm.format == out.format
         and tensor.dtype == op.ofm.dtype
         and fm.size_bytes == out.size_bytes
     )
+
+
+def _read_once(op: NpuOp, tensor: Tensor) -> bool:
+    """Whether ``op`` reads ``tensor`` as one operand, or as both at the same place and shape (an
+    operand reading it elsewhere would see elements the OFM has already overwritten)."""
+    if op.ifm2 is None or op.ifm.name != op.ifm2.name:
+        return True
+    return op.ifm_read_offset == op.ifm2_read_offset and op.ifm_shape == op.ifm2_shape

@@ -276,16 +276,37 @@ def _reader_step(net: Network, s: int, e: int, k: int) -> int:
     return max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
 
 
-def _runs(net: Network) -> dict[int, list[int]]:
+def _runs(net: Network, *, joins: bool = True) -> dict[int, list[int]]:
     """Candidate runs by their first op: from each NPU-made branch point's producer, the ends from
-    its last reader to ``EXTRA_OPS`` ops beyond (ascending)."""
+    its last reader to ``EXTRA_OPS`` ops beyond (ascending); and from the op just before a join
+    (an elementwise op reading a second feature map made elsewhere, kept whole, and read by the
+    join alone: a branch point's runs already reach a join it feeds), the ends from the join to
+    ``EXTRA_OPS`` beyond: the join's own input and what follows it roll, as in Vela's cascades of an
+    add over an upsampled map (a chain cascade stops at such a join)."""
     ends: dict[int, set[int]] = {}
+    last_op = len(net.npu_ops) - 1
     for fm in net.fms.values():
         if fm.producer < 0 or len(fm.consumers) < 2 or fm.whole_reason:
             continue
         last = max(fm.consumers)
-        ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, len(net.npu_ops) - 1) + 1))
+        ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, last_op) + 1))
+    for k, op in enumerate(net.npu_ops if joins else ()):
+        if k > 0 and _lone_second_input(net, k) and is_cascadable(op, fm_ifm2=True):
+            ends.setdefault(k - 1, set()).update(range(k, min(k + EXTRA_OPS, last_op) + 1))
     return {start: sorted(found) for start, found in sorted(ends.items())}
+
+
+def _lone_second_input(net: Network, k: int) -> bool:
+    """Whether op ``k`` joins the map op ``k - 1`` makes with another feature map it alone reads."""
+    op = net.npu_ops[k]
+    if op.ifm2 is None:
+        return False
+    maps = [net.fms.get(t.name) for t in (op.ifm, op.ifm2)]
+    if any(m is None for m in maps) or maps[0] is maps[1]:
+        return False
+    own = [m for m in maps if m is not None and m.producer == k - 1]
+    other = [m for m in maps if m is not None and m.producer != k - 1]
+    return len(own) == 1 and len(other) == 1 and other[0].consumers == (k,)
 
 
 # Forward passes over the branch points, and how close to the plan's peak (a fraction of it) the
@@ -328,9 +349,10 @@ class _Search:
 
     def __init__(
         self, net: Network, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int = 0,
+        joins: bool = True,
     ) -> None:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
-        self.runs = _runs(net)
+        self.runs = _runs(net, joins=joins)
         self.rows_needed = RollingRowsMemo()
         self.frames = _Frames(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
@@ -467,8 +489,28 @@ def with_branch_cascades(
     may share the plan's peak: neither alone lowers it); passes repeat while they find runs, as
     the peak moves. Backward, a run whose removal leaves the plan's peak where it is goes again
     (it only costs cycles). Last, Size's rule (``limits.size_trade``, peaks up to ``free_bytes``
-    counting as the least) chooses between the result and ``dec``."""
+    counting as the least) chooses between the result and ``dec``.
+
+    The runs from joins (``_runs``) are proposed in a second search beside one without them (the
+    forward pass is greedy: a join's run taken early can block a better branch point's), when the
+    network has any; the same rule chooses between the two."""
+    plain = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, joins=False)
+    if _runs(net) == _runs(net, joins=False):
+        return plain
+    joined = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, joins=True)
     search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes)
+    figures = [(search.peak(d), search.cycles(d)) for d in (plain, joined)]
+    if least:
+        return joined if figures[1] < figures[0] else plain
+    return (plain, joined)[size_trade(figures, free_bytes=free_bytes)]
+
+
+def _branch_search(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int,
+    joins: bool,
+) -> Decisions:
+    """``with_branch_cascades``' search over the runs ``_runs(net, joins=joins)`` gives."""
+    search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes, joins=joins)
     steps: list[tuple[int, int, int]] = []
     current = dec
     for _ in range(PASSES):
