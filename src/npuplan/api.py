@@ -170,13 +170,13 @@ class PreparedModel:
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
                  cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
         """The lowerings a plan compares: the plain one, and the one whose producers write
-        concatenated slices in place when ``concat_in_place`` and it differs. A deployable plan
-        does not write slices in place: the emitter keeps ops writing at an offset on the CPU, so
-        that variant would only look cheaper by running less on the NPU."""
+        concatenated slices in place when ``concat_in_place`` and it differs (a deployable plan's
+        too: the emitter writes a producer's OFM as a box of the concatenation, as Vela's default
+        core does)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
-        if not concat_in_place or deployable:
+        if not concat_in_place:
             return [plain]
-        fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
+        fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
         return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
 
     def oracle(self, arch: Architecture) -> CostOracle:
