@@ -155,12 +155,16 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     return tuple(ops)
 
 
+_SLICE_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})  # copies of a whole input into a box of the output
+
+
 def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
-    """Drop each concatenation copy whose input's producer can write its slice directly: that op
-    writes into the concatenated tensor at the copy's offset (as Vela's concat writes do), so the
-    input never exists on its own. A copy stays when its input is a network output, has another
-    reader, is written by several ops, the CPU or an op already writing at an offset, or when the
-    copy rescales (other quantization) or reshapes it."""
+    """Drop each concatenation copy (or a PAD's main copy) whose input's producer can write its
+    box directly: that op writes into the output tensor at the copy's offset (as Vela's concat
+    writes do; a PAD's fills still write the border around it), so the input never exists on its
+    own. A copy stays when its input is a network output, has another reader, is written by
+    several ops, the CPU or an op already writing at an offset, or when the copy rescales (other
+    quantization) or reshapes it."""
     producers: dict[int, list[LoweredOp]] = {}
     readers: dict[int, int] = {}
     for op in ops:
@@ -172,7 +176,8 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
     rewired: dict[int, NpuOp] = {}
     dropped: set[int] = set()
     for copy in ops:
-        if not (isinstance(copy, NpuOp) and copy.tflite_type == "CONCATENATION" and copy.ofm_write_offset is not None):
+        if not (isinstance(copy, NpuOp) and copy.tflite_type in _SLICE_COPY_TYPES and copy.ofm_write_offset is not None
+                and not copy.ifm.is_constant and copy.ifm_read_offset is None):
             continue
         source = copy.ifm
         writers = producers.get(id(source), [])

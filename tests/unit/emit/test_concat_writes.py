@@ -1,4 +1,5 @@
-"""Producers writing straight into their slice of a concatenation in a deployable plan (issue 25):
+"""Producers writing straight into their slice of a concatenation (or into the middle of a PAD) in a
+deployable plan (issue 25):
 a producer whose OFM only the CONCATENATION reads, with the concatenation's quantization, writes
 its OFM at the slice's offset; only the other inputs are copied. The file validates and computes
 what LiteRT computes."""
@@ -63,3 +64,22 @@ def test_a_producer_in_other_quantization_keeps_its_rescaling_copy(tmp_path):
     copied = sorted(o.ifm.name for o in planned.lowered.npu_ops if o.tflite_type == "CONCATENATION")
     assert copied == ["b", "x"]
     assert report.npu_operations == emitted.npu_operations
+
+
+def test_a_producer_writes_into_the_middle_of_its_pad(tmp_path):
+    """conv -> PAD -> max pool (a PAD the pool cannot fold): the convolution writes its OFM at the
+    pad's offset (rows and columns), only the border is filled, as Vela's default core does."""
+    x, a = fm("x", (1, 12, 12, 16)), fm("a", (1, 12, 12, 16))
+    p, y = fm("p", (1, 14, 15, 16)), fm("y", (1, 6, 7, 16))
+    pads = const("pads", [[0, 0], [1, 1], [2, 1], [0, 0]], DataType.INT32, None)
+    ops = [_conv1x1(x, a, 3, 0), op("PAD", [a, pads], [p], 1),
+           op("MAX_POOL_2D", [p], [y], 2, padding="VALID", stride_h=2, stride_w=2, filter_height=3,
+              filter_width=3, fused_activation_function="NONE")]
+    g = graph(ops, [x], [y])
+    planned, emitted, report = emit_graph(tmp_path, g)
+    pad_ops = [o for o in planned.lowered.npu_ops if o.tflite_type == "PAD"]
+    assert pad_ops and all(o.ifm.is_constant for o in pad_ops)  # the border fills only
+    conv = next(o for o in planned.lowered.npu_ops if o.tflite_type == "CONV_2D")
+    assert conv.ofm.name == "p" and (conv.ofm_write_offset.h, conv.ofm_write_offset.w) == (1, 2)
+    assert report.npu_operations == emitted.npu_operations
+    _run_matches_litert(emitted.data, (tmp_path / f"{g.name}.tflite").read_bytes())
