@@ -138,7 +138,7 @@ class PreparedModel:
         self.model = model
         self.path = str(path)
         self.warnings = model_warnings(model)  # what the model verifier accepted with a warning
-        self._lowered: dict[tuple[str, bool, bool, frozenset[int]], LoweredGraph] = {}
+        self._lowered: dict[tuple[str, bool, bool, frozenset[int], bool], LoweredGraph] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
 
@@ -158,13 +158,13 @@ class PreparedModel:
         return Path(self.path).stem
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
-                cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
+                cpu_ops: frozenset[int] = frozenset(), pooled_luts: bool = False) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
-        key = (accel.name, concat_writes, deployable, cpu_ops)
+        key = (accel.name, concat_writes, deployable, cpu_ops, pooled_luts)
         found = self._lowered.get(key)
         if found is None:
             found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes,
-                                               deployable=deployable, cpu_ops=cpu_ops)
+                                               deployable=deployable, cpu_ops=cpu_ops, pooled_luts=pooled_luts)
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
@@ -172,12 +172,15 @@ class PreparedModel:
         """The lowerings a plan compares: the plain one, and the one whose producers write
         concatenated slices in place when ``concat_in_place`` and it differs (a deployable plan's
         too: the emitter writes a producer's OFM as a box of the concatenation, as Vela's default
-        core does)."""
-        plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
-        if not concat_in_place:
-            return [plain]
-        fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
-        return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
+        core does); then each of those with its standalone LUT activations run as average pools,
+        where that differs (``lower``'s ``pooled_luts``)."""
+        found = [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)]
+        if concat_in_place:
+            fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
+            found += [fused] if len(fused.ops) != len(found[0].ops) else []
+        pooled = [self.lowered(accel, concat_writes=v is not found[0], deployable=deployable, cpu_ops=cpu_ops,
+                               pooled_luts=True) for v in found]
+        return found + [p for p, v in zip(pooled, found) if _differs(p, v)]
 
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,
@@ -194,6 +197,11 @@ class PreparedModel:
         if found is None:
             found = self._encodings[accel.name] = WeightEncodings(accel)
         return found
+
+
+def _differs(a: LoweredGraph, b: LoweredGraph) -> bool:
+    """Whether two lowerings of one model run other NPU operations (by operation type)."""
+    return [o.op_type for o in a.npu_ops] != [o.op_type for o in b.npu_ops]
 
 
 def plan_prepared(

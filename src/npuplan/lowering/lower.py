@@ -14,7 +14,7 @@ from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
-from npuplan.lowering.activations import fuse_activations, with_fused_lut
+from npuplan.lowering.activations import fuse_activations, standalone_luts_as_pools, with_fused_lut
 from npuplan.lowering.argmax import convert_argmax
 from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
@@ -158,14 +158,17 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
-          deployable: bool = False, cpu_ops: frozenset[int] = frozenset()) -> LoweredGraph:
+          deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), pooled_luts: bool = False) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
     whether it pays is the planner's choice. With ``deployable`` only what the emitter can express
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
-    indices a deployable plan also keeps on the CPU (the emitter refused them)."""
+    indices a deployable plan also keeps on the CPU (the emitter refused them). With ``pooled_luts``
+    standalone LUT activations run as 1x1 average pools where the accelerator allows it
+    (``activations.standalone_luts_as_pools``): fewer cycles for the op, but not always for the
+    plan (an elementwise op cascades and overlaps differently), so that too is the planner's choice."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
@@ -189,7 +192,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
             raise
     variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
-    placed = _placed(tuple(ops), outputs, concat_writes, framed_writes=not deployable)
+    lowered_ops = standalone_luts_as_pools(tuple(ops), accelerator) if pooled_luts else tuple(ops)
+    placed = _placed(lowered_ops, outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
         name=source.name,
         ops=gather_split_writes(placed) if deployable else vela_pass_order(placed, outputs),
