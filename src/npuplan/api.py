@@ -158,13 +158,15 @@ class PreparedModel:
         return Path(self.path).stem
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
-                cpu_ops: frozenset[int] = frozenset(), pooled_luts: bool = False) -> LoweredGraph:
+                cpu_ops: frozenset[int] = frozenset(), vela_forms: bool = False,
+                flat_elementwise: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
-        key = (accel.name, concat_writes, deployable, cpu_ops, pooled_luts)
+        key = (accel.name, concat_writes, deployable, cpu_ops, vela_forms, flat_elementwise)
         found = self._lowered.get(key)
         if found is None:
-            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes,
-                                               deployable=deployable, cpu_ops=cpu_ops, pooled_luts=pooled_luts)
+            found = self._lowered[key] = lower(self.model, accel, concat_writes=concat_writes, deployable=deployable,
+                                               cpu_ops=cpu_ops, vela_forms=vela_forms,
+                                               flat_elementwise=flat_elementwise)
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
@@ -172,15 +174,22 @@ class PreparedModel:
         """The lowerings a plan compares: the plain one, and the one whose producers write
         concatenated slices in place when ``concat_in_place`` and it differs (a deployable plan's
         too: the emitter writes a producer's OFM as a box of the concatenation, as Vela's default
-        core does); then each of those with its standalone LUT activations run as average pools,
-        where that differs (``lower``'s ``pooled_luts``)."""
+        core does); then each of those with some operations in the forms of Vela's default core,
+        where that differs (``lower``'s ``vela_forms``), and with only its LUTs so where that
+        differs again (a flat elementwise op is not cascaded)."""
         found = [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)]
         if concat_in_place:
             fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
             found += [fused] if len(fused.ops) != len(found[0].ops) else []
-        pooled = [self.lowered(accel, concat_writes=v is not found[0], deployable=deployable, cpu_ops=cpu_ops,
-                               pooled_luts=True) for v in found]
-        return found + [p for p, v in zip(pooled, found) if _differs(p, v)]
+        forms = []
+        for v in found:  # Vela's forms; when that differs, the LUTs as pools without flat elementwise ops too
+            every = self.lowered(accel, concat_writes=v is not found[0], deployable=deployable, cpu_ops=cpu_ops,
+                                 vela_forms=True)
+            pooled = self.lowered(accel, concat_writes=v is not found[0], deployable=deployable, cpu_ops=cpu_ops,
+                                  vela_forms=True, flat_elementwise=False)
+            forms += [every] if _differs(every, v) else []
+            forms += [pooled] if _differs(pooled, v) and _differs(pooled, every) else []
+        return found + forms
 
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,
@@ -200,8 +209,8 @@ class PreparedModel:
 
 
 def _differs(a: LoweredGraph, b: LoweredGraph) -> bool:
-    """Whether two lowerings of one model run other NPU operations (by operation type)."""
-    return [o.op_type for o in a.npu_ops] != [o.op_type for o in b.npu_ops]
+    """Whether two lowerings of one model run other NPU operations (by operation type or shape)."""
+    return [(o.op_type, o.ofm_shape) for o in a.npu_ops] != [(o.op_type, o.ofm_shape) for o in b.npu_ops]
 
 
 def plan_prepared(

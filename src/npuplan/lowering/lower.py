@@ -51,7 +51,7 @@ from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
                                         fuse_concat_writes, fuse_reshape_reads)
 from npuplan.lowering.mul_max import fold_mul_max
-from npuplan.lowering.ofm_views import kernel_ofm_views
+from npuplan.lowering.ofm_views import flat_elementwise_views, kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
@@ -158,17 +158,21 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
-          deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), pooled_luts: bool = False) -> LoweredGraph:
+          deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), vela_forms: bool = False,
+          flat_elementwise: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
     whether it pays is the planner's choice. With ``deployable`` only what the emitter can express
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
-    indices a deployable plan also keeps on the CPU (the emitter refused them). With ``pooled_luts``
-    standalone LUT activations run as 1x1 average pools where the accelerator allows it
-    (``activations.standalone_luts_as_pools``): fewer cycles for the op, but not always for the
-    plan (an elementwise op cascades and overlaps differently), so that too is the planner's choice."""
+    indices a deployable plan also keeps on the CPU (the emitter refused them). With ``vela_forms``
+    some operations take the forms Vela's default core gives them: standalone LUT activations run
+    as 1x1 average pools where the accelerator allows it (``activations.standalone_luts_as_pools``)
+    and elementwise ops of a depth that fills no brick run over a 16-deep view
+    (``ofm_views.flat_elementwise_views``, unless not ``flat_elementwise``): fewer cycles for the op, but not always for the plan
+    (the forms cascade, overlap and store their maps differently), so that too is the planner's
+    choice."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
@@ -192,7 +196,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
             raise
     variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
-    lowered_ops = standalone_luts_as_pools(tuple(ops), accelerator) if pooled_luts else tuple(ops)
+    lowered_ops = standalone_luts_as_pools(tuple(ops), accelerator) if vela_forms else tuple(ops)
+    lowered_ops = flat_elementwise_views(lowered_ops) if vela_forms and flat_elementwise else lowered_ops
     placed = _placed(lowered_ops, outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
         name=source.name,
