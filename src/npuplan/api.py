@@ -174,22 +174,25 @@ class PreparedModel:
         """The lowerings a plan compares: the plain one, and the one whose producers write
         concatenated slices in place when ``concat_in_place`` and it differs (a deployable plan's
         too: the emitter writes a producer's OFM as a box of the concatenation, as Vela's default
-        core does); then each of those with some operations in the forms of Vela's default core,
-        where that differs (``lower``'s ``vela_forms``), and with only its LUTs so where that
+        core does)."""
+        plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        if not concat_in_place:
+            return [plain]
+        fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
+        return [plain] if len(fused.ops) == len(plain.ops) else [plain, fused]
+
+    def forms(self, accel: Accelerator, base: LoweredGraph, *, deployable: bool = False,
+              cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
+        """``base`` (one of ``variants``) with some operations in the forms of Vela's default core
+        (``lower``'s ``vela_forms``) where that differs, and with only its LUTs so where that
         differs again (a flat elementwise op is not cascaded)."""
-        found = [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)]
-        if concat_in_place:
-            fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
-            found += [fused] if len(fused.ops) != len(found[0].ops) else []
-        forms = []
-        for v in found:  # Vela's forms; when that differs, the LUTs as pools without flat elementwise ops too
-            every = self.lowered(accel, concat_writes=v is not found[0], deployable=deployable, cpu_ops=cpu_ops,
-                                 vela_forms=True)
-            pooled = self.lowered(accel, concat_writes=v is not found[0], deployable=deployable, cpu_ops=cpu_ops,
-                                  vela_forms=True, flat_elementwise=False)
-            forms += [every] if _differs(every, v) else []
-            forms += [pooled] if _differs(pooled, v) and _differs(pooled, every) else []
-        return found + forms
+        concat_writes = base is not self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        every = self.lowered(accel, concat_writes=concat_writes, deployable=deployable, cpu_ops=cpu_ops,
+                             vela_forms=True)
+        pooled = self.lowered(accel, concat_writes=concat_writes, deployable=deployable, cpu_ops=cpu_ops,
+                              vela_forms=True, flat_elementwise=False)
+        found = [every] if _changed(every, base) else []
+        return found + ([pooled] if _changed(pooled, base) and _changed(pooled, every) else [])
 
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,
@@ -208,9 +211,24 @@ class PreparedModel:
         return found
 
 
-def _differs(a: LoweredGraph, b: LoweredGraph) -> bool:
-    """Whether two lowerings of one model run other NPU operations (by operation type or shape)."""
-    return [(o.op_type, o.ofm_shape) for o in a.npu_ops] != [(o.op_type, o.ofm_shape) for o in b.npu_ops]
+def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
+    """The NPU operations (by name) one lowering of a model runs in another form (operation type
+    or OFM view) than another lowering of the same ops (empty: the same)."""
+    forms = {o.name: (o.op_type, o.ofm_shape) for o in b.npu_ops}
+    return {o.name for o in a.npu_ops if forms.get(o.name, (o.op_type, o.ofm_shape)) != (o.op_type, o.ofm_shape)}
+
+
+# The share of a plan's NPU cycles the operations another form rewrites must take for that form to
+# be planned too: a form can save at most what those operations cost (and planning it costs a plan).
+_FORMS_MIN_SHARE = 0.02
+
+
+def _forms_may_pay(chosen: tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]],
+                   forms: list[LoweredGraph]) -> bool:
+    lowered, schedule = chosen[0], chosen[1]
+    rewritten = set().union(*(_changed(f, lowered) for f in forms)) if forms else set()
+    cycles = sum(s.npu_cycles for s in schedule.ops if s.name in rewritten)
+    return cycles >= _FORMS_MIN_SHARE * max(1, schedule.total_npu_cycles)
 
 
 def plan_prepared(
@@ -236,6 +254,7 @@ def plan_prepared(
     encodings = model.encodings(arch.accelerator)
     oracle = model.oracle(arch)
     planned = [_planned(v, arch, options, encodings, oracle, step) for v in variants]
+    planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
     lowered, schedule, allocation, commands = _better(planned, options)
     if id(lowered) in bases:
         schedule = replace(schedule, notes=(*schedule.notes, _order_note(bases[id(lowered)], lowered)))
@@ -255,6 +274,20 @@ def plan_prepared(
         commands=commands,
         weight_encodings=encodings,
     )
+
+
+def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]],
+                   bases: dict[int, LoweredGraph], arch: Architecture, options: PlanOptions,
+                   step: Callable[[str], None]) -> list[Any]:
+    """The plans of the chosen lowering's Vela forms (``PreparedModel.forms``; of the lowering it
+    reorders, for a reordered one), when the operations they rewrite take enough of its cycles."""
+    base = bases.get(id(chosen[0]), chosen[0])
+    forms = model.forms(arch.accelerator, base, deployable=options.deployable,
+                        cpu_ops=frozenset(options.deploy_cpu_ops))
+    if not forms or not _forms_may_pay(chosen, forms):
+        return []
+    encodings, oracle = model.encodings(arch.accelerator), model.oracle(arch)
+    return [_planned(f, arch, options, encodings, oracle, step) for f in forms]
 
 
 def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions, arch: Architecture) -> LoweredGraph | None:
