@@ -20,6 +20,7 @@ from npuplan.ir.graph import Model
 from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import lower
+from npuplan.lowering.lower import may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
@@ -186,6 +187,8 @@ class PreparedModel:
         """``base`` (one of ``variants``) with some operations in the forms of Vela's default core
         (``lower``'s ``vela_forms``) where that differs, and with only its LUTs so where that
         differs again (a flat elementwise op is not cascaded)."""
+        if not may_take_vela_forms(base, accel):
+            return []
         concat_writes = base is not self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         every = self.lowered(accel, concat_writes=concat_writes, deployable=deployable, cpu_ops=cpu_ops,
                              vela_forms=True)

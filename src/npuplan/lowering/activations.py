@@ -160,10 +160,11 @@ def standalone_luts_as_pools(ops: tuple[LoweredOp, ...], accelerator: Accelerato
     Ethos-U55) a table works for elementwise ops only, and the Add stays."""
     if accelerator.shram_reserved_unused_banks == 0:
         return ops
-    return tuple(_pooled(op) if _standalone_lut(op) else op for op in ops)
+    return tuple(_pooled(op) if standalone_lut(op) else op for op in ops)
 
 
-def _standalone_lut(op: LoweredOp) -> bool:
+def standalone_lut(op: LoweredOp) -> bool:
+    """Whether ``op`` is a standalone LUT activation run as an Add of a scalar zero."""
     return (isinstance(op, NpuOp) and op.activation is Activation.LUT and op.op_type == "Add"
             and op.tflite_type in STANDALONE_ACTIVATIONS and op.ifm2 is not None and op.ifm2.is_constant
             and op.ifm2.shape == () and op.lut_input_quant is None and op.ifm_read_offset is None

@@ -14,7 +14,7 @@ from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
-from npuplan.lowering.activations import fuse_activations, standalone_luts_as_pools, with_fused_lut
+from npuplan.lowering.activations import fuse_activations, standalone_lut, standalone_luts_as_pools, with_fused_lut
 from npuplan.lowering.argmax import convert_argmax
 from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
@@ -51,7 +51,7 @@ from npuplan.lowering.mean import convert_mean, drop_noop_means
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
                                         fuse_concat_writes, fuse_reshape_reads)
 from npuplan.lowering.mul_max import fold_mul_max
-from npuplan.lowering.ofm_views import flat_elementwise_views, kernel_ofm_views
+from npuplan.lowering.ofm_views import flat_elementwise_views, flattens, kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
@@ -208,6 +208,14 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
         removed=removed,
         subgraphs=model.subgraphs[1:],
     )
+
+
+def may_take_vela_forms(lowered: LoweredGraph, accelerator: Accelerator) -> bool:
+    """Whether ``lower``'s ``vela_forms`` may change any operation of ``lowered`` (a lowering
+    without them): a standalone LUT where the accelerator runs it as a pool, an elementwise op to
+    flatten. Cheaper than lowering again to find out."""
+    luts = accelerator.shram_reserved_unused_banks > 0
+    return any(flattens(o) or (luts and standalone_lut(o)) for o in lowered.npu_ops)
 
 
 def _variables(ops: list[LoweredOp]) -> tuple[Tensor, ...]:

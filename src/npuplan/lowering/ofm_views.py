@@ -53,10 +53,11 @@ def flat_elementwise_views(ops: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     element meets its partners at the same byte whatever the shape, and a 16-deep view fills the
     hardware's blocks. The maps are then seen in another shape, so they stay linear NHWC
     (``formats``) and the op is not cascaded (``is_cascadable``)."""
-    return tuple(_flat(op) if isinstance(op, NpuOp) and _flattens(op) else op for op in ops)
+    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) else op for op in ops)
 
 
-def _flattens(op: NpuOp) -> bool:
+def flattens(op: NpuOp) -> bool:
+    """Whether ``flat_elementwise_views`` runs ``op`` over a 16-deep view."""
     shape = op.ofm_shape
     if (op.block_type is not BlockType.ELEMENTWISE or op.elementwise not in _FLAT_TYPES or op.ifm2 is None
             or op.ifm2.is_constant or op.fixed_point is not None or op.reversed_operands):
