@@ -6,7 +6,7 @@ import logging
 import time
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from npuplan.collector import collector_paused
 from npuplan.commands import AddressPlan, Command
@@ -21,8 +21,9 @@ from npuplan.ir.graph import Model
 from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import LoweredOps, lowered_ops, placed
+from npuplan.lowering.lower import may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
-from npuplan.lowering.memory_ops import is_concat_copy
+from npuplan.lowering.memory_ops import is_slice_copy
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
 from npuplan.lowering.reduce_max import has_depth_reduction
@@ -130,6 +131,25 @@ def plan(path: str | Path, *, on_step: Callable[[str], None] | None = None, **op
     return plan_prepared(model, plan_options, arch=arch, on_step=step, started=started)
 
 
+class _LoweringKey(NamedTuple):
+    """The options of one of ``PreparedModel.lowered``'s lowerings (as its arguments)."""
+
+    accel_name: str
+    concat_writes: bool
+    deployable: bool
+    cpu_ops: frozenset[int]
+    fold_leaky: bool
+    max_trees: bool
+    parallel_means: bool
+    vela_forms: bool
+    flat_elementwise: bool
+
+    def options(self, **changes: bool) -> dict[str, Any]:
+        """``lowered``'s keyword arguments for these options with ``changes``."""
+        found: dict[str, Any] = {k: v for k, v in self._asdict().items() if k != "accel_name"}
+        return {**found, **changes}
+
+
 class PreparedModel:
     """One model read and checked once, then lowered once per accelerator and given one weight-encoding
     memo per accelerator: what every plan of the same model shares (a sweep's points, a fit's budgets).
@@ -144,8 +164,10 @@ class PreparedModel:
         self.model = model
         self.path = str(path)
         self.warnings = model_warnings(model)  # what the model verifier accepted with a warning
-        self._lowered: dict[tuple[str, bool, bool, frozenset[int], bool, bool, bool], LoweredGraph] = {}
-        # shared by both concat lowerings
+        # by ``lowered``'s options (``_LoweringKey``), and the options each lowering was made with
+        self._lowered: dict[_LoweringKey, LoweredGraph] = {}
+        self._options: dict[int, _LoweringKey] = {}
+        # the lowerings' first part, shared by those differing only in how ops are placed
         self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
@@ -167,9 +189,10 @@ class PreparedModel:
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
-                parallel_means: bool = False) -> LoweredGraph:
+                parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
-        key = (accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means)
+        key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
+                           vela_forms, flat_elementwise)
         found = self._lowered.get(key)
         if found is None:
             stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means)
@@ -178,21 +201,23 @@ class PreparedModel:
                 stage = self._stages[stage_key] = lowered_ops(
                     self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                     max_trees=max_trees, parallel_means=parallel_means)
-            found = self._lowered[key] = placed(stage, concat_writes=concat_writes)
+            found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
+                                                flat_elementwise=flat_elementwise)
+            self._options[id(found)] = key
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
                  cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
         """The lowerings a plan compares: the plain one; those choosing the other form of an op
         whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
-        one whose producers write concatenated slices in place when ``concat_in_place`` and it
-        differs. A deployable plan does not write slices in place: the emitter keeps ops writing at
-        an offset on the CPU, so that variant would only look cheaper by running less on the NPU."""
+        one whose producers write concatenated (or padded) slices in place when ``concat_in_place``
+        and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
+        concatenation, as Vela's default core does)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
-        if not concat_in_place or deployable or not any(is_concat_copy(op) for op in plain.ops):
-            return found  # (without concatenation copies, writing them in place changes nothing)
-        fused = self.lowered(accel, concat_writes=True, cpu_ops=cpu_ops)
+        if not concat_in_place or not any(is_slice_copy(op) for op in plain.ops):
+            return found  # (without slice copies, writing them in place changes nothing)
+        fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
         return found if len(fused.ops) == len(plain.ops) else [*found, fused]
 
     def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
@@ -215,6 +240,19 @@ class PreparedModel:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
 
+    def forms(self, accel: Accelerator, base: LoweredGraph, *, deployable: bool = False,
+              cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
+        """``base`` (one of ``variants``) with some operations in the forms of Vela's default core
+        (``lower``'s ``vela_forms``) where that differs, and with only its LUTs so where that
+        differs again (a flat elementwise op is not cascaded)."""
+        if not may_take_vela_forms(base, accel):
+            return []
+        key = self._options[id(base)]
+        every = self.lowered(accel, **key.options(vela_forms=True))
+        pooled = self.lowered(accel, **key.options(vela_forms=True, flat_elementwise=False))
+        found = [every] if _changed(every, base) else []
+        return found + ([pooled] if _changed(pooled, base) and _changed(pooled, every) else [])
+
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,
         shared by every budget and goal planned on them (costs do not depend on either)."""
@@ -230,6 +268,26 @@ class PreparedModel:
         if found is None:
             found = self._encodings[accel.name] = WeightEncodings(accel)
         return found
+
+
+def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
+    """The NPU operations (by name) one lowering of a model runs in another form (operation type
+    or OFM view) than another lowering of the same ops (empty: the same)."""
+    forms = {o.name: (o.op_type, o.ofm_shape) for o in b.npu_ops}
+    return {o.name for o in a.npu_ops if forms.get(o.name, (o.op_type, o.ofm_shape)) != (o.op_type, o.ofm_shape)}
+
+
+# The share of a plan's NPU cycles the operations another form rewrites must take for that form to
+# be planned too: a form can save at most what those operations cost (and planning it costs a plan).
+_FORMS_MIN_SHARE = 0.02
+
+
+def _forms_may_pay(chosen: tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]],
+                   forms: list[LoweredGraph]) -> bool:
+    lowered, schedule = chosen[0], chosen[1]
+    rewritten = set().union(*(_changed(f, lowered) for f in forms)) if forms else set()
+    cycles = sum(s.npu_cycles for s in schedule.ops if s.name in rewritten)
+    return cycles >= _FORMS_MIN_SHARE * max(1, schedule.total_npu_cycles)
 
 
 @collector_paused
@@ -256,6 +314,7 @@ def plan_prepared(
     encodings = model.encodings(arch.accelerator)
     oracle = model.oracle(arch)
     planned = [_planned(v, arch, options, encodings, oracle, step) for v in variants]
+    planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
     lowered, schedule, allocation, commands = _better(planned, options)
     if id(lowered) in bases:
         schedule = replace(schedule, notes=(*schedule.notes, _order_note(bases[id(lowered)], lowered)))
@@ -275,6 +334,20 @@ def plan_prepared(
         commands=commands,
         weight_encodings=encodings,
     )
+
+
+def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]],
+                   bases: dict[int, LoweredGraph], arch: Architecture, options: PlanOptions,
+                   step: Callable[[str], None]) -> list[Any]:
+    """The plans of the chosen lowering's Vela forms (``PreparedModel.forms``; of the lowering it
+    reorders, for a reordered one), when the operations they rewrite take enough of its cycles."""
+    base = bases.get(id(chosen[0]), chosen[0])
+    forms = model.forms(arch.accelerator, base, deployable=options.deployable,
+                        cpu_ops=frozenset(options.deploy_cpu_ops))
+    if not forms or not _forms_may_pay(chosen, forms):
+        return []
+    encodings, oracle = model.encodings(arch.accelerator), model.oracle(arch)
+    return [_planned(f, arch, options, encodings, oracle, step) for f in forms]
 
 
 def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions, arch: Architecture) -> LoweredGraph | None:

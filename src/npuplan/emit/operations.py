@@ -81,9 +81,10 @@ def ofm_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
 
 def _ofm_channels(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
     """The OFM channels a stripe writes, in the op's own OFM view (a whole reshaped view: its
-    weight slice's channels, all of them without one)."""
+    weight slice's channels, all of them without one; a box written at an offset: less the offset)."""
     if not _whole_ofm_view(op, command):
-        return command.ofm.box.start[3], command.ofm.box.end[3]
+        shift = op.ofm_write_offset.c if op.ofm_write_offset is not None else 0  # a box of a concatenation
+        return command.ofm.box.start[3] - shift, command.ofm.box.end[3] - shift
     piece = command.weight_slice
     return (0, op.ofm_shape.c) if piece is None else (piece.depth_start, piece.depth_end)
 
@@ -284,7 +285,7 @@ def _reversed(op: NpuOp, command: NpuStripeCommand) -> tuple[NpuOp, NpuStripeCom
     """``op`` and ``command`` with the operands swapped; the broadcast operand's box is the part of
     it the stripe's OFM box reads (its rows and channels unless broadcast along them)."""
     assert op.ifm2 is not None and op.ifm2_shape is not None and command.ifm2 is not None and command.ifm is not None
-    small, (a, b), (c0, c1) = op.ifm_shape, command.ofm.box.rows, (command.ofm.box.start[3], command.ofm.box.end[3])
+    small, (a, b), (c0, c1) = op.ifm_shape, ofm_rows(op, command), _ofm_channels(op, command)
     rows = (a, b) if small.h == op.ofm_shape.h else (0, small.h)
     channels = (c0, c1) if small.c == op.ofm_shape.c else (0, small.c)
     box = Box((0, rows[0], 0, channels[0]), (1, rows[1], small.w, channels[1]))

@@ -48,7 +48,8 @@ def _with_rows(operand: Operand, rows: tuple[int, int]) -> Operand:
 def aligned_commands(op: NpuOp, command: NpuStripeCommand) -> list[NpuStripeCommand]:
     """``command`` as stripes whose IFM boxes start where the hardware can start reading
     (``command`` itself unless ``op`` upscales and the stripe starts on an odd upscaled row)."""
-    a, b = command.ofm.box.rows
+    shift = op.ofm_write_offset.h if op.ofm_write_offset is not None else 0  # the box is in the tensor's rows
+    a, b = (row - shift for row in command.ofm.box.rows)
     need = first_row_read(op, a)
     if op.upscale == 1 or command.ifm is None or need <= 0 or need % 2 == 0:
         return [command]
@@ -60,11 +61,13 @@ def aligned_commands(op: NpuOp, command: NpuStripeCommand) -> list[NpuStripeComm
         return [replace(command, ifm=_with_rows(command.ifm, (start, hi)))]
     k = op.kernel
     if op.resampling is Resampling.NEAREST and k.height == 1 and k.stride_y == 1 and k.padding.top == 0:
-        first = replace(command, ofm=_with_rows(command.ofm, (a, a + 1)), ifm=_with_rows(command.ifm, (need // 2, need // 2 + 1)))
+        first = replace(command, ofm=_with_rows(command.ofm, (shift + a, shift + a + 1)),
+                        ifm=_with_rows(command.ifm, (need // 2, need // 2 + 1)))
         if b == a + 1:
             return [first]
         rest_rows = input_rows(op, op.ifm_shape, (a + 1, b))
-        rest = replace(command, ofm=_with_rows(command.ofm, (a + 1, b)), ifm=_with_rows(command.ifm, rest_rows))
+        rest = replace(command, ofm=_with_rows(command.ofm, (shift + a + 1, shift + b)),
+                       ifm=_with_rows(command.ifm, rest_rows))
         return [first, rest]
     raise EmitError(op.name, f"a stripe of a {op.resampling}-upscaled op starts reading at odd upscaled row {need} "
                     f"with a {k.height}-row kernel (not expressible)")

@@ -15,7 +15,7 @@ import numpy as np
 
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Op, Tensor
-from npuplan.ir.lowered import Activation, LoweredOp, NpuOp
+from npuplan.ir.lowered import Activation, BlockType, LoweredOp, NpuOp, PoolKind
 from npuplan.ir.types import DataType
 from npuplan.lowering._util import (
     STANDALONE_ACTIVATIONS, fused_activation, replace_op, standalone_activation, with_options, without_op,
@@ -150,3 +150,28 @@ def with_fused_lut(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, .
                                  op.options.get("npu_lut_options", {}))
     return tuple(replace(n, lut=table, lut_input_quant=quant) if isinstance(n, NpuOp) and n.ofm is out else n
                  for n in lowered)
+
+
+def standalone_luts_as_pools(ops: tuple[LoweredOp, ...], accelerator: Accelerator) -> tuple[LoweredOp, ...]:
+    """Each standalone LUT activation (``convert_standalone_activation``'s Add of a scalar zero) as a
+    1x1 average pool through the table where the accelerator keeps spare SHRAM banks for tables (as
+    Vela's default core runs it): the same output stage (the IFM's quantization, no rescale) and
+    table, but one input stream instead of two and no elementwise block. Elsewhere (32/64-MAC
+    Ethos-U55) a table works for elementwise ops only, and the Add stays."""
+    if accelerator.shram_reserved_unused_banks == 0:
+        return ops
+    return tuple(_pooled(op) if standalone_lut(op) else op for op in ops)
+
+
+def standalone_lut(op: LoweredOp) -> bool:
+    """Whether ``op`` is a standalone LUT activation run as an Add of a scalar zero."""
+    return (isinstance(op, NpuOp) and op.activation is Activation.LUT and op.op_type == "Add"
+            and op.tflite_type in STANDALONE_ACTIVATIONS and op.ifm2 is not None and op.ifm2.is_constant
+            and op.ifm2.shape == () and op.lut_input_quant is None and op.ifm_read_offset is None
+            and op.ofm_write_offset is None and op.ifm_shape == op.ofm_shape)
+
+
+def _pooled(op: LoweredOp) -> NpuOp:
+    assert isinstance(op, NpuOp)
+    return replace(op, op_type="AvgPool", block_type=BlockType.POOLING, ifm2=None, ifm2_shape=None,
+                   elementwise=None, pool=PoolKind.AVERAGE)

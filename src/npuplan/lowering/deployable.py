@@ -64,6 +64,14 @@ def is_copy(op: NpuOp) -> bool:
             and op.ofm_write_shape is not None and offset is not None and offset.n == 0)
 
 
+def _slice_write(op: NpuOp) -> bool:
+    """A producer writing its whole OFM straight into its slice of a concatenation
+    (``memory_ops.fuse_concat_writes``): a box of the concatenated tensor at a non-batch offset."""
+    offset = op.ofm_write_offset
+    return (offset is not None and offset.n == 0 and op.ofm_write_shape == op.ofm_shape
+            and op.ofm_frame is None and not op.writes_transposed)
+
+
 def _wide(op: NpuOp, tensor: Tensor) -> bool:
     """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands) or a SQUARED_DIFFERENCE's
     int32 steps, which Vela's decompositions and the emitter carry in 32 bits: scale 1 and zero
@@ -112,7 +120,7 @@ def npu_op_reason(op: NpuOp) -> str | None:
                 "row and column) is not emitted")
     if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
         return "reads at a batch offset (not emitted)"
-    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not is_copy(op):
+    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not (is_copy(op) or _slice_write(op)):
         return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"
     for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
         if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):

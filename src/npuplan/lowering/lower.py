@@ -16,7 +16,7 @@ from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
-from npuplan.lowering.activations import fuse_activations, with_fused_lut
+from npuplan.lowering.activations import fuse_activations, standalone_lut, standalone_luts_as_pools, with_fused_lut
 from npuplan.lowering.argmax import convert_argmax
 from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
@@ -54,7 +54,7 @@ from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, con
                                         fuse_concat_writes, fuse_reshape_reads)
 from npuplan.lowering.mul_max import fold_mul_max
 from npuplan.lowering.reduce_max import reduce_max_trees
-from npuplan.lowering.ofm_views import kernel_ofm_views
+from npuplan.lowering.ofm_views import flat_elementwise_views, flattens, kernel_ofm_views
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
@@ -169,7 +169,8 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
-          max_trees: bool = False, parallel_means: bool = False) -> LoweredGraph:
+          max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
+          flat_elementwise: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -179,10 +180,16 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     indices a deployable plan also keeps on the CPU (the emitter refused them). ``fold_leaky``: see
     ``rewrite_graph``. ``max_trees``: each REDUCE_MAX over depth alone runs as a tree of MAXIMUMs
     rather than one pool (``lowering.reduce_max``). ``parallel_means``: a MEAN of a whole map
-    sums its rows in parallel (``mean.parallel_rows``)."""
+    sums its rows in parallel (``mean.parallel_rows``). With ``vela_forms`` some operations take
+    the forms Vela's default core gives them: standalone LUT activations run as 1x1 average pools
+    where the accelerator allows it (``activations.standalone_luts_as_pools``) and elementwise ops
+    of a depth that fills no brick run over a 16-deep view (``ofm_views.flat_elementwise_views``,
+    unless not ``flat_elementwise``): fewer cycles for the op, but not always for the plan (the
+    forms cascade, overlap and store their maps differently), so that too is the planner's choice."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                         max_trees=max_trees, parallel_means=parallel_means)
-    return placed(stage, concat_writes=concat_writes)
+    return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
+                  flat_elementwise=flat_elementwise)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,12 +236,16 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
     return LoweredOps(source, graph, removed, tuple(ops), deployable, tuple(model.subgraphs[1:]))
 
 
-def placed(stage: LoweredOps, *, concat_writes: bool = False) -> LoweredGraph:
-    """The second part of ``lower``: ``stage``'s ops placed (``_placed``) and ordered."""
+def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool = False, vela_forms: bool = False,
+           flat_elementwise: bool = True) -> LoweredGraph:
+    """The second part of ``lower``: ``stage``'s ops in the forms asked for, placed (``_placed``)
+    and ordered (the options as ``lower``'s)."""
     ops, graph, deployable = stage.ops, stage.graph, stage.deployable
     variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
-    placed_ops = _placed(ops, outputs, concat_writes, framed_writes=not deployable)
+    formed = standalone_luts_as_pools(ops, accelerator) if vela_forms else ops
+    formed = flat_elementwise_views(formed) if vela_forms and flat_elementwise else formed
+    placed_ops = _placed(formed, outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
         name=stage.source.name,
         ops=gather_split_writes(placed_ops) if deployable else vela_pass_order(placed_ops, outputs),
@@ -244,6 +255,14 @@ def placed(stage: LoweredOps, *, concat_writes: bool = False) -> LoweredGraph:
         removed=stage.removed,
         subgraphs=stage.subgraphs,
     )
+
+
+def may_take_vela_forms(lowered: LoweredGraph, accelerator: Accelerator) -> bool:
+    """Whether ``lower``'s ``vela_forms`` may change any operation of ``lowered`` (a lowering
+    without them): a standalone LUT where the accelerator runs it as a pool, an elementwise op to
+    flatten. Cheaper than lowering again to find out."""
+    luts = accelerator.shram_reserved_unused_banks > 0
+    return any(flattens(o) or (luts and standalone_lut(o)) for o in lowered.npu_ops)
 
 
 def _variables(ops: Sequence[LoweredOp]) -> tuple[Tensor, ...]:

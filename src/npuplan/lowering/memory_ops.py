@@ -149,18 +149,23 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     return tuple(ops)
 
 
-def is_concat_copy(op: LoweredOp) -> TypeGuard[NpuOp]:
-    """Whether ``op`` copies an input of a concatenation into its slice: the ops
-    ``fuse_concat_writes`` may drop (a lowering without any is the same with or without it)."""
-    return isinstance(op, NpuOp) and op.tflite_type == "CONCATENATION" and op.ofm_write_offset is not None
+_SLICE_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})  # copies of a whole input into a box of the output
+
+
+def is_slice_copy(op: LoweredOp) -> TypeGuard[NpuOp]:
+    """Whether ``op`` copies a whole input of a concatenation or pad into its box of the output:
+    the ops ``fuse_concat_writes`` may drop (a lowering without any is the same with or without it)."""
+    return (isinstance(op, NpuOp) and op.tflite_type in _SLICE_COPY_TYPES and op.ofm_write_offset is not None
+            and not op.ifm.is_constant and op.ifm_read_offset is None)
 
 
 def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
-    """Drop each concatenation copy whose input's producer can write its slice directly: that op
-    writes into the concatenated tensor at the copy's offset (as Vela's concat writes do), so the
-    input never exists on its own. A copy stays when its input is a network output, has another
-    reader, is written by several ops, the CPU or an op already writing at an offset, or when the
-    copy rescales (other quantization) or reshapes it."""
+    """Drop each concatenation copy (or a PAD's main copy) whose input's producer can write its
+    box directly: that op writes into the output tensor at the copy's offset (as Vela's concat
+    writes do; a PAD's fills still write the border around it), so the input never exists on its
+    own. A copy stays when its input is a network output, has another reader, is written by
+    several ops, the CPU or an op already writing at an offset, or when the copy rescales (other
+    quantization) or reshapes it."""
     producers: dict[int, list[LoweredOp]] = {}
     readers: dict[int, int] = {}
     for op in ops:
@@ -172,7 +177,7 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
     rewired: dict[int, NpuOp] = {}
     dropped: set[int] = set()
     for copy in ops:
-        if not is_concat_copy(copy):
+        if not is_slice_copy(copy):
             continue
         source = copy.ifm
         writers = producers.get(id(source), [])

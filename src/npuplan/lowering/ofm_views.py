@@ -1,4 +1,5 @@
-"""Kernel ops write their OFM in the shape their kernel makes, whatever shape the tensor declares.
+"""Kernel ops write their OFM in the shape their kernel makes, whatever shape the tensor declares;
+elementwise ops may run over a 16-deep view of their maps (``flat_elementwise_views``).
 
 When lowering drops a SQUEEZE or RESHAPE after a convolution or pool, the op writes the reshaped
 tensor itself (same bytes). Its OFM view must stay the shape its kernel walks: a 1x1 convolution
@@ -8,10 +9,12 @@ stripes and the emitted feature maps all go by that view (Vela keeps the op's ow
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from npuplan.ir.lowered import BlockType, LoweredOp, NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.units import BRICK_DEPTH
 
 _KERNEL_BLOCKS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING})
 
@@ -39,3 +42,36 @@ def _own_view(op: NpuOp) -> NpuOp:
     if made == op.ofm_shape or made.h < 1 or made.w < 1 or made.elements != op.ofm_shape.elements:
         return op
     return replace(op, ofm_shape=made)
+
+
+_FLAT_TYPES = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"})
+
+
+def flat_elementwise_views(ops: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
+    """``ops`` with each elementwise op over same-shaped maps of a depth that fills no whole brick
+    run over a view of the same bytes 16 deep (as Vela's default core runs it): elementwise, every
+    element meets its partners at the same byte whatever the shape, and a 16-deep view fills the
+    hardware's blocks. The maps are then seen in another shape, so they stay linear NHWC
+    (``formats``) and the op is not cascaded (``is_cascadable``)."""
+    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) else op for op in ops)
+
+
+def flattens(op: NpuOp) -> bool:
+    """Whether ``flat_elementwise_views`` runs ``op`` over a 16-deep view."""
+    shape = op.ofm_shape
+    if (op.block_type is not BlockType.ELEMENTWISE or op.elementwise not in _FLAT_TYPES or op.ifm2 is None
+            or op.ifm2.is_constant or op.fixed_point is not None or op.reversed_operands):
+        return False
+    if op.ofm_write_offset is not None or op.ofm_write_shape is not None or op.ofm_frame is not None or op.reads_at_offset:
+        return False
+    views = ((op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape), (op.ofm, op.ofm_shape))
+    if any(view != shape or tensor.shape4d != shape for tensor, view in views):
+        return False
+    return shape.n == 1 and shape.c % BRICK_DEPTH != 0 and shape.elements % BRICK_DEPTH == 0
+
+
+def _flat(op: NpuOp) -> NpuOp:
+    cells = op.ofm_shape.elements // BRICK_DEPTH
+    h = max(d for d in range(1, math.isqrt(cells) + 1) if cells % d == 0)
+    view = Shape4D(1, h, cells // h, BRICK_DEPTH)
+    return replace(op, ifm_shape=view, ifm2_shape=view, ofm_shape=view)

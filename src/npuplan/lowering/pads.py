@@ -1,8 +1,8 @@
 """Fold an explicit PAD into the following convolution as hardware padding, where allowed.
 
 Mirrors Vela: the PAD and the convolution must both run on the NPU, the PAD must only pad
-height/width with the same data type and quantization on both sides, the padding must not
-exceed half the dilated kernel (a one-sided causal pad: the kernel less one), and a leading pad larger than the stride must be a multiple of
+height/width with the same data type and quantization on both sides, the padding of a side must
+not exceed the dilated kernel less one (Vela's default core), and a leading pad larger than the stride must be a multiple of
 it (otherwise the hardware would iterate the wrong rows). Average pools are not folded here
 (Vela turns them into a depthwise convolution first); such PADs stay as PAD ops.
 """
@@ -22,10 +22,10 @@ def _leading_pad_ok(pad: int, stride: int, kernel: int) -> bool:
 
 
 def _most_padding(kernel: int, before: int, after: int) -> int:
-    """The most padding a side may take: half the dilated kernel, as Vela's legacy core folds; a
-    causal pad (one side only, as Conv1D(padding="causal") exports) up to the kernel less one,
-    as Vela's default core folds it, so every output still reads at least one input element."""
-    return kernel - 1 if min(before, after) == 0 else kernel // 2
+    """The most padding a side may take: the dilated kernel less one, as Vela's default core folds
+    (symmetric, asymmetric and causal pads alike), so every output still reads at least one input
+    element. (Vela's legacy core folded at most half the kernel.)"""
+    return kernel - 1
 
 
 def _foldable(pad_op: Op, conv: Op) -> tuple[int, int, int, int] | None:

@@ -18,4 +18,5 @@ def test_a_reshape_between_a_concatenation_and_the_network_output_is_an_emitted_
     planned, emitted, report = emit_graph(tmp_path, Graph("reshape_copy", ops, (x,), (r,)))
     assert [o.tflite_type for o in planned.lowered.npu_ops].count("RESHAPE") == 1
     # validate_tflite raised on none; the plan may run an op in several pieces (stripes, depth slices)
-    assert report.npu_operations >= len(planned.lowered.npu_ops) == 5
+    # the convolutions write their slices of the concatenation in place: no concatenation copies
+    assert report.npu_operations >= len(planned.lowered.npu_ops) == 3

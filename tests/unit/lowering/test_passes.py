@@ -60,8 +60,19 @@ def test_pad_folded_into_conv_as_explicit_padding() -> None:
     assert g.ops[0].inputs[0].name == "x" and removed[0][0] == "p"
 
 
-def test_pad_larger_than_half_kernel_is_kept() -> None:
-    g, removed = fold_pads(_pad_conv([[0, 0], [4, 4], [4, 4], [0, 0]]))
+def test_a_pad_folds_up_to_the_kernel_less_one_on_each_side() -> None:
+    """As Vela's default core folds (2, 3) and (4, 4) before 5x5 and 7x7 kernels (its legacy core
+    kept any pad above half the kernel)."""
+    def pad_conv(pads):
+        (top, bottom), (left, right) = pads
+        x, y = fm("x", (1, 16, 16, 3)), fm("y", (1, 10 + top + bottom, 10 + left + right, 4))
+        p = fm("p", (1, 16 + top + bottom, 16 + left + right, 3))
+        pad = op("PAD", [x, const("pads", [[0, 0], *pads, [0, 0]], DataType.INT32, None)], [p], 0)
+        return graph([pad, conv(p, y, 7, padding="VALID", index=1)], [x], [y])
+
+    g, _ = fold_pads(pad_conv([[4, 4], [6, 2]]))
+    assert [o.type for o in g.ops] == ["CONV_2D"] and g.ops[0].options["explicit_padding"] == (4, 6, 4, 2)
+    g, removed = fold_pads(pad_conv([[7, 1], [1, 1]]))
     assert [o.type for o in g.ops] == ["PAD", "CONV_2D"] and removed == ()
 
 
