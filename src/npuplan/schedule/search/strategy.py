@@ -6,7 +6,7 @@ from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule.moves.cascades import plan_cascades
 from npuplan.schedule.model.decisions import Decisions, max_decisions
-from npuplan.schedule.moves.fast_storage import place_with_weights, size_on_cache
+from npuplan.schedule.moves.fast_storage import place_and_stage, place_with_weights, size_on_cache
 from npuplan.schedule.model.limits import Limits
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
@@ -38,9 +38,10 @@ def cascade_search(
                             every_chain=every_chain)[0]
     limits.check_fits(net, dec)
     if arch.is_dedicated_sram:
-        placed = place_with_weights(net, dec, arch, oracle, limits.sram_budget_bytes, limit,
-                                    try_cascades=options.optimise is Optimise.PERFORMANCE)
-        return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
+        def place(d: Decisions) -> Decisions:
+            return place_with_weights(net, d, arch, oracle, limits.sram_budget_bytes, limit,
+                                      try_cascades=options.optimise is Optimise.PERFORMANCE)
+        return place_and_stage(net, dec, arch, oracle, limit, place) if options.fm_staging else place(dec)
     return propose_weight_buffering(net, dec, arch, oracle, limit, always=options.buffer_weights)
 
 
