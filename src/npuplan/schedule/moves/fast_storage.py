@@ -277,7 +277,7 @@ def place_and_stage(
     of ``bench/random_graphs.py``, U65-256: 159,734 cycles within 64 KiB, 223,018 within 256 KiB)."""
     placed_first = stage_inputs(net, place(dec), arch, oracle, limit_bytes)
     staged = stage_inputs(net, dec, arch, oracle, limit_bytes)
-    if staged == dec:
+    if staged.staged_fms <= placed_first.staged_fms:  # placing left room for every input worth staging
         return placed_first
     # staged again on what ``place`` made: a map it moved to the cache or a reader it cascaded
     # stages nothing, and the room the staged copies held is what is left for them

@@ -24,7 +24,7 @@ from npuplan.schedule.search.floor import branched_floor, floor_decisions, infea
 from npuplan.schedule.model.limits import Limits
 from npuplan.schedule.model.network import Network, build_network
 from npuplan.schedule.pricing.oracle import CostOracle
-from npuplan.schedule.search.strategy import cascade_search, pareto_search
+from npuplan.schedule.search.strategy import cascade_search, cascades_where_faster, pareto_search
 from npuplan.schedule.moves.trim import trim_peak
 from npuplan.schedule.model.types import Schedule
 from npuplan.schedule.model.usage import peak_bytes
@@ -215,8 +215,9 @@ def _search(
                 # chains that fit whole may still be faster cascaded (room for weight buffers elsewhere),
                 # at every budget: proposed only where the budget bound, a larger budget where whole
                 # maps fit lost the faster cascade a smaller one found (mobilenet_v2_100_224 u55-128)
-                found.append((cascade_search(net, arch, options, oracle, limits, every_chain=True),
-                              ("search=cascade", "cascades where faster")))
+                faster = cascades_where_faster(net, arch, options, oracle, limits)
+                if faster is not None:
+                    found.append((faster, ("search=cascade", "cascades where faster")))
         except InfeasiblePlan as err:  # with both searches, the other one may still fit
             if not both:
                 raise

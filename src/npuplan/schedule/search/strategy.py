@@ -36,6 +36,27 @@ def cascade_search(
     elif every_chain or not limits.fits(peak_bytes(net, dec)):
         dec = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise,
                             every_chain=every_chain)[0]
+    return _finish(net, dec, arch, options, oracle, limits, limit)
+
+
+def cascades_where_faster(
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
+) -> Decisions | None:
+    """Performance: ``cascade_search`` with ``every_chain``, or None where that is the plain
+    search's plan (whole feature maps fit and no chain is faster cascaded: nothing to finish twice)."""
+    dec = max_decisions(net, arch)
+    cascaded = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise, every_chain=True)[0]
+    if cascaded == dec and limits.fits(peak_bytes(net, dec)):
+        return None
+    return _finish(net, cascaded, arch, options, oracle, limits, limits.sram_budget_bytes)
+
+
+def _finish(
+    net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
+    limit: int,
+) -> Decisions:
+    """``dec``'s cascades with fast-storage feature maps and staged inputs (Dedicated_Sram) and
+    weight buffers within ``limit`` bytes (``InfeasiblePlan`` when ``dec`` itself does not fit)."""
     limits.check_fits(net, dec)
     if arch.is_dedicated_sram:
         def place(d: Decisions) -> Decisions:
