@@ -72,7 +72,7 @@ def _fastest_layout(
     if not packed.packed:
         return _plan(bricks, arch, options, oracle, limits)
     layouts = sorted(((n, roomiest(n, arch, oracle)) for n in (bricks, packed)),
-                     key=lambda layout: total_cycles(*layout, arch, oracle))
+                     key=lambda layout: total_cycles(layout[0], layout[1], arch, oracle))
     plans: list[Schedule] = []
     errors: list[InfeasiblePlan] = []
     for k, (net, roomy) in enumerate(layouts):
@@ -84,7 +84,7 @@ def _fastest_layout(
             break
     if not plans:  # name the smaller of the floors: that budget plans
         raise min(errors, key=lambda e: e.needed_bytes)
-    return min(plans, key=npu_cycles)
+    return min(plans, key=lambda p: p.total_npu_cycles)
 
 
 def roomiest(net: Network, arch: Architecture, oracle: CostOracle) -> Decisions:
@@ -94,11 +94,6 @@ def roomiest(net: Network, arch: Architecture, oracle: CostOracle) -> Decisions:
 
 def _noted(net: Network, schedule: Schedule) -> Schedule:
     return replace(schedule, notes=(*schedule.notes, PACKED_NOTE)) if net.packed else schedule
-
-
-def npu_cycles(schedule: Schedule) -> int:
-    """The schedule's NPU cycles: the sum of its ops' (what Performance minimises)."""
-    return sum(int(o.cost.total_cycles) for o in schedule.ops)
 
 
 def packs_unaligned(arch: Architecture, options: PlanOptions) -> bool:
@@ -140,7 +135,7 @@ def _or_floor(
         floor = _floor_plan(net, arch, options, oracle, limits)
     except InfeasiblePlan:
         return schedule
-    return floor if npu_cycles(floor) < npu_cycles(schedule) else schedule
+    return floor if floor.total_npu_cycles < schedule.total_npu_cycles else schedule
 
 
 def _weights_within_bare_peak(
