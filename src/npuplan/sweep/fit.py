@@ -1,7 +1,7 @@
 """``fit``: the smallest arena cache size at which a model reaches an inference rate.
 
-Speed is not strictly monotone in the budget (a larger budget may take a smaller-peak plan within
-2% of the fastest, and a plan's allocated peak may differ from its schedule's), so the search does
+Speed is not proven monotone in the budget (the searches are heuristics, and a plan's allocated
+peak may differ from its schedule's), so the search does
 not trust one bisection: it plans a ladder of budgets halving from the memory's size, bisects
 between the smallest ladder budget that reaches the rate and the one below it (on multiples of
 ``granularity_bytes``), then tries the SRAM the found plan really uses, rounded up, and bisects

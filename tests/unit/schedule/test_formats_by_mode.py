@@ -1,4 +1,4 @@
-"""Size keeps feature maps of unaligned depth packed (NHWC); Performance only to fit a budget."""
+"""Size keeps feature maps of unaligned depth packed (NHWC); Performance where that plans faster."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _floor_bytes(graph, *, packed: bool) -> int:
     raise AssertionError("16 bytes cannot hold this network")
 
 
-def test_performance_packs_only_when_nothing_fits_otherwise() -> None:
+def test_performance_packs_where_the_budget_binds_and_packed_plans_faster() -> None:
     graph = conv_chain([(4, 1), (4, 1), (4, 1)], h=64, w=64, c=4)
     bricks, packed = _floor_bytes(graph, packed=False), _floor_bytes(graph, packed=True)
     assert packed < bricks
@@ -41,4 +41,20 @@ def test_performance_packs_only_when_nothing_fits_otherwise() -> None:
     assert not any("kept NHWC" in n for n in plan_schedule(graph, build_architecture(roomy), roomy).notes)
     tight = make_options(arena_cache_size=packed)
     schedule = plan_schedule(graph, build_architecture(tight), tight)
-    assert schedule.sram_peak_bytes <= packed and any("kept NHWC to fit" in n for n in schedule.notes)
+    assert schedule.sram_peak_bytes <= packed and any("kept NHWC" in n for n in schedule.notes)
+
+
+def test_performance_takes_the_packed_layout_where_bricks_fit_only_slower() -> None:
+    """Bricks' max schedule fits 31454 bytes, but not with every weight buffer; packed, it does,
+    and plans faster: without planning both, 31454 B planned slower than 30348 B (packed then)."""
+    from bench.schedule_graphs import network
+
+    graph = network([("conv", 24, 3, 1), ("conv", 48, 1, 1), ("conv", 8, 3, 1), ("conv", 48, 3, 1)], 24, 16)
+    plans = [plan_schedule(graph, build_architecture(o), o)
+             for o in (make_options(arena_cache_size=30348), make_options(arena_cache_size=31454))]
+    assert all("feature maps of unaligned depth kept NHWC" in p.notes for p in plans)
+    assert _cycles(plans[1]) <= _cycles(plans[0])
+
+
+def _cycles(schedule) -> int:  # type: ignore[no-untyped-def]
+    return sum(int(o.cost.total_cycles) for o in schedule.ops)

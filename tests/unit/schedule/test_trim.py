@@ -63,11 +63,14 @@ def test_trimming_lowers_the_peak_within_the_bound(layers, size, slack) -> None:
 def test_buffering_every_op_s_weights_is_not_trimmed_back(data_dir: Path) -> None:
     """``buffer_weights`` (Vela-comparable plans) copies the weights of the ops that read them in
     place by choice (the first six convolutions here, whose copy no earlier op hides), and keeps
-    them: the peak trimming, which could give them back, is not run."""
+    them: the peak trimming, which could give them back, is not run (an op in a cascade may still
+    read its weights in place: "cascades where faster" is proposed at every budget)."""
     model = data_dir / "mobilenet_v1_025_96.tflite"
     plans = {always: npuplan.plan(model, search="cascade", buffer_weights=always, **SHARED) for always in (False, True)}
     modes = {always: [o.weight_buffering.value for o in p.schedule.ops if o.op.weights is not None]
              for always, p in plans.items()}
-    assert modes[False][:6] == ["none"] * 6 and "none" not in modes[True][:-1]
+    alone = [o.weight_buffering.value for o in plans[True].schedule.ops[:-1]
+             if o.op.weights is not None and o.cascade_id < 0]
+    assert modes[False][:6] == ["none"] * 6 and "none" not in alone and len(alone) > 20
     assert sum(m != "none" for m in modes[True]) > sum(m != "none" for m in modes[False])
     assert "peak trimmed" not in plans[True].schedule.notes

@@ -4,7 +4,8 @@ A search maximises speed, so it spends memory wherever that saves any cycles at 
 the peak, where every byte counts against the budget and the reported ``sram_memory_used``. This
 pass walks down from the peak: while some cascade or weight buffer live at a peak time step can be
 undone for a larger relative saving of peak bytes than its relative cost in cycles, and the plan
-stays within the equal-speed bound of the fastest candidate, undo the best such one. (Performance
+stays within the equal-speed bound of the fastest candidate (``planner.EQUAL_SPEED_FRACTION``, 0:
+no slower than it), undo the best such one. (Performance
 only: Size already takes the least peak, and buffers weights only below it.)
 """
 

@@ -53,7 +53,7 @@ from npuplan.schedule.pricing.costing import Costed, cost_op
 from npuplan.schedule.model.decisions import (
     NO_WEIGHT_BUFFER, CascadeSpan, Decisions, RollingBuffer, WeightPlan, max_decisions,
 )
-from npuplan.schedule.moves.fast_storage import place_feature_maps
+from npuplan.schedule.moves.fast_storage import place_and_stage, place_feature_maps
 from npuplan.schedule.search.frontier import Point, prune, spread
 from npuplan.schedule.model.geometry import min_stripe_rows
 from npuplan.schedule.model.limits import Limits
@@ -528,5 +528,11 @@ def _cache_fms(
     cascade search); other memory modes: ``dec``."""
     if not arch.is_dedicated_sram:
         return dec
-    placed = place_feature_maps(net, dec, arch, oracle, limit, memo=memo)
-    return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
+
+    def place(d: Decisions) -> Decisions:
+        return place_feature_maps(net, d, arch, oracle, limit, memo=memo)
+    if not options.fm_staging:
+        return place(dec)
+    if options.optimise is Optimise.PERFORMANCE:
+        return place_and_stage(net, dec, arch, oracle, limit, place)
+    return stage_inputs(net, place(dec), arch, oracle, limit)

@@ -6,7 +6,7 @@ from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule.moves.cascades import plan_cascades
 from npuplan.schedule.model.decisions import Decisions, max_decisions
-from npuplan.schedule.moves.fast_storage import place_with_weights, size_on_cache
+from npuplan.schedule.moves.fast_storage import place_and_stage, place_with_weights, size_on_cache
 from npuplan.schedule.model.limits import Limits
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
@@ -36,11 +36,33 @@ def cascade_search(
     elif every_chain or not limits.fits(peak_bytes(net, dec)):
         dec = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise,
                             every_chain=every_chain)[0]
+    return _finish(net, dec, arch, options, oracle, limits, limit)
+
+
+def cascades_where_faster(
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
+) -> Decisions | None:
+    """Performance: ``cascade_search`` with ``every_chain``, or None where that is the plain
+    search's plan (whole feature maps fit and no chain is faster cascaded: nothing to finish twice)."""
+    dec = max_decisions(net, arch)
+    cascaded = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise, every_chain=True)[0]
+    if cascaded == dec and limits.fits(peak_bytes(net, dec)):
+        return None
+    return _finish(net, cascaded, arch, options, oracle, limits, limits.sram_budget_bytes)
+
+
+def _finish(
+    net: Network, dec: Decisions, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
+    limit: int,
+) -> Decisions:
+    """``dec``'s cascades with fast-storage feature maps and staged inputs (Dedicated_Sram) and
+    weight buffers within ``limit`` bytes (``InfeasiblePlan`` when ``dec`` itself does not fit)."""
     limits.check_fits(net, dec)
     if arch.is_dedicated_sram:
-        placed = place_with_weights(net, dec, arch, oracle, limits.sram_budget_bytes, limit,
-                                    try_cascades=options.optimise is Optimise.PERFORMANCE)
-        return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
+        def place(d: Decisions) -> Decisions:
+            return place_with_weights(net, d, arch, oracle, limits.sram_budget_bytes, limit,
+                                      try_cascades=options.optimise is Optimise.PERFORMANCE)
+        return place_and_stage(net, dec, arch, oracle, limit, place) if options.fm_staging else place(dec)
     return propose_weight_buffering(net, dec, arch, oracle, limit, always=options.buffer_weights)
 
 
