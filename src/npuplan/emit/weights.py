@@ -15,7 +15,6 @@ from types import ModuleType
 import numpy as np
 
 from npuplan.commands.types import WeightSlice
-from npuplan.codec.encode import encode_biases
 from npuplan.lowering.fixedpoint import quantise_scale, quantise_scales, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.ir.lowered import BlockType, NpuOp
@@ -163,6 +162,8 @@ def _bias_records(op: NpuOp, bias: np.ndarray) -> np.ndarray:
     except ValueError as error:  # a scale ratio beyond the output stage's range (a corrupt quantization)
         raise EmitError(op.name, f"the output stage cannot express its scale: {error}",
                         cpu_fallback=op.source_index) from None
+    from npuplan.codec.encode import encode_biases  # the codec loads with the first op with weights
+
     multipliers = np.array([m for m, _ in scales], dtype=np.int64)
     shifts = np.array([s for _, s in scales], dtype=np.int64)
     try:
