@@ -3,7 +3,8 @@ produce them, in npuplan's own vectorised code (no Vela types: enums are plain v
 
 ``encode_weights`` walks an OHWI volume in the NPU's brick order (``brick_order``) and codes it in
 the Ethos-U weight compression format (``symbols`` chooses what to code, ``chunks`` lays it out);
-``decode_weights`` reads such a stream back (``decode``). The streams are not Vela's bit for bit
+``decode.decode_weights`` reads such a stream back (imported from there: the emitter never
+decodes, so it does not load the decoder). The streams are not Vela's bit for bit
 (Vela searches its parameters along the stream) but decode to the same values.
 """
 
@@ -16,11 +17,10 @@ import numpy as np
 from npuplan.codec.bits import or_bits, pack_fields, pack_uniform
 from npuplan.codec.brick_order import BrickGeometry, brick_order
 from npuplan.codec.chunks import layout, weight_chunks, zero_run_chunks
-from npuplan.codec.decode import decode_weights
 from npuplan.codec.symbols import StreamSymbols, stream_symbols
 from npuplan.units import ALIGN_BYTES
 
-__all__ = ["decode_weights", "encode_biases", "encode_values", "encode_weights"]
+__all__ = ["encode_biases", "encode_values", "encode_weights"]
 
 MAX_SLICE_VALUES = 32767  # SLICELEN holds the count minus one in 15 bits (Vela keeps below 32768)
 NO_ZERO_RUNS = 6

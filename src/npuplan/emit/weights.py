@@ -7,7 +7,6 @@ bytes, then the compressed weight stream, padded to 16 bytes. One DMA moves a wh
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -16,7 +15,6 @@ from types import ModuleType
 import numpy as np
 
 from npuplan.commands.types import WeightSlice
-from npuplan.codec.encode import encode_biases
 from npuplan.lowering.fixedpoint import quantise_scale, quantise_scales, reduced_quantise_scale
 from npuplan.errors import EmitError
 from npuplan.hw.accelerator import SCALE_BIAS_BYTES
@@ -97,14 +95,15 @@ class SliceMemo:
 
 
 def volume_source(op: NpuOp) -> tuple[object, ...]:
-    """What ``_ohwi(op)`` is made from: the weights' shape, type and a digest of their bytes, the
-    zero points and whether they are depthwise (transposed); with a channel range, what a slice's
-    volume is made from. Hashes the op's weights once, in their own (8-bit) type."""
+    """What ``_ohwi(op)`` is made from: the weights' shape, type and bytes, the zero points and
+    whether they are depthwise (transposed); with a channel range, what a slice's volume is made
+    from. The bytes themselves, in their own (8-bit) type, not a digest: a key no two volumes can
+    share, hashed once per op (``bytes`` keeps its hash) and faster than a cryptographic digest,
+    whose library would also cost every emit its import."""
     assert op.weights is not None and op.weight_tensor is not None and op.weight_tensor.quant is not None
-    w = np.ascontiguousarray(op.weights)
+    w = np.asarray(op.weights)
     zero = tuple(np.asarray(op.weight_tensor.quant.zero_point).reshape(-1).tolist())
-    return (w.shape, w.dtype.str, hashlib.blake2b(w.data, digest_size=16).digest(), zero,
-            op.block_type is BlockType.DEPTHWISE)
+    return (w.shape, w.dtype.str, w.tobytes(), zero, op.block_type is BlockType.DEPTHWISE)
 
 
 def _ohwi(op: NpuOp) -> np.ndarray:
@@ -162,6 +161,8 @@ def _bias_records(op: NpuOp, bias: np.ndarray) -> np.ndarray:
     except ValueError as error:  # a scale ratio beyond the output stage's range (a corrupt quantization)
         raise EmitError(op.name, f"the output stage cannot express its scale: {error}",
                         cpu_fallback=op.source_index) from None
+    from npuplan.codec.encode import encode_biases  # the codec loads with the first op with weights
+
     multipliers = np.array([m for m, _ in scales], dtype=np.int64)
     shifts = np.array([s for _, s in scales], dtype=np.int64)
     try:

@@ -22,15 +22,17 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npuplan.errors import ModelError, ValidationError
 from npuplan.regstream.events import DmaEvent, Event, NpuEvent, NpuStream, WaitEvent, stream_events
 from npuplan.regstream.memory import Region, Replay
-from npuplan.regstream.weight_streams import WeightReport, check_weight_streams
 from npuplan.regstream.words import Payload, payload_words
+
+if TYPE_CHECKING:  # the weight-stream check (and the decoder it loads) only when asked for
+    from npuplan.regstream.weight_streams import WeightReport
 
 _SIZES = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 9: 1, 10: 8, 11: 16, 15: 4, 16: 8}  # TensorType -> bytes
 
@@ -151,6 +153,8 @@ def validate_tflite(data: bytes, *, label: str = "the file", weights: bool = Fal
     try:
         report = _validate(data)
         if weights:
+            from npuplan.regstream.weight_streams import check_weight_streams
+
             report = replace(report, weights=check_weight_streams(report.streams, _constants(data, report.streams)))
         return report
     except (struct.error, ValueError, TypeError, IndexError, OverflowError, KeyError) as error:

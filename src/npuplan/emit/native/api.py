@@ -22,7 +22,6 @@ from npuplan.emit.native.types import (ExplicitScaling, NpuAccelerator, NpuActiv
                                        NpuPoolingOp, NpuPoolingOperation, NpuQuantization, NpuResamplingMode,
                                        NpuRoundingMode, NpuShape3D, NpuTileBox)
 from npuplan.emit.native.hardware import arch_of
-from npuplan.codec.encode import encode_weights
 
 __all__ = [
     "ExplicitScaling", "NpuAccelerator", "NpuActivation", "NpuActivationOp", "NpuAddressRange", "NpuBlockOperation", "NpuBlockTraversal",
@@ -38,6 +37,8 @@ def npu_encode_weights(accelerator: NpuAccelerator, weights_volume: np.ndarray, 
                        ifm_bitdepth: int, ofm_block_depth: int, is_depthwise: bool,
                        block_traversal: NpuBlockTraversal) -> bytes:
     """The weight stream of ``weights_volume`` (OHWI, zero point removed) on ``accelerator``."""
+    from npuplan.codec.encode import encode_weights  # loaded by the first op with weights, not by every emit
+
     preset = arch_of(accelerator).accelerator
     return encode_weights(weights_volume, ofm_ublock_depth=preset.ofm_ublock.depth,
                           ifm_ublock_depth=preset.ifm_ublock.depth, dilation_xy=dilation_xy, ifm_bits=ifm_bitdepth,

@@ -5,7 +5,9 @@ member and attribute names, so the translation runs unchanged against either bac
 These are the emitter's hand-off records, built attribute by attribute (as the interface is) and
 read once by the generator, so they are plain mutable dataclasses rather than frozen values; the
 operations keep a ``__dict__`` (no slots) as the interface's do, since the emitter sets the
-attributes of one kind on all (``reversed_operands``, ``rescale``).
+attributes of one kind on all (``reversed_operands``, ``rescale``). Like the interface's classes
+they compare by identity (``eq=False``): nothing compares two of them, and generating an ``__eq__``
+over a dozen fields per class cost every emit a millisecond of its start-up.
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ class ExplicitScaling:
     multiplier: list[int]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class NpuActivation:
     op_type: NpuActivationOp
     min: float | None = None
@@ -157,7 +159,7 @@ class NpuActivation:
     lookup_table_index: int = 0
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class NpuFeatureMap:
     data_type: NpuDataType = NpuDataType.UINT8
     region: int = 0
@@ -169,7 +171,7 @@ class NpuFeatureMap:
     name: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class NpuKernel:
     width: int
     height: int
@@ -187,7 +189,7 @@ class NpuOperationType(Enum):
     ElementWise = "elementwise"
 
 
-@dataclass
+@dataclass(eq=False)
 class NpuDmaOperation:
     src: NpuAddressRange
     dest: NpuAddressRange
@@ -197,7 +199,7 @@ class NpuDmaOperation:
     op_type: NpuOperationType = NpuOperationType.Dma
 
 
-@dataclass
+@dataclass(eq=False)
 class NpuBlockOperation:
     """What every operation that writes an OFM carries."""
 
@@ -219,18 +221,18 @@ class NpuBlockOperation:
     name: str | None = None
 
 
-@dataclass
+@dataclass(eq=False)
 class NpuConv2DOperation(NpuBlockOperation):
     op_type: NpuOperationType = NpuOperationType.Conv2D
     block_traversal: NpuBlockTraversal = NpuBlockTraversal.PART_KERNEL_FIRST
 
 
-@dataclass
+@dataclass(eq=False)
 class NpuConvDepthWiseOperation(NpuBlockOperation):
     op_type: NpuOperationType = NpuOperationType.ConvDepthWise
 
 
-@dataclass(init=False)
+@dataclass(init=False, eq=False)
 class NpuPoolingOperation(NpuBlockOperation):
     sub_op_type: NpuPoolingOp = NpuPoolingOp.MAX
     rescale: float | ExplicitScaling | None = None
@@ -241,7 +243,7 @@ class NpuPoolingOperation(NpuBlockOperation):
         self.rescale = None
 
 
-@dataclass(init=False)
+@dataclass(init=False, eq=False)
 class NpuElementWiseOperation(NpuBlockOperation):
     sub_op_type: NpuElementWiseOp = NpuElementWiseOp.ADD
     reversed_operands: bool = False
