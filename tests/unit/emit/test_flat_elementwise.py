@@ -1,5 +1,6 @@
 """An elementwise op over same-shaped maps whose depth fills no brick runs over a 16-deep view of
-the same bytes (as Vela's default core runs it), when that plan is faster (issue 25)."""
+the same bytes (as Vela's default core runs it), when that plan is better (fewer cycles, then less
+SRAM; issue 25)."""
 
 from __future__ import annotations
 
@@ -36,17 +37,20 @@ def test_a_flat_add_computes_what_litert_computes(tmp_path):
     from npuplan.run import CompiledModel, ReferenceModel, compare_runs
 
     rng = np.random.default_rng(5)
-    x, c, s = fm("x", (1, 8, 8, 4)), fm("c", (1, 8, 8, 4), quant=Quantization((0.07,), (2,))), fm("s", (1, 8, 8, 4))
-    w = const("w", rng.integers(-30, 30, (4, 1, 1, 4)))
-    b = const("b", rng.integers(-40, 40, 4), DataType.INT32, None)
+    x, c, s = fm("x", (1, 8, 8, 8)), fm("c", (1, 8, 8, 8), quant=Quantization((0.07,), (2,))), fm("s", (1, 8, 8, 8))
+    w = const("w", rng.integers(-30, 30, (8, 1, 1, 8)))
+    b = const("b", rng.integers(-40, 40, 8), DataType.INT32, None)
     ops = [op("CONV_2D", [x, w, b], [c], 0, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
               dilation_w_factor=1, fused_activation_function="NONE"),
            op("ADD", [c, x], [s], 1, fused_activation_function="NONE")]
     g = graph(ops, [x], [s])
     planned, emitted, report = emit_graph(tmp_path, g)
     add = next(o for o in planned.lowered.npu_ops if o.tflite_type == "ADD")
-    assert add.ofm_shape == Shape4D(1, 4, 4, 16)
+    assert add.ofm_shape == Shape4D(1, 4, 8, 16)  # as fast as the 8-deep add, in half the SRAM
     assert report.npu_operations == emitted.npu_operations
-    diffs = compare_runs(CompiledModel(emitted.data), ReferenceModel((tmp_path / f"{g.name}.tflite").read_bytes()),
+    diffs = compare_runs(CompiledModel(emitted.data), ReferenceModel((tmp_path / f"{g.name}.tflite").read_bytes(),
+                                                                  reference_kernels=True),
                          samples=2, seed=0)
+    # against LiteRT's reference kernels (TFLite Micro's): its optimised 1x1 conv rounds 2 of these
+    # 1,024 elements otherwise, in Vela's file too
     assert all(d.differing == 0 for d in diffs), [str(d) for d in diffs]
