@@ -26,7 +26,8 @@ def mean_rescale(op: NpuOp, ops: Iterable[NpuOp]) -> tuple[int, int] | None:
     sums = [o for o in ops if o.source_index == op.source_index and o.block_type is BlockType.DEPTHWISE]
     # elements averaged into each output: the MEAN's input over its output (the depthwise kernels
     # cover the reduced window once, summed in one position or in parallel rows then added)
-    count = sums[0].ifm.elements // max(op.ofm.elements, 1) if sums else 0
+    # (the op's own OFM view: it may write a box of a larger tensor, a concatenation's slice)
+    count = sums[0].ifm.elements // max(op.ofm_shape.elements, 1) if sums else 0
     ifm, ofm = sums[0].ifm.quant if sums else None, op.ofm.quant
     if not sums or ifm is None or ofm is None:
         return None

@@ -32,7 +32,9 @@ def test_the_view_is_16_deep_and_as_square_as_the_elements_allow():
     assert flat_elementwise_views(kept) == kept
 
 
-def test_a_flat_add_computes_what_litert_computes(tmp_path):
+def test_a_flat_add_computes_what_litert_computes(tmp_path, monkeypatch):
+    import npuplan.api
+    monkeypatch.setattr(npuplan.api, "FLAT_ELEMENTWISE_FORMS", True)  # off by default (api's note)
     pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')
     from npuplan.run import CompiledModel, ReferenceModel, compare_runs
 
