@@ -50,3 +50,25 @@ def test_a_mean_runs_on_the_npu_with_vela_scaling(tmp_path):
     flash = _buffer(model, int(ops[0][1].InputsAsNumpy()[1]))
     assert mul.ifm2 is not None and mul.ifm2.region == 0
     assert struct.unpack("<i", flash[mul.ifm2.bases[0]:mul.ifm2.bases[0] + 4])[0] == 1415189294
+
+
+
+def test_a_mean_written_into_a_concatenation_scales_by_its_own_window():
+    """A MEAN whose output a CONCATENATION reads may write its slice in place (its Mul's OFM is
+    the concatenation): the elements averaged are the MEAN's input over the Mul's own OFM view,
+    not over the concatenation (a count of 0: 'negative shift count' emitting zoo3/vit_32p8)."""
+    from dataclasses import replace
+
+    from npuplan.emit.mean import mean_rescale
+    from npuplan.ir.lowered import BlockType, NpuOp
+    from npuplan.ir.shape import Shape4D
+
+    x = Tensor("x", (1, 16, 16, 8), DataType.INT8, IN_Q)
+    sums = Tensor("sums", (1, 1, 1, 8), DataType.INT32, Quantization((1.0,), (0,)))
+    m, cat = Tensor("m", (1, 1, 1, 8), DataType.INT8, OUT_Q), Tensor("cat", (1, 1, 1, 64), DataType.INT8, OUT_Q)
+    one = Shape4D(1, 1, 1, 8)
+    dw = NpuOp("m_sums", "MEAN", "DepthwiseConv2DBias", BlockType.DEPTHWISE, x, x.shape4d, sums, one, source_index=0)
+    mul = NpuOp("m", "MEAN", "Mul", BlockType.ELEMENTWISE, sums, one, m, one, ifm2=sums, ifm2_shape=one,
+                elementwise="MUL", source_index=0)
+    in_place = replace(mul, ofm=cat, ofm_write_offset=Shape4D(0, 0, 0, 8), ofm_write_shape=one)
+    assert mean_rescale(in_place, (dw, in_place)) == mean_rescale(mul, (dw, mul))
