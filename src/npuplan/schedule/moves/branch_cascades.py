@@ -349,10 +349,10 @@ class _Search:
 
     def __init__(
         self, net: Network, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int = 0,
-        joins: bool = True,
+        runs: dict[int, list[int]] | None = None,
     ) -> None:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
-        self.runs = _runs(net, joins=joins)
+        self.runs = _runs(net) if runs is None else runs
         self.rows_needed = RollingRowsMemo()
         self.frames = _Frames(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
@@ -494,11 +494,12 @@ def with_branch_cascades(
     The runs from joins (``_runs``) are proposed in a second search beside one without them (the
     forward pass is greedy: a join's run taken early can block a better branch point's), when the
     network has any; the same rule chooses between the two."""
-    plain = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, joins=False)
-    if _runs(net) == _runs(net, joins=False):
+    without, with_joins = _runs(net, joins=False), _runs(net)
+    plain = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, runs=without)
+    if with_joins == without:
         return plain
-    joined = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, joins=True)
-    search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes)
+    joined = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, runs=with_joins)
+    search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes, runs=with_joins)
     figures = [(search.peak(d), search.cycles(d)) for d in (plain, joined)]
     if least:
         return joined if figures[1] < figures[0] else plain
@@ -507,10 +508,10 @@ def with_branch_cascades(
 
 def _branch_search(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int,
-    joins: bool,
+    runs: dict[int, list[int]],
 ) -> Decisions:
-    """``with_branch_cascades``' search over the runs ``_runs(net, joins=joins)`` gives."""
-    search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes, joins=joins)
+    """``with_branch_cascades``' search over ``runs`` (``_runs``' candidates, with or without joins)."""
+    search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes, runs=runs)
     steps: list[tuple[int, int, int]] = []
     current = dec
     for _ in range(PASSES):
