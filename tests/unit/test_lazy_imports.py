@@ -13,6 +13,7 @@ from pathlib import Path
 
 _LOADED = """
 import gc, json, sys
+before = set(sys.modules)  # what the interpreter loaded at start (site, .pth files of the machine) is not ours
 sys.argv = ["npuplan", *sys.argv[1:]]
 if sys.argv[1:]:
     from npuplan.cli import run
@@ -20,7 +21,7 @@ if sys.argv[1:]:
 else:
     import npuplan.cli
     status = 0
-print(json.dumps([status, sorted(sys.modules), gc.get_freeze_count()]))
+print(json.dumps([status, sorted(set(sys.modules) - before), gc.get_freeze_count()]))
 """
 
 _NOT_FOR_HELP = ("numpy", "npuplan.api", "npuplan.schedule", "npuplan.lowering", "npuplan.cost", "npuplan.report",
@@ -33,7 +34,8 @@ _NOT_FOR_PLAN = ("npuplan.emit", "npuplan.report.html", "npuplan.report.sweep_ht
 
 def _loaded(*argv: str) -> tuple[int, set[str], int]:
     """The exit status, the modules loaded and the objects frozen (``gc.freeze``) after ``npuplan ARGV``
-    (no ARGV: after ``import npuplan.cli``)."""
+    (no ARGV: after ``import npuplan.cli``). Modules the interpreter had loaded before (a machine's
+    ``.pth`` files may import tempfile at start-up) are left out: the check is of what the program loads."""
     done = subprocess.run([sys.executable, "-c", _LOADED, *argv], capture_output=True, text=True, check=True)
     status, modules, frozen = json.loads(done.stdout.splitlines()[-1])
     return status, set(modules), frozen
