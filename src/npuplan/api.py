@@ -242,17 +242,15 @@ class PreparedModel:
 
     def forms(self, accel: Accelerator, base: LoweredGraph, *, deployable: bool = False,
               cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
-        """``base`` (one of ``variants``) with its standalone LUTs in the form of Vela's default
-        core (``lower``'s ``vela_forms``) where that differs. The other form, elementwise ops over
-        a 16-deep view (``FLAT_ELEMENTWISE_FORMS``), is off: with a concatenation written in place
-        it emitted a file that differs from LiteRT (zoo2/pooling_30), not yet understood."""
+        """``base`` (one of ``variants``) with some operations in the forms of Vela's default core
+        (``lower``'s ``vela_forms``: standalone LUTs as pools, elementwise ops over a 16-deep view)
+        where that differs, and with only its LUTs so where that differs again (a flat elementwise
+        op is not cascaded)."""
         if not may_take_vela_forms(base, accel):
             return []
         key = self._options[id(base)]
         pooled = self.lowered(accel, **key.options(vela_forms=True, flat_elementwise=False))
         found = [pooled] if _changed(pooled, base) else []
-        if not FLAT_ELEMENTWISE_FORMS:
-            return found
         every = self.lowered(accel, **key.options(vela_forms=True))
         return [every, *found] if _changed(every, base) and _changed(every, pooled) else found
 
@@ -279,10 +277,6 @@ def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
     forms = {o.name: (o.op_type, o.ofm_shape) for o in b.npu_ops}
     return {o.name for o in a.npu_ops if forms.get(o.name, (o.op_type, o.ofm_shape)) != (o.op_type, o.ofm_shape)}
 
-
-# Whether plans may run elementwise ops over a 16-deep view (``PreparedModel.forms``): off until
-# the wrong file it gave with concatenations written in place is understood.
-FLAT_ELEMENTWISE_FORMS = False
 
 # The share of a plan's NPU cycles the operations another form rewrites must take for that form to
 # be planned too: a form can save at most what those operations cost (and planning it costs a plan).

@@ -32,20 +32,13 @@ def test_the_view_is_16_deep_and_as_square_as_the_elements_allow():
     assert flat_elementwise_views(kept) == kept
 
 
-def test_a_flat_add_computes_what_litert_computes(tmp_path, monkeypatch):
-    import npuplan.api
-    monkeypatch.setattr(npuplan.api, "FLAT_ELEMENTWISE_FORMS", True)  # off by default (api's note)
+def test_a_flat_add_computes_what_litert_computes(tmp_path):
     pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')
     from npuplan.run import CompiledModel, ReferenceModel, compare_runs
 
     rng = np.random.default_rng(5)
     x, c, s = fm("x", (1, 8, 8, 8)), fm("c", (1, 8, 8, 8), quant=Quantization((0.07,), (2,))), fm("s", (1, 8, 8, 8))
-    w = const("w", rng.integers(-30, 30, (8, 1, 1, 8)))
-    b = const("b", rng.integers(-40, 40, 8), DataType.INT32, None)
-    ops = [op("CONV_2D", [x, w, b], [c], 0, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
-              dilation_w_factor=1, fused_activation_function="NONE"),
-           op("ADD", [c, x], [s], 1, fused_activation_function="NONE")]
-    g = graph(ops, [x], [s])
+    g = graph([_conv1x1(x, c, rng, 0), op("ADD", [c, x], [s], 1, fused_activation_function="NONE")], [x], [s])
     planned, emitted, report = emit_graph(tmp_path, g)
     add = next(o for o in planned.lowered.npu_ops if o.tflite_type == "ADD")
     assert add.ofm_shape == Shape4D(1, 4, 8, 16)  # as fast as the 8-deep add, in half the SRAM
@@ -56,3 +49,35 @@ def test_a_flat_add_computes_what_litert_computes(tmp_path, monkeypatch):
     # against LiteRT's reference kernels (TFLite Micro's): its optimised 1x1 conv rounds 2 of these
     # 1,024 elements otherwise, in Vela's file too
     assert all(d.differing == 0 for d in diffs), [str(d) for d in diffs]
+
+
+def _add_beside_a_conv_concatenated(rng: np.random.Generator):
+    """x -> CONV_2D -> c; ADD(c, x) -> s; x -> CONV_2D -> d; CONCATENATION(s, d) along depth: the
+    ADD's output is a slice of the concatenation, 8 deep (the elementwise form's case)."""
+    q = Quantization((0.07,), (2,))
+    x, c, s, d = fm("x", (1, 8, 8, 8)), fm("c", (1, 8, 8, 8), quant=q), fm("s", (1, 8, 8, 8)), fm("d", (1, 8, 8, 8))
+    y = fm("y", (1, 8, 8, 16))
+    ops = [_conv1x1(x, c, rng, 0), op("ADD", [c, x], [s], 1, fused_activation_function="NONE"), _conv1x1(x, d, rng, 2),
+           op("CONCATENATION", [s, d], [y], 3, axis=3, fused_activation_function="NONE")]
+    return graph(ops, [x], [y])
+
+
+def _conv1x1(x, y, rng: np.random.Generator, index: int):
+    w = const(f"{y.name}_w", rng.integers(-30, 30, (y.shape[-1], 1, 1, x.shape[-1])))
+    b = const(f"{y.name}_b", rng.integers(-40, 40, y.shape[-1]), DataType.INT32, None)
+    return op("CONV_2D", [x, w, b], [y], index, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+              dilation_w_factor=1, fused_activation_function="NONE")
+
+
+def test_a_flat_add_whose_output_is_concatenated_keeps_its_copy():
+    # its 16-deep view is not its slice's box (a slice's channel offset is no offset in that view):
+    # the concatenation copies the ADD's own map, while a convolution writes its slice in place
+    from npuplan.hw.accelerator import accelerator
+    from npuplan.lowering.lower import lower
+    from tests.unit.lowering._build import model
+
+    lowered = lower(model(_add_beside_a_conv_concatenated(np.random.default_rng(5))), accelerator("ethos-u55-128"),
+                    concat_writes=True, vela_forms=True, deployable=True)
+    add = next(o for o in lowered.npu_ops if o.tflite_type == "ADD")
+    assert add.ofm_shape == Shape4D(1, 4, 8, 16) and add.ofm_write_offset is None and add.ofm.name == "s"
+    assert sorted(o.tflite_type for o in lowered.npu_ops if o.ofm.name == "y") == ["CONCATENATION", "CONV_2D"]

@@ -285,3 +285,17 @@ def test_velas_legacy_lstm_writes_the_outputs_zero_point_where_tflite_uses_the_h
     reference = ReferenceModel(original, reference_kernels=True).invoke([x])[0]
     first_step = npu[0].astype(int) - reference[0]
     assert first_step.tolist() == [[-1] * 16] * 2
+
+
+def test_a_mean_written_into_a_concatenation_beside_a_flat_add_averages_its_own_window() -> None:
+    # zoo2/pooling_30 (bench/zoo): a 12-deep ADD run over a 16-deep view, then MEAN and REDUCE_MAX
+    # of one map written in place into their CONCATENATION's slices. The MEAN's Mul divided by the
+    # concatenation's 24 elements rather than its own 12 (emit/mean.py): 19 of 20 elements off, by up
+    # to 20. Blamed on the 16-deep form at first, which was switched off for it; it is innocent.
+    result = check_model(DATA / "run" / "pooling_30.tflite", samples=5, seed=0, reference_kernels=True,
+                         accelerator_config="ethos-u55-128")
+    ops = result.plan.lowered.npu_ops
+    add = next(o for o in ops if o.tflite_type == "ADD")
+    assert add.ofm_shape.c == 16 != add.ofm.shape4d.c  # the 16-deep form, as planned
+    assert any(o.tflite_type == "MEAN" and o.ofm_write_offset is not None for o in ops)  # in place
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
