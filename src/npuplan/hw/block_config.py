@@ -553,6 +553,22 @@ def query_for(
     )
 
 
+@lru_cache(maxsize=65536)
+def _same_stream_alternatives(query: BlockQuery, accel: Accelerator) -> tuple[BlockConfig, ...]:
+    """The least padded blocks as deep as ``find_block_config``'s, with its traversal and IFM
+    block depth; none when that block pads nothing (the least padded ones have little to gain)."""
+    chosen = find_block_config(query, accel)
+    if chosen is None or _tiles(query.ofm, chosen.ofm_block):
+        return ()
+    return tuple(b for b in least_padded_block_configs(query, accel, depth=chosen.ofm_block.depth)
+                 if b.is_partkernel == chosen.is_partkernel and b.ifm_block.depth == chosen.ifm_block.depth)
+
+
+def _tiles(ofm: Shape4D, block: Block) -> bool:
+    """Whether ``block`` tiles ``ofm``'s height and width without padding."""
+    return ofm.h % block.height == 0 and ofm.w % block.width == 0
+
+
 def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None) -> tuple[BlockConfig, ...]:
     """Blocks besides ``choose_block_config``'s worth pricing for ``op`` producing ``ofm_box``: for
     an op without weights (whose weight stream would not depend on the block), the least padded
@@ -561,12 +577,7 @@ def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D
     deep as Vela's block and with its kernel traversal: the weight stream is encoded per OFM block
     depth and traversal, so those blocks read the very stream the weight plan was sized for."""
     if op.weights is not None:
-        query = query_for(op, ofm_box=ofm_box)
-        chosen = find_block_config(query, accel)
-        if chosen is None:
-            return ()
-        return tuple(b for b in least_padded_block_configs(query, accel, depth=chosen.ofm_block.depth)
-                     if b.is_partkernel == chosen.is_partkernel and b.ifm_block.depth == chosen.ifm_block.depth)
+        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel)
     found = least_padded_block_configs(query_for(op, ofm_box=ofm_box), accel)
     if op.copies_into_box:
         by_box = query_for(op, ofm_box=ofm_box, by_box=True)

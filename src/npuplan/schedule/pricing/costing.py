@@ -116,7 +116,7 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
     # re-read for each OFM block row, and those reads share their memory with the DMAs of the
     # ops around (the next op's weight prefetch), which this op's own cycles do not show
     alternatives = [_cost_with(net, arch, oracle, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
-    if op.weights is not None:
+    if op.weights is not None and alternatives:
         most = oracle.weight_read_bytes(costed[0].cost)
         alternatives = [c for c in alternatives if oracle.weight_read_bytes(c.cost) <= most]
     return min(costed + alternatives, key=lambda c: c.cycles)
