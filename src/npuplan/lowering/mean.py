@@ -150,11 +150,11 @@ def convert_mean(op: Op, *, parallel: bool = False) -> tuple[NpuOp, ...]:
     reduce = _reduced_axes(op)
     shape = ifm.shape4d.as_list()
     if op.type == "MEAN" and reduce == [False, False, False, True] and shape[3] > 1 and ifm.dtype.bits == 8:
-        summed = _depth_sum(op, ifm)
+        depth_sum = _depth_sum(op, ifm)
         # the Mul sees the sums as the depth-along-width form leaves them, one per row: the same
         # op as that form's (a row of H*W one-deep elements costs more on 2-high micro-blocks)
-        rows = Shape4D(shape[0], shape[1] * shape[2], 1, 1)
-        return summed, _scaled(op, ifm, ofm, summed.ofm, rows, shape[3])
+        per_row = Shape4D(shape[0], shape[1] * shape[2], 1, 1)
+        return depth_sum, _scaled(op, ifm, ofm, depth_sum.ofm, per_row, shape[3])
     if reduce[3] and shape[3] > 1:  # mean over depth: the map seen with its depth along the width
         shape, reduce = _depth_along_width(shape, reduce)
     h = shape[1] if reduce[1] else 1
