@@ -450,9 +450,11 @@ def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
 
 
 @lru_cache(maxsize=65536)
-def least_padded_block_configs(q: BlockQuery, accel: Accelerator, *, count: int = 2) -> tuple[BlockConfig, ...]:
+def least_padded_block_configs(q: BlockQuery, accel: Accelerator, *, count: int = 2,
+                               depth: int | None = None) -> tuple[BlockConfig, ...]:
     """Up to ``count`` fitting blocks for ``q`` that tile the OFM with the fewest padded elements
-    (then the fewest blocks): candidates for a planner that prices blocks with its cost model.
+    (then the fewest blocks), only ``depth`` deep when given: candidates for a planner that prices
+    blocks with its cost model.
     ``find_block_config`` scores blocks as Vela does, by elements fetched per OFM element with
     the blocks along each axis not rounded up, so a 14x14 block of a 16x16 map (four blocks, 3x
     the map's elements computed) ties with 8x16 (two blocks, none padded); and a 16-deep block of
@@ -461,8 +463,9 @@ def least_padded_block_configs(q: BlockQuery, accel: Accelerator, *, count: int 
     rows, cols = _axes(q, accel)
     budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
     max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
+    depths = [d for d in _depths(q, accel, max_depth) if depth is None or d == depth]
     scored = []
-    for r in _fitting(q, t, budget, rows, cols, _depths(q, accel, max_depth)):
+    for r in _fitting(q, t, budget, rows, cols, depths):
         depth_padded = div_round_up(q.ofm.c, r.depth) * r.depth
         depth_blocks = div_round_up(q.ofm.c, r.depth)
         for col in r.cols:
@@ -550,13 +553,31 @@ def query_for(
     )
 
 
+@lru_cache(maxsize=65536)
+def _same_stream_alternatives(query: BlockQuery, accel: Accelerator) -> tuple[BlockConfig, ...]:
+    """The least padded blocks as deep as ``find_block_config``'s, with its traversal and IFM
+    block depth; none when that block pads nothing (the least padded ones have little to gain)."""
+    chosen = find_block_config(query, accel)
+    if chosen is None or _tiles(query.ofm, chosen.ofm_block):
+        return ()
+    return tuple(b for b in least_padded_block_configs(query, accel, depth=chosen.ofm_block.depth)
+                 if b.is_partkernel == chosen.is_partkernel and b.ifm_block.depth == chosen.ifm_block.depth)
+
+
+def _tiles(ofm: Shape4D, block: Block) -> bool:
+    """Whether ``block`` tiles ``ofm``'s height and width without padding."""
+    return ofm.h % block.height == 0 and ofm.w % block.width == 0
+
+
 def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None) -> tuple[BlockConfig, ...]:
     """Blocks besides ``choose_block_config``'s worth pricing for ``op`` producing ``ofm_box``: for
     an op without weights (whose weight stream would not depend on the block), the least padded
     ones (``least_padded_block_configs``); for a copy into a box of a wider map, also those sized by
-    its box, as Vela's default core sizes them. Empty for ops with weights."""
+    its box, as Vela's default core sizes them. For an op with weights, the least padded ones as
+    deep as Vela's block and with its kernel traversal: the weight stream is encoded per OFM block
+    depth and traversal, so those blocks read the very stream the weight plan was sized for."""
     if op.weights is not None:
-        return ()
+        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel)
     found = least_padded_block_configs(query_for(op, ofm_box=ofm_box), accel)
     if op.copies_into_box:
         by_box = query_for(op, ofm_box=ofm_box, by_box=True)

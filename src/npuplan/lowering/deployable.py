@@ -33,9 +33,9 @@ DEPLOYABLE_TYPES = frozenset({
     "SOFTMAX",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
-# or 8 is a chain of x2 upscaling pools).
+# or 8 is a chain of x2 upscaling pools; a REDUCE_MAX over width and depth, two max pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
-                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX"})
+                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX", "REDUCE_MAX"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})

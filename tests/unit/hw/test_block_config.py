@@ -10,6 +10,7 @@ import pytest
 from npuplan.hw.accelerator import Block, accelerator
 from npuplan.hw.block_config import (
     BlockQuery,
+    alternative_block_configs,
     KernelGeometry,
     Resampling,
     choose_block_config,
@@ -200,3 +201,23 @@ def test_least_padded_blocks_tile_the_map_that_vela_s_choice_pads() -> None:
     for config in found:
         b = config.ofm_block
         assert 16 % b.height == 0 and 16 % b.width == 0 and b.depth == 8
+
+
+def test_alternatives_for_an_op_with_weights_read_the_same_stream() -> None:
+    """ds_cnn's 3x3 depthwise (25x5x64): Vela keeps 14x6x16, which pads 25 rows to 28. The blocks
+    priced besides it are as deep and traverse the kernel alike (the weight stream is encoded per
+    block depth and traversal, so it is the stream the weight plan was sized for), and tile the
+    map with fewer padded elements."""
+    import numpy as np
+
+    dw = _op(BlockType.DEPTHWISE, (1, 25, 5, 64), (1, 25, 5, 64), Kernel(3, 3),
+             weights=np.ones((1, 3, 3, 64), dtype=np.int8))
+    vela = choose_block_config(dw, U55_128)
+    found = alternative_block_configs(dw, U55_128)
+    assert found
+    for config in found:
+        assert config.ofm_block.depth == vela.ofm_block.depth and config.is_partkernel == vela.is_partkernel
+        assert config.ifm_block.depth == vela.ifm_block.depth
+        b = config.ofm_block
+        padded = -(-25 // b.height) * b.height * -(-5 // b.width) * b.width
+        assert padded < 28 * 6

@@ -1,6 +1,6 @@
 """Convolutions over groups of channels: a grouped CONV_2D as one convolution per group, and a
 depthwise convolution with a depth multiplier over several input channels as convolutions over
-groups of 16 input channels, each reading and writing at a depth offset."""
+groups of 8 input channels, each reading and writing at a depth offset."""
 
 from __future__ import annotations
 
@@ -30,19 +30,21 @@ def _network(channels: int, multiplier: int = 2):
     return model(graph([dw], [x], [y])), values
 
 
-def test_groups_of_16_input_channels_with_block_diagonal_weights() -> None:
+def test_groups_of_8_input_channels_with_block_diagonal_weights() -> None:
     m, values = _network(20)
     lg = lower(m, accelerator("ethos-u55-128"))
     assert not lg.cpu_ops
-    first, second = lg.npu_ops
+    first, second, third = lg.npu_ops
     assert (first.block_type, first.op_type) == (BlockType.CONV, "Conv2DBias")
-    assert (first.ifm_shape, first.ofm_shape) == (Shape4D(1, 8, 8, 16), Shape4D(1, 8, 8, 32))
-    assert (second.ifm_read_offset, second.ofm_write_offset) == (Shape4D(0, 0, 0, 16), Shape4D(0, 0, 0, 32))
-    assert second.ofm_write_shape == Shape4D(1, 8, 8, 8) and second.weights is not None
-    assert second.weights.shape == (8, 3, 3, 4) and second.bias is not None and list(second.bias) == list(range(32, 40))
+    assert (first.ifm_shape, first.ofm_shape) == (Shape4D(1, 8, 8, 8), Shape4D(1, 8, 8, 16))
+    assert (second.ifm_read_offset, second.ofm_write_offset) == (Shape4D(0, 0, 0, 8), Shape4D(0, 0, 0, 16))
+    assert (third.ifm_read_offset, third.ofm_write_offset) == (Shape4D(0, 0, 0, 16), Shape4D(0, 0, 0, 32))
+    assert third.ofm_write_shape == Shape4D(1, 8, 8, 8) and third.weights is not None
+    assert third.weights.shape == (8, 3, 3, 4) and third.bias is not None and list(third.bias) == list(range(32, 40))
     for j in range(8):  # output 32 + j filters input 16 + j // 2 only
-        assert (second.weights[j, :, :, j // 2] == values[0, :, :, 32 + j]).all()
-        assert not np.delete(second.weights[j], j // 2, axis=-1).any()
+        assert (third.weights[j, :, :, j // 2] == values[0, :, :, 32 + j]).all()
+        assert not np.delete(third.weights[j], j // 2, axis=-1).any()
+    assert second.weights is not None and second.weights.shape == (16, 3, 3, 8)
 
 
 def test_one_group_is_one_convolution_and_plans_validate(tmp_path: Path) -> None:

@@ -67,18 +67,27 @@ def test_a_feature_map_of_scale_0_keeps_its_ops_on_the_cpu() -> None:
 
 
 def test_mean_over_depth_reads_the_depth_laid_along_the_width() -> None:
-    """Over depth alone an 8x8x16 map is read as 64 rows of 16 (its NHWC bytes), so every pixel
-    is summed (op_layernorm_map; moving depth into a height of 1 summed 8 of the 64); over height
-    and depth without width no window is contiguous."""
+    """Over depth alone a 16-bit 8x8x16 map is read as 64 rows of 16 (its NHWC bytes), so every
+    pixel is summed (op_layernorm_map; moving depth into a height of 1 summed 8 of the 64); an
+    8-bit one is summed by a 1x1 convolution of ones into one channel, every pixel at once; over
+    height and depth without width no window is contiguous."""
+    from npuplan.ir.lowered import BlockType
     from npuplan.ir.shape import Shape4D
     from npuplan.lowering.mean import convert_mean
 
     axes = const("axes", [3], DataType.INT32, None)
-    mean = op("MEAN", [fm("a", (1, 8, 8, 16)), axes], [fm("b", (1, 8, 8, 1))], keep_dims=True)
-    assert unsupported_reason(mean) is None
-    first = convert_mean(mean)[0]
+    mean16 = op("MEAN", [fm("a", (1, 8, 8, 16), DataType.INT16), axes], [fm("b", (1, 8, 8, 1), DataType.INT16)],
+                keep_dims=True)
+    assert unsupported_reason(mean16) is None
+    first = convert_mean(mean16)[0]
     assert first.ifm_shape == Shape4D(1, 64, 16, 1) and (first.kernel.height, first.kernel.width) == (1, 16)
     assert first.ofm_shape == Shape4D(1, 64, 1, 1)
+    mean = op("MEAN", [fm("a", (1, 8, 8, 16)), axes], [fm("b", (1, 8, 8, 1))], keep_dims=True)
+    first, scaled = convert_mean(mean)
+    assert first.block_type is BlockType.CONV and first.ifm_shape == Shape4D(1, 8, 8, 16)
+    assert first.weights is not None and first.weights.shape == (1, 1, 1, 16) and (first.weights == 1).all()
+    assert first.ofm_shape == Shape4D(1, 8, 8, 1) and first.ofm.dtype == DataType.INT32
+    assert scaled.ifm is first.ofm and scaled.elementwise == "MUL"
     both = const("both", [1, 3], DataType.INT32, None)
     reason = unsupported_reason(op("MEAN", [fm("a", (1, 8, 8, 16)), both], [fm("b", (1, 1, 8, 1))], keep_dims=True))
     assert reason is not None and "width" in reason

@@ -130,3 +130,48 @@ def test_a_copy_into_an_nhwc_slice_in_dram_gets_blocks_as_deep_as_its_slice() ->
     legacy = plan_schedule(graph, arch, options, oracle=MapSized(CostModelOracle(arch)))
     assert legacy.ops[0].block_config.ofm_block.depth == 16
     assert schedule.ops[0].cost.total_cycles < 0.7 * legacy.ops[0].cost.total_cycles
+
+
+def test_an_op_with_weights_keeps_blocks_that_read_its_weights_no_more_often() -> None:
+    """ds_cnn's 3x3 depthwise (25x5x64) on the U55-128: Vela's 14x6x16 block reads the weight
+    stream once per block row (twice); a 5x6x16 block pads no rows but reads it five times. Its own
+    cycles are lower (its flash reads hide under the datapath), yet those reads compete with the
+    next op's weight prefetch, so the planner does not take it."""
+    import numpy as np
+
+    from npuplan.hw.accelerator import Block
+    from npuplan.hw.block_config import query_for, try_block_config
+    from npuplan.ir.lowered import BlockType, Kernel, LoweredGraph, NpuOp
+    from npuplan.ir.shape import Shape4D
+    from npuplan.schedule.pricing.cost_adapter import CostModelOracle, default_oracle
+
+    from .chains import fm
+
+    arch = build_architecture(SHARED)
+    x, out = fm("x", 25, 5, 64), fm("y", 25, 5, 64)
+    dw = NpuOp(name="dw", tflite_type="DEPTHWISE_CONV_2D", op_type="DepthwiseConv2DBias",
+               block_type=BlockType.DEPTHWISE, ifm=x, ifm_shape=Shape4D.of(x.shape), ofm=out,
+               ofm_shape=Shape4D.of(out.shape), kernel=Kernel(3, 3, padding=_same_3x3()),
+               weights=np.random.default_rng(0).integers(-127, 127, (1, 3, 3, 64), dtype=np.int8),
+               bias=np.zeros(64, dtype=np.int32))
+    oracle = default_oracle(arch)
+    vela = oracle.block_config(dw, dw.ofm_shape)
+    assert vela.ofm_block == Block(14, 6, 16)
+    five = try_block_config(query_for(dw), arch.accelerator, Block(5, 6, 16), is_partkernel=vela.is_partkernel)
+    assert five is not None
+
+    class FiveRows(type(oracle)):  # type: ignore[misc]
+        def block_alternatives(self, op, ofm_stripe):
+            return (five,)
+
+    graph = LoweredGraph("dw", (dw,), (x,), (out,))
+    planned = plan_schedule(graph, arch, SHARED, oracle=FiveRows(CostModelOracle(arch)))
+    assert planned.ops[0].block_config.ofm_block == Block(14, 6, 16)
+    alone = CostModelOracle(arch)
+    assert alone.weight_read_bytes(planned.ops[0].cost) > 0
+
+
+def _same_3x3():
+    from npuplan.ir.lowered import Padding
+
+    return Padding(1, 1, 1, 1)

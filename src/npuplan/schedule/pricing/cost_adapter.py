@@ -6,7 +6,8 @@ import logging
 from typing import Any
 
 from npuplan.cost import (
-    BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch, dma_cycles, op_cost,
+    BlockChoice, CostQuery, Direction, FmStaging, LutAccess, Operand, Purpose, StripeRows, WeightAccess, WeightFetch,
+    dma_cycles, op_cost,
 )
 from npuplan.cost.model import CostMemo
 from npuplan.cost.weights import WeightEncodings, encoding_order
@@ -130,6 +131,10 @@ class CostModelOracle:
 
     def cycles(self, cost: Any) -> int:
         return int(round(cost.total_cycles))
+
+    def weight_read_bytes(self, cost: Any) -> float:
+        return float(sum(v for (_, purpose, direction), v in cost.bytes.items()
+                         if purpose in (Purpose.WEIGHTS, Purpose.SCALES) and direction is Direction.READ))
 
     def floor_cycles(self, cost: Any) -> int:
         """The datapath cycles and each area's access cycles: with weights buffered the datapath

@@ -111,9 +111,15 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, 
     costed = [_cost_with(net, arch, oracle, key, block)]
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
-    # model prices a few other blocks too, the first of the cheapest is kept
-    costed += [_cost_with(net, arch, oracle, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
-    return min(costed, key=lambda c: c.cycles)
+    # model prices a few other blocks too, the first of the cheapest is kept. For an op with
+    # weights, only blocks that read its weight stream no more often than Vela's: the stream is
+    # re-read for each OFM block row, and those reads share their memory with the DMAs of the
+    # ops around (the next op's weight prefetch), which this op's own cycles do not show
+    alternatives = [_cost_with(net, arch, oracle, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    if op.weights is not None and alternatives:
+        most = oracle.weight_read_bytes(costed[0].cost)
+        alternatives = [c for c in alternatives if oracle.weight_read_bytes(c.cost) <= most]
+    return min(costed + alternatives, key=lambda c: c.cycles)
 
 
 def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...], block: Any) -> Costed:

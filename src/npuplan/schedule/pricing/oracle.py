@@ -97,6 +97,11 @@ class CostOracle(Protocol):
 
     def cycles(self, cost: Any) -> int: ...
 
+    def weight_read_bytes(self, cost: Any) -> float:
+        """Bytes of encoded weights and scales ``cost``'s op reads, from wherever they are (the
+        stream once per OFM block row: a block config may make it more)."""
+        ...
+
     def floor_cycles(self, cost: Any) -> int:
         """Given ``cost``, a costing with weights buffered (any fetch plan), cycles that no costing
         of the same op and context with weights buffered goes below, whatever the plan or the
@@ -177,6 +182,9 @@ class EstimateOracle:
     def cycles(self, cost: Any) -> int:
         return int(cost.total_cycles)
 
+    def weight_read_bytes(self, cost: Any) -> float:
+        return 0.0  # one block per op: the stream is read once
+
     def floor_cycles(self, cost: Any) -> int:
         """The datapath and memory cycles: buffered weights are read from fast storage whatever the plan."""
         return max(cost.datapath_cycles, cost.access_cycles)
@@ -238,6 +246,9 @@ class MemoOracle:
 
     def cycles(self, cost: Any) -> int:
         return self._inner.cycles(cost)
+
+    def weight_read_bytes(self, cost: Any) -> float:
+        return self._inner.weight_read_bytes(cost)
 
     def floor_cycles(self, cost: Any) -> int:
         return self._inner.floor_cycles(cost)
