@@ -285,3 +285,53 @@ def test_velas_legacy_lstm_writes_the_outputs_zero_point_where_tflite_uses_the_h
     reference = ReferenceModel(original, reference_kernels=True).invoke([x])[0]
     first_step = npu[0].astype(int) - reference[0]
     assert first_step.tolist() == [[-1] * 16] * 2
+
+
+def _int16_with_int32_biases_model() -> bytes:
+    """A 16x8 network as TensorFlow's converter writes it with ``bias_type`` int32: x (int16) ->
+    CONV_2D with an int32 bias -> FULLY_CONNECTED without a bias tensor whose options declare
+    ``quantized_bias_type`` INT32 (2)."""
+    import numpy as np
+
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+
+    def constant(name: str, values: np.ndarray, dtype: DataType, quant: Quantization | None) -> Tensor:
+        values.flags.writeable = False
+        return Tensor(name, values.shape, dtype, quant, values)
+
+    rng = np.random.default_rng(11)
+    x_scale, w_scale, h_scale = 1.4473e-4, 1.7294e-3, 9.4826e-5
+    x = Tensor("x", (1, 6, 6, 3), DataType.INT16, Quantization((x_scale,), (0,)))
+    w = constant("w", rng.integers(-127, 128, size=(8, 3, 3, 3), dtype=np.int8), DataType.INT8,
+                 Quantization((w_scale,) * 8, (0,) * 8, 0))
+    b = constant("b", rng.integers(-20000, 20000, size=(8,), dtype=np.int32), DataType.INT32,
+                 Quantization((x_scale * w_scale,) * 8, (0,) * 8, 0))
+    h = Tensor("h", (1, 6, 6, 8), DataType.INT16, Quantization((h_scale,), (0,)))
+    flat = Tensor("flat", (1, 288), DataType.INT16, Quantization((h_scale,), (0,)))
+    shape = constant("shape", np.array([1, 288], dtype=np.int32), DataType.INT32, None)
+    fc_w = constant("fc_w", rng.integers(-127, 128, size=(5, 288), dtype=np.int8), DataType.INT8,
+                    Quantization((8.576e-4, 8.572e-4, 8.580e-4, 8.569e-4, 8.574e-4), (0,) * 5, 0))
+    y = Tensor("y", (1, 5), DataType.INT16, Quantization((6.1233e-5,), (0,)))
+    conv = frozen_options({"padding": "SAME", "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1,
+                           "dilation_w_factor": 1, "fused_activation_function": "RELU", "quantized_bias_type": 2})
+    fc = frozen_options({"fused_activation_function": "NONE", "keep_num_dims": False, "weights_format": 0,
+                         "asymmetric_quantize_inputs": False, "quantized_bias_type": 2})
+    ops = (Op("CONV_2D", (x, w, b), (h,), conv, 0),
+           Op("RESHAPE", (h, shape), (flat,), frozen_options({}), 1),
+           Op("FULLY_CONNECTED", (flat, fc_w, None), (y,), fc, 2))
+    return write_tflite(Model("int16_int32_biases", (Graph("main", ops, (x,), (y,)),)))
+
+
+@pytest.mark.parametrize("reference_kernels", [False, True])
+def test_16x8_layers_with_int32_biases_scale_and_round_as_tflites_32_bit_path(tmp_path: Path,
+                                                                             reference_kernels: bool) -> None:
+    # zoo5's int16_bias32_cnn_20: a 16-bit convolution or FC was always scaled as TFLite's 64-bit
+    # path (16-bit multiplier, NATURAL rounding); with 32-bit biases, or none and options declaring
+    # them, TFLite takes its 32-bit path (full multiplier, double rounding): 6 of 80 off by one
+    path = tmp_path / "int16_int32_biases.tflite"
+    path.write_bytes(_int16_with_int32_biases_model())
+    result = check_model(path, samples=4, seed=0, reference_kernels=reference_kernels,
+                         accelerator_config="ethos-u55-128")
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
