@@ -335,3 +335,35 @@ def test_16x8_layers_with_int32_biases_scale_and_round_as_tflites_32_bit_path(tm
     result = check_model(path, samples=4, seed=0, reference_kernels=reference_kernels,
                          accelerator_config="ethos-u55-128")
     assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+
+
+def _pool_then_flatten_output_model() -> bytes:
+    """x (1x8x8x6) -> 2x2 MAX_POOL_2D -> RESHAPE to (1, 96), the network's output (Keras's
+    Flatten ending a network, as zoo5's int16_bias32_cnn_20 cut before its dense layer)."""
+    import numpy as np
+
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+
+    quant = Quantization((0.05,), (-4,))
+    x = Tensor("x", (1, 8, 8, 6), DataType.INT8, quant)
+    pooled = Tensor("pooled", (1, 4, 4, 6), DataType.INT8, quant)
+    values = np.array([1, 96], dtype=np.int32)
+    values.flags.writeable = False
+    shape = Tensor("shape", (2,), DataType.INT32, None, values)
+    y = Tensor("y", (1, 96), DataType.INT8, quant)
+    pool = frozen_options({"padding": "VALID", "stride_h": 2, "stride_w": 2, "filter_height": 2, "filter_width": 2,
+                           "fused_activation_function": "NONE"})
+    ops = (Op("MAX_POOL_2D", (x,), (pooled,), pool, 0),
+           Op("RESHAPE", (pooled, shape), (y,), frozen_options({}), 1))
+    return write_tflite(Model("pool_then_flatten", (Graph("main", ops, (x,), (y,)),)))
+
+
+def test_a_flatten_ending_the_network_keeps_its_producers_view(tmp_path: Path) -> None:
+    # the RESHAPE was dropped and the pool wrote the network output directly, through the output's
+    # 1x1x96 view instead of its own 4x4x6: the simulator refused the file (OFM shape mismatch)
+    path = tmp_path / "pool_then_flatten.tflite"
+    path.write_bytes(_pool_then_flatten_output_model())
+    result = check_model(path, samples=2, seed=0, accelerator_config="ethos-u55-128")
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
