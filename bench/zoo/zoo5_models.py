@@ -24,7 +24,6 @@ Writes DIR/<name>.tflite and DIR/manifest.json (family, I/O type, converter vari
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -38,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
-from generate import L, op_types  # noqa: E402
+from generate import L, op_types, zoo_arguments  # noqa: E402
 
 FLOAT, I8, I16 = tf.float32, tf.int8, tf.int16
 
@@ -480,13 +479,7 @@ def convert(name: str, spec: Spec, rng) -> tuple[bytes, list]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("/tmp/zoo5"))
-    parser.add_argument("--only", nargs="*")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    manifest_path = args.out / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    args, manifest_path, manifest = zoo_arguments(__doc__.splitlines()[0], Path("/tmp/zoo5"))
     names = args.only or list(MODELS)
     if len(names) > 1:  # one process per network: TensorFlow's converter can crash on a loop (segfault)
         for name in names:
