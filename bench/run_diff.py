@@ -8,7 +8,7 @@ Usage:
 
 For each model and scenario (default: the three public ones of bench/scenarios.py): compile with
 npuplan (native backend, ``emit.plan_and_emit``) and with Vela 5.2 (``--vela``), run both files and
-the original on the same seeded inputs (``--samples``, uniform over each input type's range; the
+the original on the same seeded inputs (``--samples``, uniform over each input type's range, token ids within their table; the
 samples run in turn on one loaded model, so variable tensors evolve alike) and print per output,
 side by side, the largest absolute difference from LiteRT, how many elements differ (summed over the
 samples) and the wall seconds one sample takes (the compiled file and LiteRT's run of the original,

@@ -678,6 +678,18 @@ def convert(model, rng, io_type=tf.int8, per_tensor=False) -> bytes:
     return converter.convert()
 
 
+def zoo_arguments(description: str, default_out: Path) -> tuple[argparse.Namespace, Path, dict]:
+    """A zoo generator's command line (``--out DIR``, ``--only NAME ...``), its output directory made,
+    and the manifest path with what it already holds."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=default_out)
+    parser.add_argument("--only", nargs="*")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    manifest_path = args.out / "manifest.json"
+    return args, manifest_path, json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+
+
 def op_types(data: bytes) -> dict[str, int]:
     interpreter = tf.lite.Interpreter(model_content=data)
     return dict(Counter(op["op_name"] for op in interpreter._get_ops_details()))

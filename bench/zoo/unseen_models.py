@@ -15,7 +15,6 @@ Writes DIR/<name>.tflite and DIR/manifest.json (input shapes, I/O type, operator
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import zlib
@@ -26,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
-from generate import L, convert, op_types  # noqa: E402
+from generate import L, convert, op_types, zoo_arguments  # noqa: E402
 
 FLOAT = tf.float32  # float32 inputs and outputs around an int8 network (QUANTIZE / DEQUANTIZE ends)
 
@@ -285,13 +284,7 @@ MODELS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("/tmp/zoo4"))
-    parser.add_argument("--only", nargs="*")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    manifest_path = args.out / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    args, manifest_path, manifest = zoo_arguments(__doc__.splitlines()[0], Path("/tmp/zoo4"))
     for name, (family, build, io) in MODELS.items():
         if args.only and name not in args.only:
             continue

@@ -19,7 +19,7 @@ from npuplan.emit.mean import mean_rescale
 from npuplan.emit.regions import FLASH_REGION
 from npuplan.emit.upscale import aligned, aligned_commands
 from npuplan.emit.vela import explicit_scaling
-from npuplan.emit.weights import EncodedOp
+from npuplan.emit.weights import EncodedOp, reduced_scaling
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
@@ -238,12 +238,13 @@ _KERNEL_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "T
 
 def _natural_rounding(op: NpuOp) -> bool:
     """Where Vela rounds the output stage NATURAL (to nearest, halves up): a
-    resize's average (TFLite's reference), a 16-bit convolution or fully-connected layer, and a
+    resize's average (TFLite's reference), a 16-bit convolution or fully-connected layer scaled
+    as TFLite's 64-bit path (``reduced_scaling``: not with 32-bit biases), and a
     1x1 average pool copying a slice into place (a CONCATENATION's, PAD's or PACK's copy)."""
     if op.tflite_type in RESIZE_TYPES:
         return not _raw_average(op)
     if op.tflite_type in _KERNEL_TYPES and op.ifm.dtype == DataType.INT16:
-        return True
+        return reduced_scaling(op)
     return op.tflite_type != "QUANTIZE" and is_copy(op)
 
 

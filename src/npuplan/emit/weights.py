@@ -119,6 +119,14 @@ def _ohwi(op: NpuOp) -> np.ndarray:
     return np.subtract(w, zero, dtype=kind)  # widened and shifted in one pass
 
 
+def reduced_scaling(op: NpuOp) -> bool:
+    """A 16-bit IFM with 64-bit biases (or none): TFLite's reference accumulates in 64 bits and
+    scales by a 16-bit multiplier rounding halves up once (the output stage's NATURAL rounding);
+    with 32-bit biases (a converter's ``bias_type`` int32) it takes the 32-bit path: a full
+    multiplier and double rounding (the output stage's TFL rounding)."""
+    return op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
+
+
 def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     """``(multiplier, shift)`` of each output channel: IFM scale x weight scale / OFM scale (the
     scale of a fused LUT's input when there is one, ``NpuOp.output_stage_quant``)."""
@@ -129,8 +137,7 @@ def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
         return [op.rescale] * depth
     if op.ofm.dtype == DataType.INT32:  # a sum kept in 32 bits (a MEAN's): scale 1 (encoded as Vela's file has it)
         return [(1, 0) if op.ifm.dtype == DataType.INT16 else quantise_scale(1.0)] * depth
-    # a 16-bit IFM with 64-bit biases: 16-bit multipliers (TFLite's reference, as Vela encodes them)
-    reduced = op.ifm.dtype == DataType.INT16 and (op.bias is None or np.asarray(op.bias).dtype == np.int64)
+    reduced = reduced_scaling(op)
     w_scales = list(op.weight_tensor.quant.scale)
     per_tensor = len(w_scales) == 1
     if per_tensor:

@@ -35,8 +35,18 @@ def op_name(op: Op) -> str:
     return str(op.options.get("npu_name", op.name))
 
 
+# TensorType INT32, as a converter writes it in an operator's ``quantized_bias_type`` option
+_INT32_BIAS_TYPE = 2
+
+
 def _bias(op: Op) -> tuple[np.ndarray | None, Tensor | None]:
+    """The bias values and tensor. An op without a bias tensor whose options declare 32-bit biases
+    (a 16x8 converter's ``bias_type`` int32) gets zeros of that type: TFLite's kernel then takes
+    its 32-bit path, and the bias type is what decides the output stage's scaling
+    (``emit.weights.reduced_scaling``)."""
     bias = op.inputs[2] if len(op.inputs) > 2 else None
+    if bias is None and op.options.get("quantized_bias_type") == _INT32_BIAS_TYPE:
+        return np.zeros(op.outputs[0].shape[-1], dtype=np.int32), None
     return (bias.data if bias is not None else None), bias
 
 

@@ -66,7 +66,7 @@ def drop_noop_reshapes(graph: Graph) -> tuple[Graph, Removed]:
             if not (sole_reader and ofm not in graph.outputs and _producer_may_write(graph, ifm, ofm)):
                 continue
             graph = replace_tensor(without_op(graph, op), ifm, ofm)
-        elif keep_output and sole_reader and producers[ifm].type not in _AXIS_SENSITIVE:
+        elif keep_output and sole_reader and _producer_may_write(graph, ifm, ofm):
             graph = replace_tensor(without_op(graph, op), ifm, ofm)
         elif ofm not in graph.outputs:
             graph = replace_tensor(without_op(graph, op), ofm, ifm)

@@ -35,7 +35,7 @@ def compare_runs(compiled: CompiledModel, reference: ReferenceModel, *, samples:
     rng = np.random.default_rng(seed)
     total: list[OutputDiff] | None = None
     for _ in range(samples):
-        inputs = random_inputs(reference.input_specs, rng)
+        inputs = random_inputs(reference.input_specs, rng, reference.index_bounds)
         shaped = [x.reshape(shape) if x.size == int(np.prod(shape, dtype=np.int64)) else x
                   for x, (shape, _) in zip(inputs, compiled.input_specs)]
         total = merge(total, output_diffs(compiled.invoke(shaped), reference.invoke(inputs)))

@@ -2,22 +2,63 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.ir.graph import Graph, Tensor
+from npuplan.ir.types import DataType
+
 InputSpec = tuple[tuple[int, ...], np.dtype]
 
+# Operators an index input passes through on its way to a GATHER: Keras's Embedding wraps negative
+# ids (SELECT_V2(LESS(ids, 0), ADD(ids, vocabulary), ids)), a reshape or cast may come first.
+_INDEX_TYPES = frozenset({DataType.INT16, DataType.INT32, DataType.INT64})
+_INDEX_PATH = frozenset({"LESS", "ADD", "SELECT", "SELECT_V2", "CAST", "RESHAPE", "EXPAND_DIMS", "SQUEEZE"})
 
-def random_inputs(specs: Sequence[InputSpec], rng: np.random.Generator) -> list[np.ndarray]:
-    """One array per ``(shape, dtype)``: integers uniform over the whole range of their type, booleans
-    uniform, floats uniform in [-1, 1)."""
+
+def _indexed_size(graph: Graph, start: Tensor) -> int | None:
+    """The smallest axis size that ``start`` indexes, following it through ``_INDEX_PATH``
+    operators to GATHERs' indices or EMBEDDING_LOOKUPs' ids (None: it indexes nothing)."""
+    consumers = graph.consumers()
+    sizes: list[int] = []
+    frontier, seen = [start], {id(start)}
+    while frontier:
+        tensor = frontier.pop()
+        for op in consumers.get(tensor, []):
+            params = op.inputs[0] if op.type == "GATHER" else op.inputs[1] if op.type == "EMBEDDING_LOOKUP" else None
+            if params is not None and op.inputs.index(tensor) == (1 if op.type == "GATHER" else 0):
+                axis = int(op.options.get("axis", 0)) % max(len(params.shape), 1) if op.type == "GATHER" else 0
+                sizes.append(int(params.shape[axis]))
+            elif op.type in _INDEX_PATH:
+                frontier += [t for t in op.outputs if id(t) not in seen]
+                seen.update(id(t) for t in op.outputs)
+    return min(sizes) if sizes else None
+
+
+def index_bounds(graph: Graph) -> dict[int, int]:
+    """``{input position: size}`` of the integer inputs that index a GATHER or EMBEDDING_LOOKUP (token
+    ids): sampled over the whole int32 range they would make TFLite's kernel fail."""
+    bounds = {}
+    for k, tensor in enumerate(graph.inputs):
+        size = _indexed_size(graph, tensor) if tensor.dtype in _INDEX_TYPES else None
+        if size:
+            bounds[k] = size
+    return bounds
+
+
+def random_inputs(specs: Sequence[InputSpec], rng: np.random.Generator,
+                  bounds: Mapping[int, int] | None = None) -> list[np.ndarray]:
+    """One array per ``(shape, dtype)``: integers uniform over the whole range of their type (those
+    in ``bounds``, indices, over ``[0, bound)``), booleans uniform, floats uniform in [-1, 1)."""
     out: list[np.ndarray] = []
-    for shape, dtype in specs:
+    for k, (shape, dtype) in enumerate(specs):
         dtype = np.dtype(dtype)
         if dtype == np.bool_:
             out.append(rng.integers(0, 2, size=shape).astype(np.bool_))
+        elif bounds and k in bounds and np.issubdtype(dtype, np.integer):
+            out.append(rng.integers(0, bounds[k], size=shape, dtype=dtype))
         elif np.issubdtype(dtype, np.integer):
             info = np.iinfo(dtype)
             out.append(rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True))

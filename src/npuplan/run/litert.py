@@ -3,12 +3,15 @@ only inside the function that needs it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from npuplan.errors import InputError, ModelError, NpuplanError
+from npuplan.io.tflite import parse_tflite
+from npuplan.run.compare import index_bounds
 
 MISSING = 'running CPU operators and the original model needs LiteRT: pip install "npuplan[run]"'
 
@@ -61,6 +64,7 @@ class ReferenceModel:
 
     def __init__(self, data: bytes, *, label: str = "the model", reference_kernels: bool = False) -> None:
         self.label = label
+        self._data = data
         self._interpreter = interpreter(data, label=label, reference_kernels=reference_kernels)
         self.input_details = self._interpreter.get_input_details()
         self.output_details = self._interpreter.get_output_details()
@@ -69,6 +73,11 @@ class ReferenceModel:
     def input_specs(self) -> list[tuple[tuple[int, ...], np.dtype]]:
         """``(shape, dtype)`` of each input, in order."""
         return [(tuple(int(d) for d in x["shape"]), np.dtype(x["dtype"])) for x in self.input_details]
+
+    @functools.cached_property
+    def index_bounds(self) -> dict[int, int]:
+        """``{input position: size}`` of the inputs holding indices (``compare.index_bounds``)."""
+        return index_bounds(parse_tflite(self._data, label=self.label).main)
 
     def invoke(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         specs = self.input_specs

@@ -298,4 +298,85 @@ def test_a_mean_written_into_a_concatenation_beside_a_flat_add_averages_its_own_
     add = next(o for o in ops if o.tflite_type == "ADD")
     assert add.ofm_shape.c == 16 != add.ofm.shape4d.c  # the 16-deep form, as planned
     assert any(o.tflite_type == "MEAN" and o.ofm_write_offset is not None for o in ops)  # in place
+
+
+def _int16_with_int32_biases_model() -> bytes:
+    """A 16x8 network as TensorFlow's converter writes it with ``bias_type`` int32: x (int16) ->
+    CONV_2D with an int32 bias -> FULLY_CONNECTED without a bias tensor whose options declare
+    ``quantized_bias_type`` INT32 (2)."""
+    import numpy as np
+
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+
+    def constant(name: str, values: np.ndarray, dtype: DataType, quant: Quantization | None) -> Tensor:
+        values.flags.writeable = False
+        return Tensor(name, values.shape, dtype, quant, values)
+
+    rng = np.random.default_rng(11)
+    x_scale, w_scale, h_scale = 1.4473e-4, 1.7294e-3, 9.4826e-5
+    x = Tensor("x", (1, 6, 6, 3), DataType.INT16, Quantization((x_scale,), (0,)))
+    w = constant("w", rng.integers(-127, 128, size=(8, 3, 3, 3), dtype=np.int8), DataType.INT8,
+                 Quantization((w_scale,) * 8, (0,) * 8, 0))
+    b = constant("b", rng.integers(-20000, 20000, size=(8,), dtype=np.int32), DataType.INT32,
+                 Quantization((x_scale * w_scale,) * 8, (0,) * 8, 0))
+    h = Tensor("h", (1, 6, 6, 8), DataType.INT16, Quantization((h_scale,), (0,)))
+    flat = Tensor("flat", (1, 288), DataType.INT16, Quantization((h_scale,), (0,)))
+    shape = constant("shape", np.array([1, 288], dtype=np.int32), DataType.INT32, None)
+    fc_w = constant("fc_w", rng.integers(-127, 128, size=(5, 288), dtype=np.int8), DataType.INT8,
+                    Quantization((8.576e-4, 8.572e-4, 8.580e-4, 8.569e-4, 8.574e-4), (0,) * 5, 0))
+    y = Tensor("y", (1, 5), DataType.INT16, Quantization((6.1233e-5,), (0,)))
+    conv = frozen_options({"padding": "SAME", "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1,
+                           "dilation_w_factor": 1, "fused_activation_function": "RELU", "quantized_bias_type": 2})
+    fc = frozen_options({"fused_activation_function": "NONE", "keep_num_dims": False, "weights_format": 0,
+                         "asymmetric_quantize_inputs": False, "quantized_bias_type": 2})
+    ops = (Op("CONV_2D", (x, w, b), (h,), conv, 0),
+           Op("RESHAPE", (h, shape), (flat,), frozen_options({}), 1),
+           Op("FULLY_CONNECTED", (flat, fc_w, None), (y,), fc, 2))
+    return write_tflite(Model("int16_int32_biases", (Graph("main", ops, (x,), (y,)),)))
+
+
+@pytest.mark.parametrize("reference_kernels", [False, True])
+def test_16x8_layers_with_int32_biases_scale_and_round_as_tflites_32_bit_path(tmp_path: Path,
+                                                                             reference_kernels: bool) -> None:
+    # zoo5's int16_bias32_cnn_20: a 16-bit convolution or FC was always scaled as TFLite's 64-bit
+    # path (16-bit multiplier, NATURAL rounding); with 32-bit biases, or none and options declaring
+    # them, TFLite takes its 32-bit path (full multiplier, double rounding): 6 of 80 off by one
+    path = tmp_path / "int16_int32_biases.tflite"
+    path.write_bytes(_int16_with_int32_biases_model())
+    result = check_model(path, samples=4, seed=0, reference_kernels=reference_kernels,
+                         accelerator_config="ethos-u55-128")
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+
+
+def _pool_then_flatten_output_model() -> bytes:
+    """x (1x8x8x6) -> 2x2 MAX_POOL_2D -> RESHAPE to (1, 96), the network's output (Keras's
+    Flatten ending a network, as zoo5's int16_bias32_cnn_20 cut before its dense layer)."""
+    import numpy as np
+
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+
+    quant = Quantization((0.05,), (-4,))
+    x = Tensor("x", (1, 8, 8, 6), DataType.INT8, quant)
+    pooled = Tensor("pooled", (1, 4, 4, 6), DataType.INT8, quant)
+    values = np.array([1, 96], dtype=np.int32)
+    values.flags.writeable = False
+    shape = Tensor("shape", (2,), DataType.INT32, None, values)
+    y = Tensor("y", (1, 96), DataType.INT8, quant)
+    pool = frozen_options({"padding": "VALID", "stride_h": 2, "stride_w": 2, "filter_height": 2, "filter_width": 2,
+                           "fused_activation_function": "NONE"})
+    ops = (Op("MAX_POOL_2D", (x,), (pooled,), pool, 0),
+           Op("RESHAPE", (pooled, shape), (y,), frozen_options({}), 1))
+    return write_tflite(Model("pool_then_flatten", (Graph("main", ops, (x,), (y,)),)))
+
+
+def test_a_flatten_ending_the_network_keeps_its_producers_view(tmp_path: Path) -> None:
+    # the RESHAPE was dropped and the pool wrote the network output directly, through the output's
+    # 1x1x96 view instead of its own 4x4x6: the simulator refused the file (OFM shape mismatch)
+    path = tmp_path / "pool_then_flatten.tflite"
+    path.write_bytes(_pool_then_flatten_output_model())
+    result = check_model(path, samples=2, seed=0, accelerator_config="ethos-u55-128")
     assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
