@@ -130,3 +130,35 @@ def test_a_copy_into_an_nhwc_slice_in_dram_gets_blocks_as_deep_as_its_slice() ->
     legacy = plan_schedule(graph, arch, options, oracle=MapSized(CostModelOracle(arch)))
     assert legacy.ops[0].block_config.ofm_block.depth == 16
     assert schedule.ops[0].cost.total_cycles < 0.7 * legacy.ops[0].cost.total_cycles
+
+
+def test_a_small_copy_runs_in_small_blocks() -> None:
+    """A 1x1 average pool over a 16x16x8 map (a rescale; op_unpack_pack's copies, int16_ops_16's
+    rescales): Vela's block scores keep a 7x14 block (four blocks, 2.3x the map's elements), the
+    least padded ones one or two big blocks whose input fill and output drain nothing overlaps.
+    The plan also prices a block one micro-block high and two wide, and keeps it: faster."""
+    from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
+    from npuplan.ir.shape import Shape4D
+    from npuplan.schedule.pricing.cost_adapter import CostModelOracle
+
+    from .chains import fm
+
+    arch = build_architecture(SHARED)
+    x, out = fm("x", 16, 16, 8), fm("y", 16, 16, 8)
+    copy = NpuOp(name="rescale", tflite_type="QUANTIZE", op_type="AvgPool", block_type=BlockType.POOLING,
+                 ifm=x, ifm_shape=Shape4D.of(x.shape), ofm=out, ofm_shape=Shape4D.of(out.shape), pool=PoolKind.AVERAGE)
+    graph = LoweredGraph("q", (copy,), (x,), (out,))
+    oracle = CostModelOracle(arch)
+    schedule = plan_schedule(graph, arch, SHARED, oracle=oracle)
+    ublock = arch.accelerator.ofm_ublock
+    assert schedule.ops[0].block_config.ofm_block.height == ublock.height
+    assert schedule.ops[0].block_config.ofm_block.width == 2 * ublock.width
+
+    class Large(CostModelOracle):
+        def block_alternatives(self, op, ofm_stripe):
+            small = (ublock.height, 2 * ublock.width)
+            return tuple(b for b in super().block_alternatives(op, ofm_stripe)
+                         if (b.ofm_block.height, b.ofm_block.width) != small)
+
+    large = plan_schedule(graph, arch, SHARED, oracle=Large(arch))
+    assert schedule.ops[0].cost.total_cycles < 0.9 * large.ops[0].cost.total_cycles
