@@ -136,9 +136,10 @@ def test_a_small_copy_runs_in_small_blocks() -> None:
     """A 1x1 average pool over a 16x16x8 map (a rescale; op_unpack_pack's copies, int16_ops_16's
     rescales): Vela's block scores keep a 7x14 block (four blocks, 2.3x the map's elements), the
     least padded ones one or two big blocks whose input fill and output drain nothing overlaps.
-    The plan also prices a block one micro-block high and two wide, and keeps it: faster."""
+    The plan also prices small blocks (``small_block_configs``) and keeps one: faster."""
     from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
     from npuplan.ir.shape import Shape4D
+    from npuplan.hw.block_config import query_for, small_block_configs
     from npuplan.schedule.pricing.cost_adapter import CostModelOracle
 
     from .chains import fm
@@ -150,15 +151,14 @@ def test_a_small_copy_runs_in_small_blocks() -> None:
     graph = LoweredGraph("q", (copy,), (x,), (out,))
     oracle = CostModelOracle(arch)
     schedule = plan_schedule(graph, arch, SHARED, oracle=oracle)
-    ublock = arch.accelerator.ofm_ublock
-    assert schedule.ops[0].block_config.ofm_block.height == ublock.height
-    assert schedule.ops[0].block_config.ofm_block.width == 2 * ublock.width
+    chosen = schedule.ops[0].block_config
+    assert chosen in small_block_configs(query_for(copy), arch.accelerator)
+    assert chosen.ofm_block.height * chosen.ofm_block.width < 16 * 16 // 4
 
     class Large(CostModelOracle):
         def block_alternatives(self, op, ofm_stripe):
-            small = (ublock.height, 2 * ublock.width)
-            return tuple(b for b in super().block_alternatives(op, ofm_stripe)
-                         if (b.ofm_block.height, b.ofm_block.width) != small)
+            small = small_block_configs(query_for(op), arch.accelerator)
+            return tuple(b for b in super().block_alternatives(op, ofm_stripe) if b not in small)
 
     large = plan_schedule(graph, arch, SHARED, oracle=Large(arch))
     assert schedule.ops[0].cost.total_cycles < 0.9 * large.ops[0].cost.total_cycles
