@@ -572,17 +572,36 @@ def _tiles(ofm: Shape4D, block: Block) -> bool:
 def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None) -> tuple[BlockConfig, ...]:
     """Blocks besides ``choose_block_config``'s worth pricing for ``op`` producing ``ofm_box``: for
     an op without weights (whose weight stream would not depend on the block), the least padded
-    ones (``least_padded_block_configs``); for a copy into a box of a wider map, also those sized by
-    its box, as Vela's default core sizes them. For an op with weights, the least padded ones as
-    deep as Vela's block and with its kernel traversal: the weight stream is encoded per OFM block
-    depth and traversal, so those blocks read the very stream the weight plan was sized for."""
+    ones (``least_padded_block_configs``) and small ones (``small_block_configs``); for a copy into
+    a box of a wider map, also those sized by its box, as Vela's default core sizes them. For an op
+    with weights, the least padded ones as deep as Vela's block and with its kernel traversal: the
+    weight stream is encoded per OFM block depth and traversal, so those blocks read the very stream
+    the weight plan was sized for."""
     if op.weights is not None:
         return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel)
-    found = least_padded_block_configs(query_for(op, ofm_box=ofm_box), accel)
+    q = query_for(op, ofm_box=ofm_box)
+    found = least_padded_block_configs(q, accel)
     if op.copies_into_box:
         by_box = query_for(op, ofm_box=ofm_box, by_box=True)
         found = (*filter(None, [find_block_config(by_box, accel)]), *least_padded_block_configs(by_box, accel))
-    return found
+    return (*found, *(c for c in small_block_configs(q, accel) if c not in found))
+
+
+@lru_cache(maxsize=65536)
+def small_block_configs(q: BlockQuery, accel: Accelerator) -> tuple[BlockConfig, ...]:
+    """Small fitting blocks: one micro-block high and two wide, or two high and four wide, each
+    one micro-block deep or as deep as the OFM allows. An op without weights (a copy, a rescale, a
+    pool) whose output stage is its bottleneck pays one block's input and output transfers to fill
+    and drain its pipeline, so on a small map (a 16x16 copy: one 16x16 block has nothing to
+    overlap) small blocks are the fastest, which Vela's scores (elements fetched per OFM element)
+    never propose; the larger of the two sizes where each block's command overhead would bound a
+    small block (a thin map written to DRAM)."""
+    ub = accel.ofm_ublock
+    deepest = round_up(min(q.ofm.c, accel.ofm_block_max.depth), ub.depth)
+    shapes = ((ub.height, 2 * ub.width), (2 * ub.height, 4 * ub.width))
+    found = (try_block_config(q, accel, Block(h, w, d), is_partkernel=False)
+             for h, w in shapes for d in dict.fromkeys((ub.depth, deepest)))
+    return tuple(dict.fromkeys(c for c in found if c is not None))
 
 
 def choose_block_config(

@@ -65,6 +65,7 @@ from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, MEMORY_TYPES, unsupported_reason
+from npuplan.lowering.unread import drop_unread_writes
 from npuplan.lowering.upsampling import fold_upsampling
 
 logger = logging.getLogger(__name__)
@@ -243,6 +244,7 @@ def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool =
     ops, graph, deployable = stage.ops, stage.graph, stage.deployable
     variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
+    ops = drop_unread_writes(ops, outputs)
     formed = standalone_luts_as_pools(ops, accelerator) if vela_forms else ops
     formed = flat_elementwise_views(formed) if vela_forms and flat_elementwise else formed
     placed_ops = _placed(formed, outputs, concat_writes, framed_writes=not deployable)

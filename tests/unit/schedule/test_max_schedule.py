@@ -175,3 +175,35 @@ def _same_3x3():
     from npuplan.ir.lowered import Padding
 
     return Padding(1, 1, 1, 1)
+
+
+def test_a_small_copy_runs_in_small_blocks() -> None:
+    """A 1x1 average pool over a 16x16x8 map (a rescale; op_unpack_pack's copies, int16_ops_16's
+    rescales): Vela's block scores keep a 7x14 block (four blocks, 2.3x the map's elements), the
+    least padded ones one or two big blocks whose input fill and output drain nothing overlaps.
+    The plan also prices small blocks (``small_block_configs``) and keeps one: faster."""
+    from npuplan.ir.lowered import BlockType, LoweredGraph, NpuOp, PoolKind
+    from npuplan.ir.shape import Shape4D
+    from npuplan.hw.block_config import query_for, small_block_configs
+    from npuplan.schedule.pricing.cost_adapter import CostModelOracle
+
+    from .chains import fm
+
+    arch = build_architecture(SHARED)
+    x, out = fm("x", 16, 16, 8), fm("y", 16, 16, 8)
+    copy = NpuOp(name="rescale", tflite_type="QUANTIZE", op_type="AvgPool", block_type=BlockType.POOLING,
+                 ifm=x, ifm_shape=Shape4D.of(x.shape), ofm=out, ofm_shape=Shape4D.of(out.shape), pool=PoolKind.AVERAGE)
+    graph = LoweredGraph("q", (copy,), (x,), (out,))
+    oracle = CostModelOracle(arch)
+    schedule = plan_schedule(graph, arch, SHARED, oracle=oracle)
+    chosen = schedule.ops[0].block_config
+    assert chosen in small_block_configs(query_for(copy), arch.accelerator)
+    assert chosen.ofm_block.height * chosen.ofm_block.width < 16 * 16 // 4
+
+    class Large(CostModelOracle):
+        def block_alternatives(self, op, ofm_stripe):
+            small = small_block_configs(query_for(op), arch.accelerator)
+            return tuple(b for b in super().block_alternatives(op, ofm_stripe) if b not in small)
+
+    large = plan_schedule(graph, arch, SHARED, oracle=Large(arch))
+    assert schedule.ops[0].cost.total_cycles < 0.9 * large.ops[0].cost.total_cycles
