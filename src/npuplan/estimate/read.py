@@ -34,8 +34,9 @@ class FileOperator:
 
 @dataclass(frozen=True)
 class FileStream:
-    """One ethos-u operator's decoded stream (``operator``: its index in the file) and, per region,
-    the tensor it is (name) and its bytes (region 0: the flash tensor's data)."""
+    """One ethos-u operator's decoded stream (``operator``: its index over every subgraph's operators,
+    the main one's first) and, per region, the tensor it is (name) and its bytes (region 0: the flash
+    tensor's data)."""
 
     operator: int
     events: tuple[Event, ...]
@@ -66,14 +67,17 @@ def read_compiled(path: str | Path) -> CompiledFile:
         data = path.read_bytes()
     except OSError as error:
         raise ModelError(f"cannot read '{path}': {error.strerror}") from None
-    graph = parse_tflite(data, name=path.stem, label=f"'{path}'").main
-    streams = tuple(_stream(k, op, path) for k, op in enumerate(graph.ops) if op.type == ETHOS_U)
+    # every subgraph's operators, the main one's first: Vela compiles the branches of an IF (and a
+    # WHILE's body) to ethos-u operators of their own subgraphs, and counts them all in its figure
+    ops = [op for graph in parse_tflite(data, name=path.stem, label=f"'{path}'").subgraphs for op in graph.ops]
+    npu = [(k, op) for k, op in enumerate(ops) if op.type == ETHOS_U]
+    streams = tuple(_stream(k, op, path) for k, op in npu)
     if not streams:
         raise ModelError(f"'{path}' has no ethos-u operator: not a compiled file (compile it first: "
                          f"npuplan {path})")
     operators = tuple(FileOperator(op.type, op.outputs[0].name if op.outputs else f"operator {k}")
-                      for k, op in enumerate(graph.ops))
-    flash = {id(graph.ops[s.operator].inputs[1]): s.region_bytes.get(0, 0) for s in streams}
+                      for k, op in enumerate(ops))
+    flash = {id(op.inputs[1]): s.region_bytes.get(0, 0) for (_, op), s in zip(npu, streams)}
     return CompiledFile(_network_name(path), streams, operators, sum(flash.values()))
 
 

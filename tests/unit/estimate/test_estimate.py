@@ -125,3 +125,15 @@ def test_truncated_stream_is_a_validation_error(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(ValidationError):
         estimate_file(path, U55_128)
+
+
+def test_ethos_u_operators_in_an_if_s_branches_are_estimated() -> None:
+    # zoo5's if_data_16 as Vela 5.2.0's default core compiles it (u55-128 High_End Shared_Sram): the
+    # main graph keeps the IF on the CPU and each branch subgraph has its own ethos-u operator;
+    # only the main graph was read, so estimate refused Vela's file as "not a compiled file"
+    from npuplan.estimate.read import read_compiled
+
+    path = DATA / "compiled" / "if_data_16_vela.tflite"
+    assert len(read_compiled(path).streams) == 2
+    estimate = estimate_file(path, U55_128)
+    assert estimate.report.cycles_total > 0
