@@ -73,6 +73,12 @@ def vector_length(t: Table, field_id: int) -> int:
     return _U32.unpack_from(t.data, pos)[0] if pos else 0
 
 
+def vector_span(t: Table, field_id: int) -> tuple[int, int]:
+    """(position of the first element, element count) of a vector field; (0, 0) when absent."""
+    pos = _target(t, field_id)
+    return (pos + 4, _U32.unpack_from(t.data, pos)[0]) if pos else (0, 0)
+
+
 def numbers(t: Table, field_id: int, dtype: type) -> np.ndarray | None:
     """A numeric vector field as a read-only little-endian numpy view, ``None`` when absent."""
     pos = _target(t, field_id)

@@ -1,10 +1,10 @@
 """TFLite flatbuffer reader: ``read_tflite(path) -> ir.Model``.
 
 Decoding goes through the published schema bindings (the ``tflite`` package) on top of
-``flatbuffers``, except for the tables a model has thousands of (subgraphs' tensors, quantizations
-and operators' operand lists), read field by field with ``io.flatbuf`` by the schema's field ids
-(``_TENSOR``, ``_QUANT``, ``_OPERATOR``, ``_SUBGRAPH``). Every failure to read the file becomes a
-one-line ``ModelError``.
+``flatbuffers``, except for the tables a model has thousands of (buffers, subgraphs' tensors,
+quantizations and operators' operand lists), read field by field with ``io.flatbuf`` by the
+schema's field ids (``_MODEL``, ``_BUFFER``, ``_TENSOR``, ``_QUANT``, ``_OPERATOR``, ``_SUBGRAPH``).
+Every failure to read the file becomes a one-line ``ModelError``.
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ _DTYPES: dict[str, tuple[DataType, Any]] = {
 }
 
 # Field ids of the schema's tables read with ``io.flatbuf`` (their order in schema.fbs)
+_MODEL = {"buffers": 4}
+_BUFFER = {"data": 0, "offset": 1, "size": 2}
 _SUBGRAPH = {"tensors": 0, "inputs": 1, "outputs": 2, "operators": 3}
 _TENSOR = {"shape": 0, "type": 1, "buffer": 2, "name": 3, "quantization": 4, "is_variable": 5, "shape_signature": 7}
 _QUANT = {"scale": 2, "zero_point": 3, "quantized_dimension": 6}
@@ -80,6 +82,7 @@ _INT8 = struct.Struct("<b")
 _UINT8 = struct.Struct("<B")
 _INT32 = struct.Struct("<i")
 _UINT32 = struct.Struct("<I")
+_UINT64 = struct.Struct("<Q")
 
 # Option fields whose integer value is an enum we name.
 _ENUM_FIELDS: dict[str, dict[int, str]] = {
@@ -121,7 +124,8 @@ def parse_tflite(data: bytes, *, name: str = "model", label: str | None = None) 
 def _parse_model(data: bytes, name: str) -> Model:
     fb = binding("Model").GetRootAsModel(data, 0)
     op_types = [_op_type_name(fb.OperatorCodes(i)) for i in range(fb.OperatorCodesLength())]
-    buffers = [_buffer_bytes(fb.Buffers(i), data, i) for i in range(fb.BuffersLength())]
+    root = flatbuf.table_at(data, fb._tab.Pos)
+    buffers = [_buffer_bytes(b, data, i) for i, b in enumerate(flatbuf.tables(root, _MODEL["buffers"]))]
     subgraphs = tuple(
         _parse_subgraph(fb.Subgraphs(i), op_types, buffers, i) for i in range(fb.SubgraphsLength())
     )
@@ -140,18 +144,17 @@ def _op_type_name(code: Any) -> str:
     return type_name
 
 
-def _buffer_bytes(buffer: Any, data: bytes, index: int) -> bytes | None:
+def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | None:
     """The bytes of one buffer, checked to lie inside the file; ``None`` when empty."""
-    offset = int(buffer.Offset()) if hasattr(buffer, "Offset") else 0
+    offset = int(flatbuf.scalar(buffer, _BUFFER["offset"], _UINT64))
     if offset > 1:  # large models keep buffers after the flatbuffer, addressed by offset/size
-        size = int(buffer.Size())
+        size = int(flatbuf.scalar(buffer, _BUFFER["size"], _UINT64))
         if offset + size > len(data):
             raise ModelError(f"buffer {index} (offset {offset}, {size} bytes) lies outside the file")
         return data[offset : offset + size]
-    length = int(buffer.DataLength())
+    start, length = flatbuf.vector_span(buffer, _BUFFER["data"])
     if length == 0:
         return None
-    start = buffer._tab.Vector(buffer._tab.Offset(4))  # position of the data vector in the file
     if start + length > len(data):
         raise ModelError(f"buffer {index} ({length} bytes) runs past the end of the file")
     return data[start : start + length]
