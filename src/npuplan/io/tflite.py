@@ -1,8 +1,10 @@
 """TFLite flatbuffer reader: ``read_tflite(path) -> ir.Model``.
 
 Decoding goes through the published schema bindings (the ``tflite`` package) on top of
-``flatbuffers``; nothing here decodes bytes by hand. Every failure to read the file becomes a
-one-line ``ModelError``.
+``flatbuffers``, except for the tables a model has thousands of (buffers, subgraphs' tensors,
+quantizations and operators' operand lists), read field by field with ``io.flatbuf`` by the
+schema's field ids (``_MODEL``, ``_BUFFER``, ``_TENSOR``, ``_QUANT``, ``_OPERATOR``, ``_SUBGRAPH``).
+Every failure to read the file becomes a one-line ``ModelError``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+import struct
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from npuplan.errors import ModelError
+from npuplan.io import flatbuf
+from npuplan.io.flatbuf import Table
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
 from npuplan.ir.model_checks import LIMITS
 from npuplan.ir.types import DataType, Quantization
@@ -66,6 +71,19 @@ _DTYPES: dict[str, tuple[DataType, Any]] = {
     "RESOURCE": (DataType.RESOURCE, None),
 }
 
+# Field ids of the schema's tables read with ``io.flatbuf`` (their order in schema.fbs)
+_MODEL = {"buffers": 4}
+_BUFFER = {"data": 0, "offset": 1, "size": 2}
+_SUBGRAPH = {"tensors": 0, "inputs": 1, "outputs": 2, "operators": 3}
+_TENSOR = {"shape": 0, "type": 1, "buffer": 2, "name": 3, "quantization": 4, "is_variable": 5, "shape_signature": 7}
+_QUANT = {"scale": 2, "zero_point": 3, "quantized_dimension": 6}
+_OPERATOR = {"opcode_index": 0, "inputs": 1, "outputs": 2, "intermediates": 8}
+_INT8 = struct.Struct("<b")
+_UINT8 = struct.Struct("<B")
+_INT32 = struct.Struct("<i")
+_UINT32 = struct.Struct("<I")
+_UINT64 = struct.Struct("<Q")
+
 # Option fields whose integer value is an enum we name.
 _ENUM_FIELDS: dict[str, dict[int, str]] = {
     "padding": _PADDING_NAMES,
@@ -106,7 +124,8 @@ def parse_tflite(data: bytes, *, name: str = "model", label: str | None = None) 
 def _parse_model(data: bytes, name: str) -> Model:
     fb = binding("Model").GetRootAsModel(data, 0)
     op_types = [_op_type_name(fb.OperatorCodes(i)) for i in range(fb.OperatorCodesLength())]
-    buffers = [_buffer_bytes(fb.Buffers(i), data, i) for i in range(fb.BuffersLength())]
+    root = flatbuf.table_at(data, fb._tab.Pos)
+    buffers = [_buffer_bytes(b, data, i) for i, b in enumerate(flatbuf.tables(root, _MODEL["buffers"]))]
     subgraphs = tuple(
         _parse_subgraph(fb.Subgraphs(i), op_types, buffers, i) for i in range(fb.SubgraphsLength())
     )
@@ -125,18 +144,17 @@ def _op_type_name(code: Any) -> str:
     return type_name
 
 
-def _buffer_bytes(buffer: Any, data: bytes, index: int) -> bytes | None:
+def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | None:
     """The bytes of one buffer, checked to lie inside the file; ``None`` when empty."""
-    offset = int(buffer.Offset()) if hasattr(buffer, "Offset") else 0
+    offset = int(flatbuf.scalar(buffer, _BUFFER["offset"], _UINT64))
     if offset > 1:  # large models keep buffers after the flatbuffer, addressed by offset/size
-        size = int(buffer.Size())
+        size = int(flatbuf.scalar(buffer, _BUFFER["size"], _UINT64))
         if offset + size > len(data):
             raise ModelError(f"buffer {index} (offset {offset}, {size} bytes) lies outside the file")
         return data[offset : offset + size]
-    length = int(buffer.DataLength())
+    start, length = flatbuf.vector_span(buffer, _BUFFER["data"])
     if length == 0:
         return None
-    start = buffer._tab.Vector(buffer._tab.Offset(4))  # position of the data vector in the file
     if start + length > len(data):
         raise ModelError(f"buffer {index} ({length} bytes) runs past the end of the file")
     return data[start : start + length]
@@ -144,30 +162,37 @@ def _buffer_bytes(buffer: Any, data: bytes, index: int) -> bytes | None:
 
 def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], index: int) -> Graph:
     _check_counts(sg, index)
-    tensors = [_parse_tensor(sg.Tensors(i), buffers) for i in range(sg.TensorsLength())]
+    table = flatbuf.table_at(sg._tab.Bytes, sg._tab.Pos)
+    tensors = [_parse_tensor(t, buffers) for t in flatbuf.tables(table, _SUBGRAPH["tensors"])]
 
-    def pick(indices: Any, what: str) -> tuple[Tensor | None, ...]:
-        for i in indices:
-            if not -1 <= int(i) < len(tensors):
-                raise ModelError(f"subgraph {index}: {what} refers to tensor {int(i)} but the subgraph has "
+    def pick(owner: Table, field: int, what: str) -> tuple[Tensor | None, ...]:
+        indices = flatbuf.numbers(owner, field, np.int32)
+        if indices is None:
+            return ()
+        found = []
+        for i in indices.tolist():
+            if not -1 <= i < len(tensors):
+                raise ModelError(f"subgraph {index}: {what} refers to tensor {i} but the subgraph has "
                                  f"{len(tensors)} tensors")
-        return tuple(tensors[int(i)] if int(i) >= 0 else None for i in indices)
+            found.append(tensors[i] if i >= 0 else None)
+        return tuple(found)
 
     ops = []
-    for i in range(sg.OperatorsLength()):
-        fb_op = sg.Operators(i)
-        code = int(fb_op.OpcodeIndex())
+    operator = binding("Operator")
+    for i, op_table in enumerate(flatbuf.tables(table, _SUBGRAPH["operators"])):
+        code = int(flatbuf.scalar(op_table, _OPERATOR["opcode_index"], _UINT32))
         if not 0 <= code < len(op_types):
             raise ModelError(f"subgraph {index}: op {i} has operator code {code} but the model has {len(op_types)}")
         op_type = op_types[code]
-        op_inputs = pick(fb_op.InputsAsNumpy(), f"op {i} ({op_type}) input") if fb_op.InputsLength() else ()
-        op_outputs = (tuple(t for t in pick(fb_op.OutputsAsNumpy(), f"op {i} ({op_type}) output") if t is not None)
-                      if fb_op.OutputsLength() else ())
-        intermediates = (tuple(t for t in pick(fb_op.IntermediatesAsNumpy(), f"op {i} ({op_type}) intermediate")
-                               if t is not None) if fb_op.IntermediatesLength() else ())
+        op_inputs = pick(op_table, _OPERATOR["inputs"], f"op {i} ({op_type}) input")
+        op_outputs = tuple(t for t in pick(op_table, _OPERATOR["outputs"], f"op {i} ({op_type}) output") if t is not None)
+        intermediates = tuple(t for t in pick(op_table, _OPERATOR["intermediates"], f"op {i} ({op_type}) intermediate")
+                              if t is not None)
+        fb_op = operator()
+        fb_op.Init(op_table.data, op_table.pos)
         ops.append(Op(op_type, op_inputs, op_outputs, _parse_options(fb_op), index=i, intermediates=intermediates))
-    inputs = tuple(t for t in pick(sg.InputsAsNumpy(), "an input") if t is not None) if sg.InputsLength() else ()
-    outputs = tuple(t for t in pick(sg.OutputsAsNumpy(), "an output") if t is not None) if sg.OutputsLength() else ()
+    inputs = tuple(t for t in pick(table, _SUBGRAPH["inputs"], "an input") if t is not None)
+    outputs = tuple(t for t in pick(table, _SUBGRAPH["outputs"], "an output") if t is not None)
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{index}"
     return Graph(name=name, ops=tuple(ops), inputs=inputs, outputs=outputs)
 
@@ -180,15 +205,17 @@ def _check_counts(sg: Any, index: int) -> None:
         raise ModelError(f"subgraph {index} has {sg.TensorsLength()} tensors; npuplan plans at most {LIMITS.max_tensors}")
 
 
-def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
-    type_name = _TENSOR_TYPES.get(int(t.Type()), "UNKNOWN")
+def _parse_tensor(t: Table, buffers: list[bytes | None]) -> Tensor:
+    type_name = _TENSOR_TYPES.get(int(flatbuf.scalar(t, _TENSOR["type"], _INT8)), "UNKNOWN")
     dtype, np_dtype = _DTYPES.get(type_name, (DataType.UNKNOWN, None))
-    shape = t.ShapeAsNumpy().tolist() if t.ShapeLength() else []
-    signature = t.ShapeSignatureAsNumpy().tolist() if t.ShapeSignatureLength() else []
+    dims = flatbuf.numbers(t, _TENSOR["shape"], np.int32)
+    shape = dims.tolist() if dims is not None else []
+    dims = flatbuf.numbers(t, _TENSOR["shape_signature"], np.int32)
+    signature = dims.tolist() if dims is not None else []
     if signature and signature[0] == -1 and shape:
         shape[0] = 1  # dynamic batch is planned as batch 1
-    name = (t.Name() or b"").decode("utf-8", errors="replace")
-    buffer = int(t.Buffer())
+    name = (flatbuf.string(t, _TENSOR["name"]) or b"").decode("utf-8", errors="replace")
+    buffer = int(flatbuf.scalar(t, _TENSOR["buffer"], _UINT32))
     if buffer >= len(buffers) and (buffer != 0 or buffers):
         raise ModelError(f"tensor '{name}' refers to buffer {buffer} but the model has {len(buffers)} buffers")
     raw = buffers[buffer] if buffer < len(buffers) else None
@@ -204,19 +231,23 @@ def _parse_tensor(t: Any, buffers: list[bytes | None]) -> Tensor:
         name=name,
         shape=tuple(shape),
         dtype=dtype,
-        quant=_parse_quant(t.Quantization()),
+        quant=_parse_quant(flatbuf.sub_table(t, _TENSOR["quantization"])),
         data=values,
-        is_variable=bool(t.IsVariable()),
-        signature=tuple(int(d) for d in signature) if -1 in signature else None,
+        is_variable=bool(flatbuf.scalar(t, _TENSOR["is_variable"], _UINT8)),
+        signature=tuple(signature) if -1 in signature else None,
     )
 
 
-def _parse_quant(q: Any) -> Quantization | None:
-    if q is None or q.ScaleLength() == 0:
+def _parse_quant(q: Table | None) -> Quantization | None:
+    scale = None if q is None else flatbuf.numbers(q, _QUANT["scale"], np.float32)
+    if scale is None or not len(scale):
         return None
-    scale = tuple(q.ScaleAsNumpy().tolist())  # tolist: Python floats and ints, as float()/int() give
-    zero_point = tuple(q.ZeroPointAsNumpy().tolist()) if q.ZeroPointLength() else (0,) * len(scale)
-    return Quantization(scale=scale, zero_point=zero_point, axis=int(q.QuantizedDimension()))
+    zero_point = flatbuf.numbers(q, _QUANT["zero_point"], np.int64)  # type: ignore[arg-type]
+    return Quantization(
+        scale=tuple(scale.tolist()),  # tolist: Python floats and ints, as float()/int() give
+        zero_point=tuple(zero_point.tolist()) if zero_point is not None and len(zero_point) else (0,) * len(scale),
+        axis=int(flatbuf.scalar(q, _QUANT["quantized_dimension"], _INT32)),  # type: ignore[arg-type]
+    )
 
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

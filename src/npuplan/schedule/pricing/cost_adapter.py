@@ -121,6 +121,15 @@ class CostModelOracle:
         )
         return op_cost(model_query, self._arch, memo=self._memo)
 
+    def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
+                         loads_table: bool) -> bool:
+        """The cost model hides under the previous op's slack only a DMA it may prefetch there
+        (``cost.model._npu_cycles``): buffered weights marked prefetched, else a table loaded under
+        the previous op."""
+        if op.weights is not None and _FETCH.get(weight_fetch, WeightFetch.DIRECT) is not WeightFetch.DIRECT:
+            return weight_prefetched
+        return loads_table and lut_prefetched and lut_access(op, self._arch) is not None
+
     def _whole_stream_bytes(self, op: NpuOp, block_config: Any) -> int:
         """Encoded bytes of all of ``op``'s weights run with ``block_config`` (asked once per costing)."""
         key = (op, block_config)

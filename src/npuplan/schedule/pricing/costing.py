@@ -75,7 +75,8 @@ def cost_op(
     ``rows``: its OFM stripe rows instead of ``dec``'s (a search trying a cascade's stripes need
     not build decisions holding every op's rows for each try).
 
-    Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``."""
+    Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``, and on
+    ``prev_slack_cycles`` only where the oracle's costing reads it (``reads_prev_slack``)."""
     plan = dec.weights[index] if weights is None else weights
     # only what the query reads: plans that differ in buffer size cost the same. A weight DMA runs
     # under the previous op only where its buffer is held there too (else the allocator may give the
@@ -90,6 +91,10 @@ def cost_op(
     streamed = (index > 0 and net.times[index] == net.times[index - 1] + 1
                 and (reserved or net.npu_ops[index - 1].lut is not None))
     loads_table = net.loads_table(index, reserved)
+    if prev_slack_cycles and not oracle.reads_prev_slack(
+            net.npu_ops[index], weight_fetch=str(plan.buffering), weight_prefetched=prefetched,
+            lut_prefetched=streamed, loads_table=loads_table):
+        prev_slack_cycles = 0  # one costing serves every slack
     key = (
         op_context(net, dec, index, rows), None,  # the memo is the oracle's: one target's costs
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,

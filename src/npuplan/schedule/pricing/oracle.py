@@ -95,6 +95,13 @@ class CostOracle(Protocol):
 
     def op_cost(self, query: StripeQuery) -> Any: ...
 
+    def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
+                         loads_table: bool) -> bool:
+        """Whether ``op_cost``'s answer for ``op`` with these query fields can depend on the
+        query's ``prev_slack_cycles`` (when not, ``costing.cost_op`` keeps one costing for every
+        slack)."""
+        ...
+
     def cycles(self, cost: Any) -> int: ...
 
     def weight_read_bytes(self, cost: Any) -> float:
@@ -179,6 +186,11 @@ class EstimateOracle:
         tail = query.depth_slices[-1] - query.depth_slices[-2] if len(query.depth_slices) > 2 else ofm.c
         return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)), datapath)
 
+    def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
+                         loads_table: bool) -> bool:
+        """Only a weight DMA waits less after the previous op's slack (``_weight_dma_cycles``)."""
+        return weight_fetch not in ("none", "")
+
     def cycles(self, cost: Any) -> int:
         return int(cost.total_cycles)
 
@@ -243,6 +255,11 @@ class MemoOracle:
         """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
         the queries that reach this point are almost never repeated."""
         return self._inner.op_cost(query)
+
+    def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
+                         loads_table: bool) -> bool:
+        return self._inner.reads_prev_slack(op, weight_fetch=weight_fetch, weight_prefetched=weight_prefetched,
+                                            lut_prefetched=lut_prefetched, loads_table=loads_table)
 
     def cycles(self, cost: Any) -> int:
         return self._inner.cycles(cost)
