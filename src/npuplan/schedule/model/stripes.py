@@ -143,8 +143,9 @@ def rolling_bytes(tensor: Tensor, rows: int, fmt: str = "NHCWB16") -> int:
 
 
 class RollingRowsMemo:
-    """``rolling_rows_needed`` remembered by the geometry it reads, for one search: the runs of a
-    network's repeated cells (recurrent steps, chains of blocks) share one walk of their stripes.
+    """``rolling_rows_needed`` remembered by the geometry it reads: the runs of a network's repeated
+    cells (recurrent steps, chains of blocks) share one walk of their stripes, and so do the
+    searches of one model's lowerings (a cost oracle holds one: ``CostOracle.rolling_rows``).
     Names enter the key only as the order they first appear in, so equal cells match."""
 
     def __init__(self) -> None:

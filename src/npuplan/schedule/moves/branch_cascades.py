@@ -40,7 +40,7 @@ from npuplan.schedule.model.geometry import aligned_stripe_rows, is_cascadable
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.schedule.model.limits import size_trade
-from npuplan.schedule.model.stripes import RollingRowsMemo, rolling_bytes, rolling_rows_needed
+from npuplan.schedule.model.stripes import rolling_bytes, rolling_rows_needed
 from npuplan.schedule.model.inplace import inplace_outputs
 from npuplan.schedule.model.usage import (
     fast_buffers,
@@ -353,7 +353,7 @@ class _Search:
     ) -> None:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net) if runs is None else runs
-        self.rows_needed = RollingRowsMemo()
+        self.rows_needed = oracle.rolling_rows  # shared by every search through the oracle
         self.frames = _Frames(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         self._peak: dict[int, tuple[Decisions, int]] = {}  # id -> (decisions kept alive, peak)

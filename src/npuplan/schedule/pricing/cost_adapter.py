@@ -17,6 +17,8 @@ from npuplan.memory.allocators import PlacementMemo
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.model.geometry import input_rows
+from npuplan.schedule.model.stripes import RollingRowsMemo
+from npuplan.schedule.pricing.op_keys import OpKeys
 from npuplan.schedule.pricing.oracle import Costed, CostOracle, MemoOracle, StripeQuery
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,8 @@ class CostModelOracle:
         self._stripes: dict[tuple[NpuOp, int], tuple[StripeRows, ...]] = {}
         self.costed: dict[tuple[Any, ...], Costed] = {}
         self.placements = PlacementMemo()
+        self.rolling_rows = RollingRowsMemo()
+        self.op_keys = OpKeys()
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config) -> its whole stream's bytes
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:

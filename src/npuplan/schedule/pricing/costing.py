@@ -6,6 +6,7 @@ from typing import Any
 
 from npuplan.hw.lut_slots import reserved_table_banks
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.ir.lowered import NpuOp
 from npuplan.schedule.model.decisions import Decisions, WeightPlan
 from npuplan.schedule.model.geometry import ifm2_stripe_for, ifm_stripe_for
 from npuplan.schedule.model.network import Network
@@ -51,15 +52,32 @@ def op_context(net: Network, dec: Decisions, index: int, rows: int | None = None
     Costs made under one decision set answer every other with the same context (``cost_op``'s
     memo, and the choices of ``choice_memo.ChoiceMemo``)."""
     op = net.npu_ops[index]
+    return _context(net, dec, index, rows, op, op)
+
+
+def _context(net: Network, dec: Decisions, index: int, rows: int | None, op: NpuOp, head: Any) -> tuple[Any, ...]:
+    """``op_context`` of ``op`` (op ``index``) with ``head`` standing for the op."""
     ifm2 = op.ifm2
     return (
-        op, min(dec.ofm_rows[index] if rows is None else rows, op.ofm_shape.h), op.ifm.name in dec.staged_fms,
+        head, min(dec.ofm_rows[index] if rows is None else rows, op.ofm_shape.h), op.ifm.name in dec.staged_fms,
         _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
         None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
         # what the costing reads of the network: the maps' storage formats (Size packs some NHWC),
         # so one oracle's memo can serve every network variant of a model
         _stored(net, op.ifm.name), _stored(net, op.ofm.name), None if ifm2 is None else _stored(net, ifm2.name),
     )
+
+
+def _rolling_formats(net: Network, op: NpuOp, context: tuple[Any, ...]) -> tuple[str | None, ...] | None:
+    """The formats of ``op``'s rolling maps in its ``op_context`` (``rolling_format`` reads the
+    network), so that the costing memo, shared by a model's lowerings, holds all a costing reads
+    of the network; None when none rolls."""
+    ifm, ofm, ifm2 = context[3:6]
+    if ifm != _ROLLING and ofm != _ROLLING and ifm2 != _ROLLING:
+        return None
+    return (rolling_format(net, op.ifm.name) if ifm == _ROLLING else None,
+            rolling_format(net, op.ofm.name) if ofm == _ROLLING else None,
+            rolling_format(net, op.ifm2.name) if ifm2 == _ROLLING and op.ifm2 is not None else None)
 
 
 def _stored(net: Network, name: str) -> tuple[str, int] | None:
@@ -91,46 +109,52 @@ def cost_op(
     streamed = (index > 0 and net.times[index] == net.times[index - 1] + 1
                 and (reserved or net.npu_ops[index - 1].lut is not None))
     loads_table = net.loads_table(index, reserved)
+    op = net.npu_ops[index]
     if prev_slack_cycles and not oracle.reads_prev_slack(
-            net.npu_ops[index], weight_fetch=str(plan.buffering), weight_prefetched=prefetched,
+            op, weight_fetch=str(plan.buffering), weight_prefetched=prefetched,
             lut_prefetched=streamed, loads_table=loads_table):
         prev_slack_cycles = 0  # one costing serves every slack
+    # the op by value (``op_keys``): the memo is the oracle's, shared by the model's lowerings,
+    # whose equal ops are distinct objects
+    context = _context(net, dec, index, rows, op, oracle.op_keys.key(op))
     key = (
-        op_context(net, dec, index, rows), None,  # the memo is the oracle's: one target's costs
+        context, _rolling_formats(net, op, context),
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
         prev_slack_cycles, prefetched, streamed, loads_table,
     )
     memo = oracle.costed
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _cost(net, arch, oracle, key)
+        found = memo[key] = _cost(net, arch, oracle, op, key)
     return found
 
 
-def _cost(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...]) -> Costed:
-    """The costing ``cost_op``'s memo ``key`` stands for (its fields in key order): with the
-    oracle's block config, or one of its alternatives when that costs less."""
-    op, rows = key[0][0], key[0][1]
+def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...]) -> Costed:
+    """The costing of ``op`` that ``cost_op``'s memo ``key`` stands for (its fields in key order):
+    with the oracle's block config, or one of its alternatives when that costs less."""
+    rows = key[0][1]
     ofm_stripe = op.ofm_shape.with_h(rows)
     block = oracle.block_config(op, ofm_stripe)
-    costed = [_cost_with(net, arch, oracle, key, block)]
+    costed = [_cost_with(net, arch, oracle, op, key, block)]
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
     # model prices a few other blocks too, the first of the cheapest is kept. For an op with
     # weights, only blocks that read its weight stream no more often than Vela's: the stream is
     # re-read for each OFM block row, and those reads share their memory with the DMAs of the
     # ops around (the next op's weight prefetch), which this op's own cycles do not show
-    alternatives = [_cost_with(net, arch, oracle, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    alternatives = [_cost_with(net, arch, oracle, op, key, b)
+                    for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
     if op.weights is not None and alternatives:
         most = oracle.weight_read_bytes(costed[0].cost)
         alternatives = [c for c in alternatives if oracle.weight_read_bytes(c.cost) <= most]
     return min(costed + alternatives, key=lambda c: c.cycles)
 
 
-def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...], block: Any) -> Costed:
-    """The costing of ``_cost``'s ``key`` with the block config ``block``."""
+def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...],
+               block: Any) -> Costed:
+    """The costing of ``op`` under ``_cost``'s ``key`` with the block config ``block``."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads = key
-    op, rows, staged, ifm, ofm, ifm2 = context[:6]
+    _, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:
         ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast

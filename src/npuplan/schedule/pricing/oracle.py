@@ -18,6 +18,8 @@ from npuplan.memory.allocators import PlacementMemo
 from npuplan.cost.model import weight_wait_npu_cycles
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.schedule.model.stripes import RollingRowsMemo
+from npuplan.schedule.pricing.op_keys import OpKeys
 from npuplan.units import ALIGN_BYTES, round_up
 
 log = logging.getLogger(__name__)
@@ -81,10 +83,16 @@ class CostOracle(Protocol):
     keyed there on everything a costing reads, so they live as long as the oracle's answers.
     ``placements`` is the HillClimb memo (``memory.allocators.PlacementMemo``) of the plans priced
     through it: a plan's schedule and its command stream often allocate the same ranges.
+    ``rolling_rows`` is the memo of the rows rolling buffers need (``model.stripes.RollingRowsMemo``,
+    keyed on geometry alone): every branch-cascade search of every lowering planned through the
+    oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by value, so that equal
+    ops of the model's lowerings (distinct objects) share their costings.
     """
 
     costed: dict[tuple[Any, ...], Costed]
     placements: PlacementMemo
+    rolling_rows: RollingRowsMemo
+    op_keys: OpKeys
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any: ...
 
@@ -147,6 +155,8 @@ class EstimateOracle:
         self._arch = arch
         self.costed: dict[tuple[Any, ...], Costed] = {}
         self.placements = PlacementMemo()
+        self.rolling_rows = RollingRowsMemo()
+        self.op_keys = OpKeys()
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))
@@ -238,6 +248,8 @@ class MemoOracle:
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
         self.costed: dict[tuple[Any, ...], Costed] = {}
         self.placements = PlacementMemo()
+        self.rolling_rows = RollingRowsMemo()
+        self.op_keys = OpKeys()
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         key = (op, ofm_stripe)
