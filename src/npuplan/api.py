@@ -164,9 +164,8 @@ class PreparedModel:
         self.model = model
         self.path = str(path)
         self.warnings = model_warnings(model)  # what the model verifier accepted with a warning
-        # by ``lowered``'s options (``_LoweringKey``), and the options each lowering was made with
+        # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
-        self._options: dict[int, _LoweringKey] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
         self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
@@ -203,7 +202,13 @@ class PreparedModel:
                     max_trees=max_trees, parallel_means=parallel_means)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise)
-            self._options[id(found)] = key
+        return found
+
+    def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
+        """The options ``lowered`` made ``lowering`` with (the lowering itself, not an equal one)."""
+        found = next((key for key, made in self._lowered.items() if made is lowering), None)
+        if found is None:
+            raise ValueError(f"{self.network}: a lowering this model did not make")  # a caller's bug
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
@@ -248,7 +253,7 @@ class PreparedModel:
         it emitted a file that differs from LiteRT (zoo2/pooling_30), not yet understood."""
         if not may_take_vela_forms(base, accel):
             return []
-        key = self._options[id(base)]
+        key = self._key_of(base)
         pooled = self.lowered(accel, **key.options(vela_forms=True, flat_elementwise=False))
         found = [pooled] if _changed(pooled, base) else []
         if not FLAT_ELEMENTWISE_FORMS:
