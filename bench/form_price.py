@@ -4,9 +4,9 @@
 of ``PreparedModel.variants``: a MEAN summed in parallel rows, MUL+MAX unfolded, a REDUCE_MAX tree,
 a concatenation written in place; their least-peak reorders; the chosen one's Vela forms) and keeps
 the best. A form rewrites a few ops. This bench prices each form locally against the plain
-lowering's full plan: plain's cycles, less the cycles of the ops the form replaces, plus those of
-the ops it writes instead, both sides costed by the one cost oracle alike (each op whole, every map
-in fast storage, weights unbuffered). Then, per network with more than one lowering:
+lowering's full plan: plain's cycles moved by ``npuplan.form_price.change_cycles`` (the ops the
+form writes less those it replaces, each op whole with every map in fast storage, by the one cost
+oracle). It plans every lowering in full itself, whatever ``api`` skips. Then, per network with more than one lowering:
 
   lowering  its full plan's NPU cycles  the local estimate  estimate / full plan  CPU s  won/lost
 
@@ -26,8 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from scenarios import SCENARIOS
@@ -39,44 +38,12 @@ from npuplan import api  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.hw import build_architecture  # noqa: E402
 from npuplan.hw.memory import Architecture  # noqa: E402
-from npuplan.ir.lowered import LoweredGraph, NpuOp  # noqa: E402
+from npuplan.form_price import change_cycles  # noqa: E402
+from npuplan.ir.lowered import LoweredGraph  # noqa: E402
 from npuplan.options import Optimise, PlanOptions  # noqa: E402
-from npuplan.schedule.model.decisions import max_decisions  # noqa: E402
-from npuplan.schedule.model.network import build_network  # noqa: E402
-from npuplan.schedule.pricing.costing import cost_op  # noqa: E402
-from npuplan.schedule.pricing.oracle import CostOracle  # noqa: E402
 from npuplan.schedule.search.planner import packs_unaligned  # noqa: E402
 
 ZOOS = (Path("/work/shared/models"), Path("/work/zoo"), Path("/work/zoo2"), Path("/work/zoo3"))
-
-
-def _form(op: NpuOp) -> tuple[object, ...]:
-    """What of an NPU op a form may rewrite: its operation, shapes, operands and where it writes."""
-    return (op.name, op.op_type, op.elementwise, op.pool, op.ifm.name, op.ifm_shape,
-            None if op.ifm2 is None else op.ifm2.name, op.ifm2_shape, op.ofm.name, op.ofm_shape,
-            op.ofm_write_offset, op.ofm_write_shape, op.ifm_read_offset, op.kernel, op.lut is not None)
-
-
-def _rewritten(lowered: LoweredGraph, other: LoweredGraph) -> list[int]:
-    """Indices of ``lowered``'s NPU ops that ``other`` does not run in the same form."""
-    theirs = Counter(_form(op) for op in other.npu_ops)
-    found = []
-    for i, op in enumerate(lowered.npu_ops):
-        if theirs[_form(op)] > 0:
-            theirs[_form(op)] -= 1
-        else:
-            found.append(i)
-    return found
-
-
-def _whole_cycles(lowered: LoweredGraph, indices: list[int], arch: Architecture, oracle: CostOracle,
-                  options: PlanOptions) -> int:
-    """NPU cycles of ops ``indices`` of ``lowered``, each costed whole with every map in fast storage."""
-    if not indices:
-        return 0
-    net = build_network(lowered, pack_unaligned=packs_unaligned(arch, options))
-    dec = replace(max_decisions(net, arch), fast_fms=frozenset(net.fms))
-    return sum(cost_op(net, dec, arch, oracle, i).cycles for i in indices)
 
 
 @dataclass(frozen=True)
@@ -127,8 +94,7 @@ def network_rows(path: Path, scenario: str, options: PlanOptions) -> list[Row]:
     best = api._better(feasible, options)
     rows = []
     for (label, lowered), (result, seconds) in zip(named, planned):
-        change = (_whole_cycles(lowered, _rewritten(lowered, base_lowered), arch, oracle, options)
-                  - _whole_cycles(base_lowered, _rewritten(base_lowered, lowered), arch, oracle, options))
+        change = change_cycles(base_lowered, lowered, arch, oracle, pack_unaligned=packs_unaligned(arch, options))
         cycles = None if isinstance(result, Exception) else result[1].total_npu_cycles
         rows.append(Row(path.stem, scenario, label, cycles, base_cycles + change, seconds,
                         won=result is best))

@@ -12,6 +12,7 @@ from npuplan.collector import collector_paused
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
 from npuplan.cost.weights import WeightEncodings
+from npuplan.form_price import change_cycles
 from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
@@ -325,7 +326,7 @@ def plan_prepared(
     step("schedule")
     encodings = model.encodings(arch.accelerator)
     oracle = model.oracle(arch)
-    planned = [_planned(v, arch, options, encodings, oracle, step) for v in variants]
+    planned = _planned_by_price(variants, arch, options, encodings, oracle, step)
     planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
     lowered, schedule, allocation, commands = _better(planned, options)
     if id(lowered) in bases:
@@ -346,6 +347,41 @@ def plan_prepared(
         commands=commands,
         weight_encodings=encodings,
     )
+
+
+# How far above the best full plan so far a lowering's local estimate (``form_price``) may be and
+# the lowering still be planned in full (Performance). bench/form_price.py over the public models and
+# zoo, zoo2, zoo3 (u55-128 and u65-256, deployable): a winning form's estimate is at most 1.46x its
+# full plan's cycles (a 3-op network; 12 of 144 above 1.05x); planning the lowest estimate first, a
+# 0.05 margin would skip 1 winner, 0.2 none.
+_FORM_PRICE_MARGIN = 0.2
+
+
+def _planned_by_price(lowerings: list[LoweredGraph], arch: Architecture, options: PlanOptions,
+                      encodings: WeightEncodings, oracle: CostOracle, step: Callable[[str], None]) -> list[Any]:
+    """The full plans of those of ``lowerings`` (``lowerings[0]`` the plain one) that may be the best,
+    in their order. Performance plans the lowering of least local price first (``form_price``), then
+    each other one only when its estimate (that plan's cycles, moved by the two lowerings' local
+    prices) is within ``_FORM_PRICE_MARGIN`` of the best plan so far; Size plans every one (a local
+    price gives no SRAM peak)."""
+    if options.optimise is not Optimise.PERFORMANCE or len(lowerings) < 2:
+        return [_planned(v, arch, options, encodings, oracle, step) for v in lowerings]
+    pack = packs_unaligned(arch, options)
+    changes = [0] + [change_cycles(lowerings[0], v, arch, oracle, pack_unaligned=pack) for v in lowerings[1:]]
+    found: dict[int, Any] = {}
+    reference: tuple[int, int] | None = None  # (index, cycles) of the first feasible plan
+    best_cycles = 0  # of the feasible plans so far (none while ``reference`` is None)
+    for i in sorted(range(len(lowerings)), key=lambda i: (changes[i], i)):
+        if reference is not None:
+            estimate = reference[1] + changes[i] - changes[reference[0]]
+            if estimate > best_cycles * (1 + _FORM_PRICE_MARGIN):
+                continue
+        found[i] = result = _planned(lowerings[i], arch, options, encodings, oracle, step)
+        if not isinstance(result, Exception):
+            cycles = result[1].total_npu_cycles
+            best_cycles = cycles if reference is None else min(best_cycles, cycles)
+            reference = reference or (i, cycles)
+    return [found[i] for i in sorted(found)]
 
 
 def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]],
