@@ -10,7 +10,10 @@ commands; timings left out), or the error when the model does not fit. Diff two 
 
 The tree whose ``src`` is imported is the one this script lives in. Prints figures; asserts nothing.
 
-Usage: python bench/plan_digest.py [--zoo DIR] [--scenario NAME ...] [--model NAME ...]
+``--deployable`` digests the plans ``--emit-tflite`` makes (``deployable=True``: the forms the
+emitter can write), without emitting them.
+
+Usage: python bench/plan_digest.py [--zoo DIR ...] [--scenario NAME ...] [--model NAME ...] [--deployable]
 """
 
 from __future__ import annotations
@@ -50,16 +53,19 @@ def digest(model: Path, options: dict[str, str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--zoo", type=Path, default=HERE.parent / "tests" / "data")
+    parser.add_argument("--zoo", type=Path, action="append", help="a folder of models (default: tests/data)")
     parser.add_argument("--scenario", action="append", choices=sorted(ALL_SCENARIOS))
     parser.add_argument("--model", action="append")
+    parser.add_argument("--deployable", action="store_true", help="the plans --emit-tflite makes")
     args = parser.parse_args()
-    models = sorted(args.zoo.glob("*.tflite"))
+    models = [m for zoo in args.zoo or [HERE.parent / "tests" / "data"] for m in sorted(zoo.glob("*.tflite"))]
     if args.model:
         models = [m for m in models if m.stem in args.model]
+    extra = {"deployable": True} if args.deployable else {}
     for name in args.scenario or ALL_SCENARIOS:
         for model in models:
-            print(f"{name:36} {model.stem:26} {digest(model, ALL_SCENARIOS[name])}", flush=True)
+            label = f"{model.parent.name}/{model.stem}" if args.zoo and len(args.zoo) > 1 else model.stem
+            print(f"{name:36} {label:26} {digest(model, {**ALL_SCENARIOS[name], **extra})}", flush=True)
 
 
 if __name__ == "__main__":

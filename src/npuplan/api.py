@@ -12,6 +12,7 @@ from npuplan.collector import collector_paused
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
 from npuplan.cost.weights import WeightEncodings
+from npuplan.form_price import change_cycles
 from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
@@ -164,9 +165,8 @@ class PreparedModel:
         self.model = model
         self.path = str(path)
         self.warnings = model_warnings(model)  # what the model verifier accepted with a warning
-        # by ``lowered``'s options (``_LoweringKey``), and the options each lowering was made with
+        # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
-        self._options: dict[int, _LoweringKey] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
         self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
@@ -203,7 +203,13 @@ class PreparedModel:
                     max_trees=max_trees, parallel_means=parallel_means)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise)
-            self._options[id(found)] = key
+        return found
+
+    def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
+        """The options ``lowered`` made ``lowering`` with (the lowering itself, not an equal one)."""
+        found = next((key for key, made in self._lowered.items() if made is lowering), None)
+        if found is None:
+            raise ValueError(f"{self.network}: a lowering this model did not make")  # a caller's bug
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
@@ -248,7 +254,7 @@ class PreparedModel:
         op is not cascaded)."""
         if not may_take_vela_forms(base, accel):
             return []
-        key = self._options[id(base)]
+        key = self._key_of(base)
         pooled = self.lowered(accel, **key.options(vela_forms=True, flat_elementwise=False))
         found = [pooled] if _changed(pooled, base) else []
         every = self.lowered(accel, **key.options(vela_forms=True))
@@ -314,7 +320,7 @@ def plan_prepared(
     step("schedule")
     encodings = model.encodings(arch.accelerator)
     oracle = model.oracle(arch)
-    planned = [_planned(v, arch, options, encodings, oracle, step) for v in variants]
+    planned = _planned_by_price(variants, arch, options, encodings, oracle, step)
     planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
     lowered, schedule, allocation, commands = _better(planned, options)
     if id(lowered) in bases:
@@ -335,6 +341,41 @@ def plan_prepared(
         commands=commands,
         weight_encodings=encodings,
     )
+
+
+# How far above the best full plan so far a lowering's local estimate (``form_price``) may be and
+# the lowering still be planned in full (Performance). bench/form_price.py over the public models and
+# zoo, zoo2, zoo3 (u55-128 and u65-256, deployable): a winning form's estimate is at most 1.46x its
+# full plan's cycles (a 3-op network; 12 of 144 above 1.05x); planning the lowest estimate first, a
+# 0.05 margin would skip 1 winner, 0.2 none.
+_FORM_PRICE_MARGIN = 0.2
+
+
+def _planned_by_price(lowerings: list[LoweredGraph], arch: Architecture, options: PlanOptions,
+                      encodings: WeightEncodings, oracle: CostOracle, step: Callable[[str], None]) -> list[Any]:
+    """The full plans of those of ``lowerings`` (``lowerings[0]`` the plain one) that may be the best,
+    in their order. Performance plans the lowering of least local price first (``form_price``), then
+    each other one only when its estimate (that plan's cycles, moved by the two lowerings' local
+    prices) is within ``_FORM_PRICE_MARGIN`` of the best plan so far; Size plans every one (a local
+    price gives no SRAM peak)."""
+    if options.optimise is not Optimise.PERFORMANCE or len(lowerings) < 2:
+        return [_planned(v, arch, options, encodings, oracle, step) for v in lowerings]
+    pack = packs_unaligned(arch, options)
+    changes = [0] + [change_cycles(lowerings[0], v, arch, oracle, pack_unaligned=pack) for v in lowerings[1:]]
+    found: dict[int, Any] = {}
+    reference: tuple[int, int] | None = None  # (index, cycles) of the first feasible plan
+    best_cycles = 0  # of the feasible plans so far (none while ``reference`` is None)
+    for i in sorted(range(len(lowerings)), key=lambda i: (changes[i], i)):
+        if reference is not None:
+            estimate = reference[1] + changes[i] - changes[reference[0]]
+            if estimate > best_cycles * (1 + _FORM_PRICE_MARGIN):
+                continue
+        found[i] = result = _planned(lowerings[i], arch, options, encodings, oracle, step)
+        if not isinstance(result, Exception):
+            cycles = result[1].total_npu_cycles
+            best_cycles = cycles if reference is None else min(best_cycles, cycles)
+            reference = reference or (i, cycles)
+    return [found[i] for i in sorted(found)]
 
 
 def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]],

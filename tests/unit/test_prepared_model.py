@@ -68,3 +68,45 @@ def test_leaky_table_or_mul_and_maximum_is_priced_per_accelerator(deployable):
         assert len(prepared.variants(result.arch.accelerator, concat_in_place=True, deployable=deployable)) >= 2
     assert chosen["ethos-u55-128"] == ["Conv2DBias"]
     assert chosen["ethos-u65-256"] == ["Conv2DBias", "Mul", "Maximum"]
+
+
+def test_forms_follow_the_lowering_they_are_asked_of():
+    """``forms`` lowers again with the options the lowering was made with (a standalone LUT as
+    Vela's pool), found by the lowering itself: an equal copy the model did not make is refused."""
+    from dataclasses import replace
+
+    from npuplan.hw import build_architecture
+    from tests.unit.lowering._build import fm, graph, model, op
+
+    x, y = fm("x", (1, 8, 8, 16)), fm("y", (1, 8, 8, 16))
+    prepared = PreparedModel(model(graph([op("LOGISTIC", [x], [y], 0)], [x], [y])), "lut.tflite")
+    accel = build_architecture(make_options(accelerator_config="ethos-u55-128")).accelerator
+    for deployable in (False, True):
+        base = prepared.lowered(accel, deployable=deployable)
+        (form,) = prepared.forms(accel, base, deployable=deployable)
+        assert [o.op_type for o in form.npu_ops] == ["AvgPool"] != [o.op_type for o in base.npu_ops]
+        assert form is prepared.lowered(accel, deployable=deployable, vela_forms=True, flat_elementwise=False)
+    with pytest.raises(ValueError, match="did not make"):
+        prepared.forms(accel, replace(base))
+
+
+def test_a_form_priced_far_above_the_best_plan_is_not_planned_in_full(monkeypatch):
+    """Performance plans another lowering in full only when its local price (``form_price``) says it
+    may win: on U55-128 MUL+MAX costs far more than the table fused into the convolution, so only
+    the table is planned; on U65-256 both are (and MUL+MAX wins); Size plans both everywhere."""
+    import npuplan.api as api
+
+    planned: list[int] = []
+    real = api._planned
+    monkeypatch.setattr(api, "_planned", lambda low, *a, **k: (planned.append(len(low.npu_ops)), real(low, *a, **k))[1])
+    runs = {}
+    for accel, system, mode in (("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
+                                ("ethos-u65-256", "Ethos_U65_High_End", "Dedicated_Sram_384KB")):
+        for goal in ("Performance", "Size"):
+            planned.clear()
+            prepared = PreparedModel(_leaky_model(), "leaky.tflite")
+            plan_prepared(prepared, make_options(accelerator_config=accel, system_config=system, memory_mode=mode,
+                                                 optimise=goal))
+            runs[accel, goal] = sorted(planned)
+    assert runs == {("ethos-u55-128", "Performance"): [1], ("ethos-u55-128", "Size"): [1, 3],
+                    ("ethos-u65-256", "Performance"): [1, 3], ("ethos-u65-256", "Size"): [1, 3]}

@@ -1,0 +1,64 @@
+"""The local price of a lowering's other form: what the few NPU ops a form rewrites cost against
+the ops they replace, so that a plan need not plan every form of a network in full to learn that
+a form cannot win (``api.plan_prepared``).
+
+A form (``PreparedModel.variants`` and ``PreparedModel.forms``: a MEAN summed in parallel rows, a
+REDUCE_MAX as a tree, MUL+MAX kept unfolded, a concatenation written in place, a LUT as a pool)
+rewrites some ops and leaves the others as they are. Both sides of the change are priced by the
+one cost oracle alike: each op whole (unstriped, unbuffered weights) with every feature map in
+fast storage, so the two prices differ by what the rewrite changes and not by what the planner
+later makes of the rest. Units: NPU cycles. ``bench/form_price.py`` measures how close such an
+estimate comes to the form's full plan.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import replace
+
+from npuplan.hw.memory import Architecture
+from npuplan.ir.lowered import LoweredGraph, NpuOp
+from npuplan.schedule.model.decisions import max_decisions
+from npuplan.schedule.model.network import build_network
+from npuplan.schedule.pricing.costing import cost_op
+from npuplan.schedule.pricing.oracle import CostOracle
+
+
+def op_form(op: NpuOp) -> Hashable:
+    """What of an NPU op a form may rewrite: its operation, shapes, operands and where it writes."""
+    return (op.name, op.op_type, op.elementwise, op.pool, op.ifm.name, op.ifm_shape,
+            None if op.ifm2 is None else op.ifm2.name, op.ifm2_shape, op.ofm.name, op.ofm_shape,
+            op.ofm_write_offset, op.ofm_write_shape, op.ifm_read_offset, op.kernel, op.lut is not None)
+
+
+def rewritten(lowered: LoweredGraph, other: LoweredGraph) -> tuple[int, ...]:
+    """The indices (into ``lowered``'s NPU ops) of the ops ``other`` does not run in the same form."""
+    theirs = Counter(op_form(op) for op in other.npu_ops)
+    found = []
+    for i, op in enumerate(lowered.npu_ops):
+        form = op_form(op)
+        if theirs[form] > 0:
+            theirs[form] -= 1
+        else:
+            found.append(i)
+    return tuple(found)
+
+
+def whole_op_cycles(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
+                    pack_unaligned: bool) -> int:
+    """The NPU cycles of ``lowered``'s NPU ops ``indices``, each costed whole (``max_decisions``'
+    stripes and weights) with every feature map in fast storage."""
+    if not indices:
+        return 0
+    net = build_network(lowered, pack_unaligned=pack_unaligned)
+    dec = replace(max_decisions(net, arch), fast_fms=frozenset(net.fms))
+    return sum(cost_op(net, dec, arch, oracle, i).cycles for i in indices)
+
+
+def change_cycles(planned: LoweredGraph, form: LoweredGraph, arch: Architecture, oracle: CostOracle, *,
+                  pack_unaligned: bool) -> int:
+    """What ``form`` (another lowering of ``planned``'s model) changes in NPU cycles, priced locally:
+    the cycles of the ops it rewrites less those of the ops of ``planned`` they replace."""
+    return (whole_op_cycles(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
+            - whole_op_cycles(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned))
