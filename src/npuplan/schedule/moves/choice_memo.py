@@ -1,7 +1,7 @@
 """Costings and placement candidates shared by choices made for many decisions of one network
 (one architecture and oracle).
 
-The Pareto search's ``choose`` and the cascade search's ``place_with_weights`` choose weight plans
+The Pareto search's ``choose`` and the cascade search's ``placements_with_weights`` choose weight plans
 and fast-storage feature maps for tens of decision sets that share most ops' stripes and feature-map
 places. ``costing.op_context`` names what an op's costing reads of a decision set, so a cost made
 under one decision set answers the others with the same context.

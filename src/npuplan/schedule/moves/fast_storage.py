@@ -7,11 +7,11 @@ keeps what always fits, evicts what never fits and solves the competing groups b
 cycles a candidate's producer and consumers save when it is in fast storage (only the competing
 candidates are costed).
 
-``place_with_weights`` proposes two orders and keeps the faster: weight buffers first and feature
-maps in the memory left (Vela's order), or feature maps first and weight buffers in what is left
-(trading weight-buffer size for feature maps). Usage never exceeds ``budget`` at any time step.
+``placements_with_weights`` proposes two orders: weight buffers first and feature maps in the
+memory left (Vela's order), or feature maps first and weight buffers in what is left (trading
+weight-buffer size for feature maps); the caller keeps the faster. Usage never exceeds ``budget`` at any time step.
 ``size_on_cache`` does the same for Size within the peak of its minimal schedule (``size_cascades``).
-``place_and_stage`` also stages inputs (``staging``), placing first or staging first.
+``place_and_stage`` also stages inputs (``staging``) on every proposal, placing first or staging first.
 """
 
 from __future__ import annotations
@@ -250,12 +250,12 @@ def _both_orders(
     return [weights_first, fms_first]
 
 
-def place_with_weights(
+def placements_with_weights(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, weight_limit_bytes: int, *,
     try_cascades: bool = False,
-) -> Decisions:
-    """Weight buffers and fast-storage feature maps together: propose both orders (and, with
-    ``try_cascades``, both on ``cascade_for_cache(dec)``), keep the faster, then the smaller peak.
+) -> list[Decisions]:
+    """Weight buffers and fast-storage feature maps together, proposed in both orders (and, with
+    ``try_cascades``, both on ``cascade_for_cache(dec)``); the caller chooses.
     ``weight_limit_bytes`` caps weight buffering (``<= limit_bytes``)."""
     memo = ChoiceMemo()
     proposals = _both_orders(net, dec, arch, oracle, limit_bytes, weight_limit_bytes, memo)
@@ -263,23 +263,27 @@ def place_with_weights(
         cascaded = cascade_for_cache(net, dec, arch, oracle, limit_bytes)
         if cascaded.cascades != dec.cascades:
             proposals += _both_orders(net, cascaded, arch, oracle, limit_bytes, weight_limit_bytes, memo)
-    return fastest(net, proposals, arch, oracle)
+    return list(dict.fromkeys(proposals))
 
 
 def place_and_stage(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int,
-    place: Callable[[Decisions], Decisions],
+    propose: Callable[[Decisions], list[Decisions]],
 ) -> Decisions:
-    """``place(dec)`` (feature maps and weights in the cache) with inputs staged in what is left,
-    or inputs staged first and ``place`` in what is left: the faster, then the smaller peak.
-    Placing first only, a larger cache could fill with a feature map that saves little where a
-    smaller one left room for a staged input that saves much, and plan slower (random network 0
-    of ``bench/random_graphs.py``, U65-256: 159,734 cycles within 64 KiB, 223,018 within 256 KiB)."""
-    placed_first = stage_inputs(net, place(dec), arch, oracle, limit_bytes)
+    """The placements ``propose(dec)`` makes (feature maps and weights in the cache), each with
+    inputs staged in what is left, or inputs staged first and ``propose`` in what is left: the
+    faster, then the smaller peak. Placing first only, a larger cache could fill with a feature map
+    that saves little where a smaller one left room for a staged input that saves much, and plan
+    slower (random network 0 of ``bench/random_graphs.py``, U65-256: 159,734 cycles within 64 KiB,
+    223,018 within 256 KiB). Staging only the placement fastest unstaged, a larger cache that made
+    a cascade the fastest before staging lost the uncascaded placement that staging made faster
+    (the same network: 156,790 cycles within 64 KiB, 157,058 within 80 KiB)."""
+    placed_first = fastest(net, [stage_inputs(net, p, arch, oracle, limit_bytes) for p in propose(dec)], arch, oracle)
     staged = stage_inputs(net, dec, arch, oracle, limit_bytes)
     if staged.staged_fms <= placed_first.staged_fms:  # placing left room for every input worth staging
         return placed_first
-    # staged again on what ``place`` made: a map it moved to the cache or a reader it cascaded
+    # staged again on what ``propose`` made: a map it moved to the cache or a reader it cascaded
     # stages nothing, and the room the staged copies held is what is left for them
-    staged_first = stage_inputs(net, replace(place(staged), staged_fms=dec.staged_fms), arch, oracle, limit_bytes)
-    return fastest(net, [placed_first, staged_first], arch, oracle)
+    staged_first = [stage_inputs(net, replace(p, staged_fms=dec.staged_fms), arch, oracle, limit_bytes)
+                    for p in propose(staged)]
+    return fastest(net, [placed_first, *staged_first], arch, oracle)

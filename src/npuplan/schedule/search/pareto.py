@@ -534,5 +534,5 @@ def _cache_fms(
     if not options.fm_staging:
         return place(dec)
     if options.optimise is Optimise.PERFORMANCE:
-        return place_and_stage(net, dec, arch, oracle, limit, place)
+        return place_and_stage(net, dec, arch, oracle, limit, lambda d: [place(d)])
     return stage_inputs(net, place(dec), arch, oracle, limit)

@@ -6,8 +6,9 @@ from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule.moves.cascades import plan_cascades
 from npuplan.schedule.model.decisions import Decisions, max_decisions
-from npuplan.schedule.moves.fast_storage import place_and_stage, place_with_weights, size_on_cache
+from npuplan.schedule.moves.fast_storage import place_and_stage, placements_with_weights, size_on_cache
 from npuplan.schedule.model.limits import Limits
+from npuplan.schedule.pricing.assemble import fastest
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.schedule.search.pareto import pareto_decisions
@@ -59,10 +60,12 @@ def _finish(
     weight buffers within ``limit`` bytes (``InfeasiblePlan`` when ``dec`` itself does not fit)."""
     limits.check_fits(net, dec)
     if arch.is_dedicated_sram:
-        def place(d: Decisions) -> Decisions:
-            return place_with_weights(net, d, arch, oracle, limits.sram_budget_bytes, limit,
-                                      try_cascades=options.optimise is Optimise.PERFORMANCE)
-        return place_and_stage(net, dec, arch, oracle, limit, place) if options.fm_staging else place(dec)
+        def propose(d: Decisions) -> list[Decisions]:
+            return placements_with_weights(net, d, arch, oracle, limits.sram_budget_bytes, limit,
+                                           try_cascades=options.optimise is Optimise.PERFORMANCE)
+        if options.fm_staging:
+            return place_and_stage(net, dec, arch, oracle, limit, propose)
+        return fastest(net, propose(dec), arch, oracle)
     return propose_weight_buffering(net, dec, arch, oracle, limit, always=options.buffer_weights)
 
 
