@@ -9,7 +9,6 @@ tensors (arrays by dtype, shape and a digest of their bytes): ops with equal key
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -58,6 +57,8 @@ class OpKeys:
 
     def _composite(self, x: Any) -> Any:
         if isinstance(x, np.ndarray):
+            import hashlib  # here: its OpenSSL bindings cost every import of the pricing (the emitter's too)
+
             data = np.ascontiguousarray(x)
             return ("array", data.dtype.str, data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
