@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from npuplan.errors import ModelError
-from npuplan.io import flatbuf
+from npuplan.io.flatbuf import numbers, scalar, string, sub_table, table_at, tables, vector_span
 from npuplan.io.flatbuf import Table
 from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
 from npuplan.ir.model_checks import LIMITS
@@ -124,8 +124,8 @@ def parse_tflite(data: bytes, *, name: str = "model", label: str | None = None) 
 def _parse_model(data: bytes, name: str) -> Model:
     fb = binding("Model").GetRootAsModel(data, 0)
     op_types = [_op_type_name(fb.OperatorCodes(i)) for i in range(fb.OperatorCodesLength())]
-    root = flatbuf.table_at(data, fb._tab.Pos)
-    buffers = [_buffer_bytes(b, data, i) for i, b in enumerate(flatbuf.tables(root, _MODEL["buffers"]))]
+    root = table_at(data, fb._tab.Pos)
+    buffers = [_buffer_bytes(b, data, i) for i, b in enumerate(tables(root, _MODEL["buffers"]))]
     subgraphs = tuple(
         _parse_subgraph(fb.Subgraphs(i), op_types, buffers, i) for i in range(fb.SubgraphsLength())
     )
@@ -146,13 +146,13 @@ def _op_type_name(code: Any) -> str:
 
 def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | None:
     """The bytes of one buffer, checked to lie inside the file; ``None`` when empty."""
-    offset = int(flatbuf.scalar(buffer, _BUFFER["offset"], _UINT64))
+    offset = int(scalar(buffer, _BUFFER["offset"], _UINT64))
     if offset > 1:  # large models keep buffers after the flatbuffer, addressed by offset/size
-        size = int(flatbuf.scalar(buffer, _BUFFER["size"], _UINT64))
+        size = int(scalar(buffer, _BUFFER["size"], _UINT64))
         if offset + size > len(data):
             raise ModelError(f"buffer {index} (offset {offset}, {size} bytes) lies outside the file")
         return data[offset : offset + size]
-    start, length = flatbuf.vector_span(buffer, _BUFFER["data"])
+    start, length = vector_span(buffer, _BUFFER["data"])
     if length == 0:
         return None
     if start + length > len(data):
@@ -162,11 +162,11 @@ def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | None:
 
 def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], index: int) -> Graph:
     _check_counts(sg, index)
-    table = flatbuf.table_at(sg._tab.Bytes, sg._tab.Pos)
-    tensors = [_parse_tensor(t, buffers) for t in flatbuf.tables(table, _SUBGRAPH["tensors"])]
+    table = table_at(sg._tab.Bytes, sg._tab.Pos)
+    tensors = [_parse_tensor(t, buffers) for t in tables(table, _SUBGRAPH["tensors"])]
 
     def pick(owner: Table, field: int, what: str) -> tuple[Tensor | None, ...]:
-        indices = flatbuf.numbers(owner, field, np.int32)
+        indices = numbers(owner, field, np.int32)
         if indices is None:
             return ()
         found = []
@@ -179,8 +179,8 @@ def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], i
 
     ops = []
     operator = binding("Operator")
-    for i, op_table in enumerate(flatbuf.tables(table, _SUBGRAPH["operators"])):
-        code = int(flatbuf.scalar(op_table, _OPERATOR["opcode_index"], _UINT32))
+    for i, op_table in enumerate(tables(table, _SUBGRAPH["operators"])):
+        code = int(scalar(op_table, _OPERATOR["opcode_index"], _UINT32))
         if not 0 <= code < len(op_types):
             raise ModelError(f"subgraph {index}: op {i} has operator code {code} but the model has {len(op_types)}")
         op_type = op_types[code]
@@ -206,16 +206,16 @@ def _check_counts(sg: Any, index: int) -> None:
 
 
 def _parse_tensor(t: Table, buffers: list[bytes | None]) -> Tensor:
-    type_name = _TENSOR_TYPES.get(int(flatbuf.scalar(t, _TENSOR["type"], _INT8)), "UNKNOWN")
+    type_name = _TENSOR_TYPES.get(int(scalar(t, _TENSOR["type"], _INT8)), "UNKNOWN")
     dtype, np_dtype = _DTYPES.get(type_name, (DataType.UNKNOWN, None))
-    dims = flatbuf.numbers(t, _TENSOR["shape"], np.int32)
+    dims = numbers(t, _TENSOR["shape"], np.int32)
     shape = dims.tolist() if dims is not None else []
-    dims = flatbuf.numbers(t, _TENSOR["shape_signature"], np.int32)
+    dims = numbers(t, _TENSOR["shape_signature"], np.int32)
     signature = dims.tolist() if dims is not None else []
     if signature and signature[0] == -1 and shape:
         shape[0] = 1  # dynamic batch is planned as batch 1
-    name = (flatbuf.string(t, _TENSOR["name"]) or b"").decode("utf-8", errors="replace")
-    buffer = int(flatbuf.scalar(t, _TENSOR["buffer"], _UINT32))
+    name = (string(t, _TENSOR["name"]) or b"").decode("utf-8", errors="replace")
+    buffer = int(scalar(t, _TENSOR["buffer"], _UINT32))
     if buffer >= len(buffers) and (buffer != 0 or buffers):
         raise ModelError(f"tensor '{name}' refers to buffer {buffer} but the model has {len(buffers)} buffers")
     raw = buffers[buffer] if buffer < len(buffers) else None
@@ -231,22 +231,22 @@ def _parse_tensor(t: Table, buffers: list[bytes | None]) -> Tensor:
         name=name,
         shape=tuple(shape),
         dtype=dtype,
-        quant=_parse_quant(flatbuf.sub_table(t, _TENSOR["quantization"])),
+        quant=_parse_quant(sub_table(t, _TENSOR["quantization"])),
         data=values,
-        is_variable=bool(flatbuf.scalar(t, _TENSOR["is_variable"], _UINT8)),
+        is_variable=bool(scalar(t, _TENSOR["is_variable"], _UINT8)),
         signature=tuple(signature) if -1 in signature else None,
     )
 
 
 def _parse_quant(q: Table | None) -> Quantization | None:
-    scale = None if q is None else flatbuf.numbers(q, _QUANT["scale"], np.float32)
+    scale = None if q is None else numbers(q, _QUANT["scale"], np.float32)
     if scale is None or not len(scale):
         return None
-    zero_point = flatbuf.numbers(q, _QUANT["zero_point"], np.int64)  # type: ignore[arg-type]
+    zero_point = numbers(q, _QUANT["zero_point"], np.int64)  # type: ignore[arg-type]
     return Quantization(
         scale=tuple(scale.tolist()),  # tolist: Python floats and ints, as float()/int() give
         zero_point=tuple(zero_point.tolist()) if zero_point is not None and len(zero_point) else (0,) * len(scale),
-        axis=int(flatbuf.scalar(q, _QUANT["quantized_dimension"], _INT32)),  # type: ignore[arg-type]
+        axis=int(scalar(q, _QUANT["quantized_dimension"], _INT32)),  # type: ignore[arg-type]
     )
 
 
