@@ -47,14 +47,16 @@ def _own_view(op: NpuOp) -> NpuOp:
 _FLAT_TYPES = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"})
 
 
-def flat_elementwise_views(ops: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
+def flat_elementwise_views(ops: tuple[LoweredOp, ...], *, pools: bool = True) -> tuple[LoweredOp, ...]:
     """``ops`` with each elementwise op over same-shaped maps of a depth that fills no whole brick,
     and each pool copying element for element (a QUANTIZE's rescale, a standalone table lookup run
     as a pool: ``NpuOp.pointwise``), run over a view of the same bytes 16 deep (as Vela's default
     core runs them): every element meets its partners at the same byte whatever the shape, and a
     16-deep view fills the hardware's blocks. The maps are then seen in another shape, so they stay
-    linear NHWC (``formats``) and the op is not cascaded (``is_cascadable``)."""
-    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) else op for op in ops)
+    linear NHWC (``formats``) and the op is not cascaded (``is_cascadable``). Without ``pools``
+    only the elementwise ops."""
+    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) and (pools or op.ifm2 is not None) else op
+                 for op in ops)
 
 
 def flattens(op: NpuOp) -> bool:
