@@ -404,15 +404,19 @@ def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, A
     base = bases.get(id(chosen[0]), chosen[0])
     forms = model.forms(arch.accelerator, base, deployable=options.deployable,
                         cpu_ops=frozenset(options.deploy_cpu_ops))
-    if not forms or not _forms_may_pay(chosen, forms):
-        return []
     encodings, oracle = model.encodings(arch.accelerator), model.oracle(arch)
-    if options.optimise is Optimise.PERFORMANCE:  # a form with its tables apart, when its local price may win
+    fused = [f for f in forms if sum(map(fuses_lut, f.npu_ops)) == sum(map(fuses_lut, base.npu_ops))]
+    apart = [f for f in forms if all(f is not g for g in fused)]
+    chosen_forms = fused if fused and _forms_may_pay(chosen, fused) else []
+    if apart and _forms_may_pay(chosen, apart):
+        # of the forms with their tables apart, the one of least local price, planned (Performance)
+        # when that price may win
         pack = packs_unaligned(arch, options)
-        limit = chosen[1].total_npu_cycles * _FORM_PRICE_MARGIN
-        forms = [f for f in forms if sum(map(fuses_lut, f.npu_ops)) == sum(map(fuses_lut, base.npu_ops))
-                 or change_cycles(base, f, arch, oracle, pack_unaligned=pack) <= limit]
-    return [_planned(f, arch, options, encodings, oracle, step) for f in forms]
+        prices = [(change_cycles(base, f, arch, oracle, pack_unaligned=pack), i) for i, f in enumerate(apart)]
+        price, best = min(prices)
+        if options.optimise is not Optimise.PERFORMANCE or price <= chosen[1].total_npu_cycles * _FORM_PRICE_MARGIN:
+            chosen_forms.append(apart[best])
+    return [_planned(f, arch, options, encodings, oracle, step) for f in chosen_forms]
 
 
 def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions, arch: Architecture) -> LoweredGraph | None:
