@@ -22,6 +22,7 @@ from npuplan.ir.graph import Model
 from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import LoweredOps, lowered_ops, placed
+from npuplan.lowering.activations import fuses_lut
 from npuplan.lowering.lower import may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.lowering.memory_ops import is_slice_copy
@@ -144,6 +145,8 @@ class _LoweringKey(NamedTuple):
     parallel_means: bool
     vela_forms: bool
     flat_elementwise: bool
+    flat_pools: bool
+    fuse_luts: bool
 
     def options(self, **changes: bool) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
@@ -168,7 +171,7 @@ class PreparedModel:
         # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
-        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool], LoweredOps] = {}
+        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
 
@@ -189,20 +192,21 @@ class PreparedModel:
 
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
-                parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True) -> LoweredGraph:
+                parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
+                flat_pools: bool = True, fuse_luts: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise)
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts)
         found = self._lowered.get(key)
         if found is None:
-            stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means)
+            stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts)
             stage = self._stages.get(stage_key)
             if stage is None:
                 stage = self._stages[stage_key] = lowered_ops(
                     self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
-                    max_trees=max_trees, parallel_means=parallel_means)
+                    max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
-                                                flat_elementwise=flat_elementwise)
+                                                flat_elementwise=flat_elementwise, flat_pools=flat_pools)
         return found
 
     def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
@@ -251,14 +255,27 @@ class PreparedModel:
         """``base`` (one of ``variants``) with some operations in the forms of Vela's default core
         (``lower``'s ``vela_forms``: standalone LUTs as pools, elementwise ops over a 16-deep view)
         where that differs, and with only its LUTs so where that differs again (a flat elementwise
-        op is not cascaded)."""
-        if not may_take_vela_forms(base, accel):
-            return []
+        op is not cascaded); and, where ``base`` fuses a table activation into its producer, with
+        each table its own op in those forms (a table fused into a convolution costs U65's output
+        stage a cycle per element, and the producer writes the map the pool reads in long bursts)."""
         key = self._key_of(base)
-        pooled = self.lowered(accel, **key.options(vela_forms=True, flat_elementwise=False))
-        found = [pooled] if _changed(pooled, base) else []
-        every = self.lowered(accel, **key.options(vela_forms=True))
-        return [every, *found] if _changed(every, base) and _changed(every, pooled) else found
+        found = self._vela_forms(accel, base, key) if may_take_vela_forms(base, accel) else []
+        if key.fuse_luts and any(fuses_lut(o) for o in base.npu_ops):
+            apart = self.lowered(accel, **key.options(fuse_luts=False))
+            found += [f for f in self._vela_forms(accel, apart, key._replace(fuse_luts=False))
+                      if all(_changed(f, other) for other in found)]
+        return found
+
+    def _vela_forms(self, accel: Accelerator, base: LoweredGraph, key: _LoweringKey) -> list[LoweredGraph]:
+        """``forms`` of ``base`` (made with ``key``'s options) but the tables left fused: its LUTs
+        as pools; those and its elementwise ops over 16-deep views; all that and its copying pools
+        over 16-deep views (each where it differs from those before)."""
+        found: list[LoweredGraph] = []
+        for flat, pools in ((False, False), (True, False), (True, True)):
+            form = self.lowered(accel, **key.options(vela_forms=True, flat_elementwise=flat, flat_pools=pools))
+            if all(_changed(form, other) for other in (base, *found)):
+                found.append(form)
+        return found[::-1]
 
     def oracle(self, arch: Architecture) -> CostOracle:
         """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,
@@ -280,8 +297,9 @@ class PreparedModel:
 def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
     """The NPU operations (by name) one lowering of a model runs in another form (operation type
     or OFM view) than another lowering of the same ops (empty: the same)."""
-    forms = {o.name: (o.op_type, o.ofm_shape) for o in b.npu_ops}
-    return {o.name for o in a.npu_ops if forms.get(o.name, (o.op_type, o.ofm_shape)) != (o.op_type, o.ofm_shape)}
+    forms = {o.name: (o.op_type, o.ofm_shape, o.activation) for o in b.npu_ops}
+    return {o.name for o in a.npu_ops
+            if forms.get(o.name, (o.op_type, o.ofm_shape, o.activation)) != (o.op_type, o.ofm_shape, o.activation)}
 
 
 # The share of a plan's NPU cycles the operations another form rewrites must take for that form to
@@ -386,10 +404,19 @@ def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, A
     base = bases.get(id(chosen[0]), chosen[0])
     forms = model.forms(arch.accelerator, base, deployable=options.deployable,
                         cpu_ops=frozenset(options.deploy_cpu_ops))
-    if not forms or not _forms_may_pay(chosen, forms):
-        return []
     encodings, oracle = model.encodings(arch.accelerator), model.oracle(arch)
-    return [_planned(f, arch, options, encodings, oracle, step) for f in forms]
+    fused = [f for f in forms if sum(map(fuses_lut, f.npu_ops)) == sum(map(fuses_lut, base.npu_ops))]
+    apart = [f for f in forms if all(f is not g for g in fused)]
+    chosen_forms = fused if fused and _forms_may_pay(chosen, fused) else []
+    if apart and _forms_may_pay(chosen, apart):
+        # of the forms with their tables apart, the one of least local price, planned (Performance)
+        # when that price may win
+        pack = packs_unaligned(arch, options)
+        prices = [(change_cycles(base, f, arch, oracle, pack_unaligned=pack), i) for i, f in enumerate(apart)]
+        price, best = min(prices)
+        if options.optimise is not Optimise.PERFORMANCE or price <= chosen[1].total_npu_cycles * _FORM_PRICE_MARGIN:
+            chosen_forms.append(apart[best])
+    return [_planned(f, arch, options, encodings, oracle, step) for f in chosen_forms]
 
 
 def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions, arch: Architecture) -> LoweredGraph | None:

@@ -85,7 +85,8 @@ def test_forms_follow_the_lowering_they_are_asked_of():
         base = prepared.lowered(accel, deployable=deployable)
         (form,) = prepared.forms(accel, base, deployable=deployable)
         assert [o.op_type for o in form.npu_ops] == ["AvgPool"] != [o.op_type for o in base.npu_ops]
-        assert form is prepared.lowered(accel, deployable=deployable, vela_forms=True, flat_elementwise=False)
+        assert form is prepared.lowered(accel, deployable=deployable, vela_forms=True, flat_elementwise=False,
+                                        flat_pools=False)
     with pytest.raises(ValueError, match="did not make"):
         prepared.forms(accel, replace(base))
 
@@ -109,5 +110,24 @@ def test_a_form_priced_far_above_the_best_plan_is_not_planned_in_full(monkeypatc
             plan_prepared(prepared, make_options(accelerator_config=accel, system_config=system, memory_mode=mode,
                                                  optimise=goal))
             runs[accel, goal] = sorted(planned)
-    assert runs == {("ethos-u55-128", "Performance"): [1], ("ethos-u55-128", "Size"): [1, 3],
-                    ("ethos-u65-256", "Performance"): [1, 3, 3], ("ethos-u65-256", "Size"): [1, 3]}
+    # Size also plans the table apart from the convolution, as a pool: 2 ops
+    assert runs == {("ethos-u55-128", "Performance"): [1], ("ethos-u55-128", "Size"): [1, 2, 3],
+                    ("ethos-u65-256", "Performance"): [1, 3, 3], ("ethos-u65-256", "Size"): [1, 2, 3]}
+
+
+@pytest.mark.parametrize("deployable", [False, True])
+def test_a_table_is_planned_apart_from_its_convolution_where_that_is_faster(deployable):
+    """A 1x1 convolution writing a 3-deep 15x7 map and a LEAKY_RELU table (op_leaky_relu_odd): on
+    U65-512 the table fused into the convolution costs the output stage a cycle per element, so the
+    table runs as its own pool (as Vela's default core runs it); on U55-128 fused is cheaper."""
+    from tests.unit.lowering._build import conv, fm, graph, model, op
+
+    x, y, z = fm("x", (1, 15, 7, 3)), fm("y", (1, 15, 7, 3)), fm("z", (1, 15, 7, 3))
+    prepared = PreparedModel(model(graph([conv(x, y, 1, padding="VALID"), op("LEAKY_RELU", [y], [z], 1, alpha=0.05)],
+                                         [x], [z])), "leaky_odd.tflite")
+    chosen = {}
+    for accel, system, mode in (("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
+                                ("ethos-u65-512", "Ethos_U65_High_End", "Dedicated_Sram")):
+        options = make_options(accelerator_config=accel, system_config=system, memory_mode=mode, deployable=deployable)
+        chosen[accel] = [o.op_type for o in plan_prepared(prepared, options).lowered.npu_ops]
+    assert chosen == {"ethos-u55-128": ["Conv2DBias"], "ethos-u65-512": ["Conv2DBias", "AvgPool"]}

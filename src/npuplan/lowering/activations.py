@@ -104,15 +104,18 @@ def _above_reshape(graph: Graph, act: Op, accelerator: Accelerator, *,
 
 
 def fuse_activations(graph: Graph, accelerator: Accelerator, *,
-                     only: frozenset[str] | None = None, emitted: bool = False) -> tuple[Graph, Removed]:
+                     only: frozenset[str] | None = None, emitted: bool = False,
+                     luts: bool = True) -> tuple[Graph, Removed]:
     """Fold each fusable standalone activation into its producer; return graph and removed ops.
     ``only`` limits the activation types fused (None: every type); ``emitted`` fuses a LUT only
-    where the emitter runs it (``_emits_lut``). A fused LUT keeps the quantization of its input
+    where the emitter runs it (``_emits_lut``); without ``luts`` no table is fused (each runs as its
+    own op: which is faster is the planner's choice, ``api.PreparedModel.forms``). A fused LUT keeps the quantization of its input
     (``npu_lut_quant``): the producer's output stage scales to it, the table maps it
     (``with_fused_lut``)."""
     removed: list[tuple[str, str]] = []
     for act in [o for o in graph.ops if o.type in STANDALONE_ACTIVATIONS and not is_decomposed_leaky_relu(o)
-                and (only is None or o.type in only)]:
+                and (only is None or o.type in only)
+                and (luts or STANDALONE_ACTIVATIONS[o.type] is not Activation.LUT)]:
         ifm = act.inputs[0]
         producer = graph.producers().get(ifm) if ifm is not None else None
         if not _can_fuse(graph, producer, act, accelerator, emitted=emitted):
@@ -175,3 +178,8 @@ def _pooled(op: LoweredOp) -> NpuOp:
     assert isinstance(op, NpuOp)
     return replace(op, op_type="AvgPool", block_type=BlockType.POOLING, ifm2=None, ifm2_shape=None,
                    elementwise=None, pool=PoolKind.AVERAGE)
+
+
+def fuses_lut(op: LoweredOp) -> bool:
+    """Whether ``op`` runs a table activation fused into it (``fuse_activations``)."""
+    return isinstance(op, NpuOp) and op.activation is Activation.LUT and op.lut_input_quant is not None

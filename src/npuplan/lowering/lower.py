@@ -122,13 +122,14 @@ def lower_op(op: Op, *, parallel_means: bool = False) -> tuple[LoweredOp, ...]:
 
 
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,
-                  fold_leaky: bool = True) -> tuple[Graph, tuple[tuple[str, str], ...]]:
+                  fold_leaky: bool = True, fuse_luts: bool = True) -> tuple[Graph, tuple[tuple[str, str], ...]]:
     """Run the graph-level passes in order; return the graph and every op they removed.
     ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``) and
     leaves TRANSPOSEs and the reshapes around them as they are (the emitter runs one-step ones only).
     ``fold_leaky``: ``max(x, x * alpha)`` becomes one LEAKY_RELU table (``mul_max``); without it the
     MUL and MAXIMUM stay two elementwise ops (which is faster depends on the accelerator: the planner
-    prices both, ``api.PreparedModel.variants``)."""
+    prices both, ``api.PreparedModel.variants``). Without ``fuse_luts`` table activations stay
+    standalone ops (``fuse_activations``' ``luts``)."""
     removed: tuple[tuple[str, str], ...] = ()
     graph, gone = fold_shape_ops(graph)
     removed += gone
@@ -155,7 +156,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
     graph, gone = materialise_broadcast_constants(graph)
     removed += gone
     graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None,
-                                   emitted=deployable)
+                                   emitted=deployable, luts=fuse_luts)
     removed += gone
     return vela_order(graph), removed
 
@@ -171,26 +172,26 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
-          flat_elementwise: bool = True) -> LoweredGraph:
+          flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
     whether it pays is the planner's choice. With ``deployable`` only what the emitter can express
     runs on the NPU (``lowering.deployable``); an op the graph passes rewrote cannot fall back to the
     CPU there (its TFLite form is gone), so that raises ``EmitError``. ``cpu_ops`` are TFLite operator
-    indices a deployable plan also keeps on the CPU (the emitter refused them). ``fold_leaky``: see
+    indices a deployable plan also keeps on the CPU (the emitter refused them). ``fold_leaky``, ``fuse_luts``: see
     ``rewrite_graph``. ``max_trees``: each REDUCE_MAX over depth alone runs as a tree of MAXIMUMs
     rather than one pool (``lowering.reduce_max``). ``parallel_means``: a MEAN of a whole map
     sums its rows in parallel (``mean.parallel_rows``). With ``vela_forms`` some operations take
     the forms Vela's default core gives them: standalone LUT activations run as 1x1 average pools
     where the accelerator allows it (``activations.standalone_luts_as_pools``) and elementwise ops
     of a depth that fills no brick run over a 16-deep view (``ofm_views.flat_elementwise_views``,
-    unless not ``flat_elementwise``): fewer cycles for the op, but not always for the plan (the
+    unless not ``flat_elementwise``; pools copying element for element too unless not ``flat_pools``): fewer cycles for the op, but not always for the plan (the
     forms cascade, overlap and store their maps differently), so that too is the planner's choice."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
-                        max_trees=max_trees, parallel_means=parallel_means)
+                        max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts)
     return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
-                  flat_elementwise=flat_elementwise)
+                  flat_elementwise=flat_elementwise, flat_pools=flat_pools)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,14 +209,15 @@ class LoweredOps:
 
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
-                parallel_means: bool = False) -> LoweredOps:
+                parallel_means: bool = False, fuse_luts: bool = True) -> LoweredOps:
     """The first part of ``lower``: the graph passes and each op's NPU operations (the options
     as ``lower``'s)."""
     if len(model.subgraphs) > 1:
         logger.warning("only the main subgraph is lowered; %d other subgraph(s) are not planned (an emitted file "
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
     source, _ = resolve_dynamic_shapes(model.main)  # a dynamic batch planned as 1: every shape is known
-    graph, removed = rewrite_graph(source, accelerator, deployable=deployable, fold_leaky=fold_leaky)
+    graph, removed = rewrite_graph(source, accelerator, deployable=deployable, fold_leaky=fold_leaky,
+                                   fuse_luts=fuse_luts)
     originals = {id(op) for op in source.ops}
     ops: list[LoweredOp] = []
     for op in graph.ops:
@@ -238,7 +240,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
 
 
 def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool = False, vela_forms: bool = False,
-           flat_elementwise: bool = True) -> LoweredGraph:
+           flat_elementwise: bool = True, flat_pools: bool = True) -> LoweredGraph:
     """The second part of ``lower``: ``stage``'s ops in the forms asked for, placed (``_placed``)
     and ordered (the options as ``lower``'s)."""
     ops, graph, deployable = stage.ops, stage.graph, stage.deployable
@@ -246,7 +248,7 @@ def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool =
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
     ops = drop_unread_writes(ops, outputs)
     formed = standalone_luts_as_pools(ops, accelerator) if vela_forms else ops
-    formed = flat_elementwise_views(formed) if vela_forms and flat_elementwise else formed
+    formed = flat_elementwise_views(formed, pools=flat_pools) if vela_forms and flat_elementwise else formed
     placed_ops = _placed(formed, outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
         name=stage.source.name,

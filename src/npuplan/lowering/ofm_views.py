@@ -47,31 +47,47 @@ def _own_view(op: NpuOp) -> NpuOp:
 _FLAT_TYPES = frozenset({"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"})
 
 
-def flat_elementwise_views(ops: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
-    """``ops`` with each elementwise op over same-shaped maps of a depth that fills no whole brick
-    run over a view of the same bytes 16 deep (as Vela's default core runs it): elementwise, every
-    element meets its partners at the same byte whatever the shape, and a 16-deep view fills the
-    hardware's blocks. The maps are then seen in another shape, so they stay linear NHWC
-    (``formats``) and the op is not cascaded (``is_cascadable``)."""
-    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) else op for op in ops)
+def flat_elementwise_views(ops: tuple[LoweredOp, ...], *, pools: bool = True) -> tuple[LoweredOp, ...]:
+    """``ops`` with each elementwise op over same-shaped maps of a depth that fills no whole brick,
+    and each pool copying element for element (a QUANTIZE's rescale, a standalone table lookup run
+    as a pool: ``NpuOp.pointwise``), run over a view of the same bytes 16 deep (as Vela's default
+    core runs them): every element meets its partners at the same byte whatever the shape, and a
+    16-deep view fills the hardware's blocks. The maps are then seen in another shape, so they stay
+    linear NHWC (``formats``) and the op is not cascaded (``is_cascadable``). Without ``pools``
+    only the elementwise ops."""
+    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) and (pools or op.ifm2 is not None) else op
+                 for op in ops)
 
 
 def flattens(op: NpuOp) -> bool:
     """Whether ``flat_elementwise_views`` runs ``op`` over a 16-deep view."""
     shape = op.ofm_shape
-    if (op.block_type is not BlockType.ELEMENTWISE or op.elementwise not in _FLAT_TYPES or op.ifm2 is None
-            or op.ifm2.is_constant or op.fixed_point is not None or op.reversed_operands):
+    if not (_flat_elementwise(op) or _copying_pool(op)):
         return False
     if op.ofm_write_offset is not None or op.ofm_write_shape is not None or op.ofm_frame is not None or op.reads_at_offset:
         return False
-    views = ((op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape), (op.ofm, op.ofm_shape))
+    views = ((op.ifm, op.ifm_shape), (op.ifm2, op.ifm2_shape), (op.ofm, op.ofm_shape)) if op.ifm2 is not None \
+        else ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_shape))
     if any(view != shape or tensor.shape4d != shape for tensor, view in views):
         return False
     return shape.n == 1 and shape.c % BRICK_DEPTH != 0 and shape.elements % BRICK_DEPTH == 0
+
+
+def _flat_elementwise(op: NpuOp) -> bool:
+    """A quantized binary elementwise op of two feature maps, in their order."""
+    return (op.block_type is BlockType.ELEMENTWISE and op.elementwise in _FLAT_TYPES and op.ifm2 is not None
+            and not op.ifm2.is_constant and op.fixed_point is None and not op.reversed_operands)
+
+
+def _copying_pool(op: NpuOp) -> bool:
+    """A pool copying element for element whose output stage is the same for every channel."""
+    scales = [q for q in (op.ifm.quant, op.ofm.quant) if q is not None]
+    return (op.block_type is BlockType.POOLING and op.pointwise and op.ifm2 is None and op.fixed_point is None
+            and all(len(q.scale) <= 1 and len(q.zero_point) <= 1 for q in scales))
 
 
 def _flat(op: NpuOp) -> NpuOp:
     cells = op.ofm_shape.elements // BRICK_DEPTH
     h = max(d for d in range(1, math.isqrt(cells) + 1) if cells % d == 0)
     view = Shape4D(1, h, cells // h, BRICK_DEPTH)
-    return replace(op, ifm_shape=view, ifm2_shape=view, ofm_shape=view)
+    return replace(op, ifm_shape=view, ifm2_shape=view if op.ifm2 is not None else None, ofm_shape=view)
