@@ -297,9 +297,11 @@ class PreparedModel:
 def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
     """The NPU operations (by name) one lowering of a model runs in another form (operation type
     or OFM view) than another lowering of the same ops (empty: the same)."""
-    forms = {o.name: (o.op_type, o.ofm_shape, o.activation) for o in b.npu_ops}
-    return {o.name for o in a.npu_ops
-            if forms.get(o.name, (o.op_type, o.ofm_shape, o.activation)) != (o.op_type, o.ofm_shape, o.activation)}
+    def form(o: Any) -> tuple[Any, ...]:
+        return (o.op_type, o.ofm_shape, o.activation)
+
+    forms = {o.name: form(o) for o in b.npu_ops}
+    return {o.name for o in a.npu_ops if forms.get(o.name, form(o)) != form(o)}
 
 
 # The share of a plan's NPU cycles the operations another form rewrites must take for that form to
