@@ -52,10 +52,11 @@ def _elementwise_access(query: CostQuery) -> ElementAccess:
     ofm_as_ifm = rounded_shape_elements(ofm.shape, ifm.format)
     ifm_elements = ifm2_elements = 0
     if ifm.shape.elements == 1:
-        # a scalar IFM is an immediate unless wider than 8 bits
+        # a scalar IFM is an immediate unless wider than 8 bits; Vela 5.2.0's default core counts
+        # a wider scalar IFM's own read and then no IFM2 read (its legacy core counts both)
         if ifm.bits > 8:
             ifm_elements = rounded_shape_elements(ifm.shape, ifm.format)
-        if ifm2 is not None:
+        elif ifm2 is not None:
             ifm2_elements = ofm_as_ifm
     else:
         ifm_elements = ofm_as_ifm
