@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
                                 text=True).stdout.strip()
         header = [f"# command: python bench/estimate_outliers.py {' '.join(argv)}".rstrip(), f"# commit: {commit}",
                   "# Vela: 5.2.0", f"# date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-                  f"# table: {args.table}"]
+                  f"# table: {args.table.resolve().relative_to(ROOT) if args.table.resolve().is_relative_to(ROOT) else args.table}"]
         args.results.write_text("\n".join(header + lines) + "\n")
     return 0
 
