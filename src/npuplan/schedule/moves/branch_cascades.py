@@ -472,8 +472,8 @@ class _Search:
         for e in self.runs[start]:
             for rows in STRIPE_ROWS:
                 trial = self.trial(current, start, e, rows, below=(t0, t1, here))
-                if trial is None:
-                    continue
+                if trial is None:  # nothing ``trial`` drops a run for depends on its stripe rows
+                    break
                 patch, usage = trial
                 if patch not in tried:
                     peak = usage.peak(t0, t1)
