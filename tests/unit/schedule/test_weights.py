@@ -72,7 +72,7 @@ def test_no_buffered_plan_costs_less_than_the_floor(estimate: bool) -> None:
     oracle = _oracle(arch, estimate)
     for dec in decisions:
         for i in range(len(net.npu_ops)):
-            floor = weights._floor_cycles(net, dec, arch, oracle, i)
+            floor = weights.floor_cycles(net, dec, arch, oracle, i)
             for slack in SLACKS:
                 buffered = _every_plan(net, dec, arch, oracle, i, slack)[1:]
                 assert buffered and min(s[0] for s in buffered) >= floor

@@ -363,6 +363,8 @@ class _Search:
         # what a run takes out of the decisions it is tried on, for its stripe heights (one at a time)
         self._taken: tuple[Decisions | None, dict[tuple[int, int], tuple[list[str], dict[str, str],
                                                                        list[tuple[int, int, int]]]]] = (None, {})
+        # the least peak a run's cascade can reach over a span of the decisions it is tried on (``_least_peak``)
+        self._least: tuple[Decisions | None, dict[tuple[int, int, tuple[str, ...], int, int], int]] = (None, {})
 
     def usage(self, dec: Decisions) -> list[int]:
         if id(dec) not in self._usage:
@@ -383,10 +385,22 @@ class _Search:
         if current.staged_fms:
             patch = _sized(self.net, run, self.rows_needed)
             return patch, _TrialUsage(self.usage(self.found(current, patch)), [])
-        if below is not None and self._usage_with(current, _sized(self.net, run, None)).peak(*below[:2]) >= below[2]:
+        if below is not None and self._least_peak(current, run, below[0], below[1]) >= below[2]:
             return None
         patch = _sized(self.net, run, self.rows_needed)
         return patch, self._usage_with(current, patch)
+
+    def _least_peak(self, current: Decisions, run: _Run, t0: int, t1: int) -> int:
+        """The least peak over time steps ``t0..t1`` that ``run`` can give ``current`` (its rolling
+        buffers at one row each, ``_sized``). It reads the run's cascade alone, not its stripe rows,
+        so the stripe heights tried that make the same run share one working-out."""
+        if self._least[0] is not current:
+            self._least = (current, {})
+        key = (run.start, run.end, run.names, t0, t1)
+        found = self._least[1].get(key)
+        if found is None:
+            found = self._least[1][key] = self._usage_with(current, _sized(self.net, run, None)).peak(t0, t1)
+        return found
 
     def _usage_with(self, current: Decisions, patch: _Patch) -> _TrialUsage:
         """``trial``'s usage of ``current`` with ``patch`` (no staged maps)."""
@@ -458,8 +472,8 @@ class _Search:
         for e in self.runs[start]:
             for rows in STRIPE_ROWS:
                 trial = self.trial(current, start, e, rows, below=(t0, t1, here))
-                if trial is None:
-                    continue
+                if trial is None:  # nothing ``trial`` drops a run for depends on its stripe rows
+                    break
                 patch, usage = trial
                 if patch not in tried:
                     peak = usage.peak(t0, t1)

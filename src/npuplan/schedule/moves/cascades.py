@@ -39,6 +39,7 @@ from npuplan.schedule.model.usage import fast_buffers, fm_buffers, inplace_group
 from npuplan.schedule.moves.weights import (
     candidate_plans,
     cascade_weight_option,
+    floor_cycles,
     held_bytes,
     needs_dma,
     weight_frontier,
@@ -315,7 +316,8 @@ def _single(ctx: _Context, k: int, highest: int) -> Segment:
     direct = cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k).cycles
     peak = ctx.base[net.times[k]]
     options: list[tuple[int, int]] = []
-    if ctx.with_weights and needs_dma(op, ctx.arch):
+    # no buffered plan costs less than the floor (``weights.floor_cycles``): none saves when reading in place costs no more
+    if ctx.with_weights and needs_dma(op, ctx.arch) and direct > floor_cycles(net, ctx.dec, ctx.arch, ctx.oracle, k):
         block = ctx.oracle.block_config(op, op.ofm_shape.with_h(min(ctx.dec.ofm_rows[k], op.ofm_shape.h)))
         for plan in candidate_plans(op, block, ctx.oracle):
             if held_bytes(plan) > highest - peak:

@@ -265,7 +265,7 @@ def _ranked(
     prebuffered one does)."""
     base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack).cycles
     scored: list[Scored] = [(base, 0, 0, NO_WEIGHT_BUFFER)]
-    floor = _floor_cycles(net, dec, arch, oracle, i)
+    floor = floor_cycles(net, dec, arch, oracle, i)
     if base > floor:
         for entry in _plain(net, dec, arch, oracle, i, memo):
             scored.append(entry)
@@ -276,7 +276,7 @@ def _ranked(
     return tuple(sorted(enumerate(scored), key=lambda ks: (ks[1][0], ks[1][1])))
 
 
-def _floor_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int) -> int:
+def floor_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int) -> int:
     """Cycles no buffered weight plan of op ``i`` goes below (after any slack), from its whole
     weights' costing (which ``_plain`` makes too)."""
     plan = full_depth_plan(net.npu_ops[i], _block(net, dec, oracle, i), oracle)
