@@ -64,24 +64,32 @@ def _fastest_layout(
     """Performance: the network with its maps of unaligned depth in bricks, and packed (NHWC), are
     two candidates at every budget. The layout whose roomiest plan (``roomiest``) is faster is
     planned first (an order that does not depend on the budget), the other too wherever the budget
-    binds on the first (that roomiest plan does not fit, or nothing does), and the faster plan is
-    kept, bricks on a tie. Planning one layout only let a larger budget plan slower: where bricks
+    binds on the first (that roomiest plan does not fit, or nothing does) or the first's plan is
+    slower than the other's roomiest, and the faster plan is kept, the first on a tie. Planning one layout only let a larger budget plan slower: where bricks
     first fit, it lost the faster packed plan a smaller budget had to take. Raises the smaller
     floor's ``InfeasiblePlan`` when neither layout plans."""
     bricks, packed = build_network(lowered), build_network(lowered, pack_unaligned=True)
     if not packed.packed:
         return _plan(bricks, arch, options, oracle, limits)
-    layouts = sorted(((n, roomiest(n, arch, oracle)) for n in (bricks, packed)),
-                     key=lambda layout: total_cycles(layout[0], layout[1], arch, oracle))
+    (first_cycles, _, first, first_roomy), (second_cycles, _, second, second_roomy) = sorted(
+        (total_cycles(n, roomy, arch, oracle), k, n, roomy)
+        for k, n in enumerate((bricks, packed)) for roomy in (roomiest(n, arch, oracle),))
     plans: list[Schedule] = []
     errors: list[InfeasiblePlan] = []
-    for k, (net, roomy) in enumerate(layouts):
+    try:
+        plans.append(_noted(first, _plan(first, arch, options, oracle, limits)))
+    except InfeasiblePlan as error:
+        errors.append(error)
+    # the second layout is planned too where the budget binds on the first (its roomiest plan does
+    # not fit), where the roomiest plans do not tell the layouts apart (equal cycles: the maps the
+    # layouts store differently are placed in fast storage by the real plans, not by the roomiest),
+    # or where the first's plan is slower than the second's roomiest
+    if (not plans or not limits.fits(peak_bytes(first, first_roomy)) or second_cycles == first_cycles
+            or plans[0].total_npu_cycles > second_cycles):
         try:
-            plans.append(_noted(net, _plan(net, arch, options, oracle, limits)))
+            plans.append(_noted(second, _plan(second, arch, options, oracle, limits)))
         except InfeasiblePlan as error:
             errors.append(error)
-        if k == 0 and plans and limits.fits(peak_bytes(net, roomy)):
-            break
     if not plans:  # name the smaller of the floors: that budget plans
         raise min(errors, key=lambda e: e.needed_bytes)
     return min(plans, key=lambda p: p.total_npu_cycles)
