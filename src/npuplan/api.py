@@ -25,6 +25,7 @@ from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.activations import fuses_lut
 from npuplan.lowering.lower import may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
+from npuplan.lowering.dilation_phases import splits_in_phases
 from npuplan.lowering.memory_ops import is_slice_copy
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
@@ -147,6 +148,7 @@ class _LoweringKey(NamedTuple):
     flat_elementwise: bool
     flat_pools: bool
     fuse_luts: bool
+    dilation_phases: bool
 
     def options(self, **changes: bool) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
@@ -171,7 +173,7 @@ class PreparedModel:
         # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
-        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool], LoweredOps] = {}
+        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, bool], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
 
@@ -193,21 +195,31 @@ class PreparedModel:
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
-                flat_pools: bool = True, fuse_luts: bool = True) -> LoweredGraph:
+                flat_pools: bool = True, fuse_luts: bool = True, dilation_phases: bool = False) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise, flat_pools, fuse_luts)
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts, dilation_phases)
         found = self._lowered.get(key)
         if found is None:
-            stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts)
-            stage = self._stages.get(stage_key)
-            if stage is None:
-                stage = self._stages[stage_key] = lowered_ops(
-                    self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
-                    max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts)
+            stage = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
+                                max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
+                                dilation_phases=dilation_phases)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise, flat_pools=flat_pools)
         return found
+
+    def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
+               max_trees: bool = False, parallel_means: bool = False, fuse_luts: bool = True,
+               dilation_phases: bool = False) -> LoweredOps:
+        """``lowered_ops(model, accel, ...)`` with these options, computed on the first request."""
+        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, dilation_phases)
+        stage = self._stages.get(stage_key)
+        if stage is None:
+            stage = self._stages[stage_key] = lowered_ops(
+                self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
+                max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
+                dilation_phases=dilation_phases)
+        return stage
 
     def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
         """The options ``lowered`` made ``lowering`` with (the lowering itself, not an equal one)."""
@@ -237,7 +249,9 @@ class PreparedModel:
         - ``max(x, x * alpha)`` kept as MUL and MAXIMUM rather than folded into one LEAKY_RELU table
           (a table fused into its producer costs U65's output stage a cycle per element);
         - a REDUCE_MAX over depth as a tree of MAXIMUMs rather than one pool (``lowering.reduce_max``);
-        - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``).
+        - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``);
+        - a convolution of a dilation above 2 run in phases over strided views rather than over a
+          kernel spread with zero taps (``lowering.dilation_phases``).
         """
         choices = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
@@ -246,6 +260,8 @@ class PreparedModel:
             choices.append({"max_trees": True})
         if any(sums_in_one_position(op) for op in plain.ops):
             choices.append({"parallel_means": True})
+        if any(splits_in_phases(op) for op in self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops):
+            choices.append({"dilation_phases": True})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]

@@ -19,7 +19,11 @@ direct dilated convolution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from npuplan.ir.graph import Op
+from npuplan.ir.lowered import Kernel, NpuOp, Padding
+from npuplan.ir.shape import Shape4D
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +74,36 @@ def split_axis(*, in_size: int, out_size: int, kernel: int, stride: int, rate: i
             return None
         phases.append(AxisPhase(p, count, start, read, before, needed - read))
     return AxisSplit(step, hw, tuple(phases))
+
+
+def split_phases(op: NpuOp) -> tuple[NpuOp, ...] | None:
+    """``op`` (a convolution or depthwise convolution with its own weights and kernel, its dilation
+    as the layer's) as one operation per phase, each over a strided IFM view written to a strided
+    OFM view (``NpuOp.ifm_step``); None when the hardware runs its dilation itself (1 or 2 on both
+    axes) or a phase would read padding only."""
+    k = op.kernel
+    if k.dilation_y <= 2 and k.dilation_x <= 2:
+        return None
+    ys = split_axis(in_size=op.ifm_shape.h, out_size=op.ofm_shape.h, kernel=k.height, stride=k.stride_y,
+                    rate=k.dilation_y, pad_before=k.padding.top)
+    xs = split_axis(in_size=op.ifm_shape.w, out_size=op.ofm_shape.w, kernel=k.width, stride=k.stride_x,
+                    rate=k.dilation_x, pad_before=k.padding.left)
+    if ys is None or xs is None:
+        return None
+    step = (ys.step, xs.step)
+    n, c, depth = op.ifm_shape.n, op.ifm_shape.c, op.ofm_shape.c
+    return tuple(
+        replace(op, name=f"{op.name}_phase_{py.out_start}_{px.out_start}",
+                ifm_shape=Shape4D(n, py.in_count, px.in_count, c), ifm_read_offset=Shape4D(0, py.in_start, px.in_start, 0),
+                ifm_step=step, ofm_shape=Shape4D(n, py.out_count, px.out_count, depth),
+                ofm_write_offset=Shape4D(0, py.out_start, px.out_start, 0), ofm_step=step,
+                kernel=Kernel(k.height, k.width, k.stride_y, k.stride_x, ys.hw_dilation, xs.hw_dilation,
+                              Padding(py.pad_before, px.pad_before, py.pad_after, px.pad_after)))
+        for py in ys.phases for px in xs.phases)
+
+
+def splits_in_phases(op: Op) -> bool:
+    """Whether a TFLite op is a convolution whose dilation the hardware does not run (above 2), so
+    that ``lower``'s ``dilation_phases`` may split it (cheaper than lowering to find out)."""
+    dilations = (int(op.options.get("dilation_h_factor", 1)), int(op.options.get("dilation_w_factor", 1)))
+    return op.type in ("CONV_2D", "DEPTHWISE_CONV_2D") and max(dilations) > 2
