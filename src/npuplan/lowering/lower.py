@@ -109,7 +109,8 @@ _CONVERTERS: dict[str, Converter] = {
 }
 
 
-def lower_op(op: Op, *, parallel_means: bool = False, dilation_phases: bool = False) -> tuple[LoweredOp, ...]:
+def lower_op(op: Op, *, parallel_means: bool = False,
+             dilation_phases: frozenset[int] = frozenset()) -> tuple[LoweredOp, ...]:
     """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
     (``parallel_means``, ``dilation_phases``: see ``lower``)."""
     reason = unsupported_reason(op)
@@ -119,7 +120,7 @@ def lower_op(op: Op, *, parallel_means: bool = False, dilation_phases: bool = Fa
         return (CpuOp(op, reason),)
     if parallel_means and op.type == "MEAN":
         return with_fused_lut(op, convert_mean(op, parallel=True))
-    phased = convert_phased(op) if dilation_phases else None
+    phased = convert_phased(op) if op.index in dilation_phases else None
     if phased is not None:
         return with_fused_lut(op, phased)
     return with_fused_lut(op, _CONVERTERS[op.type](op))
@@ -177,7 +178,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
           flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
-          dilation_phases: bool = False) -> LoweredGraph:
+          dilation_phases: frozenset[int] = frozenset()) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -193,9 +194,10 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     of a depth that fills no brick run over a 16-deep view (``ofm_views.flat_elementwise_views``,
     unless not ``flat_elementwise``; pools copying element for element too unless not ``flat_pools``): fewer cycles for the op, but not always for the plan (the
     forms cascade, overlap and store their maps differently), so that too is the planner's choice.
-    ``dilation_phases``: a convolution of a dilation above 2 runs one operation per phase over
-    strided views (``dilation_phases``: its own taps, but several smaller operations, whole and in no
-    cascade) rather than one over a kernel spread with zero taps; the planner prices both."""
+    ``dilation_phases``: the convolutions of these operator indices (of the rewritten graph,
+    ``NpuOp.source_index``) of a dilation above 2 run one operation per phase over strided views
+    (``dilation_phases``: their own taps, but several smaller operations, whole and in no cascade)
+    rather than one over a kernel spread with zero taps; the planner prices both per op."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                         max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
                         dilation_phases=dilation_phases)
@@ -218,7 +220,8 @@ class LoweredOps:
 
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
-                parallel_means: bool = False, fuse_luts: bool = True, dilation_phases: bool = False) -> LoweredOps:
+                parallel_means: bool = False, fuse_luts: bool = True,
+                dilation_phases: frozenset[int] = frozenset()) -> LoweredOps:
     """The first part of ``lower``: the graph passes and each op's NPU operations (the options
     as ``lower``'s)."""
     if len(model.subgraphs) > 1:

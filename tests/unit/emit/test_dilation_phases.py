@@ -39,19 +39,22 @@ def _graph(*, size: tuple[int, int], depth: int, rate: int, kernel: int, stride:
 
 
 def _outputs(monkeypatch, path, inputs, *, phases: bool):
-    """The emitted file's outputs on the simulator with only the phased (or the spread) lowering planned."""
+    """The emitted file's ops and outputs on the simulator with only the phased (or the spread) lowering
+    planned (the graph's one operator, index 0, in phases or not)."""
     from npuplan import api
     from npuplan.run.runner import CompiledModel
 
     def variants(self, accel, *, concat_in_place, deployable=False, cpu_ops=frozenset()):
-        return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, dilation_phases=phases)]
+        return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops,
+                             dilation_phases=frozenset({0}) if phases else frozenset())]
 
     with monkeypatch.context() as patch:
         patch.setattr(api.PreparedModel, "variants", variants)
+        patch.setattr(api, "_phased_where_cheaper", lambda model, variants, arch, options: variants)
         planned, emitted = api.plan_and_emit(path, **U55_128)
     assert not planned.lowered.cpu_ops
     ops = planned.lowered.npu_ops
-    return [o for o in ops], CompiledModel(emitted.data).invoke(inputs)
+    return list(ops), CompiledModel(emitted.data).invoke(inputs)
 
 
 CASES = [  # size, depth, rate, kernel, stride, padding, depthwise, multiplier
@@ -87,3 +90,17 @@ def test_phases_run_as_the_spread_kernel_and_litert(tmp_path, monkeypatch, size,
     assert np.array_equal(phased[0], spread[0])
     expected = ReferenceModel(data, label="the model").invoke([x])[0]
     assert np.abs(phased[0].astype(np.int32) - expected.astype(np.int32)).max() <= 1
+
+
+@pytest.mark.parametrize("size,rate,phased", [((48, 48), 3, True), ((6, 6), 5, False)])
+def test_the_planner_keeps_the_phases_where_the_cost_model_finds_them_cheaper(tmp_path, size, rate, phased):
+    """A 3x3 at rate 3 over a 48x48 map: 9 taps in 9 phases beat 49 taps; at rate 5 over a 6x6 map
+    25 phases of 2x2 maps, each reading all the weights, do not (aspp_48's branches)."""
+    from npuplan.api import plan
+    from npuplan.io.tflite_write import write_tflite
+
+    path = tmp_path / "dilated.tflite"
+    path.write_bytes(write_tflite(Model("dilated", (_graph(size=size, depth=24, rate=rate, kernel=3, stride=1,
+                                                           padding="SAME", depthwise=False),))))
+    planned = plan(path, **U55_128)
+    assert any(o.strided_views for o in planned.lowered.npu_ops) == phased
