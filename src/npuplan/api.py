@@ -150,7 +150,7 @@ class _LoweringKey(NamedTuple):
     fuse_luts: bool
     dilation_phases: frozenset[int]
 
-    def options(self, **changes: bool) -> dict[str, Any]:
+    def options(self, **changes: Any) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
         found: dict[str, Any] = {k: v for k, v in self._asdict().items() if k != "accel_name"}
         return {**found, **changes}
@@ -255,7 +255,7 @@ class PreparedModel:
           a kernel spread with zero taps (``lowering.dilation_phases``; ``plan_prepared`` then keeps
           the phases of the ops where they are cheaper, ``_phased_where_cheaper``).
         """
-        choices = []
+        choices: list[dict[str, Any]] = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
             choices.append({"fold_leaky": False})
         if has_depth_reduction(plain.ops):
