@@ -104,3 +104,18 @@ def test_the_planner_keeps_the_phases_where_the_cost_model_finds_them_cheaper(tm
                                                            padding="SAME", depthwise=False),))))
     planned = plan(path, **U55_128)
     assert any(o.strided_views for o in planned.lowered.npu_ops) == phased
+
+
+def test_identical_weight_records_are_stored_once_in_the_flash():
+    """Each phase reads the layer's weights: one record in the flash, not one per phase."""
+    from npuplan.emit.layout import _Flash, _place_records
+    from npuplan.emit.weights import EncodedOp, EncodedSlice
+
+    def encoded(name: str, data: bytes) -> EncodedOp:
+        return EncodedOp(name, (EncodedSlice(0, 0, 16, data, ()),), False, 16)
+
+    flash = _Flash()
+    offsets = _place_records(flash, [encoded("y_phase_0_0", b"w" * 48), encoded("y_phase_0_1", b"w" * 48),
+                                     encoded("z", b"v" * 32)])
+    assert offsets[("y_phase_0_0", 0)] == offsets[("y_phase_0_1", 0)] != offsets[("z", 0)]
+    assert len(flash.joined()) == 48 + 32
