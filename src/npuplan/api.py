@@ -12,7 +12,7 @@ from npuplan.collector import collector_paused
 from npuplan.commands import AddressPlan, Command
 from npuplan.commands.addresses import addressed_stream
 from npuplan.cost.weights import WeightEncodings
-from npuplan.form_price import change_cycles
+from npuplan.form_price import change_cycles, cheaper_sources
 from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
@@ -25,6 +25,7 @@ from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.activations import fuses_lut
 from npuplan.lowering.lower import may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
+from npuplan.lowering.dilation_phases import splits_in_phases
 from npuplan.lowering.memory_ops import is_slice_copy
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
@@ -147,8 +148,9 @@ class _LoweringKey(NamedTuple):
     flat_elementwise: bool
     flat_pools: bool
     fuse_luts: bool
+    dilation_phases: frozenset[int]
 
-    def options(self, **changes: bool) -> dict[str, Any]:
+    def options(self, **changes: Any) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
         found: dict[str, Any] = {k: v for k, v in self._asdict().items() if k != "accel_name"}
         return {**found, **changes}
@@ -171,7 +173,7 @@ class PreparedModel:
         # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
-        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool], LoweredOps] = {}
+        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, frozenset[int]], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str], CostOracle] = {}
 
@@ -193,21 +195,32 @@ class PreparedModel:
     def lowered(self, accel: Accelerator, *, concat_writes: bool = False, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
-                flat_pools: bool = True, fuse_luts: bool = True) -> LoweredGraph:
+                flat_pools: bool = True, fuse_luts: bool = True,
+                dilation_phases: frozenset[int] = frozenset()) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise, flat_pools, fuse_luts)
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts, dilation_phases)
         found = self._lowered.get(key)
         if found is None:
-            stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts)
-            stage = self._stages.get(stage_key)
-            if stage is None:
-                stage = self._stages[stage_key] = lowered_ops(
-                    self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
-                    max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts)
+            stage = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
+                                max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
+                                dilation_phases=dilation_phases)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise, flat_pools=flat_pools)
         return found
+
+    def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
+               max_trees: bool = False, parallel_means: bool = False, fuse_luts: bool = True,
+               dilation_phases: frozenset[int] = frozenset()) -> LoweredOps:
+        """``lowered_ops(model, accel, ...)`` with these options, computed on the first request."""
+        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, dilation_phases)
+        stage = self._stages.get(stage_key)
+        if stage is None:
+            stage = self._stages[stage_key] = lowered_ops(
+                self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
+                max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
+                dilation_phases=dilation_phases)
+        return stage
 
     def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
         """The options ``lowered`` made ``lowering`` with (the lowering itself, not an equal one)."""
@@ -237,15 +250,22 @@ class PreparedModel:
         - ``max(x, x * alpha)`` kept as MUL and MAXIMUM rather than folded into one LEAKY_RELU table
           (a table fused into its producer costs U65's output stage a cycle per element);
         - a REDUCE_MAX over depth as a tree of MAXIMUMs rather than one pool (``lowering.reduce_max``);
-        - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``).
+        - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``);
+        - every convolution of a dilation above 2 run in phases over strided views rather than over
+          a kernel spread with zero taps (``lowering.dilation_phases``; ``plan_prepared`` then keeps
+          the phases of the ops where they are cheaper, ``_phased_where_cheaper``).
         """
-        choices = []
+        choices: list[dict[str, Any]] = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
             choices.append({"fold_leaky": False})
         if has_depth_reduction(plain.ops):
             choices.append({"max_trees": True})
         if any(sums_in_one_position(op) for op in plain.ops):
             choices.append({"parallel_means": True})
+        dilated = frozenset(op.index for op in self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops
+                            if splits_in_phases(op))
+        if dilated:
+            choices.append({"dilation_phases": dilated})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
@@ -333,6 +353,7 @@ def plan_prepared(
     step("lower")
     variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
                               deployable=options.deployable, cpu_ops=frozenset(options.deploy_cpu_ops))
+    variants = _phased_where_cheaper(model, variants, arch, options)
     reorders = [(r, v) for v in (variants if options.reorder else [])
                 for r in [_least_peak_variant(v, options, arch)] if r is not None]
     variants = variants + [r for r, _ in reorders]
@@ -361,6 +382,27 @@ def plan_prepared(
         commands=commands,
         weight_encodings=encodings,
     )
+
+
+def _phased_where_cheaper(model: PreparedModel, variants: list[LoweredGraph], arch: Architecture,
+                          options: PlanOptions) -> list[LoweredGraph]:
+    """``variants`` with each lowering running dilated convolutions in phases (``lower``'s
+    ``dilation_phases``) replaced by the one running in phases only those whose phases are locally
+    cheaper (``form_price.cheaper_sources``) than their spread kernels on ``arch``, or left out when
+    none is: the cheaper form per op and scenario."""
+    found: list[LoweredGraph] = []
+    for lowering in variants:
+        key = model._key_of(lowering)
+        if not key.dilation_phases:
+            found.append(lowering)
+            continue
+        spread = model.lowered(arch.accelerator, **key.options(dilation_phases=frozenset()))
+        cheaper = cheaper_sources(spread, lowering, arch, model.oracle(arch),
+                                  pack_unaligned=packs_unaligned(arch, options))
+        chosen = model.lowered(arch.accelerator, **key.options(dilation_phases=cheaper)) if cheaper else spread
+        if all(chosen is not other for other in found):
+            found.append(chosen)
+    return found
 
 
 # How far above the best full plan so far a lowering's local estimate (``form_price``) may be and

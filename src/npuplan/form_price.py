@@ -62,3 +62,27 @@ def change_cycles(planned: LoweredGraph, form: LoweredGraph, arch: Architecture,
     the cycles of the ops it rewrites less those of the ops of ``planned`` they replace."""
     return (whole_op_cycles(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
             - whole_op_cycles(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned))
+
+
+def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
+                      pack_unaligned: bool) -> dict[int, int]:
+    """``whole_op_cycles`` of ``lowered``'s NPU ops ``indices``, summed per TFLite operator
+    (``NpuOp.source_index``)."""
+    if not indices:
+        return {}
+    net = build_network(lowered, pack_unaligned=pack_unaligned)
+    dec = replace(max_decisions(net, arch), fast_fms=frozenset(net.fms))
+    found: dict[int, int] = {}
+    for i in indices:
+        source = lowered.npu_ops[i].source_index
+        found[source] = found.get(source, 0) + cost_op(net, dec, arch, oracle, i).cycles
+    return found
+
+
+def cheaper_sources(planned: LoweredGraph, form: LoweredGraph, arch: Architecture, oracle: CostOracle, *,
+                    pack_unaligned: bool) -> frozenset[int]:
+    """The TFLite operators (by index) whose ops ``form`` rewrites at a lower local price than the
+    ops of ``planned`` they replace: per operator, the form of each that the cost model prefers."""
+    ours = _cycles_by_source(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
+    theirs = _cycles_by_source(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned)
+    return frozenset(s for s, cycles in ours.items() if s in theirs and cycles < theirs[s])

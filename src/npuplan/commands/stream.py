@@ -96,7 +96,7 @@ class _Builder:
         whole = rows == (0, op.ofm_shape.h) and sop.cascade_id < 0
         ifm_rows = (0, op.ifm_shape.h) if whole else input_rows(op, op.ifm_shape, rows)
         ifm = self.operand(op.ifm, op.ifm_shape, op.ifm_read_offset, ifm_rows, _in_depth(op, op.ifm_shape, depth),
-                           staged=op.ifm.name in self.schedule.staged_fms)
+                           staged=op.ifm.name in self.schedule.staged_fms, step=op.ifm_step)
         ifm2 = None
         if op.ifm2 is not None and op.ifm2_shape is not None:
             rows2 = (0, op.ifm2_shape.h) if whole or op.ifm2_shape.h != op.ofm_shape.h else rows
@@ -106,7 +106,7 @@ class _Builder:
             ofm = self.operand(op.ofm, box, op.ofm_write_offset, (min(rows[0], box.h), min(rows[1], box.h)),
                                (min(depth[0], box.c), min(depth[1], box.c)), frame=op.ofm_frame)
         else:
-            ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth)
+            ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth, step=op.ofm_step)
         weights = None if piece is None else self.weight_ref(sop, piece)
         return NpuStripeCommand(op.name, ifm, ifm2, ofm, piece, weights, _block_text(sop.block_config),
                                 weight_stream_name(op.name) if piece is not None else "",
@@ -114,12 +114,13 @@ class _Builder:
 
     def operand(self, tensor: Tensor, view: Shape4D, offset: Shape4D | None,
                 rows: tuple[int, int], depth: tuple[int, int], *, staged: bool = False,
-                frame: Shape4D | None = None) -> Operand:
+                frame: Shape4D | None = None, step: tuple[int, int] | None = None) -> Operand:
         full = self.shapes.get(tensor.name)
         if full is None:
             full = self.shapes[tensor.name] = tensor.shape4d
         buffer = self.ref(staged_name(tensor.name) if staged else tensor.name)
-        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth, full=full, frame=frame), buffer)
+        return Operand(tensor.name, tensor_box(tensor, view, offset, rows, depth, full=full, frame=frame, step=step),
+                       buffer)
 
     def stage(self, sop: ScheduledOp) -> None:
         """Copy ``sop``'s IFM whole into its fast-storage copy when the schedule stages it."""
@@ -216,8 +217,11 @@ def _in_depth(op: NpuOp, view: Shape4D, depth: tuple[int, int]) -> tuple[int, in
 
 def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
                rows: tuple[int, int], depth: tuple[int, int], *, full: Shape4D | None = None,
-               frame: Shape4D | None = None) -> Box:
+               frame: Shape4D | None = None, step: tuple[int, int] | None = None) -> Box:
     """The box ``rows`` x ``depth`` of the op's ``view`` in the tensor's own coordinates.
+
+    A strided view (``step``: every ``step``-th row and column from ``offset``) touches the box
+    from its first element to its last, a superset (``NpuOp.ifm_step``).
 
     A view that reshapes the tensor (same bytes, other shape) touches the whole tensor. A box at an
     offset of ``frame``, a view of all of the tensor in another shape (a copy writing its slot of
@@ -226,6 +230,11 @@ def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
     """
     full = full or tensor.shape4d
     o = offset or Shape4D(0, 0, 0, 0)
+    if step is not None:
+        (sy, sx), first = step, o.h + step[0] * rows[0]
+        return Box((o.n, first, o.w, o.c + depth[0]),
+                   (min(o.n + view.n, full.n), min(o.h + sy * (rows[1] - 1) + 1, full.h),
+                    min(o.w + sx * (view.w - 1) + 1, full.w), min(o.c + depth[1], full.c)))
     if frame is not None and offset is not None and (frame.h, frame.w, frame.c) != (full.h, full.w, full.c):
         first = ((o.n * frame.h + o.h + rows[0]) * frame.w + o.w) * frame.c + o.c + depth[0]
         last = ((o.n * frame.h + o.h + rows[1] - 1) * frame.w + o.w + view.w - 1) * frame.c + o.c + depth[1]

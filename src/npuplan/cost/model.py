@@ -178,7 +178,7 @@ def _feature_map_bytes(query: CostQuery, arch: Architecture, acc: ElementAccess,
         raw = elements * operand.bits // 8
         scaled = burst_scaled_bytes(
             arch, operand.area, is_read=is_read, fmt=operand.format, element_bits=operand.bits,
-            block=blk, shape=operand.shape, raw_bytes=raw,
+            block=blk, shape=operand.shape, raw_bytes=raw, step_x=operand.step_x,
         )
         direction = Direction.READ if is_read else Direction.WRITE
         out.add((operand.area, Purpose.FEATURE_MAP, direction), raw, scaled)

@@ -43,13 +43,15 @@ class Operand:
     """One feature-map operand as the NPU accesses it.
 
     ``shape`` is the box read or written (the stripe; the whole tensor when not cascaded),
-    ``bits`` the element size in bits.
+    ``bits`` the element size in bits; ``step_x`` the columns between those the NPU accesses (a
+    strided view's step, ``NpuOp.ifm_step``: its pixels are never one run of bytes).
     """
 
     shape: Shape4D
     area: MemArea
     format: TensorFormat = "NHWC"
     bits: int = 8
+    step_x: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,11 @@ from npuplan.cost.query import TensorFormat
 
 
 def _burst_bits(
-    *, is_read: bool, fmt: TensorFormat, element_bits: int, block: Block, shape: Shape4D, cores: int
+    *, is_read: bool, fmt: TensorFormat, element_bits: int, block: Block, shape: Shape4D, cores: int,
+    step_x: int = 1,
 ) -> int:
-    """Length in bits of the bursts the NPU issues for one block of ``shape``."""
+    """Length in bits of the bursts the NPU issues for one block of ``shape`` (every ``step_x``-th
+    column of the map: a strided view's block rows are never one run)."""
     if fmt == "NHCWB16":
         # Vela compares the brick-column stride (bytes) with the block depth
         if element_bits * 16 * shape.w == block.depth * 8:
@@ -21,7 +23,7 @@ def _burst_bits(
         return 16 * element_bits * block.width * cores
     # a block's rows are one run when the tensor's x stride (bytes) equals the block depth (Vela 5.2.0's
     # default core; its legacy core compared the element size instead, so never saw a run)
-    depth_contiguous = shape.c * element_bits // 8 == block.depth
+    depth_contiguous = shape.c * element_bits // 8 == block.depth and step_x == 1
     if is_read:
         return element_bits * block.depth * (block.width if depth_contiguous else 1)
     if block.depth <= 16 and depth_contiguous:
@@ -39,11 +41,13 @@ def burst_scaled_bytes(
     block: Block,
     shape: Shape4D,
     raw_bytes: float,
+    step_x: int = 1,
 ) -> float:
-    """``raw_bytes`` inflated by how far the NPU's bursts fall short of ``area``'s burst length."""
+    """``raw_bytes`` inflated by how far the NPU's bursts fall short of ``area``'s burst length
+    (``step_x``: see ``_burst_bits``)."""
     bits = _burst_bits(
         is_read=is_read, fmt=fmt, element_bits=element_bits, block=block, shape=shape,
-        cores=arch.accelerator.cores,
+        cores=arch.accelerator.cores, step_x=step_x,
     )
     mem_burst_bytes = arch.timing(area).burst_length_bytes
     burst_bytes = min(mem_burst_bytes, bits // 8)

@@ -40,12 +40,15 @@ class Geometry:
     def row_bytes(self) -> int:
         return self.shape.w * self.stored_depth * self.element_bytes
 
-    def strides(self) -> tuple[int, int, int]:
-        """Byte strides (y, x, c)."""
+    def strides(self, step: tuple[int, int] = (1, 1)) -> tuple[int, int, int]:
+        """Byte strides (y, x, c) of a view of every ``step``-th row and column (NHWC only: a
+        brick's x stride is its 16 channels')."""
         e = self.element_bytes
         if self.nhcwb16:
+            if step != (1, 1):
+                raise ValueError(f"a strided view {step} of an NHCWB16 map")
             return self.row_bytes, 16 * e, 16 * e * self.shape.w
-        return self.row_bytes, self.shape.c * e, e
+        return step[0] * self.row_bytes, step[1] * self.shape.c * e, e
 
     def offset(self, y: int, x: int, c: int) -> int:
         """Byte offset of element (y, x, c) inside the buffer."""
@@ -141,5 +144,32 @@ def transposed_ofm(api: ModuleType, operand: Operand, tensor: Tensor, view: Shap
     fm.quantization = api.NpuQuantization(scale_f32=float(quant.scale[0]), zero_point=int(quant.zero_point[0]))
     fm.layout = api.NpuLayout.NHWC
     fm.strides = api.NpuShape3D(height=stride_y, width=stride_x, depth=e)
+    fm.name = operand.tensor
+    return fm
+
+
+def strided_view(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D, *, origin: Shape4D,
+                 step: tuple[int, int], channels: tuple[int, int], address: Address,
+                 regions: Mapping[MemArea, int]) -> Any:
+    """A strided view of a whole NHWC map (``NpuOp.ifm_step``): the ``view.h`` x ``view.w`` elements
+    at rows ``origin.h + step[0] * i`` and columns ``origin.w + step[1] * j``, channels ``channels``
+    from ``origin.c``, addressed by the map's strides times the step (the hardware reads and
+    writes at any byte strides; a rolling buffer or brick format cannot be viewed so)."""
+    if operand.buffer.kind is not BufferKind.FEATURE_MAP:
+        raise EmitError(operand.tensor, "a strided view of a map that is not whole in memory")
+    geo = Geometry(False, tensor.shape4d, tensor.dtype.size_bytes, None)
+    c0, c1 = channels
+    fm = api.NpuFeatureMap()
+    fm.data_type = getattr(api.NpuDataType, _DATA_TYPES[tensor.dtype])
+    fm.region = regions[address.area]
+    fm.shape = api.NpuShape3D(height=view.h, width=view.w, depth=c1 - c0)
+    base = address.offset + geo.offset(origin.h, origin.w, origin.c + c0)
+    fm.tiles = api.NpuTileBox(height_0=view.h, height_1=view.h, width_0=view.w, addresses=[base, 0, 0, 0])
+    quant = tensor.quant
+    fm.quantization = None if quant is None else api.NpuQuantization(scale_f32=float(quant.scale[0]),
+                                                                      zero_point=int(quant.zero_point[0]))
+    fm.layout = api.NpuLayout.NHWC
+    sy, sx, sc = geo.strides(step)
+    fm.strides = api.NpuShape3D(height=sy, width=sx, depth=sc)
     fm.name = operand.tensor
     return fm

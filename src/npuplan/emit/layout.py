@@ -2,7 +2,7 @@
 the fast-storage weight buffers, and the address of every buffer.
 
 The flash tensor holds the real encoded records (``emit.weights``) one after another, 16-byte
-aligned, so its size comes from the hardware encoding, not from the plan's size estimate; then the
+aligned (each distinct record once), so its size comes from the hardware encoding, not from the plan's size estimate; then the
 constant feature maps NPU operations read (a PAD's fill values, an elementwise op's constant
 operand), NHWC, each 16-byte aligned; then the 256-byte table of each LUT activation. Weight
 buffers hold slot 0 at their start and, double-buffered, slot 1 after the largest even slice.
@@ -73,8 +73,16 @@ class _Flash:
 
 
 def _place_records(flash: _Flash, encoded: Sequence[EncodedOp]) -> dict[SliceKey, int]:
-    """Every slice record, in op order; each record's offset."""
-    return {(op.op, piece.index): flash.place(piece.data) for op in encoded for piece in op.slices}
+    """Every slice record, in op order; each record's offset. Identical records (the phases of a
+    dilated kernel, ``lowering.dilation_phases``, each read the layer's weights) are stored once."""
+    placed: dict[bytes, int] = {}
+    offsets: dict[SliceKey, int] = {}
+    for op in encoded:
+        for piece in op.slices:
+            if piece.data not in placed:
+                placed[piece.data] = flash.place(piece.data)
+            offsets[(op.op, piece.index)] = placed[piece.data]
+    return offsets
 
 
 _NUMPY_TYPES = {DataType.INT8: "<i1", DataType.UINT8: "<u1", DataType.INT16: "<i2", DataType.INT32: "<i4"}

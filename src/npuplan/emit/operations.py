@@ -13,7 +13,7 @@ import numpy as np
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
 from npuplan.commands.types import Address, BufferKind, Box, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
-from npuplan.emit.features import feature_map, transposed_ofm
+from npuplan.emit.features import feature_map, strided_view, transposed_ofm
 from npuplan.emit.layout import DeployLayout
 from npuplan.emit.mean import mean_rescale
 from npuplan.emit.regions import FLASH_REGION
@@ -62,6 +62,18 @@ def _fm(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D,
                        regions=ctx.regions, view_rows=view_rows, view_channels=view_channels)
 
 
+def _strided(ctx: Context, operand: Operand, tensor: Tensor, view: Shape4D, origin: Shape4D | None,
+             step: tuple[int, int]) -> Any:
+    """A strided view (``NpuOp.ifm_step``) of a whole map: the stream's box spans it in the
+    tensor's coordinates, its channels from the view's origin."""
+    o = origin or Shape4D(0, 0, 0, 0)
+    if operand.buffer.name in ctx.nhcwb16:
+        raise EmitError(operand.tensor, "a strided view of an NHCWB16 map")
+    channels = (operand.box.start[3] - o.c, operand.box.end[3] - o.c)
+    return strided_view(ctx.api, operand, tensor, view, origin=o, step=step, channels=channels,
+                        address=ctx.layout.addresses[operand.buffer.name], regions=ctx.regions)
+
+
 def _whole_ofm_view(op: NpuOp, command: NpuStripeCommand) -> bool:
     """Whether the stripe writes a reshaped OFM view whole (the stream records its box as the whole
     tensor, in the tensor's coordinates, not the view's)."""
@@ -73,7 +85,7 @@ def _whole_ofm_view(op: NpuOp, command: NpuStripeCommand) -> bool:
 def ofm_rows(op: NpuOp, command: NpuStripeCommand) -> tuple[int, int]:
     """The OFM rows a stripe writes, in the op's own OFM view (for a copy into a box of its
     tensor, rows of that box: the stream's box is in the tensor's rows)."""
-    if _whole_ofm_view(op, command):
+    if _whole_ofm_view(op, command) or op.ofm_step is not None:  # a strided view is written whole
         return 0, op.ofm_shape.h
     (a, b), shift = command.ofm.box.rows, op.ofm_write_offset.h if op.ofm_write_offset is not None else 0
     return a - shift, b - shift
@@ -118,6 +130,8 @@ def _padding(api: ModuleType, op: NpuOp, command: NpuStripeCommand) -> Any:
         lo, hi = lo - op.ifm_read_offset.h, hi - op.ifm_read_offset.h
     if command.ifm is not None and _reshaped(op):
         lo, hi = view_rows(op, command)
+    if op.ifm_step is not None:  # a strided view, read whole
+        lo, hi = 0, op.ifm_shape.h
     up = op.upscale  # the kernel's rows are rows of the upscaled IFM, the box's rows of the IFM
     need_lo = a * k.stride_y - k.padding.top
     need_hi = (b - 1) * k.stride_y + k.dilated_height - k.padding.top
@@ -220,6 +234,8 @@ def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
     """The stripe's OFM: a transpose's written with swapped strides, a reshaped view's whole (its
     rows in stripes are not known: the stream records the whole tensor), else the box."""
     full = op.ofm.shape4d
+    if op.ofm_step is not None:
+        return _strided(ctx, command.ofm, op.ofm, op.ofm_shape, op.ofm_write_offset, op.ofm_step)
     if op.tflite_type == "TRANSPOSE":
         if op.name in ctx.striped and (op.ofm_shape.h, op.ofm_shape.w) != (full.h, full.w):
             raise EmitError(op.name, "a transpose whose OFM is not square, written in row stripes")
@@ -303,7 +319,11 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     npu.reversed_operands = reverse or op.reversed_operands
     npu.name = op.name
     assert command.ifm is not None
-    if op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself
+    if op.strided_views and op.name in ctx.striped:
+        raise EmitError(op.name, "a strided view written in row stripes")
+    if op.ifm_step is not None:
+        npu.ifm = _strided(ctx, command.ifm, op.ifm, op.ifm_shape, op.ifm_read_offset, op.ifm_step)
+    elif op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself
         npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm.shape4d)
     elif _reshaped(op):
         npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command), _ifm_view_channels(op, command))

@@ -136,6 +136,11 @@ class NpuOp:
     ofm_frame: Shape4D | None = None  # the view of all of ``ofm`` the write offset is in (None: its own shape)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
     ifm2_read_offset: Shape4D | None = None  # ... and inside ``ifm2``
+    # a strided view (a phase of a dilated kernel, ``lowering.dilation_phases``): the (rows,
+    # columns) element step between neighbours of the IFM view in ``ifm``, from ``ifm_read_offset``,
+    # and of the OFM view in ``ofm``, from ``ofm_write_offset`` (None: 1, 1)
+    ifm_step: tuple[int, int] | None = None
+    ofm_step: tuple[int, int] | None = None
     resampling: Resampling = Resampling.NONE  # upscaling of the IFM (x2 in H and W) before the kernel
     source_index: int = -1  # index of the TFLite operator it came from
     lut: np.ndarray | None = field(default=None, repr=False)  # a LUT activation's 256 entries (by input value)
@@ -173,6 +178,12 @@ class NpuOp:
     def reads_at_offset(self) -> bool:
         """Whether the op reads a box of an input at an offset (a slice read without a copy)."""
         return self.ifm_read_offset is not None or self.ifm2_read_offset is not None
+
+    @property
+    def strided_views(self) -> bool:
+        """Whether the op reads or writes a strided view (every ``step``-th row and column of a map
+        from an offset): such maps stay NHWC and the op runs whole, in no cascade."""
+        return self.ifm_step is not None or self.ofm_step is not None
 
     @property
     def writes_transposed(self) -> bool:

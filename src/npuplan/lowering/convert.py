@@ -18,6 +18,7 @@ from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import Quantization
 from npuplan.lowering._util import STANDALONE_ACTIVATIONS, fused_activation, op_padding, standalone_activation
+from npuplan.lowering.dilation_phases import split_phases
 from npuplan.lowering.grouped import conv_groups, convert_depth_multiplier, convert_grouped_conv, has_depth_multiplier
 from npuplan.lowering.lut_tables import activation_table
 from npuplan.lowering.strided_conv import fold_stride_into_depth
@@ -80,6 +81,31 @@ def hardware_dilation(op: Op, weights: np.ndarray, zero_point: int) -> tuple[np.
     spread[:, ::step_y, ::step_x, :] = weights
     spread.flags.writeable = False
     return spread, replace(kernel, height=spread.shape[1], width=spread.shape[2], dilation_y=hw_y, dilation_x=hw_x)
+
+
+def convert_phased(op: Op) -> tuple[NpuOp, ...] | None:
+    """A CONV_2D or DEPTHWISE_CONV_2D (without groups or a depth multiplier) of a dilation the
+    hardware does not run (above 2) as one operation per phase over strided views of its maps,
+    its kernel's own taps only (``dilation_phases``); None for any other op, or one that does not
+    split (``convert_conv`` / ``convert_depthwise`` then spread its kernel)."""
+    if op.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv_groups(op) > 1 or has_depth_multiplier(op):
+        return None
+    ifm, ofm = _ifm_ofm(op)
+    weights = op.inputs[1]
+    assert weights is not None and weights.data is not None
+    _, kh, kw, _ = weights.shape
+    if op.type == "CONV_2D" and ifm.shape4d.h == ifm.shape4d.w == kh == kw == 1:
+        return None
+    kernel = _conv_kernel(op, ifm.shape4d, kh, kw)
+    bias, bias_tensor = _bias(op)
+    conv = op.type == "CONV_2D"
+    whole = NpuOp(
+        name=op_name(op), tflite_type=op.type, op_type="Conv2DBias" if conv else "DepthwiseConv2DBias",
+        block_type=BlockType.CONV if conv else BlockType.DEPTHWISE, ifm=ifm, ifm_shape=ifm.shape4d,
+        ofm=ofm, ofm_shape=ofm.shape4d, weights=weights.data, weight_tensor=weights, bias=bias,
+        bias_tensor=bias_tensor, kernel=kernel, activation=fused_activation(op.options), source_index=op.index,
+    )
+    return split_phases(whole)
 
 
 def convert_conv(op: Op) -> tuple[NpuOp, ...]:

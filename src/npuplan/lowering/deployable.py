@@ -120,7 +120,8 @@ def npu_op_reason(op: NpuOp) -> str | None:
                 "row and column) is not emitted")
     if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
         return "reads at a batch offset (not emitted)"
-    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not (is_copy(op) or _slice_write(op)):
+    if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not (
+            is_copy(op) or _slice_write(op) or op.ofm_step is not None):
         return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"
     for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
         if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):
@@ -186,7 +187,8 @@ def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     reason: str | None = None
     if op.type not in DEPLOYABLE_TYPES:
         reason = _NOT_EMITTED.get(op.type, f"{op.type} is not emitted by the deploy path yet")
-    elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES:
+    elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES and not all(
+            isinstance(o, NpuOp) and o.strided_views for o in lowered):  # a dilated kernel's phases
         reason = f"{op.type} lowers to {len(lowered)} NPU operations (not emitted yet)"
     else:
         npu = [o for o in lowered if isinstance(o, NpuOp)]

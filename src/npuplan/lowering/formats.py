@@ -48,7 +48,9 @@ def _restricted(op: NpuOp, tensor: Tensor) -> bool:
     if op.ifm.name == tensor.name and op.block_type is BlockType.REDUCE_SUM and tensor.dtype.bits == 32:
         return True
     if op.ofm.name == tensor.name and op.writes_transposed:
-        return True  # written NHWC with its height and width strides swapped, even when its view is square
+        return True
+    if (op.ofm.name == tensor.name and op.ofm_step is not None) or (op.ifm.name == tensor.name and op.ifm_step is not None):
+        return True  # a strided view: strides of whole elements, NHWC only  # written NHWC with its height and width strides swapped, even when its view is square
     return _view_mismatch(op, tensor)
 
 

@@ -24,6 +24,7 @@ from npuplan.lowering.convert import (
     Converter,
     convert_binary_elementwise,
     convert_conv,
+    convert_phased,
     convert_depthwise,
     convert_fully_connected,
     convert_pool,
@@ -108,9 +109,10 @@ _CONVERTERS: dict[str, Converter] = {
 }
 
 
-def lower_op(op: Op, *, parallel_means: bool = False) -> tuple[LoweredOp, ...]:
+def lower_op(op: Op, *, parallel_means: bool = False,
+             dilation_phases: frozenset[int] = frozenset()) -> tuple[LoweredOp, ...]:
     """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
-    (``parallel_means``: see ``lower``)."""
+    (``parallel_means``, ``dilation_phases``: see ``lower``)."""
     reason = unsupported_reason(op)
     if reason is None and op.type not in _CONVERTERS:
         reason = f"{op.type} is not lowered by npuplan"
@@ -118,6 +120,9 @@ def lower_op(op: Op, *, parallel_means: bool = False) -> tuple[LoweredOp, ...]:
         return (CpuOp(op, reason),)
     if parallel_means and op.type == "MEAN":
         return with_fused_lut(op, convert_mean(op, parallel=True))
+    phased = convert_phased(op) if op.index in dilation_phases else None
+    if phased is not None:
+        return with_fused_lut(op, phased)
     return with_fused_lut(op, _CONVERTERS[op.type](op))
 
 
@@ -172,7 +177,8 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
-          flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True) -> LoweredGraph:
+          flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
+          dilation_phases: frozenset[int] = frozenset()) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -187,9 +193,14 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     where the accelerator allows it (``activations.standalone_luts_as_pools``) and elementwise ops
     of a depth that fills no brick run over a 16-deep view (``ofm_views.flat_elementwise_views``,
     unless not ``flat_elementwise``; pools copying element for element too unless not ``flat_pools``): fewer cycles for the op, but not always for the plan (the
-    forms cascade, overlap and store their maps differently), so that too is the planner's choice."""
+    forms cascade, overlap and store their maps differently), so that too is the planner's choice.
+    ``dilation_phases``: the convolutions of these operator indices (of the rewritten graph,
+    ``NpuOp.source_index``) of a dilation above 2 run one operation per phase over strided views
+    (``dilation_phases``: their own taps, but several smaller operations, whole and in no cascade)
+    rather than one over a kernel spread with zero taps; the planner prices both per op."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
-                        max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts)
+                        max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
+                        dilation_phases=dilation_phases)
     return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
                   flat_elementwise=flat_elementwise, flat_pools=flat_pools)
 
@@ -209,7 +220,8 @@ class LoweredOps:
 
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
-                parallel_means: bool = False, fuse_luts: bool = True) -> LoweredOps:
+                parallel_means: bool = False, fuse_luts: bool = True,
+                dilation_phases: frozenset[int] = frozenset()) -> LoweredOps:
     """The first part of ``lower``: the graph passes and each op's NPU operations (the options
     as ``lower``'s)."""
     if len(model.subgraphs) > 1:
@@ -222,7 +234,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op, parallel_means=parallel_means)
+            lowered = lower_op(op, parallel_means=parallel_means, dilation_phases=dilation_phases)
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)

@@ -114,7 +114,7 @@ def is_cascadable(op: NpuOp, *, fm_ifm2: bool = False) -> bool:
     Unlike Vela, an op reading a box of a whole input (a slice read in place) may start a cascade
     and an op writing its box of a whole output (a concatenated slice written in place) may end
     one: only the maps between cascaded ops are rolling buffers (``links_rolling``)."""
-    if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM):
+    if op.block_type in (BlockType.VECTOR_PRODUCT, BlockType.REDUCE_SUM) or op.strided_views:
         return False
     box = op.ofm_write_shape
     if box is not None and (box.h != op.ofm_shape.h or box.w != op.ofm_shape.w):
@@ -152,6 +152,8 @@ def stripe_row_step(op: NpuOp) -> int:
     top padding is the exception (the emitter runs an odd first row as an operation of its own,
     ``emit.upscale``); transpose upscaling pads instead, and other ops start anywhere."""
     k = op.kernel
+    if op.strided_views:
+        return max(1, op.ofm_shape.h)
     if op.resampling is not Resampling.NEAREST or (k.height == 1 and k.stride_y == 1 and k.padding.top == 0):
         return 1
     if k.padding.top % 2:  # stripe m starts at m * step * stride - pad_top: odd for every even m

@@ -112,9 +112,10 @@ class CostModelOracle:
             op=op,
             block=BlockChoice.of(query.block_config),
             # a striped op: its whole boxes, run as one operation per stripe (``stripes``)
-            ifm=Operand(op.ifm_shape, query.ifm_area, query.ifm_format, bits_in),  # type: ignore[arg-type]
+            ifm=Operand(op.ifm_shape, query.ifm_area, query.ifm_format, bits_in,  # type: ignore[arg-type]
+                        op.ifm_step[1] if op.ifm_step else 1),
             ofm=Operand(written, query.ofm_area, query.ofm_format,  # type: ignore[arg-type]
-                        op.ofm.dtype.bits),
+                        op.ofm.dtype.bits, op.ofm_step[1] if op.ofm_step else 1),
             ifm2=ifm2,
             weights=weights,
             lut=lut_access(op, self._arch, prefetched=query.lut_prefetched) if query.loads_table else None,
