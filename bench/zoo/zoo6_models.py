@@ -23,9 +23,7 @@ Writes DIR/<name>.tflite and DIR/manifest.json (family, I/O type, converter vari
 
 from __future__ import annotations
 
-import json
 import sys
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +31,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
-from generate import L, op_types, zoo_arguments  # noqa: E402
-from zoo5_models import FLOAT, I8, I16, Spec, convert  # noqa: E402
+from generate import L, zoo_arguments  # noqa: E402
+from zoo5_models import FLOAT, I16, Spec, write_models  # noqa: E402
 
 U8 = tf.uint8
 
@@ -504,19 +502,7 @@ MODELS: dict[str, Spec] = {
 
 def main() -> None:
     args, manifest_path, manifest = zoo_arguments(__doc__.splitlines()[0], Path("/tmp/zoo6"))
-    for name in args.only or list(MODELS):
-        spec = MODELS[name]
-        tf.keras.utils.set_random_seed(zlib.crc32(name.encode()))
-        try:
-            data, shapes = convert(name, spec, np.random.default_rng(len(name)))
-        except Exception as error:  # noqa: BLE001 - report and go on with the rest of the set
-            print(f"{name}: FAILED {type(error).__name__}: {str(error).splitlines()[0][:200]}", file=sys.stderr)
-            continue
-        (args.out / f"{name}.tflite").write_bytes(data)
-        manifest[name] = {"family": spec.family, "io": str(getattr(spec.io, "name", spec.io)),
-                          "variant": sorted(spec.variant), "input": shapes, "ops": op_types(data)}
-        print(name, len(data), manifest[name]["ops"], flush=True)
-        manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    write_models({name: MODELS[name] for name in args.only or MODELS}, args.out, manifest_path, manifest)
 
 
 if __name__ == "__main__":
