@@ -104,33 +104,22 @@ def _requantised_input(h: int = 32, w: int = 32):
     return graph([op("QUANTIZE", [u], [x], 0), _conv1x1(x, y, rng, 1)], [u], [y])
 
 
-def test_a_requantising_pool_runs_16_deep_and_computes_what_litert_computes(tmp_path):
+@pytest.mark.parametrize(("height", "width", "view"), [
     # Vela's default core rescales such an input over a 16-deep view (cnn_uint8_32: 4384 cycles
     # on the U55-128 against 8273 for the 3-deep pool)
+    (32, 32, Shape4D(1, 12, 16, 16)),
+    # 765 = 3^2 * 5 * 17 elements, no multiple of 16: 15 deep (zoo6 mixed_strides_uint8_45, a 45x51x3
+    # image: the 3-deep pool took 18801 of the network's 37826 cycles on the U55-128)
+    (15, 17, Shape4D(1, 3, 17, 15)),
+])
+def test_a_requantising_pool_runs_flat_and_computes_what_litert_computes(tmp_path, height, width, view):
     pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')
     from npuplan.run import CompiledModel, ReferenceModel, compare_runs
 
-    g = _requantised_input()
+    g = _requantised_input(height, width)
     planned, emitted, report = emit_graph(tmp_path, g)
     pool = next(o for o in planned.lowered.npu_ops if o.tflite_type == "QUANTIZE")
-    assert pool.ofm_shape == pool.ifm_shape == Shape4D(1, 12, 16, 16)
-    assert report.npu_operations == emitted.npu_operations
-    diffs = compare_runs(CompiledModel(emitted.data), ReferenceModel((tmp_path / f"{g.name}.tflite").read_bytes(),
-                                                                  reference_kernels=True),
-                         samples=2, seed=0)
-    assert all(d.differing == 0 for d in diffs), [str(d) for d in diffs]
-
-
-def test_a_requantising_pool_of_odd_elements_runs_15_deep_and_computes_what_litert_computes(tmp_path):
-    # zoo6 mixed_strides_uint8_45: a 45x51x3 uint8 image, 6885 elements, no multiple of 16; the
-    # 3-deep pool took 18801 of the network's 37826 cycles on the U55-128
-    pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')
-    from npuplan.run import CompiledModel, ReferenceModel, compare_runs
-
-    g = _requantised_input(15, 17)  # 765 = 3^2 * 5 * 17 elements
-    planned, emitted, report = emit_graph(tmp_path, g)
-    pool = next(o for o in planned.lowered.npu_ops if o.tflite_type == "QUANTIZE")
-    assert pool.ofm_shape == pool.ifm_shape == Shape4D(1, 3, 17, 15)
+    assert pool.ofm_shape == pool.ifm_shape == view
     assert report.npu_operations == emitted.npu_operations
     diffs = compare_runs(CompiledModel(emitted.data), ReferenceModel((tmp_path / f"{g.name}.tflite").read_bytes(),
                                                                   reference_kernels=True),
