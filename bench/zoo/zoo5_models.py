@@ -488,15 +488,20 @@ def main() -> None:
             lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith(name)]
             print("\n".join(lines) or f"{name}: FAILED exit status {run.returncode}", flush=True)
         return
-    for name in names:
-        spec = MODELS[name]
+    write_models({name: MODELS[name] for name in names}, args.out, manifest_path, manifest)
+
+
+def write_models(models: dict[str, Spec], out: Path, manifest_path: Path, manifest: dict) -> None:
+    """Convert each of ``models`` (seeded by its name) to OUT/<name>.tflite and record it in the
+    manifest; a network the converter refuses is a FAILED line and the rest go on."""
+    for name, spec in models.items():
         tf.keras.utils.set_random_seed(zlib.crc32(name.encode()))
         try:
             data, shapes = convert(name, spec, np.random.default_rng(len(name)))
         except Exception as error:  # noqa: BLE001 - report and go on with the rest of the set
             print(f"{name}: FAILED {type(error).__name__}: {str(error).splitlines()[0][:200]}", file=sys.stderr)
             continue
-        (args.out / f"{name}.tflite").write_bytes(data)
+        (out / f"{name}.tflite").write_bytes(data)
         manifest[name] = {"family": spec.family, "io": str(getattr(spec.io, "name", spec.io)),
                           "variant": sorted(spec.variant), "input": shapes, "ops": op_types(data)}
         print(name, len(data), manifest[name]["ops"], flush=True)

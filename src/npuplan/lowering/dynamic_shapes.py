@@ -28,6 +28,12 @@ _SAME_SHAPE = frozenset({
     "SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "HARD_SWISH", "LEAKY_RELU",
     "PRELU", "EXP", "LOG", "RSQRT", "SQRT", "NEG", "ABS", "GELU", "QUANTIZE", "DEQUANTIZE", "CAST", "SQUARE",
 })
+# 4-D operators whose output keeps their input's batch (the declared rows, columns and depth are
+# right; the batch is the placeholder 1, wrong after a SPACE_TO_BATCH_ND).
+_KEEP_BATCH = frozenset({
+    "CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "RESIZE_BILINEAR",
+    "RESIZE_NEAREST_NEIGHBOR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
+})
 # Operators whose output has the broadcast shape of their two inputs.
 _BROADCAST = frozenset({"ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW"})
 
@@ -63,6 +69,29 @@ def _fully_connected(op: Op, ifm: Tensor) -> tuple[int, ...] | None:
     return (ifm.elements // depth, units) if ifm.elements % depth == 0 else None
 
 
+def _space_batch(op: Op, ifm: Tensor) -> tuple[int, ...] | None:
+    """SPACE_TO_BATCH_ND's or BATCH_TO_SPACE_ND's output: the blocks of the spatial axes move
+    to (or from) the batch, after padding (before cropping) by the constant operands."""
+    block_t, edges_t = (op.inputs[1], op.inputs[2]) if len(op.inputs) > 2 else (None, None)
+    if block_t is None or edges_t is None or block_t.data is None or edges_t.data is None:
+        return None
+    block = [int(v) for v in block_t.data.reshape(-1)]
+    edges = np.asarray(edges_t.data).reshape(-1, 2).astype(int)
+    if len(edges) != len(block) or len(ifm.shape) < len(block) + 1 or min(block, default=0) <= 0:
+        return None
+    cells = int(np.prod(block))
+    shape = list(ifm.shape)
+    if op.type == "SPACE_TO_BATCH_ND":
+        spatial = [shape[1 + i] + int(edges[i].sum()) for i in range(len(block))]
+        if any(d % b for d, b in zip(spatial, block)):
+            return None
+        return (shape[0] * cells, *(d // b for d, b in zip(spatial, block)), *shape[1 + len(block):])
+    if shape[0] % cells:
+        return None
+    spatial = [shape[1 + i] * block[i] - int(edges[i].sum()) for i in range(len(block))]
+    return (shape[0] // cells, *spatial, *shape[1 + len(block):])
+
+
 def inferred_shape(op: Op) -> tuple[int, ...] | None:
     """The shape of ``op``'s first output given its inputs' shapes, or None when not inferred here
     (or when its shape operand is not a constant yet)."""
@@ -73,6 +102,11 @@ def inferred_shape(op: Op) -> tuple[int, ...] | None:
         return _reshape(op, ifm) if op.type == "RESHAPE" else None
     if op.type == "FULLY_CONNECTED":
         return _fully_connected(op, ifm)
+    if op.type in ("SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"):
+        return _space_batch(op, ifm)
+    if op.type in _KEEP_BATCH:
+        out = op.outputs[0]
+        return (ifm.shape[0], *out.shape[1:]) if out is not None and len(out.shape) == len(ifm.shape) == 4 else None
     if op.type in _SAME_SHAPE:
         return ifm.shape
     if op.type in _BROADCAST and len(op.inputs) > 1 and op.inputs[1] is not None:

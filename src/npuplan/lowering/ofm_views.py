@@ -70,7 +70,35 @@ def flattens(op: NpuOp) -> bool:
         else ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_shape))
     if any(view != shape or tensor.shape4d != shape for tensor, view in views):
         return False
-    return shape.n == 1 and shape.c % BRICK_DEPTH != 0 and shape.elements % BRICK_DEPTH == 0
+    return shape.n == 1 and shape.c % BRICK_DEPTH != 0 and flat_depth(shape) is not None
+
+
+# Maps whose elements hold no whole brick run flat only when their own depth fills at most this
+# share of a brick (a 3-deep image: 19%), and then at most this deep: deeper views fill the blocks
+# no better and read fewer, longer rows. Flattening a map 7 or 8 deep gains little and can cost
+# more than it saves (zoo6 yolo_heads_uint8_64's 252x7 output tables: 58 cycles more).
+MAX_FILL_TO_FLATTEN = 0.25
+MAX_FLAT_DEPTH = 64
+
+
+def _brick_fill(depth: int) -> float:
+    """The share of the bricks a depth of ``depth`` fills."""
+    return depth / (-(-depth // BRICK_DEPTH) * BRICK_DEPTH)
+
+
+def flat_depth(shape: Shape4D) -> int | None:
+    """The depth of the view ``flat_elementwise_views`` runs a map of ``shape`` over: 16 when the
+    elements fill whole bricks; otherwise, for a map filling at most a quarter of its bricks, the
+    divisor of the elements up to ``MAX_FLAT_DEPTH`` that fills the bricks best (the smaller on a
+    tie) when it fills them better; else None (a 45x51x3 image, 6885 = 3^4 * 5 * 17 elements:
+    15 deep, 94% of each brick, not 19%)."""
+    if shape.elements % BRICK_DEPTH == 0:
+        return BRICK_DEPTH
+    if _brick_fill(shape.c) > MAX_FILL_TO_FLATTEN:
+        return None
+    divisors = [d for d in range(1, MAX_FLAT_DEPTH + 1) if shape.elements % d == 0]
+    best = max(divisors, key=lambda d: (_brick_fill(d), -d))
+    return best if _brick_fill(best) > _brick_fill(shape.c) else None
 
 
 def _flat_elementwise(op: NpuOp) -> bool:
@@ -87,7 +115,9 @@ def _copying_pool(op: NpuOp) -> bool:
 
 
 def _flat(op: NpuOp) -> NpuOp:
-    cells = op.ofm_shape.elements // BRICK_DEPTH
+    depth = flat_depth(op.ofm_shape)
+    assert depth is not None
+    cells = op.ofm_shape.elements // depth
     h = max(d for d in range(1, math.isqrt(cells) + 1) if cells % d == 0)
-    view = Shape4D(1, h, cells // h, BRICK_DEPTH)
+    view = Shape4D(1, h, cells // h, depth)
     return replace(op, ifm_shape=view, ifm2_shape=view if op.ifm2 is not None else None, ofm_shape=view)

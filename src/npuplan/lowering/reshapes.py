@@ -19,6 +19,9 @@ _AXIS_SENSITIVE = frozenset({
     "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "CONCATENATION", "PACK", "UNPACK", "SPLIT",
     "SPLIT_V", "STRIDED_SLICE", "SLICE", "ARG_MAX", "ARG_MIN", "TRANSPOSE", "PAD", "PADV2", "MIRROR_PAD", "GATHER",
     "BATCH_MATMUL",  # multiplies the last two axes, batched over the others
+    # CPU operators that index, tile, reverse or block leading axes as declared
+    "GATHER_ND", "SCATTER_ND", "TILE", "REVERSE_V2", "CUMSUM", "ONE_HOT", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
+    "REDUCE_ANY", "REDUCE_ALL", "BROADCAST_TO",
 })
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from npuplan.ir.types import DataType, Quantization
-from npuplan.lowering.ofm_views import flat_elementwise_views
+from npuplan.lowering.ofm_views import flat_depth, flat_elementwise_views
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
 from tests.unit.emit.conftest import emit_graph
@@ -30,8 +30,19 @@ def test_the_view_is_16_deep_and_as_square_as_the_elements_allow():
     assert flat.ofm_shape == flat.ifm_shape == flat.ifm2_shape == Shape4D(1, 4, 4, 16)
     (wide,) = flat_elementwise_views((_add((1, 6, 10, 8)),))
     assert wide.ofm_shape == Shape4D(1, 5, 6, 16)
-    kept = (_add((1, 8, 8, 16)), _add((1, 3, 3, 5)))  # whole bricks already; elements not a multiple of 16
+    kept = (_add((1, 8, 8, 16)), _add((1, 1, 1, 7)))  # whole bricks already; no deeper divisor fills them better
     assert flat_elementwise_views(kept) == kept
+
+
+def test_elements_that_fill_no_whole_brick_run_over_the_divisor_filling_the_bricks_best():
+    # 45 elements: 15 deep fills 94% of each brick (45 deep as much: the shallower is kept), 3 deep 19%
+    (flat,) = flat_elementwise_views((_add((1, 5, 3, 3)),))
+    assert flat.ofm_shape == flat.ifm_shape == flat.ifm2_shape == Shape4D(1, 1, 3, 15)
+    five = (_add((1, 3, 3, 5)),)  # 5 deep fills 31% of each brick already: kept
+    assert flat_elementwise_views(five) == five
+    # a 45x51x3 image (zoo6 mixed_strides_uint8_45, 6885 = 3^4 * 5 * 17 elements): 15 deep, not 3
+    assert flat_depth(Shape4D(1, 45, 51, 3)) == 15
+    assert flat_depth(Shape4D(1, 1, 1, 7)) is None and flat_depth(Shape4D(1, 4, 4, 3)) == 16
 
 
 def test_a_flat_add_computes_what_litert_computes(tmp_path):
@@ -85,24 +96,30 @@ def test_a_flat_add_whose_output_is_concatenated_keeps_its_copy():
     assert sorted(o.tflite_type for o in lowered.npu_ops if o.ofm.name == "y") == ["CONCATENATION", "CONV_2D"]
 
 
-def _requantised_input():
-    """uint8 32x32x3 -> QUANTIZE to int8 -> 1x1 CONV_2D: the rescale (a 1x1 average pool) is 3 deep."""
+def _requantised_input(h: int = 32, w: int = 32):
+    """uint8 HxWx3 -> QUANTIZE to int8 -> 1x1 CONV_2D: the rescale (a 1x1 average pool) is 3 deep."""
     rng = np.random.default_rng(7)
-    u = fm("u", (1, 32, 32, 3), DataType.UINT8, Quantization((0.0295,), (122,)))
-    x, y = fm("x", (1, 32, 32, 3), quant=Quantization((0.0295,), (-6,))), fm("y", (1, 32, 32, 8))
+    u = fm("u", (1, h, w, 3), DataType.UINT8, Quantization((0.0295,), (122,)))
+    x, y = fm("x", (1, h, w, 3), quant=Quantization((0.0295,), (-6,))), fm("y", (1, h, w, 8))
     return graph([op("QUANTIZE", [u], [x], 0), _conv1x1(x, y, rng, 1)], [u], [y])
 
 
-def test_a_requantising_pool_runs_16_deep_and_computes_what_litert_computes(tmp_path):
+@pytest.mark.parametrize(("height", "width", "view"), [
     # Vela's default core rescales such an input over a 16-deep view (cnn_uint8_32: 4384 cycles
     # on the U55-128 against 8273 for the 3-deep pool)
+    (32, 32, Shape4D(1, 12, 16, 16)),
+    # 765 = 3^2 * 5 * 17 elements, no multiple of 16: 15 deep (zoo6 mixed_strides_uint8_45, a 45x51x3
+    # image: the 3-deep pool took 18801 of the network's 37826 cycles on the U55-128)
+    (15, 17, Shape4D(1, 3, 17, 15)),
+])
+def test_a_requantising_pool_runs_flat_and_computes_what_litert_computes(tmp_path, height, width, view):
     pytest.importorskip("ai_edge_litert", reason='LiteRT (the "run" extra) is the reference')
     from npuplan.run import CompiledModel, ReferenceModel, compare_runs
 
-    g = _requantised_input()
+    g = _requantised_input(height, width)
     planned, emitted, report = emit_graph(tmp_path, g)
     pool = next(o for o in planned.lowered.npu_ops if o.tflite_type == "QUANTIZE")
-    assert pool.ofm_shape == pool.ifm_shape == Shape4D(1, 12, 16, 16)
+    assert pool.ofm_shape == pool.ifm_shape == view
     assert report.npu_operations == emitted.npu_operations
     diffs = compare_runs(CompiledModel(emitted.data), ReferenceModel((tmp_path / f"{g.name}.tflite").read_bytes(),
                                                                   reference_kernels=True),

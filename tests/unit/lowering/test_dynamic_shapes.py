@@ -12,7 +12,7 @@ from npuplan.ir.types import DataType
 from npuplan.lowering import lower
 from npuplan.lowering.dynamic_shapes import resolve_dynamic_shapes
 
-from ._build import const, fm, graph, model, op
+from ._build import const, conv, fm, graph, model, op
 
 
 def _dynamic(name: str, declared: tuple[int, ...], signature: tuple[int, ...]) -> Tensor:
@@ -82,3 +82,18 @@ def test_a_batch_matmul_keeps_reading_the_rank_it_was_given() -> None:
     lowered = lower(model(graph(ops, [x], [y])), accelerator("ethos-u55-128"), deployable=True)
     (cpu,) = lowered.cpu_ops
     assert cpu.op.type == "BATCH_MATMUL" and cpu.op.inputs[0].shape == (1, 16, 24)
+
+
+def test_space_to_batch_moves_the_blocks_into_the_batch_and_back() -> None:
+    """A dynamic-batch SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND (zoo6 cpu_space_batch_16):
+    the file declares the blocked tensors with batch 1; TensorFlow Lite computes batch 4 for both."""
+    x = _dynamic("x", (1, 16, 16, 8), (-1, 16, 16, 8))
+    s, c = _dynamic("s", (1, 8, 8, 8), (-1, 8, 8, 8)), _dynamic("c", (1, 8, 8, 8), (-1, 8, 8, 8))
+    y = _dynamic("y", (1, 16, 16, 8), (-1, 16, 16, 8))
+    block = const("block", [2, 2], DataType.INT32, None)
+    edges = const("edges", [[0, 0], [0, 0]], DataType.INT32, None)
+    ops = [op("SPACE_TO_BATCH_ND", [x, block, edges], [s], 0), conv(s, c, index=1),
+           op("BATCH_TO_SPACE_ND", [c, block, edges], [y], 2)]
+    resolved, _ = resolve_dynamic_shapes(graph(ops, [x], [y]))
+    shapes = {t.name: t.shape for t in resolved.tensors()}
+    assert shapes["s"] == (4, 8, 8, 8) and shapes["c"] == (4, 8, 8, 8) and shapes["y"] == (1, 16, 16, 8)

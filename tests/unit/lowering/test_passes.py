@@ -119,6 +119,18 @@ def test_reshape_with_dynamic_shape_is_kept() -> None:
     assert drop_noop_reshapes(g)[0].ops == g.ops
 
 
+def test_a_rank_dropping_slice_before_gather_nd_is_kept() -> None:
+    # GATHER_ND's indices address the leading axes as declared: rewired to the 4-D tensor it would
+    # index batch and rows instead of rows and columns (zoo6 cpu_gather_nd_10)
+    x, y, s, z = fm("x", (1, 10, 10, 8)), fm("y", (1, 10, 10, 8)), fm("s", (10, 10, 8)), fm("z", (4, 8))
+    shape = const("shape", [10, 10, 8], DataType.INT32, None)
+    idx = const("idx", np.array([[0, 1], [3, 4], [7, 2], [9, 9]], np.int32), DataType.INT32, None)
+    g = graph([conv(x, y), op("RESHAPE", [y, shape], [s], 1), op("GATHER_ND", [s, idx], [z], 2)], [x], [z])
+    out, _ = drop_noop_reshapes(g)
+    gather = next(o for o in out.ops if o.type == "GATHER_ND")
+    assert gather.inputs[0].shape == (10, 10, 8)
+
+
 def test_reshape_producing_graph_output_keeps_output_tensor() -> None:
     x, y, r = fm("x", (1, 1, 1, 16)), fm("y", (1, 1, 1, 16)), fm("r", (1, 16))
     g = graph([conv(x, y, 1), op("RESHAPE", [y, const("s", [1, 16], DataType.INT32, None)], [r])], [x], [r])
