@@ -63,7 +63,7 @@ def _cycles(schedule) -> int:  # type: ignore[no-untyped-def]
 def test_performance_plans_both_layouts_where_their_roomiest_plans_tie() -> None:
     """op_sub on U65-256 Dedicated_Sram: both layouts' roomiest plans take 7837 cycles (the maps they
     store differently stay off-chip there), but within 384 KiB the packed one plans faster (3998 vs
-    4239 cycles, the cache holding half the bytes): a tie plans both, and the faster is kept."""
+    4239 cycles, the cache holding half the bytes): the layout of fewer feature-map bytes goes first, and the faster is kept."""
     from pathlib import Path
 
     import npuplan.schedule.search.planner as planner

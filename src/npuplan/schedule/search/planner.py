@@ -65,14 +65,18 @@ def _fastest_layout(
     two candidates at every budget. The layout whose roomiest plan (``roomiest``) is faster is
     planned first (an order that does not depend on the budget), the other too wherever the budget
     binds on the first (that roomiest plan does not fit, or nothing does) or the first's plan is
-    slower than the other's roomiest, and the faster plan is kept, the first on a tie. Planning one layout only let a larger budget plan slower: where bricks
-    first fit, it lost the faster packed plan a smaller budget had to take. Raises the smaller
+    slower than the other's roomiest, and the faster plan is kept, the first on a tie. Of two roomiest
+    plans of equal cycles, the layout of fewer feature-map bytes goes first. Planning one layout only
+    let a larger budget plan slower: where bricks first fit, it lost the faster packed plan a smaller
+    budget had to take. Raises the smaller
     floor's ``InfeasiblePlan`` when neither layout plans."""
     bricks, packed = build_network(lowered), build_network(lowered, pack_unaligned=True)
     if not packed.packed:
         return _plan(bricks, arch, options, oracle, limits)
-    (first_cycles, _, first, first_roomy), (second_cycles, _, second, second_roomy) = sorted(
-        (total_cycles(n, roomy, arch, oracle), k, n, roomy)
+    # on equal cycles the layout of fewer feature-map bytes first: the roomiest plans do not show the
+    # fast storage smaller maps win in a budgeted plan (U65 Dedicated_Sram: the arena is off-chip)
+    (first_cycles, _, _, first, first_roomy), (second_cycles, _, _, second, second_roomy) = sorted(
+        (total_cycles(n, roomy, arch, oracle), sum(fm.size_bytes for fm in n.fms.values()), k, n, roomy)
         for k, n in enumerate((bricks, packed)) for roomy in (roomiest(n, arch, oracle),))
     plans: list[Schedule] = []
     errors: list[InfeasiblePlan] = []
@@ -81,10 +85,8 @@ def _fastest_layout(
     except InfeasiblePlan as error:
         errors.append(error)
     # the second layout is planned too where the budget binds on the first (its roomiest plan does
-    # not fit), where the roomiest plans do not tell the layouts apart (equal cycles: the maps the
-    # layouts store differently are placed in fast storage by the real plans, not by the roomiest),
-    # or where the first's plan is slower than the second's roomiest
-    if (not plans or not limits.fits(peak_bytes(first, first_roomy)) or second_cycles == first_cycles
+    # not fit) or the first's plan is slower than the second's roomiest
+    if (not plans or not limits.fits(peak_bytes(first, first_roomy))
             or plans[0].total_npu_cycles > second_cycles):
         try:
             plans.append(_noted(second, _plan(second, arch, options, oracle, limits)))
