@@ -47,3 +47,18 @@ def test_plan_runs_with_the_collector_paused() -> None:
     plan(DATA / "ds_cnn_kws.tflite", on_step=lambda _name: seen.append(gc.isenabled()))
     assert seen and not any(seen)
     assert gc.isenabled()
+
+
+def test_the_program_runs_its_whole_command_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``npuplan`` (``cli.run``) pauses the collector for the whole command, the imports of the
+    planner included, and leaves it as it was."""
+    import npuplan.cli as cli
+
+    seen: list[bool] = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.isenabled()) or 0)
+    try:
+        assert cli.run() == 0
+    finally:
+        gc.unfreeze()  # run() freezes the collector's objects for the process's exit
+    assert seen == [False]
+    assert gc.isenabled()

@@ -38,7 +38,7 @@ _NO_BITS = np.zeros(1, dtype=np.uint8)
 _PLAY_LOOP_ROWS = 512
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Chunks:
     """One stream of a slice in chunks: ``done[c]`` symbols end in the first ``c`` chunks (``c``
     0..count); each chunk's unary word (``word_bits`` wide: 0 for none); per chunk the width of its

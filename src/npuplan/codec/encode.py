@@ -77,7 +77,7 @@ def encode_values(values: np.ndarray) -> bytes:
     return data.tobytes()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Slice:
     """One slice's bits: fields (bit offsets, values), perhaps a body of packed bytes from bit
     ``body_bit`` on, and the bit after the slice."""

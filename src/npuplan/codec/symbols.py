@@ -35,7 +35,7 @@ _UNCOMPRESSED = 2 * (MAX_DIVISOR_BITS + 1)  # the parameter row after plain k 0.
 _IMPOSSIBLE = float(1 << 50)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class WeightParameter:
     """How indices are coded: divisor ``2**divisor_bits``, truncated (quotient at most 2), or
     ``uncompressed`` (fixed ``divisor_bits``-bit fields, no unary part)."""
@@ -45,7 +45,7 @@ class WeightParameter:
     uncompressed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class StreamSymbols:
     """A stream as coded: weight ``indices`` (palette index or direct index of each coded value),
     ``zero_runs`` (``None`` without zero runs; else one more than the indices: before the first
@@ -79,7 +79,7 @@ def _bits(value: int) -> int:
     return max(MIN_PALETTE_BITS, int(value).bit_length())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Palette:
     entries: tuple[int, ...]
     bits: int

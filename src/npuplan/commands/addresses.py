@@ -27,7 +27,7 @@ from npuplan.schedule.model.types import Schedule
 from npuplan.units import ALIGN_BYTES, round_up
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class AddressPlan:
     """Every buffer's ``Address`` and, per memory area, the allocation of its non-constant buffers.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 Label = tuple[str, int]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class AreaContents:
     """Sorted intervals ``[starts[i], ends[i])`` holding ``labels[i]``."""
 

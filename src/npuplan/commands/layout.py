@@ -32,7 +32,7 @@ def weight_buffer_name(op_name: str) -> str:
     return f"{op_name}#weight_buffer"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class BufferSpec:
     """One buffer before it has an address: area, bytes needed and row geometry.
 
@@ -60,7 +60,7 @@ class BufferSpec:
         return row // self.rows if self.rows is not None else 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class WeightLayout:
     """An op's weight slices and where each sits in its fast-storage buffer (if buffered)."""
 

@@ -61,7 +61,7 @@ class Violation:
         return f"{where}: {self.kind} on '{self.tensor}': {self.detail}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class StreamContext:
     """What a replay needs besides the commands: every tensor's own NHWC shape and the network's
     input and output tensor names."""

@@ -11,7 +11,7 @@ from npuplan.ir.shape import Shape4D
 from npuplan.units import div_round_up
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ElementAccess:
     """Elements read and written: IFM (refetches included), IFM2, OFM, scale/bias entries, and how
     often the weights and scales are read (once per OFM block position in height and width)."""

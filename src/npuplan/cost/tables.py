@@ -43,7 +43,7 @@ _OUTPUT_ORDER = tuple(OutputKind)
 _ACTIVATION_ORDER = tuple(ActivationKind)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class OutputTiming:
     """Output-stage and accumulator timing of one accelerator."""
 

@@ -56,7 +56,7 @@ class Emitted:
 STEPS = ("blocks", "codec", "encode", "layout", "operations", "generate", "model", "self_check")
 
 
-@dataclass
+@dataclass(eq=False)
 class EmitMemo:
     """What one model's emits can share (``plan_and_emit`` emits again after a CPU fallback): the
     valid block configs of the ops probed and the encodings of the weight slices seen."""

@@ -23,7 +23,7 @@ from npuplan.ir.types import DataType
 from npuplan.units import round_up
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Geometry:
     """How a buffer lays out its tensor: format, full shape, bytes per row and rolling rows."""
 

@@ -33,7 +33,7 @@ from npuplan.units import ALIGN_BYTES, round_up
 SliceKey = tuple[str, int]  # (op name, slice index)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DeployLayout:
     """The emitted file's memory layout.
 

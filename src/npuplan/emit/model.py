@@ -31,7 +31,7 @@ CUSTOM_OPTIONS = b"\x01\x04\x01"
 OFFLINE_ALLOCATION = "OfflineMemoryAllocation"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Partitioned:
     """One NPU partition's boundary: the feature maps it reads from outside and writes for outside."""
 

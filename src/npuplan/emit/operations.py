@@ -36,7 +36,7 @@ _ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MIN
 _ROUNDING = {Rounding.TFL: "TFL", Rounding.NATURAL: "NATURAL", Rounding.TRUNCATE: "TRUNCATE"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Context:
     """What translating a command needs: the API, the regions, the layout and the plan's records."""
 

@@ -29,7 +29,7 @@ def _padded(data: bytes) -> list[bytes]:
     return [data, bytes(pad)] if pad else [data]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class CoreStreams:
     """Where one core's streams lie inside a slice's record (bytes from its start, 16-byte padded)."""
 
@@ -39,7 +39,7 @@ class CoreStreams:
     weight_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class EncodedSlice:
     """One slice's record: ``data``, for each core in turn its scale stream then its weight
     stream (each 16-byte padded; Vela's layout), and where each core's streams lie (``cores``)."""
@@ -55,7 +55,7 @@ class EncodedSlice:
         return len(self.data)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class EncodedOp:
     """An op's encoded slices (by slice index), its weight traversal and the OFM block depth used."""
 
@@ -216,7 +216,7 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Codec:
     """What every weight stream of one op is encoded with (the API, the memo, the accelerator,
     dilation, depthwise, traversal, and what its volumes are made from)."""

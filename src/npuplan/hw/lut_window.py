@@ -17,7 +17,7 @@ from npuplan.hw.accelerator import Accelerator
 TABLE_BANKS = 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LutWindow:
     """Where one configuration keeps its tables: SHRAM bytes ``base`` to ``base + size_bytes``, of
     ``shram_bytes``; ``reserved`` when no operation's buffers use those banks."""

@@ -23,7 +23,7 @@ _U32 = struct.Struct("<I")
 _U16 = struct.Struct("<H")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Table:
     """One flatbuffer table: the file's ``data``, the table's position ``pos``, its vtable's
     position and size in bytes."""

@@ -205,7 +205,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
                   flat_elementwise=flat_elementwise, flat_pools=flat_pools)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LoweredOps:
     """``lower``'s work before it places the ops' reads and writes, the same whether or not
     concatenated slices are then written in place: the lowerings a plan compares share it."""

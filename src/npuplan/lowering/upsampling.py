@@ -27,7 +27,7 @@ from npuplan.lowering._util import replace_op, replace_tensor
 Removed = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Repeat:
     """An EXPAND_DIMS -> TILE -> RESHAPE chain equal to ``np.repeat(source, factor, axis)``."""
 

@@ -17,7 +17,7 @@ from npuplan.memory.live_range import LiveRange, live_bytes_profile
 NO_PREDECESSOR = -1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Instance:
     """Ranges reduced to what placement needs, indexed 0..n-1 in the caller's order."""
 
@@ -102,7 +102,7 @@ def initial_orders(inst: Instance) -> list[list[int]]:
     return unique
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class PlacementState:
     """Working arrays of one placement (mutable; private to an allocator run, never returned).
 

@@ -19,7 +19,7 @@ SHRAM_REGION = (1 << 8) | 3
 MAX_BLOCKDEP = 3  # BLOCKDEP's largest value: jobs of the next op that may start before the last ends
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class NativeArch:
     """One accelerator as the generator sees it (sizes in bytes, counts in operations)."""
 

@@ -34,7 +34,7 @@ from npuplan.emit.native.scaling import (
 PARAM_MASK = 0xFFFF  # a cmd0 register's 16-bit parameter
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ElementType:
     """A feature map's element type: bits per element and signedness."""
 

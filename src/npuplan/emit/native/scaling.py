@@ -119,7 +119,7 @@ def mul_scale(ifm_scale: float, ifm2_scale: float, ofm_scale: float) -> Scale:
     return q31_scale(float(product))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class AddSubScales:
     """The three scale registers of an ADD/SUB and the operand OPA multiplies."""
 

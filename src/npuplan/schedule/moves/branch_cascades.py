@@ -135,7 +135,7 @@ class _Patch:
     staged_fms: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Run:
     """A run ``branch_cascade`` can make one cascade, before its rolling buffers are sized: ops
     ``start..end``, their stripe rows, the maps rolled and the staged maps kept."""

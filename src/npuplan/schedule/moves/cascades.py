@@ -123,7 +123,7 @@ def _most_saved(options: tuple[tuple[int, int], ...], room: int) -> int:
     return -int(frontier[bisect.bisect_right(frontier, (room, math.inf)) - 1][1])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Context:
     """What every segment proposal reads: the decisions so far, their usage and who is live when."""
 

@@ -166,7 +166,7 @@ def order_peak_bytes(graph: LoweredGraph, order: tuple[int, ...], sizes: dict[st
 _Frontier = tuple[int, int, int, tuple[int, ...], Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Ranks:
     """(peak bytes, held bytes, breaks) as one int that compares as the tuple does: each field
     below its bound (``held_bound`` over any bytes held, ``breaks_bound`` over any break count)."""

@@ -58,7 +58,7 @@ def trim_peak(net: Network, dec: Decisions, arch: Architecture, oracle: CostOrac
     return dec
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Priced:
     """Each op's cycles and the slack it leaves the next under one decision set, so that a change
     to a few ops is priced by costing those ops and the ones their slack reaches (the same sum
@@ -112,7 +112,7 @@ def _usage_without_weights(net: Network, dec: Decisions, usage: list[int], ops: 
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Owners:
     """The in-place pairs of one decision set (``inplace_outputs``) and, per map, its mates."""
 

@@ -70,7 +70,7 @@ MAX_FRONTIER = 16  # plans kept per position (the seed's cap)
 MAX_STEP_OPTIONS = 12  # cascade options kept per (start, end) after their own frontier
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class SearchWeights:
     """The seed's search metric: ``cycles`` per cycle plus ``per_byte[area]`` per byte moved."""
 
