@@ -54,7 +54,11 @@ def test_a_flat_add_computes_what_litert_computes(tmp_path):
     g = graph([_conv1x1(x, c, rng, 0), op("ADD", [c, x], [s], 1, fused_activation_function="NONE")], [x], [s])
     planned, emitted, report = emit_graph(tmp_path, g)
     add = next(o for o in planned.lowered.npu_ops if o.tflite_type == "ADD")
-    assert add.ofm_shape == Shape4D(1, 4, 8, 16)  # as fast as the 8-deep add, in half the SRAM
+    # the 16-deep view is as fast as the 8-deep add in bricks, in half the SRAM; so is the 8-deep add
+    # over maps kept NHWC (packed), which the planner takes first on equal cycles and fewer map bytes
+    packed = "feature maps of unaligned depth kept NHWC" in planned.schedule.notes
+    assert add.ofm_shape == Shape4D(1, 4, 8, 16) or packed
+    assert planned.schedule.sram_peak_bytes == 1024
     assert report.npu_operations == emitted.npu_operations
     diffs = compare_runs(CompiledModel(emitted.data), ReferenceModel((tmp_path / f"{g.name}.tflite").read_bytes(),
                                                                   reference_kernels=True),
