@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from npuplan.cost.cycles import CONV_LIKE, PER_CHANNEL, clip_block, rounded_elements, rounded_shape_elements, sub_kernel_limit
 from npuplan.cost.query import CostQuery
+from npuplan.hw.accelerator import Block
 from npuplan.ir.lowered import BlockType
 from npuplan.ir.shape import Shape4D
 from npuplan.units import div_round_up
@@ -28,7 +29,7 @@ def _conv_access(query: CostQuery) -> ElementAccess:
     ifm_block = clip_block(ifm.shape, query.block.ifm_block)
     ofm_block = clip_block(ofm.shape, query.block.ofm_block)
     o = ofm.shape
-    blocks_hw = o.n * div_round_up(o.h, ofm_block.height) * div_round_up(o.w, ofm_block.width)
+    blocks_hw = _blocks_hw(o, ofm_block)
     per_channel = op.block_type in PER_CHANNEL
     if per_channel:
         block_count, block_depth = blocks_hw, ifm.shape.c
@@ -38,13 +39,32 @@ def _conv_access(query: CostQuery) -> ElementAccess:
     sub_kernels = div_round_up(op.kernel.width, lim_h) * div_round_up(op.kernel.height, lim_w)
     block_hw = ifm_block.height * ifm_block.width
     ifm_fetch = block_hw * (rounded_shape_elements(ifm.shape.with_hw(1, 1), ifm.format) // ifm.shape.n)
-    has_weights = op.block_type not in (BlockType.POOLING, BlockType.REDUCE_SUM)
+    refetches, scale_entries = _weight_reads(op.block_type, o, blocks_hw)
     return ElementAccess(
         ifm_elements=ifm_fetch * sub_kernels * block_count,
         ofm_elements=rounded_elements(ofm),
-        scale_entries=o.c if has_weights else 0,
-        weight_refetches=blocks_hw if has_weights else 0,
+        scale_entries=scale_entries,
+        weight_refetches=refetches,
     )
+
+
+def _blocks_hw(ofm: Shape4D, ofm_block: Block) -> int:
+    """OFM block positions in height and width (``ofm_block`` clipped to ``ofm``)."""
+    return ofm.n * div_round_up(ofm.h, ofm_block.height) * div_round_up(ofm.w, ofm_block.width)
+
+
+def _weight_reads(block_type: BlockType, ofm: Shape4D, blocks_hw: int) -> tuple[int, int]:
+    """(weight refetches, scale entries) of an op computing ``ofm`` in ``blocks_hw`` block positions."""
+    if block_type not in CONV_LIKE or block_type in (BlockType.POOLING, BlockType.REDUCE_SUM):
+        return 0, 0
+    return blocks_hw, ofm.c
+
+
+def weight_reads(block_type: BlockType, ofm: Shape4D, ofm_block: Block) -> tuple[int, int]:
+    """How often an op computing the OFM box ``ofm`` with ``ofm_block`` reads its weights and
+    scales: (weight stream refetches, scale entries read each time), as ``element_access`` counts
+    them (``ElementAccess.weight_refetches``, ``scale_entries``) without the rest."""
+    return _weight_reads(block_type, ofm, _blocks_hw(ofm, clip_block(ofm, ofm_block)))
 
 
 def _elementwise_access(query: CostQuery) -> ElementAccess:

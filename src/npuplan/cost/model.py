@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from npuplan.cost.access import ElementAccess, element_access
+from npuplan.cost.access import weight_reads as access_weight_reads
 from npuplan.cost.cycles import PER_CHANNEL, hw_macs, nn_macs, op_cycles
 from npuplan.cost.query import (
     BandwidthKey, CostQuery, Direction, Operand, OpCost, Purpose, StripeRows, WeightAccess, WeightFetch,
@@ -43,10 +44,11 @@ class CostMemo:
     network's; ``estimate`` builds each operation afresh and so asks without a memo).
     """
 
-    __slots__ = ("cycles", "feature_maps", "slack_free", "_op_keys")
+    __slots__ = ("cycles", "feature_maps", "slack_free", "operations", "_op_keys")
 
     def __init__(self) -> None:
         self.cycles: dict[tuple[object, ...], int] = {}
+        self.operations: dict[tuple[object, ...], tuple[_Operation, ...]] = {}
         self.feature_maps: dict[tuple[object, ...], _FeatureMapSide] = {}
         self.slack_free: dict[tuple[object, ...], _SlackFree] = {}
         self._op_keys: dict[int, tuple[object, ...]] = {}
@@ -68,16 +70,13 @@ def _op_key(query: CostQuery, memo: CostMemo | None) -> object:
 
 
 def _cycles(
-    query: CostQuery, arch: Architecture, const_area: MemArea | None, memo: CostMemo | None, ofm: Operand | None = None
+    query: CostQuery, arch: Architecture, const_area: MemArea | None, memo: CostMemo | None, part: _Operation
 ) -> int:
-    """Datapath cycles of ``query``, or of ``query`` computing ``ofm`` instead when given."""
-    ofm = query.ofm if ofm is None else ofm
-    key = (_op_key(query, memo), id(arch), query.block, query.ifm, ofm, query.ifm2, const_area)
+    """Datapath cycles of one operation ``part`` of ``query`` (its boxes instead of ``query``'s)."""
+    key = (_op_key(query, memo), id(arch), query.block, part.ifm, part.ofm, part.ifm2, const_area)
     found = None if memo is None else memo.cycles.get(key)
     if found is None:
-        if ofm is not query.ofm:
-            query = dataclasses.replace(query, ofm=ofm)
-        found = op_cycles(query, arch, output_timing(arch.accelerator.name), const_area=const_area)
+        found = op_cycles(_part_query(query, part), arch, output_timing(arch.accelerator.name), const_area=const_area)
         if memo is not None:
             memo.cycles[key] = found
     return found
@@ -108,30 +107,60 @@ def _with(operand: Operand, *, rows: int | None = None, depth: int | None = None
     return operand if shape == operand.shape else dataclasses.replace(operand, shape=shape)
 
 
-def operation_queries(query: CostQuery) -> tuple[tuple[CostQuery, int], ...]:
+class _Operation(NamedTuple):
+    """One NPU operation of an op (``operation_queries``): the boxes it reads and writes, and how
+    many operations of these boxes the op runs as."""
+
+    ifm: Operand
+    ofm: Operand
+    ifm2: Operand | None
+    times: int
+
+
+def _part_query(query: CostQuery, part: _Operation) -> CostQuery:
+    """``query`` as its operation ``part`` (``query`` itself when ``part`` is all of it)."""
+    if part.ifm is query.ifm and part.ofm is query.ofm and part.ifm2 is query.ifm2 and not query.stripes:
+        return query
+    return dataclasses.replace(query, ifm=part.ifm, ofm=part.ofm, ifm2=part.ifm2, stripes=())
+
+
+def operation_queries(query: CostQuery, *, memo: CostMemo | None = None) -> tuple[tuple[CostQuery, int], ...]:
     """The NPU operations ``query`` runs as, each with how many times, as the command stream issues
     them: one per stripe of ``query.stripes`` (each reading its own IFM rows, the rows shared with
     the next stripe twice), times one per OFM depth slice of weights fetched into a buffer slice
     by slice (each re-reading its IFM: all of it for a convolution, its own channels for a
     depthwise or pooling op). Operations of one shape are one entry; the query itself once when
     neither splits it."""
+    return tuple((_part_query(query, part), part.times) for part in _operations(query, memo))
+
+
+def _operations(query: CostQuery, memo: CostMemo | None) -> tuple[_Operation, ...]:
+    """``operation_queries``' operations as boxes alone (memoised: they read only the boxes, the
+    slicing and the stripes)."""
+    per_channel = query.op.block_type in PER_CHANNEL
+    key = (per_channel, query.ifm, query.ofm, query.ifm2, _slicing(query), query.stripes)
+    found = None if memo is None else memo.operations.get(key)
+    if found is None:
+        found = _split(query, per_channel)
+        if memo is not None:
+            memo.operations[key] = found
+    return found
+
+
+def _split(query: CostQuery, per_channel: bool) -> tuple[_Operation, ...]:
     depths = _depth_parts(query)
     if not query.stripes and len(depths) == 1 and next(iter(depths.values())) == 1:
-        return ((query, 1),)
-    per_channel = query.op.block_type in PER_CHANNEL
+        return (_Operation(query.ifm, query.ofm, query.ifm2, 1),)
     rows = query.stripes or (StripeRows(1, query.ofm.shape.h, query.ifm.shape.h,
                                         query.ifm2.shape.h if query.ifm2 is not None else 0),)
-    out = []
+    out: list[_Operation] = []
     for stripe in rows:
         for depth, count in depths.items():
             ifm2 = query.ifm2
             if ifm2 is not None:
                 ifm2 = _with(ifm2, rows=stripe.ifm2_rows or None, depth=depth if per_channel else None)
-            part = dataclasses.replace(
-                query, ofm=_with(query.ofm, rows=stripe.ofm_rows, depth=depth),
-                ifm=_with(query.ifm, rows=stripe.ifm_rows, depth=depth if per_channel else None),
-                ifm2=ifm2, stripes=())
-            out.append((part, stripe.count * count))
+            out.append(_Operation(_with(query.ifm, rows=stripe.ifm_rows, depth=depth if per_channel else None),
+                                  _with(query.ofm, rows=stripe.ofm_rows, depth=depth), ifm2, stripe.count * count))
     return tuple(out)
 
 
@@ -139,7 +168,7 @@ def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | No
     """NPU datapath cycles of ``query`` alone (no DMA waits): of each operation it runs as
     (``operation_queries``), each with its own pipeline fill and drain."""
     const_area = _const_area(query)
-    return sum(count * _cycles(part, arch, const_area, memo) for part, count in operation_queries(query))
+    return sum(part.times * _cycles(query, arch, const_area, memo, part) for part in _operations(query, memo))
 
 
 def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CostMemo | None) -> float:
@@ -151,7 +180,7 @@ def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: 
         return float(cycles)
     o = query.ofm
     tail = Operand(o.shape.with_c(w.depth_slices[-1] - w.depth_slices[-2]), o.area, o.format, o.bits)
-    return float(_cycles(query, arch, arch.fast_area, memo, tail))
+    return float(_cycles(query, arch, arch.fast_area, memo, _Operation(query.ifm, tail, query.ifm2, 1)))
 
 
 class _Bytes:
@@ -186,15 +215,32 @@ def _feature_map_bytes(query: CostQuery, arch: Architecture, acc: ElementAccess,
 
 class _FeatureMapSide(NamedTuple):
     """The parts of an op's cost that read only the op, its block and its operands (and how its
-    weights are sliced): feature-map bytes, MACs, and how much of the weights and scales its
-    operations read (``weight_reads``: whole weight streams, ``scale_reads``: scale entries)."""
+    weights are sliced): feature-map bytes and MACs."""
 
     raw: tuple[tuple[BandwidthKey, float], ...]  # feature-map bytes, in ``_Bytes`` order
     scaled: tuple[tuple[MemArea, float], ...]
     nn_macs: int
     hw_macs: int
+
+
+class _BlockReads(NamedTuple):
+    """How much of its weights and scales an op's operations read: ``weight_reads`` whole weight
+    streams, ``scale_reads`` scale entries."""
+
     weight_reads: float
     scale_reads: int
+
+
+def _block_reads(query: CostQuery, memo: CostMemo | None) -> _BlockReads:
+    """The weights and scales ``query``'s operations read (``access.weight_reads`` of each)."""
+    weight_reads, scale_reads = 0.0, 0
+    op_depth = max(query.op.ofm_shape.c, 1)
+    block_type, ofm_block = query.op.block_type, query.block.ofm_block
+    for part in _operations(query, memo):
+        refetches, entries = access_weight_reads(block_type, part.ofm.shape, ofm_block)
+        weight_reads += part.times * refetches * part.ofm.shape.c / op_depth
+        scale_reads += part.times * refetches * entries
+    return _BlockReads(weight_reads, scale_reads)
 
 
 def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _FeatureMapSide:
@@ -202,9 +248,7 @@ def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | Non
     found = None if memo is None else memo.feature_maps.get(key)
     if found is None:
         fm_bytes = _Bytes()
-        weight_reads, scale_reads = 0.0, 0
-        op_depth = max(query.op.ofm_shape.c, 1)
-        for part, count in operation_queries(query):
+        for part, count in operation_queries(query, memo=memo):
             acc = element_access(part)
             part_bytes = _Bytes()
             _feature_map_bytes(part, arch, acc, part_bytes)
@@ -212,19 +256,17 @@ def _feature_map_side(query: CostQuery, arch: Architecture, memo: CostMemo | Non
                 fm_bytes.raw[bw_key] += count * raw
             for area, scaled in part_bytes.scaled.items():
                 fm_bytes.scaled[area] += count * scaled
-            weight_reads += count * acc.weight_refetches * part.ofm.shape.c / op_depth
-            scale_reads += count * acc.weight_refetches * acc.scale_entries
         accel = arch.accelerator
         found = _FeatureMapSide(
             tuple(fm_bytes.raw.items()), tuple(fm_bytes.scaled.items()),
-            nn_macs(query), hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth), weight_reads, scale_reads,
+            nn_macs(query), hw_macs(query, accel.ofm_ublock, accel.ifm_ublock.depth),
         )
         if memo is not None:
             memo.feature_maps[key] = found
     return found
 
 
-def _weight_bytes(query: CostQuery, w: WeightAccess, fm: _FeatureMapSide, out: _Bytes) -> None:
+def _weight_bytes(query: CostQuery, w: WeightAccess, fm: _BlockReads, out: _Bytes) -> None:
     """The NPU reads the encoded weights and scales of the OFM depth it computes once per OFM block
     position in height and width (Vela 5.2.0's default core; its legacy core counted the weights
     of whole OFM blocks, depth rounded up), from wherever they are: in place, or the buffer a DMA
@@ -241,6 +283,24 @@ def _weight_bytes(query: CostQuery, w: WeightAccess, fm: _FeatureMapSide, out: _
     if w.fetch is not WeightFetch.DIRECT and w.buffer_area is not None:
         out.add((w.source_area, Purpose.WEIGHTS, Direction.READ), w.stream_bytes, None)
         out.add((w.buffer_area, Purpose.WEIGHTS, Direction.WRITE), w.stream_bytes, None)
+
+
+def weight_read_bytes(query: CostQuery, *, memo: CostMemo | None = None) -> float:
+    """The encoded weight and scale bytes ``op_cost(query)`` reads (``weight_read_total`` of its
+    ``bytes``), without pricing the rest: what a block config changes of them is how often the
+    NPU reads its stream (once per OFM block position in height and width)."""
+    if query.weights is None:
+        return 0.0
+    out = _Bytes()
+    _weight_bytes(query, query.weights, _block_reads(query, memo), out)
+    return weight_read_total(out.raw)
+
+
+def weight_read_total(traffic: Mapping[BandwidthKey, float]) -> float:
+    """Bytes of encoded weights and scales read in ``traffic`` (an ``OpCost.bytes``), from
+    wherever they are: the NPU's reads and a buffer DMA's."""
+    return float(sum(v for (_, purpose, direction), v in traffic.items()
+                     if purpose in (Purpose.WEIGHTS, Purpose.SCALES) and direction is Direction.READ))
 
 
 class _WeightDma(NamedTuple):
@@ -350,7 +410,7 @@ def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> 
     fm = _feature_map_side(query, arch, memo)
     traffic = _Bytes(fm.raw, fm.scaled)
     if query.weights is not None:
-        _weight_bytes(query, query.weights, fm, traffic)
+        _weight_bytes(query, query.weights, _block_reads(query, memo), traffic)
     lut_cycles = 0.0
     if query.lut is not None:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)

@@ -10,6 +10,7 @@ from npuplan.cost import (
 )
 from npuplan.codec.size import palette_histogram, stream_bytes
 from npuplan.codec.weight_order import StreamPadding
+from npuplan.cost.model import CostMemo, datapath_cycles, weight_read_bytes, weight_read_total
 from npuplan.cost.weights import encoded_weight_size
 from npuplan.hw import build_architecture
 from npuplan.hw.accelerator import Block, accelerator
@@ -290,3 +291,27 @@ def test_a_wide_scalar_ifm_is_read_and_its_ifm2_is_not_counted(arch, dtype, bits
     assert cost.access_cycles.get(MemArea.OFF_CHIP_FLASH, 0) == pytest.approx(flash_cycles)
     if bits == 32:
         assert cost.total_cycles == 25
+
+
+_BOUND_CASES = [  # (op, weights, stripes): whole, buffered and sliced, striped
+    (_conv(Shape4D(1, 25, 5, 64), Shape4D(1, 25, 5, 64)), WeightAccess(4752, MemArea.OFF_CHIP_FLASH), ()),
+    (_conv(Shape4D(1, 25, 5, 64), Shape4D(1, 25, 5, 64)),
+     WeightAccess(4752, MemArea.OFF_CHIP_FLASH, WeightFetch.DOUBLE_BUFFERED, MemArea.SRAM, 1200, (0, 16, 32, 48, 64)), ()),
+    (_conv(Shape4D(1, 24, 24, 16), Shape4D(1, 24, 24, 16), k=3, block_type=BlockType.DEPTHWISE),
+     WeightAccess(400, MemArea.OFF_CHIP_FLASH, WeightFetch.BUFFERED, MemArea.SRAM, 400),
+     (StripeRows(2, 8, 10), StripeRows(1, 8, 9))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_BOUND_CASES)))
+@pytest.mark.parametrize("ofm_block", [Block(9, 6, 32), Block(4, 4, 16), Block(2, 8, 16), Block(16, 16, 16)])
+def test_the_bounds_of_a_block_are_the_full_costings_parts(arch, case, ofm_block):
+    # costing prices a block alternative in full only when these can beat the best block: the weight
+    # reads must be exactly those of the full costing, and the datapath cycles never above its total
+    op, weights, stripes = _BOUND_CASES[case]
+    query = dataclasses.replace(_query(op, weights), block=BlockChoice(ofm_block, ofm_block), stripes=stripes)
+    memo = CostMemo()
+    for m in (None, memo, memo):
+        cost = op_cost(query, arch, memo=m)
+        assert weight_read_bytes(query, memo=m) == weight_read_total(cost.bytes) > 0
+        assert datapath_cycles(query, arch, memo=m) == cost.op_cycles <= cost.total_cycles

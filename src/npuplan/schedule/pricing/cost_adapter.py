@@ -6,10 +6,10 @@ import logging
 from typing import Any
 
 from npuplan.cost import (
-    BlockChoice, CostQuery, Direction, FmStaging, LutAccess, Operand, Purpose, StripeRows, WeightAccess, WeightFetch,
+    BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch,
     dma_cycles, op_cost,
 )
-from npuplan.cost.model import CostMemo
+from npuplan.cost.model import CostMemo, datapath_cycles, weight_read_bytes, weight_read_total
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
@@ -32,6 +32,7 @@ _FETCH = {
 # Bytes of an activation lookup table by OFM element size in bits (int8: 256 x 1; the softmax
 # exp table: 256 x int32; int16: 512 x int32)
 _LUT_BYTES = {8: 256, 16: 2048, 32: 1024}
+_KEPT_QUERIES = 64  # translations ``CostModelOracle`` keeps: more than one costing's block alternatives
 
 
 def stripe_rows(op: NpuOp, ofm_rows: int) -> tuple[StripeRows, ...]:
@@ -74,6 +75,7 @@ class CostModelOracle:
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config) -> its whole stream's bytes
+        self._translated: dict[int, tuple[StripeQuery, CostQuery]] = {}  # id -> the query (kept alive) and its translation
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
@@ -84,6 +86,29 @@ class CostModelOracle:
         return alternative_block_configs(op, self._arch.accelerator, ofm_box=box)
 
     def op_cost(self, query: StripeQuery) -> Any:
+        return op_cost(self._model_query(query), self._arch, memo=self._memo)
+
+    def least_cycles(self, query: StripeQuery) -> int:
+        """The datapath cycles: the weight, table and staging DMA waits only add to them
+        (``cost.model.op_cost``). Rounded as ``cycles``."""
+        return int(round(datapath_cycles(self._model_query(query), self._arch, memo=self._memo)))
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return weight_read_bytes(self._model_query(query), memo=self._memo)
+
+    def _model_query(self, query: StripeQuery) -> CostQuery:
+        """``query`` as the cost model's question, kept for the last few queries (a costing asks
+        for the bounds of its block alternatives, then prices some of them)."""
+        kept = self._translated.get(id(query))
+        if kept is not None and kept[0] is query:
+            return kept[1]
+        if len(self._translated) >= _KEPT_QUERIES:
+            self._translated.clear()
+        found = self._translate(query)
+        self._translated[id(query)] = (query, found)
+        return found
+
+    def _translate(self, query: StripeQuery) -> CostQuery:
         op = query.op
         bits_in = op.ifm.dtype.bits
         weights = None
@@ -124,7 +149,7 @@ class CostModelOracle:
             if query.staged_ifm_bytes else None,
             stripes=stripes,
         )
-        return op_cost(model_query, self._arch, memo=self._memo)
+        return model_query
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
@@ -147,8 +172,7 @@ class CostModelOracle:
         return int(round(cost.total_cycles))
 
     def weight_read_bytes(self, cost: Any) -> float:
-        return float(sum(v for (_, purpose, direction), v in cost.bytes.items()
-                         if purpose in (Purpose.WEIGHTS, Purpose.SCALES) and direction is Direction.READ))
+        return weight_read_total(cost.bytes)
 
     def floor_cycles(self, cost: Any) -> int:
         """The datapath cycles and each area's access cycles: with weights buffered the datapath

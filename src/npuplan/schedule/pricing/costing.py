@@ -135,24 +135,39 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     rows = key[0][1]
     ofm_stripe = op.ofm_shape.with_h(rows)
     block = oracle.block_config(op, ofm_stripe)
-    costed = [_cost_with(net, arch, oracle, op, key, block)]
+    best = _costed(oracle, _query(net, arch, op, key, block))
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
     # model prices a few other blocks too, the first of the cheapest is kept. For an op with
     # weights, only blocks that read its weight stream no more often than Vela's: the stream is
     # re-read for each OFM block row, and those reads share their memory with the DMAs of the
     # ops around (the next op's weight prefetch), which this op's own cycles do not show
-    alternatives = [_cost_with(net, arch, oracle, op, key, b)
-                    for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
-    if op.weights is not None and alternatives:
-        most = oracle.weight_read_bytes(costed[0].cost)
-        alternatives = [c for c in alternatives if oracle.weight_read_bytes(c.cost) <= most]
-    return min(costed + alternatives, key=lambda c: c.cycles)
+    queries = [_query(net, arch, op, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    if op.weights is not None and queries:
+        most = oracle.weight_read_bytes(best.cost)
+        queries = [q for q in queries if oracle.query_weight_read_bytes(q) <= most]
+    return _cheapest(oracle, best, queries)
 
 
-def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...],
-               block: Any) -> Costed:
-    """The costing of ``op`` under ``_cost``'s ``key`` with the block config ``block``."""
+def _cheapest(oracle: CostOracle, first: Costed, queries: list[StripeQuery]) -> Costed:
+    """The first of the cheapest of ``first`` and the costings of ``queries`` (in that order),
+    pricing in full only the queries whose least cycles (``CostOracle.least_cycles``) can beat
+    the cheapest so far, those least cycles first."""
+    if not queries:
+        return first
+    best, best_index = first, -1
+    for least, index, query in sorted((oracle.least_cycles(q), i, q) for i, q in enumerate(queries)):
+        # a tie goes to the earlier in order: Vela's block first (index -1), then the alternatives'
+        if least > best.cycles or (least == best.cycles and index > best_index):
+            break  # the rest are sorted after this one: none can win
+        costed = _costed(oracle, query)
+        if costed.cycles < best.cycles or (costed.cycles == best.cycles and index < best_index):
+            best, best_index = costed, index
+    return best
+
+
+def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], block: Any) -> StripeQuery:
+    """The oracle's question for ``op`` under ``_cost``'s ``key`` with the block config ``block``."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads = key
     _, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
@@ -163,7 +178,7 @@ def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, 
     ofm_stripe = op.ofm_shape.with_h(rows)
     ifm_stripe = ifm_stripe_for(op, ofm_stripe)
     ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
-    query = StripeQuery(
+    return StripeQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,
         # a constant IFM (a pad's border fill) is read from where constants live, as Vela reads it
@@ -185,7 +200,11 @@ def _cost_with(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, 
         lut_prefetched=streamed,
         loads_table=loads,
     )
+
+
+def _costed(oracle: CostOracle, query: StripeQuery) -> Costed:
+    """The oracle's costing of ``query``."""
     cost = oracle.op_cost(query)
     cycles = oracle.cycles(cost)
     slack = int(getattr(cost, "slack_npu_cycles", cycles))  # NPU time of the last depth slice
-    return Costed(block, ofm_stripe, ifm_stripe, ifm2_stripe, cost, cycles, slack)
+    return Costed(query.block_config, query.ofm_stripe, query.ifm_stripe, query.ifm2_stripe, cost, cycles, slack)

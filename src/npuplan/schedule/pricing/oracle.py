@@ -103,6 +103,16 @@ class CostOracle(Protocol):
 
     def op_cost(self, query: StripeQuery) -> Any: ...
 
+    def least_cycles(self, query: StripeQuery) -> int:
+        """Cycles ``cycles(op_cost(query))`` is at least, from a cheap part of the costing (its
+        datapath cycles): ``costing`` prices a block alternative in full only when this can beat
+        the cheapest block so far."""
+        ...
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        """``weight_read_bytes(op_cost(query))``, without pricing the rest."""
+        ...
+
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
         """Whether ``op_cost``'s answer for ``op`` with these query fields can depend on the
@@ -196,6 +206,12 @@ class EstimateOracle:
         tail = query.depth_slices[-1] - query.depth_slices[-2] if len(query.depth_slices) > 2 else ofm.c
         return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)), datapath)
 
+    def least_cycles(self, query: StripeQuery) -> int:
+        return 0  # one block per op: never asked for an alternative's
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return 0.0
+
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
         """Only a weight DMA waits less after the previous op's slack (``_weight_dma_cycles``)."""
@@ -267,6 +283,12 @@ class MemoOracle:
         """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
         the queries that reach this point are almost never repeated."""
         return self._inner.op_cost(query)
+
+    def least_cycles(self, query: StripeQuery) -> int:
+        return self._inner.least_cycles(query)
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return self._inner.query_weight_read_bytes(query)
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
