@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from types import SimpleNamespace
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -11,14 +12,19 @@ from npuplan.schedule.pricing.costing import _cheapest
 from npuplan.schedule.pricing.oracle import Costed
 
 
+@dataclass(frozen=True)
+class _Query:
+    block_config: Any = "vela"
+    ofm_stripe: Any = None
+    ifm_stripe: Any = None
+    ifm2_stripe: Any = None
+
+
 class _Stub:
-    """Prices query ``i`` at ``cycles[i]`` with least cycles ``least[i]``; records what it prices."""
+    """Prices block ``i`` at ``cycles[i]``; records the blocks it prices."""
 
-    def __init__(self, cycles: list[int], least: list[int]) -> None:
-        self._cycles, self._least, self.priced = cycles, least, []
-
-    def least_cycles(self, query) -> int:
-        return self._least[query.block_config]
+    def __init__(self, cycles: list[int]) -> None:
+        self._cycles, self.priced = cycles, []
 
     def op_cost(self, query):
         self.priced.append(query.block_config)
@@ -28,29 +34,77 @@ class _Stub:
         return cost
 
 
-def _queries(n: int) -> list[SimpleNamespace]:
-    return [SimpleNamespace(block_config=i, ofm_stripe=None, ifm_stripe=None, ifm2_stripe=None) for i in range(n)]
-
-
 def _first(cycles: int) -> Costed:
     return Costed("vela", None, None, None, cycles, cycles, cycles)
 
 
-@pytest.mark.parametrize("cycles", [c for c in itertools.product((5, 7, 9), repeat=3)])
+@pytest.mark.parametrize("cycles", list(itertools.product((5, 7, 9), repeat=3)))
 @pytest.mark.parametrize("slack", [0, 1, 3])
 def test_the_first_of_the_cheapest_is_kept(cycles, slack):
     # least cycles at most the price (``slack`` below it, not below 0): the same choice as pricing
     # every block in order and keeping the first of the cheapest, Vela's block first
-    stub = _Stub(list(cycles), [max(c - slack, 0) for c in cycles])
-    chosen = _cheapest(stub, _first(7), _queries(3))
-    everything = [_first(7).block_config, 0, 1, 2]
-    expected = everything[min(range(4), key=lambda i: [7, *cycles][i])]
-    assert chosen.block_config == expected
+    screened = [(max(c - slack, 0), i, i) for i, c in enumerate(cycles)]
+    chosen = _cheapest(_Stub(list(cycles)), _Query(), _first(7), screened)
+    everything = ["vela", 0, 1, 2]
+    assert chosen.block_config == everything[min(range(4), key=lambda i: [7, *cycles][i])]
 
 
 def test_blocks_that_cannot_win_are_not_priced():
     # the cheapest alternative (least 4) is priced first; the others' least cycles are not below it
-    stub = _Stub([9, 4, 6, 5], [8, 4, 4, 5])
-    chosen = _cheapest(stub, _first(7), _queries(4))
+    stub = _Stub([9, 4, 6, 5])
+    chosen = _cheapest(stub, _Query(), _first(7), [(8, 0, 0), (4, 1, 1), (4, 2, 2), (5, 3, 3)])
     assert chosen.block_config == 1
-    assert stub.priced == [1]  # query 2 ties at 4 but comes after 1, query 3 costs at least 5
+    assert stub.priced == [1]  # block 2 ties at 4 but comes after 1, block 3 costs at least 5
+
+
+@pytest.mark.parametrize("fetch", ["none", "single", "double"])
+@pytest.mark.parametrize("rows", [25, 8])
+def test_the_screen_of_a_block_is_its_costings_parts(fetch, rows):
+    # ``CostModelOracle.screen_blocks`` answers from Vela's block's translation: each block's
+    # least cycles are its full costing's datapath cycles, and a block is screened out exactly
+    # when its full costing reads more weights than allowed
+    import dataclasses
+
+    import numpy as np
+
+    from npuplan.hw import build_architecture
+    from npuplan.hw.accelerator import Block
+    from npuplan.hw.block_config import query_for, try_block_config
+    from npuplan.ir.lowered import BlockType, Kernel, NpuOp
+    from npuplan.ir.shape import Shape4D
+    from npuplan.options import PlanOptions
+    from npuplan.schedule.model.geometry import ifm_stripe_for
+    from npuplan.schedule.pricing.cost_adapter import CostModelOracle
+    from npuplan.schedule.pricing.oracle import StripeQuery
+
+    from .chains import fm
+
+    arch = build_architecture(PlanOptions("ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
+                                          memory_mode="Shared_Sram"))
+    x, out = fm("x", 25, 5, 64), fm("y", 25, 5, 64)
+    dw = NpuOp(name="dw", tflite_type="DEPTHWISE_CONV_2D", op_type="DepthwiseConv2DBias",
+               block_type=BlockType.DEPTHWISE, ifm=x, ifm_shape=Shape4D.of(x.shape), ofm=out,
+               ofm_shape=Shape4D.of(out.shape), kernel=Kernel(3, 3),
+               weights=np.random.default_rng(0).integers(-127, 127, (1, 3, 3, 64), dtype=np.int8),
+               bias=np.zeros(64, dtype=np.int32))
+    oracle = CostModelOracle(arch)
+    stripe = dw.ofm_shape.with_h(rows)
+    vela = oracle.block_config(dw, stripe)
+    blocks = [b for b in (try_block_config(query_for(dw), arch.accelerator, Block(h, 6, d), is_partkernel=False)
+                          for h in (2, 5, 9, 14) for d in (16, 32)) if b is not None]
+    buffered = fetch != "none"
+    query = StripeQuery(
+        op=dw, block_config=vela, ofm_stripe=stripe, ifm_stripe=ifm_stripe_for(dw, stripe), ifm2_stripe=None,
+        ofm_depth=64, ifm_area=arch.fast_area, ifm2_area=None, ofm_area=arch.fast_area,
+        weight_area=arch.fast_area if buffered else arch.const_area, weight_source_area=arch.const_area,
+        weight_fetch=fetch, depth_slices=(0, 32, 64) if fetch == "double" else (),
+        first_slice_bytes=400 if fetch == "double" else 0)
+    full = [oracle.op_cost(dataclasses.replace(query, block_config=b)) for b in blocks]
+    reads = sorted({oracle.weight_read_bytes(c) for c in full})
+    assert len(reads) > 1
+    oracle.op_cost(query)  # costing prices Vela's block first
+    for most in (None, *reads):
+        screened = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
+        assert screened == tuple(
+            None if most is not None and oracle.weight_read_bytes(c) > most else round(c.op_cycles) for c in full)
+        assert all(s is None or s <= oracle.cycles(c) for s, c in zip(screened, full))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from npuplan.cost import (
@@ -32,7 +34,6 @@ _FETCH = {
 # Bytes of an activation lookup table by OFM element size in bits (int8: 256 x 1; the softmax
 # exp table: 256 x int32; int16: 512 x int32)
 _LUT_BYTES = {8: 256, 16: 2048, 32: 1024}
-_KEPT_QUERIES = 64  # translations ``CostModelOracle`` keeps: more than one costing's block alternatives
 
 
 def stripe_rows(op: NpuOp, ofm_rows: int) -> tuple[StripeRows, ...]:
@@ -75,7 +76,7 @@ class CostModelOracle:
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config) -> its whole stream's bytes
-        self._translated: dict[int, tuple[StripeQuery, CostQuery]] = {}  # id -> the query (kept alive) and its translation
+        self._last: tuple[StripeQuery, CostQuery] | None = None  # the last query translated, and its translation
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
@@ -88,24 +89,41 @@ class CostModelOracle:
     def op_cost(self, query: StripeQuery) -> Any:
         return op_cost(self._model_query(query), self._arch, memo=self._memo)
 
-    def least_cycles(self, query: StripeQuery) -> int:
-        """The datapath cycles: the weight, table and staging DMA waits only add to them
-        (``cost.model.op_cost``). Rounded as ``cycles``."""
-        return int(round(datapath_cycles(self._model_query(query), self._arch, memo=self._memo)))
+    def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
+                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
+        """The datapath cycles with each block: the weight, table and staging DMA waits only add
+        to them (``cost.model.op_cost``), rounded as ``cycles``. The weight reads
+        (``cost.model.weight_read_bytes``) first: they are cheaper."""
+        base = self._model_query(query)
+        found: list[int | None] = []
+        for block in blocks:
+            model_query = self._with_block(query, base, block)
+            if (most_weight_read_bytes is not None
+                    and weight_read_bytes(model_query, memo=self._memo) > most_weight_read_bytes):
+                found.append(None)
+            else:
+                found.append(int(round(datapath_cycles(model_query, self._arch, memo=self._memo))))
+        return tuple(found)
 
-    def query_weight_read_bytes(self, query: StripeQuery) -> float:
-        return weight_read_bytes(self._model_query(query), memo=self._memo)
+    def _with_block(self, query: StripeQuery, translated: CostQuery, block_config: Any) -> CostQuery:
+        """``_translate(query)`` with ``block_config`` instead of ``query``'s, from ``translated``
+        (``_translate(query)``): the block and, when it is the whole stream, the stream's size
+        are all the translation reads of it."""
+        weights = translated.weights
+        if weights is not None and not query.weight_stream_bytes:
+            stream = self._whole_stream_bytes(query.op, block_config)
+            if stream != weights.stream_bytes:
+                weights = dataclasses.replace(weights, stream_bytes=stream)
+        return dataclasses.replace(translated, block=BlockChoice.of(block_config), weights=weights)
 
     def _model_query(self, query: StripeQuery) -> CostQuery:
-        """``query`` as the cost model's question, kept for the last few queries (a costing asks
-        for the bounds of its block alternatives, then prices some of them)."""
-        kept = self._translated.get(id(query))
-        if kept is not None and kept[0] is query:
-            return kept[1]
-        if len(self._translated) >= _KEPT_QUERIES:
-            self._translated.clear()
+        """``query`` as the cost model's question, kept for the last one priced (a costing prices
+        Vela's block, then screens its alternatives from that query)."""
+        last = self._last
+        if last is not None and last[0] is query:
+            return last[1]
         found = self._translate(query)
-        self._translated[id(query)] = (query, found)
+        self._last = (query, found)
         return found
 
     def _translate(self, query: StripeQuery) -> CostQuery:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from npuplan.hw.lut_slots import reserved_table_banks
@@ -135,32 +136,32 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     rows = key[0][1]
     ofm_stripe = op.ofm_shape.with_h(rows)
     block = oracle.block_config(op, ofm_stripe)
-    best = _costed(oracle, _query(net, arch, op, key, block))
+    query = _query(net, arch, op, key, block)
+    best = _costed(oracle, query)
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
     # model prices a few other blocks too, the first of the cheapest is kept. For an op with
     # weights, only blocks that read its weight stream no more often than Vela's: the stream is
     # re-read for each OFM block row, and those reads share their memory with the DMAs of the
     # ops around (the next op's weight prefetch), which this op's own cycles do not show
-    queries = [_query(net, arch, op, key, b) for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
-    if op.weights is not None and queries:
-        most = oracle.weight_read_bytes(best.cost)
-        queries = [q for q in queries if oracle.query_weight_read_bytes(q) <= most]
-    return _cheapest(oracle, best, queries)
+    blocks = [b for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    if not blocks:
+        return best
+    most = oracle.weight_read_bytes(best.cost) if op.weights is not None else None
+    least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
+    return _cheapest(oracle, query, best, [(c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None])
 
 
-def _cheapest(oracle: CostOracle, first: Costed, queries: list[StripeQuery]) -> Costed:
-    """The first of the cheapest of ``first`` and the costings of ``queries`` (in that order),
-    pricing in full only the queries whose least cycles (``CostOracle.least_cycles``) can beat
-    the cheapest so far, those least cycles first."""
-    if not queries:
-        return first
+def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]]) -> Costed:
+    """The first of the cheapest of ``first`` (``query``'s costing) and ``query``'s costings with
+    the ``screened`` blocks (least cycles, index in order, block config), pricing in full only the
+    blocks whose least cycles can beat the cheapest so far, those least cycles first."""
     best, best_index = first, -1
-    for least, index, query in sorted((oracle.least_cycles(q), i, q) for i, q in enumerate(queries)):
+    for least, index, block in sorted(screened, key=lambda s: s[:2]):
         # a tie goes to the earlier in order: Vela's block first (index -1), then the alternatives'
         if least > best.cycles or (least == best.cycles and index > best_index):
             break  # the rest are sorted after this one: none can win
-        costed = _costed(oracle, query)
+        costed = _costed(oracle, dataclasses.replace(query, block_config=block))
         if costed.cycles < best.cycles or (costed.cycles == best.cycles and index < best_index):
             best, best_index = costed, index
     return best

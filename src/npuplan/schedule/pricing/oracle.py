@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from npuplan.hw.memory import Architecture, MemArea
@@ -103,14 +104,13 @@ class CostOracle(Protocol):
 
     def op_cost(self, query: StripeQuery) -> Any: ...
 
-    def least_cycles(self, query: StripeQuery) -> int:
-        """Cycles ``cycles(op_cost(query))`` is at least, from a cheap part of the costing (its
-        datapath cycles): ``costing`` prices a block alternative in full only when this can beat
-        the cheapest block so far."""
-        ...
-
-    def query_weight_read_bytes(self, query: StripeQuery) -> float:
-        """``weight_read_bytes(op_cost(query))``, without pricing the rest."""
+    def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
+                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
+        """For each of ``blocks``, cycles that ``cycles(op_cost(q))`` is at least for ``q``,
+        ``query`` with that block config, from a cheap part of the costing (its datapath cycles);
+        None for a block whose ``weight_read_bytes(op_cost(q))`` would be above
+        ``most_weight_read_bytes`` (when given). ``costing`` prices a block alternative in full
+        only when it can beat the cheapest block so far."""
         ...
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
@@ -206,11 +206,9 @@ class EstimateOracle:
         tail = query.depth_slices[-1] - query.depth_slices[-2] if len(query.depth_slices) > 2 else ofm.c
         return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)), datapath)
 
-    def least_cycles(self, query: StripeQuery) -> int:
-        return 0  # one block per op: never asked for an alternative's
-
-    def query_weight_read_bytes(self, query: StripeQuery) -> float:
-        return 0.0
+    def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
+                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
+        return tuple(0 for _ in blocks)  # one block per op: never asked
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
@@ -284,11 +282,9 @@ class MemoOracle:
         the queries that reach this point are almost never repeated."""
         return self._inner.op_cost(query)
 
-    def least_cycles(self, query: StripeQuery) -> int:
-        return self._inner.least_cycles(query)
-
-    def query_weight_read_bytes(self, query: StripeQuery) -> float:
-        return self._inner.query_weight_read_bytes(query)
+    def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
+                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
+        return self._inner.screen_blocks(query, blocks, most_weight_read_bytes=most_weight_read_bytes)
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
