@@ -128,29 +128,54 @@ class WeightEncodings:
     each op's ``channel_histograms`` computed once, each OFM depth slice of an op in each order
     encoded once.
 
-    Ops are keyed by identity (``NpuOp`` compares by identity) and kept alive by the memo.
+    Ops are keyed by what the encoder reads of them (``_encoding_key``: their weights by value), so
+    that the equal ops of a model's lowerings (distinct objects: ``NpuOp`` compares by identity)
+    share their encodings; each op's key is worked out once, by identity, the op kept alive.
     """
 
     def __init__(self, accel: Accelerator) -> None:
         self._accel = accel
-        self._histograms: dict[NpuOp, tuple[np.ndarray, VolumeGeometry]] = {}
-        self._ranges: dict[tuple[NpuOp, int, int, EncodingOrder], tuple[WeightSlice, ...]] = {}
+        self._keys: dict[int, tuple[NpuOp, tuple[object, ...]]] = {}  # id(op) -> (op, its encoding key)
+        self._digests: dict[int, tuple[np.ndarray, bytes]] = {}  # id(weights) -> (weights, their digest)
+        self._histograms: dict[tuple[object, ...], tuple[np.ndarray, VolumeGeometry]] = {}
+        self._ranges: dict[tuple[tuple[object, ...], int, int, EncodingOrder], tuple[WeightSlice, ...]] = {}
 
     def histograms(self, op: NpuOp) -> np.ndarray:
         """``channel_histograms(op)``, computed on the first request."""
         return self._op(op)[0]
 
     def _op(self, op: NpuOp) -> tuple[np.ndarray, VolumeGeometry]:
-        found = self._histograms.get(op)
+        key = self._key(op)
+        found = self._histograms.get(key)
         if found is None:
-            found = self._histograms[op] = (channel_histograms(op), volume_geometry(op, self._accel))
+            found = self._histograms[key] = (channel_histograms(op), volume_geometry(op, self._accel))
         return found
+
+    def _key(self, op: NpuOp) -> tuple[object, ...]:
+        found = self._keys.get(id(op))
+        if found is None:
+            digest = b"" if op.weights is None else self._digest(op.weights)
+            found = self._keys[id(op)] = (op, _encoding_key(op, digest))
+        return found[1]
+
+    def _digest(self, weights: np.ndarray) -> bytes:
+        """A digest of ``weights``' dtype, shape and bytes (once per array, kept alive)."""
+        found = self._digests.get(id(weights))
+        if found is not None:
+            return found[1]
+        import hashlib  # here: its OpenSSL bindings cost every import of the cost model
+
+        data = np.ascontiguousarray(weights)
+        digest = hashlib.blake2b(data.tobytes(), digest_size=16)
+        digest.update(repr((data.dtype.str, data.shape)).encode())
+        self._digests[id(weights)] = (weights, digest.digest())
+        return digest.digest()
 
     def slice_parts(self, op: NpuOp, start: int, end: int, order: EncodingOrder | None = None,
                     ) -> tuple[WeightSlice, ...]:
         """The per-core parts of OFM depth slice ``[start, end)`` of ``op``'s weights."""
         order = order or default_order(op)
-        key = (op, start, end, order)
+        key = (self._key(op), start, end, order)
         found = self._ranges.get(key)
         if found is None:
             histograms, geometry = self._op(op)
@@ -237,6 +262,15 @@ def _palette_histograms(rows: np.ndarray) -> np.ndarray:
     if low < 0:
         histograms[:, 3::2] = by_zigzag[:, 1::2]
     return histograms
+
+
+def _encoding_key(op: NpuOp, weights_digest: bytes) -> tuple[object, ...]:
+    """Everything ``channel_histograms`` and ``volume_geometry`` read of ``op``, its weights by
+    ``weights_digest``: ops with equal keys encode alike."""
+    quant = op.weight_tensor.quant if op.weight_tensor is not None else None
+    zero_point = tuple(quant.zero_point) if quant is not None and quant.zero_point else (0,)
+    return (weights_digest, zero_point, op.block_type is BlockType.DEPTHWISE, op.ifm.dtype.bits,
+            op.kernel.dilation_x, op.kernel.dilation_y)
 
 
 def channel_histograms(op: NpuOp) -> np.ndarray:

@@ -60,3 +60,20 @@ def test_the_block_config_orders_the_stream_and_so_its_padding() -> None:
     (df,) = weight_slice_sizes(op, ACCEL, depth_first, (0, 16))
     (pk,) = weight_slice_sizes(op, ACCEL, part_kernel, (0, 16))
     assert 16 * 9 * 3 < pk < df
+
+
+def test_equal_ops_of_two_lowerings_share_their_encodings() -> None:
+    # each lowering of a model builds its own ops (and may copy their weights): equal ones encode
+    # once; an op whose weights differ, or are read in another order (depthwise), does not share
+    from npuplan.cost.weights import WeightEncodings
+
+    op = conv("c", fm("x", 8, 8, 16), fm("y", 8, 8, 64))
+    fields = {f: getattr(op, f) for f in op.__dataclass_fields__}
+    twin = type(op)(**{**fields, "weights": op.weights.copy()})
+    other = type(op)(**{**fields, "weights": np.flip(op.weights, axis=0).copy()})
+    encodings = WeightEncodings(ACCEL)
+    first = encodings.slice_parts(op, 0, 64)
+    assert encodings.slice_parts(twin, 0, 64) is first
+    assert encodings.histograms(twin) is encodings.histograms(op)
+    assert encodings.histograms(other) is not encodings.histograms(op)
+    assert encodings.slice_parts(other, 0, 64) is not first
