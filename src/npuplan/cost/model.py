@@ -44,24 +44,27 @@ class CostMemo:
     network's; ``estimate`` builds each operation afresh and so asks without a memo).
     """
 
-    __slots__ = ("cycles", "feature_maps", "slack_free", "operations", "_op_keys")
+    __slots__ = ("cycles", "feature_maps", "slack_free", "operations", "_op_keys", "_by_value")
 
     def __init__(self) -> None:
         self.cycles: dict[tuple[object, ...], int] = {}
         self.operations: dict[tuple[object, ...], tuple[_Operation, ...]] = {}
         self.feature_maps: dict[tuple[object, ...], _FeatureMapSide] = {}
         self.slack_free: dict[tuple[object, ...], _SlackFree] = {}
-        self._op_keys: dict[int, tuple[object, ...]] = {}
+        self._op_keys: dict[int, int] = {}
+        self._by_value: dict[tuple[object, ...], int] = {}
 
-    def op_key(self, op: NpuOp) -> tuple[object, ...]:
+    def op_key(self, op: NpuOp) -> int:
         """Everything ``cycles``, ``access`` and this module read of ``op`` (its kind, kernel,
-        activation and shapes; the operands' shapes, areas and formats come in the query)."""
+        activation and shapes; the operands' shapes, areas and formats come in the query), as a
+        small int, the same for ops of equal such values (the memos hash it at every lookup)."""
         found = self._op_keys.get(id(op))
         if found is None:
-            found = self._op_keys[id(op)] = (
+            value = (
                 op.block_type, op.tflite_type, op.op_type, op.elementwise, op.pool, op.activation, op.kernel,
                 op.resampling, op.ifm_shape, op.ofm_shape, op.ifm2_shape,
             )
+            found = self._op_keys[id(op)] = self._by_value.setdefault(value, len(self._by_value))
         return found
 
 
@@ -167,8 +170,13 @@ def _split(query: CostQuery, per_channel: bool) -> tuple[_Operation, ...]:
 def datapath_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None) -> int:
     """NPU datapath cycles of ``query`` alone (no DMA waits): of each operation it runs as
     (``operation_queries``), each with its own pipeline fill and drain."""
+    return _datapath(query, arch, memo, _operations(query, memo))
+
+
+def _datapath(query: CostQuery, arch: Architecture, memo: CostMemo | None, parts: tuple[_Operation, ...]) -> int:
+    """``datapath_cycles`` of ``query`` run as ``parts`` (its ``_operations``)."""
     const_area = _const_area(query)
-    return sum(part.times * _cycles(query, arch, const_area, memo, part) for part in _operations(query, memo))
+    return sum(part.times * _cycles(query, arch, const_area, memo, part) for part in parts)
 
 
 def _tail_slack_cycles(query: CostQuery, arch: Architecture, cycles: int, memo: CostMemo | None) -> float:
@@ -231,12 +239,12 @@ class _BlockReads(NamedTuple):
     scale_reads: int
 
 
-def _block_reads(query: CostQuery, memo: CostMemo | None) -> _BlockReads:
-    """The weights and scales ``query``'s operations read (``access.weight_reads`` of each)."""
+def _block_reads(query: CostQuery, parts: tuple[_Operation, ...]) -> _BlockReads:
+    """The weights and scales ``query``'s operations ``parts`` read (``access.weight_reads`` of each)."""
     weight_reads, scale_reads = 0.0, 0
     op_depth = max(query.op.ofm_shape.c, 1)
     block_type, ofm_block = query.op.block_type, query.block.ofm_block
-    for part in _operations(query, memo):
+    for part in parts:
         refetches, entries = access_weight_reads(block_type, part.ofm.shape, ofm_block)
         weight_reads += part.times * refetches * part.ofm.shape.c / op_depth
         scale_reads += part.times * refetches * entries
@@ -289,11 +297,27 @@ def weight_read_bytes(query: CostQuery, *, memo: CostMemo | None = None) -> floa
     """The encoded weight and scale bytes ``op_cost(query)`` reads (``weight_read_total`` of its
     ``bytes``), without pricing the rest: what a block config changes of them is how often the
     NPU reads its stream (once per OFM block position in height and width)."""
+    return _weight_read_bytes(query, _operations(query, memo))
+
+
+def _weight_read_bytes(query: CostQuery, parts: tuple[_Operation, ...]) -> float:
     if query.weights is None:
         return 0.0
     out = _Bytes()
-    _weight_bytes(query, query.weights, _block_reads(query, memo), out)
+    _weight_bytes(query, query.weights, _block_reads(query, parts), out)
     return weight_read_total(out.raw)
+
+
+def least_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None,
+                 most_weight_read_bytes: float | None = None) -> int | None:
+    """Cycles ``op_cost(query)`` takes at least, from its cheap parts: its datapath cycles (the
+    DMA waits only add to them); None when it reads more than ``most_weight_read_bytes`` of
+    weights (``weight_read_bytes``; when given), which is cheaper still. What a search choosing
+    among block configs prices first."""
+    parts = _operations(query, memo)
+    if most_weight_read_bytes is not None and _weight_read_bytes(query, parts) > most_weight_read_bytes:
+        return None
+    return _datapath(query, arch, memo, parts)
 
 
 def weight_read_total(traffic: Mapping[BandwidthKey, float]) -> float:
@@ -406,11 +430,12 @@ def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> 
     found = None if memo is None else memo.slack_free.get(key)
     if found is not None:
         return found
-    cycles = datapath_cycles(query, arch, memo=memo)
+    parts = _operations(query, memo)
+    cycles = _datapath(query, arch, memo, parts)
     fm = _feature_map_side(query, arch, memo)
     traffic = _Bytes(fm.raw, fm.scaled)
     if query.weights is not None:
-        _weight_bytes(query, query.weights, _block_reads(query, memo), traffic)
+        _weight_bytes(query, query.weights, _block_reads(query, parts), traffic)
     lut_cycles = 0.0
     if query.lut is not None:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)

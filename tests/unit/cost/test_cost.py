@@ -10,7 +10,7 @@ from npuplan.cost import (
 )
 from npuplan.codec.size import palette_histogram, stream_bytes
 from npuplan.codec.weight_order import StreamPadding
-from npuplan.cost.model import CostMemo, datapath_cycles, weight_read_bytes, weight_read_total
+from npuplan.cost.model import CostMemo, datapath_cycles, least_cycles, weight_read_bytes, weight_read_total
 from npuplan.cost.weights import encoded_weight_size
 from npuplan.hw import build_architecture
 from npuplan.hw.accelerator import Block, accelerator
@@ -313,5 +313,8 @@ def test_the_bounds_of_a_block_are_the_full_costings_parts(arch, case, ofm_block
     memo = CostMemo()
     for m in (None, memo, memo):
         cost = op_cost(query, arch, memo=m)
-        assert weight_read_bytes(query, memo=m) == weight_read_total(cost.bytes) > 0
+        reads = weight_read_bytes(query, memo=m)
+        assert reads == weight_read_total(cost.bytes) > 0
         assert datapath_cycles(query, arch, memo=m) == cost.op_cycles <= cost.total_cycles
+        assert least_cycles(query, arch, memo=m, most_weight_read_bytes=reads) == cost.op_cycles
+        assert least_cycles(query, arch, memo=m, most_weight_read_bytes=reads - 1) is None

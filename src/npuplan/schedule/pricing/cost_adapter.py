@@ -11,7 +11,7 @@ from npuplan.cost import (
     BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch,
     dma_cycles, op_cost,
 )
-from npuplan.cost.model import CostMemo, datapath_cycles, weight_read_bytes, weight_read_total
+from npuplan.cost.model import CostMemo, least_cycles, weight_read_total
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
@@ -91,19 +91,10 @@ class CostModelOracle:
 
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
                       most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
-        """The datapath cycles with each block: the weight, table and staging DMA waits only add
-        to them (``cost.model.op_cost``), rounded as ``cycles``. The weight reads
-        (``cost.model.weight_read_bytes``) first: they are cheaper."""
+        """``cost.model.least_cycles`` with each block (an int: ``cycles`` rounds the total)."""
         base = self._model_query(query)
-        found: list[int | None] = []
-        for block in blocks:
-            model_query = self._with_block(query, base, block)
-            if (most_weight_read_bytes is not None
-                    and weight_read_bytes(model_query, memo=self._memo) > most_weight_read_bytes):
-                found.append(None)
-            else:
-                found.append(int(round(datapath_cycles(model_query, self._arch, memo=self._memo))))
-        return tuple(found)
+        return tuple(least_cycles(self._with_block(query, base, block), self._arch, memo=self._memo,
+                                  most_weight_read_bytes=most_weight_read_bytes) for block in blocks)
 
     def _with_block(self, query: StripeQuery, translated: CostQuery, block_config: Any) -> CostQuery:
         """``_translate(query)`` with ``block_config`` instead of ``query``'s, from ``translated``
