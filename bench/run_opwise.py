@@ -22,6 +22,7 @@ import argparse
 import collections
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -56,9 +57,20 @@ def all_tensors(data: bytes, seed: int) -> dict[str, np.ndarray]:
     return {d["name"]: found.get_tensor(d["index"]) for d in found.get_tensor_details()}
 
 
-def alone(model: Model, op: Op) -> tuple[bytes, tuple[Tensor, ...]]:
+def at_run_shape(t: Tensor, values: dict[str, np.ndarray]) -> Tensor:
+    """``t`` at the shape LiteRT gave it (a tensor of a dynamic batch declares a placeholder shape),
+    static: the operator alone then plans and runs at the shapes the whole model ran at."""
+    value = values.get(t.name)
+    if t.data is not None or value is None or (value.shape == t.shape and t.signature is None):
+        return t
+    return replace(t, shape=tuple(value.shape), signature=None)
+
+
+def alone(model: Model, op: Op, values: dict[str, np.ndarray]) -> tuple[bytes, tuple[Tensor, ...]]:
     """``op`` as a model of its own (the other subgraphs kept at their indices) and its inputs."""
     graph = model.main
+    op = replace(op, inputs=tuple(None if t is None else at_run_shape(t, values) for t in op.inputs),
+                 outputs=tuple(at_run_shape(t, values) for t in op.outputs))
     inputs = tuple(dict.fromkeys(t for t in op.inputs if t is not None and t.data is None))
     return write_tflite(Model(model.name, (Graph(graph.name, (op,), inputs, tuple(op.outputs)),
                                            *model.subgraphs[1:]))), inputs
@@ -79,7 +91,7 @@ def check_op(model: Model, index: int, values: dict[str, np.ndarray], tool: str,
              scratch: Path, *, reference_kernels: bool) -> str:
     """'' when the tool's file of operator ``index`` alone reproduces LiteRT, else what differs."""
     op = model.main.ops[index]
-    data, inputs = alone(model, op)
+    data, inputs = alone(model, op, values)
     path = scratch / "op.tflite"
     path.write_bytes(data)
     file, why = compiled(path, tool, options)
@@ -87,7 +99,7 @@ def check_op(model: Model, index: int, values: dict[str, np.ndarray], tool: str,
         return f"no file: {why[:100]}"
     feed = [values[t.name] for t in inputs]
     try:
-        got = CompiledModel(file, label="the operator's file").invoke(feed)
+        got = CompiledModel(file, label="the operator's file", reference_kernels=reference_kernels).invoke(feed)
         expected = (ReferenceModel(data, label="the operator", reference_kernels=True).invoke(feed)
                     if reference_kernels else [values[t.name] for t in op.outputs])
     except NpuplanError as error:
