@@ -3,7 +3,7 @@ fed the inputs LiteRT itself gave it when running the whole model, compiled by t
 by ``npuplan run``'s machinery, against LiteRT's output of that operator.
 
 Usage: python bench/run_opwise.py MODEL.tflite ... [--tool npuplan|vela] [--scenario NAME] [--seed 0]
-                                  [--reference-kernels] [--out FILE]
+                                  [--reference-kernels] [--ops I,J] [--out FILE]
 
 bench/run_bisect.py finds where a file's outputs first differ, differences of earlier operators
 included; here every operator sees exact inputs, so a row is that operator's own arithmetic (its
@@ -116,6 +116,8 @@ def main() -> None:
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="u55_128_highend_shared_perf")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reference-kernels", action="store_true")
+    parser.add_argument("--ops", type=lambda text: {int(v) for v in text.split(",")}, metavar="I,J,...",
+                        help="only these operators (indices in the main graph)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "run_opwise.txt")
     args = parser.parse_args()
     lines = _header(sys.argv[1:], str(VELA))
@@ -126,6 +128,8 @@ def main() -> None:
             model, values = read_tflite(path), all_tensors(path.read_bytes(), args.seed)
             counts: collections.Counter[str] = collections.Counter()
             for index, op in enumerate(model.main.ops):
+                if args.ops is not None and index not in args.ops:
+                    continue
                 found = check_op(model, index, values, args.tool, SCENARIOS[args.scenario], Path(scratch),
                                  reference_kernels=args.reference_kernels)
                 kind = "exact" if not found else "unchecked" if found.startswith(("no file", "not check")) else "differs"
