@@ -69,7 +69,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_validate_parser(commands)
     if wanted("report"):
         _add_report_parser(commands)
-    commands.add_parser("vela", add_help=False, help=f"compile as vela does: the same as {VELA_FORM}")
+    if command is None:  # "vela" is parsed by velacli; here it is a line of the help
+        commands.add_parser("vela", add_help=False, help=f"compile as vela does: the same as {VELA_FORM}")
     return parser
 
 
