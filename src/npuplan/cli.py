@@ -15,11 +15,8 @@ from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, UsageError, marked_op
 from npuplan.cli_options import add_fixed_options, fixed_options, size_bytes
 from npuplan.hw.accelerator import ACCELERATORS
-from npuplan.cli_estimate import add_estimate_parser, run_estimate
 from npuplan.cli_run import COMMANDS as RUN_COMMANDS, add_run_parsers, run_command
 from npuplan.options import DEFAULT_CONFIG, Optimise
-from npuplan.sweep.command import add_fit_parser, add_sweep_parser, run_fit, run_sweep
-from npuplan.velacli import VelaUsageError, is_vela_command, parse_vela_args, run_vela
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,11 +54,16 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                                      prog="npuplan")
 
     plan = _add_plan_parser(commands) if wanted("plan", *RUN_COMMANDS) else None  # check shares its options
-    if wanted("sweep"):
-        add_sweep_parser(commands)
-    if wanted("fit"):
-        add_fit_parser(commands)
+    if wanted("sweep", "fit"):
+        from npuplan.sweep.command import add_fit_parser, add_sweep_parser
+
+        if wanted("sweep"):
+            add_sweep_parser(commands)
+        if wanted("fit"):
+            add_fit_parser(commands)
     if wanted("estimate"):
+        from npuplan.cli_estimate import add_estimate_parser
+
         add_estimate_parser(commands)
     if plan is not None and wanted(*RUN_COMMANDS):
         add_run_parsers(commands, plan=plan)
@@ -294,18 +296,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     raises ``BrokenPipeError`` to the caller (``run`` ends the program quietly with 141)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser(argv[0] if argv and argv[0] in _COMMANDS else None)
+    command = argv[0] if argv and argv[0] in _COMMANDS else None
+    parser = _parser(command)
     if not argv:
         print(parser.format_help(), end="", file=sys.stderr)
         return 2
-    if argv[0] == "vela" or is_vela_command(argv, subcommands(parser)):
-        return _main_vela(argv[1:] if argv[0] == "vela" else argv)
+    if command is None:
+        from npuplan.velacli import is_vela_command
+
+        if argv[0] == "vela" or is_vela_command(argv, subcommands(parser)):
+            return _main_vela(argv[1:] if argv[0] == "vela" else argv)
     args = parser.parse_args(argv)
     return _guarded(args, _COMMANDS[args.command], _Stage("starting"))
 
 
 def _main_vela(argv: list[str]) -> int:
     """A Vela command line: Vela's options, Vela's outputs and exit status classes."""
+    from npuplan.velacli import VelaUsageError, parse_vela_args, run_vela
+
     try:
         args = parse_vela_args(argv)
     except VelaUsageError as error:
@@ -335,16 +343,22 @@ def _guarded(args: argparse.Namespace, command: Callable[[argparse.Namespace, _S
 
 
 def _run_sweep(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.sweep.command import run_sweep
+
     stage.step("sweeping")
     return run_sweep(args)
 
 
 def _run_estimate(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.cli_estimate import run_estimate
+
     stage.step("estimating the compiled file")
     return run_estimate(args)
 
 
 def _run_fit(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.sweep.command import run_fit
+
     stage.step("fitting the arena cache size")
     return run_fit(args)
 
