@@ -15,11 +15,8 @@ from npuplan import __version__
 from npuplan.errors import InternalError, NpuplanError, UsageError, marked_op
 from npuplan.cli_options import add_fixed_options, fixed_options, size_bytes
 from npuplan.hw.accelerator import ACCELERATORS
-from npuplan.cli_estimate import add_estimate_parser, run_estimate
 from npuplan.cli_run import COMMANDS as RUN_COMMANDS, add_run_parsers, run_command
 from npuplan.options import DEFAULT_CONFIG, Optimise
-from npuplan.sweep.command import add_fit_parser, add_sweep_parser, run_fit, run_sweep
-from npuplan.velacli import VelaUsageError, is_vela_command, parse_vela_args, run_vela
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,7 +35,15 @@ BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
 VELA_FORM = "npuplan MODEL.tflite [any Vela 5.2 option]"
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The program's parser. With ``command`` (a subcommand's name), only the subparsers that
+    command needs are built: each costs a few milliseconds of argparse work, and a plan should not
+    pay for the sweep's, the estimate's, ...; the full parser (usage, help, a wrong subcommand's
+    error) is built when there is no command."""
+
+    def wanted(*names: str) -> bool:
+        return command is None or command in names
+
     parser = _Parser(
         prog="npuplan", description="Plan, estimate and compile TFLite networks for Arm Ethos-U55/U65 NPUs.",
         usage=f"%(prog)s [-h] [--version] {{plan,sweep,fit,validate,report,vela,...}} ...\n       {VELA_FORM}",
@@ -48,6 +53,30 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
                                      prog="npuplan")
 
+    plan = _add_plan_parser(commands) if wanted("plan", *RUN_COMMANDS) else None  # check shares its options
+    if wanted("sweep", "fit"):
+        from npuplan.sweep.command import add_fit_parser, add_sweep_parser
+
+        if wanted("sweep"):
+            add_sweep_parser(commands)
+        if wanted("fit"):
+            add_fit_parser(commands)
+    if wanted("estimate"):
+        from npuplan.cli_estimate import add_estimate_parser
+
+        add_estimate_parser(commands)
+    if plan is not None and wanted(*RUN_COMMANDS):
+        add_run_parsers(commands, plan=plan)
+    if wanted("validate"):
+        _add_validate_parser(commands)
+    if wanted("report"):
+        _add_report_parser(commands)
+    if command is None:  # "vela" is parsed by velacli; here it is a line of the help
+        commands.add_parser("vela", add_help=False, help=f"compile as vela does: the same as {VELA_FORM}")
+    return parser
+
+
+def _add_plan_parser(commands: Any) -> argparse.ArgumentParser:
     p = commands.add_parser("plan", help="plan a network and write its reports")
     p.add_argument("network", metavar="MODEL.tflite", help="quantized TFLite model")
     p.add_argument("--config", action="append", default=[], metavar="FILE.ini", help="Vela-format .ini config file(s)")
@@ -74,12 +103,10 @@ def _parser() -> argparse.ArgumentParser:
                         "npuplan's own code, or Vela's external API (the reference; needs the deploy extra)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
+    return p
 
-    add_sweep_parser(commands)
-    add_fit_parser(commands)
-    add_estimate_parser(commands)
-    add_run_parsers(commands, plan=p)
 
+def _add_validate_parser(commands: Any) -> None:
     v = commands.add_parser("validate", help="replay a written plan JSON's command stream, or a deployable "
                                              "TFLite file's register command streams, and check it")
     v.add_argument("plan_json", metavar="PLAN.json|MODEL.tflite",
@@ -89,13 +116,12 @@ def _parser() -> argparse.ArgumentParser:
                         "scale stream's against what the registers make the hardware read")
     v.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
 
+
+def _add_report_parser(commands: Any) -> None:
     r = commands.add_parser("report", help="write the HTML report of a plan JSON, or compare two plans")
     r.add_argument("plans", metavar="PLAN.json", nargs="+", help="one plan JSON, or two to compare (A then B)")
     r.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the HTML file to write")
     r.add_argument("--debug", action="store_true", help="on an internal error, print the traceback")
-
-    commands.add_parser("vela", add_help=False, help=f"compile as vela does: the same as {VELA_FORM}")
-    return parser
 
 
 def subcommands(parser: argparse.ArgumentParser) -> tuple[str, ...]:
@@ -270,18 +296,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     raises ``BrokenPipeError`` to the caller (``run`` ends the program quietly with 141)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser()
+    command = argv[0] if argv and argv[0] in _COMMANDS else None
+    parser = _parser(command)
     if not argv:
         print(parser.format_help(), end="", file=sys.stderr)
         return 2
-    if argv[0] == "vela" or is_vela_command(argv, subcommands(parser)):
-        return _main_vela(argv[1:] if argv[0] == "vela" else argv)
+    if command is None:
+        from npuplan.velacli import is_vela_command
+
+        if argv[0] == "vela" or is_vela_command(argv, subcommands(parser)):
+            return _main_vela(argv[1:] if argv[0] == "vela" else argv)
     args = parser.parse_args(argv)
     return _guarded(args, _COMMANDS[args.command], _Stage("starting"))
 
 
 def _main_vela(argv: list[str]) -> int:
     """A Vela command line: Vela's options, Vela's outputs and exit status classes."""
+    from npuplan.velacli import VelaUsageError, parse_vela_args, run_vela
+
     try:
         args = parse_vela_args(argv)
     except VelaUsageError as error:
@@ -311,16 +343,22 @@ def _guarded(args: argparse.Namespace, command: Callable[[argparse.Namespace, _S
 
 
 def _run_sweep(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.sweep.command import run_sweep
+
     stage.step("sweeping")
     return run_sweep(args)
 
 
 def _run_estimate(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.cli_estimate import run_estimate
+
     stage.step("estimating the compiled file")
     return run_estimate(args)
 
 
 def _run_fit(args: argparse.Namespace, stage: _Stage) -> int:
+    from npuplan.sweep.command import run_fit
+
     stage.step("fitting the arena cache size")
     return run_fit(args)
 

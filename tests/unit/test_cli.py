@@ -245,3 +245,17 @@ def test_per_layer_table_at_80_columns_cuts_no_number(ds_cnn_plan):
         for value in row[2:-1]:
             text = f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
             assert text in cells, text
+
+
+def test_a_subcommand_builds_only_its_own_parser_with_the_same_help():
+    from npuplan.cli import _COMMANDS, _parser, subcommands
+
+    full = _parser()
+    assert set(_COMMANDS) | {"vela"} == set(subcommands(full))
+    assert set(subcommands(_parser("plan"))) == {"plan"}
+    assert set(subcommands(_parser("check"))) == {"plan", "run", "check"}  # check shares plan's options
+    for name in _COMMANDS:
+        alone = _parser(name)
+        assert name in subcommands(alone)
+        helps = [next(a for a in p._actions if a.dest == "command").choices[name].format_help() for p in (full, alone)]
+        assert helps[0] == helps[1], name

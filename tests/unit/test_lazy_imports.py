@@ -1,8 +1,8 @@
 """What the program loads, each checked in a fresh interpreter: ``import npuplan.cli`` (and so
 ``plan --help``) loads no numpy and none of the planner; a plan printed to a pipe loads none of the
-emitter, the HTML report, the sweeps, the weight encoder and decoder, the estimator, the runner,
-the simulator, Vela's compat tables, rich, tempfile or numpy.typing, and ends by freezing the
-collector's objects (issue 26: start-up)."""
+emitter, the HTML report, the sweeps (nor their options), the Vela command line, the weight encoder
+and decoder, the estimator, the runner, the simulator, Vela's compat tables, rich, tempfile or
+numpy.typing, and ends by freezing the collector's objects (issue 26: start-up)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ print(json.dumps([status, sorted(set(sys.modules) - before), gc.get_freeze_count
 
 _NOT_FOR_HELP = ("numpy", "npuplan.api", "npuplan.schedule", "npuplan.lowering", "npuplan.cost", "npuplan.report",
                  "flatbuffers", "tflite", "rich")
-_NOT_FOR_PLAN = ("npuplan.emit", "npuplan.report.html", "npuplan.report.sweep_html", "npuplan.sweep.runner",
-                 "npuplan.sweep.fit", "npuplan.codec.encode", "npuplan.codec.decode", "npuplan.estimate.run",
+_NOT_FOR_PLAN = ("npuplan.emit", "npuplan.report.html", "npuplan.report.sweep_html", "npuplan.sweep",
+                 "npuplan.velacli", "npuplan.cli_estimate", "npuplan.codec.encode", "npuplan.codec.decode", "npuplan.estimate.run",
                  "npuplan.run.runner", "npuplan.sim", "npuplan.regstream", "npuplan.velacli.supported_ops",
                  "npuplan.velacli.compile", "ethosu", "rich", "plotly", "tempfile", "numpy.typing")
 
