@@ -51,6 +51,7 @@ class _Builder:
         self.commands: list[Command] = []
         self.shapes: dict[str, Shape4D] = {}  # tensor name -> its own NHWC shape (computed once)
         self.early: dict[int, list[Command]] = {}  # position -> DMAs to insert before it
+        self.staged: set[str] = set()  # staged maps already copied (before their first reader)
         self.rolling: dict[int, set[str]] = {}  # cascade id -> the maps it holds in rolling buffers
         for c in schedule.cascades:
             self.rolling.setdefault(c.id, set()).update(p.tensor_name for p in c.rolling_buffers)
@@ -123,10 +124,12 @@ class _Builder:
                        buffer)
 
     def stage(self, sop: ScheduledOp) -> None:
-        """Copy ``sop``'s IFM whole into its fast-storage copy when the schedule stages it."""
+        """Copy ``sop``'s IFM whole into its fast-storage copy when the schedule stages it and no
+        earlier reader copied it."""
         name = sop.op.ifm.name
-        if name not in self.schedule.staged_fms:
+        if name not in self.schedule.staged_fms or name in self.staged:
             return
+        self.staged.add(name)
         src, dst = self.ref(name), self.ref(staged_name(name))
         self.commands.append(DmaCommand(
             src.address.area, src.address.offset, dst.address.area, dst.address.offset,

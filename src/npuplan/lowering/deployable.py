@@ -21,6 +21,7 @@ from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
 from npuplan.ir.types import DataType
 from npuplan.lowering.broadcasts import broadcast_constant
+from npuplan.lowering.grouped import conv_groups, has_depth_multiplier
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
 from npuplan.lowering.operands import swaps_operands
 
@@ -179,6 +180,12 @@ _NOT_EMITTED = {
 }
 
 
+def _by_groups(op: Op) -> bool:
+    """A convolution lowered to one convolution per group of channels (``lowering.grouped``), each
+    reading its input channels and writing its output channels at their depth offsets."""
+    return conv_groups(op) > 1 or has_depth_multiplier(op)
+
+
 def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     """``lowered`` (the lowering of ``op``) if the emitter can express it, else ``op`` as a CPU op
     with the reason."""
@@ -187,7 +194,7 @@ def deployable(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     reason: str | None = None
     if op.type not in DEPLOYABLE_TYPES:
         reason = _NOT_EMITTED.get(op.type, f"{op.type} is not emitted by the deploy path yet")
-    elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES and not all(
+    elif len(lowered) != 1 and op.type not in _MULTI_OP_TYPES and not _by_groups(op) and not all(
             isinstance(o, NpuOp) and o.strided_views for o in lowered):  # a dilated kernel's phases
         reason = f"{op.type} lowers to {len(lowered)} NPU operations (not emitted yet)"
     else:

@@ -55,3 +55,25 @@ def test_the_staged_copy_validates_and_a_dropped_copy_is_caught() -> None:
     dropped = tuple(c for c in commands if c not in copies)
     found = validate(dropped, graph, arch, addresses)
     assert found and found[0].kind is ViolationKind.MISSING_DATA and found[0].tensor == "image"
+
+
+def _two_readers() -> LoweredGraph:
+    """A TCN's input read by its first convolution and by the residual branch's 1x1 convolution."""
+    x = fm("signal", 1, 800, 3)
+    first = conv("first", x, fm("first", 1, 800, 16), k=1, seed=3)
+    residual = conv("residual", x, fm("residual", 1, 800, 16), k=1, seed=4)
+    return LoweredGraph("tcn", (first, residual), (x,), (first.ofm, residual.ofm))
+
+
+def test_an_input_of_two_readers_is_copied_once_and_lives_until_its_last_reader() -> None:
+    graph, arch = _two_readers(), build_architecture(U65)
+    staged = plan_schedule(graph, arch, U65)
+    plain = plan_schedule(graph, arch, replace(U65, fm_staging=False))
+    assert staged.staged_fms == ("signal",)
+    assert _cycles(staged) < _cycles(plain)
+    assert staged.op("residual").sram_usage_bytes >= 800 * 3  # the copy still held for the second reader
+    addresses = plan_addresses(staged, graph, arch)
+    commands = build_command_stream(staged, graph, arch, addresses)
+    copies = [c for c in commands if isinstance(c, DmaCommand) and c.purpose is DmaPurpose.FEATURE_MAP]
+    assert [c.dst.name for c in copies] == ["signal#staged"]  # one DMA, before the first reader
+    assert validate(commands, graph, arch, addresses) == []

@@ -65,7 +65,7 @@ class Decisions:
     weights: tuple[WeightPlan, ...]
     cascades: tuple[CascadeSpan, ...] = ()
     fast_fms: frozenset[str] = frozenset()
-    staged_fms: frozenset[str] = frozenset()  # arena FMs DMA'd whole into fast storage before their one reader
+    staged_fms: frozenset[str] = frozenset()  # arena FMs DMA'd whole into fast storage before their first reader
     # derived from ``cascades`` on first use (``spliced`` hands them on from the value it splices)
     _rolling: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
     _cascade_at: dict[int, CascadeSpan] | None = field(default=None, init=False, repr=False, compare=False)

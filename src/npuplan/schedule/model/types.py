@@ -114,7 +114,7 @@ class Schedule:
     fast storage over the schedule (Vela's ``sram_memory_used`` for the subgraph); ``notes`` short
     human-readable remarks on the strategy chosen ("search=cascade", "evicted x to Dram"...).
     ``staged_fms`` names arena feature maps copied whole by DMA into fast storage (buffer
-    ``<name>#staged``) just before the one op that reads them.
+    ``<name>#staged``) just before the first op that reads them, held until the last.
     ``buffer_aliases`` pairs ``(ofm, ifm)``: an elementwise op's OFM written over the buffer of an
     input that dies there; an allocator gives both one buffer (one live range over both).
     """
@@ -125,7 +125,7 @@ class Schedule:
     sram_peak_bytes: int = 0
     notes: tuple[str, ...] = ()
     buffer_aliases: tuple[tuple[str, str], ...] = ()
-    staged_fms: tuple[str, ...] = ()  # arena FMs DMA'd whole into fast storage before their one reader
+    staged_fms: tuple[str, ...] = ()  # arena FMs DMA'd whole into fast storage before their first reader (read by all)
 
     def op(self, name: str) -> ScheduledOp:
         for s in self.ops:

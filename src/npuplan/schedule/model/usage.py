@@ -111,10 +111,10 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
     out = fm_buffers(net, dec, inplace=inplace)
     out += rolling_buffers(net, dec.cascades)
     out += weight_buffers(net, dec, range(len(net.npu_ops)))
-    for name in sorted(dec.staged_fms):  # a staged copy lives while its one reader runs
+    for name in sorted(dec.staged_fms):  # a staged copy lives from its first reader to its last
         fm = net.fms[name]
-        t = net.times[fm.consumers[0]]
-        out.append(Buffer(staged_name(name), t, t, round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
+        times = [net.times[k] for k in fm.consumers]
+        out.append(Buffer(staged_name(name), min(times), max(times), round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
     return out
 
 

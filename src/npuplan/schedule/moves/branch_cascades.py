@@ -165,9 +165,9 @@ def _run(net: Network, dec: Decisions, s: int, e: int, rows: int, frames: "_Fram
     if set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
     stripe = tuple(aligned_stripe_rows(op, max(rows, step)) for op, step in zip(ops, steps))
-    # a staged copy lives for its one reader's time step only; a cascaded reader runs over the
+    # a staged copy is copied before its first reader runs whole; a cascaded reader runs over the
     # cascade's span, so its input is read from the arena (as staging never proposes for it)
-    staged = frozenset(n for n in dec.staged_fms if not s <= net.fms[n].consumers[0] <= e)
+    staged = frozenset(n for n in dec.staged_fms if not any(s <= k <= e for k in net.fms[n].consumers))
     return _Run(s, e, stripe, tuple(names), staged)
 
 

@@ -56,11 +56,20 @@ def op_context(net: Network, dec: Decisions, index: int, rows: int | None = None
     return _context(net, dec, index, rows, op, op)
 
 
+def _staging(net: Network, dec: Decisions, index: int, op: NpuOp) -> int:
+    """0: ``op``'s IFM is not staged; 1: it is, and ``op`` (its first reader) waits for the copy's
+    DMA; 2: it is, copied before an earlier reader (``op`` reads the copy, no DMA of its own)."""
+    if op.ifm.name not in dec.staged_fms:
+        return 0
+    first = min(net.fms[op.ifm.name].consumers, key=lambda k: net.times[k])
+    return 1 if first == index else 2
+
+
 def _context(net: Network, dec: Decisions, index: int, rows: int | None, op: NpuOp, head: Any) -> tuple[Any, ...]:
     """``op_context`` of ``op`` (op ``index``) with ``head`` standing for the op."""
     ifm2 = op.ifm2
     return (
-        head, min(dec.ofm_rows[index] if rows is None else rows, op.ofm_shape.h), op.ifm.name in dec.staged_fms,
+        head, min(dec.ofm_rows[index] if rows is None else rows, op.ofm_shape.h), _staging(net, dec, index, op),
         _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
         None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
         # what the costing reads of the network: the maps' storage formats (Size packs some NHWC),
@@ -196,7 +205,7 @@ def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], bl
         first_slice_bytes=first_bytes,
         depth_slices=depth_slices,
         prev_slack_cycles=prev_slack_cycles,
-        staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged else 0,
+        staged_ifm_bytes=net.fms[op.ifm.name].size_bytes if staged == 1 else 0,
         weight_prefetched=prefetched,
         lut_prefetched=streamed,
         loads_table=loads,
