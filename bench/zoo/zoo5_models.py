@@ -459,6 +459,8 @@ def _representative(specs, rng, int_input_max):
 
 def convert(name: str, spec: Spec, rng) -> tuple[bytes, list]:
     model = spec.build()
+    if not isinstance(model, tf.Module):  # a converter of its own (a SavedModel, a TF1 session)
+        return model()
     if isinstance(model, tf.keras.Model):
         converter = tf.lite.TFLiteConverter.from_keras_model(model)
     else:
@@ -481,14 +483,20 @@ def convert(name: str, spec: Spec, rng) -> tuple[bytes, list]:
 def main() -> None:
     args, manifest_path, manifest = zoo_arguments(__doc__.splitlines()[0], Path("/tmp/zoo5"))
     names = args.only or list(MODELS)
-    if len(names) > 1:  # one process per network: TensorFlow's converter can crash on a loop (segfault)
-        for name in names:
-            run = subprocess.run([sys.executable, __file__, "--out", str(args.out), "--only", name], check=False,
-                                 capture_output=True, text=True)
-            lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith(name)]
-            print("\n".join(lines) or f"{name}: FAILED exit status {run.returncode}", flush=True)
+    if len(names) > 1:
+        each_in_own_process(names, Path(__file__), args.out)
         return
     write_models({name: MODELS[name] for name in names}, args.out, manifest_path, manifest)
+
+
+def each_in_own_process(names: list[str], script: Path, out: Path) -> None:
+    """Run SCRIPT once per network (TensorFlow's converter can crash on a loop: a segfault), printing
+    each network's line or a FAILED line."""
+    for name in names:
+        run = subprocess.run([sys.executable, str(script), "--out", str(out), "--only", name], check=False,
+                             capture_output=True, text=True)
+        lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith(name)]
+        print("\n".join(lines) or f"{name}: FAILED exit status {run.returncode}", flush=True)
 
 
 def write_models(models: dict[str, Spec], out: Path, manifest_path: Path, manifest: dict) -> None:
