@@ -24,6 +24,7 @@ Writes DIR/<name>.tflite and DIR/manifest.json (family, I/O type, converter vari
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -459,7 +460,7 @@ def _representative(specs, rng, int_input_max):
 
 def convert(name: str, spec: Spec, rng) -> tuple[bytes, list]:
     model = spec.build()
-    if not isinstance(model, tf.Module):  # a converter of its own (a SavedModel, a TF1 session)
+    if inspect.isfunction(model):  # a converter of its own (a SavedModel, a TF1 session)
         return model()
     if isinstance(model, tf.keras.Model):
         converter = tf.lite.TFLiteConverter.from_keras_model(model)

@@ -3,7 +3,8 @@ what they lack (issues 25, 26: "checked on networks you have not seen").
 
 What is new here: stateful models with two resource variables and non-zero initial values (CALL_ONCE),
 a state carried through a conv stack, two signatures in one file; recurrent layers kept as fused ops
-in full int8 (UNIDIRECTIONAL_SEQUENCE_LSTM, a bidirectional LSTM) and a SimpleRNN loop; WHILE and IF
+(UNIDIRECTIONAL_SEQUENCE_LSTM, a bidirectional
+LSTM, dynamic-range: TensorFlow 2.21's int8 converter segfaults on them) and a SimpleRNN loop; WHILE and IF
 with NPU work before and after them; TF1-style uint8 graphs written by the compat.v1 converter
 (``inference_type=tf.uint8``, fake-quant nodes, ``quantized_input_stats``); per-tensor int8 weights
 through a whole CNN; float in / float out; int16x8 with the new operators; PyTorch-export shapes
@@ -537,10 +538,10 @@ MODELS: dict[str, Spec] = {
     "two_states_stateful": Spec("stateful", _TwoStates),
     "conv_state_stateful_8": Spec("stateful", _ConvState),
     "two_signatures_12": Spec("stateful", _raw(two_signatures)),
-    "lstm_fused_int8_8x6": Spec("recurrent", fused_lstm),
-    "bilstm_fused_int8_6x5": Spec("recurrent", lambda: fused_lstm(6, 5, 8, True)),
-    "conv_lstm_kws_10x8": Spec("recurrent", conv_lstm_head),
-    "lstm_fused_int16_6x4": Spec("recurrent", lambda: fused_lstm(6, 4, 8), I16),
+    # the full-integer converter of TensorFlow 2.21 segfaults on a fused LSTM: int8 weights, float activations
+    "lstm_fused_8x6": Spec("recurrent", fused_lstm, FLOAT, dynamic_range=True),
+    "bilstm_fused_6x5": Spec("recurrent", lambda: fused_lstm(6, 5, 8, True), FLOAT, dynamic_range=True),
+    "conv_lstm_kws_10x8": Spec("recurrent", conv_lstm_head, FLOAT, dynamic_range=True),
     "simplernn_loop_6x5": Spec("control_flow", simple_rnn_loop, FLOAT, dynamic_range=True),
     "while_sandwich_8": Spec("control_flow", _WhileSandwich, FLOAT, dynamic_range=True),
     "if_sandwich_10": Spec("control_flow", _IfSandwich),
