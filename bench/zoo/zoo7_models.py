@@ -551,7 +551,7 @@ MODELS: dict[str, Spec] = {
     "per_tensor_vit_16": Spec("converter", torch_vit_block, variant=PER_TENSOR),
     "float_io_mixer_16": Spec("converter", torch_mlp_mixer, FLOAT),
     "float_io_unet_16": Spec("converter", space_depth_unet, FLOAT),
-    "int16_clamps_12": Spec("converter", clamp_activations, I16),
+    "int16_resize_nearest_7": Spec("converter", resize_nearest_modes, I16),  # 16x8 has no RELU_N1_TO_1
     "int16_split_reverse_10": Spec("converter", split_reverse, I16),
     "torch_convnet_pad_20": Spec("pytorch", torch_convnet_pad),
     "torch_vit_block_16": Spec("pytorch", torch_vit_block),
