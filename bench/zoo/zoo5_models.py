@@ -482,12 +482,18 @@ def convert(name: str, spec: Spec, rng) -> tuple[bytes, list]:
 
 
 def main() -> None:
-    args, manifest_path, manifest = zoo_arguments(__doc__.splitlines()[0], Path("/tmp/zoo5"))
-    names = args.only or list(MODELS)
+    zoo_main(MODELS, __doc__.splitlines()[0], Path("/tmp/zoo5"), Path(__file__))
+
+
+def zoo_main(models: dict[str, Spec], description: str, default_out: Path, script: Path) -> None:
+    """A zoo generator's program: every network of ``models`` (or ``--only``) each in its own
+    process, or the one named converted here."""
+    args, manifest_path, manifest = zoo_arguments(description, default_out)
+    names = args.only or list(models)
     if len(names) > 1:
-        each_in_own_process(names, Path(__file__), args.out)
+        each_in_own_process(names, script, args.out)
         return
-    write_models({name: MODELS[name] for name in names}, args.out, manifest_path, manifest)
+    write_models({name: models[name] for name in names}, args.out, manifest_path, manifest)
 
 
 def each_in_own_process(names: list[str], script: Path, out: Path) -> None:

@@ -33,8 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
-from generate import L, zoo_arguments  # noqa: E402
-from zoo5_models import FLOAT, I16, Spec, each_in_own_process, write_models  # noqa: E402
+from generate import L  # noqa: E402
+from zoo5_models import FLOAT, I16, Spec, zoo_main  # noqa: E402
 
 U8 = tf.uint8
 PER_TENSOR = {"_experimental_disable_per_channel": True}
@@ -583,12 +583,7 @@ MODELS: dict[str, Spec] = {
 
 
 def main() -> None:
-    args, manifest_path, manifest = zoo_arguments(__doc__.splitlines()[0], Path("/tmp/zoo7"))
-    names = args.only or list(MODELS)
-    if len(names) > 1:
-        each_in_own_process(names, Path(__file__), args.out)
-        return
-    write_models({name: MODELS[name] for name in names}, args.out, manifest_path, manifest)
+    zoo_main(MODELS, __doc__.splitlines()[0], Path("/tmp/zoo7"), Path(__file__))
 
 
 if __name__ == "__main__":
