@@ -228,6 +228,8 @@ def one_clock(rows: list[Row], cpu_counts: dict[tuple[str, str, str], int] | Non
             if "npuplan" not in found or len(found) < 2:
                 continue
             side, best = min(((k, v) for k, v in found.items() if k != "npuplan"), key=lambda kv: kv[1])
+            if best <= 0 or found["npuplan"] <= 0:  # a file with no NPU work (everything on the CPU): no ratio
+                continue
             ratios.append((found["npuplan"] / best, model))
             counts = cpu_counts or {}
             mine, theirs = counts.get((scenario, model, "npuplan")), counts.get((scenario, model, side))

@@ -24,6 +24,7 @@ Writes DIR/<name>.tflite and DIR/manifest.json (family, I/O type, converter vari
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -459,6 +460,8 @@ def _representative(specs, rng, int_input_max):
 
 def convert(name: str, spec: Spec, rng) -> tuple[bytes, list]:
     model = spec.build()
+    if inspect.isfunction(model):  # a converter of its own (a SavedModel, a TF1 session)
+        return model()
     if isinstance(model, tf.keras.Model):
         converter = tf.lite.TFLiteConverter.from_keras_model(model)
     else:
@@ -479,16 +482,28 @@ def convert(name: str, spec: Spec, rng) -> tuple[bytes, list]:
 
 
 def main() -> None:
-    args, manifest_path, manifest = zoo_arguments(__doc__.splitlines()[0], Path("/tmp/zoo5"))
-    names = args.only or list(MODELS)
-    if len(names) > 1:  # one process per network: TensorFlow's converter can crash on a loop (segfault)
-        for name in names:
-            run = subprocess.run([sys.executable, __file__, "--out", str(args.out), "--only", name], check=False,
-                                 capture_output=True, text=True)
-            lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith(name)]
-            print("\n".join(lines) or f"{name}: FAILED exit status {run.returncode}", flush=True)
+    zoo_main(MODELS, __doc__.splitlines()[0], Path("/tmp/zoo5"), Path(__file__))
+
+
+def zoo_main(models: dict[str, Spec], description: str, default_out: Path, script: Path) -> None:
+    """A zoo generator's program: every network of ``models`` (or ``--only``) each in its own
+    process, or the one named converted here."""
+    args, manifest_path, manifest = zoo_arguments(description, default_out)
+    names = args.only or list(models)
+    if len(names) > 1:
+        each_in_own_process(names, script, args.out)
         return
-    write_models({name: MODELS[name] for name in names}, args.out, manifest_path, manifest)
+    write_models({name: models[name] for name in names}, args.out, manifest_path, manifest)
+
+
+def each_in_own_process(names: list[str], script: Path, out: Path) -> None:
+    """Run SCRIPT once per network (TensorFlow's converter can crash on a loop: a segfault), printing
+    each network's line or a FAILED line."""
+    for name in names:
+        run = subprocess.run([sys.executable, str(script), "--out", str(out), "--only", name], check=False,
+                             capture_output=True, text=True)
+        lines = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith(name)]
+        print("\n".join(lines) or f"{name}: FAILED exit status {run.returncode}", flush=True)
 
 
 def write_models(models: dict[str, Spec], out: Path, manifest_path: Path, manifest: dict) -> None:

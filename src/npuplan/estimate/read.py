@@ -18,6 +18,7 @@ from npuplan.errors import ModelError, ValidationError
 from npuplan.io.tflite import parse_tflite
 from npuplan.ir.graph import Op, Tensor
 from npuplan.regstream.events import Event, stream_events
+from npuplan.regstream.tflite_file import has_offline_plan
 from npuplan.regstream.words import payload_words
 
 ETHOS_U = "CUSTOM:ethos-u"
@@ -72,7 +73,7 @@ def read_compiled(path: str | Path) -> CompiledFile:
     ops = [op for graph in parse_tflite(data, name=path.stem, label=f"'{path}'").subgraphs for op in graph.ops]
     npu = [(k, op) for k, op in enumerate(ops) if op.type == ETHOS_U]
     streams = tuple(_stream(k, op, path) for k, op in npu)
-    if not streams:
+    if not streams and not has_offline_plan(data):  # a compiled file may leave everything on the CPU
         raise ModelError(f"'{path}' has no ethos-u operator: not a compiled file (compile it first: "
                          f"npuplan {path})")
     operators = tuple(FileOperator(op.type, op.outputs[0].name if op.outputs else f"operator {k}")

@@ -265,6 +265,13 @@ def offline_offsets(model: Any) -> list[int]:
     return _offline_offsets(model, model.Subgraphs(0).TensorsLength())
 
 
+def has_offline_plan(data: bytes) -> bool:
+    """Whether TFLite bytes hold an ``OfflineMemoryAllocation`` plan: a compiler (Vela, npuplan) wrote
+    them, even where it left every operator on the CPU."""
+    model = _model(data)
+    return any(model.Metadata(i).Name() == b"OfflineMemoryAllocation" for i in range(model.MetadataLength()))
+
+
 def tensor_bytes(t: Any) -> int:
     """The bytes a (bindings) tensor of its declared shape and type takes."""
     return _tensor_bytes(t)

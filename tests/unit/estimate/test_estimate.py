@@ -137,3 +137,17 @@ def test_ethos_u_operators_in_an_if_s_branches_are_estimated() -> None:
     assert len(read_compiled(path).streams) == 2
     estimate = estimate_file(path, U55_128)
     assert estimate.report.cycles_total > 0
+
+
+def test_a_compiled_file_with_every_operator_on_the_cpu_is_estimated_at_zero(tmp_path: Path) -> None:
+    # zoo7's simplernn_loop_6x5 (a dynamic-range SimpleRNN left as a WHILE): npuplan compiles it with
+    # nothing for the NPU; estimate refused its own output as "not a compiled file"
+    from npuplan.api import plan_and_emit
+    from npuplan.emit import write_emitted
+
+    plan, emitted = plan_and_emit(DATA / "simplernn_loop_6x5.tflite", accelerator_config="ethos-u55-128",
+                                  system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
+    path, _ = write_emitted(plan, tmp_path, emitted)
+    estimate = estimate_file(path, U55_128)
+    assert estimate.report.cycles_total == 0 and not estimate.streams
+    assert estimate.compiled.cpu_operators
