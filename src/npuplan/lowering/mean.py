@@ -149,7 +149,8 @@ def convert_mean(op: Op, *, parallel: bool = False) -> tuple[NpuOp, ...]:
     assert ifm is not None
     reduce = _reduced_axes(op)
     shape = ifm.shape4d.as_list()
-    if op.type == "MEAN" and reduce == [False, False, False, True] and shape[3] > 1 and ifm.dtype.bits == 8:
+    # a SUM is the same sums with another final scale: its depth reduction is the same convolution
+    if reduce == [False, False, False, True] and shape[3] > 1 and ifm.dtype.bits == 8:
         depth_sum = _depth_sum(op, ifm)
         # the Mul sees the sums as the depth-along-width form leaves them, one per row: the same
         # op as that form's (a row of H*W one-deep elements costs more on 2-high micro-blocks)
