@@ -247,10 +247,11 @@ def _fusable_copy(op: NpuOp) -> bool:
 
 
 def _strided_copy(op: NpuOp) -> bool:
-    """A STRIDED_SLICE's copy stepping over rows or columns: a 1x1 kernel reading every
+    """A STRIDED_SLICE's copy stepping forwards over rows or columns: a 1x1 kernel reading every
     ``stride``-th element of its box."""
     return (op.tflite_type == "STRIDED_SLICE" and op.ifm_read_offset is not None and op.ofm_write_offset is None
-            and (op.kernel.stride_y, op.kernel.stride_x) != (1, 1) and op.kernel.elements == 1
+            and (op.kernel.stride_y, op.kernel.stride_x) != (1, 1) and min(op.kernel.stride_y, op.kernel.stride_x) >= 1
+            and op.kernel.elements == 1 and op.kernel.padding == Padding() and op.ifm_step is None
             and op.upscale == 1 and op.activation is Activation.NONE and op.ifm.quant == op.ofm.quant
             and op.ifm.dtype == op.ofm.dtype)
 
@@ -310,10 +311,12 @@ def _steps_as_copy(user: LoweredOp, copy: NpuOp) -> bool:
     k = user.kernel
     return (user.ifm is copy.ofm and user.ifm_read_offset is None and user.ifm_shape == copy.ofm_shape
             and k.elements == 1 and (k.stride_y, k.stride_x, k.dilation_y, k.dilation_x) == (1, 1, 1, 1)
-            and k.padding == Padding() and user.upscale == 1 and not _strided_copy(user) and not _fusable_copy(user))
+            and k.padding == Padding() and user.upscale == 1 and user.ifm_step is None and not _strided_copy(user)
+            and not _fusable_copy(user))
 
 
 def _stepping(user: NpuOp, copy: NpuOp) -> NpuOp:
-    """``user`` reading the copy's source box with the copy's strides."""
-    kernel = replace(user.kernel, stride_y=copy.kernel.stride_y, stride_x=copy.kernel.stride_x)
-    return replace(user, ifm=copy.ifm, ifm_shape=copy.ifm_shape, ifm_read_offset=copy.ifm_read_offset, kernel=kernel)
+    """``user`` reading the copy's elements where they lie: a strided view of the copy's source
+    (``NpuOp.ifm_step``) from the copy's read offset, of the copy's output shape."""
+    return replace(user, ifm=copy.ifm, ifm_read_offset=copy.ifm_read_offset,
+                   ifm_step=(copy.kernel.stride_y, copy.kernel.stride_x))
