@@ -316,9 +316,10 @@ class PreparedModel:
 
 def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
     """The NPU operations (by name) one lowering of a model runs in another form (operation type
-    or OFM view) than another lowering of the same ops (empty: the same)."""
+    or OFM view, or another OFM type: a SUM's convolution writing its output, not int32 sums) than
+    another lowering of the same ops (empty: the same)."""
     def form(o: Any) -> tuple[Any, ...]:
-        return (o.op_type, o.ofm_shape, o.activation)
+        return (o.op_type, o.ofm_shape, o.activation, o.ofm.dtype)
 
     forms = {o.name: form(o) for o in b.npu_ops}
     return {o.name for o in a.npu_ops if forms.get(o.name, form(o)) != form(o)}

@@ -50,7 +50,7 @@ from npuplan.lowering.deployable import (
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.dynamic_shapes import resolve_dynamic_shapes
 from npuplan.lowering.lstm import LSTM, convert_lstm
-from npuplan.lowering.mean import convert_mean, drop_noop_means
+from npuplan.lowering.mean import convert_mean, drop_noop_means, rescaled_sums, rescales_sums
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
                                         fuse_concat_writes, fuse_reshape_reads)
 from npuplan.lowering.mul_max import fold_mul_max
@@ -190,7 +190,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     rather than one pool (``lowering.reduce_max``). ``parallel_means``: a MEAN of a whole map
     sums its rows in parallel (``mean.parallel_rows``). With ``vela_forms`` some operations take
     the forms Vela's default core gives them: standalone LUT activations run as 1x1 average pools
-    where the accelerator allows it (``activations.standalone_luts_as_pools``) and elementwise ops
+    where the accelerator allows it (``activations.standalone_luts_as_pools``), a SUM over depth is
+    one convolution writing its output (``mean.rescaled_sums``) and elementwise ops
     of a depth that fills no brick run over a 16-deep view (``ofm_views.flat_elementwise_views``,
     unless not ``flat_elementwise``; pools copying element for element too unless not ``flat_pools``): fewer cycles for the op, but not always for the plan (the
     forms cascade, overlap and store their maps differently), so that too is the planner's choice.
@@ -259,7 +260,7 @@ def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool =
     variables = _variables(ops)
     outputs = graph.outputs + tuple(t for t in variables if t not in graph.outputs)
     ops = drop_unread_writes(ops, outputs)
-    formed = standalone_luts_as_pools(ops, accelerator) if vela_forms else ops
+    formed = rescaled_sums(standalone_luts_as_pools(ops, accelerator)) if vela_forms else ops
     formed = flat_elementwise_views(formed, pools=flat_pools) if vela_forms and flat_elementwise else formed
     placed_ops = _placed(formed, outputs, concat_writes, framed_writes=not deployable)
     return LoweredGraph(
@@ -278,7 +279,7 @@ def may_take_vela_forms(lowered: LoweredGraph, accelerator: Accelerator) -> bool
     without them): a standalone LUT where the accelerator runs it as a pool, an elementwise op to
     flatten. Cheaper than lowering again to find out."""
     luts = accelerator.shram_reserved_unused_banks > 0
-    return any(flattens(o) or (luts and standalone_lut(o)) for o in lowered.npu_ops)
+    return any(flattens(o) or (luts and standalone_lut(o)) for o in lowered.npu_ops) or rescales_sums(lowered.ops)
 
 
 def _variables(ops: Sequence[LoweredOp]) -> tuple[Tensor, ...]:

@@ -14,7 +14,9 @@ import math
 import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
-from npuplan.ir.lowered import BlockType, Kernel, NpuOp
+from dataclasses import replace
+
+from npuplan.ir.lowered import BlockType, Kernel, LoweredOp, NpuOp, reads
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.ir.graph import Graph
@@ -149,7 +151,9 @@ def convert_mean(op: Op, *, parallel: bool = False) -> tuple[NpuOp, ...]:
     assert ifm is not None
     reduce = _reduced_axes(op)
     shape = ifm.shape4d.as_list()
-    if op.type == "MEAN" and reduce == [False, False, False, True] and shape[3] > 1 and ifm.dtype.bits == 8:
+    # a SUM is the same sums with another final scale: its depth reduction is the same convolution
+    # (``rescaled_sums`` may then write the SUM's output from it directly)
+    if reduce == [False, False, False, True] and shape[3] > 1 and ifm.dtype.bits == 8:
         depth_sum = _depth_sum(op, ifm)
         # the Mul sees the sums as the depth-along-width form leaves them, one per row: the same
         # op as that form's (a row of H*W one-deep elements costs more on 2-high micro-blocks)
@@ -226,3 +230,39 @@ def drop_noop_means(graph: Graph) -> tuple[Graph, tuple[tuple[str, str], ...]]:
             graph = replace_tensor(without_op(graph, op), op.outputs[0], ifm)
             removed.append((op.name, "MEAN over axes of size 1 does not move data"))
     return graph, tuple(removed)
+
+
+def _sum_scaling(op: LoweredOp) -> bool:
+    return (isinstance(op, NpuOp) and op.tflite_type == "SUM" and op.op_type == "Mul"
+            and op.ifm2 is not None and op.ifm2.is_constant)
+
+
+def rescaled_sums(ops: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
+    """Each SUM over depth (a 1x1 convolution of ones into int32 sums, then the Mul scaling them,
+    ``_depth_sum``) as one convolution whose output stage scales the sums into the SUM's output
+    with its activation, as Vela's default core runs a SUM: no int32 map and no Mul, but an output
+    stage writing one channel, which some accelerators run slower (the planner prices both)."""
+    readers: dict[int, list[LoweredOp]] = {}
+    for op in ops:
+        for t in reads(op):
+            readers.setdefault(id(t), []).append(op)
+    merged: dict[int, NpuOp] = {}
+    dropped: set[int] = set()
+    for conv in ops:
+        if not (isinstance(conv, NpuOp) and conv.tflite_type == "SUM" and conv.block_type is BlockType.CONV
+                and conv.ofm.dtype == DataType.INT32):
+            continue
+        users = readers.get(id(conv.ofm), [])
+        if len(users) != 1 or not _sum_scaling(users[0]):
+            continue
+        mul = users[0]
+        assert isinstance(mul, NpuOp)
+        merged[id(conv)] = replace(conv, ofm=mul.ofm, activation=mul.activation)
+        dropped.add(id(mul))
+    return tuple(merged.get(id(op), op) for op in ops if id(op) not in dropped)
+
+
+def rescales_sums(ops: tuple[LoweredOp, ...]) -> bool:
+    """Whether ``rescaled_sums`` changes any of ``ops`` (cheaper than running it to find out)."""
+    return any(_sum_scaling(op) for op in ops) and any(
+        isinstance(op, NpuOp) and op.tflite_type == "SUM" and op.block_type is BlockType.CONV for op in ops)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from npuplan.ir.graph import Op, Tensor
-from npuplan.ir.lowered import BlockType, Kernel, LoweredOp, NpuOp, PoolKind, reads
+from npuplan.ir.lowered import Activation, BlockType, Kernel, LoweredOp, NpuOp, Padding, PoolKind, reads
 from npuplan.ir.shape import Shape4D
 
 SLICE_TYPES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})
@@ -238,11 +238,22 @@ def convert_pack(op: Op) -> tuple[NpuOp, ...]:
 # ---------------------------------------------------------------- reads without copies
 _READ_COPIES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
 _OFFSET_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING, BlockType.ELEMENTWISE})
+_STEPPING_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING})
 
 
 def _fusable_copy(op: NpuOp) -> bool:
     return (op.tflite_type in _READ_COPIES and op.ifm_read_offset is not None and op.ofm_write_offset is None
             and op.kernel.stride_y == op.kernel.stride_x == 1 and op.ifm_shape == op.ofm_shape)
+
+
+def _strided_copy(op: NpuOp) -> bool:
+    """A STRIDED_SLICE's copy stepping forwards over rows or columns: a 1x1 kernel reading every
+    ``stride``-th element of its box."""
+    return (op.tflite_type == "STRIDED_SLICE" and op.ifm_read_offset is not None and op.ofm_write_offset is None
+            and (op.kernel.stride_y, op.kernel.stride_x) != (1, 1) and min(op.kernel.stride_y, op.kernel.stride_x) >= 1
+            and op.kernel.elements == 1 and op.kernel.padding == Padding() and op.ifm_step is None
+            and op.upscale == 1 and op.activation is Activation.NONE and op.ifm.quant == op.ofm.quant
+            and op.ifm.dtype == op.ofm.dtype)
 
 
 def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
@@ -258,10 +269,16 @@ def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) ->
     rewired: dict[int, NpuOp] = {}
     dropped: set[int] = set()
     for copy in ops:
-        if not isinstance(copy, NpuOp) or not _fusable_copy(copy) or id(copy.ofm) in kept_outputs:
+        if not isinstance(copy, NpuOp) or id(copy.ofm) in kept_outputs:
             continue
         users = readers.get(id(copy.ofm), [])
-        if not users or not all(_reads_as_view(u, copy) for u in users):
+        if _strided_copy(copy) and users and all(_steps_as_copy(u, copy) for u in users):
+            for user in users:
+                assert isinstance(user, NpuOp)
+                rewired[id(user)] = _stepping(rewired.get(id(user), user), copy)
+            dropped.add(id(copy))
+            continue
+        if not _fusable_copy(copy) or not users or not all(_reads_as_view(u, copy) for u in users):
             continue
         for user in users:
             assert isinstance(user, NpuOp)
@@ -283,3 +300,23 @@ def _reads_as_view(user: LoweredOp, copy: NpuOp) -> bool:
     first = user.ifm is copy.ofm and user.ifm_read_offset is None and user.ifm_shape == copy.ofm_shape
     second = (user.ifm2 is copy.ofm and user.ifm2_read_offset is None and user.ifm2_shape == copy.ofm_shape)
     return first != second if (user.ifm is copy.ofm and user.ifm2 is copy.ofm) else first or second
+
+
+def _steps_as_copy(user: LoweredOp, copy: NpuOp) -> bool:
+    """Whether ``user`` is a 1x1 kernel of stride 1 (a pointwise convolution or pool) reading the
+    whole strided copy as its only feature map: it can step over the source as the copy does
+    (Vela reads a strided slice in place through the IFM strides)."""
+    if not isinstance(user, NpuOp) or user.block_type not in _STEPPING_READERS or user.ifm2 is copy.ofm:
+        return False
+    k = user.kernel
+    return (user.ifm is copy.ofm and user.ifm_read_offset is None and user.ifm_shape == copy.ofm_shape
+            and k.elements == 1 and (k.stride_y, k.stride_x, k.dilation_y, k.dilation_x) == (1, 1, 1, 1)
+            and k.padding == Padding() and user.upscale == 1 and user.ifm_step is None and not _strided_copy(user)
+            and not _fusable_copy(user))
+
+
+def _stepping(user: NpuOp, copy: NpuOp) -> NpuOp:
+    """``user`` reading the copy's elements where they lie: a strided view of the copy's source
+    (``NpuOp.ifm_step``) from the copy's read offset, of the copy's output shape."""
+    return replace(user, ifm=copy.ifm, ifm_read_offset=copy.ifm_read_offset,
+                   ifm_step=(copy.kernel.stride_y, copy.kernel.stride_x))

@@ -288,6 +288,33 @@ def test_sum_is_a_mean_and_reduce_max_over_the_plane_is_a_max_pool() -> None:
     assert (pool.op_type, pool.kernel.height, pool.kernel.width) == ("MaxPool", 6, 5)
 
 
+def test_sum_over_depth_is_one_convolution_of_ones_as_mean_is() -> None:
+    """An 8-bit SUM over depth multiplies whole IFM blocks of channels by ones in a 1x1
+    convolution (one output channel), as MEAN over depth does, not a 1 x C depthwise kernel over a
+    map of depth 1 that sums one pixel a step."""
+    x, y = fm("x", (1, 16, 16, 8)), fm("y", (1, 16, 16, 1))
+    axis = const("axis", [3], DataType.INT32, None)
+    for kind in ("SUM", "MEAN"):
+        ops = lower(model(graph([op(kind, [x, axis], [y], 0, keep_dims=True)], [x], [y])), U55_128).npu_ops
+        assert [o.op_type for o in ops] == ["Conv2DBias", "Mul"]
+        assert ops[0].kernel.elements == 1 and ops[0].ofm_shape == Shape4D(1, 16, 16, 1)
+
+
+def test_in_vela_forms_a_sum_over_depth_is_one_convolution_into_its_output() -> None:
+    """Vela's default core runs a SUM as one convolution whose output stage scales the sums: the
+    planner prices that form beside the int32 sums and their Mul; a MEAN keeps its division."""
+    from npuplan.lowering.lower import may_take_vela_forms
+
+    x, y = fm("x", (1, 16, 16, 8)), fm("y", (1, 16, 16, 1))
+    axis = const("axis", [3], DataType.INT32, None)
+    for kind, types in (("SUM", ["Conv2DBias"]), ("MEAN", ["Conv2DBias", "Mul"])):
+        g = model(graph([op(kind, [x, axis], [y], 0, keep_dims=True, fused_activation_function="RELU")], [x], [y]))
+        assert may_take_vela_forms(lower(g, U55_128), U55_128) == (kind == "SUM")
+        ops = lower(g, U55_128, vela_forms=True).npu_ops
+        assert [o.op_type for o in ops] == types and ops[-1].ofm is y
+        assert ops[0].activation is (Activation.RELU if kind == "SUM" else Activation.NONE)
+
+
 def test_reduce_max_over_depth_or_one_axis_is_a_max_pool_over_a_view() -> None:
     """Over depth, the map's NHWC bytes are seen with the depth along the width (a 1 x C kernel);
     over one axis of a 3-D tensor (GlobalMaxPooling1D), a 1 x L kernel. Height and depth without
