@@ -161,8 +161,8 @@ class PreparedModel:
     memo per accelerator: what every plan of the same model shares (a sweep's points, a fit's budgets).
 
     Sharing is safe because a lowering depends only on the model and the accelerator, and a
-    ``WeightEncodings`` memo only on the accelerator's core count and the op (keyed by identity: the
-    ops of this model's lowering for that accelerator); neither depends on the system config,
+    ``WeightEncodings`` memo only on the accelerator's core count and what the encoder reads of an
+    op (its weights by value, so the equal ops of the lowerings share); neither depends on the system config,
     memory mode, budget or optimise goal. Nothing here is changed by planning but the memos.
     """
 
