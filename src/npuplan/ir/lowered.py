@@ -8,6 +8,7 @@ nothing downstream looks back at TFLite options.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -242,6 +243,16 @@ def reads(op: LoweredOp) -> tuple[Tensor, ...]:
     """The tensors ``op`` reads (an NPU op's feature maps and constants, a CPU op's inputs)."""
     found = (op.ifm, op.ifm2) if isinstance(op, NpuOp) else op.op.inputs
     return tuple(t for t in found if t is not None)
+
+
+def readers_by_tensor(ops: Sequence[LoweredOp]) -> dict[int, list[LoweredOp]]:
+    """The ops of ``ops`` reading each tensor (by ``id``), in order; an op reading a tensor as
+    both operands is listed twice."""
+    readers: dict[int, list[LoweredOp]] = {}
+    for op in ops:
+        for t in reads(op):
+            readers.setdefault(id(t), []).append(op)
+    return readers
 
 
 def writes(op: LoweredOp) -> tuple[Tensor, ...]:

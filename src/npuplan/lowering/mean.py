@@ -10,13 +10,12 @@ the 1/N scaling. A MEAN over axes of size 1 moves no data and is dropped.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
-from dataclasses import replace
-
-from npuplan.ir.lowered import BlockType, Kernel, LoweredOp, NpuOp, reads
+from npuplan.ir.lowered import BlockType, Kernel, LoweredOp, NpuOp, readers_by_tensor
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.ir.graph import Graph
@@ -242,10 +241,7 @@ def rescaled_sums(ops: tuple[LoweredOp, ...]) -> tuple[LoweredOp, ...]:
     ``_depth_sum``) as one convolution whose output stage scales the sums into the SUM's output
     with its activation, as Vela's default core runs a SUM: no int32 map and no Mul, but an output
     stage writing one channel, which some accelerators run slower (the planner prices both)."""
-    readers: dict[int, list[LoweredOp]] = {}
-    for op in ops:
-        for t in reads(op):
-            readers.setdefault(id(t), []).append(op)
+    readers = readers_by_tensor(ops)
     merged: dict[int, NpuOp] = {}
     dropped: set[int] = set()
     for conv in ops:

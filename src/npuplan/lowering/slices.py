@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from npuplan.ir.graph import Op, Tensor
-from npuplan.ir.lowered import Activation, BlockType, Kernel, LoweredOp, NpuOp, Padding, PoolKind, reads
+from npuplan.ir.lowered import Activation, BlockType, Kernel, LoweredOp, NpuOp, Padding, PoolKind, readers_by_tensor
 from npuplan.ir.shape import Shape4D
 
 SLICE_TYPES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK"})
@@ -261,10 +261,7 @@ def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) ->
     source and read offset instead (as Vela's split/slice reads do). A copy stays when its output
     is a network output, is read by the CPU, through another view, as both operands of one op or by
     an op that cannot read at an offset."""
-    readers: dict[int, list[LoweredOp]] = {}
-    for op in ops:
-        for t in reads(op):
-            readers.setdefault(id(t), []).append(op)
+    readers = readers_by_tensor(ops)
     kept_outputs = {id(t) for t in outputs}
     rewired: dict[int, NpuOp] = {}
     dropped: set[int] = set()
