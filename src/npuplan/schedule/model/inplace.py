@@ -81,7 +81,7 @@ def _overwritable(
     return (
         shape == op.ofm_shape
         and same_element_order(tensor.shape4d, op.ofm.shape4d)  # reshaped views: the bytes must line up
-        and max(fm.consumers) == index  # every other reader runs before this op
+        and fm.last_reader == index  # every other reader runs before this op
         and _read_once(op, tensor)
         and fm.format == out.format
         and tensor.dtype == op.ofm.dtype

@@ -29,9 +29,19 @@ class FeatureMap:
     start: int
     end: int
     producer: int  # index into ``Network.npu_ops`` of the NPU producer, -1 if none
-    consumers: tuple[int, ...]  # indices into ``Network.npu_ops`` of NPU consumers
+    consumers: tuple[int, ...]  # indices into ``Network.npu_ops`` of NPU consumers, in op (time) order
     whole_reason: str  # why it must stay whole ("" if it may be striped)
     writers: int = 1  # how many NPU ops write it (a concatenation written in slices has several)
+
+    @property
+    def first_reader(self) -> int:
+        """The NPU op that reads it first (``consumers`` is in op order; -1 if none reads it)."""
+        return self.consumers[0] if self.consumers else -1
+
+    @property
+    def last_reader(self) -> int:
+        """The NPU op that reads it last (-1 if none reads it)."""
+        return self.consumers[-1] if self.consumers else -1
 
 
 @dataclass(frozen=True)

@@ -113,8 +113,8 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
     out += weight_buffers(net, dec, range(len(net.npu_ops)))
     for name in sorted(dec.staged_fms):  # a staged copy lives from its first reader to its last
         fm = net.fms[name]
-        times = [net.times[k] for k in fm.consumers]
-        out.append(Buffer(staged_name(name), min(times), max(times), round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
+        out.append(Buffer(staged_name(name), net.times[fm.first_reader], net.times[fm.last_reader],
+                          round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
     return out
 
 

@@ -288,7 +288,7 @@ def _runs(net: Network, *, joins: bool = True) -> dict[int, list[int]]:
     for fm in net.fms.values():
         if fm.producer < 0 or len(fm.consumers) < 2 or fm.whole_reason:
             continue
-        last = max(fm.consumers)
+        last = fm.last_reader
         ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, last_op) + 1))
     for k, op in enumerate(net.npu_ops if joins else ()):
         if k > 0 and _lone_second_input(net, k) and is_cascadable(op, fm_ifm2=True):

@@ -61,8 +61,7 @@ def _staging(net: Network, dec: Decisions, index: int, op: NpuOp) -> int:
     DMA; 2: it is, copied before an earlier reader (``op`` reads the copy, no DMA of its own)."""
     if op.ifm.name not in dec.staged_fms:
         return 0
-    first = min(net.fms[op.ifm.name].consumers, key=lambda k: net.times[k])
-    return 1 if first == index else 2
+    return 1 if net.fms[op.ifm.name].first_reader == index else 2
 
 
 def _context(net: Network, dec: Decisions, index: int, rows: int | None, op: NpuOp, head: Any) -> tuple[Any, ...]:
