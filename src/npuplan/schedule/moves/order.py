@@ -203,11 +203,14 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     for k, ps in enumerate(preds):
         for p in ps:
             succs[p].append(k)
-    pred_masks = [sum(1 << p for p in ps) for ps in preds]
     memory = _Memory(graph, sizes)
+    after = _twin_chains(memory, preds, succs)
+    pred_masks = [sum(1 << p for p in ps) | (0 if first is None else 1 << first)
+                  for ps, first in zip(preds, _chained_before(after))]
+    followers = [s + ([] if a is None else [a]) for s, a in zip(succs, after)]
     held_bytes, held = memory.initial()
     ranks = _Ranks(held_bound=held_bytes + sum(memory.size) + 1, breaks_bound=count + 1)
-    ready = tuple(k for k, ps in enumerate(preds) if not ps)
+    ready = tuple(k for k, mask in enumerate(pred_masks) if not mask)
     level: dict[int, _Frontier] = {0: (ranks.pack(held_bytes, held_bytes, 0), held_bytes, held, ready, None)}
     demand = demand_order(graph, preds)
     identity_peak, demand_peak = order_peak_bytes(graph, identity, sizes), order_peak_bytes(graph, demand, sizes)
@@ -218,7 +221,7 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
             return fallback
         kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
                 else following.items())
-        level = {key: _advanced(key, *reached, pred_masks, succs, ranks) for key, reached in kept}
+        level = {key: _advanced(key, *reached, pred_masks, followers, ranks) for key, reached in kept}
     (final,) = level.values()
     found: list[int] = []
     path = final[4]
@@ -229,6 +232,30 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     searched_peak = order_peak_bytes(graph, searched, sizes)
     order, peak = (searched, searched_peak) if searched_peak <= demand_peak else (demand, demand_peak)
     return identity if peak >= identity_peak else order
+
+
+def _twin_chains(memory: _Memory, preds: list[frozenset[int]], succs: list[list[int]]) -> list[int | None]:
+    """For each op, the next op (by position) of its twins, or None: twins are ops with the same
+    predecessors, successors and tensors (the writes of one tensor's boxes from one input: dilation
+    phases, split writes). Swapping two twins changes no step's memory nor any break, so every order
+    has an equal one running each op's twins in file order; the search only builds those."""
+    classes: dict[tuple[Any, ...], list[int]] = {}
+    for k, accessed in enumerate(memory.op_tensors):
+        classes.setdefault((preds[k], tuple(sorted(succs[k])), accessed), []).append(k)
+    after: list[int | None] = [None] * len(preds)
+    for members in classes.values():
+        for k, following in zip(members, members[1:]):
+            after[k] = following
+    return after
+
+
+def _chained_before(after: list[int | None]) -> list[int | None]:
+    """The inverse of ``_twin_chains``: each op's previous twin, or None."""
+    before: list[int | None] = [None] * len(after)
+    for k, following in enumerate(after):
+        if following is not None:
+            before[following] = k
+    return before
 
 
 def _cannot_win(least_peak_bytes: int, identity_peak_bytes: int, demand_peak_bytes: int) -> bool:
