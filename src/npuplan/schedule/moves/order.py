@@ -3,10 +3,13 @@
 The file's order is one topological order of the graph among many; on a network with branches it
 is often far from the one that needs the least memory (Serenity, MLSys 2020). ``least_peak_order``
 searches the orders by dynamic programming over the graph's frontier (the set of ops already run),
-as Serenity does, with two reductions that keep it exact on most graphs and fast on all of them:
+as Serenity does, with three reductions that keep it exact on most graphs and fast on all of them:
 
 - runs of ops linked one to one (an op's only successor has it as its only predecessor) move as one
   step, so chains stay contiguous, which is also what lets the cascade search stripe them;
+- twins (ops with the same predecessors, successors and tensors: the box writes of dilation
+  phases) run in file order, as swapping two changes no step's memory: n twins give n + 1
+  frontiers where they gave 2^n (``_twin_chains``);
 - each level keeps at most ``MAX_STATES`` frontiers (the least peak first, then the least memory
   held), so the search is exact while the frontier count stays under it and a beam search beyond.
 
