@@ -224,7 +224,7 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
             return fallback
         kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
                 else following.items())
-        level = {key: _advanced(key, *reached, pred_masks, followers, ranks) for key, reached in kept}
+        level = _advanced(kept, pred_masks, followers, ranks)
     (final,) = level.values()
     found: list[int] = []
     path = final[4]
@@ -290,12 +290,13 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
         rank, held_bytes, held, ready, path = state
         last = -1 if path is None else path[0]
         peak = rank // unit
+        floor = peak * unit
         breaks = rank % breaks_bound
         for k in ready:
             after = done | bits[k]
             best = following.get(after)
             if best is not None:
-                if best[0] < peak * unit:  # its peak is below this frontier's already
+                if best[0] < floor:  # its peak is below this frontier's already
                     continue
                 step = held_bytes
                 for bit, size, _accesses in op_tensors[k]:
@@ -322,12 +323,21 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
     return following
 
 
-def _advanced(done: int, rank: int, held: int, k: int, before: _Frontier,
-              pred_masks: list[int], succs: list[list[int]], ranks: _Ranks) -> _Frontier:
-    """The frontier ``done`` reached from ``before`` by running op ``k``, with ``rank`` and ``held``."""
-    now_ready = [r for r in before[3] if r != k]
-    now_ready += [s for s in succs[k] if pred_masks[s] & done == pred_masks[s]]
-    return rank, ranks.held_bytes(rank), held, tuple(sorted(now_ready)), (k, before[4])
+def _advanced(kept: Any, pred_masks: list[int], followers: list[list[int]],
+              ranks: _Ranks) -> dict[int, _Frontier]:
+    """The next level: each frontier of ``kept`` ((ops done, (rank, tensors held, the op run, the
+    frontier before it)), as ``_reached`` gives them) with its bytes held and ready ops."""
+    breaks_bound, held_bound = ranks.breaks_bound, ranks.held_bound
+    level: dict[int, _Frontier] = {}
+    for done, (rank, held, k, before) in kept:
+        now_ready = [r for r in before[3] if r != k]
+        for s in followers[k]:
+            mask = pred_masks[s]
+            if mask & done == mask:
+                now_ready.append(s)
+        now_ready.sort()
+        level[done] = (rank, rank // breaks_bound % held_bound, held, tuple(now_ready), (k, before[4]))
+    return level
 
 
 def demand_order(graph: LoweredGraph, preds: list[frozenset[int]] | None = None) -> tuple[int, ...]:
