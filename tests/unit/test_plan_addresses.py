@@ -11,6 +11,7 @@ import pytest
 import npuplan
 from npuplan.cli import main
 from npuplan.commands import DmaCommand, NpuStripeCommand, validate_plan
+from npuplan.commands.addresses import drafted_stream
 from npuplan.commands.layout import buffer_specs, weight_buffer_name
 from npuplan.commands.stream import build_command_stream, readdressed
 from npuplan.errors import ConfigError, InfeasiblePlan
@@ -45,6 +46,10 @@ def test_the_stream_moved_to_the_plan_s_addresses_is_the_stream_built_there(data
     assert plan.commands == build_command_stream(plan.schedule, plan.lowered, plan.arch, addresses)
     with pytest.raises(ValueError, match="no address"):
         readdressed(drafted, {})
+    # what the planner keeps of each lowering's plan: the allocation and the stream before it
+    allocation, kept = drafted_stream(plan.schedule, plan.lowered, plan.arch,
+                                      allocator=plan.options.tensor_allocator)
+    assert kept == drafted and readdressed(kept, allocation.addresses) == plan.commands
 
 
 def test_stream_weight_buffers_are_exactly_the_schedule_s(data_dir: Path) -> None:
