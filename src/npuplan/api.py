@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from npuplan.collector import collector_paused
 from npuplan.commands import AddressPlan, Command
-from npuplan.commands.addresses import addressed_stream
+from npuplan.commands.addresses import drafted_stream
+from npuplan.commands.stream import readdressed
 from npuplan.cost.weights import WeightEncodings
 from npuplan.form_price import change_cycles, cheaper_sources
 from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError
@@ -364,7 +365,8 @@ def plan_prepared(
     oracle = model.oracle(arch)
     planned = _planned_by_price(variants, arch, options, encodings, oracle, step)
     planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
-    lowered, schedule, allocation, commands = _better(planned, options)
+    lowered, schedule, allocation, drafted = _better(planned, options)
+    commands = readdressed(drafted, allocation.addresses)  # only the kept plan's stream is addressed
     if id(lowered) in bases:
         schedule = replace(schedule, notes=(*schedule.notes, _order_note(bases[id(lowered)], lowered)))
     if model.warnings:
@@ -487,15 +489,16 @@ def _order_note(base: LoweredGraph, chosen: LoweredGraph) -> str:
 def _planned(lowered: LoweredGraph, arch: Architecture, options: PlanOptions, encodings: WeightEncodings,
              oracle: CostOracle, step: Callable[[str], None],
              ) -> tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]] | Exception:
-    """``lowered`` planned and allocated, or the ``InfeasiblePlan`` it met."""
+    """``lowered`` planned and allocated, or the ``InfeasiblePlan`` it met; its command stream
+    drafted (``drafted_stream``: ``readdressed`` with the allocation's addresses, it is the stream)."""
     try:
         schedule = plan_schedule(lowered, arch, options, oracle=oracle)
         step("allocate")
-        schedule, allocation, commands = fit_addressed_stream(schedule, lowered, arch, options, encodings=encodings,
-                                                              oracle=oracle)
+        schedule, allocation, drafted = _fitted_draft(schedule, lowered, arch, options, encodings=encodings,
+                                                      oracle=oracle)
     except InfeasiblePlan as error:
         return error
-    return lowered, schedule, allocation, commands
+    return lowered, schedule, allocation, drafted
 
 
 def _better(planned: list[Any], options: PlanOptions) -> tuple[LoweredGraph, Schedule, AddressPlan, tuple[Command, ...]]:
@@ -514,7 +517,7 @@ def fit_allocation(
     schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions,
 ) -> tuple[Schedule, AddressPlan]:
     """The schedule and allocation of ``fit_addressed_stream`` (without the command stream)."""
-    fitted, allocation, _ = fit_addressed_stream(schedule, lowered, arch, options)
+    fitted, allocation, _ = _fitted_draft(schedule, lowered, arch, options)
     return fitted, allocation
 
 
@@ -530,21 +533,30 @@ def fit_addressed_stream(
     schedule is re-planned under a budget tightened by the overshoot. Raises ``InfeasiblePlan`` when
     no tightening fits. ``encodings`` is the plan's weight-encoding memo, shared with re-planning.
     """
+    fitted, allocation, drafted = _fitted_draft(schedule, lowered, arch, options, encodings=encodings, oracle=oracle)
+    return fitted, allocation, readdressed(drafted, allocation.addresses)
+
+
+def _fitted_draft(
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, options: PlanOptions, *,
+    encodings: WeightEncodings | None = None, oracle: CostOracle | None = None,
+) -> tuple[Schedule, AddressPlan, tuple[Command, ...]]:
+    """``fit_addressed_stream`` with the command stream drafted (``drafted_stream``), not addressed."""
     encodings = encodings or WeightEncodings(arch.accelerator)
     limits = Limits.of(arch)
     tighter = limits
     for _ in range(MAX_TIGHTENINGS + 1):
-        allocation, commands = addressed_stream(schedule, lowered, arch, allocator=options.tensor_allocator,
-                                                cpu_tensor_alignment=options.cpu_tensor_alignment_bytes,
-                                                encodings=encodings,
-                                                placements=oracle.placements if oracle is not None else None)
+        allocation, drafted = drafted_stream(schedule, lowered, arch, allocator=options.tensor_allocator,
+                                             cpu_tensor_alignment=options.cpu_tensor_alignment_bytes,
+                                             encodings=encodings,
+                                             placements=oracle.placements if oracle is not None else None)
         peak = allocation.peak_bytes(MemArea.SRAM)
         if limits.fits(peak):
             if tighter != limits:
                 note = (f"re-planned within {tighter.sram_budget_bytes} bytes: "
                         f"the {options.tensor_allocator} allocation overshot")
                 schedule = replace(schedule, notes=(*schedule.notes, note))
-            return schedule, allocation, commands
+            return schedule, allocation, drafted
         tighter_bytes = tighter.sram_budget_bytes
         tighter_bytes -= max(peak - limits.sram_budget_bytes, tighter_bytes // 64, 16)
         if tighter_bytes <= 0:

@@ -11,6 +11,7 @@ import pytest
 import npuplan
 from npuplan.cli import main
 from npuplan.commands import DmaCommand, NpuStripeCommand, validate_plan
+from npuplan.commands.addresses import drafted_stream
 from npuplan.commands.layout import buffer_specs, weight_buffer_name
 from npuplan.commands.stream import build_command_stream, readdressed
 from npuplan.errors import ConfigError, InfeasiblePlan
@@ -45,6 +46,10 @@ def test_the_stream_moved_to_the_plan_s_addresses_is_the_stream_built_there(data
     assert plan.commands == build_command_stream(plan.schedule, plan.lowered, plan.arch, addresses)
     with pytest.raises(ValueError, match="no address"):
         readdressed(drafted, {})
+    # what the planner keeps of each lowering's plan: the allocation and the stream before it
+    allocation, kept = drafted_stream(plan.schedule, plan.lowered, plan.arch,
+                                      allocator=plan.options.tensor_allocator)
+    assert kept == drafted and readdressed(kept, allocation.addresses) == plan.commands
 
 
 def test_stream_weight_buffers_are_exactly_the_schedule_s(data_dir: Path) -> None:
@@ -120,7 +125,7 @@ def test_allocated_sram_peak_never_exceeds_the_budget(data_dir: Path, allocator:
 def test_overshooting_allocation_replans_under_a_tighter_budget(monkeypatch, data_dir: Path) -> None:
     import npuplan.api as api
 
-    real = api.addressed_stream
+    real = api.drafted_stream
     calls = []
 
     def pessimistic(schedule, *args, **kwargs):
@@ -133,7 +138,7 @@ def test_overshooting_allocation_replans_under_a_tighter_budget(monkeypatch, dat
             found.allocations[MemArea.SRAM].offsets, 65_536 + 100, 0, found.allocator)
         return type(found)(found.addresses, inflated, found.allocator), commands
 
-    monkeypatch.setattr(api, "addressed_stream", pessimistic)
+    monkeypatch.setattr(api, "drafted_stream", pessimistic)
     plan = npuplan.plan(data_dir / "mobilenet_v1_025_96.tflite", arena_cache_size=65_536, **SHARED)
     assert len(calls) == 2 and plan.sram_memory_used_bytes <= 65_536
 

@@ -128,6 +128,20 @@ def addressed_stream(
 ) -> tuple[AddressPlan, tuple[Command, ...]]:
     """The addresses (``allocate_plan``) and the command stream that uses them; ``encodings`` is
     the plan's weight-encoding memo (see ``buffer_specs``), ``placements`` its HillClimb memo."""
+    addressing, drafted = drafted_stream(schedule, lowered, arch, allocator=allocator,
+                                         cpu_tensor_alignment=cpu_tensor_alignment, encodings=encodings,
+                                         placements=placements)
+    return addressing, readdressed(drafted, addressing.addresses)
+
+
+def drafted_stream(
+    schedule: Schedule, lowered: LoweredGraph, arch: Architecture, *,
+    allocator: TensorAllocator = TensorAllocator.HILLCLIMB, cpu_tensor_alignment: int = ALIGN_BYTES,
+    encodings: WeightEncodings | None = None, placements: PlacementMemo | None = None,
+) -> tuple[AddressPlan, tuple[Command, ...]]:
+    """``addressed_stream``'s addresses and its command stream before they are applied (every
+    buffer at offset 0): ``readdressed(stream, plan.addresses)`` is the stream, built only for the
+    plan that is kept."""
     layouts = buffer_specs(schedule, lowered, arch, encodings=encodings)
     specs = layouts[0]
     draft = {name: Address(spec.area, 0, spec.size_bytes) for name, spec in specs.items()}
@@ -135,7 +149,7 @@ def addressed_stream(
     addressing = allocate_schedule_buffers(schedule, lowered, specs, graph_lifetimes(drafted, lowered),
                                            allocator=allocator, cpu_tensor_alignment=cpu_tensor_alignment,
                                            placements=placements)
-    return addressing, readdressed(drafted, addressing.addresses)
+    return addressing, drafted
 
 
 def allocate_schedule_buffers(

@@ -55,10 +55,27 @@ class _Builder:
         self.rolling: dict[int, set[str]] = {}  # cascade id -> the maps it holds in rolling buffers
         for c in schedule.cascades:
             self.rolling.setdefault(c.id, set()).update(p.tensor_name for p in c.rolling_buffers)
+        self.refs: dict[tuple[str, int], BufferRef] = {}  # each buffer (and slot in it) built once
+        # per scheduled op (by id): what every stripe of it shares (block config text, weight
+        # stream name, whether it is pointwise, whether its IFM is read from a staged copy)
+        self.fixed: dict[int, tuple[str, str, bool, bool]] = {}
 
     def ref(self, name: str, base_bytes: int = 0) -> BufferRef:
-        spec = self.specs[name]
-        return BufferRef(name, _address(self.addresses, name), spec.kind, spec.row_bytes, spec.rows, base_bytes)
+        found = self.refs.get((name, base_bytes))
+        if found is None:
+            spec = self.specs[name]
+            found = self.refs[(name, base_bytes)] = BufferRef(name, _address(self.addresses, name), spec.kind,
+                                                              spec.row_bytes, spec.rows, base_bytes)
+        return found
+
+    def shared(self, sop: ScheduledOp) -> tuple[str, str, bool, bool]:
+        """What every stripe of ``sop`` shares (``fixed``), worked out on its first stripe."""
+        found = self.fixed.get(id(sop))
+        if found is None:
+            op = sop.op
+            found = self.fixed[id(sop)] = (_block_text(sop.block_config), weight_stream_name(op.name), op.pointwise,
+                                           op.ifm.name in self.schedule.staged_fms)
+        return found
 
     # ------------------------------------------------------------------ weights
 
@@ -94,10 +111,11 @@ class _Builder:
     def stripe(self, sop: ScheduledOp, rows: tuple[int, int], depth: tuple[int, int],
                piece: WeightSlice | None) -> NpuStripeCommand:
         op = sop.op
+        block_text, stream_name, pointwise, staged = self.shared(sop)
         whole = rows == (0, op.ofm_shape.h) and sop.cascade_id < 0
         ifm_rows = (0, op.ifm_shape.h) if whole else input_rows(op, op.ifm_shape, rows)
         ifm = self.operand(op.ifm, op.ifm_shape, op.ifm_read_offset, ifm_rows, _in_depth(op, op.ifm_shape, depth),
-                           staged=op.ifm.name in self.schedule.staged_fms, step=op.ifm_step)
+                           staged=staged, step=op.ifm_step)
         ifm2 = None
         if op.ifm2 is not None and op.ifm2_shape is not None:
             rows2 = (0, op.ifm2_shape.h) if whole or op.ifm2_shape.h != op.ofm_shape.h else rows
@@ -109,9 +127,8 @@ class _Builder:
         else:
             ofm = self.operand(op.ofm, op.ofm_shape, op.ofm_write_offset, rows, depth, step=op.ofm_step)
         weights = None if piece is None else self.weight_ref(sop, piece)
-        return NpuStripeCommand(op.name, ifm, ifm2, ofm, piece, weights, _block_text(sop.block_config),
-                                weight_stream_name(op.name) if piece is not None else "",
-                                op.pointwise)
+        return NpuStripeCommand(op.name, ifm, ifm2, ofm, piece, weights, block_text,
+                                stream_name if piece is not None else "", pointwise)
 
     def operand(self, tensor: Tensor, view: Shape4D, offset: Shape4D | None,
                 rows: tuple[int, int], depth: tuple[int, int], *, staged: bool = False,

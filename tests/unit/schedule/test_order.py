@@ -148,3 +148,31 @@ def test_an_exact_search_finds_the_least_peak_of_every_order() -> None:
         least = min(order_peak_bytes(graph, o, sizes) for o in orders)
         found = least_peak_order(graph, sizes, max_states=10_000)
         assert order_peak_bytes(graph, found, sizes) == least, f"seed {seed}"
+
+
+def _phases_beside_a_branch(phases: int = 4) -> LoweredGraph:
+    """``phases`` twins (one input, each writing its box of one map: dilation phases) read by
+    ``p``, beside a wide-then-narrow branch ``a1 -> a2`` that the file interleaves with them."""
+    from dataclasses import replace as changed
+
+    from npuplan.ir.shape import Shape4D
+
+    x, whole, out = fm("x", 4, 4, 8), fm("whole", 4, 4 * phases, 8), fm("p", 4, 4, 8)
+    wide, narrow = fm("a1", 16, 16, 64), fm("a2", 4, 4, 4)
+    boxes = [changed(conv(f"box{i}", x, whole, 1, seed=i), ofm_write_offset=Shape4D(1, 0, 4 * i, 0),
+                     ofm_write_shape=Shape4D(1, 4, 4, 8)) for i in range(phases)]
+    ops = (conv("a1", x, wide, 1), *boxes[:2], conv("a2", wide, narrow, 1), *boxes[2:], conv("p", whole, out, 1))
+    return LoweredGraph("phases", ops, (x,), (narrow, out))
+
+
+def test_twins_run_in_file_order_and_the_search_stays_exact() -> None:
+    """Writes of one map's boxes from one input (twins) are interchangeable: the search builds only
+    the orders running them in file order, and still reaches the least peak of all the orders."""
+    graph = _phases_beside_a_branch()
+    sizes = {t.name: t.size_bytes for op in graph.ops for t in (op.ifm, op.ofm)}  # type: ignore[union-attr]
+    orders = [o for o in itertools.permutations(range(len(graph.ops))) if is_topological(graph, o)]
+    least = min(order_peak_bytes(graph, o, sizes) for o in orders)
+    found = least_peak_order(graph, sizes, max_states=10_000)
+    assert order_peak_bytes(graph, found, sizes) == least < order_peak_bytes(graph, tuple(range(7)), sizes)
+    twins = [k for k in found if graph.ops[k].name.startswith("box")]
+    assert twins == sorted(twins)

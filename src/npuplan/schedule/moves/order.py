@@ -3,10 +3,13 @@
 The file's order is one topological order of the graph among many; on a network with branches it
 is often far from the one that needs the least memory (Serenity, MLSys 2020). ``least_peak_order``
 searches the orders by dynamic programming over the graph's frontier (the set of ops already run),
-as Serenity does, with two reductions that keep it exact on most graphs and fast on all of them:
+as Serenity does, with three reductions that keep it exact on most graphs and fast on all of them:
 
 - runs of ops linked one to one (an op's only successor has it as its only predecessor) move as one
   step, so chains stay contiguous, which is also what lets the cascade search stripe them;
+- twins (ops with the same predecessors, successors and tensors: the box writes of dilation
+  phases) run in file order, as swapping two changes no step's memory: n twins give n + 1
+  frontiers where they gave 2^n (``_twin_chains``);
 - each level keeps at most ``MAX_STATES`` frontiers (the least peak first, then the least memory
   held), so the search is exact while the frontier count stays under it and a beam search beyond.
 
@@ -203,11 +206,14 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     for k, ps in enumerate(preds):
         for p in ps:
             succs[p].append(k)
-    pred_masks = [sum(1 << p for p in ps) for ps in preds]
     memory = _Memory(graph, sizes)
+    after = _twin_chains(memory, preds, succs)
+    pred_masks = [sum(1 << p for p in ps) | (0 if first is None else 1 << first)
+                  for ps, first in zip(preds, _chained_before(after))]
+    followers = [s + ([] if a is None else [a]) for s, a in zip(succs, after)]
     held_bytes, held = memory.initial()
     ranks = _Ranks(held_bound=held_bytes + sum(memory.size) + 1, breaks_bound=count + 1)
-    ready = tuple(k for k, ps in enumerate(preds) if not ps)
+    ready = tuple(k for k, mask in enumerate(pred_masks) if not mask)
     level: dict[int, _Frontier] = {0: (ranks.pack(held_bytes, held_bytes, 0), held_bytes, held, ready, None)}
     demand = demand_order(graph, preds)
     identity_peak, demand_peak = order_peak_bytes(graph, identity, sizes), order_peak_bytes(graph, demand, sizes)
@@ -218,7 +224,7 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
             return fallback
         kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
                 else following.items())
-        level = {key: _advanced(key, *reached, pred_masks, succs, ranks) for key, reached in kept}
+        level = _advanced(kept, pred_masks, followers, ranks)
     (final,) = level.values()
     found: list[int] = []
     path = final[4]
@@ -229,6 +235,30 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     searched_peak = order_peak_bytes(graph, searched, sizes)
     order, peak = (searched, searched_peak) if searched_peak <= demand_peak else (demand, demand_peak)
     return identity if peak >= identity_peak else order
+
+
+def _twin_chains(memory: _Memory, preds: list[frozenset[int]], succs: list[list[int]]) -> list[int | None]:
+    """For each op, the next op (by position) of its twins, or None: twins are ops with the same
+    predecessors, successors and tensors (the writes of one tensor's boxes from one input: dilation
+    phases, split writes). Swapping two twins changes no step's memory nor any break, so every order
+    has an equal one running each op's twins in file order; the search only builds those."""
+    classes: dict[tuple[Any, ...], list[int]] = {}
+    for k, accessed in enumerate(memory.op_tensors):
+        classes.setdefault((preds[k], tuple(sorted(succs[k])), accessed), []).append(k)
+    after: list[int | None] = [None] * len(preds)
+    for members in classes.values():
+        for k, following in zip(members, members[1:]):
+            after[k] = following
+    return after
+
+
+def _chained_before(after: list[int | None]) -> list[int | None]:
+    """The inverse of ``_twin_chains``: each op's previous twin, or None."""
+    before: list[int | None] = [None] * len(after)
+    for k, following in enumerate(after):
+        if following is not None:
+            before[following] = k
+    return before
 
 
 def _cannot_win(least_peak_bytes: int, identity_peak_bytes: int, demand_peak_bytes: int) -> bool:
@@ -260,12 +290,13 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
         rank, held_bytes, held, ready, path = state
         last = -1 if path is None else path[0]
         peak = rank // unit
+        floor = peak * unit
         breaks = rank % breaks_bound
         for k in ready:
             after = done | bits[k]
             best = following.get(after)
             if best is not None:
-                if best[0] < peak * unit:  # its peak is below this frontier's already
+                if best[0] < floor:  # its peak is below this frontier's already
                     continue
                 step = held_bytes
                 for bit, size, _accesses in op_tensors[k]:
@@ -292,12 +323,21 @@ def _reached(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset
     return following
 
 
-def _advanced(done: int, rank: int, held: int, k: int, before: _Frontier,
-              pred_masks: list[int], succs: list[list[int]], ranks: _Ranks) -> _Frontier:
-    """The frontier ``done`` reached from ``before`` by running op ``k``, with ``rank`` and ``held``."""
-    now_ready = [r for r in before[3] if r != k]
-    now_ready += [s for s in succs[k] if pred_masks[s] & done == pred_masks[s]]
-    return rank, ranks.held_bytes(rank), held, tuple(sorted(now_ready)), (k, before[4])
+def _advanced(kept: Any, pred_masks: list[int], followers: list[list[int]],
+              ranks: _Ranks) -> dict[int, _Frontier]:
+    """The next level: each frontier of ``kept`` ((ops done, (rank, tensors held, the op run, the
+    frontier before it)), as ``_reached`` gives them) with its bytes held and ready ops."""
+    breaks_bound, held_bound = ranks.breaks_bound, ranks.held_bound
+    level: dict[int, _Frontier] = {}
+    for done, (rank, held, k, before) in kept:
+        now_ready = [r for r in before[3] if r != k]
+        for s in followers[k]:
+            mask = pred_masks[s]
+            if mask & done == mask:
+                now_ready.append(s)
+        now_ready.sort()
+        level[done] = (rank, rank // breaks_bound % held_bound, held, tuple(now_ready), (k, before[4]))
+    return level
 
 
 def demand_order(graph: LoweredGraph, preds: list[frozenset[int]] | None = None) -> tuple[int, ...]:
