@@ -9,7 +9,9 @@ uncompressed (fixed width: the palette index width when every value is in the pa
 palette-value width when there is no palette); zero runs with k 0..3.
 
 Choices (the format allows others; these follow ``npuplan.codec.size``'s size model):
-zero runs when zeros are more than 4 times as common as any other value; a palette of all the
+zero runs when zeros are more than 4 times as common as any other value and the runs code in
+fewer bits than the zeros as values (a stream of near-uniform 8-bit weights with a few hundred
+padding zeros per output channel costs a run symbol per weight: a ninth bit); a palette of all the
 values when there are at most 32, else of the 32 commonest when they are more than half; one
 weight parameter and one zero-run parameter per stream, the fewest bits.
 """
@@ -127,19 +129,23 @@ def _weight_costs() -> np.ndarray:
     return table
 
 
-def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: int) -> WeightParameter:
-    """The cheapest parameter for indices with histogram ``index_hist`` (512 counts, float)."""
+def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: int) -> tuple[WeightParameter, float]:
+    """The cheapest parameter for indices with histogram ``index_hist`` (512 counts, float) and
+    the bits it codes them in."""
     costs = list(_weight_costs() @ index_hist)
     costs.append(uncompressed_bits * float(symbols) if uncompressed_bits else _IMPOSSIBLE)
     best = int(np.argmin(costs))
     if best == _UNCOMPRESSED:
-        return WeightParameter(uncompressed_bits, uncompressed=True)
-    return WeightParameter(best % (MAX_DIVISOR_BITS + 1), truncated=best > MAX_DIVISOR_BITS)
+        return WeightParameter(uncompressed_bits, uncompressed=True), costs[best]
+    return WeightParameter(best % (MAX_DIVISOR_BITS + 1), truncated=best > MAX_DIVISOR_BITS), costs[best]
 
 
-def _zero_run_divisor_bits(runs: np.ndarray) -> int:
+def _zero_run_divisor_bits(runs: np.ndarray) -> tuple[int, float]:
+    """The cheapest divisor bits for ``runs`` and the bits it codes them in."""
     k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
-    return int(np.argmin((runs >> k[:, None]).sum(axis=1) + runs.size * (1 + k)))  # rows: contiguous sums
+    costs = (runs >> k[:, None]).sum(axis=1) + runs.size * (1 + k)  # rows: contiguous sums
+    best = int(np.argmin(costs))
+    return best, float(costs[best])
 
 
 def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,25 +167,37 @@ def stream_symbols(values: np.ndarray) -> StreamSymbols:
         by_weight = np.zeros(0, dtype=np.int64)
     if by_weight.size != 2 * MAX_WEIGHT + 1:  # one beyond 255, or below -255
         raise ValueError("weight stream values must lie in -255..255")
-    weight_palette = _palette_value_of_weight()
     hist = np.zeros(MAX_INDEX + 1, dtype=np.int64)
-    hist[weight_palette] = by_weight
-    runs: np.ndarray | None = None
-    if int(hist[0]) > ZERO_RUN_RATIO * int(hist[1:].max()):
-        all_zero = int(hist[0]) == values.size
-        at, runs = _zero_runs(values)
-        shifted = shifted[at]
-        hist[0] = int(all_zero)  # an all-zero stream codes one zero as a value
+    hist[_palette_value_of_weight()] = by_weight
+    plain = _coded(hist, shifted, None)
+    if int(hist[0]) <= ZERO_RUN_RATIO * int(hist[1:].max()):
+        return plain.symbols
+    at, runs = _zero_runs(values)
+    with_runs = hist.copy()
+    with_runs[0] = int(int(hist[0]) == values.size)  # an all-zero stream codes one zero as a value
+    coded = _coded(with_runs, shifted[at], runs)
+    return coded.symbols if coded.bits < plain.bits else plain.symbols
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Coded:
+    symbols: StreamSymbols
+    bits: float  # palette entries, weight symbols and zero-run symbols (headers and padding aside)
+
+
+def _coded(hist: np.ndarray, shifted: np.ndarray, runs: np.ndarray | None) -> _Coded:
+    """``shifted`` (the coded values + 255) with palette-value histogram ``hist``, and ``runs``
+    the zero runs around them (``None``: zeros coded as values)."""
     palette = _palette(hist)
     table = _index_table(palette)
     if palette.entries:
-        indices = table[weight_palette][shifted]
+        indices = table[_palette_value_of_weight()][shifted]
     else:  # no palette: an index is its palette value less the direct offset (arithmetic beats a gather)
-        kept = shifted - MAX_WEIGHT
-        indices = palette_values(kept) - np.int16(palette.direct_offset)
+        indices = palette_values(shifted - MAX_WEIGHT) - np.int16(palette.direct_offset)
     index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
-    return StreamSymbols(
-        indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
-        direct_offset=palette.direct_offset,
-        weight=_weight_parameter(index_hist, shifted.size, palette.uncompressed_bits),
-        zero_run_divisor_bits=_zero_run_divisor_bits(runs) if runs is not None else 0)
+    weight, weight_bits = _weight_parameter(index_hist, shifted.size, palette.uncompressed_bits)
+    zero_run_divisor_bits, run_bits = _zero_run_divisor_bits(runs) if runs is not None else (0, 0.0)
+    symbols = StreamSymbols(indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
+                            direct_offset=palette.direct_offset, weight=weight,
+                            zero_run_divisor_bits=zero_run_divisor_bits)
+    return _Coded(symbols, weight_bits + run_bits + len(palette.entries) * palette.bits)
