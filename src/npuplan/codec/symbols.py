@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.codec.segments import CHANGE_BITS, block_starts, cheapest_segments
+
 MAX_WEIGHT = 255
 MAX_INDEX = 511  # 9-bit indices; palette values 0..511 (weights -255..255)
 PALETTE_ENTRIES = 32
@@ -52,7 +54,9 @@ class StreamSymbols:
     """A stream as coded: weight ``indices`` (palette index or direct index of each coded value),
     ``zero_runs`` (``None`` without zero runs; else one more than the indices: before the first
     value, then after each), the palette (palette values), its entry width (bits), the direct
-    offset, and the chosen parameters."""
+    offset, and the chosen parameters: the zero-run divisor bits per stretch of values
+    (``zero_run_segments``: the index after the stretch, its divisor bits; the runs after a
+    stretch's values, and the first run, take its divisor)."""
 
     indices: np.ndarray
     zero_runs: np.ndarray | None
@@ -60,7 +64,7 @@ class StreamSymbols:
     palette_bits: int
     direct_offset: int
     weight: WeightParameter
-    zero_run_divisor_bits: int
+    zero_run_segments: tuple[tuple[int, int], ...]
 
 
 def palette_values(values: np.ndarray) -> np.ndarray:
@@ -140,12 +144,20 @@ def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: i
     return WeightParameter(best % (MAX_DIVISOR_BITS + 1), truncated=best > MAX_DIVISOR_BITS), costs[best]
 
 
-def _zero_run_divisor_bits(runs: np.ndarray) -> tuple[int, float]:
-    """The cheapest divisor bits for ``runs`` and the bits it codes them in."""
-    k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
-    costs = (runs >> k[:, None]).sum(axis=1) + runs.size * (1 + k)  # rows: contiguous sums
-    best = int(np.argmin(costs))
-    return best, float(costs[best])
+def _zero_run_divisors(runs: np.ndarray) -> tuple[tuple[tuple[int, int], ...], float]:
+    """The cheapest zero-run divisor bits per stretch of values (``cheapest_segments``; run ``j + 1``,
+    after value ``j``, goes with value ``j``, the first run with value 0) and the bits the runs
+    take so, changes included."""
+    count = runs.size - 1
+    k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)[:, None]
+    bits = (runs >> k) + 1 + k  # rows: each divisor
+    bits[:, 1] += bits[:, 0]
+    starts = block_starts(count)
+    block_bits = np.add.reduceat(bits[:, 1:], starts, axis=1).astype(np.float64)
+    segments = cheapest_segments(block_bits, starts, count)
+    firsts = [0] + [end for end, _ in segments]
+    total = sum(int(bits[d, 1 + first:1 + end].sum()) for first, (end, d) in zip(firsts, segments))
+    return segments, float(total + CHANGE_BITS * (len(segments) - 1))
 
 
 def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -196,8 +208,8 @@ def _coded(hist: np.ndarray, shifted: np.ndarray, runs: np.ndarray | None) -> _C
         indices = palette_values(shifted - MAX_WEIGHT) - np.int16(palette.direct_offset)
     index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
     weight, weight_bits = _weight_parameter(index_hist, shifted.size, palette.uncompressed_bits)
-    zero_run_divisor_bits, run_bits = _zero_run_divisor_bits(runs) if runs is not None else (0, 0.0)
+    segments, run_bits = _zero_run_divisors(runs) if runs is not None else (((shifted.size, 0),), 0.0)
     symbols = StreamSymbols(indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
                             direct_offset=palette.direct_offset, weight=weight,
-                            zero_run_divisor_bits=zero_run_divisor_bits)
+                            zero_run_segments=segments)
     return _Coded(symbols, weight_bits + run_bits + len(palette.entries) * palette.bits)
