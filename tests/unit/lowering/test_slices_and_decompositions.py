@@ -103,6 +103,8 @@ def test_fully_connected_layers_read_unpacked_rows_where_they_lie() -> None:
     assert [f.block_type for f in fcs] == [BlockType.VECTOR_PRODUCT] * 5
     assert [f.ifm.name for f in fcs] == ["x"] * 5
     assert sorted(f.ifm_read_offset for f in fcs) == [Shape4D(0, t, 0, 0) for t in range(5)]
+    copied = lower(model(graph(ops, [x], outs)), U55_128, vector_slice_reads=False).npu_ops  # the planner's other form
+    assert [o.op_type for o in copied].count("AvgPool") == 5 and all(o.ifm_read_offset is None for o in copied[5:])
 
 
 def test_split_reads_consecutive_slices_and_pack_writes_slots() -> None:
