@@ -181,35 +181,47 @@ def stream_symbols(values: np.ndarray) -> StreamSymbols:
         raise ValueError("weight stream values must lie in -255..255")
     hist = np.zeros(MAX_INDEX + 1, dtype=np.int64)
     hist[_palette_value_of_weight()] = by_weight
-    plain = _coded(hist, shifted, None)
+    plain = _coding(hist)
     if int(hist[0]) <= ZERO_RUN_RATIO * int(hist[1:].max()):
-        return plain.symbols
+        return _symbols(plain, shifted, None, ((values.size, 0),))
     at, runs = _zero_runs(values)
     with_runs = hist.copy()
     with_runs[0] = int(int(hist[0]) == values.size)  # an all-zero stream codes one zero as a value
-    coded = _coded(with_runs, shifted[at], runs)
-    return coded.symbols if coded.bits < plain.bits else plain.symbols
+    coding = _coding(with_runs)
+    segments, run_bits = _zero_run_divisors(runs)
+    if coding.bits + run_bits < plain.bits:
+        return _symbols(coding, shifted[at], runs, segments)
+    return _symbols(plain, shifted, None, ((values.size, 0),))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _Coded:
-    symbols: StreamSymbols
-    bits: float  # palette entries, weight symbols and zero-run symbols (headers and padding aside)
+class _Coding:
+    """How values with a histogram are coded: palette, index of each palette value, weight
+    parameter, and the bits of the palette entries and the weight symbols (headers aside)."""
+
+    palette: _Palette
+    table: np.ndarray
+    weight: WeightParameter
+    bits: float
 
 
-def _coded(hist: np.ndarray, shifted: np.ndarray, runs: np.ndarray | None) -> _Coded:
-    """``shifted`` (the coded values + 255) with palette-value histogram ``hist``, and ``runs``
-    the zero runs around them (``None``: zeros coded as values)."""
+def _coding(hist: np.ndarray) -> _Coding:
+    """The coding of values with palette-value histogram ``hist`` (zeros left out when coded as runs)."""
     palette = _palette(hist)
     table = _index_table(palette)
+    index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
+    weight, weight_bits = _weight_parameter(index_hist, int(hist.sum()), palette.uncompressed_bits)
+    return _Coding(palette, table, weight, weight_bits + len(palette.entries) * palette.bits)
+
+
+def _symbols(coding: _Coding, shifted: np.ndarray, runs: np.ndarray | None,
+             segments: tuple[tuple[int, int], ...]) -> StreamSymbols:
+    """``shifted`` (the coded values + 255) so coded, with ``runs`` the zero runs around them
+    (``None``: zeros coded as values) and their divisor bits by stretch."""
+    palette = coding.palette
     if palette.entries:
-        indices = table[_palette_value_of_weight()][shifted]
+        indices = coding.table[_palette_value_of_weight()][shifted]
     else:  # no palette: an index is its palette value less the direct offset (arithmetic beats a gather)
         indices = palette_values(shifted - MAX_WEIGHT) - np.int16(palette.direct_offset)
-    index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
-    weight, weight_bits = _weight_parameter(index_hist, shifted.size, palette.uncompressed_bits)
-    segments, run_bits = _zero_run_divisors(runs) if runs is not None else (((shifted.size, 0),), 0.0)
-    symbols = StreamSymbols(indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
-                            direct_offset=palette.direct_offset, weight=weight,
-                            zero_run_segments=segments)
-    return _Coded(symbols, weight_bits + run_bits + len(palette.entries) * palette.bits)
+    return StreamSymbols(indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
+                         direct_offset=palette.direct_offset, weight=coding.weight, zero_run_segments=segments)
