@@ -31,6 +31,7 @@ from npuplan.lowering.memory_ops import is_slice_copy
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
 from npuplan.lowering.reduce_max import has_depth_reduction
+from npuplan.lowering.slices import reads_slices_in_place
 from npuplan.options import Optimise, PlanOptions, Search, TensorAllocator
 from npuplan.result import Plan
 from npuplan.schedule import plan_schedule
@@ -150,6 +151,7 @@ class _LoweringKey(NamedTuple):
     flat_pools: bool
     fuse_luts: bool
     dilation_phases: frozenset[int]
+    vector_slice_reads: bool
 
     def options(self, **changes: Any) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
@@ -197,17 +199,18 @@ class PreparedModel:
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
                 flat_pools: bool = True, fuse_luts: bool = True,
-                dilation_phases: frozenset[int] = frozenset()) -> LoweredGraph:
+                dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise, flat_pools, fuse_luts, dilation_phases)
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts, dilation_phases, vector_slice_reads)
         found = self._lowered.get(key)
         if found is None:
             stage = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                                 max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
                                 dilation_phases=dilation_phases)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
-                                                flat_elementwise=flat_elementwise, flat_pools=flat_pools)
+                                                flat_elementwise=flat_elementwise, flat_pools=flat_pools,
+                                                vector_slice_reads=vector_slice_reads)
         return found
 
     def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
@@ -254,7 +257,9 @@ class PreparedModel:
         - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``);
         - every convolution of a dilation above 2 run in phases over strided views rather than over
           a kernel spread with zero taps (``lowering.dilation_phases``; ``plan_prepared`` then keeps
-          the phases of the ops where they are cheaper, ``_phased_where_cheaper``).
+          the phases of the ops where they are cheaper, ``_phased_where_cheaper``);
+        - fully-connected layers reading slices through copies rather than where they lie (a copy
+          per slice, but the source dies early: less memory for a recurrent network's steps).
         """
         choices: list[dict[str, Any]] = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
@@ -267,6 +272,8 @@ class PreparedModel:
                             if splits_in_phases(op))
         if dilated:
             choices.append({"dilation_phases": dilated})
+        if reads_slices_in_place(plain.ops):
+            choices.append({"vector_slice_reads": False})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]

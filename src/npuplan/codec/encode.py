@@ -59,8 +59,8 @@ def encode_values(values: np.ndarray) -> bytes:
     symbols = stream_symbols(values)
     slices = []
     bit = 0
-    for start in range(0, symbols.indices.size, MAX_SLICE_VALUES):
-        piece = _slice(symbols, start, bit)
+    for start, end, divisor_bits in _slice_bounds(symbols):
+        piece = _slice(symbols, start, end, divisor_bits, bit)
         slices.append(piece)
         bit = piece.end_bit
     size = -(-(bit + 3) // 8)
@@ -89,14 +89,25 @@ class _Slice:
     body_bit: int = 0
 
 
-def _slice(symbols: StreamSymbols, start: int, first_bit: int) -> _Slice:
-    """The slice of ``symbols`` from index ``start`` (the first slice: with the palette) at
-    ``first_bit``."""
-    end = min(start + MAX_SLICE_VALUES, symbols.indices.size)
+def _slice_bounds(symbols: StreamSymbols) -> list[tuple[int, int, int]]:
+    """(first index, index after, zero-run divisor bits) of each slice: one wherever the divisor
+    changes, none longer than the slice length field holds."""
+    bounds = []
+    start = 0
+    for end, divisor_bits in symbols.zero_run_segments:
+        for first in range(start, end, MAX_SLICE_VALUES):
+            bounds.append((first, min(first + MAX_SLICE_VALUES, end), divisor_bits))
+        start = end
+    return bounds
+
+
+def _slice(symbols: StreamSymbols, start: int, end: int, zero_run_divisor_bits: int, first_bit: int) -> _Slice:
+    """The slice of ``symbols`` from index ``start`` to ``end`` (the first slice: with the palette)
+    at ``first_bit``."""
     first = start == 0
     indices = symbols.indices[start:end]
     weight = symbols.weight
-    header = [(3, symbols.zero_run_divisor_bits if symbols.zero_runs is not None else NO_ZERO_RUNS),
+    header = [(3, zero_run_divisor_bits if symbols.zero_runs is not None else NO_ZERO_RUNS),
               (15, indices.size - 1), (3, UNCOMPRESSED if weight.uncompressed else weight.divisor_bits),
               (1, int(weight.truncated)), (1, int(first))]
     if first:
@@ -110,7 +121,7 @@ def _slice(symbols: StreamSymbols, start: int, first_bit: int) -> _Slice:
                       pack_uniform(indices, weight.divisor_bits), body_bit)
     runs = None
     if symbols.zero_runs is not None:  # the first slice also has the run before its first value
-        runs = zero_run_chunks(symbols.zero_runs[start + (not first):end + 1], symbols.zero_run_divisor_bits)
+        runs = zero_run_chunks(symbols.zero_runs[start + (not first):end + 1], zero_run_divisor_bits)
     chunks = weight_chunks(indices, weight.divisor_bits, truncated=weight.truncated, uncompressed=weight.uncompressed)
     offsets, values, bit = layout(chunks, runs, body_bit)
     return _Slice(np.concatenate([header_offsets, offsets]), np.concatenate([header_values, values]), bit)

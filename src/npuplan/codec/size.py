@@ -201,28 +201,38 @@ def _zero_run_bits(nonzero: int, natural_zeros: int, real_values: int, padding: 
 
 def stream_bytes(counts: np.ndarray, padding: StreamPadding) -> int:
     """Bytes (a multiple of 16) of the codec's stream for real values with palette-value histogram
-    ``counts`` (``palette_histogram``) walked with the zeros of ``padding`` added."""
+    ``counts`` (``palette_histogram``) walked with the zeros of ``padding`` added: zero runs when
+    zero is more than 4 times as common as any other value and they take fewer bits than the zeros
+    coded as values (``codec.symbols`` chooses so)."""
     used = np.flatnonzero(counts)
     real = int(counts.sum())
     if real + padding.zeros == 0:
         return 0
-    natural_zeros = int(counts[0])
-    zeros = natural_zeros + padding.zeros
+    zeros = int(counts[0]) + padding.zeros
     has_zero = used.size > 0 and used[0] == 0
     nonzero = used[1:] if has_zero else used
-    zero_runs = zeros > ZERO_RUN_RATIO * int(counts[nonzero].max(initial=0))
     dense = counts.copy()
-    if zero_runs:
-        dense[0], used = 0, nonzero
-        if not used.size:  # an all-zero stream still codes one value
-            dense[0], used = 1, np.zeros(1, dtype=np.int64)
-    elif zeros:
+    if zeros:
         dense[0] = zeros
-        used = used if has_zero else np.concatenate(([0], used))
-    n_symbols = int(dense.sum())
-    bits = SLICE_HEADER_BITS + PALETTE_HEADER_BITS + _value_bits(dense, used, n_symbols)
-    bits += SLICE_HEADER_BITS * ((n_symbols - 1) // MAX_SLICE_VALUES)
-    if zero_runs:
-        bits += _zero_run_bits(n_symbols, natural_zeros, real, padding)
+    bits = _symbol_bits(dense, used if has_zero or not zeros else np.concatenate(([0], used)))
+    if zeros > ZERO_RUN_RATIO * int(counts[nonzero].max(initial=0)):
+        bits = min(bits, _run_bits(counts, nonzero, real, padding))
     bits += END_BITS
     return -(-bits // STREAM_ALIGN_BITS) * STREAM_ALIGN_BITS // 8
+
+
+def _symbol_bits(dense: np.ndarray, used: np.ndarray) -> int:
+    """Bits of the slice headers, palette and symbols of values with histogram ``dense`` (non-zero at
+    ``used``)."""
+    n_symbols = int(dense.sum())
+    bits = SLICE_HEADER_BITS + PALETTE_HEADER_BITS + _value_bits(dense, used, n_symbols)
+    return bits + SLICE_HEADER_BITS * ((n_symbols - 1) // MAX_SLICE_VALUES)
+
+
+def _run_bits(counts: np.ndarray, nonzero: np.ndarray, real: int, padding: StreamPadding) -> int:
+    """``_symbol_bits`` of the non-zero values and the bits of the zero runs around them."""
+    dense = counts.copy()
+    dense[0], used = 0, nonzero
+    if not used.size:  # an all-zero stream still codes one value
+        dense[0], used = 1, np.zeros(1, dtype=np.int64)
+    return _symbol_bits(dense, used) + _zero_run_bits(int(dense.sum()), int(counts[0]), real, padding)

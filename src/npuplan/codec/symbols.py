@@ -9,7 +9,9 @@ uncompressed (fixed width: the palette index width when every value is in the pa
 palette-value width when there is no palette); zero runs with k 0..3.
 
 Choices (the format allows others; these follow ``npuplan.codec.size``'s size model):
-zero runs when zeros are more than 4 times as common as any other value; a palette of all the
+zero runs when zeros are more than 4 times as common as any other value and the runs code in
+fewer bits than the zeros as values (a stream of near-uniform 8-bit weights with a few hundred
+padding zeros per output channel costs a run symbol per weight: a ninth bit); a palette of all the
 values when there are at most 32, else of the 32 commonest when they are more than half; one
 weight parameter and one zero-run parameter per stream, the fewest bits.
 """
@@ -20,6 +22,8 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+
+from npuplan.codec.segments import CHANGE_BITS, block_starts, cheapest_segments
 
 MAX_WEIGHT = 255
 MAX_INDEX = 511  # 9-bit indices; palette values 0..511 (weights -255..255)
@@ -50,7 +54,9 @@ class StreamSymbols:
     """A stream as coded: weight ``indices`` (palette index or direct index of each coded value),
     ``zero_runs`` (``None`` without zero runs; else one more than the indices: before the first
     value, then after each), the palette (palette values), its entry width (bits), the direct
-    offset, and the chosen parameters."""
+    offset, and the chosen parameters: the zero-run divisor bits per stretch of values
+    (``zero_run_segments``: the index after the stretch, its divisor bits; the runs after a
+    stretch's values, and the first run, take its divisor)."""
 
     indices: np.ndarray
     zero_runs: np.ndarray | None
@@ -58,7 +64,7 @@ class StreamSymbols:
     palette_bits: int
     direct_offset: int
     weight: WeightParameter
-    zero_run_divisor_bits: int
+    zero_run_segments: tuple[tuple[int, int], ...]
 
 
 def palette_values(values: np.ndarray) -> np.ndarray:
@@ -127,19 +133,31 @@ def _weight_costs() -> np.ndarray:
     return table
 
 
-def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: int) -> WeightParameter:
-    """The cheapest parameter for indices with histogram ``index_hist`` (512 counts, float)."""
+def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: int) -> tuple[WeightParameter, float]:
+    """The cheapest parameter for indices with histogram ``index_hist`` (512 counts, float) and
+    the bits it codes them in."""
     costs = list(_weight_costs() @ index_hist)
     costs.append(uncompressed_bits * float(symbols) if uncompressed_bits else _IMPOSSIBLE)
     best = int(np.argmin(costs))
     if best == _UNCOMPRESSED:
-        return WeightParameter(uncompressed_bits, uncompressed=True)
-    return WeightParameter(best % (MAX_DIVISOR_BITS + 1), truncated=best > MAX_DIVISOR_BITS)
+        return WeightParameter(uncompressed_bits, uncompressed=True), costs[best]
+    return WeightParameter(best % (MAX_DIVISOR_BITS + 1), truncated=best > MAX_DIVISOR_BITS), costs[best]
 
 
-def _zero_run_divisor_bits(runs: np.ndarray) -> int:
-    k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)
-    return int(np.argmin((runs >> k[:, None]).sum(axis=1) + runs.size * (1 + k)))  # rows: contiguous sums
+def _zero_run_divisors(runs: np.ndarray) -> tuple[tuple[tuple[int, int], ...], float]:
+    """The cheapest zero-run divisor bits per stretch of values (``cheapest_segments``; run ``j + 1``,
+    after value ``j``, goes with value ``j``, the first run with value 0) and the bits the runs
+    take so, changes included."""
+    count = runs.size - 1
+    k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)[:, None]
+    bits = (runs >> k) + 1 + k  # rows: each divisor
+    bits[:, 1] += bits[:, 0]
+    starts = block_starts(count)
+    block_bits = np.add.reduceat(bits[:, 1:], starts, axis=1).astype(np.float64)
+    segments = cheapest_segments(block_bits, starts, count)
+    firsts = [0] + [end for end, _ in segments]
+    total = sum(int(bits[d, 1 + first:1 + end].sum()) for first, (end, d) in zip(firsts, segments))
+    return segments, float(total + CHANGE_BITS * (len(segments) - 1))
 
 
 def _zero_runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,25 +179,49 @@ def stream_symbols(values: np.ndarray) -> StreamSymbols:
         by_weight = np.zeros(0, dtype=np.int64)
     if by_weight.size != 2 * MAX_WEIGHT + 1:  # one beyond 255, or below -255
         raise ValueError("weight stream values must lie in -255..255")
-    weight_palette = _palette_value_of_weight()
     hist = np.zeros(MAX_INDEX + 1, dtype=np.int64)
-    hist[weight_palette] = by_weight
-    runs: np.ndarray | None = None
-    if int(hist[0]) > ZERO_RUN_RATIO * int(hist[1:].max()):
-        all_zero = int(hist[0]) == values.size
-        at, runs = _zero_runs(values)
-        shifted = shifted[at]
-        hist[0] = int(all_zero)  # an all-zero stream codes one zero as a value
+    hist[_palette_value_of_weight()] = by_weight
+    plain = _coding(hist)
+    if int(hist[0]) <= ZERO_RUN_RATIO * int(hist[1:].max()):
+        return _symbols(plain, shifted, None, ((values.size, 0),))
+    at, runs = _zero_runs(values)
+    with_runs = hist.copy()
+    with_runs[0] = int(int(hist[0]) == values.size)  # an all-zero stream codes one zero as a value
+    coding = _coding(with_runs)
+    segments, run_bits = _zero_run_divisors(runs)
+    if coding.bits + run_bits < plain.bits:
+        return _symbols(coding, shifted[at], runs, segments)
+    return _symbols(plain, shifted, None, ((values.size, 0),))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Coding:
+    """How values with a histogram are coded: palette, index of each palette value, weight
+    parameter, and the bits of the palette entries and the weight symbols (headers aside)."""
+
+    palette: _Palette
+    table: np.ndarray
+    weight: WeightParameter
+    bits: float
+
+
+def _coding(hist: np.ndarray) -> _Coding:
+    """The coding of values with palette-value histogram ``hist`` (zeros left out when coded as runs)."""
     palette = _palette(hist)
     table = _index_table(palette)
-    if palette.entries:
-        indices = table[weight_palette][shifted]
-    else:  # no palette: an index is its palette value less the direct offset (arithmetic beats a gather)
-        kept = shifted - MAX_WEIGHT
-        indices = palette_values(kept) - np.int16(palette.direct_offset)
     index_hist = np.bincount(np.clip(table, 0, MAX_INDEX), weights=hist, minlength=MAX_INDEX + 1)  # unused: any
-    return StreamSymbols(
-        indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
-        direct_offset=palette.direct_offset,
-        weight=_weight_parameter(index_hist, shifted.size, palette.uncompressed_bits),
-        zero_run_divisor_bits=_zero_run_divisor_bits(runs) if runs is not None else 0)
+    weight, weight_bits = _weight_parameter(index_hist, int(hist.sum()), palette.uncompressed_bits)
+    return _Coding(palette, table, weight, weight_bits + len(palette.entries) * palette.bits)
+
+
+def _symbols(coding: _Coding, shifted: np.ndarray, runs: np.ndarray | None,
+             segments: tuple[tuple[int, int], ...]) -> StreamSymbols:
+    """``shifted`` (the coded values + 255) so coded, with ``runs`` the zero runs around them
+    (``None``: zeros coded as values) and their divisor bits by stretch."""
+    palette = coding.palette
+    if palette.entries:
+        indices = coding.table[_palette_value_of_weight()][shifted]
+    else:  # no palette: an index is its palette value less the direct offset (arithmetic beats a gather)
+        indices = palette_values(shifted - MAX_WEIGHT) - np.int16(palette.direct_offset)
+    return StreamSymbols(indices=indices, zero_runs=runs, palette=palette.entries, palette_bits=palette.bits,
+                         direct_offset=palette.direct_offset, weight=coding.weight, zero_run_segments=segments)

@@ -167,10 +167,11 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
 
 
 def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool,
-            framed_writes: bool = True) -> tuple[LoweredOp, ...]:
-    """Kernel ops in their own OFM views; slices read where they lie; with ``concat_writes``,
-    concatenated slices written in place."""
-    ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs, framed_writes=framed_writes)), outputs)
+            framed_writes: bool = True, vector_slice_reads: bool = True) -> tuple[LoweredOp, ...]:
+    """Kernel ops in their own OFM views; slices read where they lie (by fully-connected layers too
+    with ``vector_slice_reads``); with ``concat_writes``, concatenated slices written in place."""
+    ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs, framed_writes=framed_writes)), outputs,
+                           vector_products=vector_slice_reads)
     return fuse_concat_writes(ops, outputs) if concat_writes else ops
 
 
@@ -178,7 +179,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
           flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
-          dilation_phases: frozenset[int] = frozenset()) -> LoweredGraph:
+          dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -198,12 +199,14 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     ``dilation_phases``: the convolutions of these operator indices (of the rewritten graph,
     ``NpuOp.source_index``) of a dilation above 2 run one operation per phase over strided views
     (``dilation_phases``: their own taps, but several smaller operations, whole and in no cascade)
-    rather than one over a kernel spread with zero taps; the planner prices both per op."""
+    rather than one over a kernel spread with zero taps; the planner prices both per op.
+    ``vector_slice_reads``: fully-connected layers read slices, splits and unpacks where they lie
+    (no copy; the source lives until the last of them), else through copies."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                         max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
                         dilation_phases=dilation_phases)
     return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
-                  flat_elementwise=flat_elementwise, flat_pools=flat_pools)
+                  flat_elementwise=flat_elementwise, flat_pools=flat_pools, vector_slice_reads=vector_slice_reads)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -253,7 +256,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
 
 
 def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool = False, vela_forms: bool = False,
-           flat_elementwise: bool = True, flat_pools: bool = True) -> LoweredGraph:
+           flat_elementwise: bool = True, flat_pools: bool = True, vector_slice_reads: bool = True) -> LoweredGraph:
     """The second part of ``lower``: ``stage``'s ops in the forms asked for, placed (``_placed``)
     and ordered (the options as ``lower``'s)."""
     ops, graph, deployable = stage.ops, stage.graph, stage.deployable
@@ -262,7 +265,8 @@ def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool =
     ops = drop_unread_writes(ops, outputs)
     formed = rescaled_sums(standalone_luts_as_pools(ops, accelerator)) if vela_forms else ops
     formed = flat_elementwise_views(formed, pools=flat_pools) if vela_forms and flat_elementwise else formed
-    placed_ops = _placed(formed, outputs, concat_writes, framed_writes=not deployable)
+    placed_ops = _placed(formed, outputs, concat_writes, framed_writes=not deployable,
+                         vector_slice_reads=vector_slice_reads)
     return LoweredGraph(
         name=stage.source.name,
         ops=gather_split_writes(placed_ops) if deployable else vela_pass_order(placed_ops, outputs),

@@ -2,6 +2,7 @@
 kernel computes the operator, input value by input value (so the NPU's table lookup gives what
 the CPU would).
 
+- TANH, LOGISTIC (uint8): LiteRT's float table (``LUTPopulate`` of ``tanh`` and ``1 / (1 + exp(-x))``).
 - TANH, LOGISTIC (int8): ``reference_integer_ops::Tanh``/``Logistic``: the input rescaled to a
   Q4.27 fixed-point value by the multiplier and shift of the kernel's Prepare, gemmlowp's
   fixed-point ``tanh``/``logistic``, then a rounding shift to the fixed output quantization
@@ -106,7 +107,14 @@ def _tanh_real(x: float, options: Mapping[str, object]) -> float:
 
 
 def _logistic(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
+    if _zero(ofm) != -128:
+        # uint8 (output 1/256 and zero point 0, as LiteRT requires): LiteRT's float table
+        return _float_lut(_logistic_real)(ifm, ofm, options)
     return _q4_kernel(ifm, lambda q4: rounding_divide_by_pot(fixed_logistic(q4, 4), 23) - 128)  # -> 1/256, -128
+
+
+def _logistic_real(x: float, options: Mapping[str, object]) -> float:
+    return float(np.float32(1.0) / (np.float32(1.0) + np.float32(math.exp(-x) if x > -88.0 else math.inf)))
 
 
 def _leaky_relu(ifm: Quantization, ofm: Quantization, options: Mapping[str, object]) -> Table:
@@ -251,8 +259,8 @@ _TABLES: dict[str, Callable[[Quantization, Quantization, Mapping[str, object]], 
     "TANH": _tanh, "LOGISTIC": _logistic, "LEAKY_RELU": _leaky_relu, "PRELU": _prelu, "HARD_SWISH": _hard_swish,
     "EXP": _float_lut(_exp), "LOG": _float_lut(_log), "GELU": _float_lut(_gelu), "RSQRT": _rsqrt,
 }
-_TYPES = {"TANH": (DataType.INT8,), "LOGISTIC": (DataType.INT8,), "EXP": (DataType.INT8,), "LOG": (DataType.INT8,),
-          "RSQRT": (DataType.INT8,)}
+_TYPES = {"TANH": (DataType.INT8, DataType.UINT8), "LOGISTIC": (DataType.INT8, DataType.UINT8), "EXP": (DataType.INT8,),
+          "LOG": (DataType.INT8,), "RSQRT": (DataType.INT8,)}
 LUT_ACTIVATIONS = frozenset(_TABLES)  # the TFLite activations a table is computed for
 
 

@@ -237,7 +237,8 @@ def convert_pack(op: Op) -> tuple[NpuOp, ...]:
 # ---------------------------------------------------------------- transpose
 # ---------------------------------------------------------------- reads without copies
 _READ_COPIES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
-_OFFSET_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING, BlockType.ELEMENTWISE})
+_OFFSET_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING, BlockType.ELEMENTWISE,
+                             BlockType.VECTOR_PRODUCT})
 _STEPPING_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING})
 
 
@@ -256,11 +257,19 @@ def _strided_copy(op: NpuOp) -> bool:
             and op.ifm.dtype == op.ofm.dtype)
 
 
-def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) -> tuple[LoweredOp, ...]:
+def reads_slices_in_place(ops: tuple[LoweredOp, ...]) -> bool:
+    """Whether a fully-connected layer of ``ops`` reads a slice where it lies (``fuse_slice_reads``)."""
+    return any(isinstance(o, NpuOp) and o.block_type is BlockType.VECTOR_PRODUCT and o.ifm_read_offset is not None
+               for o in ops)
+
+
+def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], *,
+                     vector_products: bool = True) -> tuple[LoweredOp, ...]:
     """Drop each slice copy whose readers can read the slice where it lies: they take the copy's
     source and read offset instead (as Vela's split/slice reads do). A copy stays when its output
     is a network output, is read by the CPU, through another view, as both operands of one op or by
-    an op that cannot read at an offset."""
+    an op that cannot read at an offset (without ``vector_products``, a fully-connected layer: its
+    copy lets the source die early, which a plan for the least memory may want)."""
     readers = readers_by_tensor(ops)
     kept_outputs = {id(t) for t in outputs}
     rewired: dict[int, NpuOp] = {}
@@ -275,7 +284,7 @@ def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) ->
                 rewired[id(user)] = _stepping(rewired.get(id(user), user), copy)
             dropped.add(id(copy))
             continue
-        if not _fusable_copy(copy) or not users or not all(_reads_as_view(u, copy) for u in users):
+        if not _fusable_copy(copy) or not users or not all(_reads_as_view(u, copy, vector_products) for u in users):
             continue
         for user in users:
             assert isinstance(user, NpuOp)
@@ -289,10 +298,12 @@ def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) ->
     return tuple(rewired.get(id(op), op) for op in ops if id(op) not in dropped)  # type: ignore[arg-type]
 
 
-def _reads_as_view(user: LoweredOp, copy: NpuOp) -> bool:
+def _reads_as_view(user: LoweredOp, copy: NpuOp, vector_products: bool = True) -> bool:
     """Whether ``user`` reads the copy's output through the copy's own view (as first or second
     operand, not both), so it can read the source box instead."""
     if not isinstance(user, NpuOp) or user.block_type not in _OFFSET_READERS or _fusable_copy(user):
+        return False
+    if user.block_type is BlockType.VECTOR_PRODUCT and not vector_products:
         return False
     first = user.ifm is copy.ofm and user.ifm_read_offset is None and user.ifm_shape == copy.ofm_shape
     second = (user.ifm2 is copy.ofm and user.ifm2_read_offset is None and user.ifm2_shape == copy.ofm_shape)

@@ -294,3 +294,46 @@ def test_the_step_scan_walks_as_the_loop(rows, seed):
         patch.setattr(chunks, "_PLAY_LOOP_ROWS", 0)
         np.testing.assert_array_equal(chunks._play(low, high), walked)
     np.testing.assert_array_equal(chunks._play(low, high), walked)
+
+
+def _slice_headers(stream: bytes) -> list[tuple[int, int]]:
+    """(value count, zero-run divisor field) of each slice of a stream, read with the decoder's own
+    header and slice readers."""
+    from npuplan.codec import decode
+
+    bits, position, palette, found = decode._Bits(stream), 0, None, []
+    while bits.field(position, 3) != decode.END_OF_STREAM:
+        header, position = decode._read_header(bits, position + 3)
+        if header.new_palette:
+            palette, position = decode._read_palette(bits, position)
+        _, position = decode._slice(bits, position, header, palette)
+        found.append((header.count, header.zero_run_divisor if header.zero_runs else -1))
+    return found
+
+
+def test_zero_runs_only_where_they_code_in_fewer_bits():
+    """Near-uniform 8-bit weights with padding zeros more than 4 times as common as any value: a
+    run symbol per weight would cost a ninth bit, so the zeros are coded as values (8 bits each)."""
+    rng = np.random.default_rng(5)
+    values = np.concatenate([np.concatenate([rng.integers(-127, 128, 784), np.zeros(16, dtype=np.int64)])
+                             for _ in range(64)]).astype(np.int16)
+    stream = encode_values(values)
+    assert [z for _, z in _slice_headers(stream)] == [-1, -1]  # 51200 values: two slices, no zero runs
+    assert len(stream) <= values.size + 32
+    np.testing.assert_array_equal(decode_weights(stream), values)
+
+
+def test_a_stretch_of_long_zero_runs_gets_a_divisor_of_its_own():
+    """Weights with few zeros, then a stretch of weights each followed by a 31-zero run (an IFM
+    depth padded to a whole block), then weights again: the padding stretch is a slice with zero-run
+    divisor 8, the rest divisor 1, fewer bits than any one divisor."""
+    rng = np.random.default_rng(6)
+    dense = lambda n: np.where(rng.random(n) < 0.05, 0, rng.integers(-127, 128, n))  # noqa: E731
+    padded = np.concatenate([np.concatenate([rng.integers(1, 128, 1), np.zeros(31, dtype=np.int64)])
+                             for _ in range(200)])
+    values = np.concatenate([dense(12000), padded, dense(8000)]).astype(np.int16)
+    stream = encode_values(values)
+    headers = _slice_headers(stream)
+    assert [z for _, z in headers] == [0, 3, 0]
+    assert 190 <= headers[1][0] <= 230
+    np.testing.assert_array_equal(decode_weights(stream), values)

@@ -75,7 +75,7 @@ def test_activations_without_a_table_say_why():
     q = Quantization((0.1,), (0,))
     assert activation_table("SQRT", DataType.INT8, q, q, {}) is None
     assert "SQRT" in (lut_reason("SQRT", DataType.INT8) or "")
-    assert "int8" in (lut_reason("TANH", DataType.UINT8) or "")
+    assert "int8 and uint8 only" in (lut_reason("TANH", DataType.INT16) or "")
 
 
 def test_rsqrt_is_tflites_fixed_point_inverse_square_root():
@@ -127,3 +127,17 @@ def test_the_rounding_primitives_give_the_same_values_on_arrays_as_on_ints():
     q4 = np.array([-(1 << 31), -5 << 27, -1, 0, 1, 3 << 27, (1 << 31) - 1], dtype=np.int64)
     assert fixed_tanh(q4, 4).tolist() == [int(fixed_tanh(int(x), 4)) for x in q4]
     assert fixed_logistic(q4, 4)[3] == 1 << 30 and fixed_tanh(q4, 4)[3] == 0
+
+
+def test_uint8_logistic_and_tanh_are_litert_float_tables():
+    """uint8 LOGISTIC (output 1/256, zero point 0, as LiteRT requires) and TANH: LiteRT's
+    LUTPopulate of the real functions (run_opwise: exact against LiteRT on tf1_uint8_mlp_32)."""
+    q = Quantization((0.0627451,), (128,))
+    logistic = activation_table("LOGISTIC", DataType.UINT8, q, Quantization((1 / 256,), (0,)), {})
+    tanh = activation_table("TANH", DataType.UINT8, q, Quantization((1 / 128,), (128,)), {})
+    assert logistic is not None and logistic.dtype.name == "uint8" and tanh is not None and tanh.dtype.name == "uint8"
+    real = [1 / (1 + math.exp(-0.0627451 * (x - 128))) for x in range(256)]
+    expected = [min(255, int(math.floor(v * 256 + 0.5))) for v in real]
+    assert sum(a != b for a, b in zip(logistic.tolist(), expected)) <= 2  # float32 vs double at rounding ties
+    assert logistic[128] == 128 and tanh[128] == 128  # logistic(0) = 0.5, tanh(0) = 0
+    assert logistic.tolist() == sorted(logistic.tolist()) and tanh.tolist() == sorted(tanh.tolist())

@@ -89,6 +89,24 @@ def test_split_halves_are_read_where_they_lie_without_copies() -> None:
     assert [o.op_type for o in kept] == ["AvgPool", "Add"] and kept[1].ifm is a
 
 
+def test_fully_connected_layers_read_unpacked_rows_where_they_lie() -> None:
+    """A recurrent network's time steps: UNPACK of [5, 1, 6] rows, each read by a FULLY_CONNECTED
+    (a vector product, as Vela reads it): no copies, each reads its row of the input at its offset."""
+    x = fm("x", (5, 1, 6))
+    rows = [fm(f"r{t}", (1, 6)) for t in range(5)]
+    w = const("w", np.ones((4, 6)))
+    outs = [fm(f"y{t}", (1, 4)) for t in range(5)]
+    ops = [op("UNPACK", [x], rows, 0, axis=0, num=5)]
+    ops += [op("FULLY_CONNECTED", [r, w, None], [y], 1 + t, fused_activation_function="NONE", keep_num_dims=False)
+            for t, (r, y) in enumerate(zip(rows, outs))]
+    fcs = _lower(ops, [x], outs).npu_ops
+    assert [f.block_type for f in fcs] == [BlockType.VECTOR_PRODUCT] * 5
+    assert [f.ifm.name for f in fcs] == ["x"] * 5
+    assert sorted(f.ifm_read_offset for f in fcs) == [Shape4D(0, t, 0, 0) for t in range(5)]
+    copied = lower(model(graph(ops, [x], outs)), U55_128, vector_slice_reads=False).npu_ops  # the planner's other form
+    assert [o.op_type for o in copied].count("AvgPool") == 5 and all(o.ifm_read_offset is None for o in copied[5:])
+
+
 def test_split_reads_consecutive_slices_and_pack_writes_slots() -> None:
     x, a, b = fm("x", (1, 4, 4, 8)), fm("a", (1, 4, 4, 2)), fm("b", (1, 4, 4, 6))
     split = op("SPLIT_V", [x, _i32("sizes", [2, 6]), _i32("axis", 3)], [a, b], 0, num_splits=2)
