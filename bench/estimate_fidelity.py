@@ -13,13 +13,20 @@ schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
 
     python bench/estimate_fidelity.py [--groups public,testdata,zoo,/a/models/dir] [--zoo-every 4]
         [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
-        [--results bench/results/estimate_fidelity.txt]
-    python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...]
+        [--own-work DIR] [--results bench/results/estimate_fidelity.txt]
+    python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...] [--groups ...]
 
 The one-clock lines set npuplan's file beside the better Vela file, all timed by ``npuplan
 estimate``: over every network, then over those where both files leave as many operators to the
 CPU (Vela 5.2 leaves EXP, TILE, some depthwise multipliers... on the CPU where npuplan runs them on
-the NPU: those files do more NPU work, and the CPU's share is in no cycles_total).
+the NPU: those files do more NPU work, and the CPU's share is in no cycles_total), then on the
+operators both files run on the NPU: each file's CPU operators are matched by output tensor name to
+the source network's, and npuplan's estimate of its own file is attributed to source operators
+(the file records where each NPU operation came from, ``Estimate.cycles_by_source``), so the cycles
+it spends on operators the better Vela file leaves to the CPU come off its total. A network where
+npuplan leaves an operator to the CPU that Vela's file runs on the NPU is left out of that line
+(Vela's files record no such attribution): it is counted as excluded. The per-network table after
+the summary lists every network whose CPU operators differ.
 
 Precompiled default-core files in /work/vela_out/<scenario>/ are used when present.
 """
@@ -115,7 +122,7 @@ def estimate(path: Path, scenario: str) -> float | str:
         return f"estimate failed: {str(error)[:90]}"
 
 
-def own(model: Path, scenario: str, work: Path) -> Row:
+def own(model: Path, scenario: str, own_root: Path) -> Row:
     """npuplan's plan figure and npuplan's estimate of the file it emitted."""
     from npuplan.api import plan_and_emit
     from npuplan.emit import write_emitted
@@ -125,7 +132,7 @@ def own(model: Path, scenario: str, work: Path) -> Row:
     try:
         plan, emitted = plan_and_emit(str(model), accelerator_config=accel, system_config=system, memory_mode=mode,
                                       optimise="Performance")
-        path, _ = write_emitted(plan, work / "npuplan" / scenario / model.parent.name, emitted)
+        path, _ = write_emitted(plan, own_root / scenario / model.parent.name, emitted)
     except NpuplanError as error:
         return Row(scenario, model.stem, "npuplan", None, None, f"plan/emit failed: {str(error)[:80]}")
     cycles = estimate(path, scenario)
@@ -135,7 +142,7 @@ def own(model: Path, scenario: str, work: Path) -> Row:
     return Row(scenario, model.stem, "npuplan", reference, cycles)
 
 
-def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work: Path) -> list[Row]:
+def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work: Path, own_root: Path) -> list[Row]:
     out = []
     for core in cores:
         found = vela_file(model, scenario, core, work)
@@ -146,7 +153,7 @@ def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work:
         out.append(Row(scenario, model.stem, f"vela-{core}", found[1], None if isinstance(cycles, str) else cycles,
                        cycles if isinstance(cycles, str) else ""))
     if with_own:
-        out.append(own(model, scenario, work))
+        out.append(own(model, scenario, own_root))
     return out
 
 
@@ -176,12 +183,13 @@ def summary(rows: list[Row]) -> list[str]:
     return out
 
 
-def compiled_file(work: Path, scenario: str, model: str, side: str) -> Path | None:
-    """The file a row of ``side`` timed (as ``vela_file`` and ``own`` write them), if still there;
-    ``scenario`` may be the log's truncated name."""
+def compiled_file(work: Path, scenario: str, model: str, side: str, own_root: Path | None = None) -> Path | None:
+    """The file a row of ``side`` timed (as ``vela_file`` and ``own`` write them; npuplan's under
+    ``own_root``, by default ``work``/npuplan), if still there; ``scenario`` may be the log's
+    truncated name."""
     full = next((s for s in SCENARIOS if s.startswith(scenario)), scenario)
     if side == "npuplan":
-        found = sorted((work / "npuplan" / full).glob(f"*/{model}_npuplan.tflite"))
+        found = sorted(((own_root or work / "npuplan") / full).glob(f"*/{model}_npuplan.tflite"))
     else:
         core = side.removeprefix("vela-")
         found = sorted((work / core / full).glob(f"**/{model}_vela.tflite"))
@@ -190,7 +198,7 @@ def compiled_file(work: Path, scenario: str, model: str, side: str) -> Path | No
     return found[0] if found else None
 
 
-def cpu_operator_counts(rows: list[Row], work: Path) -> dict[tuple[str, str, str], int]:
+def cpu_operator_counts(rows: list[Row], work: Path, own_root: Path | None = None) -> dict[tuple[str, str, str], int]:
     """CPU operators left in each timed file, by (scenario, model, side): npuplan's file and Vela's
     compare on one clock only when the same work is left to the CPU (a file that runs more on the
     NPU spends NPU cycles the other spends on the CPU, which no cycles_total counts)."""
@@ -198,7 +206,7 @@ def cpu_operator_counts(rows: list[Row], work: Path) -> dict[tuple[str, str, str
 
     counts = {}
     for r in rows:
-        path = compiled_file(work, r.scenario, r.model, r.side) if r.estimate is not None else None
+        path = compiled_file(work, r.scenario, r.model, r.side, own_root) if r.estimate is not None else None
         if path is not None:
             try:
                 counts[(r.scenario, r.model, r.side)] = len(read_compiled(path).cpu_operators)
@@ -244,6 +252,148 @@ def one_clock(rows: list[Row], cpu_counts: dict[tuple[str, str, str], int] | Non
     return out
 
 
+@dataclass(frozen=True)
+class CommonWork:
+    """npuplan's file and the better Vela file of one network, on the operators both run on the NPU.
+
+    ``on_vela_cpu_cycles``: npuplan's estimated cycles on the operators the Vela file leaves to the
+    CPU; ``vela_only`` / ``npuplan_only``: the types of the source operators only that file leaves
+    to the CPU; ``attributed``: npuplan's estimate of its file, read again with its attribution."""
+
+    scenario: str
+    model: str
+    vela_side: str
+    vela_cycles: float
+    npuplan_cycles: float
+    on_vela_cpu_cycles: float
+    vela_only: tuple[str, ...]
+    npuplan_only: tuple[str, ...]
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.npuplan_cycles / self.vela_cycles
+
+    @property
+    def left_out(self) -> str:
+        """Why the network has no ratio on common work ("" when it has one): npuplan leaves
+        operators to the CPU that the Vela file runs on the NPU (its cycles on them are not
+        attributable), or every cycle of npuplan's file is on the Vela file's CPU operators (what
+        the Vela file runs on the NPU, npuplan fused into them: an activation), or a note."""
+        if self.note:
+            return "attribution failed"
+        if self.npuplan_only:
+            return "npuplan's CPU operators"
+        if self.npuplan_cycles - self.on_vela_cpu_cycles <= 0:
+            return "no common NPU work"
+        return ""
+
+    @property
+    def common_ratio(self) -> float | None:
+        """npuplan's cycles less those on the Vela file's CPU operators, over the Vela file's; None
+        when the network is left out (``left_out``)."""
+        if self.left_out:
+            return None
+        return (self.npuplan_cycles - self.on_vela_cpu_cycles) / self.vela_cycles
+
+
+def best_vela(rows: list[Row]) -> dict[tuple[str, str], tuple[str, float, float]]:
+    """Per (scenario, model) with npuplan's and a Vela file timed: the better Vela file's side, its
+    estimate, npuplan's estimate (both above 0: a file with no NPU work has no ratio)."""
+    found: dict[tuple[str, str], dict[str, float]] = {}
+    for r in rows:
+        if r.estimate is not None:
+            found.setdefault((r.scenario, r.model), {})[r.side] = r.estimate
+    out = {}
+    for key, sides in found.items():
+        if "npuplan" not in sides or len(sides) < 2:
+            continue
+        side, best = min(((k, v) for k, v in sides.items() if k != "npuplan"), key=lambda kv: kv[1])
+        if best > 0 and sides["npuplan"] > 0:
+            out[key] = (side, best, sides["npuplan"])
+    return out
+
+
+def _source_ops(model: Path) -> list[tuple[str, str]]:
+    """(output tensor name, type) of each operator of the source network's main subgraph, in order."""
+    from npuplan.io.tflite import read_tflite
+
+    return [(op.outputs[0].name if op.outputs else "", op.type) for op in read_tflite(model).subgraphs[0].ops]
+
+
+def _cpu_names(path: Path) -> set[str]:
+    from npuplan.estimate.read import read_compiled
+
+    return {op.name for op in read_compiled(path).cpu_operators}
+
+
+def common_work(rows: list[Row], work: Path, sources: dict[str, Path], own_root: Path | None = None) -> list[CommonWork]:
+    """Each network of ``rows`` (``sources``: its source model by name) on the operators npuplan's
+    file and the better Vela file both run on the NPU (see ``CommonWork``)."""
+    out = []
+    for (scenario, model), (side, vela, npuplan) in best_vela(rows).items():
+        mine = compiled_file(work, scenario, model, "npuplan", own_root)
+        theirs = compiled_file(work, scenario, model, side)
+        source = sources.get(model) or next((p for m, p in sources.items() if m.startswith(model)), None)
+        if mine is None or theirs is None or source is None:
+            out.append(CommonWork(scenario, model, side, vela, npuplan, 0.0, (), (), "a file or the source is gone"))
+            continue
+        on_cpu, on_cpu_mine = _cpu_names(theirs), _cpu_names(mine)
+        if on_cpu == on_cpu_mine:
+            out.append(CommonWork(scenario, model, side, vela, npuplan, 0.0, (), ()))
+            continue
+        ops = _source_ops(source)
+        index = {name: k for k, (name, _) in enumerate(ops)}
+        only_theirs = {index[n] for n in on_cpu - on_cpu_mine if n in index}
+        kinds = lambda names: tuple(sorted(ops[index[n]][1] if n in index else f"? {n}" for n in names))  # noqa: E731
+        estimate = estimate_file(mine, _options(next(s for s in SCENARIOS if s.startswith(scenario))))
+        by_source = estimate.cycles_by_source()
+        note = ""
+        if by_source is None:
+            note = "npuplan's file records no source operators"
+        elif abs(estimate.report.cycles_total - npuplan) > 0.5:
+            note = f"npuplan's file now estimates {estimate.report.cycles_total:.0f}, not {npuplan:.0f}: stale"
+        spent = sum((by_source or {}).get(k, 0.0) for k in only_theirs)
+        out.append(CommonWork(scenario, model, side, vela, npuplan, spent, kinds(on_cpu - on_cpu_mine),
+                              kinds(on_cpu_mine - on_cpu), note))
+    return out
+
+
+def common_work_lines(found: list[CommonWork]) -> list[str]:
+    """The summary line per scenario: one clock on the operators both files run on the NPU."""
+    out = []
+    for scenario in dict.fromkeys(c.scenario for c in found):
+        mine = [c for c in found if c.scenario == scenario]
+        ratios = sorted((c.common_ratio, c.model) for c in mine if c.common_ratio is not None)
+        reasons = [c.left_out for c in mine if c.left_out]
+        left_out = ", ".join(f"{reasons.count(r)} {r}" for r in dict.fromkeys(reasons)) or "none"
+        if ratios:
+            out.append(_one_clock_line(f"{scenario:34} one clock, on the operators both files run on the NPU:", ratios)
+                       + f" (left out: {left_out})")
+    return out
+
+
+def common_work_table(found: list[CommonWork]) -> list[str]:
+    """Per network whose CPU operators differ: npuplan's cycles on the Vela file's CPU operators."""
+    lines = ["", "# one clock per network whose files leave different operators to the CPU (npuplan's estimate "
+             "of its file, of the better Vela file, npuplan's cycles on operators that Vela file leaves to the "
+             "CPU, the ratios on all work and on common work; the operators only one file leaves to the CPU)",
+             f"{'scenario':22} {'model':28} {'npuplan':>10} {'vela':>10} {'on_vela_cpu':>11} {'all':>6} "
+             f"{'common':>6} cpu only in vela / only in npuplan"]
+    for c in found:
+        if not (c.vela_only or c.npuplan_only or c.note):
+            continue
+        common = f"{c.common_ratio:6.3f}" if c.common_ratio is not None else f"{'-':>6}"
+        only = ", ".join(_counted(c.vela_only)) + " / " + ", ".join(_counted(c.npuplan_only))
+        lines.append(f"{c.scenario[:22]:22} {c.model[:28]:28} {c.npuplan_cycles:10.0f} {c.vela_cycles:10.0f} "
+                     f"{c.on_vela_cpu_cycles:11.0f} {c.ratio:6.3f} {common} {only}{' ' + c.note if c.note else ''}")
+    return lines
+
+
+def _counted(kinds: tuple[str, ...]) -> list[str]:
+    return [f"{k} x{kinds.count(k)}" if kinds.count(k) > 1 else k for k in dict.fromkeys(kinds)]
+
+
 def rows_from_log(path: Path) -> list[Row]:
     """The rows of a table this bench printed (to summarise a run again)."""
     rows = []
@@ -268,6 +418,17 @@ def _header(argv: list[str]) -> list[str]:
             f"{'scenario':22} {'model':28} {'side':12} {'reference':>12} {'estimate':>12} {'ratio':>7}"]
 
 
+def _tail(rows: list[Row], work: Path, own_root: Path, groups: list[str]) -> list[str]:
+    """The summary: per side, then per scenario the one-clock lines (all networks, as many CPU
+    operators, common work), then the per-network table of common work."""
+    clock = one_clock(rows, cpu_operator_counts(rows, work, own_root))
+    found = common_work(rows, work, {p.stem: p for p in models(groups, 1)}, own_root)
+    common = common_work_lines(found)
+    scenarios = list(dict.fromkeys(r.scenario for r in rows))
+    by_scenario = sorted(clock + common, key=lambda line: next(k for k, s in enumerate(scenarios) if line.startswith(s)))
+    return ["", "# summary"] + summary(rows) + by_scenario + common_work_table(found)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", default="public,testdata,zoo")
@@ -275,25 +436,31 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--cores", default="default,legacy")
     parser.add_argument("--no-own", action="store_true", help="skip npuplan's own file against its plan figure")
-    parser.add_argument("--work", default="/tmp/estimate_fidelity", help="where compiled files are written")
+    parser.add_argument("--work", default="/tmp/estimate_fidelity",
+                        help="where compiled files are written, and Vela's found again (a cache: a Vela file "
+                             "already there is not compiled again)")
+    parser.add_argument("--own-work", default=None, metavar="DIR",
+                        help="where npuplan's files are written (default: WORK/npuplan; another directory keeps "
+                             "them apart from another run sharing WORK's Vela files)")
     parser.add_argument("--results", default=None, help="also write the table to this file")
     parser.add_argument("--summarise", default=None, metavar="LOG", help="only summarise the table in LOG again")
     args = parser.parse_args(argv)
-    if args.summarise:
-        rows = rows_from_log(Path(args.summarise))
-        print("\n".join(summary(rows) + one_clock(rows, cpu_operator_counts(rows, Path(args.work)))))
-        return 0
     work = Path(args.work)
+    own_root = Path(args.own_work) if args.own_work else work / "npuplan"
+    groups = args.groups.split(",")
+    if args.summarise:
+        print("\n".join(_tail(rows_from_log(Path(args.summarise)), work, own_root, groups)[2:]))
+        return 0
     lines = _header(argv)
     print("\n".join(lines), flush=True)
     rows: list[Row] = []
     for scenario in args.scenarios.split(","):
-        for model in models(args.groups.split(","), args.zoo_every):
-            for row in rows_for(model, scenario, args.cores.split(","), not args.no_own, work):
+        for model in models(groups, args.zoo_every):
+            for row in rows_for(model, scenario, args.cores.split(","), not args.no_own, work, own_root):
                 rows.append(row)
                 lines.append(_line(row))
                 print(lines[-1], flush=True)
-    tail = ["", "# summary"] + summary(rows) + one_clock(rows, cpu_operator_counts(rows, work))
+    tail = _tail(rows, work, own_root, groups)
     lines += tail
     print("\n".join(tail))
     if args.results:

@@ -151,3 +151,23 @@ def test_a_compiled_file_with_every_operator_on_the_cpu_is_estimated_at_zero(tmp
     estimate = estimate_file(path, U55_128)
     assert estimate.report.cycles_total == 0 and not estimate.streams
     assert estimate.compiled.cpu_operators
+
+
+def test_own_file_attributes_every_cycle_to_a_source_operator(own_file: Path) -> None:
+    # npuplan's file records each NPU operation's source operator: the estimate's cycles per
+    # source operator add up to its total, and each is an operator of the source network
+    from npuplan.io.tflite import read_tflite
+
+    estimate = estimate_file(own_file, U55_128)
+    by_source = estimate.cycles_by_source()
+    assert by_source is not None
+    assert sum(by_source.values()) == pytest.approx(estimate.report.cycles_total)
+    source = read_tflite(DATA / "ds_cnn_kws.tflite").subgraphs[0]
+    assert set(by_source) <= set(range(len(source.ops)))
+    convs = {k for k, op in enumerate(source.ops) if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D")}
+    assert convs <= set(by_source)
+    assert all("[source " in layer.name for layer in estimate.report.layers)
+
+
+def test_vela_file_records_no_source_operators() -> None:
+    assert estimate_file(VELA_FILE, U55_128).cycles_by_source() is None
