@@ -20,13 +20,9 @@ The one-clock lines set npuplan's file beside the better Vela file, all timed by
 estimate``: over every network, then over those where both files leave as many operators to the
 CPU (Vela 5.2 leaves EXP, TILE, some depthwise multipliers... on the CPU where npuplan runs them on
 the NPU: those files do more NPU work, and the CPU's share is in no cycles_total), then on the
-operators both files run on the NPU: each file's CPU operators are matched by output tensor name to
-the source network's, and npuplan's estimate of its own file is attributed to source operators
-(the file records where each NPU operation came from, ``Estimate.cycles_by_source``), so the cycles
-it spends on operators the better Vela file leaves to the CPU come off its total. A network where
-npuplan leaves an operator to the CPU that Vela's file runs on the NPU is left out of that line
-(Vela's files record no such attribution): it is counted as excluded. The per-network table after
-the summary lists every network whose CPU operators differ.
+operators both files run on the NPU (``common_work.py``: npuplan's cycles on the operators the
+better Vela file leaves to the CPU come off its total; what is left out and why). The table after
+the summary lists each network whose files leave different operators to the CPU.
 
 Precompiled default-core files in /work/vela_out/<scenario>/ are used when present.
 """
@@ -36,13 +32,13 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import math
 import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from common_work import CommonWork, compare, one_clock_line, summary_lines, table
 from npuplan.errors import NpuplanError
 from npuplan.estimate import estimate_file
 from npuplan.options import PlanOptions
@@ -215,13 +211,6 @@ def cpu_operator_counts(rows: list[Row], work: Path, own_root: Path | None = Non
     return counts
 
 
-def _one_clock_line(label: str, ratios: list[tuple[float, str]]) -> str:
-    geomean = math.exp(sum(math.log(v) for v, _ in ratios) / len(ratios))
-    over = [f"{m} {v:.2f}" for v, m in ratios if v > 1.01]
-    return (f"{label} n={len(ratios)} geomean {geomean:.3f} median {statistics.median(v for v, _ in ratios):.3f} "
-            f"above 1.01: {len(over)} (worst {', '.join(over[-3:][::-1])})")
-
-
 def one_clock(rows: list[Row], cpu_counts: dict[tuple[str, str, str], int] | None = None) -> list[str]:
     """npuplan's file against the better of Vela's two files, all three timed by npuplan estimate;
     with ``cpu_counts``, also the networks where both files leave as many operators to the CPU."""
@@ -245,153 +234,30 @@ def one_clock(rows: list[Row], cpu_counts: dict[tuple[str, str, str], int] | Non
                 same_cpu.append(ratios[-1])
         if not ratios:
             continue
-        out.append(_one_clock_line(f"{scenario:34} one clock: npuplan's file / better Vela file", sorted(ratios)))
+        out.append(one_clock_line(f"{scenario:34} one clock: npuplan's file / better Vela file", sorted(ratios)))
         if same_cpu:
-            out.append(_one_clock_line(f"{scenario:34} one clock, as many CPU operators in both files:",
+            out.append(one_clock_line(f"{scenario:34} one clock, as many CPU operators in both files:",
                                        sorted(same_cpu)))
     return out
 
 
-@dataclass(frozen=True)
-class CommonWork:
-    """npuplan's file and the better Vela file of one network, on the operators both run on the NPU.
-
-    ``on_vela_cpu_cycles``: npuplan's estimated cycles on the operators the Vela file leaves to the
-    CPU; ``vela_only`` / ``npuplan_only``: the types of the source operators only that file leaves
-    to the CPU; ``attributed``: npuplan's estimate of its file, read again with its attribution."""
-
-    scenario: str
-    model: str
-    vela_side: str
-    vela_cycles: float
-    npuplan_cycles: float
-    on_vela_cpu_cycles: float
-    vela_only: tuple[str, ...]
-    npuplan_only: tuple[str, ...]
-    note: str = ""
-
-    @property
-    def ratio(self) -> float:
-        return self.npuplan_cycles / self.vela_cycles
-
-    @property
-    def left_out(self) -> str:
-        """Why the network has no ratio on common work ("" when it has one): npuplan leaves
-        operators to the CPU that the Vela file runs on the NPU (its cycles on them are not
-        attributable), or every cycle of npuplan's file is on the Vela file's CPU operators (what
-        the Vela file runs on the NPU, npuplan fused into them: an activation), or a note."""
-        if self.note:
-            return "attribution failed"
-        if self.npuplan_only:
-            return "npuplan's CPU operators"
-        if self.npuplan_cycles - self.on_vela_cpu_cycles <= 0:
-            return "no common NPU work"
-        return ""
-
-    @property
-    def common_ratio(self) -> float | None:
-        """npuplan's cycles less those on the Vela file's CPU operators, over the Vela file's; None
-        when the network is left out (``left_out``)."""
-        if self.left_out:
-            return None
-        return (self.npuplan_cycles - self.on_vela_cpu_cycles) / self.vela_cycles
-
-
-def best_vela(rows: list[Row]) -> dict[tuple[str, str], tuple[str, float, float]]:
-    """Per (scenario, model) with npuplan's and a Vela file timed: the better Vela file's side, its
-    estimate, npuplan's estimate (both above 0: a file with no NPU work has no ratio)."""
+def common_work(rows: list[Row], work: Path, sources: dict[str, Path],
+                own_root: Path | None = None) -> list[CommonWork]:
+    """Each network of ``rows`` with npuplan's file and a Vela file timed, on the operators both run
+    on the NPU (``common_work.compare``; ``sources``: each source model by name)."""
     found: dict[tuple[str, str], dict[str, float]] = {}
     for r in rows:
         if r.estimate is not None:
             found.setdefault((r.scenario, r.model), {})[r.side] = r.estimate
-    out = {}
-    for key, sides in found.items():
-        if "npuplan" not in sides or len(sides) < 2:
-            continue
-        side, best = min(((k, v) for k, v in sides.items() if k != "npuplan"), key=lambda kv: kv[1])
-        if best > 0 and sides["npuplan"] > 0:
-            out[key] = (side, best, sides["npuplan"])
-    return out
-
-
-def _source_ops(model: Path) -> list[tuple[str, str]]:
-    """(output tensor name, type) of each operator of the source network's main subgraph, in order."""
-    from npuplan.io.tflite import read_tflite
-
-    return [(op.outputs[0].name if op.outputs else "", op.type) for op in read_tflite(model).subgraphs[0].ops]
-
-
-def _cpu_names(path: Path) -> set[str]:
-    from npuplan.estimate.read import read_compiled
-
-    return {op.name for op in read_compiled(path).cpu_operators}
-
-
-def common_work(rows: list[Row], work: Path, sources: dict[str, Path], own_root: Path | None = None) -> list[CommonWork]:
-    """Each network of ``rows`` (``sources``: its source model by name) on the operators npuplan's
-    file and the better Vela file both run on the NPU (see ``CommonWork``)."""
+    locate = lambda scenario, model, side: compiled_file(work, scenario, model, side, own_root)  # noqa: E731
     out = []
-    for (scenario, model), (side, vela, npuplan) in best_vela(rows).items():
-        mine = compiled_file(work, scenario, model, "npuplan", own_root)
-        theirs = compiled_file(work, scenario, model, side)
+    for (scenario, model), estimates in found.items():
         source = sources.get(model) or next((p for m, p in sources.items() if m.startswith(model)), None)
-        if mine is None or theirs is None or source is None:
-            out.append(CommonWork(scenario, model, side, vela, npuplan, 0.0, (), (), "a file or the source is gone"))
+        if estimates.get("npuplan", 0) <= 0 or len(estimates) < 2 or source is None:
             continue
-        on_cpu, on_cpu_mine = _cpu_names(theirs), _cpu_names(mine)
-        if on_cpu == on_cpu_mine:
-            out.append(CommonWork(scenario, model, side, vela, npuplan, 0.0, (), ()))
-            continue
-        ops = _source_ops(source)
-        index = {name: k for k, (name, _) in enumerate(ops)}
-        only_theirs = {index[n] for n in on_cpu - on_cpu_mine if n in index}
-        kinds = lambda names: tuple(sorted(ops[index[n]][1] if n in index else f"? {n}" for n in names))  # noqa: E731
-        estimate = estimate_file(mine, _options(next(s for s in SCENARIOS if s.startswith(scenario))))
-        by_source = estimate.cycles_by_source()
-        note = ""
-        if by_source is None:
-            note = "npuplan's file records no source operators"
-        elif abs(estimate.report.cycles_total - npuplan) > 0.5:
-            note = f"npuplan's file now estimates {estimate.report.cycles_total:.0f}, not {npuplan:.0f}: stale"
-        spent = sum((by_source or {}).get(k, 0.0) for k in only_theirs)
-        out.append(CommonWork(scenario, model, side, vela, npuplan, spent, kinds(on_cpu - on_cpu_mine),
-                              kinds(on_cpu_mine - on_cpu), note))
+        full = next(s for s in SCENARIOS if s.startswith(scenario))
+        out.append(compare(scenario, model, estimates, source, locate, _options(full)))
     return out
-
-
-def common_work_lines(found: list[CommonWork]) -> list[str]:
-    """The summary line per scenario: one clock on the operators both files run on the NPU."""
-    out = []
-    for scenario in dict.fromkeys(c.scenario for c in found):
-        mine = [c for c in found if c.scenario == scenario]
-        ratios = sorted((c.common_ratio, c.model) for c in mine if c.common_ratio is not None)
-        reasons = [c.left_out for c in mine if c.left_out]
-        left_out = ", ".join(f"{reasons.count(r)} {r}" for r in dict.fromkeys(reasons)) or "none"
-        if ratios:
-            out.append(_one_clock_line(f"{scenario:34} one clock, on the operators both files run on the NPU:", ratios)
-                       + f" (left out: {left_out})")
-    return out
-
-
-def common_work_table(found: list[CommonWork]) -> list[str]:
-    """Per network whose CPU operators differ: npuplan's cycles on the Vela file's CPU operators."""
-    lines = ["", "# one clock per network whose files leave different operators to the CPU (npuplan's estimate "
-             "of its file, of the better Vela file, npuplan's cycles on operators that Vela file leaves to the "
-             "CPU, the ratios on all work and on common work; the operators only one file leaves to the CPU)",
-             f"{'scenario':22} {'model':28} {'npuplan':>10} {'vela':>10} {'on_vela_cpu':>11} {'all':>6} "
-             f"{'common':>6} cpu only in vela / only in npuplan"]
-    for c in found:
-        if not (c.vela_only or c.npuplan_only or c.note):
-            continue
-        common = f"{c.common_ratio:6.3f}" if c.common_ratio is not None else f"{'-':>6}"
-        only = ", ".join(_counted(c.vela_only)) + " / " + ", ".join(_counted(c.npuplan_only))
-        lines.append(f"{c.scenario[:22]:22} {c.model[:28]:28} {c.npuplan_cycles:10.0f} {c.vela_cycles:10.0f} "
-                     f"{c.on_vela_cpu_cycles:11.0f} {c.ratio:6.3f} {common} {only}{' ' + c.note if c.note else ''}")
-    return lines
-
-
-def _counted(kinds: tuple[str, ...]) -> list[str]:
-    return [f"{k} x{kinds.count(k)}" if kinds.count(k) > 1 else k for k in dict.fromkeys(kinds)]
 
 
 def rows_from_log(path: Path) -> list[Row]:
@@ -423,10 +289,10 @@ def _tail(rows: list[Row], work: Path, own_root: Path, groups: list[str]) -> lis
     operators, common work), then the per-network table of common work."""
     clock = one_clock(rows, cpu_operator_counts(rows, work, own_root))
     found = common_work(rows, work, {p.stem: p for p in models(groups, 1)}, own_root)
-    common = common_work_lines(found)
+    common = summary_lines(found)
     scenarios = list(dict.fromkeys(r.scenario for r in rows))
     by_scenario = sorted(clock + common, key=lambda line: next(k for k, s in enumerate(scenarios) if line.startswith(s)))
-    return ["", "# summary"] + summary(rows) + by_scenario + common_work_table(found)
+    return ["", "# summary"] + summary(rows) + by_scenario + table(found)
 
 
 def main(argv: list[str]) -> int:

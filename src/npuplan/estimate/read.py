@@ -18,7 +18,7 @@ from npuplan.errors import ModelError, ValidationError
 from npuplan.io.tflite import binding, parse_tflite
 from npuplan.ir.graph import Op, Tensor
 from npuplan.regstream.events import Event, NpuEvent, stream_events
-from npuplan.regstream.sources import file_sources
+from npuplan.regstream.sources import OperationSource, file_sources
 from npuplan.regstream.tflite_file import has_offline_plan
 from npuplan.regstream.words import payload_words
 
@@ -49,7 +49,7 @@ class FileStream:
 @dataclass(frozen=True)
 class CompiledFile:
     """A compiled file: its ethos-u streams in order, every operator, the flash bytes (each flash
-    tensor once). ``sources``: per stream, the source network's operator (index in its main
+    tensor once). ``sources``: per stream, the source network's operators (indices in its main
     subgraph) each NPU operation came from, when the file records it (npuplan's files,
     ``regstream.sources``) and the record matches the streams; None otherwise (Vela's files)."""
 
@@ -57,7 +57,7 @@ class CompiledFile:
     streams: tuple[FileStream, ...]
     operators: tuple[FileOperator, ...]
     flash_bytes: int
-    sources: tuple[tuple[int, ...], ...] | None = None
+    sources: tuple[tuple[OperationSource, ...], ...] | None = None
 
     @property
     def cpu_operators(self) -> tuple[FileOperator, ...]:
@@ -86,7 +86,7 @@ def read_compiled(path: str | Path) -> CompiledFile:
     return CompiledFile(_network_name(path), streams, operators, sum(flash.values()), _sources(data, streams))
 
 
-def _sources(data: bytes, streams: tuple[FileStream, ...]) -> tuple[tuple[int, ...], ...] | None:
+def _sources(data: bytes, streams: tuple[FileStream, ...]) -> tuple[tuple[OperationSource, ...], ...] | None:
     """The file's record of each NPU operation's source operator, if it has one that counts as
     many operations per stream as the streams hold (a record that does not match is ignored)."""
     found = file_sources(binding("Model").GetRootAsModel(data, 0))

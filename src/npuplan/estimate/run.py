@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from npuplan.cost import op_cost
+from npuplan.estimate.queries import cost_query
 from npuplan.estimate.read import CompiledFile, FileStream, read_compiled
 from npuplan.estimate.report import estimate_report
-from npuplan.estimate.timeline import TimedStream, time_stream
+from npuplan.estimate.timeline import TimedOp, TimedStream, time_stream
 from npuplan.hw.build import build_architecture
 from npuplan.hw.memory import Architecture
+from npuplan.ir.lowered import Activation
 from npuplan.options import PlanOptions
 from npuplan.regstream.events import NpuEvent
+from npuplan.regstream.sources import OperationSource
 from npuplan.report.model import Report
 
 
@@ -28,14 +32,32 @@ class Estimate:
     def cycles_by_source(self) -> dict[int, float] | None:
         """The estimate's cycles per source operator (index in the source network's main subgraph;
         -1 an operation of no known operator), when the file records where each NPU operation came
-        from (``CompiledFile.sources``); they add up to ``report.cycles_total``. None otherwise."""
+        from (``CompiledFile.sources``); they add up to ``report.cycles_total``. None otherwise.
+        An operation with a LUT activation fused into it gives that activation's operator what the
+        table costs it (``_lut_cycles``), the rest to the operator it was lowered from."""
         if self.compiled.sources is None:
             return None
         out: dict[int, float] = {}
-        indices = (index for stream in self.compiled.sources for index in stream)
-        for index, layer in zip(indices, self.report.layers, strict=True):
-            out[index] = out.get(index, 0.0) + layer.op_cycles
+        sources = (source for stream in self.compiled.sources for source in stream)
+        ops = (op for stream in self.streams for op in stream.ops)
+        for source, op, layer in zip(sources, ops, self.report.layers, strict=True):
+            lut = min(_lut_cycles(op, self.arch), layer.op_cycles) if source.lut_index >= 0 else 0.0
+            out[source.index] = out.get(source.index, 0.0) + layer.op_cycles - lut
+            if lut:
+                out[source.lut_index] = out.get(source.lut_index, 0.0) + lut
         return out
+
+
+def _lut_cycles(op: TimedOp, arch: Architecture) -> float:
+    """What the LUT activation costs ``op``: its cycles less those of the same operation with no
+    activation (0 when the table costs it nothing)."""
+    query = cost_query(op.event, op.name, arch)
+    plain = op_cost(replace(query, op=replace(query.op, activation=Activation.NONE)), arch)
+    return max(0.0, float(op.cost.total_cycles) - float(plain.total_cycles))
+
+
+def _source_text(source: OperationSource) -> str:
+    return f"{source.index}" + (f" + LUT {source.lut_index}" if source.lut_index >= 0 else "")
 
 
 def _op_names(compiled: CompiledFile, k: int, stream: FileStream) -> list[str]:
@@ -50,7 +72,7 @@ def _op_names(compiled: CompiledFile, k: int, stream: FileStream) -> list[str]:
     for event in stream.events:
         if isinstance(event, NpuEvent):
             written = names.get(event.ofm.region) if event.ofm.region >= 3 else None
-            source = f" [source {sources[len(out)]}]" if sources is not None else ""
+            source = f" [source {_source_text(sources[len(out)])}]" if sources is not None else ""
             out.append(f"{prefix}op{len(out)}" + (f" {written}" if written else "") + source)
     return out
 
