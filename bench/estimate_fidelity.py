@@ -253,7 +253,9 @@ def common_work(rows: list[Row], work: Path, sources: dict[str, Path],
     out = []
     for (scenario, model), estimates in found.items():
         source = sources.get(model) or next((p for m, p in sources.items() if m.startswith(model)), None)
-        if estimates.get("npuplan", 0) <= 0 or len(estimates) < 2 or source is None:
+        if estimates.get("npuplan", 0) <= 0 or min(v for k, v in estimates.items()) <= 0 or source is None:
+            continue  # as ``one_clock``: a file with no NPU work (everything on the CPU) has no ratio
+        if len(estimates) < 2:
             continue
         full = next(s for s in SCENARIOS if s.startswith(scenario))
         out.append(compare(scenario, model, estimates, source, locate, _options(full)))
