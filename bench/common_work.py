@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -86,13 +87,20 @@ def one_clock_line(label: str, ratios: list[tuple[float, str]]) -> str:
 
 @cache
 def _runtime_shapes(source: Path) -> Mapping[str, tuple[int, ...]] | None:
-    """Each tensor's shape once LiteRT has allocated the source network (a dynamic dimension
-    resolved as it runs); None when LiteRT cannot allocate it."""
+    """Each tensor's shape once LiteRT has run the source network on zeros (a dynamic dimension
+    resolved as it runs: a RESHAPE whose target a SHAPE computes is sized by the invocation, not by
+    the allocation); None when LiteRT cannot run it."""
+    import numpy as np
     from ai_edge_litert.interpreter import Interpreter
 
     try:
-        interpreter = Interpreter(model_path=str(source))
+        with warnings.catch_warnings():  # preserving every tensor is "for debugging": what this is
+            warnings.simplefilter("ignore", UserWarning)
+            interpreter = Interpreter(model_path=str(source), experimental_preserve_all_tensors=True)
         interpreter.allocate_tensors()
+        for d in interpreter.get_input_details():
+            interpreter.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+        interpreter.invoke()
     except (RuntimeError, ValueError):
         return None
     return {d["name"]: tuple(int(x) for x in d["shape"]) for d in interpreter.get_tensor_details()}

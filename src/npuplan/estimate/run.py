@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import islice
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,22 +39,28 @@ class Estimate:
         if self.compiled.sources is None:
             return None
         out: dict[int, float] = {}
-        sources = (source for stream in self.compiled.sources for source in stream)
-        ops = (op for stream in self.streams for op in stream.ops)
-        for source, op, layer in zip(sources, ops, self.report.layers, strict=True):
-            lut = min(_lut_cycles(op, self.arch), layer.op_cycles) if source.lut_index >= 0 else 0.0
-            out[source.index] = out.get(source.index, 0.0) + layer.op_cycles - lut
-            if lut:
-                out[source.lut_index] = out.get(source.lut_index, 0.0) + lut
+        layers = iter(self.report.layers)  # the streams' rows, in order
+        for sources, stream in zip(self.compiled.sources, self.streams, strict=True):
+            previous_end = 0.0
+            for source, op, layer in zip(sources, stream.ops, islice(layers, len(stream.ops)), strict=True):
+                lut = min(_lut_cycles(op, stream, previous_end, self.arch), layer.op_cycles) \
+                    if source.lut_index >= 0 else 0.0
+                out[source.index] = out.get(source.index, 0.0) + layer.op_cycles - lut
+                if lut:
+                    out[source.lut_index] = out.get(source.lut_index, 0.0) + lut
+                previous_end = op.end_cycles
         return out
 
 
-def _lut_cycles(op: TimedOp, arch: Architecture) -> float:
+def _lut_cycles(op: TimedOp, stream: TimedStream, previous_end: float, arch: Architecture) -> float:
     """What the LUT activation costs ``op``: its cycles less those of the same operation with no
-    activation (0 when the table costs it nothing)."""
+    activation, and the time it waited for a table to load (a DMA into the NPU's internal memory
+    ending after the previous operation ended: ``previous_end``)."""
     query = cost_query(op.event, op.name, arch)
     plain = op_cost(replace(query, op=replace(query.op, activation=Activation.NONE)), arch)
-    return max(0.0, float(op.cost.total_cycles) - float(plain.total_cycles))
+    loads = [d for d in stream.dmas if d.dst_area is None and previous_end < d.end_cycles <= op.start_cycles]
+    waited = min(op.wait_cycles, op.start_cycles - min(d.start_cycles for d in loads)) if loads else 0.0
+    return max(0.0, float(op.cost.total_cycles) - float(plain.total_cycles)) + max(0.0, waited)
 
 
 def _source_text(source: OperationSource) -> str:
