@@ -237,7 +237,8 @@ def convert_pack(op: Op) -> tuple[NpuOp, ...]:
 # ---------------------------------------------------------------- transpose
 # ---------------------------------------------------------------- reads without copies
 _READ_COPIES = frozenset({"SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK"})
-_OFFSET_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING, BlockType.ELEMENTWISE})
+_OFFSET_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING, BlockType.ELEMENTWISE,
+                             BlockType.VECTOR_PRODUCT})
 _STEPPING_READERS = frozenset({BlockType.CONV, BlockType.DEPTHWISE, BlockType.POOLING})
 
 

@@ -89,6 +89,22 @@ def test_split_halves_are_read_where_they_lie_without_copies() -> None:
     assert [o.op_type for o in kept] == ["AvgPool", "Add"] and kept[1].ifm is a
 
 
+def test_unpacked_rows_feed_fully_connected_layers_where_they_lie() -> None:
+    # an RNN's time steps: UNPACK of (steps, 1, features), each step a FULLY_CONNECTED's input; the
+    # vector products read their rows of the input, as Vela's do, with no copy per step
+    x = fm("x", (3, 1, 12))
+    steps = [fm(f"s{k}", (1, 12)) for k in range(3)]
+    outs = [fm(f"y{k}", (1, 8)) for k in range(3)]
+    w = const("w", np.ones((8, 12)))
+    ops = [op("UNPACK", [x], steps, 0, num=3, axis=0),
+           *(op("FULLY_CONNECTED", [s, w, None], [y], 1 + k, fused_activation_function="NONE", keep_num_dims=False)
+             for k, (s, y) in enumerate(zip(steps, outs)))]
+    fcs = _lower(ops, [x], outs).npu_ops
+    assert [o.block_type for o in fcs] == [BlockType.VECTOR_PRODUCT] * 3 and all(o.ifm is x for o in fcs)
+    assert {o.ofm.name: o.ifm_read_offset.h for o in fcs} == {"y0": 0, "y1": 1, "y2": 2}
+    assert all(o.ifm_shape.elements == 12 for o in fcs)
+
+
 def test_split_reads_consecutive_slices_and_pack_writes_slots() -> None:
     x, a, b = fm("x", (1, 4, 4, 8)), fm("a", (1, 4, 4, 2)), fm("b", (1, 4, 4, 6))
     split = op("SPLIT_V", [x, _i32("sizes", [2, 6]), _i32("axis", 3)], [a, b], 0, num_splits=2)
