@@ -82,3 +82,26 @@ def test_the_other_way_round_is_left_out(files: tuple[Path, Path, Path, int]) ->
                      work / "default" / SCENARIO / "ds_cnn_kws_vela.tflite")
     assert found.npuplan_only == ("DEPTHWISE_CONV_2D",) and found.common_ratio is None
     assert found.left_out == "npuplan's CPU operators"
+
+
+def test_a_file_declaring_another_shape_than_the_source_runs_is_found(files: tuple[Path, Path, Path, int],
+                                                                      tmp_path: Path) -> None:
+    # the comparison sets aside a file whose ethos-u operators read or write a tensor with another
+    # shape than the source network gives it (Vela legacy's dynamic batch planned as 1): here a
+    # "source" whose output has the compiled file's output name and another shape
+    from bench.common_work import npu_shape_changes
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+
+    _, own_root, model, _ = files
+    own_file = own_root / SCENARIO / "data" / "ds_cnn_kws_npuplan.tflite"
+    assert npu_shape_changes(own_file, model) == []
+    name = read_tflite(model).subgraphs[0].outputs[0].name
+    q = Quantization((0.1,), (0,))
+    x, y = Tensor("x", (1, 3), DataType.INT8, q), Tensor(name, (1, 3), DataType.INT8, q)
+    other = tmp_path / "other.tflite"
+    other.write_bytes(write_tflite(Model("other", (Graph("main", (Op("ADD", (x, x), (y,), frozen_options({}), 0),),
+                                                         (x,), (y,)),))))
+    [changed] = npu_shape_changes(own_file, other)
+    assert changed.startswith(name) and changed.endswith("(runs as [1, 3])")
