@@ -27,8 +27,9 @@ from functools import cache
 from pathlib import Path
 
 from npuplan.estimate import estimate_file
-from npuplan.estimate.read import ETHOS_U, read_compiled
+from npuplan.estimate.read import ETHOS_U
 from npuplan.io.tflite import binding, read_tflite
+from npuplan.ir.graph import Op
 from npuplan.options import PlanOptions
 
 Locate = Callable[[str, str, str], "Path | None"]  # (scenario, model, side) -> the file that side timed
@@ -130,13 +131,23 @@ def npu_shape_changes(compiled: Path, source: Path) -> list[str]:
     return changed
 
 
+def _key(op: Op) -> str:
+    """An operator's name across files: its first output tensor's, or for one with no output (an
+    ASSIGN_VARIABLE) its type and first input's."""
+    if op.outputs:
+        return op.outputs[0].name
+    first = op.inputs[0] if op.inputs else None
+    return f"{op.type} of {first.name if first is not None else '-'}"
+
+
 def _source_ops(model: Path) -> list[tuple[str, str]]:
-    """(output tensor name, type) of each operator of the source network's main subgraph, in order."""
-    return [(op.outputs[0].name if op.outputs else "", op.type) for op in read_tflite(model).subgraphs[0].ops]
+    """(name, type) of each operator of the source network's main subgraph, in order (``_key``)."""
+    return [(_key(op), op.type) for op in read_tflite(model).subgraphs[0].ops]
 
 
 def _cpu_names(path: Path) -> set[str]:
-    return {op.name for op in read_compiled(path).cpu_operators}
+    """The operators of a compiled file (any subgraph) outside its ethos-u operators (``_key``)."""
+    return {_key(op) for graph in read_tflite(path).subgraphs for op in graph.ops if op.type != ETHOS_U}
 
 
 def _better_vela(estimates: Mapping[str, float], scenario: str, model: str, source: Path,
