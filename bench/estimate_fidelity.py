@@ -263,9 +263,12 @@ def common_work(rows: list[Row], work: Path, sources: dict[str, Path],
 
 
 def rows_from_log(path: Path) -> list[Row]:
-    """The rows of a table this bench printed (to summarise a run again)."""
+    """The rows of a table this bench printed (to summarise a run again): those before its summary
+    (the per-network table of common work after it has rows of its own)."""
     rows = []
     for line in path.read_text().splitlines():
+        if line.startswith("# summary"):
+            break
         parts = line.split(maxsplit=6)
         if len(parts) < 6 or line.startswith(("#", "scenario")) or parts[2] not in SIDES:
             continue
