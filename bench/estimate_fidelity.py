@@ -13,13 +13,16 @@ schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
 
     python bench/estimate_fidelity.py [--groups public,testdata,zoo,/a/models/dir] [--zoo-every 4]
         [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
-        [--results bench/results/estimate_fidelity.txt]
-    python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...]
+        [--own-work DIR] [--results bench/results/estimate_fidelity.txt]
+    python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...] [--groups ...]
 
 The one-clock lines set npuplan's file beside the better Vela file, all timed by ``npuplan
 estimate``: over every network, then over those where both files leave as many operators to the
 CPU (Vela 5.2 leaves EXP, TILE, some depthwise multipliers... on the CPU where npuplan runs them on
-the NPU: those files do more NPU work, and the CPU's share is in no cycles_total).
+the NPU: those files do more NPU work, and the CPU's share is in no cycles_total), then on the
+operators both files run on the NPU (``common_work.py``: npuplan's cycles on the operators the
+better Vela file leaves to the CPU come off its total; what is left out and why). The table after
+the summary lists each network whose files leave different operators to the CPU.
 
 Precompiled default-core files in /work/vela_out/<scenario>/ are used when present.
 """
@@ -29,13 +32,13 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import math
 import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from common_work import CommonWork, compare, one_clock_line, summary_lines, table
 from npuplan.errors import NpuplanError
 from npuplan.estimate import estimate_file
 from npuplan.options import PlanOptions
@@ -115,7 +118,7 @@ def estimate(path: Path, scenario: str) -> float | str:
         return f"estimate failed: {str(error)[:90]}"
 
 
-def own(model: Path, scenario: str, work: Path) -> Row:
+def own(model: Path, scenario: str, own_root: Path) -> Row:
     """npuplan's plan figure and npuplan's estimate of the file it emitted."""
     from npuplan.api import plan_and_emit
     from npuplan.emit import write_emitted
@@ -125,7 +128,7 @@ def own(model: Path, scenario: str, work: Path) -> Row:
     try:
         plan, emitted = plan_and_emit(str(model), accelerator_config=accel, system_config=system, memory_mode=mode,
                                       optimise="Performance")
-        path, _ = write_emitted(plan, work / "npuplan" / scenario / model.parent.name, emitted)
+        path, _ = write_emitted(plan, own_root / scenario / model.parent.name, emitted)
     except NpuplanError as error:
         return Row(scenario, model.stem, "npuplan", None, None, f"plan/emit failed: {str(error)[:80]}")
     cycles = estimate(path, scenario)
@@ -135,7 +138,7 @@ def own(model: Path, scenario: str, work: Path) -> Row:
     return Row(scenario, model.stem, "npuplan", reference, cycles)
 
 
-def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work: Path) -> list[Row]:
+def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work: Path, own_root: Path) -> list[Row]:
     out = []
     for core in cores:
         found = vela_file(model, scenario, core, work)
@@ -146,7 +149,7 @@ def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work:
         out.append(Row(scenario, model.stem, f"vela-{core}", found[1], None if isinstance(cycles, str) else cycles,
                        cycles if isinstance(cycles, str) else ""))
     if with_own:
-        out.append(own(model, scenario, work))
+        out.append(own(model, scenario, own_root))
     return out
 
 
@@ -176,12 +179,13 @@ def summary(rows: list[Row]) -> list[str]:
     return out
 
 
-def compiled_file(work: Path, scenario: str, model: str, side: str) -> Path | None:
-    """The file a row of ``side`` timed (as ``vela_file`` and ``own`` write them), if still there;
-    ``scenario`` may be the log's truncated name."""
+def compiled_file(work: Path, scenario: str, model: str, side: str, own_root: Path | None = None) -> Path | None:
+    """The file a row of ``side`` timed (as ``vela_file`` and ``own`` write them; npuplan's under
+    ``own_root``, by default ``work``/npuplan), if still there; ``scenario`` may be the log's
+    truncated name."""
     full = next((s for s in SCENARIOS if s.startswith(scenario)), scenario)
     if side == "npuplan":
-        found = sorted((work / "npuplan" / full).glob(f"*/{model}_npuplan.tflite"))
+        found = sorted(((own_root or work / "npuplan") / full).glob(f"*/{model}_npuplan.tflite"))
     else:
         core = side.removeprefix("vela-")
         found = sorted((work / core / full).glob(f"**/{model}_vela.tflite"))
@@ -190,7 +194,7 @@ def compiled_file(work: Path, scenario: str, model: str, side: str) -> Path | No
     return found[0] if found else None
 
 
-def cpu_operator_counts(rows: list[Row], work: Path) -> dict[tuple[str, str, str], int]:
+def cpu_operator_counts(rows: list[Row], work: Path, own_root: Path | None = None) -> dict[tuple[str, str, str], int]:
     """CPU operators left in each timed file, by (scenario, model, side): npuplan's file and Vela's
     compare on one clock only when the same work is left to the CPU (a file that runs more on the
     NPU spends NPU cycles the other spends on the CPU, which no cycles_total counts)."""
@@ -198,20 +202,13 @@ def cpu_operator_counts(rows: list[Row], work: Path) -> dict[tuple[str, str, str
 
     counts = {}
     for r in rows:
-        path = compiled_file(work, r.scenario, r.model, r.side) if r.estimate is not None else None
+        path = compiled_file(work, r.scenario, r.model, r.side, own_root) if r.estimate is not None else None
         if path is not None:
             try:
                 counts[(r.scenario, r.model, r.side)] = len(read_compiled(path).cpu_operators)
             except NpuplanError:
                 continue
     return counts
-
-
-def _one_clock_line(label: str, ratios: list[tuple[float, str]]) -> str:
-    geomean = math.exp(sum(math.log(v) for v, _ in ratios) / len(ratios))
-    over = [f"{m} {v:.2f}" for v, m in ratios if v > 1.01]
-    return (f"{label} n={len(ratios)} geomean {geomean:.3f} median {statistics.median(v for v, _ in ratios):.3f} "
-            f"above 1.01: {len(over)} (worst {', '.join(over[-3:][::-1])})")
 
 
 def one_clock(rows: list[Row], cpu_counts: dict[tuple[str, str, str], int] | None = None) -> list[str]:
@@ -237,17 +234,41 @@ def one_clock(rows: list[Row], cpu_counts: dict[tuple[str, str, str], int] | Non
                 same_cpu.append(ratios[-1])
         if not ratios:
             continue
-        out.append(_one_clock_line(f"{scenario:34} one clock: npuplan's file / better Vela file", sorted(ratios)))
+        out.append(one_clock_line(f"{scenario:34} one clock: npuplan's file / better Vela file", sorted(ratios)))
         if same_cpu:
-            out.append(_one_clock_line(f"{scenario:34} one clock, as many CPU operators in both files:",
+            out.append(one_clock_line(f"{scenario:34} one clock, as many CPU operators in both files:",
                                        sorted(same_cpu)))
     return out
 
 
+def common_work(rows: list[Row], work: Path, sources: dict[str, Path],
+                own_root: Path | None = None) -> list[CommonWork]:
+    """Each network of ``rows`` with npuplan's file and a Vela file timed, on the operators both run
+    on the NPU (``common_work.compare``; ``sources``: each source model by name)."""
+    found: dict[tuple[str, str], dict[str, float]] = {}
+    for r in rows:
+        if r.estimate is not None:
+            found.setdefault((r.scenario, r.model), {})[r.side] = r.estimate
+    locate = lambda scenario, model, side: compiled_file(work, scenario, model, side, own_root)  # noqa: E731
+    out = []
+    for (scenario, model), estimates in found.items():
+        source = sources.get(model) or next((p for m, p in sources.items() if m.startswith(model)), None)
+        if estimates.get("npuplan", 0) <= 0 or min(v for k, v in estimates.items()) <= 0 or source is None:
+            continue  # as ``one_clock``: a file with no NPU work (everything on the CPU) has no ratio
+        if len(estimates) < 2:
+            continue
+        full = next(s for s in SCENARIOS if s.startswith(scenario))
+        out.append(compare(scenario, model, estimates, source, locate, _options(full)))
+    return out
+
+
 def rows_from_log(path: Path) -> list[Row]:
-    """The rows of a table this bench printed (to summarise a run again)."""
+    """The rows of a table this bench printed (to summarise a run again): those before its summary
+    (the per-network table of common work after it has rows of its own)."""
     rows = []
     for line in path.read_text().splitlines():
+        if line.startswith("# summary"):
+            break
         parts = line.split(maxsplit=6)
         if len(parts) < 6 or line.startswith(("#", "scenario")) or parts[2] not in SIDES:
             continue
@@ -268,6 +289,17 @@ def _header(argv: list[str]) -> list[str]:
             f"{'scenario':22} {'model':28} {'side':12} {'reference':>12} {'estimate':>12} {'ratio':>7}"]
 
 
+def _tail(rows: list[Row], work: Path, own_root: Path, groups: list[str]) -> list[str]:
+    """The summary: per side, then per scenario the one-clock lines (all networks, as many CPU
+    operators, common work), then the per-network table of common work."""
+    clock = one_clock(rows, cpu_operator_counts(rows, work, own_root))
+    found = common_work(rows, work, {p.stem: p for p in models(groups, 1)}, own_root)
+    common = summary_lines(found)
+    scenarios = list(dict.fromkeys(r.scenario for r in rows))
+    by_scenario = sorted(clock + common, key=lambda line: next(k for k, s in enumerate(scenarios) if line.startswith(s)))
+    return ["", "# summary"] + summary(rows) + by_scenario + table(found)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", default="public,testdata,zoo")
@@ -275,25 +307,31 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--cores", default="default,legacy")
     parser.add_argument("--no-own", action="store_true", help="skip npuplan's own file against its plan figure")
-    parser.add_argument("--work", default="/tmp/estimate_fidelity", help="where compiled files are written")
+    parser.add_argument("--work", default="/tmp/estimate_fidelity",
+                        help="where compiled files are written, and Vela's found again (a cache: a Vela file "
+                             "already there is not compiled again)")
+    parser.add_argument("--own-work", default=None, metavar="DIR",
+                        help="where npuplan's files are written (default: WORK/npuplan; another directory keeps "
+                             "them apart from another run sharing WORK's Vela files)")
     parser.add_argument("--results", default=None, help="also write the table to this file")
     parser.add_argument("--summarise", default=None, metavar="LOG", help="only summarise the table in LOG again")
     args = parser.parse_args(argv)
-    if args.summarise:
-        rows = rows_from_log(Path(args.summarise))
-        print("\n".join(summary(rows) + one_clock(rows, cpu_operator_counts(rows, Path(args.work)))))
-        return 0
     work = Path(args.work)
+    own_root = Path(args.own_work) if args.own_work else work / "npuplan"
+    groups = args.groups.split(",")
+    if args.summarise:
+        print("\n".join(_tail(rows_from_log(Path(args.summarise)), work, own_root, groups)[2:]))
+        return 0
     lines = _header(argv)
     print("\n".join(lines), flush=True)
     rows: list[Row] = []
     for scenario in args.scenarios.split(","):
-        for model in models(args.groups.split(","), args.zoo_every):
-            for row in rows_for(model, scenario, args.cores.split(","), not args.no_own, work):
+        for model in models(groups, args.zoo_every):
+            for row in rows_for(model, scenario, args.cores.split(","), not args.no_own, work, own_root):
                 rows.append(row)
                 lines.append(_line(row))
                 print(lines[-1], flush=True)
-    tail = ["", "# summary"] + summary(rows) + one_clock(rows, cpu_operator_counts(rows, work))
+    tail = _tail(rows, work, own_root, groups)
     lines += tail
     print("\n".join(tail))
     if args.results:

@@ -27,6 +27,7 @@ from npuplan.errors import EmitError, SelfCheckError, ValidationError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.lowered import BlockType
 from npuplan.io.atomic import write_atomically
+from npuplan.regstream.sources import SOURCES_METADATA, OperationSource, encode_sources
 from npuplan.lowering.deployable import npu_op_reason
 from npuplan.schedule.model.types import ScheduledOp
 from npuplan.schedule.model.usage import staged_name
@@ -195,10 +196,11 @@ def _emit(plan: Plan, memo: EmitMemo | None, backend: EmitBackend) -> Emitted:
     ctx = _context(api, plan, layout, encoded, blocks)
     clock.lap("layout")
     payloads: list[bytes] = []
+    sources: list[list[OperationSource]] = []  # per stream, the source operators of each NPU operation
     npu_count = dma_count = 0
     luts = LutSlots(api, plan.arch.accelerator, layout.lut_offsets)
     for group in _groups(plan.commands):
-        operations, npus, dmas = _operations(ctx, group, luts)
+        operations, npus, dmas = _operations(ctx, group, luts, sources)
         npu_count, dma_count = npu_count + npus, dma_count + dmas
         clock.lap("operations")
         payloads.append(_payload(api, acc, operations, len(payloads)))
@@ -210,7 +212,7 @@ def _emit(plan: Plan, memo: EmitMemo | None, backend: EmitBackend) -> Emitted:
         plan.lowered, payloads, layout.flash, scratch_bytes=scratch,
         fast_scratch_bytes=fast_bytes if fast != arena else None, addresses=layout.addresses, arena=arena,
         description="npuplan deployable plan")
-    data = write_tflite(model, metadata=metadata)
+    data = write_tflite(model, metadata=metadata | {SOURCES_METADATA: encode_sources(sources)})
     clock.lap("model")
     _self_check(data)
     clock.lap("self_check")
@@ -232,19 +234,24 @@ def _dynamic_note(plan: Plan) -> tuple[str, ...]:
             f"{shapes}",)
 
 
-def _operations(ctx: Context, group: list[Command], luts: LutSlots) -> tuple[list[Any], int, int]:
+def _operations(ctx: Context, group: list[Command], luts: LutSlots,
+                sources: list[list[OperationSource]]) -> tuple[list[Any], int, int]:
     """One NPU partition's commands as the API's operations (with the lookup-table loads they
-    need); how many NPU and DMA operations."""
+    need); how many NPU and DMA operations. Appends to ``sources`` the partition's list of the
+    source operators of each NPU operation, in order (``NpuOp.source_index``, ``lut_source_index``)."""
     operations: list[Any] = []
+    sources.append([])
     npus = dmas = 0
     luts.reset()
     for c in group:
         if isinstance(c, NpuStripeCommand):
             if c.ofm.box.is_empty():  # rows past a CONCATENATION copy's box: nothing to write
                 continue
-            loads, slot = luts.load(ctx.ops[c.op])
+            op = ctx.ops[c.op]
+            loads, slot = luts.load(op)
             stripes = stripe_operations(ctx, c, lut_index=slot)
             operations.extend(loads + stripes)
+            sources[-1].extend([OperationSource(op.source_index, op.lut_source_index)] * len(stripes))
             npus += len(stripes)
             dmas += len(loads)
         elif isinstance(c, DmaCommand):

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npuplan.errors import ModelError, ValidationError
-from npuplan.io.tflite import parse_tflite
+from npuplan.io.tflite import binding, parse_tflite
 from npuplan.ir.graph import Op, Tensor
-from npuplan.regstream.events import Event, stream_events
+from npuplan.regstream.events import Event, NpuEvent, stream_events
+from npuplan.regstream.sources import OperationSource, file_sources
 from npuplan.regstream.tflite_file import has_offline_plan
 from npuplan.regstream.words import payload_words
 
@@ -48,12 +49,15 @@ class FileStream:
 @dataclass(frozen=True)
 class CompiledFile:
     """A compiled file: its ethos-u streams in order, every operator, the flash bytes (each flash
-    tensor once)."""
+    tensor once). ``sources``: per stream, the source network's operators (indices in its main
+    subgraph) each NPU operation came from, when the file records it (npuplan's files,
+    ``regstream.sources``) and the record matches the streams; None otherwise (Vela's files)."""
 
     network: str
     streams: tuple[FileStream, ...]
     operators: tuple[FileOperator, ...]
     flash_bytes: int
+    sources: tuple[tuple[OperationSource, ...], ...] | None = None
 
     @property
     def cpu_operators(self) -> tuple[FileOperator, ...]:
@@ -79,7 +83,17 @@ def read_compiled(path: str | Path) -> CompiledFile:
     operators = tuple(FileOperator(op.type, op.outputs[0].name if op.outputs else f"operator {k}")
                       for k, op in enumerate(ops))
     flash = {id(op.inputs[1]): s.region_bytes.get(0, 0) for (_, op), s in zip(npu, streams)}
-    return CompiledFile(_network_name(path), streams, operators, sum(flash.values()))
+    return CompiledFile(_network_name(path), streams, operators, sum(flash.values()), _sources(data, streams))
+
+
+def _sources(data: bytes, streams: tuple[FileStream, ...]) -> tuple[tuple[OperationSource, ...], ...] | None:
+    """The file's record of each NPU operation's source operator, if it has one that counts as
+    many operations per stream as the streams hold (a record that does not match is ignored)."""
+    found = file_sources(binding("Model").GetRootAsModel(data, 0))
+    counts = [sum(isinstance(e, NpuEvent) for e in s.events) for s in streams]
+    if found is None or [len(s) for s in found] != counts:
+        return None
+    return found
 
 
 def _stream(index: int, op: Op, path: Path) -> FileStream:

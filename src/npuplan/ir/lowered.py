@@ -159,6 +159,7 @@ class NpuOp:
     # stage writes, which the table maps to the OFM's (None: a standalone LUT op, whose output
     # stage keeps the IFM's, or no LUT)
     lut_input_quant: Quantization | None = None
+    lut_source_index: int = -1  # that fused LUT activation's TFLite operator (its index; -1: none)
 
     @property
     def output_stage_quant(self) -> Quantization | None:

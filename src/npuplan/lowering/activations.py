@@ -130,6 +130,7 @@ def fuse_activations(graph: Graph, accelerator: Accelerator, *,
             npu_lut=act.type,
             npu_lut_quant=None if act.inputs[0] is None else act.inputs[0].quant,
             npu_lut_options=act.options,
+            npu_lut_index=act.index,
             npu_name=producer.options.get("npu_name", producer.name),
         )
         fused = type(fused)(fused.type, fused.inputs, act.outputs, fused.options, fused.index)
@@ -151,8 +152,9 @@ def with_fused_lut(op: Op, lowered: tuple[LoweredOp, ...]) -> tuple[LoweredOp, .
     if out.quant is not None and out.dtype in (DataType.INT8, DataType.UINT8):
         table = activation_table(str(op.options["npu_lut"]), out.dtype, quant, out.quant,
                                  op.options.get("npu_lut_options", {}))
-    return tuple(replace(n, lut=table, lut_input_quant=quant) if isinstance(n, NpuOp) and n.ofm is out else n
-                 for n in lowered)
+    source = int(op.options.get("npu_lut_index", -1))
+    return tuple(replace(n, lut=table, lut_input_quant=quant, lut_source_index=source)
+                 if isinstance(n, NpuOp) and n.ofm is out else n for n in lowered)
 
 
 def standalone_luts_as_pools(ops: tuple[LoweredOp, ...], accelerator: Accelerator) -> tuple[LoweredOp, ...]:

@@ -151,3 +151,51 @@ def test_a_compiled_file_with_every_operator_on_the_cpu_is_estimated_at_zero(tmp
     estimate = estimate_file(path, U55_128)
     assert estimate.report.cycles_total == 0 and not estimate.streams
     assert estimate.compiled.cpu_operators
+
+
+def test_own_file_attributes_every_cycle_to_a_source_operator(own_file: Path) -> None:
+    # npuplan's file records each NPU operation's source operator: the estimate's cycles per
+    # source operator add up to its total, and each is an operator of the source network
+    from npuplan.io.tflite import read_tflite
+
+    estimate = estimate_file(own_file, U55_128)
+    by_source = estimate.cycles_by_source()
+    assert by_source is not None
+    assert sum(by_source.values()) == pytest.approx(estimate.report.cycles_total)
+    source = read_tflite(DATA / "ds_cnn_kws.tflite").subgraphs[0]
+    assert set(by_source) <= set(range(len(source.ops)))
+    convs = {k for k, op in enumerate(source.ops) if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D")}
+    assert convs <= set(by_source)
+    assert all("[source " in layer.name for layer in estimate.report.layers)
+
+
+def test_vela_file_records_no_source_operators() -> None:
+    assert estimate_file(VELA_FILE, U55_128).cycles_by_source() is None
+
+
+def test_a_fused_lut_activation_gets_what_its_table_costs(tmp_path: Path) -> None:
+    # conv -> TANH: the TANH's table runs in the conv's output stage (fused) or as its own
+    # operation; either way the TANH is priced apart from the conv, and the attribution adds up
+    from npuplan.api import plan_and_emit
+    from npuplan.emit import write_emitted
+    from npuplan.io.tflite_write import write_tflite
+    from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+    from npuplan.ir.types import DataType, Quantization
+    from tests.unit.lowering._build import conv
+
+    q, t = Quantization((0.05,), (3,)), Quantization((1 / 128,), (0,))
+    x, a = Tensor("x", (1, 32, 32, 16), DataType.INT8, q), Tensor("a", (1, 32, 32, 16), DataType.INT8, q)
+    y = Tensor("y", (1, 32, 32, 16), DataType.INT8, t)
+    ops = (conv(x, a, 1, index=0), Op("TANH", (a,), (y,), frozen_options({}), 1))
+    model = tmp_path / "conv_tanh.tflite"
+    model.write_bytes(write_tflite(Model("conv_tanh", (Graph("main", ops, (x,), (y,)),))))
+    planned, emitted = plan_and_emit(model, accelerator_config="ethos-u55-128",
+                                     system_config="Ethos_U55_High_End_Embedded", memory_mode="Shared_Sram")
+    path, _ = write_emitted(planned, tmp_path, emitted)
+    estimate = estimate_file(path, U55_128)
+    by_source = estimate.cycles_by_source()
+    assert by_source is not None and set(by_source) == {0, 1}
+    assert by_source[0] > 0 and by_source[1] > 0
+    assert sum(by_source.values()) == pytest.approx(estimate.report.cycles_total)
+    fused = [s for stream in estimate.compiled.sources or () for s in stream if s.lut_index == 1]
+    assert fused == [] or all(s.index == 0 for s in fused)
