@@ -244,7 +244,8 @@ def main(argv: list[str]) -> int:
             lines.append(f"{scenario:34} {model:28} {side:12} {ratio:6.3f} estimate failed: {str(error)[:60]}")
             continue
         gaps = rewritten_cycles(found[0], scenario, _gaps)
-        dram = rewritten_cycles(found[0], scenario, _cache_in_dram) if SCENARIOS[scenario][2].startswith("Dedicated") else None
+        dedicated = SCENARIOS[scenario][2].startswith("Dedicated")
+        dram = rewritten_cycles(found[0], scenario, _cache_in_dram) if dedicated else None
         slices = rewritten_cycles(found[0], scenario, stream_rewrite=slices_joined)
         why = cause(ratio, split, reference, gaps_cycles=gaps, dram_cycles=dram, slices_cycles=slices)
         counts[scenario, side, why] += 1
