@@ -58,10 +58,10 @@ def _legacy_pipeline(original: Callable) -> Callable:
 
 
 def _legacy_bursts(original: Callable) -> Callable:
-    def burst_bits(*, is_read, fmt, element_bits, block, shape, cores):  # type: ignore[no-untyped-def]
+    def burst_bits(*, is_read, fmt, element_bits, block, shape, cores, step_x=1):  # type: ignore[no-untyped-def]
         if fmt == "NHCWB16":
             return original(is_read=is_read, fmt=fmt, element_bits=element_bits, block=block, shape=shape,
-                            cores=cores)
+                            cores=cores, step_x=step_x)
         if is_read:
             return element_bits * block.depth
         return min(64 * 8, 16 * element_bits * cores, block.depth * element_bits)
