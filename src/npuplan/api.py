@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from npuplan.collector import collector_paused
-from npuplan.commands import AddressPlan, Command
-from npuplan.commands.addresses import addressed_stream
+from npuplan.commands.addresses import AddressPlan, addressed_stream
+from npuplan.commands.types import Command
 from npuplan.cost.weights import WeightEncodings
 from npuplan.form_price import change_cycles, cheaper_sources
 from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError
