@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from npuplan.collector import collector_paused
-from npuplan.commands import AddressPlan, Command
-from npuplan.commands.addresses import drafted_stream
+from npuplan.commands.addresses import AddressPlan, drafted_stream
 from npuplan.commands.stream import readdressed
+from npuplan.commands.types import Command
 from npuplan.cost.weights import WeightEncodings
 from npuplan.form_price import change_cycles, cheaper_sources
 from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError

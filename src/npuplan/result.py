@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from npuplan.commands import AddressPlan, Command
+from npuplan.commands.addresses import AddressPlan
+from npuplan.commands.types import Command
 from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import LoweredGraph

@@ -62,3 +62,22 @@ def test_the_program_runs_its_whole_command_paused(monkeypatch: pytest.MonkeyPat
         gc.unfreeze()  # run() freezes the collector's objects for the process's exit
     assert seen == [False]
     assert gc.isenabled()
+
+
+def test_the_program_freezes_instead_of_collecting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cli.run`` ends by freezing, not collecting, what the command made (a collection of the
+    youngest generation would walk every object made while paused), and resumes the collector with
+    no collection pending."""
+    import npuplan.cli as cli
+
+    collections: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collections.append(generation) or 0)
+    monkeypatch.setattr(cli, "main", lambda: [object() for _ in range(1000)] and 0)
+    try:
+        assert cli.run() == 0
+        assert collections == []
+        assert gc.get_count()[0] < 1000
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert gc.isenabled()

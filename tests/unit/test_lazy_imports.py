@@ -1,7 +1,7 @@
 """What the program loads, each checked in a fresh interpreter: ``import npuplan.cli`` (and so
 ``plan --help``) loads no numpy and none of the planner; a plan printed to a pipe loads none of the
-emitter, the HTML report, the sweeps (nor their options), the Vela command line, the weight encoder
-and decoder, the estimator, the runner, the simulator, Vela's compat tables, rich, tempfile or
+emitter, the HTML report, the sweeps (nor their options), the Vela command line, the command
+stream's replay validator, the weight encoder and decoder, the estimator, the runner, the simulator, Vela's compat tables, rich, tempfile or
 numpy.typing, and ends by freezing the collector's objects (issue 26: start-up)."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ _NOT_FOR_HELP = ("numpy", "npuplan.api", "npuplan.schedule", "npuplan.lowering",
 _NOT_FOR_PLAN = ("npuplan.emit", "npuplan.report.html", "npuplan.report.sweep_html", "npuplan.sweep",
                  "npuplan.velacli", "npuplan.cli_estimate", "npuplan.codec.encode", "npuplan.codec.decode", "npuplan.estimate.run",
                  "npuplan.run.runner", "npuplan.sim", "npuplan.regstream", "npuplan.velacli.supported_ops",
+                 "npuplan.commands.replay", "npuplan.commands.contents", "npuplan.commands.plan_file",
                  "npuplan.velacli.compile", "ethosu", "rich", "plotly", "tempfile", "numpy.typing")
 
 
@@ -57,3 +58,14 @@ def test_a_plan_loads_neither_emitter_nor_html_nor_sweeps(tmp_path: Path, ds_cnn
     assert frozen > 0  # the program's last step: the final collection at exit skips what the run made
     assert "npuplan.api" in modules and "numpy" in modules  # the check is of a real plan
     assert _under(modules, _NOT_FOR_PLAN) == []
+
+
+def test_the_command_package_names_load_on_first_use() -> None:
+    """``npuplan.commands`` keeps its public names, each loaded from its module when first asked for;
+    ``validate`` is the replay function, not a module."""
+    code = ("import sys, npuplan.commands as c; assert 'npuplan.commands.replay' not in sys.modules; "
+            "from npuplan.commands import validate, AddressPlan, stream_context; import npuplan.commands.replay as r; "
+            "assert validate is r.validate and callable(validate); assert sorted(c.__all__) == c.__all__; "
+            "assert all(getattr(c, name) is not None for name in c.__all__); print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "ok"

@@ -14,7 +14,8 @@ from typing import Any
 
 from npuplan.commands.serial import StreamFormatError, plan_int, plan_str, read_command_stream, read_layouts
 from npuplan.commands.types import Address, Command
-from npuplan.commands.validate import StreamContext, raise_first, validate_stream
+from npuplan.commands.context import StreamContext
+from npuplan.commands.replay import raise_first, validate_stream
 from npuplan.errors import ModelError
 from npuplan.ir.model_checks import LIMITS
 

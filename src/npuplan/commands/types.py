@@ -2,7 +2,7 @@
 
 Boxes are half-open NHWC coordinate ranges in the tensor's own shape. Every operand names the
 buffer it touches and how that buffer is laid out, so the stream can be replayed without the
-schedule (``npuplan.commands.validate``).
+schedule (``npuplan.commands.replay``).
 """
 
 from __future__ import annotations

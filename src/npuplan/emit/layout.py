@@ -18,10 +18,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from npuplan.result import Plan
-from npuplan.commands import Command
 from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetimes
 from npuplan.commands.layout import buffer_specs, weight_buffer_name
-from npuplan.commands.types import Address
+from npuplan.commands.types import Address, Command
 from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea

@@ -8,8 +8,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from npuplan.commands import command_stream_json, stream_context
-from npuplan.commands.serial import buffer_layouts, layout_json, operand_tensors
+from npuplan.commands.context import stream_context
+from npuplan.commands.serial import buffer_layouts, command_stream_json, layout_json, operand_tensors
 from npuplan.ir.lowered import CpuOp
 from npuplan.report.model import AREAS, Report
 from npuplan.report.summary import summary_row

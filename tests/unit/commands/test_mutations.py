@@ -110,7 +110,7 @@ def test_validate_plan_raises_a_validation_error_naming_the_command(monkeypatch)
 
     graph = chain([(8, 3, 1), (8, 3, 1)])
     schedule = hand_schedule(graph)
-    module = importlib.import_module("npuplan.commands.validate")
+    module = importlib.import_module("npuplan.commands.replay")
     real = module.build_command_stream
     monkeypatch.setattr(module, "build_command_stream", lambda *a: real(*a)[1:])
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from npuplan._compat import StrEnum
 from npuplan.commands.addresses import allocate_plan, buffer_lifetimes
 from npuplan.commands.contents import AreaContents, Label
+from npuplan.commands.context import StreamContext, stream_context
 from npuplan.commands.stream import build_command_stream
 from npuplan.commands.types import (
     Address,
@@ -31,7 +31,7 @@ from npuplan.commands.types import (
 )
 from npuplan.errors import ValidationError
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.ir.lowered import LoweredGraph, NpuOp
+from npuplan.ir.lowered import LoweredGraph
 from npuplan.ir.shape import Shape4D, same_element_order
 
 
@@ -59,29 +59,6 @@ class Violation:
     def message(self) -> str:
         where = "after the last command" if self.command_index < 0 else f"command {self.command_index}"
         return f"{where}: {self.kind} on '{self.tensor}': {self.detail}"
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class StreamContext:
-    """What a replay needs besides the commands: every tensor's own NHWC shape and the network's
-    input and output tensor names."""
-
-    shapes: Mapping[str, tuple[int, int, int, int]]
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-
-
-def stream_context(lowered: LoweredGraph) -> StreamContext:
-    """The ``StreamContext`` of a lowered graph."""
-    shapes: dict[str, tuple[int, int, int, int]] = {}
-    for op in lowered.ops:
-        tensors = (op.ifm, op.ifm2, op.ofm) if isinstance(op, NpuOp) else (*op.op.inputs, *op.op.outputs)
-        for t in tensors:
-            if t is not None:
-                s = t.shape4d
-                shapes[t.name] = (s.n, s.h, s.w, s.c)
-    return StreamContext(MappingProxyType(shapes), tuple(t.name for t in lowered.inputs),
-                         tuple(t.name for t in lowered.outputs))
 
 
 class _Replay:
