@@ -161,13 +161,14 @@ def _joined(first: NpuEvent, event: NpuEvent) -> NpuEvent:
                                weights=join(first.weights, event.weights), scales=join(first.scales, event.scales))
 
 
-def slices_joined(events: tuple[Event, ...]) -> tuple[Event, ...]:
-    """``events`` without waits, each run of an operation's OFM depth slices one operation (as Vela
+def slices_joined(events: tuple[Event, ...], *, keep_dma_waits: bool = False) -> tuple[Event, ...]:
+    """``events`` without waits (but the DMA waits if ``keep_dma_waits``: they count DMAs, which
+    joining leaves as they are), each run of an operation's OFM depth slices one operation (as Vela
     5.2.0's default core times a depth-sliced operation: once, its IFM read once, no DMA wait)."""
     out: list[Event] = []
     last: int | None = None  # index in ``out`` of the last NPU operation
     for event in events:
-        if isinstance(event, WaitEvent):
+        if isinstance(event, WaitEvent) and not (keep_dma_waits and event.kind == "dma"):
             continue
         if isinstance(event, NpuEvent):
             previous = out[last] if last is not None else None
