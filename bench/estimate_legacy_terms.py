@@ -11,6 +11,11 @@ the ratio to Vela's legacy figure moves:
 3. NHWC bursts: never a run across a block's width (the legacy core compared the element size with
    the block depth, so a row of an NHWC block is never one burst).
 
+Then two lines that time the stream as the legacy core counts it (``estimate_outliers.slices_joined``),
+the three terms still in: an operation's OFM depth slices joined into one (its estimate times the
+operation once, its IFM read once), first with the stream's DMA waits, then without (on U65 it hides
+a weight DMA under the operation before).
+
 The swaps last for one estimate each and touch nothing on disk.
 
     python bench/estimate_legacy_terms.py [--log bench/results/estimate_fidelity.txt]
@@ -27,11 +32,14 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from estimate_fidelity import ROOT, SCENARIOS, VELA, compiled_file, estimate, rows_from_log
+from estimate_outliers import rewritten_cycles, slices_joined
 
 from npuplan.cost import cycles, transfer
+from npuplan.errors import NpuplanError
 from npuplan.ir.lowered import BlockType
 
 
@@ -89,6 +97,14 @@ def swapped(count: int) -> Iterator[None]:
             setattr(module, name, original)
 
 
+def _joined_cycles(path: Path, scenario: str, *, keep_dma_waits: bool) -> float | None:
+    """The estimate of ``path`` with its depth slices joined (``None`` if it does not estimate)."""
+    try:
+        return rewritten_cycles(path, scenario, stream_rewrite=partial(slices_joined, keep_dma_waits=keep_dma_waits))
+    except NpuplanError:
+        return None
+
+
 def _line(scenario: str, label: str, ratios: list[float]) -> str:
     values = sorted(ratios)
     within3 = sum(abs(v - 1) <= 0.03 for v in values)
@@ -114,13 +130,19 @@ def main(argv: list[str]) -> int:
     rows = [r for r in rows_from_log(Path(args.log)) if r.side == "vela-legacy" and r.reference]
     for scenario in dict.fromkeys(r.scenario for r in rows):
         full = next(s for s in SCENARIOS if s.startswith(scenario))
-        files = [(r, compiled_file(Path(args.work), scenario, r.model, r.side)) for r in rows if r.scenario == scenario]
-        files = [(r, p) for r, p in files if p is not None]
+        found = [(r, compiled_file(Path(args.work), scenario, r.model, r.side)) for r in rows if r.scenario == scenario]
+        files = [(r, p) for r, p in found if p is not None]
         for count in range(len(TERMS) + 1):
             label = "npuplan's model" if count == 0 else "+ " + TERMS[count - 1][0]
             with swapped(count):
                 times = [(r, estimate(p, full)) for r, p in files]
             ratios = [t / r.reference for r, t in times if not isinstance(t, str) and r.reference]
+            lines.append(_line(full, label, ratios))
+            print(lines[-1], flush=True)
+        for label, keep in (("+ depth slices joined", True), ("+ depth slices joined, no DMA waits", False)):
+            with swapped(len(TERMS)):
+                ratios = [t / r.reference for r, p in files
+                          if r.reference and (t := _joined_cycles(p, full, keep_dma_waits=keep)) is not None]
             lines.append(_line(full, label, ratios))
             print(lines[-1], flush=True)
     if args.results:
