@@ -34,8 +34,11 @@ class FeatureMap:
     writers: int = 1  # how many NPU ops write it (a concatenation written in slices has several)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Network:
+    """The lowered graph as the scheduler sees it: its NPU ops in order with their time steps, and
+    its feature maps (``FeatureMap``) by name."""
+
     graph: LoweredGraph
     npu_ops: tuple[NpuOp, ...]
     times: tuple[int, ...]  # time step of each NPU op
