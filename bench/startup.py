@@ -8,13 +8,18 @@ least of ``--repeat`` runs, with npuplan's bytecode cached under a temporary PYT
 - ``python -c pass`` and ``python -c "import numpy"`` (one OpenBLAS thread, as the program asks):
   the floor any planning process pays before npuplan's own code;
 - ``npuplan plan --help``;
-- ``npuplan plan`` of chain_3 (a 1x1 conv, a 3x3 depthwise conv and a residual ADD, from
-  bench/chain_nets.py) and of zoo/op_abs (a conv then ABS), writing their reports.
+- ``npuplan plan`` of chain_3 (tests/data/chain_3.tflite: a 1x1 conv, a 3x3 depthwise conv and a
+  residual ADD, as bench/chain_nets.py writes it) and of zoo/op_abs (a conv then ABS), writing their
+  reports.
+
+The trees take turns: each repetition runs every command once per tree, so a machine whose load
+changes during the run weighs on every tree alike.
 
 Then, in one process per source tree, where a plan's time goes: numpy's import, ``npuplan.cli``'s,
 ``npuplan.api``'s, the run itself (planning and the report files), how many npuplan modules and
-dataclasses were loaded and what creating the dataclasses cost (CPU seconds of one process, so
-noisier than the least-of-N figures above).
+dataclasses were loaded, how many methods they generated (each one source text compiled at import,
+~0.7 M instructions) and what creating the dataclasses cost (CPU seconds of one process, so noisier
+than the least-of-N figures above).
 
 With ``--instructions``, also the instructions each command executes, counted by valgrind's
 callgrind (``PYTHONHASHSEED=0``, so the same tree counts the same to about 0.1%): a figure a loaded
@@ -38,27 +43,31 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from chain_nets import write_chain  # noqa: E402
-
+CHAIN_3 = HERE.parent / "tests" / "data" / "chain_3.tflite"
 OP_ABS = Path("/work/zoo/op_abs.tflite")
 
 # Run in the timed tree's own process: phases of one plan, and the dataclasses its imports create.
 _PHASES = r"""
 import dataclasses, os, sys, time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-created = [0, 0.0]
+created = [0, 0.0, 0]
+compiled = [0]
 _process = dataclasses._process_class
+_create_fn = dataclasses._create_fn
 def _timed(cls, *args, **kwargs):
-    start = time.process_time()
+    start, methods = time.process_time(), compiled[0]
     try:
         return _process(cls, *args, **kwargs)
     finally:
         if cls.__module__.startswith("npuplan"):
             created[0] += 1
             created[1] += time.process_time() - start
+            created[2] += compiled[0] - methods
+def _counted(*args, **kwargs):
+    compiled[0] += 1
+    return _create_fn(*args, **kwargs)
 dataclasses._process_class = _timed
+dataclasses._create_fn = _counted
 from npuplan.lean_bindings import use_lean_bindings
 use_lean_bindings()
 t0 = time.process_time()
@@ -71,7 +80,7 @@ t3 = time.process_time()
 status = main(["plan", sys.argv[1], "--output-dir", sys.argv[2], "--quiet"])
 t4 = time.process_time()
 modules = sum(name.startswith("npuplan") for name in sys.modules)
-print(status, t1 - t0, t2 - t1, t3 - t2, t4 - t3, modules, created[0], created[1])
+print(status, t1 - t0, t2 - t1, t3 - t2, t4 - t3, modules, created[0], created[1], created[2])
 """
 
 
@@ -124,21 +133,21 @@ def main() -> None:
     trees = [(s.split("=", 1) if "=" in s else [Path(s).name, s]) for s in (args.src or [str(HERE.parent / "src")])]
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "out"
-        models = {"chain_3": write_chain(Path(work), 3)}
+        models = {"chain_3": CHAIN_3}
         if OP_ABS.exists():
             models["op_abs"] = OP_ABS
         timed = commands(args.python, out, models)
         print(f"CPU seconds, fresh process, least of {args.repeat}; bytecode cached")
         print(f"{'command':34}" + "".join(f"{label:>12}" for label, _ in trees))
-        figures: dict[str, list[float]] = {name: [] for name in timed}
-        envs = []
-        for label, src in trees:
-            env = tree_env(Path(src).resolve(), Path(work) / f"pycache_{label}")
-            envs.append(env)
+        envs = [tree_env(Path(src).resolve(), Path(work) / f"pycache_{label}") for label, src in trees]
+        for env in envs:
             for cmd in timed.values():
                 cpu_seconds(cmd, env)  # warm-up: fills the bytecode cache
-            for name, cmd in timed.items():
-                figures[name].append(min(cpu_seconds(cmd, env) for _ in range(args.repeat)))
+        figures = {name: [float("inf")] * len(envs) for name in timed}
+        for _ in range(args.repeat):
+            for i, env in enumerate(envs):
+                for name, cmd in timed.items():
+                    figures[name][i] = min(figures[name][i], cpu_seconds(cmd, env))
         for name, values in figures.items():
             print(f"{name:34}" + "".join(f"{v:12.3f}" for v in values))
         if args.instructions:
@@ -154,10 +163,11 @@ def main() -> None:
                 done = subprocess.run([args.python, "-c", _PHASES, str(models["chain_3"]), str(out)], env=env,
                                       capture_output=True, text=True, check=True)
                 runs.append([float(v) for v in done.stdout.split()])
-            status, numpy_s, cli_s, api_s, run_s, modules, classes, classes_s = min(runs, key=lambda r: sum(r[1:5]))
+            status, numpy_s, cli_s, api_s, run_s, modules, classes, classes_s, methods = min(
+                runs, key=lambda r: sum(r[1:5]))
             print(f"  {label}: numpy {numpy_s:.3f}, cli {cli_s:.3f}, api {api_s:.3f}, run {run_s:.3f} "
                   f"(status {status:.0f}); {modules:.0f} npuplan modules, {classes:.0f} dataclasses created "
-                  f"in {classes_s:.3f}")
+                  f"in {classes_s:.3f}, {methods:.0f} methods generated")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from npuplan.schedule.model.types import Schedule
 STEPS = ("options", "read", "lower", "schedule", "allocate")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Plan:
     """A planned network: the target, the lowered graph, the schedule, every buffer's address
     (``allocation``), the command stream the plan implies and the compile time in seconds.

@@ -30,6 +30,7 @@ _NOT_FOR_PLAN = ("npuplan.emit", "npuplan.report.html", "npuplan.report.sweep_ht
                  "npuplan.velacli", "npuplan.cli_estimate", "npuplan.codec.encode", "npuplan.codec.decode", "npuplan.estimate.run",
                  "npuplan.run.runner", "npuplan.sim", "npuplan.regstream", "npuplan.velacli.supported_ops",
                  "npuplan.commands.replay", "npuplan.commands.contents", "npuplan.commands.plan_file",
+                 "npuplan.schedule.pricing.estimate_oracle",
                  "npuplan.velacli.compile", "ethosu", "rich", "plotly", "tempfile", "numpy.typing")
 
 

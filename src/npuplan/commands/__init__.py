@@ -40,22 +40,6 @@ if TYPE_CHECKING:
     from npuplan.commands.context import StreamContext, stream_context
     from npuplan.commands.serial import command_stream_json, read_command_stream
     from npuplan.commands.stream import build_command_stream
-    from npuplan.commands.types import (
-        Address,
-        Box,
-        BufferRef,
-        Command,
-        CpuCommand,
-        DmaCommand,
-        NpuStripeCommand,
-        Operand,
-        WeightSlice,
-    )
-    from npuplan.commands.replay import (
-        Violation,
-        ViolationKind,
-        raise_first,
-        validate,
-        validate_plan,
-        validate_stream,
-    )
+    from npuplan.commands.types import Address, Box, BufferRef, Command, CpuCommand, DmaCommand, NpuStripeCommand
+    from npuplan.commands.types import Operand, WeightSlice
+    from npuplan.commands.replay import Violation, ViolationKind, raise_first, validate, validate_plan, validate_stream

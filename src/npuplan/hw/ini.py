@@ -33,7 +33,7 @@ class IniSection:
     values: Mapping[str, str]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class IniDatabase:
     """All sections visible to a build, by exact section name."""
 

@@ -39,7 +39,7 @@ _HALF = (1 << 30, 31)  # output stage x 0.5: a product of two Q2.29 values back 
 _ONE = (1 << 30, 30)  # output stage x 1 (Vela's 1 x 1 / 1)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Step:
     """One NPU operation of the decomposition: Vela's op name, operands, OFM view and output stage
     (``rescale``: explicit multiplier and shift, None for 1; ``lut``: the table its output goes

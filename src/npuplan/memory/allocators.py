@@ -27,7 +27,7 @@ from npuplan.options import TensorAllocator
 from npuplan.units import ALIGN_BYTES, round_up
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Allocation:
     """Addresses of one memory area's live ranges.
 

@@ -60,7 +60,7 @@ class TensorUse:
     alignment: int = ALIGN_BYTES
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LiveRangeSet:
     """The merged live ranges and, for every tensor, the name of the range that holds it."""
 

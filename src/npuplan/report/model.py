@@ -20,7 +20,7 @@ PURPOSES = ("feature_map", "weights", "scales", "lut")
 DIRECTIONS = ("read", "write")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LayerRow:
     """One NPU op in the per-layer table (Vela's columns)."""
 
@@ -37,14 +37,16 @@ class LayerRow:
     weight_buffering: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class CpuRow:
+    """An operator left to the CPU and why."""
+
     tflite_operator: str
     name: str
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Report:
     """Figures of one planned network."""
 

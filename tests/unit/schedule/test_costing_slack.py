@@ -15,7 +15,8 @@ from npuplan.schedule.model.network import build_network
 from npuplan.schedule.moves import weights
 from npuplan.schedule.pricing.cost_adapter import default_oracle
 from npuplan.schedule.pricing.costing import cost_op
-from npuplan.schedule.pricing.oracle import CostOracle, EstimateOracle, MemoOracle
+from npuplan.schedule.pricing.estimate_oracle import EstimateOracle
+from npuplan.schedule.pricing.oracle import CostOracle, MemoOracle
 
 from .chains import conv_chain
 

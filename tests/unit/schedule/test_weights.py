@@ -16,7 +16,8 @@ from npuplan.schedule.pricing.costing import cost_op
 from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions, WeightPlan
 from npuplan.schedule.model.network import Network, build_network
 from npuplan.schedule.pricing.cost_adapter import default_oracle
-from npuplan.schedule.pricing.oracle import CostOracle, EstimateOracle, MemoOracle
+from npuplan.schedule.pricing.estimate_oracle import EstimateOracle
+from npuplan.schedule.pricing.oracle import CostOracle, MemoOracle
 from npuplan.schedule.model.types import WeightBuffering
 from npuplan.schedule.model.decisions import max_decisions
 

@@ -39,6 +39,8 @@ NO_WEIGHT_BUFFER = WeightPlan()
 
 @dataclass(frozen=True, slots=True)
 class RollingBuffer:
+    """A feature map kept as a rolling buffer of ``rows`` rows, ``size_bytes`` in SRAM."""
+
     tensor_name: str
     rows: int
     size_bytes: int

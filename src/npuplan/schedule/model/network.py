@@ -44,8 +44,11 @@ class FeatureMap:
         return self.consumers[-1] if self.consumers else -1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Network:
+    """The lowered graph as the scheduler sees it: its NPU ops in order with their time steps, and
+    its feature maps (``FeatureMap``) by name."""
+
     graph: LoweredGraph
     npu_ops: tuple[NpuOp, ...]
     times: tuple[int, ...]  # time step of each NPU op

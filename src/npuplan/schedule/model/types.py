@@ -106,7 +106,7 @@ class Cascade:
     sram_bytes: int = 0  # fast-storage bytes the cascade needs at its peak
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Schedule:
     """The scheduler's result for one NPU subgraph (or a whole lowered graph).
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ChoiceMemo:
     """``plain_scores``: an op's weight plans read without prefetch, scored (``weights._plain``),
     by context; ``weight_scores``: all of them ranked with reading in place and the prefetching

@@ -97,7 +97,7 @@ def search_cost(costed: Costed, weights: SearchWeights = SEED_WEIGHTS) -> float:
     return weights.cycles * costed.cycles + sum(v * weights.per_byte.get(key[0], 0.0) for key, v in moved.items())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Step:
     """NPU ops ``start..end`` (one op, or a cascade when ``end > start``) with their OFM stripe
     rows, the rolling buffers between them and each op's weight plan."""
@@ -109,7 +109,7 @@ class Step:
     weights: tuple[WeightPlan, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Option:
     """A step with its costs (``costs[SEED]`` the seed's metric, ``costs[CYCLES]`` cycles) and its
     fast-storage use: ``peak_bytes`` over its own time steps, ``tail_bytes`` at its last one,
@@ -128,7 +128,7 @@ class Option:
 Trail = Optional[tuple[Step, "Trail"]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SearchSpace:
     """What every step proposal reads: the max schedule and its fast-storage use per time step."""
 
