@@ -75,6 +75,7 @@ class CostModelOracle:
         self.placements = PlacementMemo()
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
+        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config or encoding order) -> its whole stream's bytes
         self._last: tuple[StripeQuery, CostQuery] | None = None  # the last query translated, and its translation
 

@@ -130,9 +130,10 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     """The costing of ``op`` that ``cost_op``'s memo ``key`` stands for (its fields in key order):
     with the oracle's block config, or one of its alternatives when that costs less."""
     rows = key[0][1]
-    ofm_stripe = op.ofm_shape.with_h(rows)
-    block = oracle.block_config(op, ofm_stripe)
-    query = _query(net, arch, op, key, block)
+    shapes = oracle.stripe_shapes.get((op, rows))
+    if shapes is None:
+        shapes = oracle.stripe_shapes[(op, rows)] = _stripe_shapes(oracle, op, rows)
+    query = _query(net, arch, op, key, shapes)
     best = _costed(oracle, query)
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
@@ -140,12 +141,22 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     # weights, only blocks that read its weight stream no more often than Vela's: the stream is
     # re-read for each OFM block row, and those reads share their memory with the DMAs of the
     # ops around (the next op's weight prefetch), which this op's own cycles do not show
-    blocks = [b for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    blocks = shapes[4]
     if not blocks:
         return best
     most = oracle.weight_read_bytes(best.cost) if op.weights is not None else None
     least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
     return _cheapest(oracle, query, best, [(c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None])
+
+
+def _stripe_shapes(oracle: CostOracle, op: NpuOp, rows: int) -> tuple[Any, ...]:
+    """``op``'s OFM, IFM and IFM2 stripes at ``rows`` OFM rows, the oracle's block config for them
+    and its other blocks (``CostOracle.stripe_shapes``)."""
+    ofm_stripe = op.ofm_shape.with_h(rows)
+    ifm_stripe = ifm_stripe_for(op, ofm_stripe)
+    block = oracle.block_config(op, ofm_stripe)
+    others = tuple(b for b in oracle.block_alternatives(op, ofm_stripe) if b != block)
+    return ofm_stripe, ifm_stripe, ifm2_stripe_for(op, ifm_stripe), block, others
 
 
 def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]]) -> Costed:
@@ -163,8 +174,9 @@ def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: l
     return best
 
 
-def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], block: Any) -> StripeQuery:
-    """The oracle's question for ``op`` under ``_cost``'s ``key`` with the block config ``block``."""
+def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], shapes: tuple[Any, ...]) -> StripeQuery:
+    """The oracle's question for ``op`` under ``_cost``'s ``key`` with its stripes and block config
+    ``shapes`` (``_stripe_shapes``)."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads = key
     _, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
@@ -172,9 +184,7 @@ def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], bl
         ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast
     else:
         ifm2_area = None if op.ifm2 is None else arch.const_area
-    ofm_stripe = op.ofm_shape.with_h(rows)
-    ifm_stripe = ifm_stripe_for(op, ofm_stripe)
-    ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
+    ofm_stripe, ifm_stripe, ifm2_stripe, block = shapes[:4]
     return StripeQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,

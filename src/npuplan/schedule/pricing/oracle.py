@@ -87,10 +87,13 @@ class CostOracle(Protocol):
     ``rolling_rows`` is the memo of the rows rolling buffers need (``model.stripes.RollingRowsMemo``,
     keyed on geometry alone): every branch-cascade search of every lowering planned through the
     oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by value, so that equal
-    ops of the model's lowerings (distinct objects) share their costings.
+    ops of the model's lowerings (distinct objects) share their costings. ``stripe_shapes`` is the
+    memo of ``costing.cost_op``'s stripes per op and stripe height (the stripes, the block config and
+    its alternatives): the costings of one op at one height ask them alike.
     """
 
     costed: dict[tuple[Any, ...], Costed]
+    stripe_shapes: dict[tuple[NpuOp, int], Any]
     placements: PlacementMemo
     rolling_rows: RollingRowsMemo
     op_keys: OpKeys
@@ -167,6 +170,7 @@ class EstimateOracle:
         self.placements = PlacementMemo()
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
+        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))
@@ -264,6 +268,7 @@ class MemoOracle:
         self.placements = PlacementMemo()
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
+        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         key = (op, ofm_stripe)
