@@ -6,7 +6,7 @@ crossing CPU ops are right. Built once per ``plan_schedule`` call; never mutated
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,6 +62,14 @@ class Network:
     # whether each NPU op loads its lookup table (``hw.lut_slots``), with the table banks reserved
     # for tables and without (an op without a table has none to load)
     table_loads: tuple[tuple[bool, ...], tuple[bool, ...]] = ((), ())
+    # ``op_views``, built on first use (every costing reads them)
+    _views: tuple[OpView, ...] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def op_views(self) -> tuple[OpView, ...]:
+        """``OpView`` of each NPU op, in order: what a costing reads of the network."""
+        if self._views is None:
+            object.__setattr__(self, "_views", tuple(_op_view(self, k) for k in range(len(self.npu_ops))))
+        return self._views  # type: ignore[return-value]
 
     def loads_table(self, index: int, reserved: bool) -> bool:
         """Whether NPU op ``index`` loads its table (the accelerator's table banks ``reserved``)."""
@@ -70,6 +78,54 @@ class Network:
 
     def fm(self, tensor: Tensor | None) -> FeatureMap | None:
         return None if tensor is None else self.fms.get(tensor.name)
+
+
+@dataclass(frozen=True, slots=True)
+class OpView:
+    """What costing NPU op ``index`` reads of its network, worked out once per op: its feature maps'
+    names (``ifm2``: None when absent or constant), their storage (format, bytes; None for a
+    tensor that is no feature map), their formats when rolled (``rolling``: NHWC for a map written
+    in depth slices or kept packed, else NHCWB16), the op reading ``ifm`` first, and whether the op
+    loads its table and follows an NPU op of its command stream that keeps the table (each with
+    the accelerator's table banks reserved, then not)."""
+
+    op: NpuOp
+    ifm: str
+    ofm: str
+    ifm2: str | None
+    stored: tuple[tuple[str, int] | None, tuple[str, int] | None, tuple[str, int] | None]
+    rolling: tuple[str, str, str | None]
+    first_reader: int
+    loads_table: tuple[bool, bool]
+    streamed: tuple[bool, bool]
+
+
+def rolling_format(net: Network, name: str) -> str:
+    """A rolling buffer's format: NHCWB16, except for a map written in depth slices the brick
+    format cannot hold (``Network.linear_slices``) or one Size keeps packed (``Network.packed``)."""
+    return "NHWC" if name in net.linear_slices or name in net.packed else "NHCWB16"
+
+
+def _op_view(net: Network, index: int) -> OpView:
+    op = net.npu_ops[index]
+
+    def stored(name: str) -> tuple[str, int] | None:
+        fm = net.fms.get(name)
+        return None if fm is None else (fm.format, fm.size_bytes)
+
+    ifm2 = op.ifm2
+    fm = net.fms.get(op.ifm.name)
+    first = -1 if fm is None else fm.first_reader
+    follows = index > 0 and net.times[index] == net.times[index - 1] + 1
+    return OpView(
+        op, op.ifm.name, op.ofm.name, None if ifm2 is None or ifm2.is_constant else ifm2.name,
+        (stored(op.ifm.name), stored(op.ofm.name), None if ifm2 is None else stored(ifm2.name)),
+        (rolling_format(net, op.ifm.name), rolling_format(net, op.ofm.name),
+         None if ifm2 is None else rolling_format(net, ifm2.name)),
+        first, (net.loads_table(index, True), net.loads_table(index, False)),
+        # reserved banks: a table an earlier op of the stream loaded stays; else only after a table op
+        (follows, follows and net.npu_ops[index - 1].lut is not None),
+    )
 
 
 def _op_tensors(op: NpuOp | CpuOp) -> tuple[list[Tensor], list[Tensor]]:

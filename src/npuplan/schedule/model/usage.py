@@ -59,21 +59,25 @@ def fm_buffers(
     # a cascade reads its whole inputs and writes its whole outputs throughout: a map read by any
     # of its ops lives to its last op's time step, one written by any of them from its first op's
     spans: dict[str, tuple[int, int, int]] = {}
-    for name in net.fms if names is None else names:
-        fm = net.fms[name]
-        if fm.name not in dec.fast_fms or fm.name in rolling_names:
+    fms, times, fast, cascade_of = net.fms, net.times, dec.fast_fms, dec.cascade_of
+    for name in fms if names is None else names:
+        if name not in fast or name in rolling_names:  # ``fms`` is keyed by name
             continue
-        writing = dec.cascade_of(fm.producer) if fm.producer >= 0 else None
-        start, end = fm.start if writing is None else min(fm.start, net.times[writing.start]), fm.end
+        fm = fms[name]
+        start, end = fm.start, fm.end
+        writing = cascade_of(fm.producer) if fm.producer >= 0 else None
+        if writing is not None and times[writing.start] < start:
+            start = times[writing.start]
         for k in fm.consumers:
-            reading = dec.cascade_of(k)
-            if reading is not None:
-                end = max(end, net.times[reading.end])
-        root = fm.name
+            reading = cascade_of(k)
+            if reading is not None and times[reading.end] > end:
+                end = times[reading.end]
+        root = name
         while root in owner:
             root = owner[root]
-        s0, e0, b0 = spans.get(root, (start, end, 0))
-        spans[root] = (min(s0, start), max(e0, end), max(b0, fm.size_bytes))
+        found = spans.get(root)
+        spans[root] = (start, end, fm.size_bytes) if found is None else (
+            min(found[0], start), max(found[1], end), max(found[2], fm.size_bytes))
     return [Buffer(name, start, end, size, "fm") for name, (start, end, size) in spans.items()]
 
 

@@ -75,7 +75,8 @@ class CostModelOracle:
         self.placements = PlacementMemo()
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
-        self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config) -> its whole stream's bytes
+        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+        self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config or encoding order) -> its whole stream's bytes
         self._last: tuple[StripeQuery, CostQuery] | None = None  # the last query translated, and its translation
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
@@ -174,7 +175,13 @@ class CostModelOracle:
         key = (op, block_config)
         found = self._streams.get(key)
         if found is None:
-            found = self._streams[key] = sum(self.weight_slice_bytes(op, block_config, (0, op.ofm_shape.c)))
+            # the sizes read only the encoder's order (``weight_slice_bytes``), which many blocks share
+            order = encoding_order(op, block_config)
+            by_order = (op, order)
+            found = self._streams.get(by_order)
+            if found is None:
+                found = self._streams[by_order] = self._encodings.slice_bytes(op, 0, op.ofm_shape.c, order)
+            self._streams[key] = found
         return found
 
     def cycles(self, cost: Any) -> int:

@@ -10,7 +10,7 @@ from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import NpuOp
 from npuplan.schedule.model.decisions import Decisions, WeightPlan
 from npuplan.schedule.model.geometry import ifm2_stripe_for, ifm_stripe_for
-from npuplan.schedule.model.network import Network
+from npuplan.schedule.model.network import Network, OpView, rolling_format
 from npuplan.schedule.pricing.oracle import Costed, CostOracle, StripeQuery
 from npuplan.schedule.model.types import WeightBuffering
 
@@ -33,12 +33,6 @@ def _format(net: Network, residence: int, name: str) -> str:
     return fm.format if fm is not None else "NHWC"
 
 
-def rolling_format(net: Network, name: str) -> str:
-    """A rolling buffer's format: NHCWB16, except for a map written in depth slices the brick
-    format cannot hold (``Network.linear_slices``) or one Size keeps packed (``Network.packed``)."""
-    return "NHWC" if name in net.linear_slices or name in net.packed else "NHCWB16"
-
-
 def fm_area(net: Network, dec: Decisions, arch: Architecture, name: str | None) -> MemArea:
     """Where a feature map lives: fast storage if placed or rolling there, else the arena."""
     if name is not None and _residence(dec, name) != _ARENA:
@@ -52,46 +46,39 @@ def op_context(net: Network, dec: Decisions, index: int, rows: int | None = None
     where each feature map lives (arena, fast storage or a rolling buffer; their formats follow).
     Costs made under one decision set answer every other with the same context (``cost_op``'s
     memo, and the choices of ``choice_memo.ChoiceMemo``)."""
-    op = net.npu_ops[index]
-    return _context(net, dec, index, rows, op, op)
+    view = net.op_views()[index]
+    return _context(view, dec, index, rows, view.op)
 
 
-def _staging(net: Network, dec: Decisions, index: int, op: NpuOp) -> int:
-    """0: ``op``'s IFM is not staged; 1: it is, and ``op`` (its first reader) waits for the copy's
-    DMA; 2: it is, copied before an earlier reader (``op`` reads the copy, no DMA of its own)."""
-    if op.ifm.name not in dec.staged_fms:
-        return 0
-    return 1 if net.fms[op.ifm.name].first_reader == index else 2
-
-
-def _context(net: Network, dec: Decisions, index: int, rows: int | None, op: NpuOp, head: Any) -> tuple[Any, ...]:
-    """``op_context`` of ``op`` (op ``index``) with ``head`` standing for the op."""
-    ifm2 = op.ifm2
+def _context(view: OpView, dec: Decisions, index: int, rows: int | None, head: Any) -> tuple[Any, ...]:
+    """``op_context`` of op ``index`` (``view``) with ``head`` standing for the op: 0 in the third
+    place where its IFM is not staged, 1 where it is and the op (its first reader) waits for the
+    copy's DMA, 2 where it reads a copy made before an earlier reader."""
+    rolling, fast = dec.rolling_fms, dec.fast_fms
+    ifm, ofm, ifm2 = view.ifm, view.ofm, view.ifm2
+    stored = view.stored
     return (
-        head, min(dec.ofm_rows[index] if rows is None else rows, op.ofm_shape.h), _staging(net, dec, index, op),
-        _residence(dec, op.ifm.name), _residence(dec, op.ofm.name),
-        None if ifm2 is None or ifm2.is_constant else _residence(dec, ifm2.name),
+        head, min(dec.ofm_rows[index] if rows is None else rows, view.op.ofm_shape.h),
+        0 if ifm not in dec.staged_fms else 1 if view.first_reader == index else 2,
+        _ROLLING if ifm in rolling else _FAST if ifm in fast else _ARENA,
+        _ROLLING if ofm in rolling else _FAST if ofm in fast else _ARENA,
+        None if ifm2 is None else _ROLLING if ifm2 in rolling else _FAST if ifm2 in fast else _ARENA,
         # what the costing reads of the network: the maps' storage formats (Size packs some NHWC),
         # so one oracle's memo can serve every network variant of a model
-        _stored(net, op.ifm.name), _stored(net, op.ofm.name), None if ifm2 is None else _stored(net, ifm2.name),
+        stored[0], stored[1], stored[2],
     )
 
 
-def _rolling_formats(net: Network, op: NpuOp, context: tuple[Any, ...]) -> tuple[str | None, ...] | None:
-    """The formats of ``op``'s rolling maps in its ``op_context`` (``rolling_format`` reads the
+def _rolling_formats(view: OpView, context: tuple[Any, ...]) -> tuple[str | None, ...] | None:
+    """The formats of the op's rolling maps in its ``op_context`` (``rolling_format`` reads the
     network), so that the costing memo, shared by a model's lowerings, holds all a costing reads
     of the network; None when none rolls."""
     ifm, ofm, ifm2 = context[3:6]
     if ifm != _ROLLING and ofm != _ROLLING and ifm2 != _ROLLING:
         return None
-    return (rolling_format(net, op.ifm.name) if ifm == _ROLLING else None,
-            rolling_format(net, op.ofm.name) if ofm == _ROLLING else None,
-            rolling_format(net, op.ifm2.name) if ifm2 == _ROLLING and op.ifm2 is not None else None)
-
-
-def _stored(net: Network, name: str) -> tuple[str, int] | None:
-    fm = net.fms.get(name)
-    return None if fm is None else (fm.format, fm.size_bytes)
+    formats = view.rolling
+    return (formats[0] if ifm == _ROLLING else None, formats[1] if ofm == _ROLLING else None,
+            formats[2] if ifm2 == _ROLLING else None)
 
 
 def cost_op(
@@ -105,29 +92,30 @@ def cost_op(
     Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``, and on
     ``prev_slack_cycles`` only where the oracle's costing reads it (``reads_prev_slack``)."""
     plan = dec.weights[index] if weights is None else weights
+    view = net.op_views()[index]
     # only what the query reads: plans that differ in buffer size cost the same. A weight DMA runs
     # under the previous op only where its buffer is held there too (else the allocator may give the
     # buffer that op's memory and the stream waits for it): prebuffered, or inside a cascade but at
     # its start, where every op's weights are held for the whole cascade
-    cascade = dec.cascade_of(index)
-    prefetched = plan.prebuffer or (cascade is not None and cascade.start != index)
+    prefetched = plan.prebuffer
+    if not prefetched:
+        cascade = dec.cascade_of(index)
+        prefetched = cascade is not None and cascade.start != index
     # an op after a CPU op starts a command stream of its own, which loads its tables itself; a
     # table an earlier op of the stream loaded is not loaded again (``hw.lut_slots``); where the
     # table banks are not reserved, an op without a table may use them, and the load waits for it
-    reserved = reserved_table_banks(arch.accelerator)
-    streamed = (index > 0 and net.times[index] == net.times[index - 1] + 1
-                and (reserved or net.npu_ops[index - 1].lut is not None))
-    loads_table = net.loads_table(index, reserved)
-    op = net.npu_ops[index]
+    banks = 0 if reserved_table_banks(arch.accelerator) else 1
+    streamed, loads_table = view.streamed[banks], view.loads_table[banks]
+    op = view.op
     if prev_slack_cycles and not oracle.reads_prev_slack(
             op, weight_fetch=str(plan.buffering), weight_prefetched=prefetched,
             lut_prefetched=streamed, loads_table=loads_table):
         prev_slack_cycles = 0  # one costing serves every slack
     # the op by value (``op_keys``): the memo is the oracle's, shared by the model's lowerings,
     # whose equal ops are distinct objects
-    context = _context(net, dec, index, rows, op, oracle.op_keys.key(op))
+    context = _context(view, dec, index, rows, oracle.op_keys.key(op))
     key = (
-        context, _rolling_formats(net, op, context),
+        context, _rolling_formats(view, context),
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
         prev_slack_cycles, prefetched, streamed, loads_table,
     )
@@ -142,9 +130,10 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     """The costing of ``op`` that ``cost_op``'s memo ``key`` stands for (its fields in key order):
     with the oracle's block config, or one of its alternatives when that costs less."""
     rows = key[0][1]
-    ofm_stripe = op.ofm_shape.with_h(rows)
-    block = oracle.block_config(op, ofm_stripe)
-    query = _query(net, arch, op, key, block)
+    shapes = oracle.stripe_shapes.get((op, rows))
+    if shapes is None:
+        shapes = oracle.stripe_shapes[(op, rows)] = _stripe_shapes(oracle, op, rows)
+    query = _query(net, arch, op, key, shapes)
     best = _costed(oracle, query)
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
@@ -152,12 +141,22 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     # weights, only blocks that read its weight stream no more often than Vela's: the stream is
     # re-read for each OFM block row, and those reads share their memory with the DMAs of the
     # ops around (the next op's weight prefetch), which this op's own cycles do not show
-    blocks = [b for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    blocks = shapes[4]
     if not blocks:
         return best
     most = oracle.weight_read_bytes(best.cost) if op.weights is not None else None
     least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
     return _cheapest(oracle, query, best, [(c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None])
+
+
+def _stripe_shapes(oracle: CostOracle, op: NpuOp, rows: int) -> tuple[Any, ...]:
+    """``op``'s OFM, IFM and IFM2 stripes at ``rows`` OFM rows, the oracle's block config for them
+    and its other blocks (``CostOracle.stripe_shapes``)."""
+    ofm_stripe = op.ofm_shape.with_h(rows)
+    ifm_stripe = ifm_stripe_for(op, ofm_stripe)
+    block = oracle.block_config(op, ofm_stripe)
+    others = tuple(b for b in oracle.block_alternatives(op, ofm_stripe) if b != block)
+    return ofm_stripe, ifm_stripe, ifm2_stripe_for(op, ifm_stripe), block, others
 
 
 def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]]) -> Costed:
@@ -175,8 +174,9 @@ def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: l
     return best
 
 
-def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], block: Any) -> StripeQuery:
-    """The oracle's question for ``op`` under ``_cost``'s ``key`` with the block config ``block``."""
+def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], shapes: tuple[Any, ...]) -> StripeQuery:
+    """The oracle's question for ``op`` under ``_cost``'s ``key`` with its stripes and block config
+    ``shapes`` (``_stripe_shapes``)."""
     context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads = key
     _, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
@@ -184,9 +184,7 @@ def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], bl
         ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast
     else:
         ifm2_area = None if op.ifm2 is None else arch.const_area
-    ofm_stripe = op.ofm_shape.with_h(rows)
-    ifm_stripe = ifm_stripe_for(op, ofm_stripe)
-    ifm2_stripe = ifm2_stripe_for(op, ifm_stripe)
+    ofm_stripe, ifm_stripe, ifm2_stripe, block = shapes[:4]
     return StripeQuery(
         op=op, block_config=block, ofm_stripe=ofm_stripe, ifm_stripe=ifm_stripe, ifm2_stripe=ifm2_stripe,
         ofm_depth=op.ofm_shape.c,

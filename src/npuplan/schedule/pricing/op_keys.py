@@ -29,6 +29,7 @@ class OpKeys:
     def __init__(self) -> None:
         self._found: dict[int, tuple[Any, Any]] = {}  # id -> (object, its value)
         self._by_value: dict[Any, int] = {}
+        self._fields: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once per class
 
     def key(self, op: NpuOp) -> int:
         found = self._found.get(id(op))
@@ -62,7 +63,11 @@ class OpKeys:
             data = np.ascontiguousarray(x)
             return ("array", data.dtype.str, data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            return (type(x).__qualname__, *(self._value(getattr(x, f.name)) for f in dataclasses.fields(x)))
+            names = self._fields.get(type(x))
+            if names is None:
+                names = self._fields[type(x)] = tuple(f.name for f in dataclasses.fields(x))
+            value = self._value
+            return (type(x).__qualname__, *[value(getattr(x, name)) for name in names])
         if isinstance(x, (tuple, list)):
             return (type(x).__name__, *(self._value(item) for item in x))
         raise TypeError(f"no value key for {type(x).__name__}")

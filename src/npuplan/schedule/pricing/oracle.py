@@ -84,10 +84,13 @@ class CostOracle(Protocol):
     ``rolling_rows`` is the memo of the rows rolling buffers need (``model.stripes.RollingRowsMemo``,
     keyed on geometry alone): every branch-cascade search of every lowering planned through the
     oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by value, so that equal
-    ops of the model's lowerings (distinct objects) share their costings.
+    ops of the model's lowerings (distinct objects) share their costings. ``stripe_shapes`` is the
+    memo of ``costing.cost_op``'s stripes per op and stripe height (the stripes, the block config and
+    its alternatives): the costings of one op at one height ask them alike.
     """
 
     costed: dict[tuple[Any, ...], Costed]
+    stripe_shapes: dict[tuple[NpuOp, int], Any]
     placements: PlacementMemo
     rolling_rows: RollingRowsMemo
     op_keys: OpKeys
@@ -150,6 +153,7 @@ class MemoOracle:
         self.placements = PlacementMemo()
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
+        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         key = (op, ofm_stripe)
