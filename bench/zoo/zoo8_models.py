@@ -92,18 +92,18 @@ def _transformer(x, dim, heads, mlp):
 def mobilevit_xxs(size=64, c=48, dim=64, patch=2, layers=2):
     """A MobileViT block after an MV2 stem: local 3x3 + 1x1, unfold into patches, transformers,
     fold back, 1x1, concatenate with the input, 3x3 fuse."""
-    inp = L.Input((size, size, 3))
+    inp = L.Input((size, size, 3), batch_size=1)  # static: the unfold moves patches into the batch
     x = _cbr(inp, 16, 3, 2, "swish")
     x = _cbr(_dw(_cbr(x, 32, 1, act="swish"), 3, 2, "swish"), c, 1, act=None)
     h = w = size // 4
     y = _cbr(_cbr(x, c, 3, act="swish"), dim, 1, act=None)
     n = (h // patch) * (w // patch)
-    t = _lambda(lambda t: tf.reshape(tf.transpose(tf.reshape(t, (-1, h // patch, patch, w // patch, patch, dim)),
-                                                  (0, 2, 4, 1, 3, 5)), (-1, n, dim)))(y)
+    t = _lambda(lambda t: tf.reshape(tf.transpose(tf.reshape(t, (1, h // patch, patch, w // patch, patch, dim)),
+                                                  (0, 2, 4, 1, 3, 5)), (patch * patch, n, dim)))(y)
     for _ in range(layers):
         t = _transformer(t, dim, 2, 2 * dim)
-    y = _lambda(lambda t: tf.reshape(tf.transpose(tf.reshape(t, (-1, patch, patch, h // patch, w // patch, dim)),
-                                                  (0, 3, 1, 4, 2, 5)), (-1, h, w, dim)))(t)
+    y = _lambda(lambda t: tf.reshape(tf.transpose(tf.reshape(t, (1, patch, patch, h // patch, w // patch, dim)),
+                                                  (0, 3, 1, 4, 2, 5)), (1, h, w, dim)))(t)
     y = _cbr(y, c, 1, act="swish")
     y = _cbr(L.Concatenate()([x, y]), c, 3, act="swish")
     return tf.keras.Model(inp, L.Dense(10)(L.GlobalAveragePooling2D()(y)))
@@ -196,16 +196,20 @@ def _bn_relu(x):
     return L.ReLU()(L.BatchNormalization()(x))
 
 
-def tiny_bert(tokens=32, dim=64, layers=2, heads=2, shared=False):
+def tiny_bert(tokens=32, dim=64, layers=2, heads=2, shared=False, norm=True):
     """A BERT-tiny encoder on embedded tokens (the embedding lookup stays on the host): post-norm
-    layers with GELU; ``shared`` (ALBERT) calls the same layer objects twice (one set of weights)."""
+    layers with GELU; ``shared`` (ALBERT) calls the same layer objects twice (one set of weights);
+    without LayerNorm for 16x8 (its quantizer has no NEG)."""
     inp = L.Input((tokens, dim))
 
-    def make_layer():
-        return (L.MultiHeadAttention(heads, dim // heads), L.LayerNormalization(epsilon=1e-12),
-                L.Dense(4 * dim, activation="gelu"), L.Dense(dim), L.LayerNormalization(epsilon=1e-12))
+    def ln():
+        return L.LayerNormalization(epsilon=1e-12) if norm else L.Activation("linear")
 
-    x = L.LayerNormalization(epsilon=1e-12)(inp)
+    def make_layer():
+        return (L.MultiHeadAttention(heads, dim // heads), ln(), L.Dense(4 * dim, activation="gelu"), L.Dense(dim),
+                ln())
+
+    x = ln()(inp)
     the_layer = make_layer()
     for _ in range(layers):
         att, ln1, up, down, ln2 = the_layer if shared else make_layer()
@@ -269,7 +273,7 @@ def person_detect(size=96, alpha=0.25):
 def rnnt(steps=6, feats=20, units=48, vocab=16):
     """An RNN-T style stack: a two-layer unrolled LSTM encoder, a one-layer prediction net on the
     previous labels' embeddings, and the joint (sum of projections, tanh, vocabulary)."""
-    audio, labels = L.Input((steps, feats)), L.Input((steps, 8))
+    audio, labels = L.Input((steps, feats)), L.Input((steps, feats))  # one shape: the converter reorders inputs
     enc = L.LSTM(units, unroll=True, return_sequences=True)(audio)
     enc = L.LSTM(units, unroll=True, return_sequences=True)(enc)
     pred = L.LSTM(units // 2, unroll=True, return_sequences=True)(labels)
@@ -449,7 +453,7 @@ MODELS: dict[str, Spec] = {
     "wavenet_int16_1000": Spec("audio", lambda: wavenet(1000, 16, (1, 2, 4, 8)), I16),
     "m5_audio_16000": Spec("audio", m5_audio),
     "tiny_bert_32x64": Spec("transformer", tiny_bert),
-    "tiny_bert_int16_16x64": Spec("transformer", lambda: tiny_bert(16, 64), I16),
+    "tiny_bert_int16_16x64": Spec("transformer", lambda: tiny_bert(16, 64, norm=False), I16),
     "albert_shared_32x64": Spec("transformer", lambda: tiny_bert(32, 64, 2, 2, True)),
     "dscnn_l_49x10": Spec("kws", dscnn_l),
     "micronet_kws_49x10": Spec("kws", micronet_kws),
