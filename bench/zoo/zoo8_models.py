@@ -168,8 +168,10 @@ def unet4(size=64, c=8):
 
 
 def wavenet(length=2000, channels=24, rates=(1, 2, 4, 8, 16, 32)):
-    """WaveNet: causal dilated 1-D convs, gated tanh x sigmoid, residual and skip 1x1s, skip sum."""
-    inp = L.Input((length, 1))
+    """WaveNet: causal dilated 1-D convs, gated tanh x sigmoid, residual and skip 1x1s, skip sum; a
+    static batch (with a dynamic one the dilations' SPACE_TO_BATCH_ND/BATCH_TO_SPACE_ND keep
+    placeholder shapes that neither tool's file runs)."""
+    inp = L.Input((length, 1), batch_size=1)
     x = L.Conv1D(channels, 2, padding="causal")(inp)
     skips = []
     for rate in rates:
