@@ -1,6 +1,6 @@
 """The benchmark scenarios, defined once: the three public ones (same flags as
 ../shared/bench/vela_baseline.py), the 256 KiB budget scenario of issue 3, the dual-core one and
-the sixteen hardware configs of bench/config_sweep.py."""
+the sixteen hardware configs of bench/config_sweep.py, and the eighth zoo's nine (ZOO8)."""
 
 from __future__ import annotations
 
