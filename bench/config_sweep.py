@@ -3,6 +3,10 @@
 Usage:
   python bench/config_sweep.py [--vela PATH/TO/vela] [--model NAME ...] [--scenario NAME ...]
                                [--no-validate] [--rows] [--vela-comparable]
+                               [--set sweep|zoo8] [--models DIR] [--cache FILE]
+
+``--set zoo8 --models /tmp/zoo8 --cache FILE`` runs the eighth zoo's configs (bench/scenarios.py
+ZOO8, bench/zoo8_configs.ini) over a directory of networks, with Vela's records in FILE.
 
 Sixteen scenarios chosen to cover (not multiply out) every accelerator (ethos-u55-32/64/128/256,
 ethos-u65-256/512), the four system configs of Vela's vela.ini (U55 High_End_Embedded and
@@ -45,7 +49,7 @@ from zoo_compare import COMPARABLE, fmt, load_vela, one_line, vela_cpu, vela_fig
 from zoo_vela import run as run_vela
 from zoo_vela import sha256
 
-from scenarios import SWEEP as SCENARIOS
+from scenarios import SWEEP, ZOO8
 
 from npuplan.api import make_options, plan
 from npuplan.commands import validate_plan
@@ -58,6 +62,8 @@ HERE = Path(__file__).resolve().parent
 CACHE = HERE / "reference" / "config_sweep_vela_5.2.0.jsonl"
 KIB = 1024
 CORES = ("legacy", "default")
+SETS = {"sweep": SWEEP, "zoo8": ZOO8}
+SCENARIOS = {**SWEEP, **ZOO8}
 
 
 PUBLIC = HERE.parent / "tests" / "data"
@@ -76,15 +82,15 @@ def models() -> list[Path]:
     return found
 
 
-def fill_vela_cache(vela: str, paths: list[Path], scenarios: list[str]) -> None:
-    """Run Vela (one job at a time) for every (model, scenario, core) the cache lacks."""
+def fill_vela_cache(vela: str, paths: list[Path], scenarios: list[str], cache: Path) -> None:
+    """Run Vela (one job at a time) for every (model, scenario, core) CACHE lacks."""
     done = set()
-    if CACHE.exists():
-        for line in CACHE.read_text().splitlines():
+    if cache.exists():
+        for line in cache.read_text().splitlines():
             rec = json.loads(line)
             done.add((rec["sha"], rec["scenario"], rec["core"], json.dumps(rec.get("options"), sort_keys=True)))
-    CACHE.parent.mkdir(parents=True, exist_ok=True)
-    with CACHE.open("a") as out:
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("a") as out:
         for path in paths:
             digest = sha256(path)
             for name in scenarios:
@@ -198,17 +204,23 @@ def main() -> None:
     parser.add_argument("--vela", help="run the Vela CLI for records the cache lacks (one job at a time)")
     parser.add_argument("--model", nargs="*")
     parser.add_argument("--scenario", nargs="*", choices=list(SCENARIOS))
+    parser.add_argument("--set", choices=sorted(SETS), default="sweep",
+                        help="the scenarios run without --scenario: sweep (the sixteen above) or zoo8 "
+                             "(bench/scenarios.py ZOO8: other budgets and bench/zoo8_configs.ini)")
+    parser.add_argument("--models", type=Path, help="every *.tflite of this directory instead of the default networks")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="Vela's records (default: %(default)s)")
     parser.add_argument("--no-validate", action="store_true", help="do not replay the plans")
     parser.add_argument("--rows", action="store_true", help="print every (model, scenario) row")
     parser.add_argument("--vela-comparable", action="store_true",
                         help="plan as Vela would (--search cascade --no-fm-staging --no-concat-in-place "
                              "--buffer-weights): the cycles then measure the estimator rather than the planner")
     args = parser.parse_args()
-    paths = [p for p in models() if not args.model or p.stem in args.model]
-    scenarios = args.scenario or list(SCENARIOS)
+    found = sorted(args.models.glob("*.tflite")) if args.models else models()
+    paths = [p for p in found if not args.model or p.stem in args.model]
+    scenarios = args.scenario or list(SETS[args.set])
     if args.vela:
-        fill_vela_cache(args.vela, paths, scenarios)
-    vela = load_vela(CACHE) if CACHE.exists() else {}
+        fill_vela_cache(args.vela, paths, scenarios, args.cache)
+    vela = load_vela(args.cache) if args.cache.exists() else {}
     table: dict[str, list[dict]] = {}
     budgets = {name: budget_bytes(SCENARIOS[name]) for name in scenarios}
     for name in scenarios:

@@ -1,6 +1,6 @@
 """The benchmark scenarios, defined once: the three public ones (same flags as
 ../shared/bench/vela_baseline.py), the 256 KiB budget scenario of issue 3, the dual-core one and
-the sixteen hardware configs of bench/config_sweep.py."""
+the sixteen hardware configs of bench/config_sweep.py, and the eighth zoo's nine (ZOO8)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 KIB = 1024
 CUSTOM_INI = str(Path(__file__).resolve().parent / "config_sweep.ini")
+ZOO8_INI = str(Path(__file__).resolve().parent / "zoo8_configs.ini")
 
 SCENARIOS: dict[str, dict[str, str]] = {
     "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
@@ -63,6 +64,23 @@ SWEEP: dict[str, dict[str, str]] = {
                                                 config=CUSTOM_INI),
     "u65_256_custom_ded256k_size": _scenario("u65-256", "Sweep_U65_Custom", "Sweep_Dedicated_256KB", "Size",
                                              config=CUSTOM_INI),
+}
+
+# The configs of the eighth zoo (bench/config_sweep.py --set zoo8): accelerators, modes and budgets
+# the other benches leave out (u55-32/64/256 in Shared_Sram, U65-256 Shared_Sram and Sram_Only,
+# Dedicated_Sram with a 32 or 64 KiB cache, Deep_Embedded with 32 KiB) and bench/zoo8_configs.ini.
+ZOO8: dict[str, dict[str, str]] = {
+    "u55_32_highend_shared_perf": _scenario("u55-32", U55_HE, "Shared_Sram", "Performance"),
+    "u55_64_deep_shared_perf_32k": _scenario("u55-64", U55_DE, "Shared_Sram", "Performance", 32),
+    "u55_256_highend_shared_size": _scenario("u55-256", U55_HE, "Shared_Sram", "Size"),
+    "u65_256_highend_shared_perf": _scenario("u65-256", U65_HE, "Shared_Sram", "Performance"),
+    "u65_256_highend_sramonly_size": _scenario("u65-256", U65_HE, "Sram_Only", "Size"),
+    "u65_256_highend_ded_perf_32k": _scenario("u65-256", U65_HE, "Dedicated_Sram", "Performance", 32),
+    "u65_512_clientserver_ded_size_64k": _scenario("u65-512", U65_CS, "Dedicated_Sram", "Size", 64),
+    "u55_64_zoo8slow_shared96k_perf": _scenario("u55-64", "Zoo8_U55_Slow", "Zoo8_Shared_96KB", "Performance",
+                                                config=ZOO8_INI),
+    "u65_256_zoo8fast_ded48k_perf": _scenario("u65-256", "Zoo8_U65_Fast", "Zoo8_Dedicated_48KB", "Performance",
+                                              config=ZOO8_INI),
 }
 
 

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from npuplan.cli_options import size_bytes
 from npuplan.options import DEFAULT_CONFIG, PlanOptions
 
 
@@ -25,6 +26,8 @@ def add_estimate_parser(commands: Any) -> None:
     p.add_argument("--accelerator-config", default="ethos-u55-128", help="accelerator preset (default: ethos-u55-128)")
     p.add_argument("--system-config", default=DEFAULT_CONFIG, help="system config name")
     p.add_argument("--memory-mode", default=DEFAULT_CONFIG, help="memory mode name")
+    p.add_argument("--arena-cache-size", type=size_bytes, default=None, metavar="BYTES",
+                   help="the SRAM budget the file was planned for, as given to plan (reported; k and M suffixes)")
     p.add_argument("--output-dir", default="output", help="where reports are written (default: output)")
     p.add_argument("--html", action="store_true", help="also write <network>_estimate.html (needs \"npuplan[report]\")")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
@@ -38,7 +41,8 @@ def run_estimate(args: argparse.Namespace) -> int:
     from npuplan.report.files import file_name_part, per_layer_csv, summary_csv, write_files
 
     options = PlanOptions(accelerator_config=args.accelerator_config, config_files=tuple(args.config),
-                          system_config=args.system_config, memory_mode=args.memory_mode)
+                          system_config=args.system_config, memory_mode=args.memory_mode,
+                          arena_cache_size_bytes=args.arena_cache_size)
     estimate = estimate_file(args.network, options)
     report = estimate.report
     directory = Path(args.output_dir)

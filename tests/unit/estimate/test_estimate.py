@@ -91,6 +91,17 @@ def test_cli_writes_the_plan_reports(tmp_path: Path) -> None:
     assert int(row["npu_operators"]) == len(layers)
 
 
+def test_cli_takes_the_plans_arena_cache_size(tmp_path: Path) -> None:
+    """``estimate`` takes the budget flag ``plan`` took (zoo8: the same flags for both commands were
+    refused as an unrecognized argument) and reports it as the plan's summary does."""
+    status = main(["estimate", str(VELA_FILE), "--accelerator-config", "ethos-u65-256", "--system-config",
+                   "Ethos_U65_High_End", "--memory-mode", "Dedicated_Sram", "--arena-cache-size", "32k",
+                   "--output-dir", str(tmp_path), "--quiet"])
+    assert status == 0
+    row = next(csv.DictReader((tmp_path / "ds_cnn_kws_estimate_summary_Ethos_U65_High_End.csv").open()))
+    assert float(row["arena_cache_size"]) == 32.0  # KiB, as Vela writes it
+
+
 def test_a_faster_memory_never_slows_the_estimate() -> None:
     slow = estimate_file(VELA_FILE, PlanOptions(accelerator_config="ethos-u55-128",
                                                 system_config="Ethos_U55_Deep_Embedded", memory_mode="Shared_Sram"))

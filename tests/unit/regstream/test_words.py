@@ -77,3 +77,14 @@ def test_events_straight_from_the_words_match_the_decoded_words():
 def test_an_unknown_opcode_after_the_stop_is_still_an_error():
     with pytest.raises(ValidationError, match="command word 2: unknown cmd0 opcode"):
         stream_events(cmd0("NPU_OP_POOL") + cmd0("NPU_OP_STOP") + [0x3FF])
+
+
+def test_a_stream_of_only_a_stop_is_empty_not_invalid():
+    """Vela 5.2.0's legacy core writes ethos-u operators whose stream is the one word NPU_OP_STOP
+    (zoo8's WaveNet, between two CPU operators); a driver runs them as nothing, so must we."""
+    assert stream_events(cmd0("NPU_OP_STOP", 0xFFFF)) == []
+
+
+def test_register_writes_without_an_operation_or_a_stop_are_refused():
+    with pytest.raises(ValidationError, match="runs no operation"):
+        stream_events(cmd0("OFM_HEIGHT_M1", 3))
