@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from npuplan.hw.lut_slots import reserved_table_banks
@@ -148,31 +149,49 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     query = _query(net, arch, op, key, block)
     best = _costed(oracle, query)
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
-    # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
-    # model prices a few other blocks too, the first of the cheapest is kept. For an op with
-    # weights, only blocks that read its weight stream no more often than Vela's: the stream is
-    # re-read for each OFM block row, and those reads share their memory with the DMAs of the
-    # ops around (the next op's weight prefetch), which this op's own cycles do not show
+    # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks), nor that one
+    # block's fill and drain overlap nothing: the cost model prices a few other blocks too, the
+    # first of the cheapest is kept
     blocks = [b for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
     if not blocks:
         return best
-    most = oracle.weight_read_bytes(best.cost) if op.weights is not None else None
-    least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
-    return _cheapest(oracle, query, best, [(c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None])
+    least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=None)
+    return _cheapest(oracle, query, best, sorted(((c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None), key=lambda s: s[:2]),
+                     _reread_charge(arch, oracle, op, key, best))
 
 
-def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]]) -> Costed:
-    """The first of the cheapest of ``first`` (``query``'s costing) and ``query``'s costings with
-    the ``screened`` blocks (least cycles, index in order, block config), pricing in full only the
-    blocks whose least cycles can beat the cheapest so far, those least cycles first."""
-    best, best_index = first, -1
-    for least, index, block in sorted(screened, key=lambda s: s[:2]):
+def _reread_charge(arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...],
+                   first: Costed) -> Callable[[Costed], int]:
+    """What a costing counts for when blocks compete: its cycles, plus, for a block that reads the
+    weight stream more often than Vela's block (``first``; the stream is re-read for each OFM
+    block row), the transfer of its extra reads. Those reads share their memory with the DMAs of
+    the ops around (the next op's weight prefetch), which this op's own cycles do not show, so
+    they count as if they delayed those DMAs by their whole time."""
+    if op.weights is None:
+        return lambda c: c.cycles
+    most = oracle.weight_read_bytes(first.cost)
+    source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
+
+    def charged(c: Costed) -> int:
+        extra_bytes = int(oracle.weight_read_bytes(c.cost) - most)
+        return c.cycles + (oracle.transfer_cycles(source, arch.fast_area, extra_bytes) if extra_bytes > 0 else 0)
+    return charged
+
+
+def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]],
+              charged: Callable[[Costed], int]) -> Costed:
+    """The first of the cheapest by ``charged`` of ``first`` (``query``'s costing) and ``query``'s
+    costings with the ``screened`` blocks (least cycles, index in order, block config; sorted),
+    pricing in full only the blocks whose least cycles can beat the cheapest so far."""
+    best, best_index, best_charged = first, -1, charged(first)
+    for least, index, block in screened:
         # a tie goes to the earlier in order: Vela's block first (index -1), then the alternatives'
-        if least > best.cycles or (least == best.cycles and index > best_index):
+        if least > best_charged or (least == best_charged and index > best_index):
             break  # the rest are sorted after this one: none can win
         costed = _costed(oracle, dataclasses.replace(query, block_config=block))
-        if costed.cycles < best.cycles or (costed.cycles == best.cycles and index < best_index):
-            best, best_index = costed, index
+        price = charged(costed)
+        if price < best_charged or (price == best_charged and index < best_index):
+            best, best_index, best_charged = costed, index, price
     return best
 
 
