@@ -554,16 +554,19 @@ def query_for(
 
 
 @lru_cache(maxsize=65536)
-def _same_stream_alternatives(query: BlockQuery, accel: Accelerator) -> tuple[BlockConfig, ...]:
+def _same_stream_alternatives(query: BlockQuery, accel: Accelerator, *, cut: bool) -> tuple[BlockConfig, ...]:
     """Blocks as deep as ``find_block_config``'s, with its traversal and IFM block depth: the least
     padded ones where that block pads the OFM (where it pads nothing they have little to gain),
-    and that block cut smaller (``_cut_block_configs``) where it covers the OFM in a few blocks."""
+    and with ``cut`` that block cut smaller (``_cut_block_configs``) where it covers the OFM in a
+    few blocks. Only an op computing its whole OFM is cut: in a cascade's stripes the re-reads
+    recur per stripe, and cutting stripes too made no Performance plan of the zoos faster while
+    it made several Size plans slower (inception_48 +26%)."""
     chosen = find_block_config(query, accel)
     if chosen is None:
         return ()
     padded = () if _tiles(query.ofm, chosen.ofm_block) else least_padded_block_configs(
         query, accel, depth=chosen.ofm_block.depth)
-    found = (*padded, *_cut_block_configs(query, accel, chosen))
+    found = (*padded, *(_cut_block_configs(query, accel, chosen) if cut else ()))
     return tuple(dict.fromkeys(
         b for b in found if b.ofm_block != chosen.ofm_block and b.is_partkernel == chosen.is_partkernel
         and b.ifm_block.depth == chosen.ifm_block.depth))
@@ -603,7 +606,7 @@ def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D
     the weight stream is encoded per OFM block depth and traversal, so those blocks read the very
     stream the weight plan was sized for."""
     if op.weights is not None:
-        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel)
+        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel, cut=ofm_box is None)
     q = query_for(op, ofm_box=ofm_box)
     found = least_padded_block_configs(q, accel)
     if op.copies_into_box:

@@ -156,7 +156,7 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     if not blocks:
         return best
     least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=None)
-    return _cheapest(oracle, query, best, sorted(((c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None), key=lambda s: s[:2]),
+    return _cheapest(oracle, query, best, [(c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None],
                      _reread_charge(arch, oracle, op, key, best))
 
 
@@ -168,7 +168,7 @@ def _reread_charge(arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple
     the ops around (the next op's weight prefetch), which this op's own cycles do not show, so
     they count as if they delayed those DMAs by their whole time."""
     if op.weights is None:
-        return lambda c: c.cycles
+        return _cycles
     most = oracle.weight_read_bytes(first.cost)
     source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
 
@@ -178,13 +178,19 @@ def _reread_charge(arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple
     return charged
 
 
+def _cycles(costed: Costed) -> int:
+    """A costing's cycles: what it counts for where no extra reads are charged."""
+    return costed.cycles
+
+
 def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]],
-              charged: Callable[[Costed], int]) -> Costed:
-    """The first of the cheapest by ``charged`` of ``first`` (``query``'s costing) and ``query``'s
-    costings with the ``screened`` blocks (least cycles, index in order, block config; sorted),
-    pricing in full only the blocks whose least cycles can beat the cheapest so far."""
+              charged: Callable[[Costed], int] = _cycles) -> Costed:
+    """The first of the cheapest by ``charged`` (at least its cycles) of ``first`` (``query``'s
+    costing) and ``query``'s costings with the ``screened`` blocks (least cycles, index in order,
+    block config), pricing in full only the blocks whose least cycles can beat the cheapest so
+    far, those least cycles first."""
     best, best_index, best_charged = first, -1, charged(first)
-    for least, index, block in screened:
+    for least, index, block in sorted(screened, key=lambda s: s[:2]):
         # a tie goes to the earlier in order: Vela's block first (index -1), then the alternatives'
         if least > best_charged or (least == best_charged and index > best_index):
             break  # the rest are sorted after this one: none can win
