@@ -597,16 +597,18 @@ def _tiles(ofm: Shape4D, block: Block) -> bool:
     return ofm.h % block.height == 0 and ofm.w % block.width == 0
 
 
-def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None) -> tuple[BlockConfig, ...]:
+def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None,
+                              cut: bool = True) -> tuple[BlockConfig, ...]:
     """Blocks besides ``choose_block_config``'s worth pricing for ``op`` producing ``ofm_box``: for
     an op without weights (whose weight stream would not depend on the block), the least padded
     ones (``least_padded_block_configs``) and small ones (``small_block_configs``); for a copy into
     a box of a wider map, also those sized by its box, as Vela's default core sizes them. For an op
     with weights, blocks as deep as Vela's and with its kernel traversal (``_same_stream_alternatives``):
     the weight stream is encoded per OFM block depth and traversal, so those blocks read the very
-    stream the weight plan was sized for."""
+    stream the weight plan was sized for; with ``cut``, also Vela's block cut smaller where the op
+    computes its whole OFM in a few blocks (``_cut_block_configs``)."""
     if op.weights is not None:
-        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel, cut=ofm_box is None)
+        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel, cut=cut and ofm_box is None)
     q = query_for(op, ofm_box=ofm_box)
     found = least_padded_block_configs(q, accel)
     if op.copies_into_box:
