@@ -11,7 +11,7 @@ from npuplan.cost import (
     BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch,
     dma_cycles, op_cost,
 )
-from npuplan.cost.model import CostMemo, least_cycles, weight_read_total
+from npuplan.cost.model import CostMemo, least_cycles, weight_read_bytes, weight_read_total
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
@@ -111,11 +111,16 @@ class CostModelOracle:
         return dataclasses.replace(translated, block=BlockChoice.of(block_config), weights=weights)
 
     def _model_query(self, query: StripeQuery) -> CostQuery:
-        """``query`` as the cost model's question, kept for the last one priced (a costing prices
-        Vela's block, then screens its alternatives from that query)."""
+        """``query`` as the cost model's question, kept for the last one translated (a costing
+        screens Vela's block and its alternatives from that query, then prices some in full: one
+        that differs from it only in its block is translated from it, ``_with_block``)."""
         last = self._last
-        if last is not None and last[0] is query:
-            return last[1]
+        if last is not None:
+            if last[0] is query:
+                return last[1]
+            if (query.op is last[0].op and query.block_config != last[0].block_config
+                    and dataclasses.replace(query, block_config=last[0].block_config) == last[0]):
+                return self._with_block(query, last[1], query.block_config)
         found = self._translate(query)
         self._last = (query, found)
         return found
@@ -185,6 +190,9 @@ class CostModelOracle:
 
     def weight_read_bytes(self, cost: Any) -> float:
         return weight_read_total(cost.bytes)
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return weight_read_bytes(self._model_query(query), memo=self._memo)
 
     def floor_cycles(self, cost: Any) -> int:
         """The datapath cycles and each area's access cycles: with weights buffered the datapath

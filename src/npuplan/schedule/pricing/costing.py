@@ -147,29 +147,30 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     ofm_stripe = op.ofm_shape.with_h(rows)
     block = oracle.block_config(op, ofm_stripe)
     query = _query(net, arch, op, key, block)
-    best = _costed(oracle, query)
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks), nor that one
     # block's fill and drain overlap nothing: the cost model prices a few other blocks too, the
-    # first of the cheapest is kept
-    blocks = [b for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
-    if not blocks:
-        return best
+    # first of the cheapest is kept. Vela's block is screened with them: where an alternative
+    # costs less than Vela's block's least cycles, Vela's block is never priced in full
+    alternatives = [b for b in oracle.block_alternatives(op, ofm_stripe) if b != block]
+    if not alternatives:
+        return _costed(oracle, query)
+    blocks = (block, *alternatives)
     least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=None)
-    return _cheapest(oracle, query, best, [(c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None],
-                     _reread_charge(arch, oracle, op, key, best))
+    return _cheapest(oracle, query, [(c, i - 1, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None],
+                     _reread_charge(arch, oracle, op, key, query))
 
 
 def _reread_charge(arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...],
-                   first: Costed) -> Callable[[Costed], int]:
+                   query: StripeQuery) -> Callable[[Costed], int]:
     """What a costing counts for when blocks compete: its cycles, plus, for a block that reads the
-    weight stream more often than Vela's block (``first``; the stream is re-read for each OFM
+    weight stream more often than Vela's block (``query``'s; the stream is re-read for each OFM
     block row), the transfer of its extra reads. Those reads share their memory with the DMAs of
     the ops around (the next op's weight prefetch), which this op's own cycles do not show, so
     they count as if they delayed those DMAs by their whole time."""
     if op.weights is None:
         return _cycles
-    most = oracle.weight_read_bytes(first.cost)
+    most = oracle.query_weight_read_bytes(query)
     source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
 
     def charged(c: Costed) -> int:
@@ -183,22 +184,23 @@ def _cycles(costed: Costed) -> int:
     return costed.cycles
 
 
-def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]],
+def _cheapest(oracle: CostOracle, query: StripeQuery, screened: list[tuple[int, int, Any]],
               charged: Callable[[Costed], int] = _cycles) -> Costed:
-    """The first of the cheapest by ``charged`` (at least its cycles) of ``first`` (``query``'s
-    costing) and ``query``'s costings with the ``screened`` blocks (least cycles, index in order,
-    block config), pricing in full only the blocks whose least cycles can beat the cheapest so
-    far, those least cycles first."""
-    best, best_index, best_charged = first, -1, charged(first)
+    """The first of the cheapest by ``charged`` (at least its cycles) of ``query``'s costings with
+    the ``screened`` blocks (least cycles, index in order: ``query``'s own block at -1, block
+    config), pricing in full only the blocks whose least cycles can beat the cheapest so far,
+    those least cycles first; ``query``'s costing when none is screened."""
+    best: Costed | None = None
+    best_index, best_charged = 0, 0
     for least, index, block in sorted(screened, key=lambda s: s[:2]):
         # a tie goes to the earlier in order: Vela's block first (index -1), then the alternatives'
-        if least > best_charged or (least == best_charged and index > best_index):
+        if best is not None and (least > best_charged or (least == best_charged and index > best_index)):
             break  # the rest are sorted after this one: none can win
-        costed = _costed(oracle, dataclasses.replace(query, block_config=block))
+        costed = _costed(oracle, query if block == query.block_config else dataclasses.replace(query, block_config=block))
         price = charged(costed)
-        if price < best_charged or (price == best_charged and index < best_index):
+        if best is None or price < best_charged or (price == best_charged and index < best_index):
             best, best_index, best_charged = costed, index, price
-    return best
+    return best if best is not None else _costed(oracle, query)
 
 
 def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], block: Any) -> StripeQuery:

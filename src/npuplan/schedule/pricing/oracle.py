@@ -127,6 +127,10 @@ class CostOracle(Protocol):
         stream once per OFM block row: a block config may make it more)."""
         ...
 
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        """``weight_read_bytes(op_cost(query))`` without pricing ``query`` in full."""
+        ...
+
     def floor_cycles(self, cost: Any) -> int:
         """Given ``cost``, a costing with weights buffered (any fetch plan), cycles that no costing
         of the same op and context with weights buffered goes below, whatever the plan or the
@@ -221,6 +225,9 @@ class EstimateOracle:
     def weight_read_bytes(self, cost: Any) -> float:
         return 0.0  # one block per op: the stream is read once
 
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return 0.0
+
     def floor_cycles(self, cost: Any) -> int:
         """The datapath and memory cycles: buffered weights are read from fast storage whatever the plan."""
         return max(cost.datapath_cycles, cost.access_cycles)
@@ -296,6 +303,9 @@ class MemoOracle:
 
     def weight_read_bytes(self, cost: Any) -> float:
         return self._inner.weight_read_bytes(cost)
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return self._inner.query_weight_read_bytes(query)
 
     def floor_cycles(self, cost: Any) -> int:
         return self._inner.floor_cycles(cost)
