@@ -89,6 +89,11 @@ class CostModelOracle:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
         return alternative_block_configs(op, self._arch.accelerator, ofm_box=box, cut=self._cut_blocks)
 
+    def charges_weight_rereads(self) -> bool:
+        """Where cut blocks are priced, those re-read the weight stream and pay for it; elsewhere
+        (Size) an alternative reading it more often than Vela's block is dropped, as before them."""
+        return self._cut_blocks
+
     def op_cost(self, query: StripeQuery) -> Any:
         return op_cost(self._model_query(query), self._arch, memo=self._memo)
 

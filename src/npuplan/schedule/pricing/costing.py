@@ -156,20 +156,20 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     if not alternatives:
         return _costed(oracle, query)
     blocks = (block, *alternatives)
-    least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=None)
+    charged = op.weights is not None and oracle.charges_weight_rereads()
+    most = oracle.query_weight_read_bytes(query) if op.weights is not None and not charged else None
+    least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
     return _cheapest(oracle, query, [(c, i - 1, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None],
-                     _reread_charge(arch, oracle, op, key, query))
+                     _reread_charge(arch, oracle, key, query) if charged else _cycles)
 
 
-def _reread_charge(arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...],
+def _reread_charge(arch: Architecture, oracle: CostOracle, key: tuple[Any, ...],
                    query: StripeQuery) -> Callable[[Costed], int]:
     """What a costing counts for when blocks compete: its cycles, plus, for a block that reads the
     weight stream more often than Vela's block (``query``'s; the stream is re-read for each OFM
     block row), the transfer of its extra reads. Those reads share their memory with the DMAs of
     the ops around (the next op's weight prefetch), which this op's own cycles do not show, so
     they count as if they delayed those DMAs by their whole time."""
-    if op.weights is None:
-        return _cycles
     most = oracle.query_weight_read_bytes(query)
     source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
 

@@ -102,6 +102,12 @@ class CostOracle(Protocol):
         ``ofm_stripe``, keeping the cheapest (``hw.block_config.alternative_block_configs``)."""
         ...
 
+    def charges_weight_rereads(self) -> bool:
+        """Whether ``costing`` charges a block alternative that reads an op's weight stream more
+        often than ``block_config``'s the transfer of its extra reads (True: the cut blocks of
+        Performance) or drops it (False)."""
+        ...
+
     def op_cost(self, query: StripeQuery) -> Any: ...
 
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
@@ -177,6 +183,9 @@ class EstimateOracle:
 
     def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
         return ()
+
+    def charges_weight_rereads(self) -> bool:
+        return True
 
     def _macs(self, op: NpuOp, ofm: Shape4D, depth: int) -> int:
         k = op.kernel.elements
@@ -283,6 +292,9 @@ class MemoOracle:
         if key not in self._alternatives:
             self._alternatives[key] = self._inner.block_alternatives(op, ofm_stripe)
         return self._alternatives[key]
+
+    def charges_weight_rereads(self) -> bool:
+        return self._inner.charges_weight_rereads()
 
     def op_cost(self, query: StripeQuery) -> Any:
         """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
