@@ -243,3 +243,21 @@ def test_an_op_with_weights_in_few_blocks_is_also_priced_in_smaller_blocks() -> 
                for c in stripe)
     wide = _op(BlockType.CONV, (1, 64, 64, 8), (1, 64, 64, 8), Kernel(1, 1), weights=np.ones((8, 1, 1, 8), dtype=np.int8))
     assert not alternative_block_configs(wide, U55_128)
+    # without ``cut`` (Size's oracle) no block is cut
+    assert all(c.ofm_block.height >= vela.ofm_block.height for c in alternative_block_configs(pw, U55_128, cut=False))
+
+
+def test_only_performance_oracles_price_cut_blocks_and_charge_their_rereads() -> None:
+    import numpy as np
+
+    from npuplan.hw import build_architecture
+    from npuplan.options import Optimise, PlanOptions
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+
+    arch = build_architecture(PlanOptions(accelerator_config="ethos-u55-128"))
+    pw = _op(BlockType.CONV, (1, 16, 16, 8), (1, 16, 16, 8), Kernel(1, 1), weights=np.ones((8, 1, 1, 8), dtype=np.int8))
+    vela = choose_block_config(pw, U55_128)
+    perf, size = default_oracle(arch), default_oracle(arch, optimise=Optimise.SIZE)
+    assert perf.charges_weight_rereads() and not size.charges_weight_rereads()
+    smaller = [c for c in perf.block_alternatives(pw, pw.ofm_shape) if c.ofm_block.height < vela.ofm_block.height]
+    assert smaller and not [c for c in size.block_alternatives(pw, pw.ofm_shape) if c in smaller]
