@@ -573,7 +573,7 @@ def _same_stream_alternatives(query: BlockQuery, accel: Accelerator, *, cut: boo
 
 
 # at most this many blocks cover the OFM's height and width for ``_cut_block_configs`` to cut them
-_FEW_BLOCKS = 2
+_FEW_BLOCKS = 4
 
 
 def _cut_block_configs(q: BlockQuery, accel: Accelerator, chosen: BlockConfig) -> tuple[BlockConfig, ...]:
