@@ -178,7 +178,7 @@ class PreparedModel:
         # the lowerings' first part, shared by those differing only in how ops are placed
         self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, frozenset[int]], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
-        self._oracles: dict[tuple[str, str, str], CostOracle] = {}
+        self._oracles: dict[tuple[str, str, str, Optimise], CostOracle] = {}
 
     @classmethod
     def read(cls, path: str | Path) -> "PreparedModel":
@@ -305,13 +305,15 @@ class PreparedModel:
                 found.append(form)
         return found[::-1]
 
-    def oracle(self, arch: Architecture) -> CostOracle:
-        """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode,
-        shared by every budget and goal planned on them (costs do not depend on either)."""
-        key = (repr(arch.accelerator), repr(arch.system), repr(arch.mode))  # by value (they hold dicts)
+    def oracle(self, arch: Architecture, optimise: Optimise = Optimise.PERFORMANCE) -> CostOracle:
+        """The cost oracle (and its memos) of ``arch``'s accelerator, system config and memory mode
+        and of the goal ``optimise`` (``default_oracle``: only Performance prices cut blocks),
+        shared by every budget planned on them (costs do not depend on it)."""
+        key = (repr(arch.accelerator), repr(arch.system), repr(arch.mode), optimise)  # by value (they hold dicts)
         found = self._oracles.get(key)
         if found is None:
-            found = self._oracles[key] = default_oracle(arch, encodings=self.encodings(arch.accelerator))
+            found = self._oracles[key] = default_oracle(arch, encodings=self.encodings(arch.accelerator),
+                                                        optimise=optimise)
         return found
 
     def encodings(self, accel: Accelerator) -> WeightEncodings:
@@ -369,7 +371,7 @@ def plan_prepared(
     bases = {id(r): v for r, v in reorders}
     step("schedule")
     encodings = model.encodings(arch.accelerator)
-    oracle = model.oracle(arch)
+    oracle = model.oracle(arch, options.optimise)
     planned = _planned_by_price(variants, arch, options, encodings, oracle, step)
     planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
     lowered, schedule, allocation, drafted = _better(planned, options)
@@ -407,7 +409,7 @@ def _phased_where_cheaper(model: PreparedModel, variants: list[LoweredGraph], ar
             found.append(lowering)
             continue
         spread = model.lowered(arch.accelerator, **key.options(dilation_phases=frozenset()))
-        cheaper = cheaper_sources(spread, lowering, arch, model.oracle(arch),
+        cheaper = cheaper_sources(spread, lowering, arch, model.oracle(arch, options.optimise),
                                   pack_unaligned=packs_unaligned(arch, options))
         chosen = model.lowered(arch.accelerator, **key.options(dilation_phases=cheaper)) if cheaper else spread
         if all(chosen is not other for other in found):
@@ -458,7 +460,7 @@ def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, A
     base = bases.get(id(chosen[0]), chosen[0])
     forms = model.forms(arch.accelerator, base, deployable=options.deployable,
                         cpu_ops=frozenset(options.deploy_cpu_ops))
-    encodings, oracle = model.encodings(arch.accelerator), model.oracle(arch)
+    encodings, oracle = model.encodings(arch.accelerator), model.oracle(arch, options.optimise)
     fused = [f for f in forms if sum(map(fuses_lut, f.npu_ops)) == sum(map(fuses_lut, base.npu_ops))]
     apart = [f for f in forms if all(f is not g for g in fused)]
     chosen_forms = fused if fused and _forms_may_pay(chosen, fused) else []

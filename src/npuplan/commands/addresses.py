@@ -67,27 +67,35 @@ def buffer_lifetimes(
     commands: Sequence[Command], inputs: Sequence[str], outputs: Sequence[str],
 ) -> dict[str, tuple[int, int]]:
     """First and last command index touching each buffer (``inputs`` from 0, ``outputs`` to the end);
-    a DMA fetched ahead of its op (``DmaCommand.ahead``) holds its destination from the last stripe
-    before it, which it runs under."""
-    touched = [touched_buffers(c) for c in commands]
-    last_stripe = -1
-    for k, c in enumerate(commands):
-        if isinstance(c, NpuStripeCommand):
-            last_stripe = k
-        elif isinstance(c, DmaCommand) and c.ahead and last_stripe >= 0:
-            touched[last_stripe] = [*touched[last_stripe], c.dst.name]
-    return name_lifetimes(touched, inputs, outputs)
+    a DMA fetched ahead of its op holds its destination longer (``name_lifetimes``)."""
+    return name_lifetimes(
+        [touched_buffers(c) for c in commands], inputs, outputs,
+        stripes=[isinstance(c, NpuStripeCommand) for c in commands],
+        ahead=[c.dst.name if isinstance(c, DmaCommand) and c.ahead else None for c in commands])
 
 
 def name_lifetimes(
-    touched: Sequence[Sequence[str]], inputs: Sequence[str], outputs: Sequence[str],
+    touched: Sequence[Sequence[str]], inputs: Sequence[str], outputs: Sequence[str], *,
+    stripes: Sequence[bool] = (), ahead: Sequence[str | None] = (),
 ) -> dict[str, tuple[int, int]]:
-    """``buffer_lifetimes`` of a stream given as the buffer names each command touches."""
+    """``buffer_lifetimes`` of a stream given as the buffer names each command touches, whether
+    each command is an NPU stripe (``stripes``) and the destination of each DMA fetched ahead of its
+    op (``ahead``, None for other commands; both empty: none is). The one rule of when a buffer is
+    live, for the allocator and the report alike: from the first command touching it to the last;
+    a DMA fetched ahead holds its destination from the last stripe before it, which it runs under;
+    ``inputs`` from the start, ``outputs`` to the end."""
     spans: dict[str, tuple[int, int]] = {}
+    last_stripe = -1
     for k, names in enumerate(touched):
+        held = ahead[k] if k < len(ahead) else None
+        if held is not None and last_stripe >= 0:
+            first, end = spans.get(held, (last_stripe, last_stripe))
+            spans[held] = (min(first, last_stripe), max(end, last_stripe))
         for name in names:
             first, _ = spans.get(name, (k, k))
             spans[name] = (first, k)
+        if k < len(stripes) and stripes[k]:
+            last_stripe = k
     last = max(len(touched) - 1, 0)
     for name in inputs:
         if name in spans:

@@ -554,14 +554,42 @@ def query_for(
 
 
 @lru_cache(maxsize=65536)
-def _same_stream_alternatives(query: BlockQuery, accel: Accelerator) -> tuple[BlockConfig, ...]:
-    """The least padded blocks as deep as ``find_block_config``'s, with its traversal and IFM
-    block depth; none when that block pads nothing (the least padded ones have little to gain)."""
+def _same_stream_alternatives(query: BlockQuery, accel: Accelerator, *, cut: bool) -> tuple[BlockConfig, ...]:
+    """Blocks as deep as ``find_block_config``'s, with its traversal and IFM block depth: the least
+    padded ones where that block pads the OFM (where it pads nothing they have little to gain),
+    and with ``cut`` that block cut smaller (``_cut_block_configs``) where it covers the OFM in a
+    few blocks. Only an op computing its whole OFM is cut: in a cascade's stripes the re-reads
+    recur per stripe, and cutting stripes too made no Performance plan of the zoos faster while
+    it made several Size plans slower (inception_48 +26%)."""
     chosen = find_block_config(query, accel)
-    if chosen is None or _tiles(query.ofm, chosen.ofm_block):
+    if chosen is None:
         return ()
-    return tuple(b for b in least_padded_block_configs(query, accel, depth=chosen.ofm_block.depth)
-                 if b.is_partkernel == chosen.is_partkernel and b.ifm_block.depth == chosen.ifm_block.depth)
+    padded = () if _tiles(query.ofm, chosen.ofm_block) else least_padded_block_configs(
+        query, accel, depth=chosen.ofm_block.depth)
+    found = (*padded, *(_cut_block_configs(query, accel, chosen) if cut else ()))
+    return tuple(dict.fromkeys(
+        b for b in found if b.ofm_block != chosen.ofm_block and b.is_partkernel == chosen.is_partkernel
+        and b.ifm_block.depth == chosen.ifm_block.depth))
+
+
+# at most this many blocks cover the OFM's height and width for ``_cut_block_configs`` to cut them
+_FEW_BLOCKS = 4
+
+
+def _cut_block_configs(q: BlockQuery, accel: Accelerator, chosen: BlockConfig) -> tuple[BlockConfig, ...]:
+    """``chosen`` cut to half its height and width (whole micro-blocks, as deep, same traversal)
+    when it covers ``q``'s OFM in at most ``_FEW_BLOCKS`` blocks. The weight stream is encoded per
+    block depth and traversal, so it stays the one the weight plan was sized for; but a block's
+    first IFM and weight fill and its last OFM drain overlap nothing, and a few smaller blocks hide
+    most of them. The cost model decides whether the extra blocks pay for their weight re-reads."""
+    block = chosen.ofm_block
+    height, width = min(block.height, q.ofm.h), min(block.width, q.ofm.w)
+    if div_round_up(q.ofm.h, height) * div_round_up(q.ofm.w, width) > _FEW_BLOCKS:
+        return ()
+    ub = accel.ofm_ublock
+    cut = Block(round_up(div_round_up(height, 2), ub.height), round_up(div_round_up(width, 2), ub.width), block.depth)
+    found = try_block_config(q, accel, cut, is_partkernel=chosen.is_partkernel)
+    return () if found is None else (found,)
 
 
 def _tiles(ofm: Shape4D, block: Block) -> bool:
@@ -569,16 +597,18 @@ def _tiles(ofm: Shape4D, block: Block) -> bool:
     return ofm.h % block.height == 0 and ofm.w % block.width == 0
 
 
-def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None) -> tuple[BlockConfig, ...]:
+def alternative_block_configs(op: NpuOp, accel: Accelerator, *, ofm_box: Shape4D | None = None,
+                              cut: bool = True) -> tuple[BlockConfig, ...]:
     """Blocks besides ``choose_block_config``'s worth pricing for ``op`` producing ``ofm_box``: for
     an op without weights (whose weight stream would not depend on the block), the least padded
     ones (``least_padded_block_configs``) and small ones (``small_block_configs``); for a copy into
     a box of a wider map, also those sized by its box, as Vela's default core sizes them. For an op
-    with weights, the least padded ones as deep as Vela's block and with its kernel traversal: the
-    weight stream is encoded per OFM block depth and traversal, so those blocks read the very stream
-    the weight plan was sized for."""
+    with weights, blocks as deep as Vela's and with its kernel traversal (``_same_stream_alternatives``):
+    the weight stream is encoded per OFM block depth and traversal, so those blocks read the very
+    stream the weight plan was sized for; with ``cut``, also Vela's block cut smaller where the op
+    computes its whole OFM in a few blocks (``_cut_block_configs``)."""
     if op.weights is not None:
-        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel)
+        return _same_stream_alternatives(query_for(op, ofm_box=ofm_box), accel, cut=cut and ofm_box is None)
     q = query_for(op, ofm_box=ofm_box)
     found = least_padded_block_configs(q, accel)
     if op.copies_into_box:

@@ -157,7 +157,8 @@ def _report(doc: Fields, path: Path) -> HtmlReport:
     buffers = (doc.section("tensors"), doc.section("allocation").section("buffers"))
     layouts = read_layouts([b.data for b in buffers])
     uses = command_uses(doc.data.get("commands"), layouts)
-    lives = name_lifetimes([u.buffers for u in uses], doc.strs("inputs"), doc.strs("outputs"))
+    lives = name_lifetimes([u.buffers for u in uses], doc.strs("inputs"), doc.strs("outputs"),
+                           stripes=[u.stripe for u in uses], ahead=[u.ahead for u in uses])
     steps = _steps_of_commands(uses, step_of)
     area = target.text("fast_area")
     areas = doc.section("allocation").section("areas")

@@ -1,10 +1,11 @@
 """SRAM over the schedule, from a plan's buffers and their lifetimes in the command stream: which
 buffers of the fast memory are live at each op step, stacked by what they hold, for the HTML report.
 
-A buffer lives from the first command that touches it to the last (network inputs from the start,
-outputs to the end: the lifetimes the allocator placed). Buffers that share
-addresses while both are live are one buffer given twice (an elementwise op writing over its input),
-so they are counted once. Constants stored in the fast memory are live throughout. An op step's
+A buffer lives as ``commands.addresses.name_lifetimes`` says, the lifetimes the allocator placed
+(from the first command that touches it to the last, a DMA fetched ahead from the stripe it runs
+under, network inputs from the start, outputs to the end). Buffers that share addresses while
+both are live are one buffer given twice (an elementwise op writing over its input), so they are
+counted once. Constants stored in the fast memory are live throughout. An op step's
 figure is the command of that op where the most bytes are live (the op's peak).
 """
 

@@ -1,6 +1,7 @@
 """What the HTML report needs of a plan JSON's command stream: each command's op and the buffers it
 touches, and so each buffer's lifetime in command indices (as the allocator placed it: from the
-first command touching it to the last, network inputs from the start, outputs to the end).
+first command touching it to the last, network inputs from the start, outputs to the end, a DMA
+fetched ahead holding its destination from the stripe it runs under: ``name_lifetimes``, the one rule).
 
 Read strictly but narrowly: the replay validator (``npuplan validate``) reads every box and
 address; the report reads only names, so a large plan's page does not wait for a full parse.
@@ -23,10 +24,13 @@ _NAMES = {"npu_stripe": (), "cpu": (), "dma": ("src_buffer", "dst_buffer")}
 
 @dataclass(frozen=True, slots=True)
 class CommandUse:
-    """One command: the op it works for and the buffers it reads or writes."""
+    """One command: the op it works for, the buffers it reads or writes, whether it is an NPU
+    stripe and, for a DMA fetched ahead of its op, its destination (else None)."""
 
     op: str
     buffers: tuple[str, ...]
+    stripe: bool = False
+    ahead: str | None = None
 
 
 def _name(value: Any, where: str) -> str:
@@ -63,7 +67,8 @@ def command_use(entry: Any, where: str, known: Mapping[str, object]) -> CommandU
     for name in buffers:
         if name not in known:
             raise StreamFormatError(f"{where} names buffer '{name:.60}', which has no address")
-    return CommandUse(_name(entry.get("op", ""), f"{where}.op"), tuple(buffers))
+    ahead = buffers[-1] if kind == "dma" and entry.get("ahead", False) is True else None
+    return CommandUse(_name(entry.get("op", ""), f"{where}.op"), tuple(buffers), kind == "npu_stripe", ahead)
 
 
 def command_uses(entries: Any, known: Mapping[str, object]) -> tuple[CommandUse, ...]:

@@ -106,3 +106,17 @@ def test_a_copy_writing_part_of_its_ofm_writes_only_its_box() -> None:
         assert op.ofm_write_shape is not None and op.ofm_write_offset is not None
         start, end = command.ofm.box.start, command.ofm.box.end
         assert start[3] == op.ofm_write_offset.c and end[3] - start[3] == op.ofm_write_shape.c
+
+
+def test_a_buffer_fetched_ahead_lives_from_the_stripe_it_runs_under() -> None:
+    """``name_lifetimes``, the one rule the allocator and the HTML report read: a DMA fetched ahead
+    of its op holds its destination from the last NPU stripe before it, not from the DMA."""
+    from npuplan.commands.addresses import name_lifetimes
+
+    touched = [["a", "b"], ["w_src", "w"], ["b", "w", "c"]]
+    plain = name_lifetimes(touched, [], [])
+    assert plain["w"] == (1, 2)
+    ahead = name_lifetimes(touched, [], [], stripes=[True, False, True], ahead=[None, "w", None])
+    assert ahead["w"] == (0, 2) and ahead["b"] == plain["b"]
+    # no stripe before it: from the DMA itself
+    assert name_lifetimes(touched, [], [], stripes=[False, False, True], ahead=[None, "w", None])["w"] == (1, 2)

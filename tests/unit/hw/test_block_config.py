@@ -215,9 +215,49 @@ def test_alternatives_for_an_op_with_weights_read_the_same_stream() -> None:
     vela = choose_block_config(dw, U55_128)
     found = alternative_block_configs(dw, U55_128)
     assert found
+    # Vela's block covers the map in two blocks, so it is also priced cut in half (7x4: whole
+    # micro-blocks); the others tile the map with fewer padded elements
+    cut = [c for c in found if c.ofm_block.height == 7 and c.ofm_block.width == 4]
+    assert len(cut) == 1
     for config in found:
         assert config.ofm_block.depth == vela.ofm_block.depth and config.is_partkernel == vela.is_partkernel
         assert config.ifm_block.depth == vela.ifm_block.depth
         b = config.ofm_block
         padded = -(-25 // b.height) * b.height * -(-5 // b.width) * b.width
-        assert padded < 28 * 6
+        assert config in cut or padded < 28 * 6
+
+
+def test_an_op_with_weights_in_few_blocks_is_also_priced_in_smaller_blocks() -> None:
+    """A 16x16x8 pointwise convolution fits one 16x16 block, whose first IFM fill and last OFM
+    drain overlap nothing: its block is also priced cut to 8x8, as deep and alike in traversal (the
+    same weight stream); a stripe of it (a cascade's) is not cut, nor a map of many blocks."""
+    import numpy as np
+
+    pw = _op(BlockType.CONV, (1, 16, 16, 8), (1, 16, 16, 8), Kernel(1, 1), weights=np.ones((8, 1, 1, 8), dtype=np.int8))
+    vela = choose_block_config(pw, U55_128)
+    cut = [c for c in alternative_block_configs(pw, U55_128) if c.ofm_block.height < vela.ofm_block.height]
+    assert [(c.ofm_block.height, c.ofm_block.width, c.ofm_block.depth) for c in cut] == [(8, 8, vela.ofm_block.depth)]
+    assert cut[0].is_partkernel == vela.is_partkernel
+    stripe = alternative_block_configs(pw, U55_128, ofm_box=Shape4D(1, 8, 16, 8))
+    assert all(c.ofm_block.height >= choose_block_config(pw, U55_128, ofm_box=Shape4D(1, 8, 16, 8)).ofm_block.height
+               for c in stripe)
+    wide = _op(BlockType.CONV, (1, 64, 64, 8), (1, 64, 64, 8), Kernel(1, 1), weights=np.ones((8, 1, 1, 8), dtype=np.int8))
+    assert not alternative_block_configs(wide, U55_128)
+    # without ``cut`` (Size's oracle) no block is cut
+    assert all(c.ofm_block.height >= vela.ofm_block.height for c in alternative_block_configs(pw, U55_128, cut=False))
+
+
+def test_only_performance_oracles_price_cut_blocks_and_charge_their_rereads() -> None:
+    import numpy as np
+
+    from npuplan.hw import build_architecture
+    from npuplan.options import Optimise, PlanOptions
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+
+    arch = build_architecture(PlanOptions(accelerator_config="ethos-u55-128"))
+    pw = _op(BlockType.CONV, (1, 16, 16, 8), (1, 16, 16, 8), Kernel(1, 1), weights=np.ones((8, 1, 1, 8), dtype=np.int8))
+    vela = choose_block_config(pw, U55_128)
+    perf, size = default_oracle(arch), default_oracle(arch, optimise=Optimise.SIZE)
+    assert perf.charges_weight_rereads() and not size.charges_weight_rereads()
+    smaller = [c for c in perf.block_alternatives(pw, pw.ofm_shape) if c.ofm_block.height < vela.ofm_block.height]
+    assert smaller and not [c for c in size.block_alternatives(pw, pw.ofm_shape) if c in smaller]

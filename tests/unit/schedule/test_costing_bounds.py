@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from npuplan.schedule.pricing.costing import _cheapest
-from npuplan.schedule.pricing.oracle import Costed
 
 
 @dataclass(frozen=True)
@@ -23,38 +22,40 @@ class _Query:
 class _Stub:
     """Prices block ``i`` at ``cycles[i]``; records the blocks it prices."""
 
-    def __init__(self, cycles: list[int]) -> None:
-        self._cycles, self.priced = cycles, []
+    def __init__(self, cycles: list[int], vela: int = 7) -> None:
+        self._cycles, self._vela, self.priced = cycles, vela, []
 
     def op_cost(self, query):
         self.priced.append(query.block_config)
-        return self._cycles[query.block_config]
+        return self._vela if query.block_config == "vela" else self._cycles[query.block_config]
 
     def cycles(self, cost) -> int:
         return cost
-
-
-def _first(cycles: int) -> Costed:
-    return Costed("vela", None, None, None, cycles, cycles, cycles)
 
 
 @pytest.mark.parametrize("cycles", list(itertools.product((5, 7, 9), repeat=3)))
 @pytest.mark.parametrize("slack", [0, 1, 3])
 def test_the_first_of_the_cheapest_is_kept(cycles, slack):
     # least cycles at most the price (``slack`` below it, not below 0): the same choice as pricing
-    # every block in order and keeping the first of the cheapest, Vela's block first
-    screened = [(max(c - slack, 0), i, i) for i, c in enumerate(cycles)]
-    chosen = _cheapest(_Stub(list(cycles)), _Query(), _first(7), screened)
+    # every block in order and keeping the first of the cheapest, Vela's block (index -1) first
+    screened = [(max(7 - slack, 0), -1, "vela"), *((max(c - slack, 0), i, i) for i, c in enumerate(cycles))]
+    chosen = _cheapest(_Stub(list(cycles)), _Query(), screened)
     everything = ["vela", 0, 1, 2]
     assert chosen.block_config == everything[min(range(4), key=lambda i: [7, *cycles][i])]
 
 
 def test_blocks_that_cannot_win_are_not_priced():
-    # the cheapest alternative (least 4) is priced first; the others' least cycles are not below it
+    # the cheapest alternative (least 4) is priced first; the others' least cycles, Vela's block's
+    # too, are not below it: Vela's block is not priced either
     stub = _Stub([9, 4, 6, 5])
-    chosen = _cheapest(stub, _Query(), _first(7), [(8, 0, 0), (4, 1, 1), (4, 2, 2), (5, 3, 3)])
+    chosen = _cheapest(stub, _Query(), [(6, -1, "vela"), (8, 0, 0), (4, 1, 1), (4, 2, 2), (5, 3, 3)])
     assert chosen.block_config == 1
-    assert stub.priced == [1]  # block 2 ties at 4 but comes after 1, block 3 costs at least 5
+    assert stub.priced == [1]  # block 2 ties at 4 but comes after 1, block 3 and Vela's cost at least 5
+
+
+def test_with_nothing_screened_vela_block_is_priced():
+    stub = _Stub([])
+    assert _cheapest(stub, _Query(), []).block_config == "vela" and stub.priced == ["vela"]
 
 
 @pytest.mark.parametrize("fetch", ["none", "single", "double"])

@@ -11,11 +11,12 @@ from npuplan.cost import (
     BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch,
     dma_cycles, op_cost,
 )
-from npuplan.cost.model import CostMemo, least_cycles, weight_read_total
+from npuplan.cost.model import CostMemo, least_cycles, weight_read_bytes, weight_read_total
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.memory.allocators import PlacementMemo
+from npuplan.options import Optimise
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.model.geometry import input_rows
@@ -65,9 +66,11 @@ def lut_access(op: NpuOp, arch: Architecture, *, prefetched: bool = True) -> Lut
 class CostModelOracle:
     """Adapts ``npuplan.cost.op_cost`` and ``hw.block_config.choose_block_config``."""
 
-    def __init__(self, arch: Architecture, *, encodings: WeightEncodings | None = None) -> None:
-        """``encodings`` is the plan's shared weight-encoding memo (a new one when not given)."""
+    def __init__(self, arch: Architecture, *, encodings: WeightEncodings | None = None, cut_blocks: bool = True) -> None:
+        """``encodings`` is the plan's shared weight-encoding memo (a new one when not given);
+        ``cut_blocks``: whether the block alternatives include cut blocks (``alternative_block_configs``)."""
         self._arch = arch
+        self._cut_blocks = cut_blocks
         self._encodings = encodings or WeightEncodings(arch.accelerator)
         self._memo = CostMemo()  # what cost.model may reuse between queries
         self._stripes: dict[tuple[NpuOp, int], tuple[StripeRows, ...]] = {}
@@ -85,7 +88,12 @@ class CostModelOracle:
 
     def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
-        return alternative_block_configs(op, self._arch.accelerator, ofm_box=box)
+        return alternative_block_configs(op, self._arch.accelerator, ofm_box=box, cut=self._cut_blocks)
+
+    def charges_weight_rereads(self) -> bool:
+        """Where cut blocks are priced, those re-read the weight stream and pay for it; elsewhere
+        (Size) an alternative reading it more often than Vela's block is dropped, as before them."""
+        return self._cut_blocks
 
     def op_cost(self, query: StripeQuery) -> Any:
         return op_cost(self._model_query(query), self._arch, memo=self._memo)
@@ -109,11 +117,16 @@ class CostModelOracle:
         return dataclasses.replace(translated, block=BlockChoice.of(block_config), weights=weights)
 
     def _model_query(self, query: StripeQuery) -> CostQuery:
-        """``query`` as the cost model's question, kept for the last one priced (a costing prices
-        Vela's block, then screens its alternatives from that query)."""
+        """``query`` as the cost model's question, kept for the last one translated (a costing
+        screens Vela's block and its alternatives from that query, then prices some in full: one
+        that differs from it only in its block is translated from it, ``_with_block``)."""
         last = self._last
-        if last is not None and last[0] is query:
-            return last[1]
+        if last is not None:
+            if last[0] is query:
+                return last[1]
+            if (query.op is last[0].op and query.block_config != last[0].block_config
+                    and dataclasses.replace(query, block_config=last[0].block_config) == last[0]):
+                return self._with_block(query, last[1], query.block_config)
         found = self._translate(query)
         self._last = (query, found)
         return found
@@ -190,6 +203,9 @@ class CostModelOracle:
     def weight_read_bytes(self, cost: Any) -> float:
         return weight_read_total(cost.bytes)
 
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return weight_read_bytes(self._model_query(query), memo=self._memo)
+
     def floor_cycles(self, cost: Any) -> int:
         """The datapath cycles and each area's access cycles: with weights buffered the datapath
         reads them from fast storage, the same bytes whatever the plan (``cost.model``), and no
@@ -209,12 +225,16 @@ class CostModelOracle:
         return int(dma_cycles(self._arch, src, dst, size_bytes))
 
 
-def default_oracle(arch: Architecture, *, encodings: WeightEncodings | None = None) -> CostOracle:
+def default_oracle(arch: Architecture, *, encodings: WeightEncodings | None = None,
+                   optimise: Optimise = Optimise.PERFORMANCE) -> CostOracle:
     """The project's cost model behind the oracle interface, memoised.
 
-    An oracle and its memos serve the plans of one accelerator, system config and memory mode
-    (any budget, goal or network variant: the costing memo's keys hold what it reads of those).
+    An oracle and its memos serve the plans of one accelerator, system config, memory mode and goal
+    (any budget or network variant: the costing memo's keys hold what it reads of those). Only
+    Performance prices cut blocks (``alternative_block_configs``): a faster op never buys a Size
+    plan memory, and Size's search, steered by the faster ops, found plans with more of it
+    (effnet_int16_32 +896 B).
 
     ``encodings`` is the plan's weight-encoding memo, to share with the command stream and report.
     """
-    return MemoOracle(CostModelOracle(arch, encodings=encodings))
+    return MemoOracle(CostModelOracle(arch, encodings=encodings, cut_blocks=optimise is Optimise.PERFORMANCE))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from npuplan.hw.lut_slots import reserved_table_banks
@@ -134,19 +135,20 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     if shapes is None:
         shapes = oracle.stripe_shapes[(op, rows)] = _stripe_shapes(oracle, op, rows)
     query = _query(net, arch, op, key, shapes)
-    best = _costed(oracle, query)
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
-    # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks): the cost
-    # model prices a few other blocks too, the first of the cheapest is kept. For an op with
-    # weights, only blocks that read its weight stream no more often than Vela's: the stream is
-    # re-read for each OFM block row, and those reads share their memory with the DMAs of the
-    # ops around (the next op's weight prefetch), which this op's own cycles do not show
-    blocks = shapes[4]
-    if not blocks:
-        return best
-    most = oracle.weight_read_bytes(best.cost) if op.weights is not None else None
+    # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks), nor that one
+    # block's fill and drain overlap nothing: the cost model prices a few other blocks too, the
+    # first of the cheapest is kept. Vela's block is screened with them: where an alternative
+    # costs less than Vela's block's least cycles, Vela's block is never priced in full
+    alternatives = shapes[4]
+    if not alternatives:
+        return _costed(oracle, query)
+    blocks = (shapes[3], *alternatives)
+    charged = op.weights is not None and oracle.charges_weight_rereads()
+    most = oracle.query_weight_read_bytes(query) if op.weights is not None and not charged else None
     least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
-    return _cheapest(oracle, query, best, [(c, i, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None])
+    return _cheapest(oracle, query, [(c, i - 1, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None],
+                     _reread_charge(arch, oracle, key, query) if charged else _cycles)
 
 
 def _stripe_shapes(oracle: CostOracle, op: NpuOp, rows: int) -> tuple[Any, ...]:
@@ -159,19 +161,44 @@ def _stripe_shapes(oracle: CostOracle, op: NpuOp, rows: int) -> tuple[Any, ...]:
     return ofm_stripe, ifm_stripe, ifm2_stripe_for(op, ifm_stripe), block, others
 
 
-def _cheapest(oracle: CostOracle, query: StripeQuery, first: Costed, screened: list[tuple[int, int, Any]]) -> Costed:
-    """The first of the cheapest of ``first`` (``query``'s costing) and ``query``'s costings with
-    the ``screened`` blocks (least cycles, index in order, block config), pricing in full only the
-    blocks whose least cycles can beat the cheapest so far, those least cycles first."""
-    best, best_index = first, -1
+def _reread_charge(arch: Architecture, oracle: CostOracle, key: tuple[Any, ...],
+                   query: StripeQuery) -> Callable[[Costed], int]:
+    """What a costing counts for when blocks compete: its cycles, plus, for a block that reads the
+    weight stream more often than Vela's block (``query``'s; the stream is re-read for each OFM
+    block row), the transfer of its extra reads. Those reads share their memory with the DMAs of
+    the ops around (the next op's weight prefetch), which this op's own cycles do not show, so
+    they count as if they delayed those DMAs by their whole time."""
+    most = oracle.query_weight_read_bytes(query)
+    source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
+
+    def charged(c: Costed) -> int:
+        extra_bytes = int(oracle.weight_read_bytes(c.cost) - most)
+        return c.cycles + (oracle.transfer_cycles(source, arch.fast_area, extra_bytes) if extra_bytes > 0 else 0)
+    return charged
+
+
+def _cycles(costed: Costed) -> int:
+    """A costing's cycles: what it counts for where no extra reads are charged."""
+    return costed.cycles
+
+
+def _cheapest(oracle: CostOracle, query: StripeQuery, screened: list[tuple[int, int, Any]],
+              charged: Callable[[Costed], int] = _cycles) -> Costed:
+    """The first of the cheapest by ``charged`` (at least its cycles) of ``query``'s costings with
+    the ``screened`` blocks (least cycles, index in order: ``query``'s own block at -1, block
+    config), pricing in full only the blocks whose least cycles can beat the cheapest so far,
+    those least cycles first; ``query``'s costing when none is screened."""
+    best: Costed | None = None
+    best_index, best_charged = 0, 0
     for least, index, block in sorted(screened, key=lambda s: s[:2]):
         # a tie goes to the earlier in order: Vela's block first (index -1), then the alternatives'
-        if least > best.cycles or (least == best.cycles and index > best_index):
+        if best is not None and (least > best_charged or (least == best_charged and index > best_index)):
             break  # the rest are sorted after this one: none can win
-        costed = _costed(oracle, dataclasses.replace(query, block_config=block))
-        if costed.cycles < best.cycles or (costed.cycles == best.cycles and index < best_index):
-            best, best_index = costed, index
-    return best
+        costed = _costed(oracle, query if block == query.block_config else dataclasses.replace(query, block_config=block))
+        price = charged(costed)
+        if best is None or price < best_charged or (price == best_charged and index < best_index):
+            best, best_index, best_charged = costed, index, price
+    return best if best is not None else _costed(oracle, query)
 
 
 def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], shapes: tuple[Any, ...]) -> StripeQuery:

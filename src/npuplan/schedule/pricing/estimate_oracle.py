@@ -58,6 +58,9 @@ class EstimateOracle:
     def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
         return ()
 
+    def charges_weight_rereads(self) -> bool:
+        return True
+
     def _macs(self, op: NpuOp, ofm: Shape4D, depth: int) -> int:
         k = op.kernel.elements
         out = ofm.n * ofm.h * ofm.w * depth
@@ -104,6 +107,9 @@ class EstimateOracle:
 
     def weight_read_bytes(self, cost: Any) -> float:
         return 0.0  # one block per op: the stream is read once
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return 0.0
 
     def floor_cycles(self, cost: Any) -> int:
         """The datapath and memory cycles: buffered weights are read from fast storage whatever the plan."""

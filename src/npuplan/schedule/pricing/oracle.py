@@ -102,6 +102,12 @@ class CostOracle(Protocol):
         ``ofm_stripe``, keeping the cheapest (``hw.block_config.alternative_block_configs``)."""
         ...
 
+    def charges_weight_rereads(self) -> bool:
+        """Whether ``costing`` charges a block alternative that reads an op's weight stream more
+        often than ``block_config``'s the transfer of its extra reads (True: the cut blocks of
+        Performance) or drops it (False)."""
+        ...
+
     def op_cost(self, query: StripeQuery) -> Any: ...
 
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
@@ -125,6 +131,10 @@ class CostOracle(Protocol):
     def weight_read_bytes(self, cost: Any) -> float:
         """Bytes of encoded weights and scales ``cost``'s op reads, from wherever they are (the
         stream once per OFM block row: a block config may make it more)."""
+        ...
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        """``weight_read_bytes(op_cost(query))`` without pricing ``query`` in full."""
         ...
 
     def floor_cycles(self, cost: Any) -> int:
@@ -167,6 +177,9 @@ class MemoOracle:
             self._alternatives[key] = self._inner.block_alternatives(op, ofm_stripe)
         return self._alternatives[key]
 
+    def charges_weight_rereads(self) -> bool:
+        return self._inner.charges_weight_rereads()
+
     def op_cost(self, query: StripeQuery) -> Any:
         """Not memoised here: ``costing.cost_op`` memoises its costings first (in ``costed``), so
         the queries that reach this point are almost never repeated."""
@@ -186,6 +199,9 @@ class MemoOracle:
 
     def weight_read_bytes(self, cost: Any) -> float:
         return self._inner.weight_read_bytes(cost)
+
+    def query_weight_read_bytes(self, query: StripeQuery) -> float:
+        return self._inner.query_weight_read_bytes(query)
 
     def floor_cycles(self, cost: Any) -> int:
         return self._inner.floor_cycles(cost)

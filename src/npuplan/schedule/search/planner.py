@@ -47,7 +47,7 @@ def plan_schedule(
     faster (``_fastest_layout``). Raises ``InfeasiblePlan`` naming the floor's allocated peak when
     even that does not fit.
     """
-    oracle = oracle or default_oracle(arch)
+    oracle = oracle or default_oracle(arch, optimise=options.optimise)
     limits = limits or Limits.of(arch)
     if options.optimise is Optimise.SIZE:
         return _plan(build_network(lowered, pack_unaligned=packs_unaligned(arch, options)), arch, options, oracle,
