@@ -123,9 +123,23 @@ def mirror_pad_reason(op: Op) -> str | None:
     return None
 
 
+def _mirror_parts(size: int, before: int, after: int, skip: int, sides: tuple[str, str],
+                  ) -> list[tuple[str, int, int, int]]:
+    """Along one axis of ``size`` padded by ``before`` and ``after``: (part, its size, where it is
+    read in the input, where it is written in the output) for the input itself and each border
+    row (or column), the ``k``-th from the edge reading the input's ``k``-th (REFLECT, ``skip`` 1,
+    leaves out the edge itself)."""
+    first, last = sides
+    parts = [("", size, 0, before)]
+    parts += [(f"{first}{'' if before == 1 else k}", 1, before - 1 - k + skip, k) for k in range(before)]
+    parts += [(f"{last}{'' if after == 1 else k}", 1, size - 1 - k - skip, before + size + k) for k in range(after)]
+    return parts
+
+
 def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
-    """MIRROR_PAD -> copies from the input straight into the output: the input, its reflected
-    border rows, columns and corners (each corner a box of the input reflected both ways). No
+    """MIRROR_PAD -> copies from the input straight into the output: the input, then each
+    reflected border row, column and corner pixel (a copy keeps the order of what it reads, so a
+    border of more than one row or column is reflected one row or column at a time). No
     intermediate tensor: the output alone holds the padded map (Vela's legacy core pads the rows
     into an intermediate and copies that whole, a second padded-size buffer live meanwhile)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -134,9 +148,8 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     (top, bot), (left, right) = rows[1], rows[2]
     skip = 1 if str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0") else 0  # REFLECT leaves out the edge
     n, h, w, c = ifm.shape4d.as_list()
-    # per axis: (part, its size, where it is read in the input, where it is written in the output)
-    ys = [("", h, 0, top), ("top", top, skip, 0), ("bottom", bot, h - bot - skip, top + h)]
-    xs = [("", w, 0, left), ("left", left, skip, 0), ("right", right, w - right - skip, left + w)]
+    ys = _mirror_parts(h, top, bot, skip, ("top", "bottom"))
+    xs = _mirror_parts(w, left, right, skip, ("left", "right"))
     ops: list[NpuOp] = []
     for y_part, y_size, y_read, y_write in ys:
         for x_part, x_size, x_read, x_write in xs:
