@@ -23,6 +23,7 @@ from npuplan.ir.shape import Shape4D
 
 
 MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})  # ops that only relabel their input's bytes
+PAD_TYPES = frozenset({"PAD", "PADV2"})  # PADV2: a PAD whose fill is its third input's value
 
 
 def _copy(op: Op, name: str, ifm: Tensor, ifm_shape: Shape4D, ofm: Tensor, offset: Shape4D) -> NpuOp:
@@ -36,19 +37,27 @@ def _copy(op: Op, name: str, ifm: Tensor, ifm_shape: Shape4D, ofm: Tensor, offse
     )
 
 
+def pad_value(op: Op) -> int:
+    """The stored integer a PAD (the output's zero point) or PADV2 (its constant's, written as it
+    is: TFLite requires it quantized as the output) fills the border with."""
+    ofm = op.outputs[0]
+    value = op.inputs[2] if op.type == "PADV2" and len(op.inputs) > 2 else None
+    if value is not None and value.data is not None:
+        return int(value.data.reshape(-1)[0])
+    return int(ofm.quant.zero_point[0]) if ofm.quant and ofm.quant.zero_point else 0
+
+
 def _fill(op: Op, name: str, shape: Shape4D, offset: Shape4D) -> NpuOp:
-    ifm, ofm = op.inputs[0], op.outputs[0]
-    assert ifm is not None
-    zero_point = ofm.quant.zero_point[0] if ofm.quant and ofm.quant.zero_point else 0
-    data = np.full(shape.as_list(), zero_point, dtype=np.int64)
+    ofm = op.outputs[0]
+    data = np.full(shape.as_list(), pad_value(op), dtype=np.int64)
     data.flags.writeable = False
     const = Tensor(f"{name}_const", tuple(shape.as_list()), ofm.dtype, ofm.quant, data)
     return _copy(op, name, const, shape, ofm, offset)
 
 
 def convert_pad(op: Op) -> tuple[NpuOp, ...]:
-    """PAD -> main copy + top/bottom/left/right fills, then near/far fills of the padded depth
-    (only for sides with padding; Vela legacy's names)."""
+    """PAD (PADV2) -> main copy + top/bottom/left/right fills, then near/far fills of the padded
+    depth (only for sides with padding; Vela legacy's names)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
     assert ifm is not None and pads is not None and pads.data is not None
     rows = [[0, 0]] * (4 - len(pads.data)) + pads.data.reshape(-1, 2).tolist()
@@ -162,7 +171,7 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     return tuple(ops)
 
 
-_SLICE_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})  # copies of a whole input into a box of the output
+_SLICE_COPY_TYPES = frozenset({"CONCATENATION", *PAD_TYPES})  # copies of a whole input into a box of the output
 
 
 def is_slice_copy(op: LoweredOp) -> TypeGuard[NpuOp]:

@@ -51,3 +51,46 @@ def test_a_reduce_min_runs_on_the_npu_as_litert_runs_it(tmp_path, shape, axes, d
     ops, got, expected = _run_both(tmp_path, graph, scenario)
     assert [o.op_type for o in ops][0] == "Sub" and [o.op_type for o in ops][-1] == "Sub"
     assert got.shape == expected.shape and np.array_equal(got, expected)
+
+
+def _padv2(x, y, pads, value: int, value_quant=Q, index: int = 0):
+    return op("PADV2", [x, const("pads", pads, DataType.INT32, None), const("value", value, quant=value_quant)], [y],
+              index)
+
+
+@pytest.mark.parametrize("shape,pads,value,scenario", [
+    ((1, 6, 7, 8), [[0, 0], [1, 2], [2, 1], [0, 0]], -128, U55_128),  # a max pool's -inf border
+    ((1, 5, 5, 16), [[0, 0], [0, 0], [1, 1], [2, 3]], 77, U65_DEDICATED),  # depth padded too
+    ((1, 4, 6, 3), [[0, 0], [2, 2], [0, 0], [0, 0]], -3, U55_128),  # the zero point: as a PAD
+])
+def test_a_padv2_runs_on_the_npu_as_litert_runs_it(tmp_path, shape, pads, value, scenario):
+    x = fm("x", shape, quant=Q)
+    y = fm("y", tuple(d + a + b for d, (a, b) in zip(shape, pads)), quant=Q)
+    graph = Graph("padv2", (_padv2(x, y, pads, value),), (x,), (y,))
+    ops, got, expected = _run_both(tmp_path, graph, scenario)
+    fills = [o for o in ops if o.ifm.is_constant]
+    assert fills and all(int(o.ifm.data.reshape(-1)[0]) == value for o in fills)
+    assert got.shape == expected.shape and np.array_equal(got, expected)
+
+
+def test_a_padv2_of_the_zero_point_folds_into_the_convolution_and_no_other_does() -> None:
+    from npuplan.hw.accelerator import accelerator
+    from npuplan.lowering.lower import lower
+    from tests.unit.lowering._build import conv, graph, model
+
+    pads = [[0, 0], [1, 1], [1, 1], [0, 0]]
+    for value, folded in ((-3, True), (-128, False)):
+        x, p, y = fm("x", (1, 6, 6, 8)), fm("p", (1, 8, 8, 8)), fm("y", (1, 6, 6, 8))
+        lowered = lower(model(graph([_padv2(x, p, pads, value), conv(p, y, padding="VALID", index=1)], [x], [y])),
+                        accelerator("ethos-u55-128"))
+        assert ({o.tflite_type for o in lowered.npu_ops} == {"CONV_2D"}) is folded
+        assert not lowered.cpu_ops
+
+
+def test_a_padv2_of_another_quantization_stays_on_the_cpu() -> None:
+    from npuplan.lowering.support import unsupported_reason
+
+    x, y = fm("x", (1, 4, 4, 8)), fm("y", (1, 6, 6, 8))
+    other = Quantization(scale=(0.1,), zero_point=(0,))
+    reason = unsupported_reason(_padv2(x, y, [[0, 0], [1, 1], [1, 1], [0, 0]], 5, value_quant=other))
+    assert reason is not None and "quantization" in reason
