@@ -37,7 +37,7 @@ def foldable_fully_connected(op: Op) -> bool:
     channels = w.shape[0] if len(w.shape) == 2 else -1
     return (per_tensor and len(w.shape) == 2 and x.data.size % w.shape[1] == 0
             and len(w.quant.scale) in (1, channels) and not any(w.quant.zero_point)
-            and (bias is None or (bias.dtype == DataType.INT32 and bias.data.size == channels))
+            and (bias is None or (bias.dtype == DataType.INT32 and bias.elements == channels))
             and str(op.options.get("fused_activation_function", "NONE")) in _ACTIVATIONS)
 
 
