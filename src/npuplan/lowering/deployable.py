@@ -150,8 +150,9 @@ def npu_op_reason(op: NpuOp) -> str | None:
             and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
         # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    # a PAD's fill is read from the flash; so is a fixed-point step's constant IFM (as Vela reads it)
-    if op.ifm.is_constant and not (op.tflite_type in PAD_TYPES and is_copy(op)) and op.fixed_point is None:
+    # a PAD's fill and a concatenated constant (a class token) are copied from the flash; so is a
+    # fixed-point step's constant IFM read (as Vela reads it)
+    if op.ifm.is_constant and not (op.tflite_type in _COPY_TYPES and is_copy(op)) and op.fixed_point is None:
         if op.block_type is not BlockType.ELEMENTWISE:
             return "its input feature map is a constant (it computes a constant; not emitted)"
         if not _streamed_constant(op):

@@ -1,6 +1,7 @@
 """Operators the deploy path emits that it once left on the CPU (issue 25: Vela 5.2.0 runs them on
 the NPU): MIRROR_PAD (REFLECT and SYMMETRIC, borders of several rows and columns reflected one at a
-time) and REDUCE_MIN (an inverting SUB, REDUCE_MAX's pool, and a SUB inverting back). Each emitted
+time), REDUCE_MIN (an inverting SUB, REDUCE_MAX's pool, and a SUB inverting back), PADV2 and a
+CONCATENATION of a constant (copied from the flash as a PAD's fill is). Each emitted
 file runs on the simulator bit for bit as LiteRT runs the model (the functional reference)."""
 
 from __future__ import annotations
@@ -94,3 +95,19 @@ def test_a_padv2_of_another_quantization_stays_on_the_cpu() -> None:
     other = Quantization(scale=(0.1,), zero_point=(0,))
     reason = unsupported_reason(_padv2(x, y, [[0, 0], [1, 1], [1, 1], [0, 0]], 5, value_quant=other))
     assert reason is not None and "quantization" in reason
+
+
+@pytest.mark.parametrize("token_shape,axis,first", [((1, 1, 8), 1, True), ((1, 16, 3), 2, False)])
+def test_a_concatenated_constant_is_copied_from_the_flash_as_litert_concatenates_it(tmp_path, token_shape, axis,
+                                                                                     first):
+    """A vision transformer's class token (a constant) concatenated before its patch tokens, or a
+    constant concatenated after a map's depth (TFLite requires the output's quantization on both)."""
+    rng = np.random.default_rng(5)
+    x = fm("x", (1, 16, 8), quant=Q)
+    y = fm("y", tuple(d + (token_shape[axis] if i == axis else 0) for i, d in enumerate(x.shape)), quant=Q)
+    token = const("cls", rng.integers(-128, 128, token_shape), quant=Q)
+    graph = Graph("cls", (op("CONCATENATION", [token, x] if first else [x, token], [y], 0, axis=axis,
+                             fused_activation_function="NONE"),), (x,), (y,))
+    ops, got, expected = _run_both(tmp_path, graph, U55_128)
+    assert any(o.ifm.is_constant and o.ifm.name == token.name for o in ops)
+    assert got.shape == expected.shape and np.array_equal(got, expected)
