@@ -60,9 +60,11 @@ def _foldable(pad_op: Op, conv: Op) -> tuple[int, int, int, int] | None:
 def _zero_point_fill(pad_op: Op) -> bool:
     """Whether ``pad_op`` fills with its output's zero point (a PAD; a PADV2 of that constant), as
     the hardware pads a convolution's input."""
+    if pad_op.type not in PAD_TYPES:
+        return False
     ofm = pad_op.outputs[0]
     zero_point = int(ofm.quant.zero_point[0]) if ofm.quant and ofm.quant.zero_point else 0
-    return pad_op.type in PAD_TYPES and pad_value(pad_op) == zero_point
+    return pad_value(pad_op) == zero_point
 
 
 def fold_pads(graph: Graph) -> tuple[Graph, Removed]:

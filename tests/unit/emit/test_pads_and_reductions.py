@@ -111,3 +111,15 @@ def test_a_concatenated_constant_is_copied_from_the_flash_as_litert_concatenates
     ops, got, expected = _run_both(tmp_path, graph, U55_128)
     assert any(o.ifm.is_constant and o.ifm.name == token.name for o in ops)
     assert got.shape == expected.shape and np.array_equal(got, expected)
+
+
+def test_pad_folding_passes_over_an_operator_without_outputs() -> None:
+    """An ASSIGN_VARIABLE (no outputs) before a PAD: the pass asks a PAD's fill only of pads."""
+    from npuplan.lowering.pads import fold_pads
+
+    x, p = fm("x", (1, 4, 4, 8)), fm("p", (1, 6, 6, 8))
+    handle = fm("handle", (1,), DataType.INT32, None)
+    assign = op("ASSIGN_VARIABLE", [handle, x], [], 0)
+    pad = op("PAD", [x, const("pads", [[0, 0], [1, 1], [1, 1], [0, 0]], DataType.INT32, None)], [p], 1)
+    graph, removed = fold_pads(Graph("g", (assign, pad), (x, handle), (p,)))
+    assert [o.type for o in graph.ops] == ["ASSIGN_VARIABLE", "PAD"] and not removed
