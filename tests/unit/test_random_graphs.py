@@ -24,7 +24,9 @@ def test_generation_2_makes_every_lowered_operator_type_but_the_lstm() -> None:
     seen: set[str] = set()
     for seed in range(200):
         seen |= {op.type for op in random_network(seed).subgraphs[0].ops}
-    assert set(LOWERED_TYPES) - seen == {LSTM}
+    # PADV2 (a PAD of another fill) is not generated: a new kind would change every generation-2
+    # seed's network; tests/unit/emit/test_pads_and_reductions.py runs it against LiteRT
+    assert set(LOWERED_TYPES) - seen == {LSTM, "PADV2"}
 
 
 def test_generation_2_networks_are_4d_int8_maps_in_and_out_with_argmax_indices_as_extra_outputs() -> None:

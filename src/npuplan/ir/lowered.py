@@ -173,7 +173,7 @@ class NpuOp:
     def copies_into_box(self) -> bool:
         """Whether the op is a PAD or CONCATENATION lowered to a copy (a 1x1 average pool) of its
         input, or a constant fill, into a box of its OFM tensor (``ofm_shape`` is that box)."""
-        return (self.tflite_type in ("PAD", "CONCATENATION") and self.op_type == "AvgPool"
+        return (self.tflite_type in ("PAD", "PADV2", "CONCATENATION") and self.op_type == "AvgPool"
                 and self.ofm_write_offset is not None)
 
     @property

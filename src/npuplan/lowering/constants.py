@@ -5,6 +5,8 @@ RESHAPE), and each such op on the CPU splits the NPU graph in two. Every op here
 numpy under TFLite's reference semantics and replaced by its value:
 
 - integer arithmetic and reductions on unquantized int32/int64 tensors (the shape arithmetic);
+- a quantized int8 FULLY_CONNECTED of a constant input (``constant_fc``: an LSTM's or GRU's
+  recurrent weights times its initial state of zeros);
 - data movement (slices, packs, concatenations, reshapes, transposes, gathers, tiles) and FILL of
   any type when the output keeps the quantization of the data moved (a FILL's value), so the
   values are the same numbers (a quantized FILL of zeros is an LSTM's initial state).
@@ -23,6 +25,7 @@ import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.lowering._util import replace_tensor, without_op
+from npuplan.lowering.constant_fc import foldable_fully_connected, fully_connected_value
 
 Removed = tuple[tuple[str, str], ...]
 MAX_FOLDED_ELEMENTS = 1 << 16
@@ -161,6 +164,8 @@ _INTEGER_TYPES = {"int32": np.int32, "int64": np.int64}
 
 def _folder(op: Op) -> Folder | None:
     """The folder for ``op`` when its inputs are constant and its kind is covered."""
+    if op.type == "FULLY_CONNECTED":  # its bias is optional (None)
+        return fully_connected_value if foldable_fully_connected(op) else None
     if len(op.outputs) != 1 or not op.inputs or any(t is None or t.data is None for t in op.inputs):
         return None
     out = op.outputs[0]

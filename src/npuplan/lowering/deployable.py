@@ -23,6 +23,7 @@ from npuplan.ir.types import DataType
 from npuplan.lowering.broadcasts import broadcast_constant
 from npuplan.lowering.grouped import conv_groups, has_depth_multiplier
 from npuplan.lowering.lut_tables import LUT_ACTIVATIONS, lut_reason
+from npuplan.lowering.memory_ops import PAD_TYPES
 from npuplan.lowering.operands import swaps_operands
 
 DEPLOYABLE_TYPES = frozenset({
@@ -31,13 +32,14 @@ DEPLOYABLE_TYPES = frozenset({
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
     "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",  # reshapes left: copies
-    "SOFTMAX",
+    "SOFTMAX", "REDUCE_MIN", "MIRROR_PAD", "PADV2",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools; a REDUCE_MAX over width and depth, two max pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
-                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX", "REDUCE_MAX"})
-_COPY_TYPES = frozenset({"CONCATENATION", "PAD", "PACK"})
+                             "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX", "REDUCE_MAX",
+                             "REDUCE_MIN", "MIRROR_PAD", "PADV2"})
+_COPY_TYPES = frozenset({"CONCATENATION", "PACK", "MIRROR_PAD", *PAD_TYPES})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
 # Activations the output stage computes: a lookup table, or the hardware's 16-bit tanh and sigmoid.
@@ -148,8 +150,9 @@ def npu_op_reason(op: NpuOp) -> str | None:
             and tuple(t.quant.scale[:1]) != tuple(op.ofm.quant.scale[:1]) for t in (op.ifm, op.ifm2)):
         # the hardware compares the operands less their zero points, unscaled
         return "a MAXIMUM/MINIMUM rescaling its operands (the hardware compares them unscaled) is not emitted"
-    # a PAD's fill is read from the flash; so is a fixed-point step's constant IFM (as Vela reads it)
-    if op.ifm.is_constant and not (op.tflite_type == "PAD" and is_copy(op)) and op.fixed_point is None:
+    # a PAD's fill and a concatenated constant (a class token) are copied from the flash; so is a
+    # fixed-point step's constant IFM read (as Vela reads it)
+    if op.ifm.is_constant and not (op.tflite_type in _COPY_TYPES and is_copy(op)) and op.fixed_point is None:
         if op.block_type is not BlockType.ELEMENTWISE:
             return "its input feature map is a constant (it computes a constant; not emitted)"
         if not _streamed_constant(op):

@@ -80,6 +80,7 @@ _CONVERTERS: dict[str, Converter] = {
     "MEAN": convert_mean,
     "SOFTMAX": convert_softmax,
     "PAD": convert_pad,
+    "PADV2": convert_pad,
     "CONCATENATION": convert_concat,
     **{t: convert_reshape_copy for t in MEMORY_TYPES},
     "RESIZE_NEAREST_NEIGHBOR": convert_resize,

@@ -23,6 +23,7 @@ from npuplan.ir.shape import Shape4D
 
 
 MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})  # ops that only relabel their input's bytes
+PAD_TYPES = frozenset({"PAD", "PADV2"})  # PADV2: a PAD whose fill is its third input's value
 
 
 def _copy(op: Op, name: str, ifm: Tensor, ifm_shape: Shape4D, ofm: Tensor, offset: Shape4D) -> NpuOp:
@@ -36,19 +37,27 @@ def _copy(op: Op, name: str, ifm: Tensor, ifm_shape: Shape4D, ofm: Tensor, offse
     )
 
 
+def pad_value(op: Op) -> int:
+    """The stored integer a PAD (the output's zero point) or PADV2 (its constant's, written as it
+    is: TFLite requires it quantized as the output) fills the border with."""
+    ofm = op.outputs[0]
+    value = op.inputs[2] if op.type == "PADV2" and len(op.inputs) > 2 else None
+    if value is not None and value.data is not None:
+        return int(value.data.reshape(-1)[0])
+    return int(ofm.quant.zero_point[0]) if ofm.quant and ofm.quant.zero_point else 0
+
+
 def _fill(op: Op, name: str, shape: Shape4D, offset: Shape4D) -> NpuOp:
-    ifm, ofm = op.inputs[0], op.outputs[0]
-    assert ifm is not None
-    zero_point = ofm.quant.zero_point[0] if ofm.quant and ofm.quant.zero_point else 0
-    data = np.full(shape.as_list(), zero_point, dtype=np.int64)
+    ofm = op.outputs[0]
+    data = np.full(shape.as_list(), pad_value(op), dtype=np.int64)
     data.flags.writeable = False
     const = Tensor(f"{name}_const", tuple(shape.as_list()), ofm.dtype, ofm.quant, data)
     return _copy(op, name, const, shape, ofm, offset)
 
 
 def convert_pad(op: Op) -> tuple[NpuOp, ...]:
-    """PAD -> main copy + top/bottom/left/right fills, then near/far fills of the padded depth
-    (only for sides with padding; Vela legacy's names)."""
+    """PAD (PADV2) -> main copy + top/bottom/left/right fills, then near/far fills of the padded
+    depth (only for sides with padding; Vela legacy's names)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
     assert ifm is not None and pads is not None and pads.data is not None
     rows = [[0, 0]] * (4 - len(pads.data)) + pads.data.reshape(-1, 2).tolist()
@@ -123,9 +132,23 @@ def mirror_pad_reason(op: Op) -> str | None:
     return None
 
 
+def _mirror_parts(size: int, before: int, after: int, skip: int, sides: tuple[str, str],
+                  ) -> list[tuple[str, int, int, int]]:
+    """Along one axis of ``size`` padded by ``before`` and ``after``: (part, its size, where it is
+    read in the input, where it is written in the output) for the input itself and each border
+    row (or column), the ``k``-th from the edge reading the input's ``k``-th (REFLECT, ``skip`` 1,
+    leaves out the edge itself)."""
+    first, last = sides
+    parts = [("", size, 0, before)]
+    parts += [(f"{first}{'' if before == 1 else k}", 1, before - 1 - k + skip, k) for k in range(before)]
+    parts += [(f"{last}{'' if after == 1 else k}", 1, size - 1 - k - skip, before + size + k) for k in range(after)]
+    return parts
+
+
 def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
-    """MIRROR_PAD -> copies from the input straight into the output: the input, its reflected
-    border rows, columns and corners (each corner a box of the input reflected both ways). No
+    """MIRROR_PAD -> copies from the input straight into the output: the input, then each
+    reflected border row, column and corner pixel (a copy keeps the order of what it reads, so a
+    border of more than one row or column is reflected one row or column at a time). No
     intermediate tensor: the output alone holds the padded map (Vela's legacy core pads the rows
     into an intermediate and copies that whole, a second padded-size buffer live meanwhile)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -134,9 +157,8 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     (top, bot), (left, right) = rows[1], rows[2]
     skip = 1 if str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0") else 0  # REFLECT leaves out the edge
     n, h, w, c = ifm.shape4d.as_list()
-    # per axis: (part, its size, where it is read in the input, where it is written in the output)
-    ys = [("", h, 0, top), ("top", top, skip, 0), ("bottom", bot, h - bot - skip, top + h)]
-    xs = [("", w, 0, left), ("left", left, skip, 0), ("right", right, w - right - skip, left + w)]
+    ys = _mirror_parts(h, top, bot, skip, ("top", "bottom"))
+    xs = _mirror_parts(w, left, right, skip, ("left", "right"))
     ops: list[NpuOp] = []
     for y_part, y_size, y_read, y_write in ys:
         for x_part, x_size, x_read, x_write in xs:
@@ -149,7 +171,7 @@ def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
     return tuple(ops)
 
 
-_SLICE_COPY_TYPES = frozenset({"CONCATENATION", "PAD"})  # copies of a whole input into a box of the output
+_SLICE_COPY_TYPES = frozenset({"CONCATENATION", *PAD_TYPES})  # copies of a whole input into a box of the output
 
 
 def is_slice_copy(op: LoweredOp) -> TypeGuard[NpuOp]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from npuplan.ir.graph import Graph, Op
 from npuplan.lowering._util import replace_op, with_options, without_op
+from npuplan.lowering.memory_ops import PAD_TYPES, pad_value
 from npuplan.lowering.support import unsupported_reason
 
 Removed = tuple[tuple[str, str], ...]
@@ -56,10 +57,21 @@ def _foldable(pad_op: Op, conv: Op) -> tuple[int, int, int, int] | None:
     return int(top), int(left), int(bottom), int(right)
 
 
+def _zero_point_fill(pad_op: Op) -> bool:
+    """Whether ``pad_op`` fills with its output's zero point (a PAD; a PADV2 of that constant), as
+    the hardware pads a convolution's input."""
+    if pad_op.type not in PAD_TYPES:
+        return False
+    ofm = pad_op.outputs[0]
+    zero_point = int(ofm.quant.zero_point[0]) if ofm.quant and ofm.quant.zero_point else 0
+    return pad_value(pad_op) == zero_point
+
+
 def fold_pads(graph: Graph) -> tuple[Graph, Removed]:
-    """Remove PADs that a single following CONV_2D/DEPTHWISE_CONV_2D (VALID) can do in hardware."""
+    """Remove PADs (and PADV2s filling with the zero point) that a single following
+    CONV_2D/DEPTHWISE_CONV_2D (VALID) can do in hardware."""
     removed: list[tuple[str, str]] = []
-    for pad_op in [o for o in graph.ops if o.type == "PAD"]:
+    for pad_op in [o for o in graph.ops if _zero_point_fill(o)]:
         users = graph.consumers().get(pad_op.outputs[0], [])
         if len(users) != 1 or pad_op.outputs[0] in graph.outputs:
             continue
@@ -77,5 +89,5 @@ def fold_pads(graph: Graph) -> tuple[Graph, Removed]:
         new_conv = type(new_conv)(new_conv.type, (pad_op.inputs[0], *conv.inputs[1:]), conv.outputs,
                                   new_conv.options, conv.index)
         graph = without_op(replace_op(graph, conv, new_conv), pad_op)
-        removed.append((pad_op.name, f"PAD folded into '{conv.name}' as hardware padding {padding}"))
+        removed.append((pad_op.name, f"{pad_op.type} folded into '{conv.name}' as hardware padding {padding}"))
     return graph, tuple(removed)

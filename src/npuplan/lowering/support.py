@@ -41,7 +41,7 @@ LOWERED_TYPES = (
     | ACTIVATION_TYPES
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
-                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "QUANTIZE", "ARG_MAX", "SUM",
+                 "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "PADV2", "QUANTIZE", "ARG_MAX", "SUM",
                  "REDUCE_MAX", "REDUCE_MIN", LSTM})
     | RESIZE_TYPES
     | SLICE_TYPES
@@ -457,6 +457,17 @@ def _pad(op: Op) -> str | None:
     return None
 
 
+def _padv2(op: Op) -> str | None:
+    """A PADV2 is a PAD filling with its constant's stored value (TFLite requires it quantized as
+    the output)."""
+    value, ofm = op.inputs[2] if len(op.inputs) > 2 else None, op.outputs[0]
+    if value is not None and (value.data is None or value.data.size != 1):
+        return "The constant value must be a constant scalar"
+    if value is not None and (value.dtype != ofm.dtype or _per_tensor(value) != _per_tensor(ofm)):
+        return "The constant value must have the OFM's data type and quantization"
+    return _pad(op)
+
+
 def _concat(op: Op) -> str | None:
     axis = op.options.get("axis")
     ofm = op.outputs[0]
@@ -483,6 +494,7 @@ _SPECIFIC: dict[str, Check] = {
     "RESHAPE": _reshape,
     "MEAN": _mean,
     "PAD": _pad,
+    "PADV2": _padv2,
     "CONCATENATION": _concat,
     **{t: _elementwise for t in BINARY_ELEMENTWISE},
     **{t: _lut for t in LUT_TYPES},

@@ -194,12 +194,15 @@ def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
     assert [o.name.rsplit("_", 2)[-2:] for o in ops][0] == ["init", "pool"]
     by_name = {o.name.split("y_")[-1]: o for o in ops}
     assert by_name["pad_top"].ifm_read_offset == Shape4D(0, 1, 0, 0)  # REFLECT leaves the edge row out
-    assert by_name["pad_right"].ofm_write_offset == Shape4D(0, 1, 7, 0)
-    assert by_name["pad_right"].ifm_read_offset == Shape4D(0, 0, 2, 0)  # w - right - skip
-    corner = by_name["pad_bottom_left"]  # the input reflected both ways, straight into the output
-    assert corner.ifm_read_offset == Shape4D(0, 2, 1, 0) and corner.ofm_write_offset == Shape4D(0, 5, 0, 0)
-    assert corner.ofm_write_shape == Shape4D(1, 1, 2, 8)
-    assert len(ops) == 9 and all(o.ifm is x and o.ofm is y for o in ops)  # no intermediate tensor
+    # a border of two columns, one column at a time: the k-th from the edge reads the k-th inside
+    assert by_name["pad_right0"].ofm_write_offset == Shape4D(0, 1, 7, 0)
+    assert by_name["pad_right0"].ifm_read_offset == Shape4D(0, 0, 3, 0)  # w - 1 - skip
+    assert by_name["pad_right1"].ifm_read_offset == Shape4D(0, 0, 2, 0)
+    assert by_name["pad_left0"].ifm_read_offset == Shape4D(0, 0, 2, 0)  # reversed: column 0 mirrors column 2
+    corner = by_name["pad_bottom_left1"]  # the input reflected both ways, straight into the output
+    assert corner.ifm_read_offset == Shape4D(0, 2, 1, 0) and corner.ofm_write_offset == Shape4D(0, 5, 1, 0)
+    assert corner.ofm_write_shape == Shape4D(1, 1, 1, 8)
+    assert len(ops) == 15 and all(o.ifm is x and o.ofm is y for o in ops)  # no intermediate tensor
     written = sum(o.ofm_write_shape.h * o.ofm_write_shape.w for o in ops)  # type: ignore[union-attr]
     assert written == 6 * 9  # every output element once
     (cpu,) = _lower([op("MIRROR_PAD", [x, _i32("p", [[0, 0], [4, 0], [0, 0], [0, 0]])], [y], 0, mode=0)],
