@@ -15,14 +15,11 @@ from npuplan.cost.model import CostMemo, least_cycles, weight_read_bytes, weight
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
-from npuplan.memory.allocators import PlacementMemo
 from npuplan.options import Optimise
 from npuplan.ir.lowered import Activation, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.model.geometry import input_rows
-from npuplan.schedule.model.stripes import RollingRowsMemo
-from npuplan.schedule.pricing.op_keys import OpKeys
-from npuplan.schedule.pricing.oracle import Costed, CostOracle, MemoOracle, StripeQuery
+from npuplan.schedule.pricing.oracle import Costed, CostOracle, MemoOracle, OracleMemos, StripeQuery
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +60,7 @@ def lut_access(op: NpuOp, arch: Architecture, *, prefetched: bool = True) -> Lut
     return LutAccess(_LUT_BYTES.get(op.ofm.dtype.bits, 256), arch.const_area, prefetched)
 
 
-class CostModelOracle:
+class CostModelOracle(OracleMemos):
     """Adapts ``npuplan.cost.op_cost`` and ``hw.block_config.choose_block_config``."""
 
     def __init__(self, arch: Architecture, *, encodings: WeightEncodings | None = None, cut_blocks: bool = True) -> None:
@@ -74,11 +71,7 @@ class CostModelOracle:
         self._encodings = encodings or WeightEncodings(arch.accelerator)
         self._memo = CostMemo()  # what cost.model may reuse between queries
         self._stripes: dict[tuple[NpuOp, int], tuple[StripeRows, ...]] = {}
-        self.costed: dict[tuple[Any, ...], Costed] = {}
-        self.placements = PlacementMemo()
-        self.rolling_rows = RollingRowsMemo()
-        self.op_keys = OpKeys()
-        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+        OracleMemos.__init__(self)
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config or encoding order) -> its whole stream's bytes
         self._last: tuple[StripeQuery, CostQuery] | None = None  # the last query translated, and its translation
 

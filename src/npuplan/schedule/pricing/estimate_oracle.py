@@ -14,10 +14,7 @@ from npuplan.cost.model import weight_wait_npu_cycles
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.memory.allocators import PlacementMemo
-from npuplan.schedule.model.stripes import RollingRowsMemo
-from npuplan.schedule.pricing.op_keys import OpKeys
-from npuplan.schedule.pricing.oracle import Costed, StripeQuery
+from npuplan.schedule.pricing.oracle import Costed, OracleMemos, StripeQuery
 from npuplan.units import ALIGN_BYTES, round_up
 
 
@@ -41,16 +38,12 @@ class EstimateBlock:
     depth: int
 
 
-class EstimateOracle:
+class EstimateOracle(OracleMemos):
     """A roofline estimate: max(MAC cycles, memory cycles). Used in tests and before ``cost`` lands."""
 
     def __init__(self, arch: Architecture) -> None:
         self._arch = arch
-        self.costed: dict[tuple[Any, ...], Costed] = {}
-        self.placements = PlacementMemo()
-        self.rolling_rows = RollingRowsMemo()
-        self.op_keys = OpKeys()
-        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+        OracleMemos.__init__(self)
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         return EstimateBlock(min(16, ofm_stripe.h), min(16, ofm_stripe.w), min(32, round_up(ofm_stripe.c, 8)))

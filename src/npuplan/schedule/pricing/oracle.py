@@ -150,7 +150,19 @@ class CostOracle(Protocol):
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int: ...
 
 
-class MemoOracle:
+class OracleMemos:
+    """The search's memos an oracle carries (``CostOracle``'s fields, each new and empty): every
+    oracle starts them here."""
+
+    def __init__(self) -> None:
+        self.costed: dict[tuple[Any, ...], Costed] = {}
+        self.placements = PlacementMemo()
+        self.rolling_rows = RollingRowsMemo()
+        self.op_keys = OpKeys()
+        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+
+
+class MemoOracle(OracleMemos):
     """Wraps an oracle and memoises its block configs and weight slice sizes (the stripe search asks
     the same ones often); its ``costed`` memo is its own."""
 
@@ -159,11 +171,7 @@ class MemoOracle:
         self._blocks: dict[tuple[NpuOp, Shape4D], Any] = {}
         self._alternatives: dict[tuple[NpuOp, Shape4D], tuple[Any, ...]] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
-        self.costed: dict[tuple[Any, ...], Costed] = {}
-        self.placements = PlacementMemo()
-        self.rolling_rows = RollingRowsMemo()
-        self.op_keys = OpKeys()
-        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+        OracleMemos.__init__(self)
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         key = (op, ofm_stripe)
