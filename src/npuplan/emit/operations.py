@@ -23,13 +23,13 @@ from npuplan.emit.weights import EncodedOp, reduced_scaling
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import Activation, BlockType, NpuOp, Padding, PoolKind, Resampling, Rounding
+from npuplan.ir.lowered import CLAMP_RANGES, Activation, BlockType, NpuOp, Padding, PoolKind, Resampling, Rounding
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering.deployable import is_copy
 from npuplan.lowering.resize import RESIZE_TYPES
 
-_CLAMPS = {Activation.RELU: (0.0, None), Activation.RELU6: (0.0, 6.0), Activation.RELU_N1_TO_1: (-1.0, 1.0)}
+_CLAMPS = {a: r for a, r in CLAMP_RANGES.items() if a is not Activation.NONE}  # the clamps an output stage applies
 _RESAMPLING = {Resampling.NONE: "NONE", Resampling.NEAREST: "NEAREST", Resampling.TRANSPOSE: "TRANSPOSE"}
 _ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MINIMUM": "MIN", "ABS": "ABS",
                 "SHR": "SHR", "SHL": "SHL", "CLZ": "CLZ"}

@@ -43,6 +43,16 @@ class Activation(StrEnum):
     LUT = "lut"  # any table lookup (hard-swish, exp, ...)
 
 
+# The real-valued range each named clamp keeps (None: unbounded on that side); the output stage
+# clamps to it after quantizing the bounds with the output's scale and zero point.
+CLAMP_RANGES: dict[Activation, tuple[float | None, float | None]] = {
+    Activation.NONE: (None, None),
+    Activation.RELU: (0.0, None),
+    Activation.RELU6: (0.0, 6.0),
+    Activation.RELU_N1_TO_1: (-1.0, 1.0),
+}
+
+
 class Resampling(StrEnum):
     """IFM upscaling done by the NPU while reading: none, nearest x2 (resize), transpose-conv x2
     (zeros inserted between the rows and columns)."""

@@ -15,10 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from npuplan.ir.graph import Op
+from npuplan.ir.lowered import CLAMP_RANGES
 from npuplan.ir.types import DataType
+from npuplan.lowering._util import ACTIVATIONS
 from npuplan.lowering.fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier, tflite_round, wrap32
 
-_ACTIVATIONS = {"NONE": (None, None), "RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+_FOLDED = frozenset(name for name, act in ACTIVATIONS.items() if act in CLAMP_RANGES)  # fused clamps it folds
 _INT8 = (-128, 127)
 
 
@@ -38,7 +40,7 @@ def foldable_fully_connected(op: Op) -> bool:
     return (per_tensor and len(w.shape) == 2 and x.data.size % w.shape[1] == 0
             and len(w.quant.scale) in (1, channels) and not any(w.quant.zero_point)
             and (bias is None or (bias.dtype == DataType.INT32 and bias.elements == channels))
-            and str(op.options.get("fused_activation_function", "NONE")) in _ACTIVATIONS)
+            and str(op.options.get("fused_activation_function", "NONE")) in _FOLDED)
 
 
 def _activation_range(op: Op) -> tuple[int, int]:
@@ -46,7 +48,7 @@ def _activation_range(op: Op) -> tuple[int, int]:
     out = op.outputs[0]
     assert out.quant is not None
     scale, zero_point = out.quant.scale[0], int(out.quant.zero_point[0])
-    low, high = _ACTIVATIONS[str(op.options.get("fused_activation_function", "NONE"))]
+    low, high = CLAMP_RANGES[ACTIVATIONS[str(op.options.get("fused_activation_function", "NONE"))]]
     lo = _INT8[0] if low is None else max(_INT8[0], zero_point + int(tflite_round(low / scale)))
     hi = _INT8[1] if high is None else min(_INT8[1], zero_point + int(tflite_round(high / scale)))
     return lo, hi
