@@ -19,8 +19,7 @@ from npuplan.memory.placement import (
     PlacementState,
     initial_orders,
     make_instance,
-    new_state,
-    place_from,
+    placed,
     priority_order,
 )
 from npuplan.options import TensorAllocator
@@ -137,9 +136,7 @@ def _linear_offsets(ranges: Sequence[LiveRange]) -> list[int]:
 
 def _greedy_state(inst: Instance) -> PlacementState:
     """Most urgent (then longest, largest) first, each at the lowest address that fits."""
-    state = new_state(inst, priority_order(inst))
-    place_from(state, inst, 0)
-    return state
+    return placed(inst, priority_order(inst))
 
 
 def _hillclimb_state(inst: Instance, lower_bound: int, settings: HillClimbSettings) -> PlacementState:
@@ -148,13 +145,13 @@ def _hillclimb_state(inst: Instance, lower_bound: int, settings: HillClimbSettin
     of the iterations each (the caller's order first, so with a restart the result never peaks
     above LinearAlloc's either); the lowest peak wins (the earlier start on a tie)."""
     orders = initial_orders(inst)[: 1 + max(settings.restarts, 0)]
-    best = hill_climb(inst, orders[0], target_bytes=lower_bound, settings=settings)
+    best = hill_climb(placed(inst, orders[0]), inst, target_bytes=lower_bound, settings=settings)
     shorter = replace(settings, max_iterations=settings.max_iterations // 2,
                       patience_iterations=settings.patience_iterations // 2)
     for order in orders[1:]:
         if best.peak_bytes <= lower_bound:
             break
-        found = hill_climb(inst, order, target_bytes=lower_bound, settings=shorter)
+        found = hill_climb(placed(inst, order), inst, target_bytes=lower_bound, settings=shorter)
         if found.peak_bytes < best.peak_bytes:
             best = found
     return best

@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, new_state, place_again, place_from
+from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, place_again
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,29 +33,31 @@ class HillClimbSettings:
 
 
 def hill_climb(
-    inst: Instance, order: Sequence[int], *, target_bytes: int, settings: HillClimbSettings
+    state: PlacementState, inst: Instance, *, target_bytes: int, settings: HillClimbSettings
 ) -> PlacementState:
-    """The best placement found from ``order``; stops early once the peak reaches ``target_bytes``.
+    """Climb from the placed ``state`` (changed in place and returned); stops early once the peak
+    reaches ``target_bytes``. The result's peak is never above ``state``'s own.
 
-    The result's peak is never above the peak of ``order`` itself.
+    One state serves as both the current and the best placement: a move whose peak would grow is
+    undone through the state's journal, so an iteration costs what it re-places, not the whole order.
     """
-    state = new_state(inst, order)
-    place_from(state, inst, 0)
-    best = state.copy()
     rng = random.Random(settings.seed)
     last_improvement = 0
+    peak = state.peak_bytes
+    state.commit()
     for iteration in range(settings.max_iterations):
         stuck = iteration - last_improvement
-        if best.peak_bytes <= target_bytes or stuck >= settings.patience_iterations:
+        if peak <= target_bytes or stuck >= settings.patience_iterations:
             break
         moved_turns = _perturb(state, inst, rng, stuck=stuck, settings=settings)
-        if place_again(state, inst, moved_turns, give_up_above=best.peak_bytes):
-            if state.peak_bytes < best.peak_bytes:
+        if place_again(state, inst, moved_turns, give_up_above=peak):
+            if state.peak_bytes < peak:
                 last_improvement = iteration
-            best.assign(state)
+                peak = state.peak_bytes
+            state.commit()
         else:
-            state.assign(best)
-    return best
+            state.rollback()
+    return state
 
 
 def _perturb(
@@ -63,7 +65,7 @@ def _perturb(
 ) -> list[int]:
     """Swap blockers of the bottleneck in ``state.order``; returns the turns swapped (none when
     there are fewer than two blockers)."""
-    bottleneck = _bottleneck(state, inst)
+    bottleneck = state.top()[1]
     turns = _blocker_turns(state, inst, bottleneck)
     if len(turns) < 2:
         return []
@@ -76,18 +78,13 @@ def _perturb(
     if second == first:
         second = turns[-1]
     changed = [first, second]
-    _swap(state, first, second)
+    state.swap(first, second)
     if stuck > settings.widen_after_iterations:
         wider = _with_neighbour_turns(state, inst, turns, not_live)
         a, b = rng.choice(wider), rng.choice(wider)
-        _swap(state, a, b)
+        state.swap(a, b)
         changed += [a, b]
     return changed
-
-
-def _bottleneck(state: PlacementState, inst: Instance) -> int:
-    ends = [o + s for o, s in zip(state.offsets, inst.sizes_bytes)]
-    return ends.index(max(ends))
 
 
 def _blocker_turns(state: PlacementState, inst: Instance, bottleneck: int) -> list[int]:
@@ -118,10 +115,3 @@ def _with_neighbour_turns(
 
 def _live_together(inst: Instance, a: int, b: int) -> bool:
     return inst.starts[a] <= inst.ends[b] and inst.starts[b] <= inst.ends[a]
-
-
-def _swap(state: PlacementState, t1: int, t2: int) -> None:
-    order = state.order
-    order[t1], order[t2] = order[t2], order[t1]
-    state.turn_of[order[t1]] = t1
-    state.turn_of[order[t2]] = t2

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from npuplan.memory.live_range import LiveRange, live_bytes_profile
 
@@ -107,77 +107,102 @@ class PlacementState:
     """Working arrays of one placement (mutable; private to an allocator run, never returned).
 
     ``turn_of[i]`` is the position of range i in the order; ``offsets[i]`` its address;
-    ``predecessor[i]`` the placed range whose end pushed it up (or ``NO_PREDECESSOR``);
-    ``peak_upto[t]`` the highest end address among the first t+1 ranges placed.
+    ``predecessor[i]`` the placed range whose end pushed it up (or ``NO_PREDECESSOR``). ``tops`` is a
+    lazy max-heap of (-end address, range): an entry counts while its range still ends there, so the
+    peak and the range that reaches it (the lowest such index) cost a heap look-up, not a pass over
+    every range. ``journal`` holds (array, position, old value) of each write since the last
+    ``commit``, so that ``rollback`` undoes a rejected move in the time it took to make.
     """
 
     order: list[int]
     turn_of: list[int]
     offsets: list[int]
     predecessor: list[int]
-    peak_upto: list[int]
+    sizes_bytes: tuple[int, ...]
+    tops: list[tuple[int, int]] = field(default_factory=list)
+    journal: list[tuple[list[int], int, int]] = field(default_factory=list)
+
+    def top(self) -> tuple[int, int]:
+        """(peak address, the lowest-indexed range ending there); (0, ``NO_PREDECESSOR``) when empty."""
+        tops, offsets, sizes = self.tops, self.offsets, self.sizes_bytes
+        while tops:
+            neg_end, i = tops[0]
+            if offsets[i] + sizes[i] == -neg_end:
+                return -neg_end, i
+            heapq.heappop(tops)
+        return 0, NO_PREDECESSOR
 
     @property
     def peak_bytes(self) -> int:
-        return self.peak_upto[-1] if self.peak_upto else 0
+        return self.top()[0]
 
-    def copy(self) -> PlacementState:
-        return PlacementState(
-            self.order[:], self.turn_of[:], self.offsets[:], self.predecessor[:], self.peak_upto[:]
-        )
+    def move(self, i: int, address: int) -> None:
+        """Give range ``i`` a new address (journalled)."""
+        self.journal.append((self.offsets, i, self.offsets[i]))
+        self.offsets[i] = address
+        heapq.heappush(self.tops, (-address - self.sizes_bytes[i], i))
 
-    def assign(self, other: PlacementState) -> None:
-        """Overwrite this state with ``other``'s contents."""
-        self.order[:] = other.order
-        self.turn_of[:] = other.turn_of
-        self.offsets[:] = other.offsets
-        self.predecessor[:] = other.predecessor
-        self.peak_upto[:] = other.peak_upto
+    def set_predecessor(self, i: int, pred: int) -> None:
+        if self.predecessor[i] != pred:
+            self.journal.append((self.predecessor, i, self.predecessor[i]))
+            self.predecessor[i] = pred
+
+    def swap(self, t1: int, t2: int) -> None:
+        """Exchange the ranges at turns ``t1`` and ``t2`` (journalled; addresses unchanged)."""
+        order, turn_of, journal = self.order, self.turn_of, self.journal
+        a, b = order[t1], order[t2]
+        journal += [(order, t1, a), (order, t2, b), (turn_of, a, turn_of[a]), (turn_of, b, turn_of[b])]
+        order[t1], order[t2] = b, a
+        turn_of[b], turn_of[a] = t1, t2
+
+    def commit(self) -> None:
+        """Keep every write since the last commit (and drop stale heap entries once they pile up)."""
+        self.journal.clear()
+        if len(self.tops) > 4 * len(self.offsets) + 64:
+            self.tops = _heap_of_ends(self.offsets, self.sizes_bytes)
+
+    def rollback(self) -> None:
+        """Undo every write since the last commit."""
+        offsets, sizes = self.offsets, self.sizes_bytes
+        for array, k, old in reversed(self.journal):
+            array[k] = old
+            if array is offsets:
+                heapq.heappush(self.tops, (-old - sizes[k], k))
+        self.journal.clear()
 
 
-def new_state(inst: Instance, order: Sequence[int]) -> PlacementState:
-    """A state for ``order`` with nothing placed yet (call ``place_from(state, inst, 0)``)."""
+def _heap_of_ends(offsets: Sequence[int], sizes: Sequence[int]) -> list[tuple[int, int]]:
+    tops = [(-o - s, i) for i, (o, s) in enumerate(zip(offsets, sizes))]
+    heapq.heapify(tops)
+    return tops
+
+
+def placed(inst: Instance, order: Sequence[int]) -> PlacementState:
+    """Place the ranges one after another in ``order``, each at its lowest fitting address."""
     n = len(inst)
     turn_of = [0] * n
     for turn, i in enumerate(order):
         turn_of[i] = turn
-    return PlacementState(list(order), turn_of, [0] * n, [NO_PREDECESSOR] * n, [0] * n)
-
-
-def place_from(state: PlacementState, inst: Instance, first_turn: int, *, give_up_above: int | None = None) -> bool:
-    """(Re)place the ranges at turns ``first_turn`` onwards; earlier turns keep their addresses.
-
-    Stops early and returns False as soon as the peak exceeds ``give_up_above`` (the state is then
-    only partly updated); returns True when every range is placed.
-    """
-    order, turn_of, offsets = state.order, state.turn_of, state.offsets
+    offsets, predecessor = [0] * n, [NO_PREDECESSOR] * n
     sizes, aligns, neighbours = inst.sizes_bytes, inst.alignments, inst.neighbours
-    peak = state.peak_upto[first_turn - 1] if first_turn > 0 else 0
-    for turn in range(first_turn, len(order)):
-        i = order[turn]
+    for turn, i in enumerate(order):
         busy = sorted(
             (offsets[j], offsets[j] + sizes[j], j) for j in neighbours[i] if turn_of[j] < turn and sizes[j] > 0
         )
-        address, pred = _lowest_fit(sizes[i], aligns[i], busy)
-        offsets[i] = address
-        state.predecessor[i] = pred
-        peak = max(peak, address + sizes[i])
-        state.peak_upto[turn] = peak
-        if give_up_above is not None and peak > give_up_above:
-            return False
-    return True
+        offsets[i], predecessor[i] = _lowest_fit(sizes[i], aligns[i], busy)
+    return PlacementState(list(order), turn_of, offsets, predecessor, sizes, _heap_of_ends(offsets, sizes))
 
 
 def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int], *,
                 give_up_above: int | None = None) -> bool:
-    """After the ranges at ``moved_turns`` changed turns, what ``place_from(state, inst, min(
-    moved_turns), give_up_above=...)`` gives, re-placing only
-    the ranges whose placement can differ: a range's address depends only on the addresses of its
-    time neighbours placed before it, so only the moved ranges, their later neighbours and, in
-    turn order, the later neighbours of every range whose address changed are re-placed.
+    """After the ranges at ``moved_turns`` changed turns, what placing the whole order again gives,
+    re-placing only the ranges whose placement can differ: a range's address depends only on the
+    addresses of its time neighbours placed before it, so only the moved ranges, their later
+    neighbours and, in turn order, the later neighbours of every range whose address changed are
+    re-placed (every write journalled in ``state``).
 
     Returns False as soon as a re-placed range ends above ``give_up_above`` (the peak can only be
-    higher), the state then only partly updated, as ``place_from`` leaves it."""
+    higher), the state then only partly updated (``state.rollback()`` restores it)."""
     if not moved_turns:
         return True
     order, turn_of, offsets = state.order, state.turn_of, state.offsets
@@ -193,25 +218,18 @@ def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int
         busy = sorted(
             (offsets[j], offsets[j] + sizes[j], j) for j in neighbours[i] if turn_of[j] < turn and sizes[j] > 0
         )
-        address, state.predecessor[i] = _lowest_fit(sizes[i], aligns[i], busy)
+        address, pred = _lowest_fit(sizes[i], aligns[i], busy)
+        state.set_predecessor(i, pred)
         if limit is not None and address + sizes[i] > limit:
             return False
         if address != offsets[i]:
-            offsets[i] = address
+            state.move(i, address)
             for j in neighbours[i]:
                 later = turn_of[j]
                 if later > turn and later not in queued:
                     queued.add(later)
                     heapq.heappush(pending, later)
-    peak = state.peak_upto[first - 1] if first > 0 else 0
-    peak_upto = state.peak_upto
-    for turn in range(first, len(order)):
-        i = order[turn]
-        end = offsets[i] + sizes[i]
-        if end > peak:
-            peak = end
-        peak_upto[turn] = peak
-    return give_up_above is None or peak <= give_up_above
+    return give_up_above is None or state.peak_bytes <= give_up_above
 
 
 def _lowest_fit(size: int, alignment: int, busy: Sequence[tuple[int, int, int]]) -> tuple[int, int]:
