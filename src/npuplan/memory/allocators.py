@@ -50,10 +50,12 @@ class Allocation:
 
 
 class PlacementMemo:
-    """HillClimb's addresses by what its search reads: the ranges' sizes, alignments and lives (in
-    order), the lower bound and the settings. A plan allocates the same ranges more than once (its
-    schedule's peak, then its command stream's addresses); the search is deterministic, so a range
-    set found here gets the addresses the search would give it again."""
+    """HillClimb's addresses by what decides whether they are sound: the ranges' sizes and
+    alignments (in order) and which of them share a time step, with the lower bound and the
+    settings. A plan allocates the same buffers more than once (its schedule's peak, then its
+    command stream's addresses), the second time often on another time scale (steps per command,
+    not per operation) with the same overlaps; the addresses found first serve again, so the
+    command stream gets the peak its schedule was planned with and the search runs once."""
 
     def __init__(self) -> None:
         self._found: dict[tuple[object, ...], tuple[int, ...]] = {}
@@ -63,7 +65,7 @@ class PlacementMemo:
         return len(self._found)
 
     def offsets(self, inst: Instance, lower_bound: int, settings: HillClimbSettings) -> list[int]:
-        key = (inst.sizes_bytes, inst.alignments, inst.starts, inst.ends, lower_bound, settings)
+        key = (inst.sizes_bytes, inst.alignments, inst.neighbours, lower_bound, settings)
         found = self._found.get(key)
         if found is None:
             found = self._found[key] = tuple(_hillclimb_state(inst, lower_bound, settings).offsets)
@@ -140,18 +142,24 @@ def _greedy_state(inst: Instance) -> PlacementState:
 
 
 def _hillclimb_state(inst: Instance, lower_bound: int, settings: HillClimbSettings) -> PlacementState:
-    """Hill-climb from the greedy order (so the result never peaks above Greedy's), then, while the
-    lower bound is not reached, from up to ``settings.restarts`` other starting orders with half
-    of the iterations each (the caller's order first, so with a restart the result never peaks
-    above LinearAlloc's either); the lowest peak wins (the earlier start on a tie)."""
-    orders = initial_orders(inst)[: 1 + max(settings.restarts, 0)]
-    best = hill_climb(placed(inst, orders[0]), inst, target_bytes=lower_bound, settings=settings)
+    """Place every starting order (``placement.initial_orders``) and take the first that reaches the
+    lower bound (nothing can peak lower). Otherwise hill-climb from the greedy order (so the result
+    never peaks above Greedy's), then, while the bound is not reached, from up to
+    ``settings.restarts`` further starting orders with half of the iterations each (the caller's
+    order first, so with a restart the result never peaks above LinearAlloc's either); the lowest
+    peak wins (the earlier start on a tie), the starts not climbed from included."""
+    starts = [placed(inst, order) for order in initial_orders(inst)]
+    reached = next((state for state in starts if state.peak_bytes <= lower_bound), None)
+    if reached is not None:
+        return reached
+    climbed = starts[: 1 + max(settings.restarts, 0)]
+    best = hill_climb(climbed[0], inst, target_bytes=lower_bound, settings=settings)
     shorter = replace(settings, max_iterations=settings.max_iterations // 2,
                       patience_iterations=settings.patience_iterations // 2)
-    for order in orders[1:]:
+    for state in climbed[1:]:
         if best.peak_bytes <= lower_bound:
             break
-        found = hill_climb(placed(inst, order), inst, target_bytes=lower_bound, settings=shorter)
+        found = hill_climb(state, inst, target_bytes=lower_bound, settings=shorter)
         if found.peak_bytes < best.peak_bytes:
             best = found
-    return best
+    return min([best, *starts[len(climbed):]], key=lambda state: state.peak_bytes)

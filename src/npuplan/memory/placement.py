@@ -85,15 +85,20 @@ def priority_order(inst: Instance) -> list[int]:
 def initial_orders(inst: Instance) -> list[list[int]]:
     """Starting orders for a search: the greedy order first, then the caller's order (placing in it
     never peaks above LinearAlloc), largest first, longest-lived first and earliest first (each with
-    the others as tie-breaks); duplicates removed."""
+    the others as tie-breaks); then three that are only placed, never climbed from (see
+    ``allocators._hillclimb_state``): largest area (bytes x steps) first, largest then longest first,
+    and most urgent then largest first. Duplicates removed."""
     n = range(len(inst))
-    size, start, end = inst.sizes_bytes, inst.starts, inst.ends
+    size, start, end, urgency = inst.sizes_bytes, inst.starts, inst.ends, inst.urgency_bytes
     found = [
         priority_order(inst),
         list(n),
         sorted(n, key=lambda i: (-size[i], start[i], i)),
         sorted(n, key=lambda i: (start[i] - end[i], -size[i], i)),
         sorted(n, key=lambda i: (start[i], -size[i], i)),
+        sorted(n, key=lambda i: (-size[i] * (end[i] - start[i] + 1), start[i], i)),
+        sorted(n, key=lambda i: (-size[i], start[i] - end[i], i)),
+        sorted(n, key=lambda i: (-urgency[i], -size[i], start[i], i)),
     ]
     unique: list[list[int]] = []
     for order in found:

@@ -14,6 +14,7 @@ from npuplan.memory import (
     live_bytes_lower_bound,
     verify_allocation,
 )
+from npuplan.memory.placement import initial_orders, make_instance, placed
 from npuplan.options import TensorAllocator
 
 from bench.memory_instances import random_instances
@@ -115,6 +116,17 @@ def test_placement_memo_gives_the_search_s_addresses_once_per_range_set() -> Non
     again = allocate(renamed, allocator=TensorAllocator.HILLCLIMB, memo=memo)
     assert len(memo) == 1
     assert list(first.offsets.values()) == list(fresh.offsets.values()) == list(again.offsets.values())
-    longer = [replace(ranges[0], end=ranges[0].end + 1), *ranges[1:]]
+    slower = [replace(r, start=3 * r.start, end=3 * r.end + 1) for r in ranges]  # the same overlaps
+    assert list(allocate(slower, allocator=TensorAllocator.HILLCLIMB, memo=memo).offsets.values()) == list(
+        first.offsets.values())
+    assert len(memo) == 1
+    longer = [*ranges[:-1], replace(ranges[-1], start=1000, end=1000)]  # its overlaps gone: other conflicts
     moved = allocate(longer, allocator=TensorAllocator.HILLCLIMB, memo=memo)
     assert len(memo) == 2 and verify_allocation(longer, moved) == []
+
+
+def test_hillclimb_never_peaks_above_any_of_its_starting_orders() -> None:
+    for ranges in random_instances(40, seed=7):
+        inst = make_instance(ranges)
+        starts = min(placed(inst, order).peak_bytes for order in initial_orders(inst))
+        assert allocate(ranges, allocator=TensorAllocator.HILLCLIMB).peak_bytes <= starts
