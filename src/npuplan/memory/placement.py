@@ -28,8 +28,12 @@ class Instance:
     ends: tuple[int, ...]
     neighbours: tuple[tuple[int, ...], ...]
     """For each range, the ranges it shares a time step with (in index order)."""
+    blockers: tuple[tuple[int, ...], ...]
+    """``neighbours`` without the empty ranges (they take no bytes, so they never push a range up)."""
     urgency_bytes: tuple[int, ...]
     """For each range, the most bytes live at any time step of its life."""
+    size_ranks: tuple[int, ...]
+    """Each range's position by (size, index): with the address, the order a fit scans blockers in."""
 
     def __len__(self) -> int:
         return len(self.sizes_bytes)
@@ -42,9 +46,18 @@ def make_instance(ranges: Sequence[LiveRange]) -> Instance:
         alignments=tuple(r.alignment for r in ranges),
         starts=tuple(r.start for r in ranges),
         ends=tuple(r.end for r in ranges),
-        neighbours=_time_neighbours(ranges),
+        neighbours=(neighbours := _time_neighbours(ranges)),
+        blockers=tuple(tuple(j for j in found if ranges[j].aligned_size_bytes > 0) for found in neighbours),
         urgency_bytes=_urgencies(ranges),
+        size_ranks=_size_ranks([r.aligned_size_bytes for r in ranges]),
     )
+
+
+def _size_ranks(sizes: Sequence[int]) -> tuple[int, ...]:
+    ranks = [0] * len(sizes)
+    for rank, i in enumerate(sorted(range(len(sizes)), key=lambda k: (sizes[k], k))):
+        ranks[i] = rank
+    return tuple(ranks)
 
 
 def _time_neighbours(ranges: Sequence[LiveRange]) -> tuple[tuple[int, ...], ...]:
@@ -115,7 +128,8 @@ class PlacementState:
     ``predecessor[i]`` the placed range whose end pushed it up (or ``NO_PREDECESSOR``). ``tops`` is a
     lazy max-heap of (-end address, range): an entry counts while its range still ends there, so the
     peak and the range that reaches it (the lowest such index) cost a heap look-up, not a pass over
-    every range. ``journal`` holds (array, position, old value) of each write since the last
+    every range. ``scan_keys[i]`` is ``offsets[i] * n + size rank``: sorting blockers by it orders them
+    by (start, end, index) with the sort's comparisons in C. ``journal`` holds (array, position, old value) of each write since the last
     ``commit``, so that ``rollback`` undoes a rejected move in the time it took to make.
     """
 
@@ -123,13 +137,14 @@ class PlacementState:
     turn_of: list[int]
     offsets: list[int]
     predecessor: list[int]
-    sizes_bytes: tuple[int, ...]
+    scan_keys: list[int]
+    inst: Instance
     tops: list[tuple[int, int]] = field(default_factory=list)
     journal: list[tuple[list[int], int, int]] = field(default_factory=list)
 
     def top(self) -> tuple[int, int]:
         """(peak address, the lowest-indexed range ending there); (0, ``NO_PREDECESSOR``) when empty."""
-        tops, offsets, sizes = self.tops, self.offsets, self.sizes_bytes
+        tops, offsets, sizes = self.tops, self.offsets, self.inst.sizes_bytes
         while tops:
             neg_end, i = tops[0]
             if offsets[i] + sizes[i] == -neg_end:
@@ -143,14 +158,11 @@ class PlacementState:
 
     def move(self, i: int, address: int) -> None:
         """Give range ``i`` a new address (journalled)."""
-        self.journal.append((self.offsets, i, self.offsets[i]))
+        inst = self.inst
+        self.journal += [(self.offsets, i, self.offsets[i]), (self.scan_keys, i, self.scan_keys[i])]
         self.offsets[i] = address
-        heapq.heappush(self.tops, (-address - self.sizes_bytes[i], i))
-
-    def set_predecessor(self, i: int, pred: int) -> None:
-        if self.predecessor[i] != pred:
-            self.journal.append((self.predecessor, i, self.predecessor[i]))
-            self.predecessor[i] = pred
+        self.scan_keys[i] = address * len(inst) + inst.size_ranks[i]
+        heapq.heappush(self.tops, (-address - inst.sizes_bytes[i], i))
 
     def swap(self, t1: int, t2: int) -> None:
         """Exchange the ranges at turns ``t1`` and ``t2`` (journalled; addresses unchanged)."""
@@ -164,11 +176,11 @@ class PlacementState:
         """Keep every write since the last commit (and drop stale heap entries once they pile up)."""
         self.journal.clear()
         if len(self.tops) > 4 * len(self.offsets) + 64:
-            self.tops = _heap_of_ends(self.offsets, self.sizes_bytes)
+            self.tops = _heap_of_ends(self.offsets, self.inst.sizes_bytes)
 
     def rollback(self) -> None:
         """Undo every write since the last commit."""
-        offsets, sizes = self.offsets, self.sizes_bytes
+        offsets, sizes = self.offsets, self.inst.sizes_bytes
         for array, k, old in reversed(self.journal):
             array[k] = old
             if array is offsets:
@@ -188,14 +200,14 @@ def placed(inst: Instance, order: Sequence[int]) -> PlacementState:
     turn_of = [0] * n
     for turn, i in enumerate(order):
         turn_of[i] = turn
-    offsets, predecessor = [0] * n, [NO_PREDECESSOR] * n
-    sizes, aligns, neighbours = inst.sizes_bytes, inst.alignments, inst.neighbours
+    offsets, predecessor, keys = [0] * n, [NO_PREDECESSOR] * n, [0] * n
+    sizes, aligns, blockers, ranks = inst.sizes_bytes, inst.alignments, inst.blockers, inst.size_ranks
     for turn, i in enumerate(order):
-        busy = sorted(
-            (offsets[j], offsets[j] + sizes[j], j) for j in neighbours[i] if turn_of[j] < turn and sizes[j] > 0
-        )
-        offsets[i], predecessor[i] = _lowest_fit(sizes[i], aligns[i], busy)
-    return PlacementState(list(order), turn_of, offsets, predecessor, sizes, _heap_of_ends(offsets, sizes))
+        busy = [j for j in blockers[i] if turn_of[j] < turn]
+        busy.sort(key=keys.__getitem__)
+        address, predecessor[i] = _lowest_fit(sizes[i], aligns[i], busy, offsets, sizes)
+        offsets[i], keys[i] = address, address * n + ranks[i]
+    return PlacementState(list(order), turn_of, offsets, predecessor, keys, inst, _heap_of_ends(offsets, sizes))
 
 
 def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int], *,
@@ -204,43 +216,58 @@ def place_again(state: PlacementState, inst: Instance, moved_turns: Sequence[int
     re-placing only the ranges whose placement can differ: a range's address depends only on the
     addresses of its time neighbours placed before it, so only the moved ranges, their later
     neighbours and, in turn order, the later neighbours of every range whose address changed are
-    re-placed (every write journalled in ``state``).
+    re-placed, unless they lie wholly below both its old and its new address (a fit scans the
+    blockers from the bottom and stops at the first one above the range, so those never reach it).
+    Every write is journalled in ``state``.
 
     Returns False as soon as a re-placed range ends above ``give_up_above`` (the peak can only be
     higher), the state then only partly updated (``state.rollback()`` restores it)."""
     if not moved_turns:
         return True
-    order, turn_of, offsets = state.order, state.turn_of, state.offsets
-    sizes, aligns, neighbours = inst.sizes_bytes, inst.alignments, inst.neighbours
+    order, turn_of, offsets, predecessor, keys = state.order, state.turn_of, state.offsets, state.predecessor, state.scan_keys
+    sizes, aligns, neighbours, blockers = inst.sizes_bytes, inst.alignments, inst.neighbours, inst.blockers
+    n, ranks = len(inst), inst.size_ranks
+    log, tops, push, pop = state.journal.append, state.tops, heapq.heappush, heapq.heappop
     first = min(moved_turns)
     queued = set(moved_turns) | {turn_of[j] for t in moved_turns for j in neighbours[order[t]] if turn_of[j] > first}
     pending = list(queued)  # each turn queued once: a turn is only ever queued after the one being placed
     heapq.heapify(pending)
     limit = give_up_above
     while pending:
-        turn = heapq.heappop(pending)
+        turn = pop(pending)
         i = order[turn]
-        busy = sorted(
-            (offsets[j], offsets[j] + sizes[j], j) for j in neighbours[i] if turn_of[j] < turn and sizes[j] > 0
-        )
-        address, pred = _lowest_fit(sizes[i], aligns[i], busy)
-        state.set_predecessor(i, pred)
+        busy = [j for j in blockers[i] if turn_of[j] < turn]
+        busy.sort(key=keys.__getitem__)
+        address, pred = _lowest_fit(sizes[i], aligns[i], busy, offsets, sizes)
+        if pred != predecessor[i]:  # state.move's journal writes, inlined (the inner loop)
+            log((predecessor, i, predecessor[i]))
+            predecessor[i] = pred
         if limit is not None and address + sizes[i] > limit:
             return False
         if address != offsets[i]:
-            state.move(i, address)
+            low = min(address, offsets[i])
+            log((offsets, i, offsets[i]))
+            log((keys, i, keys[i]))
+            offsets[i] = address
+            keys[i] = address * n + ranks[i]
+            push(tops, (-address - sizes[i], i))
             for j in neighbours[i]:
                 later = turn_of[j]
-                if later > turn and later not in queued:
+                # A later range placed wholly below both of i's addresses never reached i in its fit.
+                if later > turn and later not in queued and offsets[j] + sizes[j] > low:
                     queued.add(later)
-                    heapq.heappush(pending, later)
+                    push(pending, later)
     return give_up_above is None or state.peak_bytes <= give_up_above
 
 
-def _lowest_fit(size: int, alignment: int, busy: Sequence[tuple[int, int, int]]) -> tuple[int, int]:
-    """Lowest aligned address with ``size`` free bytes among ``busy`` (start, end, index), sorted by start."""
+def _lowest_fit(size: int, alignment: int, busy: Sequence[int], offsets: Sequence[int],
+                sizes: Sequence[int]) -> tuple[int, int]:
+    """Lowest aligned address with ``size`` free bytes among the ranges ``busy``, sorted by
+    (start, end, index); returns it and the range that pushed it up last (or ``NO_PREDECESSOR``)."""
     address, pred = 0, NO_PREDECESSOR
-    for lo, hi, j in busy:
+    for j in busy:
+        lo = offsets[j]
+        hi = lo + sizes[j]
         if hi <= address:
             continue
         if lo >= address + size:
