@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from npuplan._compat import StrEnum
+from npuplan.records import record
 
 
 class Optimise(StrEnum):
@@ -33,7 +33,7 @@ class Search(StrEnum):
 DEFAULT_CONFIG = "internal-default"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlanOptions:
     """Every user-settable option; names follow Vela's command line.
 

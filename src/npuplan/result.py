@@ -3,7 +3,7 @@ names of the steps that make it (``STEPS``, for progress displays). ``api.plan``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from npuplan.commands.addresses import AddressPlan
 from npuplan.commands.types import Command
@@ -11,13 +11,14 @@ from npuplan.cost.weights import WeightEncodings
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.options import PlanOptions
+from npuplan.records import record
 from npuplan.schedule.model.types import Schedule
 
 # The steps of ``api.plan``, in order; ``on_step`` is called with each name as it starts.
 STEPS = ("options", "read", "lower", "schedule", "allocate")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Plan:
     """A planned network: the target, the lowered graph, the schedule, every buffer's address
     (``allocation``), the command stream the plan implies and the compile time in seconds.

@@ -23,9 +23,10 @@ into the flattened OHWI volume (index ``volume.size`` stands for an inserted zer
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
+
+from npuplan.records import record
 
 SUB_KERNEL_MAX = 8
 DEPTH_FIRST_IFM_BLOCK = 32
@@ -36,7 +37,7 @@ PART_KERNEL_ELEMENT_MULTIPLE = {8: 4, 16: 2}
 _INDEX_MEMO = 32
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BrickGeometry:
     """Everything the brick order depends on: the OHWI volume's shape, the accelerator's micro-block
     depths (channels), the OFM block depth (channels), IFM element bits, dilation (x, y; 1 or 2),

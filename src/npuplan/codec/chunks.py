@@ -22,11 +22,11 @@ of Golomb-Rice symbols, each cut into chunks of unary *positions*:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.codec.bits import pack_uniform, ranges_as_pieces
+from npuplan.records import record
 
 WEIGHT_CHUNK_POSITIONS = 12
 WIDE_UNCOMPRESSED_CHUNK = 8
@@ -38,7 +38,7 @@ _NO_BITS = np.zeros(1, dtype=np.uint8)
 _PLAY_LOOP_ROWS = 512
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Chunks:
     """One stream of a slice in chunks: ``done[c]`` symbols end in the first ``c`` chunks (``c``
     0..count); each chunk's unary word (``word_bits`` wide: 0 for none); per chunk the width of its

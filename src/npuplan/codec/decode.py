@@ -16,9 +16,10 @@ are back to back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
+
+from npuplan.records import record
 
 NO_ZERO_RUNS = 6
 END_OF_STREAM = 7
@@ -36,7 +37,7 @@ _POPCOUNTS = np.asarray(_POPCOUNT, dtype=np.int64)
 _MASK = [(1 << n) - 1 for n in range(WEIGHT_CHUNK + 1)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Header:
     """One slice's header: zero-run divisor bits (6: none), value count, weight divisor bits (7:
     uncompressed), truncated, new palette."""
@@ -56,7 +57,7 @@ class _Header:
         return self.weight_divisor == UNCOMPRESSED
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Palette:
     entries: tuple[int, ...] = ()
     bits: int = 2
@@ -127,7 +128,7 @@ def _read_palette(bits: _Bits, position: int) -> tuple[_Palette, int]:
     return _Palette(tuple(entries), width, direct_offset), position
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Walk:
     """What the walk over a slice's steps found: each weight chunk's first and second unary words,
     each zero-run chunk's unary word, where each step's weight and zero-run remainders start and how

@@ -10,7 +10,6 @@ decodes, so it does not load the decoder). The streams are not Vela's bit for bi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from npuplan.codec.bits import or_bits, pack_fields, pack_uniform
 from npuplan.codec.brick_order import BrickGeometry, brick_order
 from npuplan.codec.chunks import layout, weight_chunks, zero_run_chunks
 from npuplan.codec.symbols import StreamSymbols, stream_symbols
+from npuplan.records import record
 from npuplan.units import ALIGN_BYTES
 
 __all__ = ["encode_biases", "encode_values", "encode_weights"]
@@ -77,7 +77,7 @@ def encode_values(values: np.ndarray) -> bytes:
     return data.tobytes()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Slice:
     """One slice's bits: fields (bit offsets, values), perhaps a body of packed bytes from bit
     ``body_bit`` on, and the bit after the slice."""

@@ -19,11 +19,11 @@ weight parameter and one zero-run parameter per stream, the fewest bits.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.codec.segments import CHANGE_BITS, block_starts, cheapest_segments
+from npuplan.records import record
 
 MAX_WEIGHT = 255
 MAX_INDEX = 511  # 9-bit indices; palette values 0..511 (weights -255..255)
@@ -39,7 +39,7 @@ _UNCOMPRESSED = 2 * (MAX_DIVISOR_BITS + 1)  # the parameter row after plain k 0.
 _IMPOSSIBLE = float(1 << 50)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class WeightParameter:
     """How indices are coded: divisor ``2**divisor_bits``, truncated (quotient at most 2), or
     ``uncompressed`` (fixed ``divisor_bits``-bit fields, no unary part)."""
@@ -49,7 +49,7 @@ class WeightParameter:
     uncompressed: bool = False
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class StreamSymbols:
     """A stream as coded: weight ``indices`` (palette index or direct index of each coded value),
     ``zero_runs`` (``None`` without zero runs; else one more than the indices: before the first
@@ -85,7 +85,7 @@ def _bits(value: int) -> int:
     return max(MIN_PALETTE_BITS, int(value).bit_length())
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Palette:
     entries: tuple[int, ...]
     bits: int
@@ -194,7 +194,7 @@ def stream_symbols(values: np.ndarray) -> StreamSymbols:
     return _symbols(plain, shifted, None, ((values.size, 0),))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Coding:
     """How values with a histogram are coded: palette, index of each palette value, weight
     parameter, and the bits of the palette entries and the weight symbols (headers aside)."""

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 from npuplan.codec.brick_order import (DEPTH_FIRST_IFM_BLOCK, DEPTH_FIRST_IFM_BLOCK_16_BIT,
                                        DEPTHWISE_ELEMENT_MULTIPLE, PART_KERNEL_ELEMENT_MULTIPLE,
                                        PART_KERNEL_IFM_BLOCK)
+from npuplan.records import record
 from npuplan.units import round_up
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EncodingOrder:
     """How the encoder walks an op's weights: the OFM block depth the op runs with (channels) and
     whether the traversal is part-kernel-first (convolutions only) rather than depth-first."""
@@ -41,7 +41,7 @@ class EncodingOrder:
     part_kernel: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class VolumeGeometry:
     """What of a core's weight volume decides the encoder's order: kernel size (elements, not
     dilated), IFM depth the weights span (1 for depthwise), dilation, IFM element bits and the
@@ -59,7 +59,7 @@ class VolumeGeometry:
     sub_kernel_max: int = 8
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StreamPadding:
     """The stream the encoder codes for ``ofm_depth`` channels: ``values`` positions in all, of
     which ``real_values`` come from the volume (more than its size when a block depth that is not
@@ -84,7 +84,7 @@ class StreamPadding:
         return sum(self.run_counts)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UnitRuns:
     """One kind of (OFM block, IFM block, sub-kernel) unit of the stream: ``count`` of them, each
     with ``real_values`` weights and padding runs ``run_lengths[k]`` long ``run_counts[k]`` times.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from npuplan.commands.layout import BufferSpec, buffer_specs
@@ -23,11 +22,12 @@ from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import CpuOp, LoweredGraph
 from npuplan.memory import Allocation, PlacementMemo, TensorUse, allocate, build_live_ranges
 from npuplan.options import TensorAllocator
+from npuplan.records import record
 from npuplan.schedule.model.types import Schedule
 from npuplan.units import ALIGN_BYTES, round_up
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class AddressPlan:
     """Every buffer's ``Address`` and, per memory area, the allocation of its non-constant buffers.
 

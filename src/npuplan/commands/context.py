@@ -4,13 +4,13 @@ network's input and output tensor names (the plan JSON reads the shapes too, wit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from npuplan.ir.lowered import LoweredGraph, NpuOp
+from npuplan.records import record
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class StreamContext:
     """What a replay needs besides the commands: every tensor's own NHWC shape and the network's
     input and output tensor names."""

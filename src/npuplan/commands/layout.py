@@ -8,7 +8,6 @@ encoded stream (constant area, full buffers) or in slot 0/1 of a single/double b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from npuplan.commands.types import BufferKind, WeightSlice
 from npuplan.cost.weights import WeightEncodings, encoding_order
@@ -16,6 +15,7 @@ from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 from npuplan.schedule.model.types import BufferMode, Schedule, ScheduledOp, WeightBuffering
 from npuplan.schedule.model.usage import staged_name
 from npuplan.units import ALIGN_BYTES, BRICK_DEPTH, round_up
@@ -32,7 +32,7 @@ def weight_buffer_name(op_name: str) -> str:
     return f"{op_name}#weight_buffer"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class BufferSpec:
     """One buffer before it has an address: area, bytes needed and row geometry.
 
@@ -60,7 +60,7 @@ class BufferSpec:
         return row // self.rows if self.rows is not None else 0
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class WeightLayout:
     """An op's weight slices and where each sits in its fast-storage buffer (if buffered)."""
 

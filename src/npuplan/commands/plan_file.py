@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -18,13 +17,14 @@ from npuplan.commands.context import StreamContext
 from npuplan.commands.replay import raise_first, validate_stream
 from npuplan.errors import ModelError
 from npuplan.ir.model_checks import LIMITS
+from npuplan.records import record
 
 
 class PlanFileError(ModelError):
     """A plan JSON that is missing, unreadable or not one npuplan wrote (CLI exit status 2)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlanStream:
     """A plan JSON's command stream with everything its replay needs."""
 

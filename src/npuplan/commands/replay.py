@@ -9,7 +9,6 @@ written. Violations are data; ``validate_plan`` raises ``ValidationError`` namin
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,7 @@ from npuplan.errors import ValidationError
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.ir.shape import Shape4D, same_element_order
+from npuplan.records import record
 
 
 class ViolationKind(StrEnum):
@@ -46,7 +46,7 @@ class ViolationKind(StrEnum):
     UNKNOWN_BUFFER = "unknown_buffer"  # a command addresses a buffer the allocation lacks
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Violation:
     """One broken invariant: at ``command_index`` (-1: after the stream), on ``tensor``."""
 

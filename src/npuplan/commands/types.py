@@ -7,11 +7,11 @@ schedule (``npuplan.commands.replay``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from npuplan._compat import StrEnum
 from npuplan.hw.memory import MemArea
+from npuplan.records import record
 
 
 class Address(NamedTuple):
@@ -37,7 +37,7 @@ class DmaPurpose(StrEnum):
     FEATURE_MAP = "feature_map"  # a staged feature map copied whole before its reader
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Box:
     """Half-open NHWC box: ``start`` inclusive, ``end`` exclusive."""
 
@@ -55,7 +55,7 @@ class Box:
         return {"start": list(self.start), "end": list(self.end)}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BufferRef:
     """One operand's buffer: name, address, and layout.
 
@@ -80,7 +80,7 @@ class BufferRef:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WeightSlice:
     """OFM depth range ``[depth_start, depth_end)`` of an op's weights, ``stream_offset_bytes`` into
     its encoded stream and ``size_bytes`` long."""
@@ -92,7 +92,7 @@ class WeightSlice:
     size_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DmaCommand:
     """Copy ``size_bytes`` from ``src_area``/``src_address`` to ``dst_area``/``dst_address``.
 
@@ -116,7 +116,7 @@ class DmaCommand:
     ahead: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Operand:
     """A feature-map operand of a stripe: the tensor, the box touched and its buffer."""
 
@@ -125,7 +125,7 @@ class Operand:
     buffer: BufferRef
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NpuStripeCommand:
     """One NPU stripe of ``op``: reads ``ifm``/``ifm2`` boxes, writes the ``ofm`` box.
 
@@ -145,7 +145,7 @@ class NpuStripeCommand:
     elementwise: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CpuCommand:
     """A CPU operator between NPU work: reads ``inputs`` and writes ``outputs`` completely."""
 

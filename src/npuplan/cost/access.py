@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from npuplan.cost.cycles import CONV_LIKE, PER_CHANNEL, clip_block, rounded_elements, rounded_shape_elements, sub_kernel_limit
 from npuplan.cost.query import CostQuery
 from npuplan.hw.accelerator import Block
 from npuplan.ir.lowered import BlockType
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 from npuplan.units import div_round_up
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class ElementAccess:
     """Elements read and written: IFM (refetches included), IFM2, OFM, scale/bias entries, and how
     often the weights and scales are read (once per OFM block position in height and width)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Literal
 
@@ -12,6 +12,7 @@ from npuplan.hw.accelerator import Block
 from npuplan.hw.memory import MemArea
 from npuplan.ir.lowered import NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 
 TensorFormat = Literal["NHWC", "NHCWB16"]
 
@@ -38,7 +39,7 @@ class WeightFetch(StrEnum):
     DOUBLE_BUFFERED = "double_buffered"  # DMA of slice n+1 overlaps compute of slice n
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Operand:
     """One feature-map operand as the NPU accesses it.
 
@@ -54,7 +55,7 @@ class Operand:
     step_x: int = 1
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BlockChoice:
     """The block configuration the NPU runs with (from ``hw.block_config``).
 
@@ -79,7 +80,7 @@ class BlockChoice:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WeightAccess:
     """Where the op's encoded weights come from and how.
 
@@ -114,7 +115,7 @@ class WeightAccess:
         return self.buffer_area
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LutAccess:
     """A lookup table DMA'd from ``source_area`` into the shared buffer before the op; under the
     previous op (its slack) when ``prefetched``, not when the op starts a command stream of its own
@@ -125,7 +126,7 @@ class LutAccess:
     prefetched: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FmStaging:
     """A feature map copied whole by DMA from ``source_area`` into ``dest_area`` before the op
     (the op then reads it from ``dest_area``); the op waits for the whole copy."""
@@ -135,7 +136,7 @@ class FmStaging:
     dest_area: MemArea
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StripeRows:
     """``count`` NPU operations of one op, each computing ``ofm_rows`` OFM rows from ``ifm_rows``
     IFM rows (and ``ifm2_rows`` of its second input, 0 without one)."""
@@ -146,7 +147,7 @@ class StripeRows:
     ifm2_rows: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CostQuery:
     """Everything the cost model needs about one op (or one stripe of it).
 
@@ -171,7 +172,7 @@ class CostQuery:
 BandwidthKey = tuple[MemArea, Purpose, Direction]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpCost:
     """The cost of one op (or stripe).
 

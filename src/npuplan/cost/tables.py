@@ -13,9 +13,9 @@ or elementwise op keeps ``activation_cycles``: measured on u55-128, u55-256, u65
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from npuplan._compat import StrEnum
+from npuplan.records import record
 
 
 class OutputKind(StrEnum):
@@ -43,7 +43,7 @@ _OUTPUT_ORDER = tuple(OutputKind)
 _ACTIVATION_ORDER = tuple(ActivationKind)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class OutputTiming:
     """Output-stage and accumulator timing of one accelerator."""
 

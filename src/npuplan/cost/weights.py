@@ -11,7 +11,6 @@ measures it against the real codec.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,12 +19,13 @@ from npuplan.codec.weight_order import EncodingOrder, StreamPadding, VolumeGeome
 from npuplan.hw.accelerator import SCALE_BIAS_BYTES, Accelerator
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.quantized import signed_channel_rows
+from npuplan.records import record
 from npuplan.units import ALIGN_BYTES, round_up
 
 DEFAULT_BLOCK_DEPTH = 16
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WeightSlice:
     """One core's part of one OFM depth slice: sizes in bytes, ``weight_bytes`` already 16-aligned."""
 
@@ -41,7 +41,7 @@ class WeightSlice:
         return round_up(self.scale_bytes, ALIGN_BYTES) + self.weight_bytes
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WeightStreamSize:
     """Sizes of an op's encoded weight stream, per (depth slice, core) and in total."""
 

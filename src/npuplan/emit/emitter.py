@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from npuplan.records import record
 from npuplan.result import Plan
 from npuplan.commands.types import Command, CpuCommand, DmaCommand, NpuStripeCommand, WeightSlice
 from npuplan.emit.backend import EmitBackend, backend_api
@@ -33,7 +34,7 @@ from npuplan.schedule.model.types import ScheduledOp
 from npuplan.schedule.model.usage import staged_name
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Emitted:
     """The emitted file's bytes and what went into it (sizes in bytes, time in seconds;
     ``step_cpu_seconds``: the CPU seconds of each step, ``STEPS``, for the benchmark)."""

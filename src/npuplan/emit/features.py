@@ -10,7 +10,6 @@ NHCWB16 keeps 16-channel bricks: x stride 16 elements, channel-brick stride 16 x
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -20,10 +19,11 @@ from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
+from npuplan.records import record
 from npuplan.units import round_up
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Geometry:
     """How a buffer lays out its tensor: format, full shape, bytes per row and rolling rows."""
 

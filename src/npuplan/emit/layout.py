@@ -13,10 +13,11 @@ again with the real weight-buffer sizes (same allocator, same lifetimes) and the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
+from npuplan.records import record
 from npuplan.result import Plan
 from npuplan.commands.addresses import allocate_schedule_buffers, graph_lifetimes
 from npuplan.commands.layout import buffer_specs, weight_buffer_name
@@ -32,7 +33,7 @@ from npuplan.units import ALIGN_BYTES, round_up
 SliceKey = tuple[str, int]  # (op name, slice index)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class DeployLayout:
     """The emitted file's memory layout.
 

@@ -13,7 +13,7 @@ reads and writes it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import LoweredGraph, NpuOp, Partition, Placement
 from npuplan.ir.types import DataType
+from npuplan.records import record
 
 CUSTOM_CODE = "ethos-u"
 # Vela's custom options for the ethos-u operator: a FlexBuffer holding the integer 1.
@@ -31,7 +32,7 @@ CUSTOM_OPTIONS = b"\x01\x04\x01"
 OFFLINE_ALLOCATION = "OfflineMemoryAllocation"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Partitioned:
     """One NPU partition's boundary: the feature maps it reads from outside and writes for outside."""
 

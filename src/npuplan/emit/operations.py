@@ -4,7 +4,7 @@ DMA one ``NpuDmaOperation``, with every address taken from the deploy layout."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -28,6 +28,7 @@ from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering.deployable import is_copy
 from npuplan.lowering.resize import RESIZE_TYPES
+from npuplan.records import record
 
 _CLAMPS = {a: r for a, r in CLAMP_RANGES.items() if a is not Activation.NONE}  # the clamps an output stage applies
 _RESAMPLING = {Resampling.NONE: "NONE", Resampling.NEAREST: "NEAREST", Resampling.TRANSPOSE: "TRANSPOSE"}
@@ -36,7 +37,7 @@ _ELEMENTWISE = {"ADD": "ADD", "SUB": "SUB", "MUL": "MUL", "MAXIMUM": "MAX", "MIN
 _ROUNDING = {Rounding.TFL: "TFL", Rounding.NATURAL: "NATURAL", Rounding.TRUNCATE: "TRUNCATE"}
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Context:
     """What translating a command needs: the API, the regions, the layout and the plan's records."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
@@ -20,6 +19,7 @@ from npuplan.errors import EmitError
 from npuplan.hw.accelerator import SCALE_BIAS_BYTES
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.types import DataType
+from npuplan.records import record
 from npuplan.units import ALIGN_BYTES, round_up
 
 
@@ -29,7 +29,7 @@ def _padded(data: bytes) -> list[bytes]:
     return [data, bytes(pad)] if pad else [data]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class CoreStreams:
     """Where one core's streams lie inside a slice's record (bytes from its start, 16-byte padded)."""
 
@@ -39,7 +39,7 @@ class CoreStreams:
     weight_bytes: int
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class EncodedSlice:
     """One slice's record: ``data``, for each core in turn its scale stream then its weight
     stream (each 16-byte padded; Vela's layout), and where each core's streams lie (``cores``)."""
@@ -55,7 +55,7 @@ class EncodedSlice:
         return len(self.data)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class EncodedOp:
     """An op's encoded slices (by slice index), its weight traversal and the OFM block depth used."""
 
@@ -216,7 +216,7 @@ def encode_op(api: ModuleType, accelerator: object, op: NpuOp, slices: Iterable[
     return EncodedOp(op.name, tuple(out), part_kernel_first, block_depth)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class _Codec:
     """What every weight stream of one op is encoded with (the API, the memo, the accelerator,
     dilation, depthwise, traversal, and what its volumes are made from)."""

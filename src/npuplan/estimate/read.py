@@ -11,12 +11,12 @@ the streams keep every memory invariant is ``npuplan validate``'s question, not 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 
 from npuplan.errors import ModelError, ValidationError
 from npuplan.io.tflite import binding, parse_tflite
 from npuplan.ir.graph import Op, Tensor
+from npuplan.records import record
 from npuplan.regstream.events import Event, NpuEvent, stream_events
 from npuplan.regstream.sources import OperationSource, file_sources
 from npuplan.regstream.tflite_file import has_offline_plan
@@ -25,7 +25,7 @@ from npuplan.regstream.words import payload_words
 ETHOS_U = "CUSTOM:ethos-u"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileOperator:
     """One operator of the file in execution order: its type (``CUSTOM:ethos-u`` for an NPU stream)
     and its first output tensor's name."""
@@ -34,7 +34,7 @@ class FileOperator:
     name: str
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class FileStream:
     """One ethos-u operator's decoded stream (``operator``: its index over every subgraph's operators,
     the main one's first) and, per region, the tensor it is (name) and its bytes (region 0: the flash
@@ -46,7 +46,7 @@ class FileStream:
     region_bytes: dict[int, int]
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class CompiledFile:
     """A compiled file: its ethos-u streams in order, every operator, the flash bytes (each flash
     tensor once). ``sources``: per stream, the source network's operators (indices in its main

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from itertools import islice
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from npuplan.cost import op_cost
@@ -16,12 +16,13 @@ from npuplan.hw.build import build_architecture
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import Activation
 from npuplan.options import PlanOptions
+from npuplan.records import record
 from npuplan.regstream.events import NpuEvent
 from npuplan.regstream.sources import OperationSource
 from npuplan.report.model import Report
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Estimate:
     """The estimate of one compiled file on one target: the file, its timed streams, the report."""
 

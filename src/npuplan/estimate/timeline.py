@@ -15,15 +15,15 @@ accesses (``cost.op_cost``, its weights read where the registers point); a DMA's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from npuplan.cost import OpCost, dma_cycles, op_cost
 from npuplan.estimate.queries import cost_query, region_areas
 from npuplan.hw.memory import Architecture, MemArea
+from npuplan.records import record
 from npuplan.regstream.events import DmaEvent, Event, NpuEvent, WaitEvent
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TimedOp:
     """One NPU operation: its cost, and when it started and ended (cycles from the stream's start);
     ``wait_cycles`` it stood idle after the previous operation ended (waiting for a DMA)."""
@@ -36,7 +36,7 @@ class TimedOp:
     wait_cycles: float
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TimedDma:
     """One DMA: source and destination memory (``None``: the NPU's internal memory), bytes, times."""
 
@@ -48,7 +48,7 @@ class TimedDma:
     to_flash_region: bool  # from region 0 (constants: weights, or a table)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class TimedStream:
     """A stream's operations and DMAs with their times, and its makespan (cycles)."""
 

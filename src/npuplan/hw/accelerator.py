@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from npuplan.errors import UsageError
+from npuplan.records import record
 
 SCALE_BIAS_BYTES = 10  # one OFM channel's encoded record: 40-bit bias, 32-bit scale, 6-bit shift
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Block:
     """A block of elements, height x width x depth."""
 
@@ -22,7 +22,7 @@ class Block:
         return self.height * self.width * self.depth
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShramGranules:
     """Shared-buffer granules (in banks) per element kind: accumulators and IFM buffers."""
 
@@ -36,7 +36,7 @@ class ShramGranules:
     acc40: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Accelerator:
     """One accelerator configuration.
 

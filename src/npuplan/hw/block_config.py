@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -25,6 +24,7 @@ from npuplan.hw.accelerator import Accelerator, Block
 from npuplan.hw.shram import AccType, ElementwiseUse, ShramBudget, ShramLayout, try_layout
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, Resampling
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 from npuplan.units import div_round_up, round_up
 
 
@@ -32,7 +32,7 @@ class NoBlockConfig(NpuplanError):
     """No OFM block fits the shared buffer for this operation."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KernelGeometry:
     """The parts of a kernel the block search depends on (padding does not matter)."""
 
@@ -59,7 +59,7 @@ class KernelGeometry:
         return (self.width - 1) * self.dilation_x + 1
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BlockQuery:
     """Everything ``find_block_config`` depends on; hashable, so results are cached on it.
 
@@ -79,7 +79,7 @@ class BlockQuery:
     resampling: Resampling = Resampling.NONE
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BlockConfig:
     """The chosen block: OFM block (h, w, c), the IFM block feeding it, the SHRAM layout.
 

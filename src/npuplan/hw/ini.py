@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import configparser
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from npuplan.errors import ConfigError
+from npuplan.records import record
 
 BUNDLED_NAME = "vela.ini"
 # Vela resolves ``--config Arm/vela.ini`` to its own shipped file; ours is the same content.
 BUNDLED_ALIASES = ("Arm/vela.ini",)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IniSection:
     """One section: its name, the file it came from and its keys (lower-case) to raw values."""
 
@@ -33,7 +33,7 @@ class IniSection:
     values: Mapping[str, str]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class IniDatabase:
     """All sections visible to a build, by exact section name."""
 

@@ -10,14 +10,14 @@ The emitter (``emit.luts``) places tables here and the simulator (``sim.lut_memo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from npuplan.hw.accelerator import Accelerator
+from npuplan.records import record
 
 TABLE_BANKS = 2
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class LutWindow:
     """Where one configuration keeps its tables: SHRAM bytes ``base`` to ``base + size_bytes``, of
     ``shram_bytes``; ``reserved`` when no operation's buffers use those banks."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from npuplan._compat import StrEnum
 from npuplan.hw.accelerator import Accelerator
+from npuplan.records import record
 
 
 class MemArea(StrEnum):
@@ -42,7 +42,7 @@ _PREFIXES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MemoryTiming:
     """Timing of one memory: clock relative to the core, burst length and AXI latencies."""
 
@@ -56,7 +56,7 @@ class MemoryTiming:
 DEFAULT_TIMING = MemoryTiming()  # a memory the system config does not describe
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class SystemConfig:
     """A ``[System_Config.NAME]`` section: core clock, what sits on each AXI port, memory timings."""
 
@@ -67,7 +67,7 @@ class SystemConfig:
     timings: Mapping[MemArea, MemoryTiming]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MemoryMode:
     """A ``[Memory_Mode.NAME]`` section: where constants, the arena and the cache live.
 
@@ -82,7 +82,7 @@ class MemoryMode:
     arena_cache_size_bytes: int | None = None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Architecture:
     """Everything about the target the planner needs: accelerator, system config, memory mode."""
 

@@ -8,11 +8,11 @@ bank granule (``Accelerator.granules``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from npuplan._compat import StrEnum
 from npuplan.hw.accelerator import Accelerator, Block
+from npuplan.records import record
 from npuplan.units import div_round_up, round_up
 
 
@@ -39,7 +39,7 @@ class ElementwiseUse(StrEnum):
     SCALAR = "scalar"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShramLayout:
     """Bank indices of the shared-buffer regions (``ib`` IFM buffer, ``ab`` accumulators)."""
 

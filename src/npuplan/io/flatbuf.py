@@ -14,16 +14,17 @@ the reader turns into its one-line ``ModelError``.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 
 import numpy as np
+
+from npuplan.records import record
 
 _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")
 _U16 = struct.Struct("<H")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Table:
     """One flatbuffer table: the file's ``data``, the table's position ``pos``, its vtable's
     position and size in bytes."""

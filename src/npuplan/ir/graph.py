@@ -8,7 +8,7 @@ identity; passes build new ``Op`` and ``Graph`` values and reuse the tensors the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -17,11 +17,12 @@ import numpy as np
 
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
+from npuplan.records import record
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Tensor:
     """A tensor: ``shape`` as read (batch set to 1 if dynamic); ``data`` is set for constants;
     ``signature`` the file's shape signature when it has a dynamic (-1) dimension, else None (the
@@ -58,7 +59,7 @@ class Tensor:
     __hash__ = object.__hash__  # identity, hashed in C (a Python __hash__ slows every memo key)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Op:
     """An operator. ``type`` is the TFLite builtin name; ``inputs`` may hold ``None`` (optional).
 
@@ -80,7 +81,7 @@ class Op:
     __hash__ = object.__hash__  # identity, hashed in C (a Python __hash__ slows every memo key)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Graph:
     """One subgraph, ops in execution order."""
 
@@ -112,7 +113,7 @@ class Graph:
         return list(seen.values())
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Model:
     """A model: its subgraphs (the first is the entry point)."""
 

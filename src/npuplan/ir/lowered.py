@@ -9,7 +9,7 @@ nothing downstream looks back at TFLite options.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from npuplan._compat import StrEnum
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import Quantization
+from npuplan.records import record
 
 
 class BlockType(StrEnum):
@@ -77,7 +78,7 @@ class PoolKind(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Padding:
     """Explicit padding in elements."""
 
@@ -87,7 +88,7 @@ class Padding:
     right: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Kernel:
     """Kernel geometry. ``1x1`` with stride 1 for elementwise and vector-product ops."""
 
@@ -112,7 +113,7 @@ class Kernel:
         return self.height * self.width
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class NpuOp:
     """One hardware operation.
 
@@ -229,7 +230,7 @@ class NpuOp:
     __hash__ = object.__hash__  # identity, hashed in C (a Python __hash__ slows every memo key)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class CpuOp:
     """A TFLite operator left to the CPU, with the reason it cannot run on the NPU."""
 
@@ -276,7 +277,7 @@ class Placement(StrEnum):
     CPU = "cpu"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Partition:
     """A maximal run of consecutive ops with the same placement."""
 
@@ -284,7 +285,7 @@ class Partition:
     ops: tuple[LoweredOp, ...]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class LoweredGraph:
     """The lowered network in execution order, with its inputs and outputs.
 

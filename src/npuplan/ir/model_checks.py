@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
 
 from npuplan.errors import ModelError
 from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.types import DataType
+from npuplan.records import record
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Limits:
     """What npuplan accepts in a model (beyond them, a one-line error, not an hour of search).
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from npuplan._compat import StrEnum
+from npuplan.records import record
 
 
 class DataType(StrEnum):
@@ -50,7 +50,7 @@ _SIZES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Quantization:
     """Affine quantization: ``real = scale * (q - zero_point)``, per tensor or per ``axis``."""
 

@@ -19,14 +19,15 @@ direct dilated convolution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from npuplan.ir.graph import Op
 from npuplan.ir.lowered import Kernel, NpuOp, Padding
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AxisPhase:
     """One phase of one axis, in elements: OFM positions ``out_start + step * i`` for
     ``i < out_count`` from IFM positions ``in_start + step * j`` for ``j < in_count``, padded by
@@ -40,7 +41,7 @@ class AxisPhase:
     pad_after: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AxisSplit:
     """How one axis of a dilated kernel splits: the view step, the dilation each phase runs at,
     and the phases (none empty)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
@@ -68,6 +67,7 @@ from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, MEMORY_TYPES, unsupported_reason
 from npuplan.lowering.unread import drop_unread_writes
 from npuplan.lowering.upsampling import fold_upsampling
+from npuplan.records import record
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
                   flat_elementwise=flat_elementwise, flat_pools=flat_pools, vector_slice_reads=vector_slice_reads)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class LoweredOps:
     """``lower``'s work before it places the ops' reads and writes, the same whether or not
     concatenated slices are then written in place: the lowerings a plan compares share it."""

@@ -7,10 +7,11 @@ shortcut first). Ops that feed no output keep their relative order at the end.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.lowered import LoweredOp, NpuOp, reads, writes
+from npuplan.records import record
 
 
 # Operators on resource variables: their effects order them beyond their tensors (CALL_ONCE
@@ -69,7 +70,7 @@ def vela_order(graph: Graph) -> Graph:
 _SPLIT_UNITS = frozenset({"CONCATENATION", "PACK"})
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class _Unit:
     """Lowered ops run together: a TFLite operator's, or one copy of a concatenation."""
 

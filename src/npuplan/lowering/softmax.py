@@ -19,7 +19,6 @@ int16 tables, exp and 1/(1+x).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering.softmax_tables import beta_multiplier_16bit, exp_table_16bit, exp_table_8bit, \
     reciprocal_table_16bit
+from npuplan.records import record
 
 Operand = str | int  # an earlier step's result ("ifm": the softmax's input), or an int32 scalar constant
 _FULL, _ROW = "full", "row"
@@ -39,7 +39,7 @@ _HALF = (1 << 30, 31)  # output stage x 0.5: a product of two Q2.29 values back 
 _ONE = (1 << 30, 30)  # output stage x 1 (Vela's 1 x 1 / 1)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Step:
     """One NPU operation of the decomposition: Vela's op name, operands, OFM view and output stage
     (``rescale``: explicit multiplier and shift, None for 1; ``lut``: the table its output goes

@@ -16,18 +16,19 @@ NPU runs as copies. A chain that tiles rather than repeats is left as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.ir.types import DataType
 from npuplan.lowering._util import replace_op, replace_tensor
+from npuplan.records import record
 
 Removed = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Repeat:
     """An EXPAND_DIMS -> TILE -> RESHAPE chain equal to ``np.repeat(source, factor, axis)``."""
 

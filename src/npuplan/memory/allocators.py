@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 from npuplan.memory.hillclimb import HillClimbSettings, hill_climb
@@ -23,10 +23,11 @@ from npuplan.memory.placement import (
     priority_order,
 )
 from npuplan.options import TensorAllocator
+from npuplan.records import record
 from npuplan.units import ALIGN_BYTES, round_up
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Allocation:
     """Addresses of one memory area's live ranges.
 

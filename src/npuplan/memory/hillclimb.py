@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, place_again
+from npuplan.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HillClimbSettings:
     """Search bounds. ``patience_iterations``: stop after this many iterations without improvement;
     ``widen_after_iterations``: after this many, also swap among the blockers' neighbours;

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 
+from npuplan.records import record
 from npuplan.units import ALIGN_BYTES, round_up
 
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LiveRange:
     """A buffer of ``size_bytes`` in ``area`` that is live from ``start`` to ``end`` (inclusive).
 
@@ -48,7 +48,7 @@ class LiveRange:
         return self.start <= other.end and other.start <= self.end
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TensorUse:
     """One use of a tensor's buffer: it must hold its data from ``start`` to ``end`` (inclusive)."""
 
@@ -60,7 +60,7 @@ class TensorUse:
     alignment: int = ALIGN_BYTES
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class LiveRangeSet:
     """The merged live ranges and, for every tensor, the name of the range that holds it."""
 

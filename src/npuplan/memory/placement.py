@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from npuplan.memory.live_range import LiveRange, live_bytes_profile
+from npuplan.records import record
 
 NO_PREDECESSOR = -1
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Instance:
     """Ranges reduced to what placement needs, indexed 0..n-1 in the caller's order."""
 

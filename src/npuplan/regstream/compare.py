@@ -9,8 +9,8 @@ first's value of every register the first has set (``ignore`` names registers le
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 
+from npuplan.records import record
 from npuplan.regstream.words import decode_words
 
 Command = tuple[str, int, dict[str, int]]  # name, parameter, registers when it runs
@@ -32,7 +32,7 @@ def commands(words: list[int]) -> list[Command]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Comparison:
     """How far two streams agree: commands compared and matching (operations, DMAs, waits),
     whether the words are identical, and the first difference (None if none)."""

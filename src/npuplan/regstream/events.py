@@ -10,9 +10,10 @@ columns; elementwise IFMs have the OFM's extent, except broadcast axes (extent 1
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from npuplan.errors import ValidationError
+from npuplan.records import record
 from npuplan.regstream.words import Decoded, Word, decoded, register_value
 
 # Registers that decide the values an operation computes beyond its geometry: scales, zero points,
@@ -25,7 +26,7 @@ KINDS = {"NPU_OP_CONV": "Conv2D", "NPU_OP_DEPTHWISE": "DepthWise", "NPU_OP_POOL"
 _IFM_BYTES = {0: 1, 1: 2, 2: 4}  # precision size field (IFM bits 2-3, OFM bits 1-2) -> element bytes
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FeatureMapAccess:
     """A box of a feature map as the hardware addresses it (bytes and elements)."""
 
@@ -42,7 +43,7 @@ class FeatureMapAccess:
     nhcwb16: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Range:
     """A contiguous byte range of a region."""
 
@@ -51,7 +52,7 @@ class Range:
     length: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NpuEvent:
     """One NPU operation (``index``: how many came before it in the stream): kind, what it reads and
     writes, and its geometry for reports."""
@@ -81,14 +82,14 @@ class NpuEvent:
     upscale: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DmaEvent:
     index: int
     src: Range
     dst: Range
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WaitEvent:
     """Wait until at most ``outstanding`` operations of the kind (``"dma"``/``"kernel"``) are pending."""
 
@@ -215,7 +216,7 @@ def replayed(commands: Iterable[Decoded]) -> list[Event]:
     return out
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class NpuStream:
     """One ethos-u operator's decoded stream, its region sizes in bytes and its payload's CONFIG
     word (which accelerator the stream is for)."""

@@ -12,10 +12,10 @@ of a region's arrays, so a depth slice of a deep feature map costs its own bytes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.records import record
 from npuplan.regstream.events import FeatureMapAccess
 
 
@@ -135,7 +135,7 @@ def mask(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> np.ndarray |
     return np.cumsum(diff[:-1]) > 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lattice:
     """Runs of ``run`` bytes starting at ``start + sum(i[k] * strides[k])`` for every ``i[k] <
     counts[k]``: a feature map's rows, columns or bricks as one strided view of a byte array."""

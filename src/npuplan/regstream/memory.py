@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from npuplan.errors import ValidationError
+from npuplan.records import record
 from npuplan.regstream.events import INTERNAL_REGION, DmaEvent, Event, FeatureMapAccess, NpuEvent, Range, WaitEvent
 from npuplan.regstream.footprint import Lattice, fm_span, lattices, regular
 
@@ -59,7 +60,7 @@ class Region:
             self.pristine = False
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Access:
     """Bytes one operand touches: region, ``[lo, hi)`` span, and a label; which bytes of the span:
     ``runs`` (strided views, see ``footprint.lattices``) when given, else ``covered`` (a mask over

@@ -12,16 +12,17 @@ the LUT activation of operator ``lut source`` fused into them (-1: none).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from npuplan.records import record
 
 SOURCES_METADATA = "npuplan_operation_sources"
 _VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OperationSource:
     """The source operators of one NPU operation: the one it was lowered from, and the LUT
     activation fused into it (indices in the source network's main subgraph; -1: none)."""

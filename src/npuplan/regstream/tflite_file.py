@@ -20,13 +20,14 @@ a network it cannot map) has nothing to replay and is valid.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npuplan.errors import ModelError, ValidationError
+from npuplan.records import record
 from npuplan.regstream.events import DmaEvent, Event, NpuEvent, NpuStream, WaitEvent, stream_events
 from npuplan.regstream.memory import Region, Replay
 from npuplan.regstream.words import Payload, payload_words
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # the weight-stream check (and the decoder it loads) only whe
 _SIZES = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 9: 1, 10: 8, 11: 16, 15: 4, 16: 8}  # TensorType -> bytes
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class FileReport:
     """What validating a file replayed, and what checking its weight streams decoded (None: not asked)."""
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,6 +34,7 @@ from npuplan.codec.brick_order import BrickGeometry, brick_indices
 from npuplan.codec.decode import decode_weights
 from npuplan.errors import ValidationError
 from npuplan.hw.accelerator import ACCELERATORS, Accelerator
+from npuplan.records import record
 from npuplan.regstream.events import DmaEvent, NpuEvent, NpuStream, Range
 from npuplan.units import ALIGN_BYTES
 
@@ -45,7 +45,7 @@ SCALE_SHIFT_LIMIT = 64
 _DECODED_MEMO = 64  # decoded streams kept for operations that share them
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WeightReport:
     """What checking a file's weight streams decoded: convolution operations checked, distinct
     weight streams decoded and the weights (values) they hold."""
@@ -66,7 +66,7 @@ def accelerator_of_config(config: int) -> Accelerator:
                           f"(product {product}, {1 << macs_log2} MACs per cycle)")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CoreShare:
     """One core's part of an operation: its streams and what their sizes must be."""
 
@@ -90,7 +90,7 @@ def core_shares(e: NpuEvent, cores: int) -> list[CoreShare]:
             for core, (w, s) in enumerate(ranges)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Place:
     """A byte range of one tensor of the file."""
 

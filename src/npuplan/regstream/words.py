@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from npuplan.errors import ValidationError
+from npuplan.records import record
 
 PAYLOAD32 = 1 << 14
 OPCODE_MASK = 0x3FF
@@ -57,7 +57,7 @@ MAGIC = b"COP1"
 _CONFIG, _CMD_STREAM, _READ_APB, _DUMP_SHRAM, _NOP = 1, 2, 3, 4, 5
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Word:
     """One decoded command: its name, 16-bit parameter, payload (cmd1; else None) and word offset."""
 
@@ -120,7 +120,7 @@ def decode_words(words: list[int]) -> list[Word]:
     return [Word(*command) for command in decoded(words)]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Payload:
     """A driver payload's command words, the product its CONFIG action names (0 U55, 1 U65) and
     the whole CONFIG word (log2 of the MACs per cycle over all cores in bits 0-3; 0: no CONFIG)."""

@@ -5,14 +5,14 @@ by name; an op only one plan has is a row of its own."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from npuplan.records import record
 from npuplan.report.html_figures import Figure, esc, kib
 from npuplan.report.html_model import HtmlReport, OpRow
 from npuplan.report.html_page import chart, number_text, page, table, text
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpChange:
     """One op name in either plan: its row in A and in B (``None`` where the plan lacks it)."""
 

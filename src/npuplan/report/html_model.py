@@ -9,7 +9,6 @@ the renderer escapes them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,12 @@ import numpy as np
 from npuplan.commands.addresses import name_lifetimes
 from npuplan.commands.plan_file import PlanFileError
 from npuplan.commands.serial import StreamFormatError, read_layouts
+from npuplan.records import record
 from npuplan.report.doc_fields import Fields
 from npuplan.report.sram_timeline import SramStep, sram_steps
 from npuplan.report.stream_uses import CommandUse, command_uses
 
-@dataclass(frozen=True, slots=True)
+@record
 class CycleSplit:
     """An NPU op's cycles: compute, each memory's transfer time (the op takes the longest) and the
     op's lower bound: its MACs at the array's peak rate, its weight bytes (less those prebuffered
@@ -47,7 +47,7 @@ class CycleSplit:
         return area if cycles > self.compute_cycles else "compute"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpRow:
     """One op in execution order (step = its index), NPU or CPU."""
 
@@ -67,7 +67,7 @@ class OpRow:
     cycles: CycleSplit | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TensorRow:
     """Where one buffer lives: memory area, kind, bytes, offset, shape and the op steps it is live."""
 
@@ -81,7 +81,7 @@ class TensorRow:
     last_step: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CascadeRow:
     """A cascade: its ops run stripe by stripe from ``first_step`` to ``last_step``."""
 
@@ -92,7 +92,7 @@ class CascadeRow:
     sram_bytes: int
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class HtmlReport:
     """One plan, as the HTML report shows it."""
 
@@ -134,7 +134,7 @@ def html_report(document: Mapping[str, Any], source: str | Path) -> HtmlReport:
         raise PlanFileError(f"plan '{path}': {error}") from None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Rates:
     """The target's peak rates: MACs per cycle, and where weights are stored and its bytes per cycle."""
 

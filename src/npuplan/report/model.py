@@ -6,11 +6,12 @@ Units: bytes, cycles and MACs as counts; ``*_bandwidth_gbps`` in GiB/s as Vela p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from npuplan.hw.memory import MemArea
 from npuplan.ir.lowered import CpuOp, NpuOp
+from npuplan.records import record
 
 if TYPE_CHECKING:
     from npuplan.result import Plan
@@ -20,7 +21,7 @@ PURPOSES = ("feature_map", "weights", "scales", "lut")
 DIRECTIONS = ("read", "write")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class LayerRow:
     """One NPU op in the per-layer table (Vela's columns)."""
 
@@ -37,7 +38,7 @@ class LayerRow:
     weight_buffering: str
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class CpuRow:
     """An operator left to the CPU and why."""
 
@@ -46,7 +47,7 @@ class CpuRow:
     reason: str
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Report:
     """Figures of one planned network."""
 

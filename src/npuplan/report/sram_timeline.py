@@ -12,12 +12,12 @@ figure is the command of that op where the most bytes are live (the op's peak).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.commands.serial import Layout
 from npuplan.commands.types import BufferKind
+from npuplan.records import record
 from npuplan.units import ALIGN_BYTES, round_up
 
 # What the chart calls each kind of buffer, in stacking order (bottom first).
@@ -30,7 +30,7 @@ KIND_LABELS: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LiveBuffer:
     """One buffer live at a step: its name, kind (a ``BufferKind`` value) and size in bytes
     (rounded up to the 16-byte allocation grain)."""
@@ -40,7 +40,7 @@ class LiveBuffer:
     size_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SramStep:
     """The fast memory at one op step: the buffers live at the op's peak command (largest first)."""
 
@@ -57,7 +57,7 @@ class SramStep:
         return sum(b.size_bytes for b in self.live if b.kind == kind)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Span:
     name: str
     kind: str

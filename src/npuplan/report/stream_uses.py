@@ -10,10 +10,10 @@ address; the report reads only names, so a large plan's page does not wait for a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from npuplan.commands.serial import StreamFormatError
+from npuplan.records import record
 
 # Where each kind of command names its buffers: operand fields (objects with a "buffer"), operand
 # list fields, and fields that are buffer names themselves.
@@ -22,7 +22,7 @@ _OPERAND_LISTS = {"npu_stripe": (), "cpu": ("inputs", "outputs"), "dma": ()}
 _NAMES = {"npu_stripe": (), "cpu": (), "dma": ("src_buffer", "dst_buffer")}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CommandUse:
     """One command: the op it works for, the buffers it reads or writes, whether it is an NPU
     stripe and, for a DMA fetched ahead of its op, its destination (else None)."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+from npuplan.records import record
 
 INSTALL_HINT = 'pip install "npuplan[report]"'
 PANEL_HEIGHT_PX = 380
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ChartPoint:
     """One planned sweep point: SRAM used in KiB, inferences per second, and its hover text."""
 

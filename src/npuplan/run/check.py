@@ -3,19 +3,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from npuplan.errors import ModelError
+from npuplan.records import record
 from npuplan.run.compare import OutputDiff, merge, output_diffs, random_inputs
 from npuplan.run.litert import ReferenceModel
 from npuplan.run.runner import CompiledModel
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class CheckResult:
     """The plan, the compiled file (``emit.Emitted``) and per output how it differs from LiteRT's."""
 

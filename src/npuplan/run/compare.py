@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.ir.graph import Graph, Tensor
 from npuplan.ir.types import DataType
+from npuplan.records import record
 
 InputSpec = tuple[tuple[int, ...], np.dtype]
 
@@ -67,7 +67,7 @@ def random_inputs(specs: Sequence[InputSpec], rng: np.random.Generator,
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OutputDiff:
     """How one output of a run differs from the reference's over the samples compared: the largest
     absolute difference, the number of differing elements (summed over samples) and of elements."""

@@ -9,15 +9,15 @@ the state lives where the compiled file keeps it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from npuplan.errors import ModelError
 from npuplan.io.tflite_write import write_tflite
 from npuplan.ir.graph import Graph, Model, Tensor
+from npuplan.records import record
 from npuplan.run.layout import CpuStep, FileLayout
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class CpuModel:
     """A run of CPU operators as a TFLite model: its bytes, and for its inputs, variable tensors
     and outputs the pairs (the small model's tensor index, the compiled file's tensor index)."""

@@ -20,7 +20,6 @@ models they were compiled from, run in TensorFlow Lite, not in TensorFlow Lite M
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from npuplan.ir.graph import Graph, Tensor
 from npuplan.ir.types import DataType
 from npuplan.lowering._util import replace_tensor
 from npuplan.lowering.dynamic_shapes import resolve_dynamic_shapes
+from npuplan.records import record
 from npuplan.regstream.tflite_file import flatbuffer_model, is_ethos_u, offline_offsets, tensor_bytes
 from npuplan.run.variables import VARIABLE_OPS
 
@@ -40,7 +40,7 @@ NUMPY_DTYPES: dict[DataType, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TensorSlot:
     """Where one tensor's bytes live: ``arena_offset`` in the arena (None: bytes of its own),
     ``size_bytes`` its declared size, ``constant`` the file's data for a constant."""
@@ -51,7 +51,7 @@ class TensorSlot:
     constant: bytes | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NpuStep:
     """One ethos-u operator: its driver payload and the tensor each region is (region -> tensor)."""
 
@@ -60,7 +60,7 @@ class NpuStep:
     regions: tuple[tuple[int, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CpuStep:
     """A maximal run of consecutive CPU operators (file operator indices ``first`` .. ``last``)."""
 
@@ -68,7 +68,7 @@ class CpuStep:
     last: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class VariableStep:
     """One operator on a resource variable (``run.variables``), which the runner performs itself."""
 
@@ -78,7 +78,7 @@ class VariableStep:
 Step = NpuStep | CpuStep | VariableStep
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class FileLayout:
     """A compiled file read for running: the IR graph (the first subgraph, the one that runs), the
     file's tensor index of each IR tensor, each used tensor's slot, the arena's size in bytes and

@@ -14,12 +14,12 @@ ACC_FORMAT 1 (16-bit IFMs); it wraps at its width.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from npuplan.errors import ValidationError
+from npuplan.records import record
 from npuplan.sim.output_stage import OutputStage, zero_point
 from npuplan.sim.rounding import rescale, wrap
 
@@ -31,7 +31,7 @@ EXACT_FLOAT_BITS = 52  # a float64 sum of products below 2**52 is exact
 ACC_BITS = {0: 32, 1: 40}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Kernel:
     """An operation's window geometry from its registers (extents are the dilated ones)."""
 

@@ -17,18 +17,18 @@ loaded.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.errors import ValidationError
+from npuplan.records import record
 from npuplan.sim.lut_memory import LutMemory
 
 _INTERNAL = 1 << 8
 _MODES = {0: 1, 1: 2, 2: 3}  # stride mode -> dimensions
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DmaSide:
     """One side of a transfer: region (None: internal memory), start address and stride mode."""
 

@@ -19,11 +19,11 @@ Reads and writes are one numpy gather or scatter over a byte-offset array, never
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.errors import ValidationError
+from npuplan.records import record
 
 BRICK_DEPTH = 16
 _ELEMENT_BYTES = {0: 1, 1: 2, 2: 4}
@@ -31,7 +31,7 @@ _DTYPES = {(1, True): "<i1", (1, False): "<u1", (2, True): "<i2", (2, False): "<
            (4, False): "<u4"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FmLayout:
     """Where a feature map's elements lie: region, the four tile bases, tile heights and width
     (elements), strides (bytes), element bytes, signedness and the NHCWB16 layout."""

@@ -10,13 +10,13 @@ command's parameter (the shift) above bit 32.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from npuplan.errors import ValidationError
 from npuplan.emit.native.output_stage import ElementType
 import npuplan.sim.lut as lookup
+from npuplan.records import record
 from npuplan.sim.rounding import RoundingMode, rescale, saturate
 
 _BITS = {0: 8, 1: 16, 2: 32, 3: 64}  # precision size field -> element bits
@@ -52,7 +52,7 @@ def zero_point(regs: Mapping[str, int], prefix: str) -> int:
     return signed16(raw) if signed else raw & 0xFFFF
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scale:
     """A rescale: multiplier (32-bit, unsigned field) and right shift (6 bits)."""
 
@@ -64,7 +64,7 @@ class Scale:
         return cls(value & 0xFFFF_FFFF, (value >> 32) & 0x3F)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OutputStage:
     """What the output stage does after the arithmetic, from the registers at the kick."""
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
+from npuplan.records import record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class ChannelScales:
     """The decoded scale stream: per OFM channel the 40-bit signed bias, the 32-bit multiplier
     (unsigned field) and the 6-bit right shift."""

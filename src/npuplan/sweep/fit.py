@@ -11,12 +11,13 @@ reached the rate, and the budget one granule below it was planned and did not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from npuplan.api import Plan, PreparedModel, plan_prepared
 from npuplan.errors import ConfigError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.options import PlanOptions
+from npuplan.records import record
 from npuplan.report import build_report
 from npuplan.units import round_up
 
@@ -24,7 +25,7 @@ GRANULARITY_BYTES = 16  # the allocators' alignment: budgets between two multipl
 MAX_REFINEMENTS = 4
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Trial:
     """One budget planned: the rate it reached (0 when nothing fits) and its plan (None then)."""
 
@@ -33,7 +34,7 @@ class Trial:
     plan: Plan | None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class FitResult:
     """The fit of one accelerator: ``answer`` is the smallest budget found reaching the target
     (``None`` when no budget up to ``max_budget_bytes`` does), ``best`` the fastest trial, and

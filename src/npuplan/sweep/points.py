@@ -10,10 +10,11 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from npuplan.records import record
 from npuplan.version import __version__
 from npuplan.api import make_options
 from npuplan.cli_options import SIZE_FORMAT, parse_size_bytes
@@ -38,7 +39,7 @@ DEFAULT_SIZE = "default"
 
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ModelFile:
     """A model file of the sweep: its path and the SHA-256 of its bytes (hex)."""
 
@@ -51,7 +52,7 @@ class ModelFile:
         return Path(self.path).stem
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SweepPoint:
     """One plan of a sweep: ``index`` is its place in the sweep's order, ``key`` its resume key."""
 

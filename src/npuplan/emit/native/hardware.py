@@ -6,12 +6,12 @@ Everything derives from the planner's presets (``npuplan.hw.accelerator``): the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from npuplan.errors import EmitError
 from npuplan.hw.accelerator import ACCELERATORS, Accelerator
+from npuplan.records import record
 
 # The DMA region parameter that names the NPU's internal memory (the shared buffer): bit 8 set,
 # region bits 3 (the value Vela's API uses for LUT loads into SHRAM).
@@ -19,7 +19,7 @@ SHRAM_REGION = (1 << 8) | 3
 MAX_BLOCKDEP = 3  # BLOCKDEP's largest value: jobs of the next op that may start before the last ends
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class NativeArch:
     """One accelerator as the generator sees it (sizes in bytes, counts in operations)."""
 

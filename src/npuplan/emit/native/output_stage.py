@@ -21,7 +21,6 @@ shift above bit 32 (``Scale.register``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,11 +29,12 @@ from npuplan.emit.native.scaling import (
     LUT_FUNCTION_UNITS, UNITY, UNSCALED_ADD, AddSubScales, OperandToScale, Scale, add_sub_scales, averaging_scale,
     binary_digits, function_input_scale, mul_scale, q31_scale, rescale_bits,
 )
+from npuplan.records import record
 
 PARAM_MASK = 0xFFFF  # a cmd0 register's 16-bit parameter
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class ElementType:
     """A feature map's element type: bits per element and signedness."""
 

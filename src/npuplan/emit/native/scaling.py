@@ -18,19 +18,19 @@ multiplier of ``2**(31 + k - rescale_bits) / elements``. All scales are read as 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 from npuplan.lowering.fixedpoint import tflite_round
+from npuplan.records import record
 
 SHIFT_LIMIT = 64  # the shift field's range is 0..63
 ZERO_SCALE_SHIFT = 16  # the shift written with multiplier 0 for a scale outside the shift's range
 ADD_HEADROOM_BITS = 16  # bits of headroom of equally scaled ADD/SUB operands
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scale:
     """A multiplier (up to 32 bits) and a right shift (bits): the real value ``multiplier / 2**shift``."""
 
@@ -119,7 +119,7 @@ def mul_scale(ifm_scale: float, ifm2_scale: float, ofm_scale: float) -> Scale:
     return q31_scale(float(product))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class AddSubScales:
     """The three scale registers of an ADD/SUB and the operand OPA multiplies."""
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
+from npuplan.records import record
+
 
 class NpuAccelerator(Enum):
     Ethos_U55_32 = "ethos-u55-32"
@@ -141,7 +143,7 @@ class NpuPadding(NamedTuple):
     right: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExplicitScaling:
     """An explicit output scale in place of a pooling's float ``rescale``: ``multiplier[k] *
     2**-shift[k]`` (one entry unless ``per_channel``)."""

@@ -6,14 +6,15 @@ Search steps build new ``Decisions`` values with ``dataclasses.replace``; nothin
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from npuplan.hw.memory import Architecture
+from npuplan.records import record
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.model.types import WeightBuffering
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WeightPlan:
     """How one op's weights are fetched.
 
@@ -37,7 +38,7 @@ class WeightPlan:
 NO_WEIGHT_BUFFER = WeightPlan()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RollingBuffer:
     """A feature map kept as a rolling buffer of ``rows`` rows, ``size_bytes`` in SRAM."""
 
@@ -46,7 +47,7 @@ class RollingBuffer:
     size_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CascadeSpan:
     """NPU ops ``start..end`` (inclusive indices into ``Network.npu_ops``) run stripe by stripe."""
 
@@ -56,7 +57,7 @@ class CascadeSpan:
     rolling: tuple[RollingBuffer, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Decisions:
     """Everything chosen for one schedule; aligned with ``Network.npu_ops``.
 

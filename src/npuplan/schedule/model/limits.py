@@ -11,10 +11,11 @@ rewriting the options.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
+from npuplan.records import record
 from npuplan.schedule.model.decisions import Decisions
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.model.usage import fast_buffers, usage_by_time
@@ -24,7 +25,7 @@ from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 SIZE_MEMORY_WEIGHT = 3.0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Limits:
     """The fast-storage budget of one plan in bytes, and the rules that read it.
 

@@ -6,7 +6,7 @@ crossing CPU ops are right. Built once per ``plan_schedule`` call; never mutated
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -15,11 +15,12 @@ from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering.formats import linear_format_tensors
+from npuplan.records import record
 from npuplan.schedule.model.geometry import storage_bytes
 from npuplan.units import BRICK_DEPTH
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FeatureMap:
     """A non-constant tensor: its storage size, format and the time steps it must live over."""
 
@@ -44,7 +45,7 @@ class FeatureMap:
         return self.consumers[-1] if self.consumers else -1
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Network:
     """The lowered graph as the scheduler sees it: its NPU ops in order with their time steps, and
     its feature maps (``FeatureMap``) by name."""
@@ -80,7 +81,7 @@ class Network:
         return None if tensor is None else self.fms.get(tensor.name)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpView:
     """What costing NPU op ``index`` reads of its network, worked out once per op: its feature maps'
     names (``ifm2``: None when absent or constant), their storage (format, bytes; None for a

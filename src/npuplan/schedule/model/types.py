@@ -7,7 +7,7 @@ Sizes are bytes; stripes are NHWC ``Shape4D`` boxes; cycles live in each op's ``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -15,6 +15,7 @@ from npuplan._compat import StrEnum
 from npuplan.hw.memory import MemArea
 from npuplan.ir.lowered import NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 
 if TYPE_CHECKING:  # the cost module lands separately; keep this module importable without it
     from npuplan.cost import OpCost  # noqa: F401
@@ -38,7 +39,7 @@ class WeightBuffering(StrEnum):
     DOUBLE = "double"  # OFM depth slices double-buffered (DMA overlaps compute)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TensorPlacement:
     """Where one feature map (or weight buffer) lives and how big it is there.
 
@@ -53,7 +54,7 @@ class TensorPlacement:
     rows: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScheduledOp:
     """One NPU op with every decision the scheduler made for it.
 
@@ -96,7 +97,7 @@ class ScheduledOp:
         return int(getattr(self.cost, "total_cycles", getattr(self.cost, "cycles", 0)))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cascade:
     """A chain of ops run stripe by stripe; ``rolling_buffers`` are the intermediate tensors."""
 
@@ -106,7 +107,7 @@ class Cascade:
     sram_bytes: int = 0  # fast-storage bytes the cascade needs at its peak
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Schedule:
     """The scheduler's result for one NPU subgraph (or a whole lowered graph).
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from npuplan.memory.allocators import PlacementMemo, allocate
 from npuplan.memory.live_range import LiveRange
+from npuplan.records import record
 from npuplan.schedule.model.decisions import CascadeSpan, Decisions
 from npuplan.schedule.model.inplace import inplace_outputs
 from npuplan.schedule.model.network import Network
@@ -17,7 +17,7 @@ from npuplan.units import ALIGN_BYTES, round_up
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Buffer:
     """One fast-storage buffer live over time steps ``start..end`` (inclusive)."""
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 from itertools import accumulate
 from operator import add
-from dataclasses import dataclass
 from collections.abc import Callable, Collection, Sequence
 
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import BlockType, NpuOp
+from npuplan.records import record
 from npuplan.schedule.pricing.assemble import total_cycles
 from npuplan.schedule.model.decisions import (
     NO_WEIGHT_BUFFER,
@@ -126,7 +126,7 @@ def _spliced_run(
     return None if patch is None else _applied(dec, patch)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Patch:
     """What ``branch_cascade`` changes: the run's cascade, its ops' stripe rows, the staged maps."""
 
@@ -135,7 +135,7 @@ class _Patch:
     staged_fms: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Run:
     """A run ``branch_cascade`` can make one cascade, before its rolling buffers are sized: ops
     ``start..end``, their stripe rows, the maps rolled and the staged maps kept."""

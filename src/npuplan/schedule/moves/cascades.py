@@ -16,11 +16,12 @@ import bisect
 import logging
 import math
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from itertools import accumulate
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
+from npuplan.records import record
 from npuplan.schedule.pricing.costing import cost_op, rolling_format
 from npuplan.schedule.model.decisions import CascadeSpan, Decisions, RollingBuffer
 from npuplan.schedule.model.geometry import (
@@ -50,7 +51,7 @@ log = logging.getLogger(__name__)
 MAX_CASCADE_OPS = 12
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Segment:
     """A proposed run of ops ``start..end`` (a cascade, or one op when ``start == end``).
 
@@ -123,7 +124,7 @@ def _most_saved(options: tuple[tuple[int, int], ...], room: int) -> int:
     return -int(frontier[bisect.bisect_right(frontier, (room, math.inf)) - 1][1])
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class _Context:
     """What every segment proposal reads: the decisions so far, their usage and who is live when."""
 

@@ -9,11 +9,13 @@ under one decision set answers the others with the same context.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from npuplan.records import record
 
-@dataclass(frozen=True, eq=False)
+
+@record(eq=False, slots=False)
 class ChoiceMemo:
     """``plain_scores``: an op's weight plans read without prefetch, scored (``weights._plain``),
     by context; ``weight_scores``: all of them ranked with reading in place and the prefetching

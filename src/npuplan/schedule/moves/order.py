@@ -34,11 +34,12 @@ slice of a concatenation in place) may run in any order.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import LoweredGraph, LoweredOp, NpuOp
+from npuplan.records import record
 
 # Frontiers kept per step of the search (the beam beyond which it is no longer exact): at most
 # MAX_STATES, fewer on large graphs so that ops x frontiers stays near STATE_STEPS.
@@ -169,7 +170,7 @@ def order_peak_bytes(graph: LoweredGraph, order: tuple[int, ...], sizes: dict[st
 _Frontier = tuple[int, int, int, tuple[int, ...], Any]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Ranks:
     """(peak bytes, held bytes, breaks) as one int that compares as the tuple does: each field
     below its bound (``held_bound`` over any bytes held, ``breaks_bound`` over any break count)."""

@@ -8,12 +8,13 @@ bound over keep/evict), a larger one greedily by score per byte-step. Usage neve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+from npuplan.records import record
 
 MAX_EXACT_MEMBERS = 20
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Candidate:
     """A feature map competing for fast storage."""
 

@@ -12,9 +12,10 @@ only: Size already takes the least peak, and buffers weights only below it.)
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
+from npuplan.records import record
 from npuplan.schedule.pricing.costing import cost_op
 from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions
 from npuplan.schedule.model.network import Network
@@ -58,7 +59,7 @@ def trim_peak(net: Network, dec: Decisions, arch: Architecture, oracle: CostOrac
     return dec
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Priced:
     """Each op's cycles and the slack it leaves the next under one decision set, so that a change
     to a few ops is priced by costing those ops and the ones their slack reaches (the same sum
@@ -112,7 +113,7 @@ def _usage_without_weights(net: Network, dec: Decisions, usage: list[int], ops: 
     return out
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Owners:
     """The in-place pairs of one decision set (``inplace_outputs``) and, per map, its mates."""
 

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from npuplan.cost.model import weight_wait_npu_cycles
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 from npuplan.schedule.pricing.oracle import Costed, OracleMemos, StripeQuery
 from npuplan.units import ALIGN_BYTES, round_up
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EstimateCost:
     """The built-in estimate's cost record."""
 
@@ -29,7 +29,7 @@ class EstimateCost:
     datapath_cycles: int = 0  # the NPU cycles before any DMA wait
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EstimateBlock:
     """The block shape the roofline estimate reports (elements)."""
 

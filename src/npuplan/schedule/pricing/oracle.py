@@ -9,7 +9,6 @@ roofline estimate) is a stand-in for tests.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -17,6 +16,7 @@ from npuplan.hw.memory import MemArea
 from npuplan.memory.allocators import PlacementMemo
 from npuplan.ir.lowered import NpuOp
 from npuplan.ir.shape import Shape4D
+from npuplan.records import record
 from npuplan.schedule.model.stripes import RollingRowsMemo
 from npuplan.schedule.pricing.op_keys import OpKeys
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 OFM_SPLIT_DEPTH = 16  # weight depth slices are multiples of this many OFM channels
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StripeQuery:
     """The scheduler's costing question, in its own terms: ``op`` producing ``ofm_stripe`` per step
     (the whole OFM when unstriped). ``cost_adapter`` translates it into the cost model's one
@@ -60,7 +60,7 @@ class StripeQuery:
     loads_table: bool = True  # the op loads its table (no earlier op of its stream left it loaded)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Costed:
     """One op's block config, stripes and cost, with the NPU cycles the next op may prefetch under
     (what ``schedule.costing.cost_op`` answers)."""

@@ -33,12 +33,13 @@ from __future__ import annotations
 import logging
 from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Any, NamedTuple, Optional
 
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.options import Optimise, PlanOptions
+from npuplan.records import record
 from npuplan.schedule.moves.cascades import (
     MAX_CASCADE_OPS,
     _context,
@@ -70,7 +71,7 @@ MAX_FRONTIER = 16  # plans kept per position (the seed's cap)
 MAX_STEP_OPTIONS = 12  # cascade options kept per (start, end) after their own frontier
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class SearchWeights:
     """The seed's search metric: ``cycles`` per cycle plus ``per_byte[area]`` per byte moved."""
 
@@ -97,7 +98,7 @@ def search_cost(costed: Costed, weights: SearchWeights = SEED_WEIGHTS) -> float:
     return weights.cycles * costed.cycles + sum(v * weights.per_byte.get(key[0], 0.0) for key, v in moved.items())
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Step:
     """NPU ops ``start..end`` (one op, or a cascade when ``end > start``) with their OFM stripe
     rows, the rolling buffers between them and each op's weight plan."""
@@ -109,7 +110,7 @@ class Step:
     weights: tuple[WeightPlan, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Option:
     """A step with its costs (``costs[SEED]`` the seed's metric, ``costs[CYCLES]`` cycles) and its
     fast-storage use: ``peak_bytes`` over its own time steps, ``tail_bytes`` at its last one,
@@ -128,7 +129,7 @@ class Option:
 Trail = Optional[tuple[Step, "Trail"]]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class SearchSpace:
     """What every step proposal reads: the max schedule and its fast-storage use per time step."""
 

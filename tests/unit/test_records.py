@@ -1,0 +1,111 @@
+"""npuplan.records: the same behaviour as a frozen dataclass, its methods made on first use."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from dataclasses import field
+
+import pytest
+
+from npuplan.records import record
+
+
+@record
+class Point:
+    """A point."""
+
+    x: int
+    y: int = 2
+    tags: tuple[str, ...] = field(default_factory=tuple)
+    note: str = field(default="", compare=False, repr=False)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PointDataclass:
+    x: int
+    y: int = 2
+    tags: tuple[str, ...] = field(default_factory=tuple)
+    note: str = field(default="", compare=False, repr=False)
+
+
+@record(eq=False)
+class Identity:
+    value: int
+
+
+@record(slots=False)
+class Checked:
+    low: int
+    high: int
+    seen: list[int] = field(init=False, default_factory=list, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise ValueError("low > high")
+
+
+def test_the_same_values_as_a_frozen_dataclass() -> None:
+    for args, kwargs in (((1,), {}), ((1, 5), {}), ((1,), {"tags": ("a",), "note": "n"})):
+        mine, theirs = Point(*args, **kwargs), PointDataclass(*args, **kwargs)
+        assert dataclasses.astuple(mine) == dataclasses.astuple(theirs)
+        assert hash(mine) == hash(theirs)
+        assert repr(mine) == repr(theirs).replace("PointDataclass", "Point")
+    assert Point(1, note="a") == Point(1, note="b") and Point(1) != Point(2)
+    assert Point(1).__eq__(PointDataclass(1)) is NotImplemented
+    assert Point.__doc__ == "A point."
+
+
+def test_methods_are_made_on_first_use() -> None:
+    @record
+    class Fresh:
+        a: int
+
+    stand_ins = {name: Fresh.__dict__[name] for name in ("__init__", "__eq__", "__hash__")}
+    fresh = Fresh(1)
+    assert Fresh.__dict__["__init__"] is not stand_ins["__init__"]
+    assert Fresh.__dict__["__eq__"] is stand_ins["__eq__"]
+    assert hash(fresh) == hash((1,))
+    assert Fresh.__dict__["__eq__"] is not stand_ins["__eq__"]  # made with __hash__
+    assert Fresh.__init__.__qualname__.endswith("Fresh.__init__")
+
+
+def test_frozen_and_dataclass_api() -> None:
+    point = Point(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.x = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del point.x  # type: ignore[misc]
+    assert dataclasses.replace(point, y=7) == Point(1, 7)
+    assert [f.name for f in dataclasses.fields(Point)] == ["x", "y", "tags", "note"]
+    assert Point.__dataclass_params__.frozen and Point.__dataclass_params__.eq  # type: ignore[attr-defined]
+    assert pickle.loads(pickle.dumps(point)) == point and copy.deepcopy(point) == point
+    assert "__slots__" in Point.__dict__ and "__slots__" not in Checked.__dict__
+
+
+def test_identity_records_and_post_init() -> None:
+    assert Identity.__eq__ is object.__eq__ and Identity.__hash__ is object.__hash__
+    assert not Identity.__dataclass_params__.eq  # type: ignore[attr-defined]
+    assert Identity(1) != Identity(1)
+    checked = Checked(1, 2)
+    assert checked.seen == [] and checked == Checked(1, 2)
+    with pytest.raises(ValueError):
+        Checked(3, 2)
+    with pytest.raises(TypeError):
+        Checked(1, 2, [])  # type: ignore[call-arg]
+
+
+def test_refuses_what_dataclass_refuses() -> None:
+    with pytest.raises(TypeError, match="follows default"):
+        @record
+        class Bad:
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+    with pytest.raises(TypeError, match="__setattr__"):
+        @record
+        class Settable:
+            a: int
+
+            def __setattr__(self, name: str, value: object) -> None: ...
