@@ -6,9 +6,10 @@ A form (``PreparedModel.variants`` and ``PreparedModel.forms``: a MEAN summed in
 REDUCE_MAX as a tree, MUL+MAX kept unfolded, a concatenation written in place, a LUT as a pool)
 rewrites some ops and leaves the others as they are. Both sides of the change are priced by the
 one cost oracle alike: each op whole (unstriped, unbuffered weights) with every feature map in
-fast storage, so the two prices differ by what the rewrite changes and not by what the planner
-later makes of the rest. Units: NPU cycles. ``bench/form_price.py`` measures how close such an
-estimate comes to the form's full plan.
+fast storage that may be (not a network input or output: those stay in the arena), so the two
+prices differ by what the rewrite changes and not by what the planner later makes of the rest.
+Units: NPU cycles. ``bench/form_price.py`` measures how close such an estimate comes to the
+form's full plan.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import LoweredGraph, NpuOp
-from npuplan.schedule.model.decisions import max_decisions
-from npuplan.schedule.model.network import build_network
+from npuplan.schedule.model.decisions import Decisions, max_decisions
+from npuplan.schedule.model.network import Network, build_network
+from npuplan.schedule.moves.fast_storage import candidate_fms
 from npuplan.schedule.pricing.costing import cost_op
 from npuplan.schedule.pricing.oracle import CostOracle
 
@@ -45,14 +47,22 @@ def rewritten(lowered: LoweredGraph, other: LoweredGraph) -> tuple[int, ...]:
     return tuple(found)
 
 
+def _priced(net: Network, arch: Architecture) -> Decisions:
+    """The decisions a local price costs ops under: ``max_decisions`` with every feature map
+    that may move to fast storage there (``candidate_fms``; a network input or output, or a map
+    the CPU touches, stays in the arena, as every plan leaves it)."""
+    dec = max_decisions(net, arch)
+    return replace(dec, fast_fms=frozenset(fm.name for fm in candidate_fms(net, dec)))
+
+
 def whole_op_cycles(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
                     pack_unaligned: bool) -> int:
     """The NPU cycles of ``lowered``'s NPU ops ``indices``, each costed whole (``max_decisions``'
-    stripes and weights) with every feature map in fast storage."""
+    stripes and weights) with every feature map that may be in fast storage there (``_priced``)."""
     if not indices:
         return 0
     net = build_network(lowered, pack_unaligned=pack_unaligned)
-    dec = replace(max_decisions(net, arch), fast_fms=frozenset(net.fms))
+    dec = _priced(net, arch)
     return sum(cost_op(net, dec, arch, oracle, i).cycles for i in indices)
 
 
@@ -71,7 +81,7 @@ def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Arc
     if not indices:
         return {}
     net = build_network(lowered, pack_unaligned=pack_unaligned)
-    dec = replace(max_decisions(net, arch), fast_fms=frozenset(net.fms))
+    dec = _priced(net, arch)
     found: dict[int, int] = {}
     for i in indices:
         source = lowered.npu_ops[i].source_index
