@@ -127,10 +127,10 @@ def mirror_pad_reason(op: Op) -> str | None:
     if pads is None or pads.data is None or list(pads.shape) != [len(ifm.shape), 2] or not 2 <= len(ifm.shape) <= 4:
         return "The padding tensor must be constant with the shape [rank, 2], of a 2D, 3D or 4D input"
     (batch, rows, columns, depth), shape = _pads4(pads), ifm.shape4d
-    if any(batch) or any(depth):
-        return "The pad tensor can only pad width and height"
+    if any(batch):
+        return "The pad tensor can only pad height, width and depth"
     reflect = str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0")
-    for (before, after), size in ((rows, shape.h), (columns, shape.w)):
+    for (before, after), size in ((rows, shape.h), (columns, shape.w), (depth, shape.c)):
         if max(before, after) > size - (1 if reflect else 0):
             return "The number of pad values for each direction must not be larger than the ifm size in that dimension"
     if ifm.dtype != ofm.dtype or ifm.quant != ofm.quant:
@@ -167,13 +167,26 @@ def _backwards(count: int) -> int:
     return -1 if count > 1 else 1
 
 
+def _depth_bands(op: Op, rows: Tensor, middle: Shape4D, at: Shape4D, near: int, far: int, skip: int,
+                 ) -> list[NpuOp]:
+    """The reflected channels of a MIRROR_PAD padding the depth, over the input's box ``middle``
+    of ``rows`` at ``at``: one copy per channel (the NPU walks channels forwards only), each
+    reading the channel it mirrors there."""
+    ops: list[NpuOp] = []
+    for side, count, read_at, write_at in _reflected(middle.c, near, far, skip, ("near", "far")):
+        for k in range(count):
+            ops.append(_box_copy(op, f"{op.name}_pad_{side}{k}", rows, middle.with_c(1), at.with_c(read_at + k),
+                                 rows, at.with_c(write_at - k)))
+    return ops
+
+
 def convert_mirror_pad(op: Op, *, through_rows: bool = False) -> tuple[NpuOp, ...]:
     """MIRROR_PAD -> the input copied into the middle of the output, then each border band
     reflected from the output itself as one copy, whatever its width, written backwards (a band
-    of one row or column: a plain copy): the top and bottom bands over the input's columns, then
-    the left and right bands over all rows, their corners with them (Vela 5.2's default core's
-    five copies). The first copy is a PAD's main copy: its input's producer may write the middle
-    in place instead (``fuse_concat_writes``).
+    of one row or column: a plain copy): each padded channel of the input's box, the top and
+    bottom bands over the input's columns, then the left and right bands over all rows, their
+    corners with them (Vela 5.2's default core's five copies). The first copy is a PAD's main
+    copy: its input's producer may write the middle in place instead (``fuse_concat_writes``).
 
     ``through_rows`` (with left or right padding): the input and its top and bottom bands go to an
     intermediate map of the padded rows, which the left and right bands and one last copy read
@@ -181,18 +194,19 @@ def convert_mirror_pad(op: Op, *, through_rows: bool = False) -> tuple[NpuOp, ..
     none reads it (cheaper when the output lies in slow memory and the intermediate in fast)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
     assert ifm is not None and pads is not None
-    (top, bottom), (left, right) = _pads4(pads)[1:3]
+    (top, bottom), (left, right), (near, far) = _pads4(pads)[1:]
     skip = 1 if str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0") else 0  # REFLECT leaves out the edge
     s, out = ifm.shape4d, ofm.shape4d
     rows, x0 = ofm, left
     if through_rows and (left or right):
-        rows, x0 = Tensor(f"{op.name}_rows", (s.n, out.h, s.w, s.c), ofm.dtype, ofm.quant), 0
-    ops = [_copy(op, f"{op.name}_init_pool", ifm, s, rows, Shape4D(0, top, x0, 0))]
+        rows, x0 = Tensor(f"{op.name}_rows", (s.n, out.h, s.w, out.c), ofm.dtype, ofm.quant), 0
+    ops = [_copy(op, f"{op.name}_init_pool", ifm, s, rows, Shape4D(0, top, x0, near))]
+    ops += _depth_bands(op, rows, s, Shape4D(0, top, x0, 0), near, far, skip)
     for side, count, read_at, write_at in _reflected(s.h, top, bottom, skip, ("top", "bottom")):
-        ops.append(_band(op, f"{op.name}_pad_{side}", rows, Shape4D(s.n, count, s.w, s.c),
+        ops.append(_band(op, f"{op.name}_pad_{side}", rows, Shape4D(s.n, count, s.w, out.c),
                          Shape4D(0, read_at, x0, 0), rows, Shape4D(0, write_at, x0, 0), (_backwards(count), 1)))
     for side, count, read_at, write_at in _reflected(s.w, left, right, skip, ("left", "right")):
-        ops.append(_band(op, f"{op.name}_pad_{side}", rows, Shape4D(s.n, out.h, count, s.c),
+        ops.append(_band(op, f"{op.name}_pad_{side}", rows, Shape4D(s.n, out.h, count, out.c),
                          Shape4D(0, 0, read_at - left + x0, 0), ofm, Shape4D(0, 0, write_at, 0), (1, _backwards(count))))
     if rows is not ofm:
         ops.append(_box_copy(op, f"{op.name}_rows_copy", rows, rows.shape4d, Shape4D(0, 0, 0, 0), ofm,

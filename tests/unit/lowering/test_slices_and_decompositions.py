@@ -224,15 +224,19 @@ def test_mirror_pad_through_rows_touches_the_output_with_three_copies() -> None:
     assert len(plain) == 2 and all(o.ofm is z for o in plain)  # nothing to pad sideways: no intermediate
 
 
-def test_mirror_pad_of_a_2d_tensor_pads_its_width() -> None:
+def test_mirror_pad_of_a_2d_tensor_pads_its_width_and_depth() -> None:
     x, y = fm("x", (5, 8)), fm("y", (9, 8))
     ops = _lower([op("MIRROR_PAD", [x, _i32("pads", [[3, 1], [0, 0]])], [y], 0, mode=1)], [x], [y]).npu_ops
     left = next(o for o in ops if o.name.endswith("pad_left"))  # SYMMETRIC: from the edge column
     assert left.ifm is y and left.ifm_read_offset == Shape4D(0, 0, 3, 0) and left.ofm_write_offset == Shape4D(0, 0, 2, 0)
     assert left.ofm_step == (1, -1) and len(ops) == 3
-    (cpu,) = _lower([op("MIRROR_PAD", [x, _i32("p", [[0, 0], [1, 1]])], [fm("z", (5, 10))], 0, mode=1)],
-                    [x], [fm("z", (5, 10))]).ops
-    assert isinstance(cpu, CpuOp) and "only pad width and height" in cpu.reason
+    z = fm("z", (5, 11))  # its depth too: one copy per reflected channel
+    main, *near, far = _lower([op("MIRROR_PAD", [x, _i32("p", [[0, 0], [2, 1]])], [z], 0, mode=0)], [x], [z]).npu_ops
+    assert main.ofm_write_offset == Shape4D(0, 0, 0, 2) and len(near) == 2
+    assert [(o.ifm_read_offset.c, o.ofm_write_offset.c) for o in near + [far]] == [(3, 1), (4, 0), (8, 10)]
+    b, c = fm("b", (2, 3, 5, 8)), fm("c", (4, 3, 5, 8))
+    (cpu,) = _lower([op("MIRROR_PAD", [b, _i32("p", [[1, 1], [0, 0], [0, 0], [0, 0]])], [c], 0)], [b], [c]).ops
+    assert isinstance(cpu, CpuOp) and "only pad height, width and depth" in cpu.reason
 
 
 def test_argmax_over_depth_is_shift_maxpool_and_widen() -> None:
