@@ -244,13 +244,15 @@ class PreparedModel:
         whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
         one whose producers write concatenated (or padded) slices in place when ``concat_in_place``
         and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
-        concatenation, as Vela's default core does)."""
+        concatenation, as Vela's default core does); so too for the form padding MIRROR_PAD rows
+        through an intermediate map (its producer may write that map's middle)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
         if not concat_in_place or not any(is_slice_copy(op) for op in plain.ops):
             return found  # (without slice copies, writing them in place changes nothing)
-        fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
-        return found if len(fused.ops) == len(plain.ops) else [*found, fused]
+        pairs = [(v, self.lowered(accel, **self._key_of(v).options(concat_writes=True))) for v in found
+                 if v is plain or self._key_of(v).mirror_rows]
+        return [*found, *(fused for v, fused in pairs if len(fused.ops) != len(v.ops))]
 
     def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
                            cpu_ops: frozenset[int]) -> list[LoweredGraph]:
