@@ -127,6 +127,8 @@ def mirror_pad_reason(op: Op) -> str | None:
     if pads is None or pads.data is None or list(pads.shape) != [len(ifm.shape), 2] or not 2 <= len(ifm.shape) <= 4:
         return "The padding tensor must be constant with the shape [rank, 2], of a 2D, 3D or 4D input"
     (batch, rows, columns, depth), shape = _pads4(pads), ifm.shape4d
+    if min(v for pair in (batch, rows, columns, depth) for v in pair) < 0:
+        return "Padding values must not be negative"
     if any(batch):
         return "The pad tensor can only pad height, width and depth"
     reflect = str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0")

@@ -9,7 +9,7 @@ from npuplan.ir.lowered import Activation, BlockType, CpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
-from npuplan.lowering.memory_ops import convert_mirror_pad
+from npuplan.lowering.memory_ops import convert_mirror_pad, mirror_pad_reason
 
 from ._build import Q, const, fm, graph, model, op
 
@@ -237,6 +237,8 @@ def test_mirror_pad_of_a_2d_tensor_pads_its_width_and_depth() -> None:
     b, c = fm("b", (2, 3, 5, 8)), fm("c", (4, 3, 5, 8))
     (cpu,) = _lower([op("MIRROR_PAD", [b, _i32("p", [[1, 1], [0, 0], [0, 0], [0, 0]])], [c], 0)], [b], [c]).ops
     assert isinstance(cpu, CpuOp) and "only pad height, width and depth" in cpu.reason
+    assert mirror_pad_reason(op("MIRROR_PAD", [x, _i32("n", [[1, -1], [0, 0]])], [x], 0)) == (
+        "Padding values must not be negative")
 
 
 def test_argmax_over_depth_is_shift_maxpool_and_widen() -> None:
