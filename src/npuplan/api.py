@@ -440,14 +440,15 @@ _FORM_PRICE_MARGIN = 0.2
 def _planned_by_price(lowerings: list[LoweredGraph], arch: Architecture, options: PlanOptions,
                       encodings: WeightEncodings, oracle: CostOracle, step: Callable[[str], None]) -> list[Any]:
     """The full plans of those of ``lowerings`` (``lowerings[0]`` the plain one) that may be the best,
-    in their order. Performance plans the lowering of least local price first (``form_price``), then
-    each other one only when its estimate (that plan's cycles, moved by the two lowerings' local
-    prices) is within ``_FORM_PRICE_MARGIN`` of the best plan so far; Size plans every one (a local
-    price gives no SRAM peak)."""
+    in their order. Performance plans the lowering of least local price first (``form_price``, the
+    network's inputs and outputs priced in the arena), then each other one only when its estimate
+    (that plan's cycles, moved by the two lowerings' local prices) is within ``_FORM_PRICE_MARGIN``
+    of the best plan so far; Size plans every one (a local price gives no SRAM peak)."""
     if options.optimise is not Optimise.PERFORMANCE or len(lowerings) < 2:
         return [_planned(v, arch, options, encodings, oracle, step) for v in lowerings]
     pack = packs_unaligned(arch, options)
-    changes = [0] + [change_cycles(lowerings[0], v, arch, oracle, pack_unaligned=pack) for v in lowerings[1:]]
+    changes = [0] + [change_cycles(lowerings[0], v, arch, oracle, pack_unaligned=pack, arena_ends=True)
+               for v in lowerings[1:]]
     found: dict[int, Any] = {}
     reference: tuple[int, int] | None = None  # (index, cycles) of the first feasible plan
     best_cycles = 0  # of the feasible plans so far (none while ``reference`` is None)

@@ -6,10 +6,12 @@ A form (``PreparedModel.variants`` and ``PreparedModel.forms``: a MEAN summed in
 REDUCE_MAX as a tree, MUL+MAX kept unfolded, a concatenation written in place, a LUT as a pool)
 rewrites some ops and leaves the others as they are. Both sides of the change are priced by the
 one cost oracle alike: each op whole (unstriped, unbuffered weights) with every feature map in
-fast storage that may be (not a network input or output: those stay in the arena), so the two
-prices differ by what the rewrite changes and not by what the planner later makes of the rest.
-Units: NPU cycles. ``bench/form_price.py`` measures how close such an estimate comes to the
-form's full plan.
+fast storage, so the two prices differ by what the rewrite changes and not by what the planner
+later makes of the rest. Screening which lowerings to plan in full, network inputs and outputs are
+priced in the arena (``arena_ends``), where every plan leaves them: a form that spares the slow
+arena (a MIRROR_PAD padding its rows in an intermediate) is otherwise priced as if it spared
+nothing. Units: NPU cycles. ``bench/form_price.py`` measures how close such an
+estimate comes to the form's full plan.
 """
 
 from __future__ import annotations
@@ -47,31 +49,35 @@ def rewritten(lowered: LoweredGraph, other: LoweredGraph) -> tuple[int, ...]:
     return tuple(found)
 
 
-def _priced(net: Network, arch: Architecture) -> Decisions:
-    """The decisions a local price costs ops under: ``max_decisions`` with every feature map
-    that may move to fast storage there (``candidate_fms``; a network input or output, or a map
-    the CPU touches, stays in the arena, as every plan leaves it)."""
+def _priced(net: Network, arch: Architecture, arena_ends: bool) -> Decisions:
+    """The decisions a local price costs ops under: ``max_decisions`` with every feature map in
+    fast storage, or with ``arena_ends`` only those that may move there (``candidate_fms``: a
+    network input or output, or a map the CPU touches, stays in the arena, as every plan leaves it)."""
     dec = max_decisions(net, arch)
-    return replace(dec, fast_fms=frozenset(fm.name for fm in candidate_fms(net, dec)))
+    fast = candidate_fms(net, dec) if arena_ends else net.fms.values()
+    return replace(dec, fast_fms=frozenset(fm.name for fm in fast))
 
 
 def whole_op_cycles(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
-                    pack_unaligned: bool) -> int:
+                    pack_unaligned: bool, arena_ends: bool = False) -> int:
     """The NPU cycles of ``lowered``'s NPU ops ``indices``, each costed whole (``max_decisions``'
-    stripes and weights) with every feature map that may be in fast storage there (``_priced``)."""
+    stripes and weights) with every feature map in fast storage (``arena_ends``: see ``_priced``)."""
     if not indices:
         return 0
     net = build_network(lowered, pack_unaligned=pack_unaligned)
-    dec = _priced(net, arch)
+    dec = _priced(net, arch, arena_ends)
     return sum(cost_op(net, dec, arch, oracle, i).cycles for i in indices)
 
 
 def change_cycles(planned: LoweredGraph, form: LoweredGraph, arch: Architecture, oracle: CostOracle, *,
-                  pack_unaligned: bool) -> int:
+                  pack_unaligned: bool, arena_ends: bool = False) -> int:
     """What ``form`` (another lowering of ``planned``'s model) changes in NPU cycles, priced locally:
-    the cycles of the ops it rewrites less those of the ops of ``planned`` they replace."""
-    return (whole_op_cycles(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
-            - whole_op_cycles(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned))
+    the cycles of the ops it rewrites less those of the ops of ``planned`` they replace (with
+    ``arena_ends``, network inputs and outputs in the arena: ``_priced``)."""
+    return (whole_op_cycles(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned,
+                            arena_ends=arena_ends)
+            - whole_op_cycles(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned,
+                              arena_ends=arena_ends))
 
 
 def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
@@ -81,7 +87,7 @@ def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Arc
     if not indices:
         return {}
     net = build_network(lowered, pack_unaligned=pack_unaligned)
-    dec = _priced(net, arch)
+    dec = _priced(net, arch, arena_ends=False)
     found: dict[int, int] = {}
     for i in indices:
         source = lowered.npu_ops[i].source_index
