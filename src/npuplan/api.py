@@ -27,7 +27,7 @@ from npuplan.lowering.activations import fuses_lut
 from npuplan.lowering.lower import may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.lowering.dilation_phases import splits_in_phases
-from npuplan.lowering.memory_ops import is_slice_copy
+from npuplan.lowering.memory_ops import is_slice_copy, pads_columns
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
 from npuplan.lowering.reduce_max import has_depth_reduction
@@ -152,6 +152,7 @@ class _LoweringKey(NamedTuple):
     fuse_luts: bool
     dilation_phases: frozenset[int]
     vector_slice_reads: bool
+    mirror_rows: bool
 
     def options(self, **changes: Any) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
@@ -176,7 +177,8 @@ class PreparedModel:
         # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
-        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, frozenset[int]], LoweredOps] = {}
+        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, frozenset[int], bool],
+                           LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str, Optimise], CostOracle] = {}
 
@@ -199,15 +201,17 @@ class PreparedModel:
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
                 flat_pools: bool = True, fuse_luts: bool = True,
-                dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
+                dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
+                mirror_rows: bool = False) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise, flat_pools, fuse_luts, dilation_phases, vector_slice_reads)
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts, dilation_phases, vector_slice_reads,
+                           mirror_rows)
         found = self._lowered.get(key)
         if found is None:
             stage = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                                 max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                                dilation_phases=dilation_phases)
+                                dilation_phases=dilation_phases, mirror_rows=mirror_rows)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise, flat_pools=flat_pools,
                                                 vector_slice_reads=vector_slice_reads)
@@ -215,15 +219,16 @@ class PreparedModel:
 
     def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
                max_trees: bool = False, parallel_means: bool = False, fuse_luts: bool = True,
-               dilation_phases: frozenset[int] = frozenset()) -> LoweredOps:
+               dilation_phases: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
         """``lowered_ops(model, accel, ...)`` with these options, computed on the first request."""
-        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, dilation_phases)
+        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, dilation_phases,
+                     mirror_rows)
         stage = self._stages.get(stage_key)
         if stage is None:
             stage = self._stages[stage_key] = lowered_ops(
                 self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                 max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                dilation_phases=dilation_phases)
+                dilation_phases=dilation_phases, mirror_rows=mirror_rows)
         return stage
 
     def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
@@ -239,13 +244,15 @@ class PreparedModel:
         whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
         one whose producers write concatenated (or padded) slices in place when ``concat_in_place``
         and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
-        concatenation, as Vela's default core does)."""
+        concatenation, as Vela's default core does); so too for the form padding MIRROR_PAD rows
+        through an intermediate map (its producer may write that map's middle)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
         if not concat_in_place or not any(is_slice_copy(op) for op in plain.ops):
             return found  # (without slice copies, writing them in place changes nothing)
-        fused = self.lowered(accel, concat_writes=True, deployable=deployable, cpu_ops=cpu_ops)
-        return found if len(fused.ops) == len(plain.ops) else [*found, fused]
+        pairs = [(v, self.lowered(accel, **self._key_of(v).options(concat_writes=True))) for v in found
+                 if v is plain or self._key_of(v).mirror_rows]
+        return [*found, *(fused for v, fused in pairs if len(fused.ops) != len(v.ops))]
 
     def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
                            cpu_ops: frozenset[int]) -> list[LoweredGraph]:
@@ -259,7 +266,9 @@ class PreparedModel:
           a kernel spread with zero taps (``lowering.dilation_phases``; ``plan_prepared`` then keeps
           the phases of the ops where they are cheaper, ``_phased_where_cheaper``);
         - fully-connected layers reading slices through copies rather than where they lie (a copy
-          per slice, but the source dies early: less memory for a recurrent network's steps).
+          per slice, but the source dies early: less memory for a recurrent network's steps);
+        - each MIRROR_PAD padding its rows in an intermediate map rather than in its output (one
+          more copy, but none reads the output: ``memory_ops.convert_mirror_pad``).
         """
         choices: list[dict[str, Any]] = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
@@ -268,12 +277,15 @@ class PreparedModel:
             choices.append({"max_trees": True})
         if any(sums_in_one_position(op) for op in plain.ops):
             choices.append({"parallel_means": True})
-        dilated = frozenset(op.index for op in self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops
-                            if splits_in_phases(op))
+        source_ops = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops
+        dilated = frozenset(op.index for op in source_ops if splits_in_phases(op))
         if dilated:
             choices.append({"dilation_phases": dilated})
         if reads_slices_in_place(plain.ops):
             choices.append({"vector_slice_reads": False})
+        padded = {op.index for op in source_ops if pads_columns(op)}
+        if any(o.tflite_type == "MIRROR_PAD" and o.source_index in padded for o in plain.npu_ops):
+            choices.append({"mirror_rows": True})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
@@ -428,14 +440,15 @@ _FORM_PRICE_MARGIN = 0.2
 def _planned_by_price(lowerings: list[LoweredGraph], arch: Architecture, options: PlanOptions,
                       encodings: WeightEncodings, oracle: CostOracle, step: Callable[[str], None]) -> list[Any]:
     """The full plans of those of ``lowerings`` (``lowerings[0]`` the plain one) that may be the best,
-    in their order. Performance plans the lowering of least local price first (``form_price``), then
-    each other one only when its estimate (that plan's cycles, moved by the two lowerings' local
-    prices) is within ``_FORM_PRICE_MARGIN`` of the best plan so far; Size plans every one (a local
-    price gives no SRAM peak)."""
+    in their order. Performance plans the lowering of least local price first (``form_price``, the
+    network's inputs and outputs priced in the arena), then each other one only when its estimate
+    (that plan's cycles, moved by the two lowerings' local prices) is within ``_FORM_PRICE_MARGIN``
+    of the best plan so far; Size plans every one (a local price gives no SRAM peak)."""
     if options.optimise is not Optimise.PERFORMANCE or len(lowerings) < 2:
         return [_planned(v, arch, options, encodings, oracle, step) for v in lowerings]
     pack = packs_unaligned(arch, options)
-    changes = [0] + [change_cycles(lowerings[0], v, arch, oracle, pack_unaligned=pack) for v in lowerings[1:]]
+    changes = [0] + [change_cycles(lowerings[0], v, arch, oracle, pack_unaligned=pack, arena_ends=True)
+               for v in lowerings[1:]]
     found: dict[int, Any] = {}
     reference: tuple[int, int] | None = None  # (index, cycles) of the first feasible plan
     best_cycles = 0  # of the feasible plans so far (none while ``reference`` is None)

@@ -7,7 +7,10 @@ REDUCE_MAX as a tree, MUL+MAX kept unfolded, a concatenation written in place, a
 rewrites some ops and leaves the others as they are. Both sides of the change are priced by the
 one cost oracle alike: each op whole (unstriped, unbuffered weights) with every feature map in
 fast storage, so the two prices differ by what the rewrite changes and not by what the planner
-later makes of the rest. Units: NPU cycles. ``bench/form_price.py`` measures how close such an
+later makes of the rest. Screening which lowerings to plan in full, network inputs and outputs are
+priced in the arena (``arena_ends``), where every plan leaves them: a form that spares the slow
+arena (a MIRROR_PAD padding its rows in an intermediate) is otherwise priced as if it spared
+nothing. Units: NPU cycles. ``bench/form_price.py`` measures how close such an
 estimate comes to the form's full plan.
 """
 
@@ -19,8 +22,9 @@ from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import LoweredGraph, NpuOp
-from npuplan.schedule.model.decisions import max_decisions
-from npuplan.schedule.model.network import build_network
+from npuplan.schedule.model.decisions import Decisions, max_decisions
+from npuplan.schedule.model.network import Network, build_network
+from npuplan.schedule.moves.fast_storage import candidate_fms
 from npuplan.schedule.pricing.costing import cost_op
 from npuplan.schedule.pricing.oracle import CostOracle
 
@@ -45,23 +49,35 @@ def rewritten(lowered: LoweredGraph, other: LoweredGraph) -> tuple[int, ...]:
     return tuple(found)
 
 
+def _priced(net: Network, arch: Architecture, arena_ends: bool) -> Decisions:
+    """The decisions a local price costs ops under: ``max_decisions`` with every feature map in
+    fast storage, or with ``arena_ends`` only those that may move there (``candidate_fms``: a
+    network input or output, or a map the CPU touches, stays in the arena, as every plan leaves it)."""
+    dec = max_decisions(net, arch)
+    fast = candidate_fms(net, dec) if arena_ends else net.fms.values()
+    return replace(dec, fast_fms=frozenset(fm.name for fm in fast))
+
+
 def whole_op_cycles(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
-                    pack_unaligned: bool) -> int:
+                    pack_unaligned: bool, arena_ends: bool = False) -> int:
     """The NPU cycles of ``lowered``'s NPU ops ``indices``, each costed whole (``max_decisions``'
-    stripes and weights) with every feature map in fast storage."""
+    stripes and weights) with every feature map in fast storage (``arena_ends``: see ``_priced``)."""
     if not indices:
         return 0
     net = build_network(lowered, pack_unaligned=pack_unaligned)
-    dec = replace(max_decisions(net, arch), fast_fms=frozenset(net.fms))
+    dec = _priced(net, arch, arena_ends)
     return sum(cost_op(net, dec, arch, oracle, i).cycles for i in indices)
 
 
 def change_cycles(planned: LoweredGraph, form: LoweredGraph, arch: Architecture, oracle: CostOracle, *,
-                  pack_unaligned: bool) -> int:
+                  pack_unaligned: bool, arena_ends: bool = False) -> int:
     """What ``form`` (another lowering of ``planned``'s model) changes in NPU cycles, priced locally:
-    the cycles of the ops it rewrites less those of the ops of ``planned`` they replace."""
-    return (whole_op_cycles(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
-            - whole_op_cycles(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned))
+    the cycles of the ops it rewrites less those of the ops of ``planned`` they replace (with
+    ``arena_ends``, network inputs and outputs in the arena: ``_priced``)."""
+    return (whole_op_cycles(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned,
+                            arena_ends=arena_ends)
+            - whole_op_cycles(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned,
+                              arena_ends=arena_ends))
 
 
 def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
@@ -71,7 +87,7 @@ def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Arc
     if not indices:
         return {}
     net = build_network(lowered, pack_unaligned=pack_unaligned)
-    dec = replace(max_decisions(net, arch), fast_fms=frozenset(net.fms))
+    dec = _priced(net, arch, arena_ends=False)
     found: dict[int, int] = {}
     for i in indices:
         source = lowered.npu_ops[i].source_index

@@ -131,3 +131,24 @@ def test_a_table_is_planned_apart_from_its_convolution_where_that_is_faster(depl
         options = make_options(accelerator_config=accel, system_config=system, memory_mode=mode, deployable=deployable)
         chosen[accel] = [o.op_type for o in plan_prepared(prepared, options).lowered.npu_ops]
     assert chosen == {"ethos-u55-128": ["Conv2DBias"], "ethos-u65-512": ["Conv2DBias", "AvgPool"]}
+
+
+def test_a_mirror_pad_is_planned_in_its_output_or_through_rows_in_fast_storage():
+    """A convolution then a MIRROR_PAD writing the network output. Shared SRAM: the convolution
+    writes the output's middle and four copies reflect its bands there. U65 Dedicated_Sram, where
+    the output lies in the slow arena: the rows are padded in a fast intermediate the convolution
+    writes into, and three copies write the output (five copies), as the cheaper plan. Both forms are
+    planned in full (the local price keeps the network output out of fast storage as plans do)."""
+    from tests.unit.lowering._build import conv, fm, graph, i32, model, op
+
+    x, y, z = fm("x", (1, 10, 10, 8)), fm("y", (1, 10, 10, 8)), fm("z", (1, 14, 12, 8))
+    mirror = op("MIRROR_PAD", [y, i32("pads", [[0, 0], [2, 2], [1, 1], [0, 0]])], [z], 1, mode=1)
+    prepared = PreparedModel(model(graph([conv(x, y), mirror], [x], [z])), "mirror.tflite")
+    found = {}
+    for accel, system, mode in (("ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram"),
+                                ("ethos-u65-512", "Ethos_U65_High_End", "Dedicated_Sram")):
+        result = plan_prepared(prepared, make_options(accelerator_config=accel, system_config=system,
+                                                      memory_mode=mode, deployable=True))
+        found[accel] = [o.name.removeprefix("z_") for o in result.lowered.npu_ops]
+    assert found["ethos-u55-128"] == ["y", "pad_top", "pad_bottom", "pad_left", "pad_right"]
+    assert found["ethos-u65-512"] == ["y", "pad_top", "pad_bottom", "pad_left", "pad_right", "rows_copy"]

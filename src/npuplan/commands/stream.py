@@ -235,13 +235,21 @@ def _in_depth(op: NpuOp, view: Shape4D, depth: tuple[int, int]) -> tuple[int, in
     return min(depth[0], view.c - 1), min(depth[1], view.c)
 
 
+def _stepped(origin: int, step: int, indices: tuple[int, int]) -> tuple[int, int]:
+    """The tensor coordinates ``[lo, hi)`` spanned by view indices ``indices`` of a strided axis
+    from ``origin`` (a negative ``step`` walks the axis backwards: a mirrored view)."""
+    first, last = origin + step * indices[0], origin + step * (indices[1] - 1)
+    return min(first, last), max(first, last) + 1
+
+
 def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
                rows: tuple[int, int], depth: tuple[int, int], *, full: Shape4D | None = None,
                frame: Shape4D | None = None, step: tuple[int, int] | None = None) -> Box:
     """The box ``rows`` x ``depth`` of the op's ``view`` in the tensor's own coordinates.
 
-    A strided view (``step``: every ``step``-th row and column from ``offset``) touches the box
-    from its first element to its last, a superset (``NpuOp.ifm_step``).
+    A strided view (``step``: every ``step``-th row and column from ``offset``, backwards for a
+    negative step) touches the box from its first element to its last, a superset
+    (``NpuOp.ifm_step``).
 
     A view that reshapes the tensor (same bytes, other shape) touches the whole tensor. A box at an
     offset of ``frame``, a view of all of the tensor in another shape (a copy writing its slot of
@@ -251,10 +259,9 @@ def tensor_box(tensor: Tensor, view: Shape4D, offset: Shape4D | None,
     full = full or tensor.shape4d
     o = offset or Shape4D(0, 0, 0, 0)
     if step is not None:
-        (sy, sx), first = step, o.h + step[0] * rows[0]
-        return Box((o.n, first, o.w, o.c + depth[0]),
-                   (min(o.n + view.n, full.n), min(o.h + sy * (rows[1] - 1) + 1, full.h),
-                    min(o.w + sx * (view.w - 1) + 1, full.w), min(o.c + depth[1], full.c)))
+        (y0, y1), (x0, x1) = _stepped(o.h, step[0], rows), _stepped(o.w, step[1], (0, view.w))
+        return Box((o.n, y0, x0, o.c + depth[0]),
+                   (min(o.n + view.n, full.n), min(y1, full.h), min(x1, full.w), min(o.c + depth[1], full.c)))
     if frame is not None and offset is not None and (frame.h, frame.w, frame.c) != (full.h, full.w, full.c):
         first = ((o.n * frame.h + o.h + rows[0]) * frame.w + o.w) * frame.c + o.c + depth[0]
         last = ((o.n * frame.h + o.h + rows[1] - 1) * frame.w + o.w + view.w - 1) * frame.c + o.c + depth[1]

@@ -148,9 +148,10 @@ class NpuOp:
     ofm_frame: Shape4D | None = None  # the view of all of ``ofm`` the write offset is in (None: its own shape)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
     ifm2_read_offset: Shape4D | None = None  # ... and inside ``ifm2``
-    # a strided view (a phase of a dilated kernel, ``lowering.dilation_phases``): the (rows,
-    # columns) element step between neighbours of the IFM view in ``ifm``, from ``ifm_read_offset``,
-    # and of the OFM view in ``ofm``, from ``ofm_write_offset`` (None: 1, 1)
+    # a strided view (a phase of a dilated kernel, ``lowering.dilation_phases``; a mirrored band
+    # of a MIRROR_PAD, step -1): the (rows, columns) element step between neighbours of the IFM
+    # view in ``ifm``, from ``ifm_read_offset``, and of the OFM view in ``ofm``, from
+    # ``ofm_write_offset`` (None: 1, 1)
     ifm_step: tuple[int, int] | None = None
     ofm_step: tuple[int, int] | None = None
     resampling: Resampling = Resampling.NONE  # upscaling of the IFM (x2 in H and W) before the kernel

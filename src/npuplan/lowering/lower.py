@@ -110,10 +110,10 @@ _CONVERTERS: dict[str, Converter] = {
 }
 
 
-def lower_op(op: Op, *, parallel_means: bool = False,
-             dilation_phases: frozenset[int] = frozenset()) -> tuple[LoweredOp, ...]:
+def lower_op(op: Op, *, parallel_means: bool = False, dilation_phases: frozenset[int] = frozenset(),
+             mirror_rows: bool = False) -> tuple[LoweredOp, ...]:
     """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
-    (``parallel_means``, ``dilation_phases``: see ``lower``)."""
+    (``parallel_means``, ``dilation_phases``, ``mirror_rows``: see ``lower``)."""
     reason = unsupported_reason(op)
     if reason is None and op.type not in _CONVERTERS:
         reason = f"{op.type} is not lowered by npuplan"
@@ -121,6 +121,8 @@ def lower_op(op: Op, *, parallel_means: bool = False,
         return (CpuOp(op, reason),)
     if parallel_means and op.type == "MEAN":
         return with_fused_lut(op, convert_mean(op, parallel=True))
+    if mirror_rows and op.type == "MIRROR_PAD":
+        return convert_mirror_pad(op, through_rows=True)
     phased = convert_phased(op) if op.index in dilation_phases else None
     if phased is not None:
         return with_fused_lut(op, phased)
@@ -180,7 +182,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
           flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
-          dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
+          dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
+          mirror_rows: bool = False) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -202,10 +205,11 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     (``dilation_phases``: their own taps, but several smaller operations, whole and in no cascade)
     rather than one over a kernel spread with zero taps; the planner prices both per op.
     ``vector_slice_reads``: fully-connected layers read slices, splits and unpacks where they lie
-    (no copy; the source lives until the last of them), else through copies."""
+    (no copy; the source lives until the last of them), else through copies. ``mirror_rows``: each
+    MIRROR_PAD pads its rows in an intermediate map first (``memory_ops.convert_mirror_pad``)."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                         max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                        dilation_phases=dilation_phases)
+                        dilation_phases=dilation_phases, mirror_rows=mirror_rows)
     return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
                   flat_elementwise=flat_elementwise, flat_pools=flat_pools, vector_slice_reads=vector_slice_reads)
 
@@ -226,7 +230,7 @@ class LoweredOps:
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, fuse_luts: bool = True,
-                dilation_phases: frozenset[int] = frozenset()) -> LoweredOps:
+                dilation_phases: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
     """The first part of ``lower``: the graph passes and each op's NPU operations (the options
     as ``lower``'s)."""
     if len(model.subgraphs) > 1:
@@ -239,7 +243,8 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op, parallel_means=parallel_means, dilation_phases=dilation_phases)
+            lowered = lower_op(op, parallel_means=parallel_means, dilation_phases=dilation_phases,
+                               mirror_rows=mirror_rows)
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)

@@ -55,13 +55,19 @@ def _fill(op: Op, name: str, shape: Shape4D, offset: Shape4D) -> NpuOp:
     return _copy(op, name, const, shape, ofm, offset)
 
 
+def _pads4(pads: Tensor) -> list[list[int]]:
+    """A pad tensor's (before, after) rows right-aligned into NHWC (a 3D or 2D tensor has no batch)."""
+    assert pads.data is not None
+    rows: list[list[int]] = pads.data.reshape(-1, 2).tolist()
+    return [[0, 0]] * (4 - len(rows)) + rows
+
+
 def convert_pad(op: Op) -> tuple[NpuOp, ...]:
     """PAD (PADV2) -> main copy + top/bottom/left/right fills, then near/far fills of the padded
     depth (only for sides with padding; Vela legacy's names)."""
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert ifm is not None and pads is not None and pads.data is not None
-    rows = [[0, 0]] * (4 - len(pads.data)) + pads.data.reshape(-1, 2).tolist()
-    (top, bottom), (left, right), (near, far) = rows[1], rows[2], rows[3]
+    assert ifm is not None and pads is not None
+    (top, bottom), (left, right), (near, far) = _pads4(pads)[1:]
     s, out = ifm.shape4d, ofm.shape4d
     name = op.name
     ops = [_copy(op, f"{name}_main", ifm, s, ofm, Shape4D(0, top, left, near))]
@@ -118,13 +124,15 @@ def _box_copy(op: Op, name: str, src: Tensor, read: Shape4D, read_at: Shape4D, d
 def mirror_pad_reason(op: Op) -> str | None:
     ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
     assert ifm is not None
-    if pads is None or pads.data is None or list(pads.shape) not in ([3, 2], [4, 2]):
-        return "The padding tensor must be constant with the shape [3,2] or [4,2]"
-    rows = pads.data.reshape(-1, 2)
-    if rows[-1].any() or (len(rows) == 4 and rows[0].any()):
-        return "The pad tensor can only pad width and height"
+    if pads is None or pads.data is None or list(pads.shape) != [len(ifm.shape), 2] or not 2 <= len(ifm.shape) <= 4:
+        return "The padding tensor must be constant with the shape [rank, 2], of a 2D, 3D or 4D input"
+    (batch, rows, columns, depth), shape = _pads4(pads), ifm.shape4d
+    if min(v for pair in (batch, rows, columns, depth) for v in pair) < 0:
+        return "Padding values must not be negative"
+    if any(batch):
+        return "The pad tensor can only pad height, width and depth"
     reflect = str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0")
-    for (before, after), size in zip(rows[-3:-1], ifm.shape[-3:-1]):
+    for (before, after), size in ((rows, shape.h), (columns, shape.w), (depth, shape.c)):
         if max(before, after) > size - (1 if reflect else 0):
             return "The number of pad values for each direction must not be larger than the ifm size in that dimension"
     if ifm.dtype != ofm.dtype or ifm.quant != ofm.quant:
@@ -132,46 +140,90 @@ def mirror_pad_reason(op: Op) -> str | None:
     return None
 
 
-def _mirror_parts(size: int, before: int, after: int, skip: int, sides: tuple[str, str],
-                  ) -> list[tuple[str, int, int, int]]:
-    """Along one axis of ``size`` padded by ``before`` and ``after``: (part, its size, where it is
-    read in the input, where it is written in the output) for the input itself and each border
-    row (or column), the ``k``-th from the edge reading the input's ``k``-th (REFLECT, ``skip`` 1,
-    leaves out the edge itself)."""
-    first, last = sides
-    parts = [("", size, 0, before)]
-    parts += [(f"{first}{'' if before == 1 else k}", 1, before - 1 - k + skip, k) for k in range(before)]
-    parts += [(f"{last}{'' if after == 1 else k}", 1, size - 1 - k - skip, before + size + k) for k in range(after)]
-    return parts
+def _band(op: Op, name: str, src: Tensor, read: Shape4D, read_at: Shape4D, dst: Tensor, write_at: Shape4D,
+          step: tuple[int, int]) -> NpuOp:
+    """A copy of the box ``read`` of ``src`` at ``read_at`` into ``dst`` from ``write_at``: a box
+    copy, or a strided view written backwards along each axis of step -1 (a negative stride, as
+    Vela's mirror pads write)."""
+    if step == (1, 1):
+        return _box_copy(op, name, src, read, read_at, dst, write_at)
+    return NpuOp(
+        name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=src, ifm_shape=read,
+        ofm=dst, ofm_shape=read, pool=PoolKind.AVERAGE, ifm_read_offset=read_at, ofm_write_offset=write_at,
+        ofm_step=step, source_index=op.index,
+    )
 
 
-def convert_mirror_pad(op: Op) -> tuple[NpuOp, ...]:
-    """MIRROR_PAD -> copies from the input straight into the output: the input, then each
-    reflected border row, column and corner pixel (a copy keeps the order of what it reads, so a
-    border of more than one row or column is reflected one row or column at a time). No
-    intermediate tensor: the output alone holds the padded map (Vela's legacy core pads the rows
-    into an intermediate and copies that whole, a second padded-size buffer live meanwhile)."""
-    ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
-    assert ifm is not None and pads is not None and pads.data is not None
-    rows = [[0, 0]] * (4 - len(pads.data)) + pads.data.reshape(-1, 2).tolist()
-    (top, bot), (left, right) = rows[1], rows[2]
-    skip = 1 if str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0") else 0  # REFLECT leaves out the edge
-    n, h, w, c = ifm.shape4d.as_list()
-    ys = _mirror_parts(h, top, bot, skip, ("top", "bottom"))
-    xs = _mirror_parts(w, left, right, skip, ("left", "right"))
+def _reflected(size: int, before: int, after: int, skip: int, sides: tuple[str, str],
+               ) -> list[tuple[str, int, int, int]]:
+    """The border bands of a padded axis whose input starts at ``before``: (side, size, where the
+    band reads, where it writes its first element read). Each reads the band inside the edge
+    (REFLECT, ``skip`` 1, leaves the edge itself out) in order and writes it backwards, from the
+    element next to the input (``before``) or from the axis's last (``after``)."""
+    bands = [(sides[0], before, before + skip, before - 1)] if before else []
+    return bands + ([(sides[1], after, before + size - after - skip, before + size + after - 1)] if after else [])
+
+
+def _backwards(count: int) -> int:
+    """The step a band of ``count`` elements is written with: backwards, or forwards for one."""
+    return -1 if count > 1 else 1
+
+
+def _depth_bands(op: Op, rows: Tensor, middle: Shape4D, at: Shape4D, near: int, far: int, skip: int,
+                 ) -> list[NpuOp]:
+    """The reflected channels of a MIRROR_PAD padding the depth, over the input's box ``middle``
+    of ``rows`` at ``at``: one copy per channel (the NPU walks channels forwards only), each
+    reading the channel it mirrors there."""
     ops: list[NpuOp] = []
-    for y_part, y_size, y_read, y_write in ys:
-        for x_part, x_size, x_read, x_write in xs:
-            if not (y_size and x_size):
-                continue
-            part = "_".join(p for p in (y_part, x_part) if p)
-            ops.append(_box_copy(op, f"{op.name}_{'pad_' + part if part else 'init_pool'}", ifm,
-                                 Shape4D(n, y_size, x_size, c), Shape4D(0, y_read, x_read, 0), ofm,
-                                 Shape4D(0, y_write, x_write, 0)))
+    for side, count, read_at, write_at in _reflected(middle.c, near, far, skip, ("near", "far")):
+        for k in range(count):
+            ops.append(_box_copy(op, f"{op.name}_pad_{side}{k}", rows, middle.with_c(1), at.with_c(read_at + k),
+                                 rows, at.with_c(write_at - k)))
+    return ops
+
+
+def convert_mirror_pad(op: Op, *, through_rows: bool = False) -> tuple[NpuOp, ...]:
+    """MIRROR_PAD -> the input copied into the middle of the output, then each border band
+    reflected from the output itself as one copy, whatever its width, written backwards (a band
+    of one row or column: a plain copy): each padded channel of the input's box, the top and
+    bottom bands over the input's columns, then the left and right bands over all rows, their
+    corners with them (Vela 5.2's default core's five copies). The first copy is a PAD's main
+    copy: its input's producer may write the middle in place instead (``fuse_concat_writes``).
+
+    ``through_rows`` (with left or right padding): the input and its top and bottom bands go to an
+    intermediate map of the padded rows, which the left and right bands and one last copy read
+    (Vela's legacy core's six copies): one more copy, but only those three touch the output, and
+    none reads it (cheaper when the output lies in slow memory and the intermediate in fast)."""
+    ifm, pads, ofm = op.inputs[0], op.inputs[1], op.outputs[0]
+    assert ifm is not None and pads is not None
+    (top, bottom), (left, right), (near, far) = _pads4(pads)[1:]
+    skip = 1 if str(op.options.get("mode", "REFLECT")) in ("REFLECT", "0") else 0  # REFLECT leaves out the edge
+    s, out = ifm.shape4d, ofm.shape4d
+    rows, x0 = ofm, left
+    if through_rows and (left or right):
+        rows, x0 = Tensor(f"{op.name}_rows", (s.n, out.h, s.w, out.c), ofm.dtype, ofm.quant), 0
+    ops = [_copy(op, f"{op.name}_init_pool", ifm, s, rows, Shape4D(0, top, x0, near))]
+    ops += _depth_bands(op, rows, s, Shape4D(0, top, x0, 0), near, far, skip)
+    for side, count, read_at, write_at in _reflected(s.h, top, bottom, skip, ("top", "bottom")):
+        ops.append(_band(op, f"{op.name}_pad_{side}", rows, Shape4D(s.n, count, s.w, out.c),
+                         Shape4D(0, read_at, x0, 0), rows, Shape4D(0, write_at, x0, 0), (_backwards(count), 1)))
+    for side, count, read_at, write_at in _reflected(s.w, left, right, skip, ("left", "right")):
+        ops.append(_band(op, f"{op.name}_pad_{side}", rows, Shape4D(s.n, out.h, count, out.c),
+                         Shape4D(0, 0, read_at - left + x0, 0), ofm, Shape4D(0, 0, write_at, 0), (1, _backwards(count))))
+    if rows is not ofm:
+        ops.append(_box_copy(op, f"{op.name}_rows_copy", rows, rows.shape4d, Shape4D(0, 0, 0, 0), ofm,
+                             Shape4D(0, 0, left, 0)))
     return tuple(ops)
 
 
-_SLICE_COPY_TYPES = frozenset({"CONCATENATION", *PAD_TYPES})  # copies of a whole input into a box of the output
+def pads_columns(op: Op) -> bool:
+    """Whether ``op`` is a MIRROR_PAD of left or right padding (whose lowering ``through_rows``
+    changes)."""
+    pads = op.inputs[1] if op.type == "MIRROR_PAD" and len(op.inputs) > 1 else None
+    return pads is not None and pads.data is not None and any(_pads4(pads)[2])
+
+
+_SLICE_COPY_TYPES = frozenset({"CONCATENATION", "MIRROR_PAD", *PAD_TYPES})  # copies of a whole input into a box of the output
 
 
 def is_slice_copy(op: LoweredOp) -> TypeGuard[NpuOp]:

@@ -9,6 +9,7 @@ from npuplan.ir.lowered import Activation, BlockType, CpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
+from npuplan.lowering.memory_ops import convert_mirror_pad, mirror_pad_reason
 
 from ._build import Q, const, fm, graph, model, op
 
@@ -187,27 +188,57 @@ def test_a_deployable_plan_keeps_a_channel_shuffle_for_the_cpu() -> None:
     lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True)
     assert "TRANSPOSE" in {o.tflite_type for o in lg.cpu_ops} and not lg.npu_ops
 
-def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
+def test_mirror_pad_copies_the_input_then_reflects_each_band_of_the_output_whole() -> None:
     x, y = fm("x", (1, 4, 5, 8)), fm("y", (1, 6, 9, 8))
     pads = _i32("pads", [[0, 0], [1, 1], [2, 2], [0, 0]])
     ops = _lower([op("MIRROR_PAD", [x, pads], [y], 0, mode=0)], [x], [y]).npu_ops
-    assert [o.name.rsplit("_", 2)[-2:] for o in ops][0] == ["init", "pool"]
-    by_name = {o.name.split("y_")[-1]: o for o in ops}
-    assert by_name["pad_top"].ifm_read_offset == Shape4D(0, 1, 0, 0)  # REFLECT leaves the edge row out
-    # a border of two columns, one column at a time: the k-th from the edge reads the k-th inside
-    assert by_name["pad_right0"].ofm_write_offset == Shape4D(0, 1, 7, 0)
-    assert by_name["pad_right0"].ifm_read_offset == Shape4D(0, 0, 3, 0)  # w - 1 - skip
-    assert by_name["pad_right1"].ifm_read_offset == Shape4D(0, 0, 2, 0)
-    assert by_name["pad_left0"].ifm_read_offset == Shape4D(0, 0, 2, 0)  # reversed: column 0 mirrors column 2
-    corner = by_name["pad_bottom_left1"]  # the input reflected both ways, straight into the output
-    assert corner.ifm_read_offset == Shape4D(0, 2, 1, 0) and corner.ofm_write_offset == Shape4D(0, 5, 1, 0)
-    assert corner.ofm_write_shape == Shape4D(1, 1, 1, 8)
-    assert len(ops) == 15 and all(o.ifm is x and o.ofm is y for o in ops)  # no intermediate tensor
-    written = sum(o.ofm_write_shape.h * o.ofm_write_shape.w for o in ops)  # type: ignore[union-attr]
-    assert written == 6 * 9  # every output element once
+    main, top, bottom, left, right = ops
+    assert main.name.endswith("init_pool") and main.ifm is x and main.ofm_write_offset == Shape4D(0, 1, 2, 0)
+    assert all(o.ifm is y and o.ofm is y for o in ops[1:])  # the bands read the output itself
+    # one row: a plain copy of the row inside the edge (REFLECT leaves the edge row out)
+    assert top.ifm_read_offset == Shape4D(0, 2, 2, 0) and top.ofm_write_offset == Shape4D(0, 0, 2, 0)
+    assert top.ofm_step is None and bottom.ifm_read_offset == Shape4D(0, 3, 2, 0)
+    # two columns over every row (the corners too), written backwards from the column next to the input
+    assert left.ifm_shape == Shape4D(1, 6, 2, 8) and left.ifm_read_offset == Shape4D(0, 0, 3, 0)
+    assert left.ofm_write_offset == Shape4D(0, 0, 1, 0) and left.ofm_step == (1, -1)
+    assert right.ifm_read_offset == Shape4D(0, 0, 4, 0) and right.ofm_write_offset == Shape4D(0, 0, 8, 0)
     (cpu,) = _lower([op("MIRROR_PAD", [x, _i32("p", [[0, 0], [4, 0], [0, 0], [0, 0]])], [y], 0, mode=0)],
                     [x], [y]).ops
     assert isinstance(cpu, CpuOp) and "must not be larger" in cpu.reason
+
+
+def test_mirror_pad_through_rows_touches_the_output_with_three_copies() -> None:
+    x, y = fm("x", (1, 4, 5, 8)), fm("y", (1, 7, 8, 8))
+    mirror = op("MIRROR_PAD", [x, _i32("pads", [[0, 0], [3, 0], [1, 2], [0, 0]])], [y], 0, mode=1)
+    main, top, left, right, copy = convert_mirror_pad(mirror, through_rows=True)
+    rows = main.ofm
+    assert rows is not y and rows.shape == (1, 7, 5, 8) and main.ofm_write_offset == Shape4D(0, 3, 0, 0)
+    assert top.ofm is rows and top.ifm_read_offset == Shape4D(0, 3, 0, 0)  # SYMMETRIC: from the edge row
+    assert top.ofm_write_offset == Shape4D(0, 2, 0, 0) and top.ofm_step == (-1, 1)
+    assert left.ifm is rows and left.ofm is y and left.ofm_step is None  # one column
+    assert right.ifm_read_offset == Shape4D(0, 0, 3, 0) and right.ofm_write_offset == Shape4D(0, 0, 7, 0)
+    assert copy.ifm is rows and copy.ofm is y and copy.ofm_write_offset == Shape4D(0, 0, 1, 0)
+    z = fm("z", (1, 7, 5, 8))
+    plain = convert_mirror_pad(op("MIRROR_PAD", [x, _i32("p", [[0, 0], [3, 0], [0, 0], [0, 0]])], [z], 0, mode=1),
+                               through_rows=True)
+    assert len(plain) == 2 and all(o.ofm is z for o in plain)  # nothing to pad sideways: no intermediate
+
+
+def test_mirror_pad_of_a_2d_tensor_pads_its_width_and_depth() -> None:
+    x, y = fm("x", (5, 8)), fm("y", (9, 8))
+    ops = _lower([op("MIRROR_PAD", [x, _i32("pads", [[3, 1], [0, 0]])], [y], 0, mode=1)], [x], [y]).npu_ops
+    left = next(o for o in ops if o.name.endswith("pad_left"))  # SYMMETRIC: from the edge column
+    assert left.ifm is y and left.ifm_read_offset == Shape4D(0, 0, 3, 0) and left.ofm_write_offset == Shape4D(0, 0, 2, 0)
+    assert left.ofm_step == (1, -1) and len(ops) == 3
+    z = fm("z", (5, 11))  # its depth too: one copy per reflected channel
+    main, *near, far = _lower([op("MIRROR_PAD", [x, _i32("p", [[0, 0], [2, 1]])], [z], 0, mode=0)], [x], [z]).npu_ops
+    assert main.ofm_write_offset == Shape4D(0, 0, 0, 2) and len(near) == 2
+    assert [(o.ifm_read_offset.c, o.ofm_write_offset.c) for o in near + [far]] == [(3, 1), (4, 0), (8, 10)]
+    b, c = fm("b", (2, 3, 5, 8)), fm("c", (4, 3, 5, 8))
+    (cpu,) = _lower([op("MIRROR_PAD", [b, _i32("p", [[1, 1], [0, 0], [0, 0], [0, 0]])], [c], 0)], [b], [c]).ops
+    assert isinstance(cpu, CpuOp) and "only pad height, width and depth" in cpu.reason
+    assert mirror_pad_reason(op("MIRROR_PAD", [x, _i32("n", [[1, -1], [0, 0]])], [x], 0)) == (
+        "Padding values must not be negative")
 
 
 def test_argmax_over_depth_is_shift_maxpool_and_widen() -> None:

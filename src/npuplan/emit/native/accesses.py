@@ -38,7 +38,11 @@ def address(fm: Fm, y: int, x: int, c: int) -> int:
 
 
 def _span(fm: Fm, y0: int, x0: int, c0: int, y1: int, x1: int, c1: int) -> Span:
-    """From element (y0, x0, c0) to (y1, x1, c1) inclusive, both in one tile."""
+    """From element (y0, x0, c0) to (y1, x1, c1) inclusive, both in one tile (with a negative
+    stride, a mirrored view's, from the lowest of its corners' addresses to the highest)."""
+    if fm.stride_y < 0 or fm.stride_x < 0:
+        corners = [address(fm, y, x, c) for y in (y0, y1) for x in (x0, x1) for c in (c0, c1)]
+        return fm.region, min(corners), max(corners) + fm.element_bytes
     start = address(fm, y0, x0, c0)
     return fm.region, start, address(fm, y1, x1, c1) + fm.element_bytes
 
@@ -47,7 +51,7 @@ def tile_spans(fm: Fm) -> list[Span]:
     """One span per tile in use."""
     h, w, d = fm.height, fm.width, fm.depth
     h0, h1, w0 = fm.height_0, fm.height_1, fm.width_0
-    if h <= h0 and w <= w0:  # one tile (most maps): its last element, inline
+    if h <= h0 and w <= w0 and min(fm.stride_y, fm.stride_x) >= 0:  # one tile (most maps): its last element
         e, c = fm.element_bytes, d - 1
         step_x, step_c = (BRICK_DEPTH * e, fm.stride_c) if fm.nhcwb16 else (fm.stride_x, BRICK_DEPTH * e)
         base = fm.bases[0]

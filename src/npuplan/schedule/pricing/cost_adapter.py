@@ -154,9 +154,10 @@ class CostModelOracle(OracleMemos):
             block=BlockChoice.of(query.block_config),
             # a striped op: its whole boxes, run as one operation per stripe (``stripes``)
             ifm=Operand(op.ifm_shape, query.ifm_area, query.ifm_format, bits_in,  # type: ignore[arg-type]
-                        op.ifm_step[1] if op.ifm_step else 1),
+                        abs(op.ifm_step[1]) if op.ifm_step else 1),
+            # a mirrored view (step -1) walks its columns backwards, each still a run of bytes
             ofm=Operand(written, query.ofm_area, query.ofm_format,  # type: ignore[arg-type]
-                        op.ofm.dtype.bits, op.ofm_step[1] if op.ofm_step else 1),
+                        op.ofm.dtype.bits, abs(op.ofm_step[1]) if op.ofm_step else 1),
             ifm2=ifm2,
             weights=weights,
             lut=lut_access(op, self._arch, prefetched=query.lut_prefetched) if query.loads_table else None,
