@@ -19,8 +19,8 @@ def _i32(name: str, values: object):
     return const(name, values, DataType.INT32, None)
 
 
-def _lower(ops, inputs, outputs):
-    return lower(model(graph(ops, inputs, outputs)), U55_128)
+def _lower(ops, inputs, outputs, **options):
+    return lower(model(graph(ops, inputs, outputs)), U55_128, **options)
 
 
 def test_strided_slice_is_one_strided_copy_at_its_offset() -> None:
@@ -152,9 +152,21 @@ def test_transpose_of_height_and_width_is_a_pool_over_the_ifm_view() -> None:
     (npu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 2, 1, 3])], [y], 0)], [x], [y]).npu_ops
     assert (npu.op_type, npu.name) == ("AvgPool", "y_avgpool")
     assert npu.ifm_shape == npu.ofm_shape == Shape4D(1, 4, 6, 8)
-    z = fm("z", (1, 8, 4, 6))  # (H*W) x C -> C x (H*W): one matrix transpose
-    (npu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)], [x], [z]).npu_ops
-    assert npu.ifm_shape == npu.ofm_shape == Shape4D(1, 24, 8, 1) and npu.ofm is z
+    z = fm("z", (1, 8, 4, 6))  # (H*W) x C -> C x (H*W): one matrix transpose, a pool
+    ops = [op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)]
+    (npu,) = _lower(ops, [x], [z]).npu_ops
+    assert npu.block_type is BlockType.POOLING and npu.ifm_shape == npu.ofm_shape == Shape4D(1, 24, 8, 1)
+    (npu,) = _lower(ops, [x], [z], other_forms=frozenset({0})).npu_ops  # its other form: a tile convolution
+    assert (npu.block_type, npu.ifm_shape, npu.ofm_shape, npu.ofm) == (
+        BlockType.CONV, Shape4D(1, 24, 8, 1), Shape4D(1, 8, 8, 3), z)  # tiles of 3 rows in 3 channels
+    assert (npu.kernel.height, npu.kernel.width, npu.kernel.stride_y, npu.kernel.stride_x) == (3, 1, 3, 1)
+    assert npu.weights is not None and npu.weights.shape == (3, 3, 1, 1)
+    assert [int(npu.weights[o, k, 0, 0]) for o in range(3) for k in range(3)] == [1, 0, 0, 0, 1, 0, 0, 0, 1]
+    odd = fm("odd", (1, 7, 5, 1))  # 7 rows group in no tile: the pool
+    t = fm("t", (1, 5, 7, 1))
+    (npu,) = _lower([op("TRANSPOSE", [odd, _i32("perm", [0, 2, 1, 3])], [t], 0)], [odd], [t],
+                    other_forms=frozenset({0})).npu_ops
+    assert npu.block_type is BlockType.POOLING and npu.ifm_shape == npu.ofm_shape == Shape4D(1, 7, 5, 1)
 
 
 def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_place_of_its_reshapes() -> None:
@@ -169,6 +181,12 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
                  op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
                  op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y])
     assert not lg.cpu_ops and [o.ifm_shape for o in lg.npu_ops] == [Shape4D(1, 36, 2, 6), Shape4D(1, 2, 216, 1)]
+    assert lg.npu_ops[-1].ofm_shape == Shape4D(1, 2, 216, 1)  # a pool; its other form, a tile convolution:
+    tiled = _lower([op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
+                    op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
+                    op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y],
+                   other_forms=frozenset({1})).npu_ops
+    assert tiled[-1].block_type is BlockType.CONV and tiled[-1].ofm_shape == Shape4D(1, 1, 216, 2)
     assert lg.npu_ops[0].ifm is x and lg.npu_ops[-1].ofm is y
     five, out = fm("f", (1, 2, 3, 4, 5)), fm("o", (1, 3, 5, 2, 4))  # four axes that do not merge: CPU
     (cpu,) = _lower([op("TRANSPOSE", [five, _i32("perm", [0, 2, 4, 1, 3])], [out], 0)], [five], [out]).ops
@@ -176,16 +194,21 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
 
 
 
-def test_a_deployable_plan_keeps_a_channel_shuffle_for_the_cpu() -> None:
-    """The emitter runs one-step transposes only: deployably the shuffle's reshapes are not folded
-    into it, so its TRANSPOSE (5-D) can stay on the CPU instead of refusing the whole network."""
+def test_a_deployable_plan_runs_a_channel_shuffle_on_the_npu() -> None:
+    """Deployably too the shuffle's reshapes fold into its TRANSPOSE (5-D), which runs in two
+    steps: a swap of the outer axes (a pool), then the matrix of the groups by the rest
+    transposed (in its other form) by a tile convolution (the groups, 2, in one tile)."""
     x, grouped, shuffled, y = fm("x", (1, 6, 6, 12)), fm("g", (1, 6, 6, 2, 6)), fm("s", (1, 6, 6, 6, 2)), \
         fm("y", (1, 6, 6, 12))
     ops = [op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
            op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
            op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)]
-    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True)
-    assert "TRANSPOSE" in {o.tflite_type for o in lg.cpu_ops} and not lg.npu_ops
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, other_forms=frozenset({1}))
+    assert not lg.cpu_ops
+    assert [(o.tflite_type, o.block_type) for o in lg.npu_ops] == [("TRANSPOSE", BlockType.POOLING),
+                                                                   ("TRANSPOSE", BlockType.CONV)]
+    assert lg.npu_ops[-1].ofm.name == "y" and lg.npu_ops[-1].kernel.stride_y == 2
+
 
 def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
     x, y = fm("x", (1, 4, 5, 8)), fm("y", (1, 6, 9, 8))
