@@ -2,13 +2,8 @@
 
 The NPU transposes by writing a 1x1 pool's output with its height and width strides swapped:
 one step swaps two axes of a map (``A x B x C -> B x A x C``, and so a matrix ``X x Y -> Y x X``
-seen as ``X x Y x 1``). Any permutation of three axes is at most two such steps, each on a
-reshaped view of the same bytes (reshapes move no data):
-
-  (A, B, C) -> (A, C, B)   swap A, B; then the matrix (B) x (A*C)
-  (A, B, C) -> (C, B, A)   the matrix (A) x (B*C); then swap B, C
-  (A, B, C) -> (B, C, A)   the matrix (A) x (B*C)
-  (A, B, C) -> (C, A, B)   the matrix (A*B) x (C)
+seen as ``X x Y x 1``), on a reshaped view of the bytes; ``transpose_steps`` finds the steps of
+any permutation (at most two for three axes).
 
 A step that is a matrix transpose (``X x Y x 1``, one channel deep) walks one element per pixel: the
 pool computes one channel of each 8-deep OFM micro-block. Where the rows group in tiles of 3 or 2
@@ -17,10 +12,9 @@ stride ``t`` with unit weights puts each tile's column in ``t`` channels, writte
 swapped as the pool's OFM (op_transpose_hc on u55-128: 15556 -> 5176 cycles, Vela's file 15256,
 all timed by ``npuplan estimate``).
 
-A higher-rank permutation qualifies when, after dropping axes of size 1 and merging axes that stay
-next to each other in order, at most three axes remain (ShuffleNet's channel shuffle
-``(1, H, W, g, C/g) -> (1, H, W, C/g, g)`` is ``(H*W, g, C/g) -> (H*W, C/g, g)``). Vela's default
-core runs such transposes too.
+A permutation is first merged: axes of size 1 dropped, axes that stay next to each other in order
+merged into one (ShuffleNet's channel shuffle ``(1, H, W, g, C/g) -> (1, H, W, C/g, g)`` is
+``(H*W, g, C/g) -> (H*W, C/g, g)``). Vela's default core runs all these on the NPU too.
 """
 
 from __future__ import annotations
@@ -34,9 +28,9 @@ from npuplan.ir.lowered import BlockType, Kernel, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering._util import replace_op, without_op
+from npuplan.lowering.transpose_steps import MAX_AXES, MAX_DIM, Steps, transpose_steps
 
 Removed = tuple[tuple[str, str], ...]
-Steps = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (shape seen, permutation) per step
 
 
 def merged_permutation(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -52,37 +46,6 @@ def merged_permutation(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[t
     by_source = sorted(groups, key=lambda g: g[0])
     dims = tuple(math.prod(shape[a] for a in g) for g in by_source)
     return dims, tuple(by_source.index(g) for g in groups)
-
-
-MAX_DIM = 65535  # the largest height, width or depth of a feature map the NPU addresses
-
-
-def transpose_steps(dims: tuple[int, ...], perm: tuple[int, ...]) -> Steps | None:
-    """The one-swap steps (see module docstring) doing ``perm`` on ``dims``, or None (also when a
-    step's view has a dimension above ``MAX_DIM``)."""
-    steps = _steps(dims, perm)
-    if steps is None or any(max(seen) > MAX_DIM for seen, _ in steps):
-        return None
-    return steps
-
-
-def _steps(dims: tuple[int, ...], perm: tuple[int, ...]) -> Steps | None:
-    if len(dims) <= 1 or perm == tuple(range(len(dims))):
-        return ()
-    if len(dims) == 2:
-        return (((dims[0], dims[1]), (1, 0)),)
-    if len(dims) != 3:
-        return None
-    a, b, c = dims
-    swap, matrix = (1, 0, 2), (1, 0)
-    by_perm: dict[tuple[int, ...], Steps] = {
-        (1, 0, 2): (((a, b, c), swap),),
-        (0, 2, 1): (((a, b, c), swap), ((b, a * c), matrix)),
-        (2, 1, 0): (((a, b * c), matrix), ((b, c, a), swap)),
-        (1, 2, 0): (((a, b * c), matrix),),
-        (2, 0, 1): (((a * b, c), matrix),),
-    }
-    return by_perm.get(perm)
 
 
 def _one_step_view(op: Op) -> Shape4D | None:
@@ -101,7 +64,7 @@ def _one_step_view(op: Op) -> Shape4D | None:
             return Shape4D(1, shape[1], shape[2], 1)
         if shape[1] == 1 and perm[0] == 2 and perm[2] == 0:
             return Shape4D(1, shape[0], shape[2], 1)
-    if len(shape) == 4 and perm[0] == 0:
+    if len(shape) == 4 and perm[0] == 0 and shape[0] == 1:  # a batch above 1: the merged steps
         if perm[1:3] == [2, 1]:
             return Shape4D(*shape)
         if shape[1] == 1 and perm[2:] == [3, 2]:
@@ -120,8 +83,8 @@ def transpose_reason(op: Op) -> str | None:
     if view is not None and transpose_steps(*view):
         return None
     if _one_step_view(op) is None:
-        return ("Only transposes of at most three axes (after merging the axes that stay together) run on the "
-                f"NPU (shape {list(src.shape)})")
+        return (f"Only transposes of at most {MAX_AXES} axes (after merging the axes that stay together), each "
+                f"step's view at most {MAX_DIM} a side, run on the NPU (shape {list(src.shape)})")
     return None
 
 

@@ -188,9 +188,13 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
                    other_forms=frozenset({1})).npu_ops
     assert tiled[-1].block_type is BlockType.CONV and tiled[-1].ofm_shape == Shape4D(1, 1, 216, 2)
     assert lg.npu_ops[0].ifm is x and lg.npu_ops[-1].ofm is y
-    five, out = fm("f", (1, 2, 3, 4, 5)), fm("o", (1, 3, 5, 2, 4))  # four axes that do not merge: CPU
+    four, out = fm("f", (2, 3, 4, 5)), fm("o", (5, 4, 3, 2))  # four axes that do not merge: three steps
+    lg = _lower([op("TRANSPOSE", [four, _i32("perm", [3, 2, 1, 0])], [out], 0)], [four], [out])
+    assert not lg.cpu_ops and len(lg.npu_ops) == 3 and lg.npu_ops[-1].ofm is out
+    five, out = fm("f", (1, 2, 3, 4, 5)), fm("o", (1, 3, 5, 2, 4))  # a 5-D map read and written: the CPU
     (cpu,) = _lower([op("TRANSPOSE", [five, _i32("perm", [0, 2, 4, 1, 3])], [out], 0)], [five], [out]).ops
-    assert isinstance(cpu, CpuOp)
+    assert isinstance(cpu, CpuOp) and "4D" in cpu.reason
+
 
 
 

@@ -1,7 +1,7 @@
 """TRANSPOSEs run on the NPU compute what LiteRT's reference kernels do: a matrix transposed by a
 tile convolution (rows in tiles of 3 or 2), one in rows that group in no tile (the 1x1 pool), the
-two-step permutations of three axes and a channel shuffle between convolutions, each emitted into
-a deployable file."""
+two-step permutations of three axes, and permutations of four to six axes (batched, reversed,
+MobileViT's unfold), each emitted into a deployable file."""
 
 from __future__ import annotations
 
@@ -32,16 +32,29 @@ def _model(shape: tuple[int, ...], perm: tuple[int, ...], dtype: DataType = Data
     x = Tensor("x", shape, dtype, q)
     ops: list[Op] = []
     source = x
-    if len(shape) == 4 and dtype == DataType.INT8:
+    if len(shape) == 4 and shape[0] == 1 and dtype == DataType.INT8:
         rng = np.random.default_rng(3)
         c = shape[-1]
         w = _const("w", rng.integers(-127, 128, (c, 1, 1, c)), DataType.INT8, Quantization((0.01,), (0,)))
         b = _const("b", rng.integers(-300, 300, c), DataType.INT32, Quantization((0.0005,), (0,)))
         source = Tensor("c", shape, dtype, q)
         ops.append(Op("CONV_2D", (x, w, b), (source,), frozen_options(_CONV), 0))
-    y = Tensor("y", tuple(shape[p] for p in perm), dtype, q)
+    moved = tuple(shape[p] for p in perm)
+    y = Tensor("y", moved, dtype, q)
     perm_tensor = _const("perm", np.array(perm), DataType.INT32, None)
-    ops.append(Op("TRANSPOSE", (source, perm_tensor), (y,), frozen_options({}), len(ops)))
+    if len(shape) <= 4:
+        ops.append(Op("TRANSPOSE", (source, perm_tensor), (y,), frozen_options({}), len(ops)))
+        return Model("transpose", (Graph("main", tuple(ops), (x,), (y,)),))
+    # six axes between 4-D maps, as MobileViT's unfold: RESHAPE, TRANSPOSE, RESHAPE
+    four = (1, shape[1] * shape[2], shape[3] * shape[4], shape[5])
+    x = Tensor("x", four, dtype, q)
+    wide, out = Tensor("wide", shape, dtype, q), Tensor("out", moved, dtype, q)
+    y = Tensor("y", (1, moved[1] * moved[2], moved[3] * moved[4], moved[5]), dtype, q)
+    ops = [Op("RESHAPE", (x, _const("s1", np.array(shape), DataType.INT32, None)), (wide,),
+              frozen_options({}), 0),
+           Op("TRANSPOSE", (wide, perm_tensor), (out,), frozen_options({}), 1),
+           Op("RESHAPE", (out, _const("s2", np.array(y.shape), DataType.INT32, None)), (y,),
+              frozen_options({}), 2)]
     return Model("transpose", (Graph("main", tuple(ops), (x,), (y,)),))
 
 
@@ -53,8 +66,11 @@ CASES = {
     "wc_6x10x9": ((1, 6, 10, 9), (0, 1, 3, 2)),  # swap 6, 10; then the matrix 10 x 54
     "chw_6x5x8": ((1, 6, 5, 8), (0, 3, 1, 2)),  # the matrix 30 x 8
     "hwc_9x4x6": ((1, 9, 4, 6), (0, 2, 3, 1)),  # the matrix 9 x 24
+    "batched_4x6x2x8": ((4, 6, 2, 8), (0, 2, 1, 3)),  # four axes: two swaps
+    "reversed_2x3x4x5": ((2, 3, 4, 5), (3, 2, 1, 0)),  # four axes, a matrix step among them
+    "unfold_1x4x2x6x2x8": ((1, 4, 2, 6, 2, 8), (0, 2, 4, 1, 3, 5)),  # MobileViT's unfold, six axes
 }
-UNTILED = {"matrix_7x9"}
+UNTILED = {"matrix_7x9", "batched_4x6x2x8", "unfold_1x4x2x6x2x8"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
