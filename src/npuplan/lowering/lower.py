@@ -61,7 +61,7 @@ from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.dilation_phases import splits_in_phases
-from npuplan.lowering.transposes import convert_transpose, fold_transpose_views, tiles_transpose
+from npuplan.lowering.transposes import convert_transpose, fold_transpose_views, has_convolution_form
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
@@ -131,15 +131,15 @@ def lower_op(op: Op, *, parallel_means: bool = False,
 def _other_form(op: Op) -> tuple[NpuOp, ...] | None:
     """``op``'s other form (``lower``'s ``other_forms``), or None when it has none."""
     if op.type == "TRANSPOSE":
-        return convert_transpose(op, tiles=True) if tiles_transpose(op) else None
+        return convert_transpose(op, convolutions=True) if has_convolution_form(op) else None
     return convert_phased(op)
 
 
 def has_other_form(op: Op) -> bool:
     """Whether a TFLite op (of the rewritten graph) has a form ``other_forms`` may choose: a
     convolution of a dilation the hardware does not run (``splits_in_phases``), a TRANSPOSE with a
-    matrix step in tiles (``tiles_transpose``). Cheaper than lowering to find out."""
-    return splits_in_phases(op) or (op.type == "TRANSPOSE" and tiles_transpose(op))
+    step a convolution may do (``has_convolution_form``). Cheaper than lowering to find out."""
+    return splits_in_phases(op) or (op.type == "TRANSPOSE" and has_convolution_form(op))
 
 
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,

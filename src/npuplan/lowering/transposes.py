@@ -5,12 +5,10 @@ one step swaps two axes of a map (``A x B x C -> B x A x C``, and so a matrix ``
 seen as ``X x Y x 1``), on a reshaped view of the bytes; ``transpose_steps`` finds the steps of
 any permutation (at most two for three axes).
 
-A step that is a matrix transpose (``X x Y x 1``, one channel deep) walks one element per pixel: the
-pool computes one channel of each 8-deep OFM micro-block. Where the rows group in tiles of 3 or 2
-(8-bit elements), a convolution transposes it instead (``_tile_conv``): a ``t x 1`` kernel of
-stride ``t`` with unit weights puts each tile's column in ``t`` channels, written with the strides
-swapped as the pool's OFM (op_transpose_hc on u55-128: 15556 -> 5176 cycles, Vela's file 15256,
-all timed by ``npuplan estimate``).
+A step that is a matrix transpose (``X x Y x 1``, one channel deep) walks one element per pixel; its
+other form (``lowering.transpose_convs``, chosen per op by price) is a tile convolution, and a
+permutation inside each pixel (a channel shuffle) one 1x1 convolution (op_transpose_hc on
+u55-128: 15556 -> 5176 cycles, Vela's file 15256, all timed by ``npuplan estimate``).
 
 A permutation is first merged: axes of size 1 dropped, axes that stay next to each other in order
 merged into one (ShuffleNet's channel shuffle ``(1, H, W, g, C/g) -> (1, H, W, C/g, g)`` is
@@ -21,13 +19,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
-from npuplan.ir.lowered import BlockType, Kernel, NpuOp, PoolKind
+from npuplan.ir.lowered import BlockType, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
-from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering._util import replace_op, without_op
+from npuplan.lowering.transpose_convs import channel_permutation, permutes_channels, tile_conv, tile_rows
 from npuplan.lowering.transpose_steps import MAX_AXES, MAX_DIM, Steps, transpose_steps
 
 Removed = tuple[tuple[str, str], ...]
@@ -108,21 +104,34 @@ def _merged_steps(op: Op) -> Steps:
     return steps
 
 
-def tiles_transpose(op: Op) -> bool:
-    """Whether a TRANSPOSE the NPU runs has a matrix step a tile convolution may transpose
-    (``convert_transpose``'s ``tiles``)."""
+def _merged(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The merged ``(dims, perm)`` of a TRANSPOSE (its source's shape and permutation merged)."""
+    src, perm_tensor = op.inputs[0], op.inputs[1]
+    assert src is not None and perm_tensor is not None and perm_tensor.data is not None
+    return transpose_view(op) or merged_permutation(src.shape, tuple(int(v) for v in perm_tensor.data.reshape(-1)))
+
+
+def has_convolution_form(op: Op) -> bool:
+    """Whether a TRANSPOSE the NPU runs has a step a convolution may do (``convert_transpose``'s
+    ``convolutions``): a matrix step in tiles, or a permutation inside each pixel."""
     src = op.inputs[0]
-    return src is not None and transpose_reason(op) is None and any(
+    if src is None or transpose_reason(op) is not None:
+        return False
+    return permutes_channels(*_merged(op), src.dtype) or any(
         tile_rows(view, src.dtype) is not None for view in _step_views(op))
 
 
-def convert_transpose(op: Op, *, tiles: bool = False) -> tuple[NpuOp, ...]:
+def convert_transpose(op: Op, *, convolutions: bool = False) -> tuple[NpuOp, ...]:
     """TRANSPOSE -> 1x1 average pools, each over its IFM view and writing its OFM with the height and
     width strides swapped (its OFM shape is its IFM view, how the hardware walks it): one as
-    declared, or the steps of its merged view (``transpose_view``). With ``tiles``, each matrix step
-    whose rows group in tiles is a tile convolution instead (``_tile_conv``)."""
+    declared, or the steps of its merged view (``transpose_view``). With ``convolutions``
+    (``lowering.transpose_convs``), a permutation inside each pixel is one 1x1 convolution, else
+    each matrix step whose rows group in tiles is a tile convolution."""
     src, out = op.inputs[0], op.outputs[0]
     assert src is not None
+    if convolutions and permutes_channels(*_merged(op), src.dtype):
+        return (channel_permutation(op, f"{op.name}_permute", src, out, *_merged(op)),)
+    tiles = convolutions
     one = _one_step_view(op)
     if one is not None:
         return (_step(op, f"{op.name}_avgpool", src, one, out, tiles),)
@@ -143,41 +152,13 @@ def _step(op: Op, name: str, src: Tensor, view: Shape4D, out: Tensor, tiles: boo
     """One step: with ``tiles``, a matrix transpose (``view`` one channel deep) by a tile
     convolution where its rows group in tiles (``tile_rows``); else the 1x1 pool."""
     tile = tile_rows(view, src.dtype) if tiles else None
-    return _pool(op, name, src, view, out) if tile is None else _tile_conv(op, name, src, view, out, tile)
-
-
-TILE_ROWS = (3, 2)  # the tile heights tried, largest first (a kernel stride above 3 is not run)
-_UNIT = Quantization((1.0,), (0,))
-
-
-def tile_rows(view: Shape4D, dtype: DataType) -> int | None:
-    """The rows per tile of the convolution transposing the matrix ``view`` (``X x Y x 1``), or None
-    when it is no such matrix, its rows group in no tile, or its elements are wider than 8 bits."""
-    if view.c != 1 or view.n != 1 or dtype not in (DataType.INT8, DataType.UINT8):
-        return None
-    return next((t for t in TILE_ROWS if view.h % t == 0), None)
-
-
-def _tile_conv(op: Op, name: str, src: Tensor, view: Shape4D, out: Tensor, tile: int) -> NpuOp:
-    """The matrix ``X x Y`` (``view``, one channel deep) transposed by a ``tile x 1`` convolution of
-    stride ``tile`` down its rows, whose unit weights put the ``tile`` elements of each column it
-    covers in that many channels: OFM pixel ``(i1, j)`` holds ``M[tile*i1 + i0][j]`` in channel
-    ``i0``, and written with the height and width strides swapped (as the pool's) it lands at
-    ``j*X + tile*i1 + i0``, the transposed matrix. Eight channels of the OFM micro-block are
-    computed per pixel where the pool computes one."""
-    weights = np.eye(tile, dtype=np.int8).reshape(tile, tile, 1, 1)  # OHWI: output i0 reads kernel row i0
-    weights.flags.writeable = False
-    bias = np.zeros(tile, dtype=np.int32)
-    bias.flags.writeable = False
-    return NpuOp(name=name, tflite_type=op.type, op_type="Conv2DBias", block_type=BlockType.CONV, ifm=src,
-                 ifm_shape=view, ofm=out, ofm_shape=Shape4D(1, view.h // tile, view.w, tile), weights=weights,
-                 weight_tensor=Tensor(f"{name}_weights", weights.shape, DataType.INT8, _UNIT, weights), bias=bias,
-                 kernel=Kernel(tile, 1, tile, 1), source_index=op.index)
+    return _pool(op, name, src, view, out) if tile is None else tile_conv(op, name, src, view, out, tile)
 
 
 def _pool(op: Op, name: str, src: Tensor, view: Shape4D, out: Tensor) -> NpuOp:
     return NpuOp(name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=src,
-                 ifm_shape=view, ofm=out, ofm_shape=view, pool=PoolKind.AVERAGE, source_index=op.index)
+                 ifm_shape=view, ofm=out, ofm_shape=view, pool=PoolKind.AVERAGE, source_index=op.index,
+                 transposed_write=True)
 
 
 def transpose_view(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]] | None:

@@ -181,12 +181,16 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
                  op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
                  op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y])
     assert not lg.cpu_ops and [o.ifm_shape for o in lg.npu_ops] == [Shape4D(1, 36, 2, 6), Shape4D(1, 2, 216, 1)]
-    assert lg.npu_ops[-1].ofm_shape == Shape4D(1, 2, 216, 1)  # a pool; its other form, a tile convolution:
-    tiled = _lower([op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
-                    op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
-                    op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y],
-                   other_forms=frozenset({1})).npu_ops
-    assert tiled[-1].block_type is BlockType.CONV and tiled[-1].ofm_shape == Shape4D(1, 1, 216, 2)
+    assert lg.npu_ops[-1].ofm_shape == Shape4D(1, 2, 216, 1)  # two pools; the other form, one 1x1 convolution
+    (permute,) = _lower([op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
+                         op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
+                         op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y],
+                        other_forms=frozenset({1})).npu_ops
+    assert (permute.block_type, permute.ifm, permute.ofm, permute.ifm_shape, permute.writes_transposed) == (
+        BlockType.CONV, x, y, Shape4D(1, 6, 6, 12), False)
+    assert permute.weights is not None and permute.weights.shape == (12, 1, 1, 12)
+    # output channel o = (c, g) of the 6 x 2 shuffled pixel reads input channel (g, c) = 6 * g + c
+    assert [int(np.argmax(permute.weights[o, 0, 0])) for o in range(12)] == [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
     assert lg.npu_ops[0].ifm is x and lg.npu_ops[-1].ofm is y
     four, out = fm("f", (2, 3, 4, 5)), fm("o", (5, 4, 3, 2))  # four axes that do not merge: three steps
     lg = _lower([op("TRANSPOSE", [four, _i32("perm", [3, 2, 1, 0])], [out], 0)], [four], [out])
@@ -201,17 +205,18 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
 def test_a_deployable_plan_runs_a_channel_shuffle_on_the_npu() -> None:
     """Deployably too the shuffle's reshapes fold into its TRANSPOSE (5-D), which runs in two
     steps: a swap of the outer axes (a pool), then the matrix of the groups by the rest
-    transposed (in its other form) by a tile convolution (the groups, 2, in one tile)."""
+    transposed (in its other form, a matrix step is a tile convolution: the groups, 2, in one
+    tile; but the shuffle is one 1x1 convolution permuting each pixel's channels)."""
     x, grouped, shuffled, y = fm("x", (1, 6, 6, 12)), fm("g", (1, 6, 6, 2, 6)), fm("s", (1, 6, 6, 6, 2)), \
         fm("y", (1, 6, 6, 12))
     ops = [op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
            op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
            op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)]
-    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, other_forms=frozenset({1}))
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True)
     assert not lg.cpu_ops
-    assert [(o.tflite_type, o.block_type) for o in lg.npu_ops] == [("TRANSPOSE", BlockType.POOLING),
-                                                                   ("TRANSPOSE", BlockType.CONV)]
-    assert lg.npu_ops[-1].ofm.name == "y" and lg.npu_ops[-1].kernel.stride_y == 2
+    assert [(o.tflite_type, o.block_type) for o in lg.npu_ops] == [("TRANSPOSE", BlockType.POOLING)] * 2
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, other_forms=frozenset({1}))
+    assert not lg.cpu_ops and [(o.block_type, o.ofm.name) for o in lg.npu_ops] == [(BlockType.CONV, "y")]
 
 
 def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
