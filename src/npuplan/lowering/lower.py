@@ -161,7 +161,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
     removed += gone
     graph, gone = fold_pack_reshapes(graph)
     removed += gone
-    graph, gone = fold_transpose_views(graph)
+    graph, gone = fold_transpose_views(graph, deployable=deployable)
     removed += gone
     if fold_leaky:
         graph, gone = fold_mul_max(graph)

@@ -178,11 +178,13 @@ def _sole_reshape(graph: Graph, tensor: Tensor, *, reading: bool) -> Op | None:
     return producer if producer is not None and producer.type == "RESHAPE" and len(readers) == 1 else None
 
 
-def fold_transpose_views(graph: Graph) -> tuple[Graph, Removed]:
-    """Give each TRANSPOSE the NPU cannot run as declared, but can in at most two steps, its merged
-    view (option ``transpose_view``), taking in a RESHAPE alone before or after it (so a 5-D
-    channel shuffle reads and writes the 4-D maps around it). One that only moves axes of size 1
-    moves no data: it becomes a RESHAPE."""
+def fold_transpose_views(graph: Graph, *, deployable: bool = False) -> tuple[Graph, Removed]:
+    """Give each TRANSPOSE the NPU cannot run as declared, but can in steps, its merged view
+    (option ``transpose_view``), taking in a RESHAPE alone before or after it (so a 5-D channel
+    shuffle reads and writes the 4-D maps around it). One that only moves axes of size 1 moves no
+    data: it becomes a RESHAPE, but in a ``deployable`` graph not where either side's 4-D view has
+    a batch above 1 (a copy the emitter cannot write, and a rewritten operator the file could not
+    leave to the CPU: it stays a TRANSPOSE, for the CPU)."""
     removed: list[tuple[str, str]] = []
     for op in [o for o in graph.ops if o.type == "TRANSPOSE"]:
         src, perm_tensor, out = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -193,6 +195,8 @@ def fold_transpose_views(graph: Graph) -> tuple[Graph, Removed]:
         perm = tuple(int(v) for v in perm_tensor.data.reshape(-1))
         dims, merged = merged_permutation(src.shape, perm)
         if merged == tuple(range(len(merged))):  # it only moves axes of size 1: a RESHAPE
+            if deployable and max(src.shape4d.n, out.shape4d.n) > 1:
+                continue
             graph = replace_op(graph, op, Op("RESHAPE", (src,), (out,), frozen_options({"new_shape": out.shape}),
                                              op.index))
             continue

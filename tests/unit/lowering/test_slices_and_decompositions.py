@@ -283,3 +283,14 @@ def test_pack_to_5d_flattened_by_a_reshape_is_a_concatenation() -> None:
             assert [o.ofm_write_offset for o in lg.npu_ops] == [Shape4D(0, 0, 0, 0), Shape4D(0, 0, 0, 8)]
         else:
             assert {o.tflite_type for o in lg.cpu_ops} == {"PACK", "RESHAPE"}
+
+
+def test_a_deployable_transpose_moving_a_unit_batch_into_a_batch_stays_on_the_cpu() -> None:
+    """(1, 3, 4, 5) -> (3, 1, 4, 5) moves no data: a RESHAPE in a plan; deployably its copy (the
+    output is the network's) would have a batch of 3, which the emitter cannot write, and a
+    rewritten operator cannot fall back to the CPU: it stays the TRANSPOSE, on the CPU."""
+    x, y = fm("x", (1, 3, 4, 5)), fm("y", (3, 1, 4, 5))
+    ops = [op("TRANSPOSE", [x, _i32("perm", [1, 0, 2, 3])], [y], 0)]
+    (cpu,) = lower(model(graph(ops, [x], [y])), U55_128, deployable=True).ops
+    assert isinstance(cpu, CpuOp) and cpu.tflite_type == "TRANSPOSE"
+    assert all(o.tflite_type == "RESHAPE" for o in _lower(ops, [x], [y]).npu_ops)
