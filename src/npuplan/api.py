@@ -24,9 +24,8 @@ from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.activations import fuses_lut
-from npuplan.lowering.lower import may_take_vela_forms
+from npuplan.lowering.lower import has_other_form, may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
-from npuplan.lowering.dilation_phases import splits_in_phases
 from npuplan.lowering.memory_ops import is_slice_copy, pads_columns
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
@@ -150,7 +149,7 @@ class _LoweringKey(NamedTuple):
     flat_elementwise: bool
     flat_pools: bool
     fuse_luts: bool
-    dilation_phases: frozenset[int]
+    other_forms: frozenset[int]
     vector_slice_reads: bool
     mirror_rows: bool
 
@@ -201,17 +200,17 @@ class PreparedModel:
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
                 flat_pools: bool = True, fuse_luts: bool = True,
-                dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
+                other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
                 mirror_rows: bool = False) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise, flat_pools, fuse_luts, dilation_phases, vector_slice_reads,
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts, other_forms, vector_slice_reads,
                            mirror_rows)
         found = self._lowered.get(key)
         if found is None:
             stage = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                                 max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                                dilation_phases=dilation_phases, mirror_rows=mirror_rows)
+                                other_forms=other_forms, mirror_rows=mirror_rows)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise, flat_pools=flat_pools,
                                                 vector_slice_reads=vector_slice_reads)
@@ -219,16 +218,16 @@ class PreparedModel:
 
     def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
                max_trees: bool = False, parallel_means: bool = False, fuse_luts: bool = True,
-               dilation_phases: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
+               other_forms: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
         """``lowered_ops(model, accel, ...)`` with these options, computed on the first request."""
-        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, dilation_phases,
+        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, other_forms,
                      mirror_rows)
         stage = self._stages.get(stage_key)
         if stage is None:
             stage = self._stages[stage_key] = lowered_ops(
                 self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                 max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                dilation_phases=dilation_phases, mirror_rows=mirror_rows)
+                other_forms=other_forms, mirror_rows=mirror_rows)
         return stage
 
     def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
@@ -262,9 +261,11 @@ class PreparedModel:
           (a table fused into its producer costs U65's output stage a cycle per element);
         - a REDUCE_MAX over depth as a tree of MAXIMUMs rather than one pool (``lowering.reduce_max``);
         - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``);
-        - every convolution of a dilation above 2 run in phases over strided views rather than over
-          a kernel spread with zero taps (``lowering.dilation_phases``; ``plan_prepared`` then keeps
-          the phases of the ops where they are cheaper, ``_phased_where_cheaper``);
+        - every operator with another form (``lower``'s ``other_forms``) in it: a convolution of a
+          dilation above 2 run in phases over strided views rather than over a kernel spread with
+          zero taps, a TRANSPOSE's matrix steps by tile convolutions rather than 1x1 pools
+          (``plan_prepared`` then keeps the other form of the ops where it is cheaper,
+          ``_other_forms_where_cheaper``);
         - fully-connected layers reading slices through copies rather than where they lie (a copy
           per slice, but the source dies early: less memory for a recurrent network's steps);
         - each MIRROR_PAD padding its rows in an intermediate map rather than in its output (one
@@ -278,9 +279,9 @@ class PreparedModel:
         if any(sums_in_one_position(op) for op in plain.ops):
             choices.append({"parallel_means": True})
         source_ops = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops
-        dilated = frozenset(op.index for op in source_ops if splits_in_phases(op))
-        if dilated:
-            choices.append({"dilation_phases": dilated})
+        others = frozenset(op.index for op in source_ops if has_other_form(op))
+        if others:
+            choices.append({"other_forms": others})
         if reads_slices_in_place(plain.ops):
             choices.append({"vector_slice_reads": False})
         padded = {op.index for op in source_ops if pads_columns(op)}
@@ -376,7 +377,7 @@ def plan_prepared(
     step("lower")
     variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
                               deployable=options.deployable, cpu_ops=frozenset(options.deploy_cpu_ops))
-    variants = _phased_where_cheaper(model, variants, arch, options)
+    variants = _other_forms_where_cheaper(model, variants, arch, options)
     reorders = [(r, v) for v in (variants if options.reorder else [])
                 for r in [_least_peak_variant(v, options, arch)] if r is not None]
     variants = variants + [r for r, _ in reorders]
@@ -408,22 +409,22 @@ def plan_prepared(
     )
 
 
-def _phased_where_cheaper(model: PreparedModel, variants: list[LoweredGraph], arch: Architecture,
-                          options: PlanOptions) -> list[LoweredGraph]:
-    """``variants`` with each lowering running dilated convolutions in phases (``lower``'s
-    ``dilation_phases``) replaced by the one running in phases only those whose phases are locally
-    cheaper (``form_price.cheaper_sources``) than their spread kernels on ``arch``, or left out when
-    none is: the cheaper form per op and scenario."""
+def _other_forms_where_cheaper(model: PreparedModel, variants: list[LoweredGraph], arch: Architecture,
+                               options: PlanOptions) -> list[LoweredGraph]:
+    """``variants`` with each lowering taking operators' other forms (``lower``'s ``other_forms``:
+    dilated convolutions in phases, transposes by tile convolutions) replaced by the one taking
+    only those whose other form is locally cheaper (``form_price.cheaper_sources``) than their
+    plain form on ``arch``, or left out when none is: the cheaper form per op and scenario."""
     found: list[LoweredGraph] = []
     for lowering in variants:
         key = model._key_of(lowering)
-        if not key.dilation_phases:
+        if not key.other_forms:
             found.append(lowering)
             continue
-        spread = model.lowered(arch.accelerator, **key.options(dilation_phases=frozenset()))
-        cheaper = cheaper_sources(spread, lowering, arch, model.oracle(arch, options.optimise),
+        plain = model.lowered(arch.accelerator, **key.options(other_forms=frozenset()))
+        cheaper = cheaper_sources(plain, lowering, arch, model.oracle(arch, options.optimise),
                                   pack_unaligned=packs_unaligned(arch, options))
-        chosen = model.lowered(arch.accelerator, **key.options(dilation_phases=cheaper)) if cheaper else spread
+        chosen = model.lowered(arch.accelerator, **key.options(other_forms=cheaper)) if cheaper else plain
         if all(chosen is not other for other in found):
             found.append(chosen)
     return found

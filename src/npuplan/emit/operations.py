@@ -237,7 +237,7 @@ def _ofm(ctx: Context, command: NpuStripeCommand, op: NpuOp) -> Any:
     full = op.ofm.shape4d
     if op.ofm_step is not None:
         return _strided(ctx, command.ofm, op.ofm, op.ofm_shape, op.ofm_write_offset, op.ofm_step)
-    if op.tflite_type == "TRANSPOSE":
+    if op.writes_transposed:
         if op.name in ctx.striped and (op.ofm_shape.h, op.ofm_shape.w) != (full.h, full.w):
             raise EmitError(op.name, "a transpose whose OFM is not square, written in row stripes")
         return transposed_ofm(ctx.api, command.ofm, op.ofm, op.ofm_shape,

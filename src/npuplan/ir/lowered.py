@@ -172,6 +172,9 @@ class NpuOp:
     # stage keeps the IFM's, or no LUT)
     lut_input_quant: Quantization | None = None
     lut_source_index: int = -1  # that fused LUT activation's TFLite operator (its index; -1: none)
+    # a TRANSPOSE's step: the OFM is written with its height and width strides swapped
+    # (``writes_transposed``)
+    transposed_write: bool = False
 
     @property
     def output_stage_quant(self) -> Quantization | None:
@@ -202,9 +205,9 @@ class NpuOp:
     @property
     def writes_transposed(self) -> bool:
         """Whether the op writes its OFM with the height and width strides swapped (a TRANSPOSE's
-        pools, ``lowering.transposes``): the rows it walks are the tensor's columns, even when the
-        map is square."""
-        return self.tflite_type == "TRANSPOSE"
+        pools and tile convolutions, ``lowering.transposes``; not its channel permutations): the
+        rows it walks are the tensor's columns, even when the map is square."""
+        return self.transposed_write
 
     @property
     def pointwise(self) -> bool:

@@ -59,7 +59,8 @@ from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
-from npuplan.lowering.transposes import convert_transpose, fold_transpose_views
+from npuplan.lowering.dilation_phases import splits_in_phases
+from npuplan.lowering.transposes import convert_transpose, fold_transpose_views, has_convolution_form
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
@@ -110,10 +111,10 @@ _CONVERTERS: dict[str, Converter] = {
 }
 
 
-def lower_op(op: Op, *, parallel_means: bool = False, dilation_phases: frozenset[int] = frozenset(),
+def lower_op(op: Op, *, parallel_means: bool = False, other_forms: frozenset[int] = frozenset(),
              mirror_rows: bool = False) -> tuple[LoweredOp, ...]:
     """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
-    (``parallel_means``, ``dilation_phases``, ``mirror_rows``: see ``lower``)."""
+    (``parallel_means``, ``other_forms``, ``mirror_rows``: see ``lower``)."""
     reason = unsupported_reason(op)
     if reason is None and op.type not in _CONVERTERS:
         reason = f"{op.type} is not lowered by npuplan"
@@ -123,17 +124,30 @@ def lower_op(op: Op, *, parallel_means: bool = False, dilation_phases: frozenset
         return with_fused_lut(op, convert_mean(op, parallel=True))
     if mirror_rows and op.type == "MIRROR_PAD":
         return convert_mirror_pad(op, through_rows=True)
-    phased = convert_phased(op) if op.index in dilation_phases else None
-    if phased is not None:
-        return with_fused_lut(op, phased)
+    other = _other_form(op) if op.index in other_forms else None
+    if other is not None:
+        return with_fused_lut(op, other)
     return with_fused_lut(op, _CONVERTERS[op.type](op))
+
+
+def _other_form(op: Op) -> tuple[NpuOp, ...] | None:
+    """``op``'s other form (``lower``'s ``other_forms``), or None when it has none."""
+    if op.type == "TRANSPOSE":
+        return convert_transpose(op, convolutions=True) if has_convolution_form(op) else None
+    return convert_phased(op)
+
+
+def has_other_form(op: Op) -> bool:
+    """Whether a TFLite op (of the rewritten graph) has a form ``other_forms`` may choose: a
+    convolution of a dilation the hardware does not run (``splits_in_phases``), a TRANSPOSE with a
+    step a convolution may do (``has_convolution_form``). Cheaper than lowering to find out."""
+    return splits_in_phases(op) or (op.type == "TRANSPOSE" and has_convolution_form(op))
 
 
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,
                   fold_leaky: bool = True, fuse_luts: bool = True) -> tuple[Graph, tuple[tuple[str, str], ...]]:
     """Run the graph-level passes in order; return the graph and every op they removed.
-    ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``) and
-    leaves TRANSPOSEs and the reshapes around them as they are (the emitter runs one-step ones only).
+    ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``).
     ``fold_leaky``: ``max(x, x * alpha)`` becomes one LEAKY_RELU table (``mul_max``); without it the
     MUL and MAXIMUM stay two elementwise ops (which is faster depends on the accelerator: the planner
     prices both, ``api.PreparedModel.variants``). Without ``fuse_luts`` table activations stay
@@ -149,9 +163,8 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
     removed += gone
     graph, gone = fold_pack_reshapes(graph)
     removed += gone
-    if not deployable:  # the emitter runs no multi-step TRANSPOSE: the file keeps the ops for the CPU
-        graph, gone = fold_transpose_views(graph)
-        removed += gone
+    graph, gone = fold_transpose_views(graph, deployable=deployable)
+    removed += gone
     if fold_leaky:
         graph, gone = fold_mul_max(graph)
         removed += gone
@@ -182,7 +195,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
           flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
-          dilation_phases: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
+          other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
           mirror_rows: bool = False) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
@@ -200,16 +213,19 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     of a depth that fills no brick run over a 16-deep view (``ofm_views.flat_elementwise_views``,
     unless not ``flat_elementwise``; pools copying element for element too unless not ``flat_pools``): fewer cycles for the op, but not always for the plan (the
     forms cascade, overlap and store their maps differently), so that too is the planner's choice.
-    ``dilation_phases``: the convolutions of these operator indices (of the rewritten graph,
-    ``NpuOp.source_index``) of a dilation above 2 run one operation per phase over strided views
-    (``dilation_phases``: their own taps, but several smaller operations, whole and in no cascade)
-    rather than one over a kernel spread with zero taps; the planner prices both per op.
+    ``other_forms``: the operators of these indices (of the rewritten graph, ``NpuOp.source_index``)
+    take their other form (``has_other_form``), the planner pricing both per op: a convolution of a
+    dilation above 2 runs one operation per phase over strided views (``dilation_phases``: their
+    own taps, but several smaller operations, whole and in no cascade) rather than one over a
+    kernel spread with zero taps; a TRANSPOSE transposes its matrix steps by tile convolutions
+    rather than 1x1 pools (``transposes``: eight channels a micro-block rather than one, but a
+    kernel of several rows reading one-channel maps, written in short runs).
     ``vector_slice_reads``: fully-connected layers read slices, splits and unpacks where they lie
     (no copy; the source lives until the last of them), else through copies. ``mirror_rows``: each
     MIRROR_PAD pads its rows in an intermediate map first (``memory_ops.convert_mirror_pad``)."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                         max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                        dilation_phases=dilation_phases, mirror_rows=mirror_rows)
+                        other_forms=other_forms, mirror_rows=mirror_rows)
     return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
                   flat_elementwise=flat_elementwise, flat_pools=flat_pools, vector_slice_reads=vector_slice_reads)
 
@@ -230,7 +246,7 @@ class LoweredOps:
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, fuse_luts: bool = True,
-                dilation_phases: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
+                other_forms: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
     """The first part of ``lower``: the graph passes and each op's NPU operations (the options
     as ``lower``'s)."""
     if len(model.subgraphs) > 1:
@@ -243,7 +259,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op, parallel_means=parallel_means, dilation_phases=dilation_phases,
+            lowered = lower_op(op, parallel_means=parallel_means, other_forms=other_forms,
                                mirror_rows=mirror_rows)
             if deployable:
                 if op.index in cpu_ops:

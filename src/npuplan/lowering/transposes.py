@@ -2,18 +2,17 @@
 
 The NPU transposes by writing a 1x1 pool's output with its height and width strides swapped:
 one step swaps two axes of a map (``A x B x C -> B x A x C``, and so a matrix ``X x Y -> Y x X``
-seen as ``X x Y x 1``). Any permutation of three axes is at most two such steps, each on a
-reshaped view of the same bytes (reshapes move no data):
+seen as ``X x Y x 1``), on a reshaped view of the bytes; ``transpose_steps`` finds the steps of
+any permutation (at most two for three axes).
 
-  (A, B, C) -> (A, C, B)   swap A, B; then the matrix (B) x (A*C)
-  (A, B, C) -> (C, B, A)   the matrix (A) x (B*C); then swap B, C
-  (A, B, C) -> (B, C, A)   the matrix (A) x (B*C)
-  (A, B, C) -> (C, A, B)   the matrix (A*B) x (C)
+A step that is a matrix transpose (``X x Y x 1``, one channel deep) walks one element per pixel; its
+other form (``lowering.transpose_convs``, chosen per op by price) is a tile convolution, and a
+permutation inside each pixel (a channel shuffle) one 1x1 convolution (op_transpose_hc on
+u55-128: 15556 -> 5176 cycles, Vela's file 15256, all timed by ``npuplan estimate``).
 
-A higher-rank permutation qualifies when, after dropping axes of size 1 and merging axes that stay
-next to each other in order, at most three axes remain (ShuffleNet's channel shuffle
-``(1, H, W, g, C/g) -> (1, H, W, C/g, g)`` is ``(H*W, g, C/g) -> (H*W, C/g, g)``). Vela's default
-core runs such transposes too.
+A permutation is first merged: axes of size 1 dropped, axes that stay next to each other in order
+merged into one (ShuffleNet's channel shuffle ``(1, H, W, g, C/g) -> (1, H, W, C/g, g)`` is
+``(H*W, g, C/g) -> (H*W, C/g, g)``). Vela's default core runs all these on the NPU too.
 """
 
 from __future__ import annotations
@@ -24,9 +23,10 @@ from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.ir.lowered import BlockType, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.lowering._util import replace_op, without_op
+from npuplan.lowering.transpose_convs import channel_permutation, permutes_channels, tile_conv, tile_rows
+from npuplan.lowering.transpose_steps import MAX_AXES, MAX_DIM, Steps, transpose_steps
 
 Removed = tuple[tuple[str, str], ...]
-Steps = tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (shape seen, permutation) per step
 
 
 def merged_permutation(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -42,37 +42,6 @@ def merged_permutation(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[t
     by_source = sorted(groups, key=lambda g: g[0])
     dims = tuple(math.prod(shape[a] for a in g) for g in by_source)
     return dims, tuple(by_source.index(g) for g in groups)
-
-
-MAX_DIM = 65535  # the largest height, width or depth of a feature map the NPU addresses
-
-
-def transpose_steps(dims: tuple[int, ...], perm: tuple[int, ...]) -> Steps | None:
-    """The one-swap steps (see module docstring) doing ``perm`` on ``dims``, or None (also when a
-    step's view has a dimension above ``MAX_DIM``)."""
-    steps = _steps(dims, perm)
-    if steps is None or any(max(seen) > MAX_DIM for seen, _ in steps):
-        return None
-    return steps
-
-
-def _steps(dims: tuple[int, ...], perm: tuple[int, ...]) -> Steps | None:
-    if len(dims) <= 1 or perm == tuple(range(len(dims))):
-        return ()
-    if len(dims) == 2:
-        return (((dims[0], dims[1]), (1, 0)),)
-    if len(dims) != 3:
-        return None
-    a, b, c = dims
-    swap, matrix = (1, 0, 2), (1, 0)
-    by_perm: dict[tuple[int, ...], Steps] = {
-        (1, 0, 2): (((a, b, c), swap),),
-        (0, 2, 1): (((a, b, c), swap), ((b, a * c), matrix)),
-        (2, 1, 0): (((a, b * c), matrix), ((b, c, a), swap)),
-        (1, 2, 0): (((a, b * c), matrix),),
-        (2, 0, 1): (((a * b, c), matrix),),
-    }
-    return by_perm.get(perm)
 
 
 def _one_step_view(op: Op) -> Shape4D | None:
@@ -91,7 +60,7 @@ def _one_step_view(op: Op) -> Shape4D | None:
             return Shape4D(1, shape[1], shape[2], 1)
         if shape[1] == 1 and perm[0] == 2 and perm[2] == 0:
             return Shape4D(1, shape[0], shape[2], 1)
-    if len(shape) == 4 and perm[0] == 0:
+    if len(shape) == 4 and perm[0] == 0 and shape[0] == 1:  # a batch above 1: the merged steps
         if perm[1:3] == [2, 1]:
             return Shape4D(*shape)
         if shape[1] == 1 and perm[2:] == [3, 2]:
@@ -110,8 +79,8 @@ def transpose_reason(op: Op) -> str | None:
     if view is not None and transpose_steps(*view):
         return None
     if _one_step_view(op) is None:
-        return ("Only transposes of at most three axes (after merging the axes that stay together) run on the "
-                f"NPU (shape {list(src.shape)})")
+        return (f"Only transposes of at most {MAX_AXES} axes (after merging the axes that stay together), each "
+                f"step's view at most {MAX_DIM} a side, run on the NPU (shape {list(src.shape)})")
     return None
 
 
@@ -120,32 +89,76 @@ def _view4(seen: tuple[int, ...]) -> Shape4D:
     return Shape4D(1, *seen) if len(seen) == 3 else Shape4D(1, seen[0], seen[1], 1)
 
 
-def convert_transpose(op: Op) -> tuple[NpuOp, ...]:
-    """TRANSPOSE -> 1x1 average pools, each over its IFM view and writing its OFM with the height and
-    width strides swapped (its OFM shape is its IFM view, how the hardware walks it): one as
-    declared, or the steps of its merged view (``transpose_view``)."""
-    src, out = op.inputs[0], op.outputs[0]
-    assert src is not None
+def _step_views(op: Op) -> tuple[Shape4D, ...]:
+    """The IFM view of each step of a TRANSPOSE the NPU runs: one as declared, or the steps of its
+    merged view (``transpose_view``)."""
     one = _one_step_view(op)
-    if one is not None:
-        return (_pool(op, f"{op.name}_avgpool", src, one, out),)
+    return (one,) if one is not None else tuple(_view4(seen) for seen, _ in _merged_steps(op))
+
+
+def _merged_steps(op: Op) -> Steps:
+    """The steps of a TRANSPOSE's merged view (``transpose_view``)."""
     view = transpose_view(op)
     steps = transpose_steps(*view) if view is not None else None
     assert steps
+    return steps
+
+
+def _merged(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The merged ``(dims, perm)`` of a TRANSPOSE (its source's shape and permutation merged)."""
+    src, perm_tensor = op.inputs[0], op.inputs[1]
+    assert src is not None and perm_tensor is not None and perm_tensor.data is not None
+    return transpose_view(op) or merged_permutation(src.shape, tuple(int(v) for v in perm_tensor.data.reshape(-1)))
+
+
+def has_convolution_form(op: Op) -> bool:
+    """Whether a TRANSPOSE the NPU runs has a step a convolution may do (``convert_transpose``'s
+    ``convolutions``): a matrix step in tiles, or a permutation inside each pixel."""
+    src = op.inputs[0]
+    if src is None or transpose_reason(op) is not None:
+        return False
+    return permutes_channels(*_merged(op), src.dtype) or any(
+        tile_rows(view, src.dtype) is not None for view in _step_views(op))
+
+
+def convert_transpose(op: Op, *, convolutions: bool = False) -> tuple[NpuOp, ...]:
+    """TRANSPOSE -> 1x1 average pools, each over its IFM view and writing its OFM with the height and
+    width strides swapped (its OFM shape is its IFM view, how the hardware walks it): one as
+    declared, or the steps of its merged view (``transpose_view``). With ``convolutions``
+    (``lowering.transpose_convs``), a permutation inside each pixel is one 1x1 convolution, else
+    each matrix step whose rows group in tiles is a tile convolution."""
+    src, out = op.inputs[0], op.outputs[0]
+    assert src is not None
+    if convolutions and permutes_channels(*_merged(op), src.dtype):
+        return (channel_permutation(op, f"{op.name}_permute", src, out, *_merged(op)),)
+    tiles = convolutions
+    one = _one_step_view(op)
+    if one is not None:
+        return (_step(op, f"{op.name}_avgpool", src, one, out, tiles),)
+    steps = _merged_steps(op)
     ops: list[NpuOp] = []
     current = src
     for k, (seen, perm) in enumerate(steps):
         last = k == len(steps) - 1
         moved = tuple(seen[p] for p in perm)
         target = out if last else Tensor(f"{out.name}_step{k}", moved, src.dtype, src.quant)
-        ops.append(_pool(op, f"{op.name}_avgpool" if last else f"{target.name}_avgpool", current, _view4(seen), target))
+        ops.append(_step(op, f"{op.name}_avgpool" if last else f"{target.name}_avgpool", current, _view4(seen), target,
+                         tiles))
         current = target
     return tuple(ops)
 
 
+def _step(op: Op, name: str, src: Tensor, view: Shape4D, out: Tensor, tiles: bool) -> NpuOp:
+    """One step: with ``tiles``, a matrix transpose (``view`` one channel deep) by a tile
+    convolution where its rows group in tiles (``tile_rows``); else the 1x1 pool."""
+    tile = tile_rows(view, src.dtype) if tiles else None
+    return _pool(op, name, src, view, out) if tile is None else tile_conv(op, name, src, view, out, tile)
+
+
 def _pool(op: Op, name: str, src: Tensor, view: Shape4D, out: Tensor) -> NpuOp:
     return NpuOp(name=name, tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING, ifm=src,
-                 ifm_shape=view, ofm=out, ofm_shape=view, pool=PoolKind.AVERAGE, source_index=op.index)
+                 ifm_shape=view, ofm=out, ofm_shape=view, pool=PoolKind.AVERAGE, source_index=op.index,
+                 transposed_write=True)
 
 
 def transpose_view(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -165,11 +178,13 @@ def _sole_reshape(graph: Graph, tensor: Tensor, *, reading: bool) -> Op | None:
     return producer if producer is not None and producer.type == "RESHAPE" and len(readers) == 1 else None
 
 
-def fold_transpose_views(graph: Graph) -> tuple[Graph, Removed]:
-    """Give each TRANSPOSE the NPU cannot run as declared, but can in at most two steps, its merged
-    view (option ``transpose_view``), taking in a RESHAPE alone before or after it (so a 5-D
-    channel shuffle reads and writes the 4-D maps around it). One that only moves axes of size 1
-    moves no data: it becomes a RESHAPE."""
+def fold_transpose_views(graph: Graph, *, deployable: bool = False) -> tuple[Graph, Removed]:
+    """Give each TRANSPOSE the NPU cannot run as declared, but can in steps, its merged view
+    (option ``transpose_view``), taking in a RESHAPE alone before or after it (so a 5-D channel
+    shuffle reads and writes the 4-D maps around it). One that only moves axes of size 1 moves no
+    data: it becomes a RESHAPE, but in a ``deployable`` graph not where either side's 4-D view has
+    a batch above 1 (a copy the emitter cannot write, and a rewritten operator the file could not
+    leave to the CPU: it stays a TRANSPOSE, for the CPU)."""
     removed: list[tuple[str, str]] = []
     for op in [o for o in graph.ops if o.type == "TRANSPOSE"]:
         src, perm_tensor, out = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -180,6 +195,8 @@ def fold_transpose_views(graph: Graph) -> tuple[Graph, Removed]:
         perm = tuple(int(v) for v in perm_tensor.data.reshape(-1))
         dims, merged = merged_permutation(src.shape, perm)
         if merged == tuple(range(len(merged))):  # it only moves axes of size 1: a RESHAPE
+            if deployable and max(src.shape4d.n, out.shape4d.n) > 1:
+                continue
             graph = replace_op(graph, op, Op("RESHAPE", (src,), (out,), frozen_options({"new_shape": out.shape}),
                                              op.index))
             continue

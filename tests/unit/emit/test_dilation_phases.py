@@ -46,11 +46,11 @@ def _outputs(monkeypatch, path, inputs, *, phases: bool):
 
     def variants(self, accel, *, concat_in_place, deployable=False, cpu_ops=frozenset()):
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops,
-                             dilation_phases=frozenset({0}) if phases else frozenset())]
+                             other_forms=frozenset({0}) if phases else frozenset())]
 
     with monkeypatch.context() as patch:
         patch.setattr(api.PreparedModel, "variants", variants)
-        patch.setattr(api, "_phased_where_cheaper", lambda model, variants, arch, options: variants)
+        patch.setattr(api, "_other_forms_where_cheaper", lambda model, variants, arch, options: variants)
         planned, emitted = api.plan_and_emit(path, **U55_128)
     assert not planned.lowered.cpu_ops
     ops = planned.lowered.npu_ops

@@ -20,8 +20,8 @@ def _i32(name: str, values: object):
     return const(name, values, DataType.INT32, None)
 
 
-def _lower(ops, inputs, outputs):
-    return lower(model(graph(ops, inputs, outputs)), U55_128)
+def _lower(ops, inputs, outputs, **options):
+    return lower(model(graph(ops, inputs, outputs)), U55_128, **options)
 
 
 def test_strided_slice_is_one_strided_copy_at_its_offset() -> None:
@@ -153,9 +153,21 @@ def test_transpose_of_height_and_width_is_a_pool_over_the_ifm_view() -> None:
     (npu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 2, 1, 3])], [y], 0)], [x], [y]).npu_ops
     assert (npu.op_type, npu.name) == ("AvgPool", "y_avgpool")
     assert npu.ifm_shape == npu.ofm_shape == Shape4D(1, 4, 6, 8)
-    z = fm("z", (1, 8, 4, 6))  # (H*W) x C -> C x (H*W): one matrix transpose
-    (npu,) = _lower([op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)], [x], [z]).npu_ops
-    assert npu.ifm_shape == npu.ofm_shape == Shape4D(1, 24, 8, 1) and npu.ofm is z
+    z = fm("z", (1, 8, 4, 6))  # (H*W) x C -> C x (H*W): one matrix transpose, a pool
+    ops = [op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)]
+    (npu,) = _lower(ops, [x], [z]).npu_ops
+    assert npu.block_type is BlockType.POOLING and npu.ifm_shape == npu.ofm_shape == Shape4D(1, 24, 8, 1)
+    (npu,) = _lower(ops, [x], [z], other_forms=frozenset({0})).npu_ops  # its other form: a tile convolution
+    assert (npu.block_type, npu.ifm_shape, npu.ofm_shape, npu.ofm) == (
+        BlockType.CONV, Shape4D(1, 24, 8, 1), Shape4D(1, 8, 8, 3), z)  # tiles of 3 rows in 3 channels
+    assert (npu.kernel.height, npu.kernel.width, npu.kernel.stride_y, npu.kernel.stride_x) == (3, 1, 3, 1)
+    assert npu.weights is not None and npu.weights.shape == (3, 3, 1, 1)
+    assert [int(npu.weights[o, k, 0, 0]) for o in range(3) for k in range(3)] == [1, 0, 0, 0, 1, 0, 0, 0, 1]
+    odd = fm("odd", (1, 7, 5, 1))  # 7 rows group in no tile: the pool
+    t = fm("t", (1, 5, 7, 1))
+    (npu,) = _lower([op("TRANSPOSE", [odd, _i32("perm", [0, 2, 1, 3])], [t], 0)], [odd], [t],
+                    other_forms=frozenset({0})).npu_ops
+    assert npu.block_type is BlockType.POOLING and npu.ifm_shape == npu.ofm_shape == Shape4D(1, 7, 5, 1)
 
 
 def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_place_of_its_reshapes() -> None:
@@ -170,23 +182,43 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
                  op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
                  op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y])
     assert not lg.cpu_ops and [o.ifm_shape for o in lg.npu_ops] == [Shape4D(1, 36, 2, 6), Shape4D(1, 2, 216, 1)]
+    assert lg.npu_ops[-1].ofm_shape == Shape4D(1, 2, 216, 1)  # two pools; the other form, one 1x1 convolution
+    (permute,) = _lower([op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
+                         op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
+                         op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y],
+                        other_forms=frozenset({1})).npu_ops
+    assert (permute.block_type, permute.ifm, permute.ofm, permute.ifm_shape, permute.writes_transposed) == (
+        BlockType.CONV, x, y, Shape4D(1, 6, 6, 12), False)
+    assert permute.weights is not None and permute.weights.shape == (12, 1, 1, 12)
+    # output channel o = (c, g) of the 6 x 2 shuffled pixel reads input channel (g, c) = 6 * g + c
+    assert [int(np.argmax(permute.weights[o, 0, 0])) for o in range(12)] == [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
     assert lg.npu_ops[0].ifm is x and lg.npu_ops[-1].ofm is y
-    five, out = fm("f", (1, 2, 3, 4, 5)), fm("o", (1, 3, 5, 2, 4))  # four axes that do not merge: CPU
+    four, out = fm("f", (2, 3, 4, 5)), fm("o", (5, 4, 3, 2))  # four axes that do not merge: three steps
+    lg = _lower([op("TRANSPOSE", [four, _i32("perm", [3, 2, 1, 0])], [out], 0)], [four], [out])
+    assert not lg.cpu_ops and len(lg.npu_ops) == 3 and lg.npu_ops[-1].ofm is out
+    five, out = fm("f", (1, 2, 3, 4, 5)), fm("o", (1, 3, 5, 2, 4))  # a 5-D map read and written: the CPU
     (cpu,) = _lower([op("TRANSPOSE", [five, _i32("perm", [0, 2, 4, 1, 3])], [out], 0)], [five], [out]).ops
-    assert isinstance(cpu, CpuOp)
+    assert isinstance(cpu, CpuOp) and "4D" in cpu.reason
 
 
 
-def test_a_deployable_plan_keeps_a_channel_shuffle_for_the_cpu() -> None:
-    """The emitter runs one-step transposes only: deployably the shuffle's reshapes are not folded
-    into it, so its TRANSPOSE (5-D) can stay on the CPU instead of refusing the whole network."""
+
+def test_a_deployable_plan_runs_a_channel_shuffle_on_the_npu() -> None:
+    """Deployably too the shuffle's reshapes fold into its TRANSPOSE (5-D), which runs in two
+    steps: a swap of the outer axes (a pool), then the matrix of the groups by the rest
+    transposed (in its other form, a matrix step is a tile convolution: the groups, 2, in one
+    tile; but the shuffle is one 1x1 convolution permuting each pixel's channels)."""
     x, grouped, shuffled, y = fm("x", (1, 6, 6, 12)), fm("g", (1, 6, 6, 2, 6)), fm("s", (1, 6, 6, 6, 2)), \
         fm("y", (1, 6, 6, 12))
     ops = [op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
            op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
            op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)]
     lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True)
-    assert "TRANSPOSE" in {o.tflite_type for o in lg.cpu_ops} and not lg.npu_ops
+    assert not lg.cpu_ops
+    assert [(o.tflite_type, o.block_type) for o in lg.npu_ops] == [("TRANSPOSE", BlockType.POOLING)] * 2
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, other_forms=frozenset({1}))
+    assert not lg.cpu_ops and [(o.block_type, o.ofm.name) for o in lg.npu_ops] == [(BlockType.CONV, "y")]
+
 
 def test_mirror_pad_copies_the_input_then_reflects_each_band_of_the_output_whole() -> None:
     x, y = fm("x", (1, 4, 5, 8)), fm("y", (1, 6, 9, 8))
@@ -282,3 +314,14 @@ def test_pack_to_5d_flattened_by_a_reshape_is_a_concatenation() -> None:
             assert [o.ofm_write_offset for o in lg.npu_ops] == [Shape4D(0, 0, 0, 0), Shape4D(0, 0, 0, 8)]
         else:
             assert {o.tflite_type for o in lg.cpu_ops} == {"PACK", "RESHAPE"}
+
+
+def test_a_deployable_transpose_moving_a_unit_batch_into_a_batch_stays_on_the_cpu() -> None:
+    """(1, 3, 4, 5) -> (3, 1, 4, 5) moves no data: a RESHAPE in a plan; deployably its copy (the
+    output is the network's) would have a batch of 3, which the emitter cannot write, and a
+    rewritten operator cannot fall back to the CPU: it stays the TRANSPOSE, on the CPU."""
+    x, y = fm("x", (1, 3, 4, 5)), fm("y", (3, 1, 4, 5))
+    ops = [op("TRANSPOSE", [x, _i32("perm", [1, 0, 2, 3])], [y], 0)]
+    (cpu,) = lower(model(graph(ops, [x], [y])), U55_128, deployable=True).ops
+    assert isinstance(cpu, CpuOp) and cpu.tflite_type == "TRANSPOSE"
+    assert all(o.tflite_type == "RESHAPE" for o in _lower(ops, [x], [y]).npu_ops)
