@@ -465,6 +465,27 @@ def plan_cascades(
     ``dec`` itself nor ``limit_bytes``. Performance only splits the chains that overflow ``limit_bytes``
     unless ``every_chain`` (cascading can be faster even where whole feature maps fit).
     """
+    return _cascade_plans(net, dec, arch, oracle, limit_bytes, optimise, memory_weight=memory_weight,
+                          every_chain=every_chain)[0]
+
+
+def size_cascade_plans(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, *, memory_weight: float,
+) -> tuple[tuple[Decisions, int], ...]:
+    """Size: ``plan_cascades`` with ``memory_weight``, then, where that trade moved the limit above
+    the least peak, the cascades at the least peak too (the same costed splits, chosen for the
+    least peak). The trade is judged on estimates, weight buffers counted where they fit: the
+    caller allocates both and chooses again (placed, those buffers may not fit the peak)."""
+    return _cascade_plans(net, dec, arch, oracle, limit_bytes, Optimise.SIZE, memory_weight=memory_weight,
+                          with_least=True)
+
+
+def _cascade_plans(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit_bytes: int, optimise: Optimise, *,
+    memory_weight: float | None = None, every_chain: bool = False, with_least: bool = False,
+) -> tuple[tuple[Decisions, int], ...]:
+    """``plan_cascades``' decisions and limit, then (``with_least``, Size) those at the least peak
+    where the traded limit is above it."""
     ctx = _context(net, dec, arch, oracle, with_weights=True)
     base = ctx.base
     runs = chains(net)
@@ -485,8 +506,16 @@ def plan_cascades(
         proposed = {run: _fewest_over(ctx, run, by_end, limit) for run, by_end in proposed.items()}
     options = {run: {e: _segment_options(ctx, e, by_end[e], highest) for e in by_end}
                for run, by_end in proposed.items()}
+    chosen = [limit]
     if trade is not None:
-        limit = _traded_limit(ctx, options, runs, *trade)
+        chosen = [_traded_limit(ctx, options, runs, *trade)]
+        if with_least and chosen[0] != limit:
+            chosen.append(limit)
+    return tuple((_split_decisions(dec, options, at), at) for at in chosen)
+
+
+def _split_decisions(dec: Decisions, options: dict[tuple[int, int], dict[int, list[Segment]]], limit: int) -> Decisions:
+    """``dec`` with every chain split as ``_best_split`` chooses for ``limit``."""
     rows = list(dec.ofm_rows)
     spans: list[CascadeSpan] = list(dec.cascades)
     for run, opts in options.items():
@@ -495,7 +524,7 @@ def plan_cascades(
                 continue
             rows[seg.start:seg.end + 1] = seg.rows
             spans.append(CascadeSpan(len(spans), seg.start, seg.end, seg.rolling))
-    return replace(dec, ofm_rows=tuple(rows), cascades=tuple(sorted(spans, key=lambda c: c.start))), limit
+    return replace(dec, ofm_rows=tuple(rows), cascades=tuple(sorted(spans, key=lambda c: c.start)))
 
 
 def _size_limits(
@@ -503,12 +532,19 @@ def _size_limits(
     limit_bytes: int, memory_weight: float | None,
 ) -> tuple[int, int, tuple[int, int, float] | None]:
     """Size's least peak (bytes), the highest limit it may try, and ``_traded_limit``'s least
-    peak, ceiling and memory weight (None when it does not trade)."""
+    peak, ceiling and memory weight (None when it does not trade).
+
+    Size trades only where a chain's least peak sets the network's: where an op outside every
+    chain does (its whole feature maps live, whatever the limit), every Size plan holds that
+    peak, Vela's too, and memory above it would only speed up chains that already fit below it
+    (micronet_kws_49x10 u55-256: 83,425 B for 71% of the cycles at its 77,008 B, the conv
+    before its MEAN; Vela's Size holds 80,000 B there and plans every chain within it)."""
     net, base = ctx.net, ctx.base
     in_chain = {t for a, b in runs for t in range(net.times[a], net.times[b] + 1)}
     least = [_least_peak(ctx, run, by_end) for run, by_end in proposed.items()]
-    floor = max([u for t, u in enumerate(base) if t not in in_chain] + least, default=0)
-    if memory_weight is None or floor > limit_bytes:
+    outside = max((u for t, u in enumerate(base) if t not in in_chain), default=0)
+    floor = max([outside] + least)
+    if memory_weight is None or floor > limit_bytes or outside >= max(least, default=0):
         return floor, floor, None
     trade = (floor, min(limit_bytes, max(base, default=0)), memory_weight)
     return floor, max(floor, _trade_top(*trade)), trade
