@@ -75,7 +75,7 @@ def test_size_gives_up_memory_only_for_disproportionate_speed() -> None:
 
     from npuplan.io.tflite import read_tflite
     from npuplan.lowering import lower
-    from npuplan.schedule.moves.cascades import plan_cascades
+    from npuplan.schedule.moves.cascade_split import plan_cascades
     from npuplan.schedule.pricing.cost_adapter import default_oracle
 
     arch = build_architecture(SIZE)
@@ -352,7 +352,7 @@ def test_size_trades_no_memory_above_the_peak_of_ops_outside_every_chain() -> No
     least peak; where an op that is in no chain sets it (here the CPU op), every plan holds that
     peak and the chain is planned within it (micronet_kws_49x10 u55-256: 81.0 KiB, above Vela's
     78.1, before; 75.2 after)."""
-    from npuplan.schedule.moves.cascades import plan_cascades
+    from npuplan.schedule.moves.cascade_split import plan_cascades
     from npuplan.schedule.pricing.cost_adapter import default_oracle
 
     arch = build_architecture(SIZE)

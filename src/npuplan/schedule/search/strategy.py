@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise, PlanOptions
-from npuplan.schedule.moves.cascades import plan_cascades, size_cascade_plans
+from npuplan.schedule.moves.cascade_split import plan_cascades, size_cascade_plans
 from npuplan.schedule.model.decisions import Decisions, max_decisions
 from npuplan.schedule.moves.fast_storage import place_and_stage, placements_with_weights, size_on_cache
 from npuplan.schedule.model.limits import Limits
