@@ -256,9 +256,12 @@ def _search(
     found: list[tuple[Decisions, tuple[str, ...]]] = []
     both = options.search is Search.AUTO
     failure: InfeasiblePlan | None = None
+    least_peak: list[tuple[Decisions, tuple[str, ...]]] = []
     if options.search in (Search.AUTO, Search.CASCADE):
         try:
-            found.append((cascade_search(net, arch, options, oracle, limits), ("search=cascade",)))
+            cascaded = _cascade_searches(net, arch, options, oracle, limits)
+            found.append((cascaded[0], ("search=cascade",)))
+            least_peak = [(d, ("search=cascade", "least peak")) for d in cascaded[1:]]
             if options.optimise is Optimise.PERFORMANCE:
                 # chains that fit whole may still be faster cascaded (room for weight buffers elsewhere),
                 # at every budget: proposed only where the budget bound, a larger budget where whole
@@ -283,21 +286,20 @@ def _search(
         if len(found) > 1:
             figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found]
             found = [found[limits.size_trade(figures, free_bytes=free)]]
-        found += _least_peak_cascades(net, arch, options, oracle, limits, found)
+        if found and "search=cascade" in found[0][1]:  # its least-peak plan, for ``_size_choice`` to weigh
+            found += least_peak
         found = [_through_branches(net, d, notes, arch, oracle, free) for d, notes in found]
     return found
 
 
-def _least_peak_cascades(
+def _cascade_searches(
     net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
-    found: list[tuple[Decisions, tuple[str, ...]]],
-) -> list[tuple[Decisions, tuple[str, ...]]]:
-    """Size with the arena in fast storage, where the cascade search's plan was chosen and it traded
-    memory for speed: its plan at the least peak as well (``strategy.size_cascade_searches``), for
-    ``_size_choice`` to weigh once both are allocated."""
-    if arch.is_dedicated_sram or not found or "search=cascade" not in found[0][1]:
-        return []
-    return [(d, ("search=cascade", "least peak")) for d in size_cascade_searches(net, arch, options, oracle, limits)[1:]]
+) -> list[Decisions]:
+    """``cascade_search``'s plan; for Size with the arena in fast storage, where it traded memory
+    for speed, its plan at the least peak after it (``strategy.size_cascade_searches``)."""
+    if options.optimise is Optimise.SIZE and not arch.is_dedicated_sram:
+        return size_cascade_searches(net, arch, options, oracle, limits)
+    return [cascade_search(net, arch, options, oracle, limits)]
 
 
 def size_free_bytes(net: Network, arch: Architecture, oracle: CostOracle, limits: Limits) -> int:

@@ -31,7 +31,7 @@ def cascade_search(
         placed, limit = size_on_cache(net, dec, arch, oracle, limits.sram_budget_bytes)
         return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
     if options.optimise is Optimise.SIZE:
-        return size_cascade_searches(net, arch, options, oracle, limits)[0]
+        return size_cascade_searches(net, arch, options, oracle, limits, with_least=False)[0]
     if every_chain or not limits.fits(peak_bytes(net, dec)):
         dec = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise,
                             every_chain=every_chain)[0]
@@ -39,14 +39,18 @@ def cascade_search(
 
 
 def size_cascade_searches(
-    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits, *,
+    with_least: bool = True,
 ) -> list[Decisions]:
     """Size with the arena in fast storage: ``cascade_search``'s plan (cascades at the limit Size
-    trades memory for speed at), then, where that limit is above the least peak, the plan at the
-    least peak (``cascades.size_cascade_plans``), each with weight buffers within its limit."""
+    trades memory for speed at), then (``with_least``), where that limit is above the least peak,
+    the plan at the least peak (``cascade_split.size_cascade_plans``), each with weight buffers
+    within its limit."""
+    start, budget, weight = max_decisions(net, arch), limits.sram_budget_bytes, limits.size_memory_weight
+    plans = (size_cascade_plans(net, start, arch, oracle, budget, memory_weight=weight) if with_least
+             else (plan_cascades(net, start, arch, oracle, budget, Optimise.SIZE, memory_weight=weight),))
     found = []
-    for dec, limit in size_cascade_plans(net, max_decisions(net, arch), arch, oracle, limits.sram_budget_bytes,
-                                         memory_weight=limits.size_memory_weight):
+    for dec, limit in plans:
         limit = min(limits.sram_budget_bytes, max(limit, peak_bytes(net, dec)))
         found.append(_finish(net, dec, arch, options, oracle, limits, limit))
     return found
