@@ -4,9 +4,11 @@ Usage:
   python bench/size_vs_vela.py [--zoo DIR ...] [--scenario NAME ...] [--model NAME ...]
                                [--vela PATH] [--cache DIR] [--jobs N] [--worst N]
 
-Scenarios (both ``--optimise Size``): ``u55_64_deep_shared_size`` (ethos-u55-64,
+Scenarios (all ``--optimise Size``): ``u55_64_deep_shared_size`` (ethos-u55-64,
 Ethos_U55_Deep_Embedded, Shared_Sram: the public one) and ``u65_256_highend_dedicated_size``
-(ethos-u65-256, Ethos_U65_High_End, Dedicated_Sram). Vela's figures come from
+(ethos-u65-256, Ethos_U65_High_End, Dedicated_Sram) by default; the eighth zoo's Size configs
+(``bench/scenarios.py`` ZOO8: u55-256 HE Shared, U65-256 HE Sram_Only, U65-512 Client-Server
+Dedicated 64 KiB) when named with ``--scenario``. Vela's figures come from
 ``bench/reference/*_vela_5.2.0.jsonl`` where a record for the same model and scenario exists,
 else from running ``--vela`` (legacy: ``--debug-force-legacy-core``; default) once per model,
 scenario and core, its summary row cached as JSON under ``--cache`` (Vela is slow). npuplan plans
@@ -34,7 +36,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from scenarios import SCENARIOS, cli_flags
+from scenarios import SCENARIOS, ZOO8, cli_flags
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
@@ -49,6 +51,8 @@ SIZE_SCENARIOS: dict[str, dict[str, str]] = {
     "u65_256_highend_dedicated_size": dict(accelerator_config="ethos-u65-256", system_config="Ethos_U65_High_End",
                                            memory_mode="Dedicated_Sram", optimise="Size"),
 }
+DEFAULT_SCENARIOS = tuple(SIZE_SCENARIOS)
+SIZE_SCENARIOS.update({name: options for name, options in ZOO8.items() if options["optimise"] == "Size"})
 ZOOS = (Path("/work/zoo"), Path("/work/zoo2"), Path("/work/zoo3"), Path("/work/shared/models"))
 CORES = ("legacy", "default")
 CORE_ALIASES = {"regor": "default"}  # the public reference names the default core by its engine
@@ -122,7 +126,7 @@ def fmt(value: float | None, digits: int = 1) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zoo", type=Path, nargs="*", default=list(ZOOS))
-    parser.add_argument("--scenario", nargs="*", choices=list(SIZE_SCENARIOS), default=list(SIZE_SCENARIOS))
+    parser.add_argument("--scenario", nargs="*", choices=list(SIZE_SCENARIOS), default=list(DEFAULT_SCENARIOS))
     parser.add_argument("--model", nargs="*")
     parser.add_argument("--vela", default="/work/velavenv/bin/vela")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/size_vs_vela"))
@@ -153,7 +157,8 @@ def report(scenario: str, models: list[Path], refs: dict, ran: dict, worst: int)
         vela = {c: refs.get((model.stem, scenario, c)) or ran.get((model, scenario, c)) for c in CORES}
         srams = {c: s for c in CORES if (s := figure(vela[c], "sram_memory_used")) is not None}
         best = min(srams.values()) if srams else None
-        ratio = mine["sram"] / best if "sram" in mine and best else None
+        ratio = None if "sram" not in mine or best is None else (
+            mine["sram"] / best if best else (1.0 if mine["sram"] == 0 else float("inf")))
         flag = ""
         if "sram" in mine and best is not None:
             compared += 1

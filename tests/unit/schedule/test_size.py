@@ -75,7 +75,7 @@ def test_size_gives_up_memory_only_for_disproportionate_speed() -> None:
 
     from npuplan.io.tflite import read_tflite
     from npuplan.lowering import lower
-    from npuplan.schedule.moves.cascades import plan_cascades
+    from npuplan.schedule.moves.cascade_split import plan_cascades
     from npuplan.schedule.pricing.cost_adapter import default_oracle
 
     arch = build_architecture(SIZE)
@@ -333,3 +333,60 @@ def test_size_on_a_cache_cascade_ends_one_row_at_a_time() -> None:
     cascaded, limit = size_cascades(net, max_decisions(net, arch), arch, default_oracle(arch), 1 << 20)
     assert len(cascaded.cascades) == 1 and cascaded.ofm_rows == (1, 1)
     assert limit == cascaded.cascades[0].rolling[0].size_bytes == 16 * 16  # one row of 16 pixels, one brick deep
+
+
+def _chain_then_cpu_tail() -> tuple[LoweredGraph, LoweredGraph]:
+    """A chain of four 32x32x32 convolutions, alone and followed by a CPU op whose two maps
+    (58 KiB) are between the chain's least peak (57 KiB) and its whole maps (64 KiB)."""
+    from npuplan.ir.graph import Op
+    from npuplan.ir.lowered import CpuOp
+
+    chain = conv_chain([(32, 1)] * 4, h=32, w=32, c=16)
+    last, y = chain.ops[-1].ofm, fm("y", 32, 32, 26)
+    tail = LoweredGraph("tail", (*chain.ops, CpuOp(Op("TANH", (last,), (y,)), "not on the NPU")), chain.inputs, (y,))
+    return chain, tail
+
+
+def test_size_trades_no_memory_above_the_peak_of_ops_outside_every_chain() -> None:
+    """Size spends memory above its least peak on a chain's speed only where that chain sets the
+    least peak; where an op that is in no chain sets it (here the CPU op), every plan holds that
+    peak and the chain is planned within it (micronet_kws_49x10 u55-256: 81.0 KiB, above Vela's
+    78.1, before; 75.2 after)."""
+    from npuplan.schedule.moves.cascade_split import plan_cascades
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+
+    arch = build_architecture(SIZE)
+    oracle = default_oracle(arch)
+    chain, tail = _chain_then_cpu_tail()
+    for graph, traded in ((chain, True), (tail, False)):
+        net = build_network(graph, pack_unaligned=True)
+        start = max_decisions(net, arch)
+        _, least = plan_cascades(net, start, arch, oracle, 1 << 30, Optimise.SIZE)
+        _, limit = plan_cascades(net, start, arch, oracle, 1 << 30, Optimise.SIZE, memory_weight=3.0)
+        assert (limit > least) is traded
+    tail_net = build_network(tail, pack_unaligned=True)
+    cpu_maps = tail_net.fms["t3"].size_bytes + 32 * 32 * 26
+    assert plan_schedule(tail, arch, SIZE).sram_peak_bytes == cpu_maps < plan_schedule(chain, arch, SIZE).sram_peak_bytes
+
+
+def test_size_chooses_among_allocated_candidates_by_its_trade_whatever_their_order() -> None:
+    """Size allocates every candidate and takes the one ``Limits.size_trade`` chooses by allocated
+    peak and cycles: a traded plan can allocate larger and slower than the least-peak one (its
+    weight buffers dropped at allocation), so the first candidate is not kept for being first."""
+    from npuplan.schedule.model.limits import Limits
+    from npuplan.schedule.pricing.cost_adapter import default_oracle
+    from npuplan.schedule.search.floor import floor_decisions
+    from npuplan.schedule.search.planner import _size_choice
+
+    arch = build_architecture(SIZE)
+    oracle, limits = default_oracle(arch), Limits.of(arch)
+    net = build_network(_chain_then_cpu_tail()[0], pack_unaligned=True)
+    whole = max_decisions(net, arch)
+    candidates = [(whole, ("whole",)), (floor_decisions(net, whole, arch, oracle), ("floor",))]
+    chosen = [_size_choice(net, c, arch, SIZE, oracle, limits) for c in (candidates, candidates[::-1])]
+    assert chosen[0].notes == chosen[1].notes
+    figures = {s.notes[0]: (s.sram_peak_bytes, s.total_npu_cycles)
+               for s in (_size_choice(net, [c], arch, SIZE, oracle, limits) for c in candidates)}
+    assert figures["whole"][0] > figures["floor"][0] and figures["whole"][1] < figures["floor"][1]
+    names = list(figures)
+    assert chosen[0].notes[0] == names[limits.size_trade(list(figures.values()))]

@@ -62,7 +62,7 @@ def size_trade(figures: Sequence[tuple[int, int]], memory_weight: float = SIZE_M
                free_bytes: int = 0) -> int:
     """Index of Size's choice among ``(peak bytes, cycles)`` pairs: the least peak unless more
     memory buys disproportionate speed, i.e. the least ``cycles / C + memory_weight * (peak / P - 1)``
-    where ``P`` is the least peak and ``C`` the fewest cycles at it (as ``cascades.plan_cascades``).
+    where ``P`` is the least peak and ``C`` the fewest cycles at it (as ``cascade_split.plan_cascades``).
     Peaks up to ``free_bytes`` count as the least (``P`` is at least that; on a cache it is
     ``fast_storage.size_cascades``' limit, the least peak itself being 0)."""
     least = max(min(p for p, _ in figures), free_bytes, 1)

@@ -24,7 +24,8 @@ from typing import Any
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise
 from npuplan.schedule.pricing.assemble import fastest
-from npuplan.schedule.moves.cascades import build_cascades, one_row_producers
+from npuplan.schedule.moves.cascade_split import build_cascades
+from npuplan.schedule.moves.cascades import one_row_producers
 from npuplan.schedule.moves.choice_memo import ChoiceMemo
 from npuplan.schedule.pricing.costing import cost_op, op_context
 from npuplan.schedule.model.decisions import CascadeSpan, Decisions

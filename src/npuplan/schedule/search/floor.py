@@ -16,7 +16,7 @@ from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.options import Optimise
 from npuplan.schedule.moves.branch_cascades import with_branch_cascades
-from npuplan.schedule.moves.cascades import build_cascades
+from npuplan.schedule.moves.cascade_split import build_cascades
 from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions
 from npuplan.schedule.model.geometry import is_cascadable
 from npuplan.schedule.model.limits import Limits

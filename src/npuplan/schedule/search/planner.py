@@ -24,7 +24,12 @@ from npuplan.schedule.search.floor import branched_floor, floor_decisions, infea
 from npuplan.schedule.model.limits import Limits
 from npuplan.schedule.model.network import Network, build_network
 from npuplan.schedule.pricing.oracle import CostOracle
-from npuplan.schedule.search.strategy import cascade_search, cascades_where_faster, pareto_search
+from npuplan.schedule.search.strategy import (
+    cascade_search,
+    cascades_where_faster,
+    pareto_search,
+    size_cascade_searches,
+)
 from npuplan.schedule.moves.trim import trim_peak
 from npuplan.schedule.model.types import Schedule
 from npuplan.schedule.model.usage import peak_bytes
@@ -121,15 +126,37 @@ def _plan(net: Network, arch: Architecture, options: PlanOptions, oracle: CostOr
         log.info("search found no plan within %d bytes (%s); trying the floor schedule", limits.sram_budget_bytes,
                  err.why)
         candidates = []
+    if options.optimise is Optimise.SIZE:
+        return _size_choice(net, candidates, arch, options, oracle, limits)
     # buffer_weights keeps every weight buffer, as Vela does: no trimming (which may give them back)
     trim = options.optimise is Optimise.PERFORMANCE and not options.buffer_weights
     for dec, notes in _rank(net, candidates, arch, oracle, trim=trim):
         schedule = _fit_allocation(net, dec, arch, options, oracle, limits.sram_budget_bytes, notes)
-        if options.optimise is Optimise.SIZE:
-            schedule = _weights_within_bare_peak(net, dec, schedule, arch, options, oracle, notes)
         if limits.fits(schedule.sram_peak_bytes):
             return _or_floor(net, schedule, arch, options, oracle, limits)
     return _floor_plan(net, arch, options, oracle, limits)
+
+
+def _size_choice(
+    net: Network, candidates: list[tuple[Decisions, tuple[str, ...]]], arch: Architecture, options: PlanOptions,
+    oracle: CostOracle, limits: Limits,
+) -> Schedule:
+    """Size: every candidate allocated (its weight buffers within the peak the feature maps alone
+    allocate to), and of those that fit, the one Size's rule (``Limits.size_trade``) chooses by
+    allocated peak and cycles; the floor plan when none fits. The search traded on estimates:
+    a traded plan whose weight buffers the allocation drops can end larger and slower than the
+    least-peak plan (micronet_kws_49x10 u55-64: 82,416 B and 5.08 M cycles against 77,008 B and
+    4.05 M)."""
+    schedules = []
+    for dec, notes in candidates:
+        schedule = _fit_allocation(net, dec, arch, options, oracle, limits.sram_budget_bytes, notes)
+        schedule = _weights_within_bare_peak(net, dec, schedule, arch, options, oracle, notes)
+        if limits.fits(schedule.sram_peak_bytes):
+            schedules.append(schedule)
+    if len(schedules) < 2:
+        return schedules[0] if schedules else _floor_plan(net, arch, options, oracle, limits)
+    figures = [(s.sram_peak_bytes, s.total_npu_cycles) for s in schedules]
+    return schedules[limits.size_trade(figures, free_bytes=size_free_bytes(net, arch, oracle, limits))]
 
 
 def _or_floor(
@@ -229,9 +256,12 @@ def _search(
     found: list[tuple[Decisions, tuple[str, ...]]] = []
     both = options.search is Search.AUTO
     failure: InfeasiblePlan | None = None
+    least_peak: list[tuple[Decisions, tuple[str, ...]]] = []
     if options.search in (Search.AUTO, Search.CASCADE):
         try:
-            found.append((cascade_search(net, arch, options, oracle, limits), ("search=cascade",)))
+            cascaded = _cascade_searches(net, arch, options, oracle, limits)
+            found.append((cascaded[0], ("search=cascade",)))
+            least_peak = [(d, ("search=cascade", "least peak")) for d in cascaded[1:]]
             if options.optimise is Optimise.PERFORMANCE:
                 # chains that fit whole may still be faster cascaded (room for weight buffers elsewhere),
                 # at every budget: proposed only where the budget bound, a larger budget where whole
@@ -256,8 +286,20 @@ def _search(
         if len(found) > 1:
             figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found]
             found = [found[limits.size_trade(figures, free_bytes=free)]]
+        if found and "search=cascade" in found[0][1]:  # its least-peak plan, for ``_size_choice`` to weigh
+            found += least_peak
         found = [_through_branches(net, d, notes, arch, oracle, free) for d, notes in found]
     return found
+
+
+def _cascade_searches(
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits,
+) -> list[Decisions]:
+    """``cascade_search``'s plan; for Size with the arena in fast storage, where it traded memory
+    for speed, its plan at the least peak after it (``strategy.size_cascade_searches``)."""
+    if options.optimise is Optimise.SIZE and not arch.is_dedicated_sram:
+        return size_cascade_searches(net, arch, options, oracle, limits)
+    return [cascade_search(net, arch, options, oracle, limits)]
 
 
 def size_free_bytes(net: Network, arch: Architecture, oracle: CostOracle, limits: Limits) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from npuplan.hw.memory import Architecture
 from npuplan.options import Optimise, PlanOptions
-from npuplan.schedule.moves.cascades import plan_cascades
+from npuplan.schedule.moves.cascade_split import plan_cascades, size_cascade_plans
 from npuplan.schedule.model.decisions import Decisions, max_decisions
 from npuplan.schedule.moves.fast_storage import place_and_stage, placements_with_weights, size_on_cache
 from npuplan.schedule.model.limits import Limits
@@ -31,13 +31,29 @@ def cascade_search(
         placed, limit = size_on_cache(net, dec, arch, oracle, limits.sram_budget_bytes)
         return stage_inputs(net, placed, arch, oracle, limit) if options.fm_staging else placed
     if options.optimise is Optimise.SIZE:
-        dec, limit = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise,
-                                   memory_weight=limits.size_memory_weight)
-        limit = min(limits.sram_budget_bytes, max(limit, peak_bytes(net, dec)))
-    elif every_chain or not limits.fits(peak_bytes(net, dec)):
+        return size_cascade_searches(net, arch, options, oracle, limits, with_least=False)[0]
+    if every_chain or not limits.fits(peak_bytes(net, dec)):
         dec = plan_cascades(net, dec, arch, oracle, limits.sram_budget_bytes, options.optimise,
                             every_chain=every_chain)[0]
     return _finish(net, dec, arch, options, oracle, limits, limit)
+
+
+def size_cascade_searches(
+    net: Network, arch: Architecture, options: PlanOptions, oracle: CostOracle, limits: Limits, *,
+    with_least: bool = True,
+) -> list[Decisions]:
+    """Size with the arena in fast storage: ``cascade_search``'s plan (cascades at the limit Size
+    trades memory for speed at), then (``with_least``), where that limit is above the least peak,
+    the plan at the least peak (``cascade_split.size_cascade_plans``), each with weight buffers
+    within its limit."""
+    start, budget, weight = max_decisions(net, arch), limits.sram_budget_bytes, limits.size_memory_weight
+    plans = (size_cascade_plans(net, start, arch, oracle, budget, memory_weight=weight) if with_least
+             else (plan_cascades(net, start, arch, oracle, budget, Optimise.SIZE, memory_weight=weight),))
+    found = []
+    for dec, limit in plans:
+        limit = min(limits.sram_budget_bytes, max(limit, peak_bytes(net, dec)))
+        found.append(_finish(net, dec, arch, options, oracle, limits, limit))
+    return found
 
 
 def cascades_where_faster(
