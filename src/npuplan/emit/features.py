@@ -17,6 +17,7 @@ from npuplan.commands.types import Address, BufferKind, Operand
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
+from npuplan.ir.lowered import element_type
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.records import record
@@ -78,7 +79,7 @@ def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
             raise EmitError(operand.tensor, f"a reshaped view {view} of a {full} tensor read in part or in NHCWB16")
         y0, y1 = view_rows if view_rows is not None else (0, view.h)  # contiguous bytes of the NHWC map
         c0, c1 = view_channels if view_channels is not None else (0, view.c)
-        return Geometry(False, view, tensor.dtype.size_bytes, None), (y0, 0, c0), (y1, view.w, c1)
+        return Geometry(False, view, element_type(tensor).size_bytes, None), (y0, 0, c0), (y1, view.w, c1)
     return Geometry(nhcwb16, full, tensor.dtype.size_bytes, rows), start[1:], end[1:]
 
 
@@ -95,7 +96,7 @@ def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D
     if nhcwb16 and c0 % 16:
         raise EmitError(operand.tensor, f"an NHCWB16 box starting at channel {c0}")
     fm = api.NpuFeatureMap()
-    fm.data_type = getattr(api.NpuDataType, _DATA_TYPES[tensor.dtype])
+    fm.data_type = getattr(api.NpuDataType, _DATA_TYPES[element_type(tensor)])
     fm.region = regions[address.area]
     fm.shape = api.NpuShape3D(height=y1 - y0, width=x1 - x0, depth=c1 - c0)
     height_0 = y1 - y0
@@ -173,3 +174,25 @@ def strided_view(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4
     fm.strides = api.NpuShape3D(height=sy, width=sx, depth=sc)
     fm.name = operand.tensor
     return fm
+
+
+def edge_padded_tiles(api: ModuleType, fm: Any, padding: tuple[int, int, int, int]) -> Any:
+    """``fm``'s tiles (a whole NHCWB16 map in one tile) re-based so that the hardware, reading one
+    row and column beyond it on the two sides ``padding`` (top, left, bottom, right) names, reads
+    the edge row and column again (Vela's TILE padding): tile 0 ends before the repeated row or
+    column and the tiles after it start over at the edge. Brick addresses stay 16-byte aligned."""
+    if fm.layout != api.NpuLayout.NHCWB16:
+        raise EmitError(fm.name, "an edge-padded IFM must be NHCWB16 (its tile bases 16-byte aligned)")
+    tiles = fm.tiles
+    base, h, w = tiles.addresses[0], tiles.height_0, tiles.width_0
+    right = (w - 1) * fm.strides.width  # to the last column
+    bottom = (h - 1) * fm.strides.height  # to the last row
+    top_pad, left_pad, bottom_pad, right_pad = padding
+    if (top_pad, bottom_pad) not in ((1, 0), (0, 1)) or (left_pad, right_pad) not in ((1, 0), (0, 1)):
+        raise EmitError(fm.name, f"edge padding {padding} is not one row and one column")
+    rows_0 = 1 if top_pad else h  # tile 0 (and 1) rows: the top edge alone, or every row
+    width_0 = 1 if left_pad else w
+    down = 0 if top_pad else bottom  # where the rows after tile 0 start: the top edge again, or the bottom
+    across = 0 if left_pad else right
+    addresses = [base, base + across, base + down, base + down + across]
+    return api.NpuTileBox(height_0=rows_0, height_1=rows_0, width_0=width_0, addresses=addresses)

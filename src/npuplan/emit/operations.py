@@ -13,7 +13,7 @@ import numpy as np
 from npuplan.commands.layout import weight_buffer_name
 from npuplan.commands.stream import input_rows
 from npuplan.commands.types import Address, BufferKind, Box, DmaCommand, DmaPurpose, NpuStripeCommand, Operand
-from npuplan.emit.features import feature_map, strided_view, transposed_ofm
+from npuplan.emit.features import edge_padded_tiles, feature_map, strided_view, transposed_ofm
 from npuplan.emit.layout import DeployLayout
 from npuplan.emit.mean import mean_rescale
 from npuplan.emit.regions import FLASH_REGION
@@ -23,7 +23,8 @@ from npuplan.emit.weights import EncodedOp, reduced_scaling
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
-from npuplan.ir.lowered import CLAMP_RANGES, Activation, BlockType, NpuOp, Padding, PoolKind, Resampling, Rounding
+from npuplan.ir.lowered import (CLAMP_RANGES, Activation, BlockType, NpuOp, Padding, PoolKind, Resampling, Rounding,
+                                element_type)
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering.deployable import is_copy
@@ -283,6 +284,22 @@ def _raw_average(op: NpuOp) -> bool:
             and op.ifm.quant.zero_point[:1] == op.ofm.quant.zero_point[:1] and not is_copy(op))
 
 
+def _raw_interpolation(op: NpuOp) -> bool:
+    """A half-pixel bilinear resize's phase (``lowering.resize``): TFLite interpolates the raw
+    values, zero points left in, so the hardware reads and writes them with zero points 0 (as Vela)."""
+    return op.tflite_type == "RESIZE_BILINEAR" and op.block_type is BlockType.DEPTHWISE and op.edge_padding
+
+
+def _pad_with_edges(api: ModuleType, npu: Any, op: NpuOp) -> None:
+    """The kernel's padding as the IFM's edges read again (``NpuOp.edge_padding``): the tiles of
+    the whole IFM re-based, no zero padding."""
+    if (npu.ifm.tiles.height_0, npu.ifm.shape.height) != (op.ifm_shape.h, op.ifm_shape.h):
+        raise EmitError(op.name, "an edge-padded IFM read in part")
+    p = op.kernel.padding
+    npu.ifm.tiles = edge_padded_tiles(api, npu.ifm, (p.top, p.left, p.bottom, p.right))
+    npu.padding = api.NpuPadding(top=0, left=0, bottom=0, right=0)
+
+
 def _rescaling_clamp(op: NpuOp) -> bool:
     """A standalone clamp (a PRELU with alpha 0 among them) run as a 1x1 average pool whose input
     and output scales differ (Vela gives it the explicit scale of their ratio)."""
@@ -343,7 +360,7 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         _raw_operands(api, npu, op.fixed_point)
     elif op.activation is Activation.LUT:  # the output stage writes the table's input values
         npu.ofm.quantization = _stage_quantization(api, op, npu)
-    elif _raw_average(op):
+    elif _raw_average(op) or _raw_interpolation(op):
         for fm in (npu.ifm, npu.ofm):
             fm.quantization = api.NpuQuantization(scale_f32=fm.quantization.scale_f32, zero_point=0)
     elif op.elementwise == "ABS":  # the generator takes a unary op's output scale from the OFM's (as Vela sets it)
@@ -353,6 +370,8 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     k = op.kernel
     npu.kernel = api.NpuKernel(k.width, k.height, k.stride_x, k.stride_y, k.dilation_x, k.dilation_y)
     npu.padding = _padding(api, op, command)
+    if op.edge_padding:
+        _pad_with_edges(api, npu, op)
     npu.activation = _activation(api, op, lut_index)
     npu.ifm_upscale = _upscale(api, op)
     if _natural_rounding(op):
@@ -454,7 +473,7 @@ def probe_operation(api: ModuleType, op: NpuOp, *, part_kernel_first: bool) -> A
             fms.append(None)
             continue
         fm = api.NpuFeatureMap()
-        fm.data_type = getattr(api.NpuDataType, str(tensor.dtype).upper())
+        fm.data_type = getattr(api.NpuDataType, str(element_type(tensor)).upper())
         fm.shape = api.NpuShape3D(height=view.h, width=view.w, depth=view.c)
         quant = tensor.quant
         fm.quantization = None if quant is None else api.NpuQuantization(scale_f32=float(quant.scale[0]),

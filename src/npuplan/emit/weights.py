@@ -130,13 +130,13 @@ def reduced_scaling(op: NpuOp) -> bool:
 def channel_scales(op: NpuOp) -> list[tuple[int, int]]:
     """``(multiplier, shift)`` of each output channel: IFM scale x weight scale / OFM scale (the
     scale of a fused LUT's input when there is one, ``NpuOp.output_stage_quant``)."""
-    assert op.weight_tensor is not None and op.weight_tensor.quant is not None
-    assert op.ifm.quant is not None and op.ofm.quant is not None
     depth = op.ofm_shape.c
     if op.rescale is not None:  # explicit (a cast to 32 bits shifting left: Vela's)
         return [op.rescale] * depth
     if op.ofm.dtype == DataType.INT32:  # a sum kept in 32 bits (a MEAN's): scale 1 (encoded as Vela's file has it)
         return [(1, 0) if op.ifm.dtype == DataType.INT16 else quantise_scale(1.0)] * depth
+    assert op.weight_tensor is not None and op.weight_tensor.quant is not None
+    assert op.ifm.quant is not None and op.ofm.quant is not None
     reduced = reduced_scaling(op)
     w_scales = list(op.weight_tensor.quant.scale)
     per_tensor = len(w_scales) == 1

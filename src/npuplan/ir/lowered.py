@@ -16,7 +16,7 @@ import numpy as np
 from npuplan._compat import StrEnum
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.ir.shape import Shape4D
-from npuplan.ir.types import Quantization
+from npuplan.ir.types import DataType, Quantization
 from npuplan.records import record
 
 
@@ -76,6 +76,12 @@ class PoolKind(StrEnum):
     AVERAGE = "avg"
     MAX = "max"
     NONE = "none"
+
+
+def element_type(tensor: Tensor) -> DataType:
+    """The type the hardware reads and writes ``tensor``'s elements as: an int64 map (an ARG_MAX's
+    indices) as its 32-bit halves, low first, in a view of twice the elements; others their own."""
+    return DataType.INT32 if tensor.dtype == DataType.INT64 else tensor.dtype
 
 
 @record
@@ -175,6 +181,9 @@ class NpuOp:
     # a TRANSPOSE's step: the OFM is written with its height and width strides swapped
     # (``writes_transposed``)
     transposed_write: bool = False
+    # the kernel's padding repeats the IFM's edge rows and columns instead of zeros (Vela's TILE
+    # padding: the IFM's tiles read the edge twice); the IFM is then NHCWB16 and read whole
+    edge_padding: bool = False
 
     @property
     def output_stage_quant(self) -> Quantization | None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor
-from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling
+from npuplan.ir.lowered import Activation, BlockType, CpuOp, LoweredOp, NpuOp, Resampling, element_type
 from npuplan.ir.types import DataType
 from npuplan.lowering.broadcasts import broadcast_constant
 from npuplan.lowering.grouped import conv_groups, has_depth_multiplier
@@ -32,13 +32,13 @@ DEPLOYABLE_TYPES = frozenset({
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
     "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",  # reshapes left: copies
-    "SOFTMAX", "REDUCE_MIN", "MIRROR_PAD", "PADV2",
+    "SOFTMAX", "REDUCE_MIN", "MIRROR_PAD", "PADV2", "ARG_MAX",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools; a REDUCE_MAX over width and depth, two max pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
                              "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX", "REDUCE_MAX",
-                             "REDUCE_MIN", "MIRROR_PAD", "PADV2", "TRANSPOSE"})
+                             "REDUCE_MIN", "MIRROR_PAD", "PADV2", "TRANSPOSE", "ARG_MAX"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PACK", "MIRROR_PAD", *PAD_TYPES})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})
@@ -79,7 +79,11 @@ def _wide(op: NpuOp, tensor: Tensor) -> bool:
     """A MEAN's int32 sums (its depthwise sums' OFM, the Mul's operands) or a SQUARED_DIFFERENCE's
     int32 steps, which Vela's decompositions and the emitter carry in 32 bits: scale 1 and zero
     point 0, or no quantization (raw values, no scaling) for a SQUARED_DIFFERENCE's; any int32
-    value of a fixed-point decomposition (a softmax's raw steps)."""
+    value of a fixed-point decomposition (a softmax's raw steps); an ARG_MAX's int32 or int64
+    indices (its output, unquantized: the widening cast writes raw integers, an int64's as its
+    32-bit halves)."""
+    if op.tflite_type == "ARG_MAX" and tensor is op.ofm and tensor.quant is None:
+        return tensor.dtype in (DataType.INT32, DataType.INT64)
     if tensor.dtype != DataType.INT32:
         return False
     if op.fixed_point is not None:
@@ -118,16 +122,14 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return f"an {op.ifm.dtype} {op.activation} without a lookup table is not emitted"
     if op.resampling is not Resampling.NONE and _RESAMPLING.get(op.op_type) is not op.resampling:
         return f"{op.resampling} IFM resampling of {op.op_type} is not emitted"
-    if op.block_type is BlockType.DEPTHWISE and op.tflite_type == "RESIZE_BILINEAR":
-        return ("a half-pixel bilinear resize (depthwise convolutions with tile padding, each writing every other "
-                "row and column) is not emitted")
     if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
         return "reads at a batch offset (not emitted)"
     if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not (
             is_copy(op) or _slice_write(op) or op.ofm_step is not None):
         return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"
     for tensor, view in ((op.ifm, op.ifm_shape), (op.ofm, op.ofm_write_shape or op.ofm_shape)):
-        if view.elements > tensor.elements and not (tensor is op.ifm and op.reads_at_offset):
+        if view.elements * element_type(tensor).size_bytes > tensor.size_bytes and not (
+                tensor is op.ifm and op.reads_at_offset):
             # the lowering worked out a shape the file does not declare: the declared shapes of a
             # network exported with dynamic dimensions are placeholders, and TFLite Micro
             # allocates and runs the declared ones

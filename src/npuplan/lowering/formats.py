@@ -102,3 +102,10 @@ def linear_format_tensors(graph: LoweredGraph) -> frozenset[str]:
         if op.ofm.name not in linear and _keeps_elementwise_ofm_linear(op, linear):
             linear.add(op.ofm.name)
     return frozenset(linear)
+
+
+def brick_format_tensors(graph: LoweredGraph) -> frozenset[str]:
+    """Names of the feature maps that must be NHCWB16 whatever the depth: the IFM of an op padded
+    with its edges (``NpuOp.edge_padding``), whose tiles re-read the edge rows and columns at
+    16-byte aligned addresses (Vela's TILE padding asks for bricks)."""
+    return frozenset(op.ifm.name for op in graph.ops if isinstance(op, NpuOp) and op.edge_padding)

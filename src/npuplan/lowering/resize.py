@@ -4,7 +4,8 @@
   x2 by nearest neighbour (one per factor of 2), as Vela does.
 - RESIZE_BILINEAR by 2, 4 or 8 without half-pixel centres: the same chain whose last pool averages
   a ``factor x factor`` window padded at the bottom and right; by 2 with half-pixel centres: four
-  2x2 depthwise convolutions, one per output phase.
+  2x2 depthwise convolutions padded with the edges, one per output phase, each writing every
+  other row and column.
 - align_corners (the OFM's size less one is the factor times the IFM's less one): the same chain,
   whose last step reads ``factor x factor`` windows without padding (one fewer row and column per
   step of the factor); bilinear averages the window, nearest is a depthwise convolution whose
@@ -25,8 +26,9 @@ import numpy as np
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import Activation, BlockType, Kernel, NpuOp, Padding, PoolKind, Resampling
 from npuplan.ir.shape import Shape4D
-from npuplan.ir.types import DataType
+from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering._util import fused_activation
+from npuplan.lowering.fixedpoint import quantise_scale
 
 RESIZE_TYPES = frozenset({"RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"})
 _FACTORS = (2, 4, 8)
@@ -181,30 +183,43 @@ def _broadcast(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation) -> NpuO
 
 
 # The four 2x2 interpolation kernels of a half-pixel x2 bilinear resize (weights in 16ths), one per
-# output phase, and the padding (top, left, bottom, right) that aligns each on the input.
+# output phase (row, column), and the padding (top, left, bottom, right) that aligns each on the
+# input: the edge rows and columns repeated (TFLite clamps its sample positions to the input).
 _PHASES = (
-    (((1, 3), (3, 9)), Padding(1, 1, 0, 0)),
-    (((3, 1), (9, 3)), Padding(1, 0, 0, 1)),
-    (((3, 9), (1, 3)), Padding(0, 1, 1, 0)),
-    (((9, 3), (3, 1)), Padding(0, 0, 1, 1)),
+    ((0, 0), ((1, 3), (3, 9)), Padding(1, 1, 0, 0)),
+    ((0, 1), ((3, 1), (9, 3)), Padding(1, 0, 0, 1)),
+    ((1, 0), ((3, 9), (1, 3)), Padding(0, 1, 1, 0)),
+    ((1, 1), ((9, 3), (3, 1)), Padding(0, 0, 1, 1)),
 )
+_SIXTEENTH = Quantization((1.0 / 16,), (0,))
+
+
+def _sixteenths_rounded_away() -> tuple[int, int]:
+    """The output stage's (multiplier, shift) of a division by 16 rounding halves away from zero:
+    the next multiplier after 1/16's, with NATURAL rounding (Vela's recipe: halves of a negative
+    sum then fall below the half and round down, those of a positive one round up)."""
+    multiplier, shift = quantise_scale(1.0 / 16)
+    return multiplier + 1, shift
 
 
 def _half_pixel_bilinear(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation) -> tuple[NpuOp, ...]:
     """A half-pixel x2 bilinear resize as Vela runs it: a copy of the IFM, then four 2x2 depthwise
-    convolutions, one per output phase, each writing every other row and column of the OFM (so
-    each is costed on an IFM-sized output and, as its writes interleave, touches the whole OFM)."""
+    convolutions over it, one per output phase, padded with its edges, each writing every other
+    row and column of the OFM (a strided view from the phase's offset). Their sums of raw values
+    (zero points 0, as TFLite's kernel ignores them) divide by 16 rounding halves away from zero."""
     i = ifm.shape4d
     name = _op_name(op)
     copy = Tensor(f"{name}_rb_init", ifm.shape, ifm.dtype, ifm.quant)
     ops = [_pool(op, f"{name}_rb_init_avgpool", ifm, copy, i, Kernel(), Resampling.NONE, Activation.NONE)]
-    for index, (kernel, padding) in enumerate(_PHASES):
+    for index, ((row, column), kernel, padding) in enumerate(_PHASES):
         weights = np.repeat(np.asarray(kernel, dtype=np.int8)[np.newaxis, :, :, np.newaxis], i.c, axis=3)
         ops.append(NpuOp(
             name=f"{name}_depthwise_conv_{index}", tflite_type=op.type, op_type="DepthwiseConv2DBias",
             block_type=BlockType.DEPTHWISE, ifm=copy, ifm_shape=i, ofm=ofm, ofm_shape=i, weights=weights,
+            weight_tensor=Tensor(f"{name}_weights_{index}", weights.shape, DataType.INT8, _SIXTEENTH, weights),
             bias=np.zeros(i.c, dtype=np.int64), kernel=Kernel(2, 2, padding=padding), activation=activation,
-            source_index=op.index,
+            ofm_write_offset=Shape4D(0, row, column, 0), ofm_step=(2, 2), rescale=_sixteenths_rounded_away(),
+            edge_padding=True, source_index=op.index,
         ))
     return tuple(ops)
 

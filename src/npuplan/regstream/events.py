@@ -41,6 +41,10 @@ class FeatureMapAccess:
     stride_c: int
     element_bytes: int
     nhcwb16: bool
+    # tiles 1 and 3 (the columns from ``width_0`` on; tile 3 from row ``height_1``), used by Vela's
+    # edge (TILE) padding; None: every column is in tiles 0 and 2
+    height_1: int | None = None
+    width_0: int | None = None
 
 
 @record
@@ -102,14 +106,15 @@ Event = NpuEvent | DmaEvent | WaitEvent
 
 
 # The registers of each feature map: precision, region, the four tile bases, tile 0's height less
-# one, the Y, X and C strides.
+# one, the Y, X and C strides, tile 1's height and tile 0's width less one.
 _FM_REGISTERS = {prefix: (f"{prefix}_PRECISION", f"{prefix}_REGION", tuple(f"{prefix}_BASE{k}" for k in range(4)),
-                          f"{prefix}_HEIGHT0_M1", f"{prefix}_STRIDE_Y", f"{prefix}_STRIDE_X", f"{prefix}_STRIDE_C")
+                          f"{prefix}_HEIGHT0_M1", f"{prefix}_STRIDE_Y", f"{prefix}_STRIDE_X", f"{prefix}_STRIDE_C",
+                          f"{prefix}_HEIGHT1_M1", f"{prefix}_WIDTH0_M1")
                  for prefix in ("IFM", "IFM2", "OFM")}
 
 
 def _fm(r: Mapping[str, int], prefix: str, height: int, width: int, depth: int, *, ofm: bool) -> FeatureMapAccess:
-    precision_name, region, bases, height_0, stride_y, stride_x, stride_c = _FM_REGISTERS[prefix]
+    precision_name, region, bases, height_0, stride_y, stride_x, stride_c, height_1, width_0 = _FM_REGISTERS[prefix]
     precision = r.get(precision_name, 0)
     size_field = (precision >> 1) & 0x3 if ofm else (precision >> 2) & 0x3
     element = _IFM_BYTES.get(size_field, 1)
@@ -119,7 +124,14 @@ def _fm(r: Mapping[str, int], prefix: str, height: int, width: int, depth: int, 
         height_0=r.get(height_0, 0) + 1, height=height, width=width, depth=depth,
         stride_y=r.get(stride_y, 0), stride_x=r.get(stride_x, 0),
         stride_c=r.get(stride_c, 0), element_bytes=element, nhcwb16=bool(precision & (1 << 6)),
+        **_right_tiles(r, height_1, width_0, width),
     )
+
+
+def _right_tiles(r: Mapping[str, int], height_1: str, width_0: str, width: int) -> dict[str, int]:
+    """Tile 1's height and tile 0's width when the access reaches the right tiles (1 and 3)."""
+    columns = r.get(width_0, width - 1) + 1
+    return {"height_1": r.get(height_1, 0) + 1, "width_0": columns} if columns < width else {}
 
 
 _UNARY_ELEMENTWISE = frozenset({5, 6, 7})  # NPU_OP_ELEMENTWISE's mode: LRELU, ABS, CLZ read no IFM2

@@ -12,11 +12,24 @@ of a region's arrays, so a depth slice of a deep feature map costs its own bytes
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 import numpy as np
 
 from npuplan.records import record
 from npuplan.regstream.events import FeatureMapAccess
+
+
+def _tiles(fm: FeatureMapAccess) -> tuple[FeatureMapAccess, FeatureMapAccess] | None:
+    """An access reaching the right tiles (its columns from ``width_0`` on, from tile 1 down to row
+    ``height_1``, tile 3 below) as two accesses of tiles 0 and 2 each: its left and right columns;
+    None when it stays in tiles 0 and 2."""
+    if fm.width_0 is None or fm.height_1 is None or fm.width_0 >= fm.width:
+        return None
+    left = replace(fm, width=fm.width_0, height_1=None, width_0=None)
+    right = replace(fm, bases=(fm.bases[1], 0, fm.bases[3], 0), height_0=fm.height_1, width=fm.width - fm.width_0,
+                    height_1=None, width_0=None)
+    return left, right
 
 
 def _steps(count: int, stride: int) -> tuple[int, int]:
@@ -29,6 +42,10 @@ def fm_span(fm: FeatureMapAccess) -> tuple[int, int]:
     """The ``span`` of ``fm``'s intervals from its registers alone (bases unsigned, strides signed:
     Vela walks a reversed axis with a negative stride): to check it against its region before
     listing runs or building a mask over it."""
+    parts = _tiles(fm)
+    if parts is not None:
+        spans = [fm_span(part) for part in parts]
+        return min(lo for lo, _ in spans), max(hi for _, hi in spans)
     e = fm.element_bytes
     if fm.nhcwb16:
         bricks = -(-fm.depth // 16)
@@ -73,6 +90,8 @@ def regular(fm: FeatureMapAccess) -> tuple[int, int, np.ndarray | None] | None:
     """``(lo, hi, mask)`` of ``fm`` from its layout alone when each row is one run and the rows are
     a fixed stride apart (mask None: the rows follow on from each other, every byte of the span);
     None for any other layout (then ``intervals`` and ``mask`` say which bytes)."""
+    if _tiles(fm) is not None:
+        return None
     row = _row_bytes(fm)
     if row is None:
         return None
@@ -89,6 +108,10 @@ def regular(fm: FeatureMapAccess) -> tuple[int, int, np.ndarray | None] | None:
 
 def intervals(fm: FeatureMapAccess) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)`` byte offsets in ``fm.region`` of every interval ``fm`` covers."""
+    parts = _tiles(fm)
+    if parts is not None:
+        pieces = [intervals(part) for part in parts]
+        return np.concatenate([a for a, _ in pieces]), np.concatenate([b for _, b in pieces])
     rows = np.arange(fm.height, dtype=np.int64)
     top = rows < fm.height_0
     row_base = np.where(top, fm.bases[0] + rows * fm.stride_y, fm.bases[2] + (rows - fm.height_0) * fm.stride_y)
@@ -155,9 +178,12 @@ class Lattice:
 
 
 def lattices(fm: FeatureMapAccess) -> tuple[Lattice, ...]:
-    """The bytes ``intervals(fm)`` lists, as at most four strided views (tile 0 and tile 2 of a
-    rolling buffer's rows, each whole bricks and a partial last brick): what the memory model
-    reads and writes without a mask over the span."""
+    """The bytes ``intervals(fm)`` lists, as strided views (tile 0 and tile 2 of a rolling
+    buffer's rows, each whole bricks and a partial last brick: at most four): what the memory model
+    reads and writes without a mask over the span; twice as many with the right tiles in use)."""
+    parts = _tiles(fm)
+    if parts is not None:
+        return lattices(parts[0]) + lattices(parts[1])
     top = min(fm.height, fm.height_0)
     tiles = [(fm.bases[0], top)] + ([(fm.bases[2], fm.height - top)] if fm.height > top else [])
     e = fm.element_bytes

@@ -276,9 +276,15 @@ def test_mirror_pad_of_a_2d_tensor_pads_its_width_and_depth() -> None:
 def test_argmax_over_depth_is_shift_maxpool_and_widen() -> None:
     x, y = fm("x", (1, 4, 6, 8)), fm("y", (1, 4, 6), DataType.INT64, None)
     ops = _lower([op("ARG_MAX", [x, _i32("axis", 3)], [y], 0, output_type=4)], [x], [y]).npu_ops
-    assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "MaxPool", "DepthwiseConv2DBias", "AvgPool"]
-    pool = ops[1]
+    assert [o.op_type for o in ops] == ["DepthwiseConv2DBias", "MaxPool", "Conv2DBias"]
+    shift, pool, halves = ops
+    assert shift.weights is not None and int(shift.weights.max()) == 128  # 2**7: a shift by 7 bits
+    assert shift.bias is not None and list(shift.bias) == [7, 6, 5, 4, 3, 2, 1, 0]  # the reversed index
     assert pool.ifm_shape == Shape4D(1, 24, 8, 1) and (pool.kernel.height, pool.kernel.width) == (1, 8)
+    assert pool.lut is not None and pool.lut.size == 512 and int(pool.lut[0]) & 0xFFFF == 7  # base: depth - 1
+    # the int64 indices written as two 32-bit halves: the index and a zero
+    assert halves.ofm is y and halves.ofm_shape == Shape4D(1, 4, 6, 2)
+    assert halves.weights is not None and halves.weights.reshape(-1).tolist() == [1, 0]
     deep = fm("deep", (1, 4, 6, 200))
     (cpu,) = _lower([op("ARG_MAX", [deep, _i32("axis", 3)], [y], 0)], [deep], [y]).ops
     assert isinstance(cpu, CpuOp) and "no greater than 127" in cpu.reason

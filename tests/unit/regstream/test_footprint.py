@@ -171,3 +171,33 @@ def test_a_read_again_after_a_write_into_its_span_sees_the_write():
     assert replay.read_any == [True, False]
     replay.read(Access(1, 0, 64, None, "read A and B"))
     assert replay.read_any == [True, True] and not replay.regions[1].unread.any()
+
+
+@pytest.mark.parametrize("top,left", [(1, 1), (1, 0), (0, 1), (0, 0)])
+def test_an_edge_padded_access_reads_the_edge_twice_through_the_right_tiles(top: int, left: int) -> None:
+    """Vela's TILE padding (a half-pixel resize's phases): a 3x4 NHCWB16 map of 16 channels read
+    as 4x5 with one row and one column repeated on the given sides, by tile bases and sizes alone.
+    The bytes covered are the map's, each pixel by the element the padding repeats."""
+    h, w, e = 3, 4, 1
+    sx, sy = 16 * e, 16 * e * w
+    bottom, right = (h - 1) * sy, (w - 1) * sx
+    rows_0, width_0 = (1 if top else h), (1 if left else w)
+    down, across = (0 if top else bottom), (0 if left else right)
+    fm = FeatureMapAccess(region=1, bases=(0, across, down, down + across), height_0=rows_0, height=h + 1,
+                          width=w + 1, depth=16, stride_y=sy, stride_x=sx, stride_c=16 * w, element_bytes=e,
+                          nhcwb16=True, height_1=rows_0, width_0=width_0)
+    starts, ends = intervals(fm)
+    assert _bytes(starts, ends) == set(range(h * sy)) and fm_span(fm) == (0, h * sy) and regular(fm) is None
+    seen = np.zeros(h * sy, dtype=bool)
+    for run in lattices(fm):
+        run.view(seen)[...] = True
+    assert bool(seen.all())
+    pixel = [[None] * (w + 1) for _ in range(h + 1)]  # the map's pixel each padded position reads
+    for y in range(h + 1):
+        for x in range(w + 1):
+            upper, leftmost = y < rows_0, x < width_0  # tiles 0/1 above row rows_0 (height_1 == height_0)
+            base = fm.bases[(0 if upper else 2) + (0 if leftmost else 1)]
+            address = base + (y - (0 if upper else rows_0)) * sy + (x - (0 if leftmost else width_0)) * sx
+            pixel[y][x] = (address // sy, address % sy // sx)
+    assert pixel[0 if top else h][0 if left else w] == (0 if top else h - 1, 0 if left else w - 1)  # the corner
+    assert pixel[1 if top else 0][1 if left else 0] == (0, 0)  # the map itself, from the padded side on

@@ -14,7 +14,7 @@ from npuplan.hw.lut_slots import TableSlots
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, NpuOp
 from npuplan.ir.shape import Shape4D
-from npuplan.lowering.formats import linear_format_tensors
+from npuplan.lowering.formats import brick_format_tensors, linear_format_tensors
 from npuplan.records import record
 from npuplan.schedule.model.geometry import storage_bytes
 from npuplan.units import BRICK_DEPTH
@@ -174,7 +174,7 @@ def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Netwo
                     consumers.setdefault(tensor.name, []).append(npu_index[id(op)])
     graph_in = {t.name for t in graph.inputs}
     graph_out = {t.name for t in graph.outputs}
-    linear = linear_format_tensors(graph)
+    linear, bricked = linear_format_tensors(graph), brick_format_tensors(graph)
     fms: dict[str, FeatureMap] = {}
     for name, tensor in tensors.items():
         start = 0 if name in graph_in else first_use[name]
@@ -182,13 +182,14 @@ def build_network(graph: LoweredGraph, *, pack_unaligned: bool = False) -> Netwo
         reason = _whole_reason(name, graph_in, graph_out, cpu_touch)
         npu_only = name not in cpu_touch and name not in graph_in and name not in graph_out
         fmt = "NHCWB16" if npu_only and name not in linear else "NHWC"
-        if pack_unaligned and tensor.shape4d.c % BRICK_DEPTH:
+        if pack_unaligned and tensor.shape4d.c % BRICK_DEPTH and name not in bricked:
             fmt = "NHWC"  # bricks would pad the depth to a multiple of 16: keep the bytes packed
         size = storage_bytes(tensor.shape4d, tensor.dtype.size_bytes, fmt)
         fms[name] = FeatureMap(name, size, fmt, start, end, producer.get(name, -1),
                                tuple(consumers.get(name, ())), reason, writers.get(name, 0))
     sliced = {op.ofm.name for op in npu_ops if op.ofm_write_offset is not None}
-    packed = frozenset(name for name, t in tensors.items() if pack_unaligned and t.shape4d.c % BRICK_DEPTH)
+    packed = frozenset(name for name, t in tensors.items()
+                       if pack_unaligned and t.shape4d.c % BRICK_DEPTH and name not in bricked)
     return Network(graph, npu_ops, times, fms, last, frozenset(sliced & set(linear)), packed,
                    (_table_loads(graph, reserved=True), _table_loads(graph, reserved=False)))
 
