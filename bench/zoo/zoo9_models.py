@@ -29,6 +29,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tensorflow as tf  # noqa: E402
@@ -111,13 +113,18 @@ def _dfc_attention(x, c):
     return L.UpSampling2D(2)(L.Activation("sigmoid")(a))
 
 
+def _ghost(x, out):
+    """A Ghost module: a 1x1 to half the outputs, a cheap 3x3 depthwise on them, concatenated."""
+    prim = _cbr(x, out // 2, 1)
+    return L.Concatenate()([prim, _dw(prim)])
+
+
 def ghostnet_v2(size=32, c=24):
+    """GhostNet-v2 bottlenecks: a Ghost module gated by DFC attention, depthwise, 1x1, residual."""
     inp = L.Input((size, size, 3))
     x = _cbr(inp, 16, 3, 2)
     for out in (c, 2 * c):
-        prim = _cbr(x, out // 2, 1)
-        ghost = L.Concatenate()([prim, _dw(prim)])
-        ghost = L.Multiply()([ghost, _dfc_attention(x, out)])
+        ghost = L.Multiply()([_ghost(x, out), _dfc_attention(x, out)])
         y = _cbr(_dw(ghost, 3, 1, None), out, 1, act=None)
         short = x if x.shape[-1] == out else _cbr(x, out, 1, act=None)
         x = L.Add()([short, y])
@@ -143,30 +150,28 @@ def fbnet(size=32):
     return tf.keras.Model(inp, _head(x))
 
 
-def poolformer(size=32, c=32, blocks=2):
+def poolformer(size=32, c=32, blocks=2, norm=True):
     """PoolFormer: a 7x7 stride-4 patch embedding, blocks of GroupNorm(1) (a LayerNorm over H, W, C),
-    avgpool3x3 - x, layer scale, residual; GroupNorm, a 4x 1x1 GELU MLP, layer scale, residual."""
+    avgpool3x3 - x, layer scale, residual; GroupNorm, a 4x 1x1 GELU MLP, layer scale, residual.
+    Without ``norm`` BatchNorm stands in (TensorFlow's 16x8 quantizer has no NEG)."""
     inp = L.Input((size, size, 3))
     x = L.Conv2D(c, 7, strides=4, padding="same")(inp)
     for _ in range(blocks):
-        y = L.LayerNormalization(axis=(1, 2, 3))(x)
+        y = L.LayerNormalization(axis=(1, 2, 3))(x) if norm else _bn(x)
         y = L.Subtract()([L.AveragePooling2D(3, 1, padding="same")(y), y])
         x = L.Add()([x, L.DepthwiseConv2D(1, use_bias=False)(y)])  # layer scale: a per-channel multiply
-        y = L.LayerNormalization(axis=(1, 2, 3))(x)
+        y = L.LayerNormalization(axis=(1, 2, 3))(x) if norm else _bn(x)
         y = L.Conv2D(c, 1)(L.Conv2D(4 * c, 1, activation="gelu")(y))
         x = L.Add()([x, L.DepthwiseConv2D(1, use_bias=False)(y)])
     return tf.keras.Model(inp, _head(x))
 
 
-class _Affine(L.Layer):
-    """ResMLP's Aff: a per-channel scale and shift."""
-
-    def build(self, shape):
-        self.alpha = self.add_weight(shape=(shape[-1],), initializer="random_normal")
-        self.beta = self.add_weight(shape=(shape[-1],), initializer="random_normal")
-
-    def call(self, x):
-        return x * (1.0 + self.alpha) + self.beta
+def _affine(x):
+    """ResMLP's Aff: a per-channel scale and shift (seeded constants)."""
+    c = x.shape[-1]
+    alpha = (1.0 + 0.1 * np.random.standard_normal(c)).astype(np.float32)
+    beta = (0.1 * np.random.standard_normal(c)).astype(np.float32)
+    return _lambda(lambda t: t * alpha + beta)(x)
 
 
 def resmlp(size=32, patch=4, dim=48, blocks=2):
@@ -174,12 +179,12 @@ def resmlp(size=32, patch=4, dim=48, blocks=2):
     n = (size // patch) ** 2
     x = L.Reshape((n, dim))(L.Conv2D(dim, patch, strides=patch)(inp))
     for _ in range(blocks):
-        y = L.Permute((2, 1))(_Affine()(x))
+        y = L.Permute((2, 1))(_affine(x))
         y = L.Permute((2, 1))(L.Dense(n)(y))
-        x = L.Add()([x, _Affine()(y)])
-        y = L.Dense(dim)(L.Dense(4 * dim, activation="gelu")(_Affine()(x)))
-        x = L.Add()([x, _Affine()(y)])
-    return tf.keras.Model(inp, L.Dense(10)(L.GlobalAveragePooling1D()(_Affine()(x))))
+        x = L.Add()([x, _affine(y)])
+        y = L.Dense(dim)(L.Dense(4 * dim, activation="gelu")(_affine(x)))
+        x = L.Add()([x, _affine(y)])
+    return tf.keras.Model(inp, L.Dense(10)(L.GlobalAveragePooling1D()(_affine(x))))
 
 
 def _half_ffn(x, dim):
@@ -478,7 +483,7 @@ MODELS: dict[str, Spec] = {
     "ghostnet_v2_32": Spec("efficient", ghostnet_v2),
     "fbnet_32": Spec("efficient", fbnet),
     "poolformer_32": Spec("metaformer", poolformer),
-    "poolformer_int16_16": Spec("metaformer", lambda: poolformer(16, 16, 1), I16),
+    "poolformer_int16_16": Spec("metaformer", lambda: poolformer(16, 16, 1, norm=False), I16),
     "resmlp_32": Spec("metaformer", resmlp),
     "conformer_block_32x48": Spec("transformer", conformer_block),
     "swiglu_mlp_16x32": Spec("transformer", swiglu_mlp),
