@@ -336,13 +336,17 @@ def swiglu_mlp(tokens=16, dim=32, hidden=64, blocks=2):
 # ---------------------------------------------------------------- activations, multipliers, groups
 
 
-def act_heads(size=16, c=16):
-    """One trunk, five heads: PReLU shared over H and W, ELU, SELU, swish, softplus."""
+_HEADS = {"prelu": lambda: L.PReLU(shared_axes=(1, 2)), "elu": L.ELU, "selu": lambda: L.Activation("selu"),
+          "swish": lambda: L.Activation("swish"), "softplus": lambda: L.Activation("softplus"),
+          "tanh": lambda: L.Activation("tanh"), "sigmoid": lambda: L.Activation("sigmoid")}
+
+
+def act_heads(size=16, c=16, heads=("prelu", "elu", "selu", "swish", "softplus")):
+    """One trunk, a head per activation: PReLU shared over H and W, ELU, SELU, swish, softplus (16x8:
+    TensorFlow's quantizer has no 16x8 GREATER, which ELU and SELU become)."""
     inp = L.Input((size, size, 3))
     x = _cbr(inp, c, 3, 2, None)
-    heads = [L.PReLU(shared_axes=(1, 2))(x), L.ELU()(x), L.Activation("selu")(x), L.Activation("swish")(x),
-             L.Activation("softplus")(x)]
-    return tf.keras.Model(inp, [L.Conv2D(4, 1)(h) for h in heads])
+    return tf.keras.Model(inp, [L.Conv2D(4, 1)(_HEADS[h]()(x)) for h in heads])
 
 
 def dw_multipliers(size=32):
@@ -496,7 +500,7 @@ MODELS: dict[str, Spec] = {
     "hrnet_exchange_32": Spec("multiscale", hrnet_exchange),
     "bifpn_32": Spec("multiscale", bifpn),
     "act_heads_16": Spec("activation", act_heads),
-    "act_heads_int16_12": Spec("activation", lambda: act_heads(12, 8), I16),
+    "act_heads_int16_12": Spec("activation", lambda: act_heads(12, 8, ("prelu", "swish", "tanh", "sigmoid")), I16),
     "dw_multipliers_32": Spec("depthwise", dw_multipliers),
     "sepconv1d_200": Spec("depthwise", sepconv1d),
     "grouped_g16_24": Spec("grouped", grouped),

@@ -176,15 +176,18 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
 
 
 
-def test_a_deployable_plan_keeps_a_channel_shuffle_for_the_cpu() -> None:
-    """The emitter runs one-step transposes only: deployably the shuffle's reshapes are not folded
-    into it, so its TRANSPOSE (5-D) can stay on the CPU instead of refusing the whole network."""
+def test_a_deployable_plan_runs_a_channel_shuffle_on_the_npu() -> None:
+    """The emitter runs a transpose's steps one by one (tests/unit/emit/test_transpose.py): deployably
+    too the shuffle's reshapes are folded into it and its two steps run on the NPU, as Vela's."""
     x, grouped, shuffled, y = fm("x", (1, 6, 6, 12)), fm("g", (1, 6, 6, 2, 6)), fm("s", (1, 6, 6, 6, 2)), \
         fm("y", (1, 6, 6, 12))
     ops = [op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
            op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
            op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)]
     lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True)
+    assert not lg.cpu_ops and [o.tflite_type for o in lg.npu_ops] == ["TRANSPOSE", "TRANSPOSE"]
+    # the emitter refused it (its index among the refused): left as declared, 5-D, for the CPU
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, cpu_ops=frozenset({1}))
     assert "TRANSPOSE" in {o.tflite_type for o in lg.cpu_ops} and not lg.npu_ops
 
 def test_mirror_pad_copies_the_input_and_its_reflected_borders() -> None:
