@@ -35,7 +35,8 @@ DEPLOYABLE_TYPES = frozenset({
     "SOFTMAX", "REDUCE_MIN", "MIRROR_PAD", "PADV2", "ARG_MAX",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
-# or 8 is a chain of x2 upscaling pools; a REDUCE_MAX over width and depth, two max pools).
+# or 8 is a chain of x2 upscaling pools; a REDUCE_MAX over width and depth, two max pools; a TRANSPOSE
+# of three merged axes, two 1x1 pools).
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
                              "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX", "REDUCE_MAX",
                              "REDUCE_MIN", "MIRROR_PAD", "PADV2", "TRANSPOSE", "ARG_MAX"})

@@ -5,7 +5,8 @@ each of the ``r x r`` phases into the batch), an undilated VALID convolution, an
 BATCH_TO_SPACE_ND (move the phases back, then crop). The three together are the convolution
 dilated by ``r`` over the input padded by the paddings less the crops, which the NPU runs
 directly (Vela's default core does the same). The pattern is rewritten only when it matches
-exactly: equal block sizes, a stride-1 undilated VALID convolution between the two, each tensor
+exactly: the same block sizes in both moves (one per axis: a block of (r, 1) dilates the
+height only, as Keras writes ``dilation_rate=(r, 1)``), a stride-1 undilated VALID convolution between the two, each tensor
 read by the next op only, and unchanged quantization through the moves.
 
 A dilated Conv1D is the same pattern on 3-D tensors (batch, length, channels): a one-axis
@@ -59,7 +60,7 @@ def _dilated(graph: Graph, s2b: Op) -> tuple[Op, Op, Op] | None:
     block_back, crops = _ints(b2s, 1), _ints(b2s, 2)
     if block is None or pads is None or block_back != block or crops is None or len(block) != 2:
         return None
-    if block[0] != block[1] or block[0] < 2 or len(pads) != 4 or len(crops) != 4:
+    if min(block) < 1 or max(block) < 2 or len(pads) != 4 or len(crops) != 4:
         return None
     if not _plain_valid(conv):
         return None
@@ -69,16 +70,16 @@ def _dilated(graph: Graph, s2b: Op) -> tuple[Op, Op, Op] | None:
     top, bottom, left, right = pads[0] - crops[0], pads[1] - crops[1], pads[2] - crops[2], pads[3] - crops[3]
     if min(top, bottom, left, right) < 0:
         return None
-    rate = block[0]
+    rate_h, rate_w = block
     weights = conv.inputs[1]
     if weights is None or len(weights.shape) != 4:
         return None
     kh, kw = weights.shape[1], weights.shape[2]
-    out_h = src.shape[1] + top + bottom - (kh - 1) * rate
-    out_w = src.shape[2] + left + right - (kw - 1) * rate
+    out_h = src.shape[1] + top + bottom - (kh - 1) * rate_h
+    out_w = src.shape[2] + left + right - (kw - 1) * rate_w
     if (out_h, out_w) != (dst.shape[1], dst.shape[2]):
         return None
-    rewritten = with_options(conv, dilation_h_factor=rate, dilation_w_factor=rate,
+    rewritten = with_options(conv, dilation_h_factor=rate_h, dilation_w_factor=rate_w,
                              explicit_padding=(top, left, bottom, right))
     rewritten = Op(rewritten.type, (src, *conv.inputs[1:]), (dst,), rewritten.options, conv.index)
     return s2b, b2s, rewritten

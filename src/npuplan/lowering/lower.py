@@ -145,9 +145,12 @@ def has_other_form(op: Op) -> bool:
 
 
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,
-                  fold_leaky: bool = True, fuse_luts: bool = True) -> tuple[Graph, tuple[tuple[str, str], ...]]:
+                  fold_leaky: bool = True, fuse_luts: bool = True,
+                  unfolded: frozenset[int] = frozenset()) -> tuple[Graph, tuple[tuple[str, str], ...]]:
     """Run the graph-level passes in order; return the graph and every op they removed.
     ``deployable`` fuses only the activations the emitter can express (``lowering.deployable``).
+    ``unfolded``: indices of TRANSPOSEs left as declared, with their reshapes (the emitter refused
+    their steps: as declared they can stay on the CPU).
     ``fold_leaky``: ``max(x, x * alpha)`` becomes one LEAKY_RELU table (``mul_max``); without it the
     MUL and MAXIMUM stay two elementwise ops (which is faster depends on the accelerator: the planner
     prices both, ``api.PreparedModel.variants``). Without ``fuse_luts`` table activations stay
@@ -163,7 +166,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
     removed += gone
     graph, gone = fold_pack_reshapes(graph)
     removed += gone
-    graph, gone = fold_transpose_views(graph, deployable=deployable)
+    graph, gone = fold_transpose_views(graph, deployable=deployable, skip=unfolded)
     removed += gone
     if fold_leaky:
         graph, gone = fold_mul_max(graph)
@@ -254,7 +257,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
                        "keeps them as they are, for the CPU)", len(model.subgraphs) - 1)
     source, _ = resolve_dynamic_shapes(model.main)  # a dynamic batch planned as 1: every shape is known
     graph, removed = rewrite_graph(source, accelerator, deployable=deployable, fold_leaky=fold_leaky,
-                                   fuse_luts=fuse_luts)
+                                   fuse_luts=fuse_luts, unfolded=cpu_ops if deployable else frozenset())
     originals = {id(op) for op in source.ops}
     ops: list[LoweredOp] = []
     for op in graph.ops:

@@ -178,15 +178,17 @@ def _sole_reshape(graph: Graph, tensor: Tensor, *, reading: bool) -> Op | None:
     return producer if producer is not None and producer.type == "RESHAPE" and len(readers) == 1 else None
 
 
-def fold_transpose_views(graph: Graph, *, deployable: bool = False) -> tuple[Graph, Removed]:
+def fold_transpose_views(graph: Graph, *, deployable: bool = False,
+                         skip: frozenset[int] = frozenset()) -> tuple[Graph, Removed]:
     """Give each TRANSPOSE the NPU cannot run as declared, but can in steps, its merged view
     (option ``transpose_view``), taking in a RESHAPE alone before or after it (so a 5-D channel
     shuffle reads and writes the 4-D maps around it). One that only moves axes of size 1 moves no
     data: it becomes a RESHAPE, but in a ``deployable`` graph not where either side's 4-D view has
     a batch above 1 (a copy the emitter cannot write, and a rewritten operator the file could not
-    leave to the CPU: it stays a TRANSPOSE, for the CPU)."""
+    leave to the CPU: it stays a TRANSPOSE, for the CPU). Those whose index is in ``skip`` are left as
+    declared."""
     removed: list[tuple[str, str]] = []
-    for op in [o for o in graph.ops if o.type == "TRANSPOSE"]:
+    for op in [o for o in graph.ops if o.type == "TRANSPOSE" and o.index not in skip]:
         src, perm_tensor, out = op.inputs[0], op.inputs[1], op.outputs[0]
         if src is None or perm_tensor is None or perm_tensor.data is None or _one_step_view(op) is not None:
             continue

@@ -103,3 +103,30 @@ def test_a_square_transpose_between_convolutions_is_neither_rolled_nor_bricked(t
         writes = {c.ofm.buffer.kind for c in planned.commands if isinstance(c, NpuStripeCommand) and c.ofm.tensor == "u"}
         assert writes == {BufferKind.FEATURE_MAP}
         assert report.npu_operations == emitted.npu_operations
+
+
+@pytest.mark.parametrize("options", [U55_128, U65_DEDICATED])
+def test_a_channel_shuffle_is_emitted_in_two_steps_and_runs_as_numpy_shuffles(tmp_path, options):
+    """ShuffleNet's (1, 6, 6, 12) -> (1, 6, 6, 3, 4) -> swap the last two -> (1, 6, 6, 12): the
+    transpose of three merged axes in two 1x1 pools or one 1x1 convolution (``lowering.transposes``), each one-step pool
+    as Vela emits it, the second reading the first's output (Vela's default core runs it on the NPU)."""
+    import numpy as np
+
+    from npuplan.run.runner import CompiledModel
+    from tests.unit.emit.conftest import emit_graph
+
+    q = Quantization((0.05,), (3,))
+    x, y = Tensor("x", (1, 6, 6, 12), DataType.INT8, q), Tensor("y", (1, 6, 6, 12), DataType.INT8, q)
+    grouped, shuffled = Tensor("g", (1, 6, 6, 3, 4), DataType.INT8, q), Tensor("s", (1, 6, 6, 4, 3), DataType.INT8, q)
+    ops = (Op("RESHAPE", (x, const("s1", [1, 6, 6, 3, 4], DataType.INT32, None)), (grouped,), frozen_options({}), 0),
+           Op("TRANSPOSE", (grouped, const("perm", [0, 1, 2, 4, 3], DataType.INT32, None)), (shuffled,),
+              frozen_options({}), 1),
+           Op("RESHAPE", (shuffled, const("s2", [1, 6, 6, 12], DataType.INT32, None)), (y,), frozen_options({}), 2))
+    planned, emitted, report = emit_graph(tmp_path, Graph("shuffle", ops, (x,), (y,)), options)
+    # two 1x1 pools, or in its other form one 1x1 convolution permuting each pixel's channels,
+    # whichever the planner prices cheaper: on the NPU either way
+    assert not planned.lowered.cpu_ops and {o.tflite_type for o in planned.lowered.npu_ops} == {"TRANSPOSE"}
+    assert report.npu_operations == emitted.npu_operations
+    data = np.random.default_rng(3).integers(-128, 128, (1, 6, 6, 12)).astype(np.int8)
+    (out,) = CompiledModel(emitted.data).invoke([data])
+    assert np.array_equal(out, data.reshape(1, 6, 6, 3, 4).transpose(0, 1, 2, 4, 3).reshape(1, 6, 6, 12))

@@ -12,18 +12,21 @@ from npuplan.lowering import lower
 from ._build import Q, WQ, const, fm, graph, model, op
 
 
-def _pattern(crops: list[list[int]], out_hw: tuple[int, int]):
-    x, s2b, mid, y = fm("x", (1, 16, 16, 4)), fm("s2b", (4, 10, 10, 4), quant=Q), fm("mid", (4, 8, 8, 8)), \
-        fm("y", (1, *out_hw, 8))
-    block = const("block", [2, 2], DataType.INT32, None)
-    pads = const("pads", [[2, 2], [2, 2]], DataType.INT32, None)
+def _pattern(crops: list[list[int]], out_hw: tuple[int, int], rates: tuple[int, int] = (2, 2)):
+    """The pattern with blocks ``rates`` over a 16x16 map padded by ``rate`` on each side."""
+    rh, rw = rates
+    s2b_h, s2b_w = (16 + 2 * rh) // rh, (16 + 2 * rw) // rw
+    x, s2b = fm("x", (1, 16, 16, 4)), fm("s2b", (rh * rw, s2b_h, s2b_w, 4), quant=Q)
+    mid, y = fm("mid", (rh * rw, s2b_h - 2, s2b_w - 2, 8)), fm("y", (1, *out_hw, 8))
+    block = const("block", list(rates), DataType.INT32, None)
+    pads = const("pads", [[rh, rh], [rw, rw]], DataType.INT32, None)
     w = const("w", np.ones((8, 3, 3, 4)), DataType.INT8, WQ)
     b = const("b", np.zeros(8), DataType.INT32, None)
     ops = [
         op("SPACE_TO_BATCH_ND", [x, block, pads], [s2b], 0),
         op("CONV_2D", [s2b, w, b], [mid], 1, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
            dilation_w_factor=1, fused_activation_function="NONE"),
-        op("BATCH_TO_SPACE_ND", [mid, const("block2", [2, 2], DataType.INT32, None),
+        op("BATCH_TO_SPACE_ND", [mid, const("block2", list(rates), DataType.INT32, None),
                                  const("crops", crops, DataType.INT32, None)], [y], 2),
     ]
     return lower(model(graph(ops, [x], [y])), accelerator("ethos-u55-128"))
@@ -35,6 +38,14 @@ def test_space_to_batch_conv_batch_to_space_is_one_dilated_conv() -> None:
     assert not lg.cpu_ops and (conv.kernel.dilation_y, conv.kernel.dilation_x) == (2, 2)
     assert conv.kernel.padding == Padding(2, 2, 2, 2) and conv.ifm.name == "x" and conv.ofm.name == "y"
     assert sum("folded into the dilated convolution" in r for _, r in lg.removed) == 2
+
+
+def test_blocks_that_differ_per_axis_dilate_each_axis_by_its_own() -> None:
+    """Keras' ``Conv2D(dilation_rate=(2, 1))``: the block is (2, 1), the height alone dilated."""
+    lg = _pattern([[0, 0], [0, 0]], (16, 16), rates=(2, 1))  # 16 + 4 - 2 * 2 rows, 16 + 2 - 2 columns
+    (conv,) = lg.npu_ops
+    assert not lg.cpu_ops and (conv.kernel.dilation_y, conv.kernel.dilation_x) == (2, 1)
+    assert conv.kernel.padding == Padding(2, 1, 2, 1) and conv.ofm_shape.as_list() == [1, 16, 16, 8]
 
 
 def test_crops_reduce_the_padding_and_a_mismatch_is_left_alone() -> None:

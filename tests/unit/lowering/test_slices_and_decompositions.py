@@ -218,6 +218,9 @@ def test_a_deployable_plan_runs_a_channel_shuffle_on_the_npu() -> None:
     assert [(o.tflite_type, o.block_type) for o in lg.npu_ops] == [("TRANSPOSE", BlockType.POOLING)] * 2
     lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, other_forms=frozenset({1}))
     assert not lg.cpu_ops and [(o.block_type, o.ofm.name) for o in lg.npu_ops] == [(BlockType.CONV, "y")]
+    # the emitter refused it (its index among the refused): left as declared, 5-D, for the CPU
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, cpu_ops=frozenset({1}))
+    assert "TRANSPOSE" in {o.tflite_type for o in lg.cpu_ops} and not lg.npu_ops
 
 
 def test_mirror_pad_copies_the_input_then_reflects_each_band_of_the_output_whole() -> None:
