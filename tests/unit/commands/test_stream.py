@@ -120,3 +120,17 @@ def test_a_buffer_fetched_ahead_lives_from_the_stripe_it_runs_under() -> None:
     assert ahead["w"] == (0, 2) and ahead["b"] == plain["b"]
     # no stripe before it: from the DMA itself
     assert name_lifetimes(touched, [], [], stripes=[False, False, True], ahead=[None, "w", None])["w"] == (1, 2)
+
+
+def test_a_mirrored_view_spans_its_box_from_the_last_element_it_writes_to_the_first() -> None:
+    """A MIRROR_PAD band written backwards (step -1) from its origin touches the rows (columns)
+    below (left of) the origin: the box runs from the last element written to the first."""
+    from npuplan.commands.stream import tensor_box
+    from npuplan.ir.shape import Shape4D
+    from tests.unit.lowering._build import fm
+
+    t = fm("t", (1, 14, 12, 8))
+    top = tensor_box(t, Shape4D(1, 2, 10, 8), Shape4D(0, 1, 1, 0), (0, 2), (0, 8), step=(-1, 1))
+    assert (top.start, top.end) == ((0, 0, 1, 0), (1, 2, 11, 8))
+    right = tensor_box(t, Shape4D(1, 14, 3, 8), Shape4D(0, 0, 11, 0), (0, 14), (0, 8), step=(1, -1))
+    assert (right.start, right.end) == ((0, 0, 9, 0), (1, 14, 12, 8))

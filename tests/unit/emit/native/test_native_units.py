@@ -174,3 +174,15 @@ def test_a_table_loaded_into_another_slot_need_not_wait_for_the_lookup_running(n
     # a 1 KiB table (the softmax's) from slot 0 covers slots 0-3
     wide = block_accesses(arch, [], [], [], [], lut_span(arch, 0, {slot[0]: 1024}))
     assert wide.conflicts(dma_accesses((0, 0, 256), (SHRAM_REGION, slot[2], 256)))
+
+
+def test_a_feature_map_walked_backwards_spans_from_its_lowest_address() -> None:
+    """Negative strides (a MIRROR_PAD band written backwards): the map's bytes run from its last
+    row's (column's) address to its first's, the base being the highest."""
+    from npuplan.emit.native.accesses import tile_spans
+    from npuplan.emit.native.view import Fm
+
+    rows = Fm(1, 2, 10, 8, 2, 2, 10, (200, 0, 0, 0), 1, -96, 8, 1, False)  # 2 rows up from row 2 of a 12-wide map
+    assert tile_spans(rows) == [(1, 104, 280)]
+    columns = Fm(1, 14, 2, 8, 14, 14, 2, (88, 0, 0, 0), 1, 96, -8, 1, False)  # 2 columns leftwards from column 11
+    assert tile_spans(columns) == [(1, 80, 88 + 13 * 96 + 8)]
