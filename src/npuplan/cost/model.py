@@ -9,7 +9,6 @@ access after the DMA wait (the wait comes first in the stream; Vela overlaps the
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -107,7 +106,7 @@ def _with(operand: Operand, *, rows: int | None = None, depth: int | None = None
     shape = operand.shape
     shape = shape if rows is None else shape.with_h(rows)
     shape = shape if depth is None else shape.with_c(depth)
-    return operand if shape == operand.shape else dataclasses.replace(operand, shape=shape)
+    return operand if shape == operand.shape else Operand(shape, operand.area, operand.format, operand.bits, operand.step_x)
 
 
 class _Operation(NamedTuple):
@@ -124,7 +123,10 @@ def _part_query(query: CostQuery, part: _Operation) -> CostQuery:
     """``query`` as its operation ``part`` (``query`` itself when ``part`` is all of it)."""
     if part.ifm is query.ifm and part.ofm is query.ofm and part.ifm2 is query.ifm2 and not query.stripes:
         return query
-    return dataclasses.replace(query, ifm=part.ifm, ofm=part.ofm, ifm2=part.ifm2, stripes=())
+    # every field but the boxes and stripes as they are (constructed, not ``dataclasses.replace``:
+    # each costing asks for several)
+    return CostQuery(query.op, query.block, part.ifm, part.ofm, part.ifm2, query.weights, query.lut,
+                     query.prev_slack_npu_cycles, query.staging, ())
 
 
 def operation_queries(query: CostQuery, *, memo: CostMemo | None = None) -> tuple[tuple[CostQuery, int], ...]:
@@ -308,16 +310,35 @@ def _weight_read_bytes(query: CostQuery, parts: tuple[_Operation, ...]) -> float
     return weight_read_total(out.raw)
 
 
+class Screen(NamedTuple):
+    """What ``op_cost`` of a query comes to at least, from its cheap parts (``screen``)."""
+
+    least_cycles: int  # cycles its total takes at least, rounded as the total
+    weight_read_bytes: float  # ``weight_read_bytes`` of the query (exactly)
+
+
+def screen(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None,
+           most_weight_read_bytes: float | None = None) -> Screen | None:
+    """Cycles ``op_cost(query)`` takes at least, from its parts that read neither the DMAs it
+    waits for nor the previous op's slack: its datapath cycles and each memory's access cycles
+    by the feature maps and weights the NPU reads and writes there (the waits only add to them);
+    with the weight bytes it reads (``weight_read_bytes``). None when it reads more than
+    ``most_weight_read_bytes`` of weights (when given), which is cheaper still. What a search
+    choosing among block configs prices first."""
+    parts = _operations(query, memo)
+    reads = _weight_read_bytes(query, parts)
+    if most_weight_read_bytes is not None and reads > most_weight_read_bytes:
+        return None
+    scaled = _npu_traffic(query, arch, memo, parts)[1].scaled
+    access = max((scaled[area] / arch.bytes_per_cycle(area) for area in scaled), default=0.0)
+    return Screen(max(_datapath(query, arch, memo, parts), int(round(access))), reads)
+
+
 def least_cycles(query: CostQuery, arch: Architecture, *, memo: CostMemo | None = None,
                  most_weight_read_bytes: float | None = None) -> int | None:
-    """Cycles ``op_cost(query)`` takes at least, from its cheap parts: its datapath cycles (the
-    DMA waits only add to them); None when it reads more than ``most_weight_read_bytes`` of
-    weights (``weight_read_bytes``; when given), which is cheaper still. What a search choosing
-    among block configs prices first."""
-    parts = _operations(query, memo)
-    if most_weight_read_bytes is not None and _weight_read_bytes(query, parts) > most_weight_read_bytes:
-        return None
-    return _datapath(query, arch, memo, parts)
+    """``screen``'s least cycles (None where it screens ``query`` out)."""
+    found = screen(query, arch, memo=memo, most_weight_read_bytes=most_weight_read_bytes)
+    return None if found is None else found.least_cycles
 
 
 def weight_read_total(traffic: Mapping[BandwidthKey, float]) -> float:
@@ -424,6 +445,18 @@ def _staging(query: CostQuery, arch: Architecture, out: _Bytes) -> float:
     return dma_cycles(arch, s.source_area, s.dest_area, s.size_bytes)
 
 
+def _npu_traffic(query: CostQuery, arch: Architecture, memo: CostMemo | None,
+                 parts: tuple[_Operation, ...]) -> tuple[_FeatureMapSide, _Bytes]:
+    """The feature-map side of ``query`` and the bytes its operations ``parts`` read and write:
+    its feature maps, its weights and scales (and the copy of buffered weights), not its table's
+    nor a staged map's DMA."""
+    fm = _feature_map_side(query, arch, memo)
+    traffic = _Bytes(fm.raw, fm.scaled)
+    if query.weights is not None:
+        _weight_bytes(query, query.weights, _block_reads(query, parts), traffic)
+    return fm, traffic
+
+
 def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> _SlackFree:
     key = (_op_key(query, memo), id(arch), query.block, query.ifm, query.ofm, query.ifm2, query.weights, query.lut,
            query.staging, query.stripes)
@@ -432,10 +465,7 @@ def _slack_free(query: CostQuery, arch: Architecture, memo: CostMemo | None) -> 
         return found
     parts = _operations(query, memo)
     cycles = _datapath(query, arch, memo, parts)
-    fm = _feature_map_side(query, arch, memo)
-    traffic = _Bytes(fm.raw, fm.scaled)
-    if query.weights is not None:
-        _weight_bytes(query, query.weights, _block_reads(query, parts), traffic)
+    fm, traffic = _npu_traffic(query, arch, memo, parts)
     lut_cycles = 0.0
     if query.lut is not None:
         lut_cycles = dma_cycles(arch, query.lut.source_area, None, query.lut.size_bytes)

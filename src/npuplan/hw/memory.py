@@ -120,8 +120,16 @@ class Architecture:
 
     def bytes_per_cycle(self, area: MemArea) -> float:
         """Peak bandwidth of ``area`` in bytes per NPU cycle (AXI width x ports used x clock scale)."""
-        timing = self.timing(area)
-        return self.accelerator.axi_port_bytes * timing.ports_used * timing.clock_scale
+        return self._bytes_per_cycle[area]
+
+    @cached_property
+    def _bytes_per_cycle(self) -> dict[MemArea, float]:
+        """``bytes_per_cycle`` of every area, worked out once (every costing asks it per memory)."""
+        found = {}
+        for area in MemArea:
+            timing = self.timing(area)
+            found[area] = self.accelerator.axi_port_bytes * timing.ports_used * timing.clock_scale
+        return found
 
     def bytes_per_second(self, area: MemArea) -> float:
         return self.bytes_per_cycle(area) * self.system.core_clock_hz

@@ -11,7 +11,7 @@ from npuplan.cost import (
     BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch,
     dma_cycles, op_cost,
 )
-from npuplan.cost.model import CostMemo, least_cycles, weight_read_bytes, weight_read_total
+from npuplan.cost.model import CostMemo, screen, weight_read_bytes, weight_read_total
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
@@ -74,6 +74,7 @@ class CostModelOracle(OracleMemos):
         OracleMemos.__init__(self)
         self._streams: dict[tuple[NpuOp, Any], int] = {}  # (op, block config or encoding order) -> its whole stream's bytes
         self._last: tuple[StripeQuery, CostQuery] | None = None  # the last query translated, and its translation
+        self._choices: dict[Any, BlockChoice] = {}  # block config -> its BlockChoice
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
         box = None if ofm_stripe == op.ofm_shape else ofm_stripe
@@ -92,11 +93,11 @@ class CostModelOracle(OracleMemos):
         return op_cost(self._model_query(query), self._arch, memo=self._memo)
 
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
-                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
-        """``cost.model.least_cycles`` with each block (an int: ``cycles`` rounds the total)."""
+                      most_weight_read_bytes: float | None) -> tuple[tuple[int, float] | None, ...]:
+        """``cost.model.screen`` with each block (its least cycles an int: ``cycles`` rounds the total)."""
         base = self._model_query(query)
-        return tuple(least_cycles(self._with_block(query, base, block), self._arch, memo=self._memo,
-                                  most_weight_read_bytes=most_weight_read_bytes) for block in blocks)
+        return tuple(screen(self._with_block(query, base, block), self._arch, memo=self._memo,
+                            most_weight_read_bytes=most_weight_read_bytes) for block in blocks)
 
     def _with_block(self, query: StripeQuery, translated: CostQuery, block_config: Any) -> CostQuery:
         """``_translate(query)`` with ``block_config`` instead of ``query``'s, from ``translated``
@@ -107,7 +108,17 @@ class CostModelOracle(OracleMemos):
             stream = self._whole_stream_bytes(query.op, block_config)
             if stream != weights.stream_bytes:
                 weights = dataclasses.replace(weights, stream_bytes=stream)
-        return dataclasses.replace(translated, block=BlockChoice.of(block_config), weights=weights)
+        t = translated  # every other field as it is (constructed: each costing asks for several blocks)
+        return CostQuery(t.op, self._block_choice(block_config), t.ifm, t.ofm, t.ifm2, weights, t.lut,
+                         t.prev_slack_npu_cycles, t.staging, t.stripes)
+
+    def _block_choice(self, block_config: Any) -> BlockChoice:
+        """``BlockChoice.of(block_config)``, made once per block config (one object: the cost
+        model's memos hash and compare it at every lookup)."""
+        found = self._choices.get(block_config)
+        if found is None:
+            found = self._choices[block_config] = BlockChoice.of(block_config)
+        return found
 
     def _model_query(self, query: StripeQuery) -> CostQuery:
         """``query`` as the cost model's question, kept for the last one translated (a costing
@@ -118,7 +129,7 @@ class CostModelOracle(OracleMemos):
             if last[0] is query:
                 return last[1]
             if (query.op is last[0].op and query.block_config != last[0].block_config
-                    and dataclasses.replace(query, block_config=last[0].block_config) == last[0]):
+                    and _same_but_block(query, last[0])):
                 return self._with_block(query, last[1], query.block_config)
         found = self._translate(query)
         self._last = (query, found)
@@ -151,7 +162,7 @@ class CostModelOracle(OracleMemos):
             stripes = self._stripes[(op, query.ofm_stripe.h)] = stripe_rows(op, query.ofm_stripe.h)
         model_query = CostQuery(
             op=op,
-            block=BlockChoice.of(query.block_config),
+            block=self._block_choice(query.block_config),
             # a striped op: its whole boxes, run as one operation per stripe (``stripes``)
             ifm=Operand(op.ifm_shape, query.ifm_area, query.ifm_format, bits_in,  # type: ignore[arg-type]
                         abs(op.ifm_step[1]) if op.ifm_step else 1),
@@ -217,6 +228,14 @@ class CostModelOracle(OracleMemos):
 
     def transfer_cycles(self, src: MemArea, dst: MemArea, size_bytes: int) -> int:
         return int(dma_cycles(self._arch, src, dst, size_bytes))
+
+
+_BUT_BLOCK = tuple(f.name for f in dataclasses.fields(StripeQuery) if f.name != "block_config")
+
+
+def _same_but_block(a: StripeQuery, b: StripeQuery) -> bool:
+    """Whether ``a`` and ``b`` ask the same but, perhaps, of another block config."""
+    return all(getattr(a, name) == getattr(b, name) for name in _BUT_BLOCK)
 
 
 def default_oracle(arch: Architecture, *, encodings: WeightEncodings | None = None,

@@ -144,11 +144,31 @@ def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: 
     if not alternatives:
         return _costed(oracle, query)
     blocks = (shapes[3], *alternatives)
-    charged = op.weights is not None and oracle.charges_weight_rereads()
-    most = oracle.query_weight_read_bytes(query) if op.weights is not None and not charged else None
-    least = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
-    return _cheapest(oracle, query, [(c, i - 1, b) for i, (c, b) in enumerate(zip(least, blocks)) if c is not None],
-                     _reread_charge(arch, oracle, key, query) if charged else _cycles)
+    if op.weights is None or not oracle.charges_weight_rereads():
+        most = oracle.query_weight_read_bytes(query) if op.weights is not None else None
+        screens = _screened(oracle, query, key, blocks, most)
+        return _cheapest(oracle, query, [(s[0], i - 1, b) for i, (s, b) in enumerate(zip(screens, blocks))
+                                         if s is not None])
+    screens = _screened(oracle, query, key, blocks, None)
+    charge = _RereadCharge(arch, oracle, key, screens[0][1])  # type: ignore[index]
+    return _cheapest(oracle, query, [(s[0] + charge.extra_cycles(s[1]), i - 1, b)
+                                     for i, (s, b) in enumerate(zip(screens, blocks)) if s is not None], charge)
+
+
+def _screened(oracle: CostOracle, query: StripeQuery, key: tuple[Any, ...], blocks: tuple[Any, ...],
+              most: float | None) -> tuple[tuple[int, float] | None, ...]:
+    """``oracle.screen_blocks`` of ``query`` with ``blocks``, memoised (``CostOracle.screened``) on
+    what it reads of ``cost_op``'s ``key``: the context, and of the weight plan only where the op
+    reads its weights (in place or in a buffer), its depth slices (the operations it runs as) and
+    its stream's bytes (the weights it reads), not the buffer's kind and size, its prefetch nor
+    the slack (the plans of one op share their screening)."""
+    buffering = key[2]
+    screen_key = (key[0], key[1], buffering is WeightBuffering.NONE,
+                  () if buffering is WeightBuffering.NONE else (key[3], key[5]), most)
+    found = oracle.screened.get(screen_key)
+    if found is None:
+        found = oracle.screened[screen_key] = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
+    return found
 
 
 def _stripe_shapes(oracle: CostOracle, op: NpuOp, rows: int) -> tuple[Any, ...]:
@@ -161,20 +181,28 @@ def _stripe_shapes(oracle: CostOracle, op: NpuOp, rows: int) -> tuple[Any, ...]:
     return ofm_stripe, ifm_stripe, ifm2_stripe_for(op, ifm_stripe), block, others
 
 
-def _reread_charge(arch: Architecture, oracle: CostOracle, key: tuple[Any, ...],
-                   query: StripeQuery) -> Callable[[Costed], int]:
+class _RereadCharge:
     """What a costing counts for when blocks compete: its cycles, plus, for a block that reads the
-    weight stream more often than Vela's block (``query``'s; the stream is re-read for each OFM
-    block row), the transfer of its extra reads. Those reads share their memory with the DMAs of
-    the ops around (the next op's weight prefetch), which this op's own cycles do not show, so
-    they count as if they delayed those DMAs by their whole time."""
-    most = oracle.query_weight_read_bytes(query)
-    source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
+    weight stream more often than Vela's block (which reads ``most_bytes``; the stream is re-read
+    for each OFM block row), the transfer of its extra reads. Those reads share their memory with
+    the DMAs of the ops around (the next op's weight prefetch), which this op's own cycles do not
+    show, so they count as if they delayed those DMAs by their whole time. A block's screen
+    (``CostOracle.screen_blocks``: its least cycles, its weight reads) plus ``extra_cycles`` of its
+    reads is at most what its costing counts for."""
 
-    def charged(c: Costed) -> int:
-        extra_bytes = int(oracle.weight_read_bytes(c.cost) - most)
-        return c.cycles + (oracle.transfer_cycles(source, arch.fast_area, extra_bytes) if extra_bytes > 0 else 0)
-    return charged
+    __slots__ = ("_oracle", "_source", "_fast", "_most")
+
+    def __init__(self, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...], most_bytes: float) -> None:
+        self._oracle, self._most, self._fast = oracle, most_bytes, arch.fast_area
+        self._source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
+
+    def extra_cycles(self, read_bytes: float) -> int:
+        """The charge for reading ``read_bytes`` of weights."""
+        extra_bytes = int(read_bytes - self._most)
+        return self._oracle.transfer_cycles(self._source, self._fast, extra_bytes) if extra_bytes > 0 else 0
+
+    def __call__(self, costed: Costed) -> int:
+        return costed.cycles + self.extra_cycles(self._oracle.weight_read_bytes(costed.cost))
 
 
 def _cycles(costed: Costed) -> int:

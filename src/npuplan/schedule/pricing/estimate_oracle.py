@@ -87,8 +87,8 @@ class EstimateOracle(OracleMemos):
         return EstimateCost(int(total), int(npu), int(math.ceil(access)), int(npu * tail / max(ofm.c, 1)), datapath)
 
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
-                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
-        return tuple(0 for _ in blocks)  # one block per op: never asked
+                      most_weight_read_bytes: float | None) -> tuple[tuple[int, float] | None, ...]:
+        return tuple((0, 0.0) for _ in blocks)  # one block per op: never asked
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:

@@ -86,11 +86,14 @@ class CostOracle(Protocol):
     oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by value, so that equal
     ops of the model's lowerings (distinct objects) share their costings. ``stripe_shapes`` is the
     memo of ``costing.cost_op``'s stripes per op and stripe height (the stripes, the block config and
-    its alternatives): the costings of one op at one height ask them alike.
+    its alternatives): the costings of one op at one height ask them alike. ``screened`` is the
+    memo of ``costing``'s block screening (``screen_blocks``), which the weight plans of one op in
+    one context share.
     """
 
     costed: dict[tuple[Any, ...], Costed]
     stripe_shapes: dict[tuple[NpuOp, int], Any]
+    screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]]
     placements: PlacementMemo
     rolling_rows: RollingRowsMemo
     op_keys: OpKeys
@@ -111,12 +114,12 @@ class CostOracle(Protocol):
     def op_cost(self, query: StripeQuery) -> Any: ...
 
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
-                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
+                      most_weight_read_bytes: float | None) -> tuple[tuple[int, float] | None, ...]:
         """For each of ``blocks``, cycles that ``cycles(op_cost(q))`` is at least for ``q``,
-        ``query`` with that block config, from a cheap part of the costing (its datapath cycles);
-        None for a block whose ``weight_read_bytes(op_cost(q))`` would be above
-        ``most_weight_read_bytes`` (when given). ``costing`` prices a block alternative in full
-        only when it can beat the cheapest block so far."""
+        ``query`` with that block config, from cheap parts of the costing (its datapath cycles,
+        its memories' access cycles), and ``weight_read_bytes(op_cost(q))``; None for a block
+        whose weight reads would be above ``most_weight_read_bytes`` (when given). ``costing``
+        prices a block alternative in full only when it can beat the cheapest block so far."""
         ...
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
@@ -160,6 +163,7 @@ class OracleMemos:
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
         self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+        self.screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]] = {}
 
 
 class MemoOracle(OracleMemos):
@@ -194,7 +198,7 @@ class MemoOracle(OracleMemos):
         return self._inner.op_cost(query)
 
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
-                      most_weight_read_bytes: float | None) -> tuple[int | None, ...]:
+                      most_weight_read_bytes: float | None) -> tuple[tuple[int, float] | None, ...]:
         return self._inner.screen_blocks(query, blocks, most_weight_read_bytes=most_weight_read_bytes)
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
