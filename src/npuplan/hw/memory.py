@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 
 from npuplan._compat import StrEnum
 from npuplan.hw.accelerator import Accelerator
