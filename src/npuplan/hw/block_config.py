@@ -13,9 +13,11 @@ Results are cached on the op geometry, not on object identity.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterator
 from functools import lru_cache
+from operator import itemgetter
 from typing import NamedTuple
 
 from npuplan._compat import StrEnum
@@ -430,15 +432,31 @@ def _cheapest(q: BlockQuery, t: _OpTraits, accel: Accelerator, rows: Iterator[_R
     return best
 
 
-@lru_cache(maxsize=65536)
-def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
-    """The cheapest fitting block for ``q`` on ``accel`` (None when nothing fits)."""
+class _Scored(NamedTuple):
+    """The blocks Vela scores for a query (``_fitting`` at every depth), with what they were found by."""
+
+    traits: _OpTraits
+    budget: ShramBudget
+    rows: tuple[_Row, ...]
+
+
+@lru_cache(maxsize=1024)
+def _scored_rows(q: BlockQuery, accel: Accelerator) -> _Scored:
+    """``_fitting``'s rows of ``q`` at every depth, listed once: ``find_block_config`` scores them
+    and ``least_padded_block_configs`` looks among them (at one depth, the rows found at it: the
+    blocks that fit there do not depend on the depths tried before, ``_fitting``)."""
     t = _traits(q, accel)
     rows, cols = _axes(q, accel)
     budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
     max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
-    depths = _depths(q, accel, max_depth)
-    best = _cheapest(q, t, accel, _fitting(q, t, budget, rows, cols, depths))
+    return _Scored(t, budget, tuple(_fitting(q, t, budget, rows, cols, _depths(q, accel, max_depth))))
+
+
+@lru_cache(maxsize=65536)
+def find_block_config(q: BlockQuery, accel: Accelerator) -> BlockConfig | None:
+    """The cheapest fitting block for ``q`` on ``accel`` (None when nothing fits)."""
+    t, budget, rows = _scored_rows(q, accel)
+    best = _cheapest(q, t, accel, iter(rows))
     if best is None:
         return None
     r, col = best
@@ -459,21 +477,16 @@ def least_padded_block_configs(q: BlockQuery, accel: Accelerator, *, count: int 
     the blocks along each axis not rounded up, so a 14x14 block of a 16x16 map (four blocks, 3x
     the map's elements computed) ties with 8x16 (two blocks, none padded); and a 16-deep block of
     an 8-deep map writes 16-byte bursts to each pixel of an NHWC map."""
-    t = _traits(q, accel)
-    rows, cols = _axes(q, accel)
-    budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
-    max_depth = round_up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)
-    depths = [d for d in _depths(q, accel, max_depth) if depth is None or d == depth]
-    scored = []
-    for r in _fitting(q, t, budget, rows, cols, depths):
-        depth_padded = div_round_up(q.ofm.c, r.depth) * r.depth
-        depth_blocks = div_round_up(q.ofm.c, r.depth)
-        for col in r.cols:
-            padded = r.row.full * r.row.fitted * col.full * col.fitted * depth_padded
-            scored.append(((padded, r.row.full * col.full * depth_blocks), r, col))
-    scored.sort(key=lambda item: item[0])
+    t, budget, rows = _scored_rows(q, accel)
+    def scored() -> Iterator[tuple[tuple[int, int], _Row, _Span]]:
+        for r in rows if depth is None else (r for r in rows if r.depth == depth):
+            depth_blocks = div_round_up(q.ofm.c, r.depth)
+            row_padded, row_blocks = r.row.full * r.row.fitted * depth_blocks * r.depth, r.row.full * depth_blocks
+            for col in r.cols:
+                yield (row_padded * col.full * col.fitted, row_blocks * col.full), r, col
     out: list[BlockConfig] = []
-    for _, r, col in scored[:count]:
+    # the first ``count`` by score, in search order among equals (``nsmallest`` is a stable sort's head)
+    for _, r, col in heapq.nsmallest(count, scored(), key=itemgetter(0)):
         ifm_block = Block(r.row.ifm, col.ifm, r.ifm_depth)
         layout = budget.layout(Block(r.row.fitted, col.fitted, r.depth), ifm_block)
         if layout is not None:

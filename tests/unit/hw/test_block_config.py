@@ -261,3 +261,25 @@ def test_only_performance_oracles_price_cut_blocks_and_charge_their_rereads() ->
     assert perf.charges_weight_rereads() and not size.charges_weight_rereads()
     smaller = [c for c in perf.block_alternatives(pw, pw.ofm_shape) if c.ofm_block.height < vela.ofm_block.height]
     assert smaller and not [c for c in size.block_alternatives(pw, pw.ofm_shape) if c in smaller]
+
+
+def test_the_rows_of_one_depth_are_those_every_depth_finds() -> None:
+    """``find_block_config`` and ``least_padded_block_configs`` share one listing of the fitting
+    rows at every depth (``_scored_rows``): at each depth they must be the rows ``_fitting`` finds
+    when asked for that depth alone (what the least padded blocks of one depth were chosen from)."""
+    from npuplan.hw.block_config import _axes, _depths, _fitting, _scored_rows, _traits
+    from npuplan.hw.shram import ShramBudget
+    from npuplan.units import round_up as up
+
+    checked = 0
+    for case in CASES[::5]:
+        accel, q = accelerator(case["accel"]), _query(case)
+        t = _traits(q, accel)
+        rows, cols = _axes(q, accel)
+        budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
+        listed = _scored_rows(q, accel).rows
+        for depth in _depths(q, accel, up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)):
+            alone = list(_fitting(q, t, budget, rows, cols, [depth]))
+            assert [r for r in listed if r.depth == depth] == alone
+            checked += len(alone)
+    assert checked > 1000
