@@ -32,6 +32,7 @@ else:  # pragma: no cover - exercised only on 3.10
 _T = TypeVar("_T", bound=type)
 _Methods = dict[str, Callable[..., Any]]
 _FACTORY = object()  # the __init__ default of a field built by its default_factory
+_ORDERINGS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">="}
 
 
 @overload
@@ -40,24 +41,27 @@ def record(cls: _T, /) -> _T: ...
 
 
 @overload
-def record(*, eq: bool = True, slots: bool = True) -> Callable[[_T], _T]: ...
+def record(*, eq: bool = True, order: bool = False, slots: bool = True) -> Callable[[_T], _T]: ...
 
 
-def record(cls: Any = None, /, *, eq: bool = True, slots: bool = True) -> Any:
-    """A frozen dataclass (``eq``: compared and hashed by its fields; ``slots``: ``__slots__``)."""
+def record(cls: Any = None, /, *, eq: bool = True, order: bool = False, slots: bool = True) -> Any:
+    """A frozen dataclass (``eq``: compared and hashed by its fields; ``order``: ``<`` and the like,
+    field by field, as ``dataclass(order=True)``; ``slots``: ``__slots__``)."""
     if cls is None:
-        return functools.partial(_make, eq=eq, slots=slots)
-    return _make(cls, eq=eq, slots=slots)
+        return functools.partial(_make, eq=eq, order=order, slots=slots)
+    return _make(cls, eq=eq, order=order, slots=slots)
 
 
-def _make(cls: Any, *, eq: bool, slots: bool) -> Any:
+def _make(cls: Any, *, eq: bool, order: bool, slots: bool) -> Any:
     own = dict(cls.__dict__)
     if "__setattr__" in own or "__delattr__" in own:
         raise TypeError(f"record {cls.__name__} defines __setattr__ or __delattr__")
+    if order and (not eq or any(name in own for name in _ORDERINGS)):
+        raise TypeError(f"record {cls.__name__}: order needs eq and no ordering method of its own")
     if not own.get("__doc__"):
         cls.__doc__ = f"{cls.__name__}({', '.join(own.get('__annotations__', {}))})"
     cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots)
-    setattr(cls, "__dataclass_params__", _params(eq, slots))
+    setattr(cls, "__dataclass_params__", _params(eq, order, slots))
     fields = dataclasses.fields(cls)
     _check_fields(cls, fields)
     methods: _Methods = {"__repr__": _repr(fields), "__setattr__": _frozen, "__delattr__": _frozen}
@@ -68,6 +72,8 @@ def _make(cls: Any, *, eq: bool, slots: bool) -> Any:
     compared = compared if eq else ()
     for name in compared:
         methods[name] = _on_first_call(cls, name, compared, _comparisons)
+    if order:
+        methods.update((name, _on_first_call(cls, name, tuple(_ORDERINGS), _orderings)) for name in _ORDERINGS)
     if slots:
         methods.update(__getstate__=_getstate, __setstate__=_setstate)
     for name, method in methods.items():
@@ -77,9 +83,9 @@ def _make(cls: Any, *, eq: bool, slots: bool) -> Any:
 
 
 @functools.cache
-def _params(eq: bool, slots: bool) -> Any:
+def _params(eq: bool, order: bool, slots: bool) -> Any:
     """What ``dataclass`` records of a frozen class with these flags (read by e.g. pricing's op keys)."""
-    return getattr(dataclasses.dataclass(type("Params", (), {}), frozen=True, eq=eq, slots=slots),
+    return getattr(dataclasses.dataclass(type("Params", (), {}), frozen=True, eq=eq, order=order, slots=slots),
                    "__dataclass_params__")
 
 
@@ -155,6 +161,15 @@ def _comparisons(cls: type, family: tuple[str, ...]) -> _Methods:
                         f"        return ({compared}) == ({other})\n    return NotImplemented\n",
               "__hash__": f"def __hash__(self):\n    return hash(({hashed}))\n"}
     return _compiled(cls, "".join(source[name] for name in family), {})
+
+
+def _orderings(cls: type, family: tuple[str, ...]) -> _Methods:
+    """``<``, ``<=``, ``>``, ``>=`` as ``dataclass(order=True)`` writes them: the compared fields as tuples."""
+    fields = [f.name for f in dataclasses.fields(cls) if f.compare]
+    mine, other = "".join(f"self.{name}," for name in fields), "".join(f"other.{name}," for name in fields)
+    return _compiled(cls, "".join(
+        f"def {name}(self, other):\n    if other.__class__ is self.__class__:\n"
+        f"        return ({mine}) {_ORDERINGS[name]} ({other})\n    return NotImplemented\n" for name in family), {})
 
 
 def _repr(fields: tuple[dataclasses.Field[Any], ...]) -> Callable[[Any], str]:

@@ -109,3 +109,18 @@ def test_refuses_what_dataclass_refuses() -> None:
             a: int
 
             def __setattr__(self, name: str, value: object) -> None: ...
+
+
+def test_order_as_dataclass_order() -> None:
+    @record(order=True)
+    class Pair:
+        a: int
+        b: int
+
+    pairs = [Pair(2, 1), Pair(1, 3), Pair(1, 2)]
+    assert sorted(pairs) == [Pair(1, 2), Pair(1, 3), Pair(2, 1)]
+    assert Pair(1, 2) <= Pair(1, 2) < Pair(1, 3) and Pair(2, 0) > Pair(1, 9) >= Pair(1, 9)
+    assert Pair.__lt__(Pair(1, 2), (1, 3)) is NotImplemented
+    assert Pair.__dataclass_params__.order  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="order"):
+        record(order=True, eq=False)(type("Unordered", (), {"__annotations__": {"a": "int"}}))

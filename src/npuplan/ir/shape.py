@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from npuplan.records import record
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(order=True)
 class Shape4D:
     """An NHWC shape; shorter shapes are right-aligned and padded with 1 (``[8]`` -> 1x1x1x8)."""
 
