@@ -164,20 +164,29 @@ def test_lut_activation_and_scalar_detected_from_op() -> None:
     assert choose_block_config(op, accelerator("ethos-u55-64")).vela_repr == (8, 12, 64, 64)
 
 
-def test_cost_floor_bounds_every_row_it_may_skip() -> None:
-    """The search skips costing a row whose floor exceeds the best cost so far: the floor must be
-    no more than any block's cost in the row, or the block chosen could change."""
-    from npuplan.hw.block_config import _axes, _cost_floor, _depths, _fitting, _floors, _relative_costs, _traits
+def _search_setup(case):  # type: ignore[no-untyped-def]
+    """A case's accelerator, query, traits, row and column axes, SHRAM budget and block depths, as
+    the block search lists them."""
+    from npuplan.hw.block_config import _axes, _depths, _traits
     from npuplan.hw.shram import ShramBudget
     from npuplan.units import round_up as up
 
+    accel, q = accelerator(case["accel"]), _query(case)
+    t = _traits(q, accel)
+    rows, cols = _axes(q, accel)
+    budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
+    depths = _depths(q, accel, up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth))
+    return accel, q, t, rows, cols, budget, depths
+
+
+def test_cost_floor_bounds_every_row_it_may_skip() -> None:
+    """The search skips costing a row whose floor exceeds the best cost so far: the floor must be
+    no more than any block's cost in the row, or the block chosen could change."""
+    from npuplan.hw.block_config import _cost_floor, _fitting, _floors, _relative_costs
+
     checked = 0
     for case in CASES[::7]:
-        accel, q = accelerator(case["accel"]), _query(case)
-        t = _traits(q, accel)
-        rows, cols = _axes(q, accel)
-        budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
-        depths = _depths(q, accel, up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth))
+        accel, q, t, rows, cols, budget, depths = _search_setup(case)
         floors = _floors(q.ofm.w, q.kernel, accel, q.resampling)
         for r in _fitting(q, t, budget, rows, cols, depths):
             costs = _relative_costs(q, t, r.row, r.cols, r.depth, r.ifm_depth)
@@ -267,18 +276,13 @@ def test_the_rows_of_one_depth_are_those_every_depth_finds() -> None:
     """``find_block_config`` and ``least_padded_block_configs`` share one listing of the fitting
     rows at every depth (``_scored_rows``): at each depth they must be the rows ``_fitting`` finds
     when asked for that depth alone (what the least padded blocks of one depth were chosen from)."""
-    from npuplan.hw.block_config import _axes, _depths, _fitting, _scored_rows, _traits
-    from npuplan.hw.shram import ShramBudget
-    from npuplan.units import round_up as up
+    from npuplan.hw.block_config import _fitting, _scored_rows
 
     checked = 0
     for case in CASES[::5]:
-        accel, q = accelerator(case["accel"]), _query(case)
-        t = _traits(q, accel)
-        rows, cols = _axes(q, accel)
-        budget = ShramBudget.of(accel, t.ew, q.ifm_bits, t.acc, q.lut_banks)
+        accel, q, t, rows, cols, budget, depths = _search_setup(case)
         listed = _scored_rows(q, accel).rows
-        for depth in _depths(q, accel, up(min(q.ofm.c, accel.ofm_block_max.depth), accel.ofm_ublock.depth)):
+        for depth in depths:
             alone = list(_fitting(q, t, budget, rows, cols, [depth]))
             assert [r for r in listed if r.depth == depth] == alone
             checked += len(alone)
