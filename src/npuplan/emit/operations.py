@@ -395,6 +395,8 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
         npu.rescale = rescale
     if op.fixed_point is not None and op.block_type is BlockType.POOLING:  # scaled by 1, as Vela's
         npu.rescale = explicit_scaling(api, 1, 0)
+    if op.fixed_point is not None and op.block_type is BlockType.REDUCE_SUM and op.rescale is not None:
+        npu.rescale = explicit_scaling(api, *op.rescale)  # a BATCH_MATMUL's sums, scaled to its output
     return npu
 
 

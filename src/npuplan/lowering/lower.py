@@ -17,6 +17,7 @@ from npuplan.ir.graph import Graph, Model, Op, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations, standalone_lut, standalone_luts_as_pools, with_fused_lut
 from npuplan.lowering.argmax import convert_argmax
+from npuplan.lowering.batch_matmul import convert_batch_matmul
 from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.convert import (
@@ -104,6 +105,7 @@ _CONVERTERS: dict[str, Converter] = {
     "REDUCE_MAX": convert_reduce_max,
     LSTM: convert_lstm,
     "REDUCE_MIN": convert_reduce_min,
+    "BATCH_MATMUL": convert_batch_matmul,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
     "LEAKY_RELU": lambda op: (convert_leaky_relu_16(op) if is_decomposed_leaky_relu(op)

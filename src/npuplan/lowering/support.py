@@ -18,6 +18,7 @@ from npuplan.ir.model_checks import operand_count_problem
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.ir.types import DataType
 from npuplan.lowering.argmax import argmax_reason
+from npuplan.lowering.batch_matmul import batch_matmul_reason
 from npuplan.lowering.decompose import prelu_reason, squared_difference_reason
 from npuplan.lowering.grouped import conv_groups
 from npuplan.lowering.lstm import LSTM, lstm_reason
@@ -42,7 +43,7 @@ LOWERED_TYPES = (
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
                  "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "PADV2", "QUANTIZE", "ARG_MAX", "SUM",
-                 "REDUCE_MAX", "REDUCE_MIN", LSTM})
+                 "REDUCE_MAX", "REDUCE_MIN", "BATCH_MATMUL", LSTM})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
@@ -512,6 +513,7 @@ _SPECIFIC: dict[str, Check] = {
     "SQUARED_DIFFERENCE": squared_difference_reason,
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
     LSTM: lstm_reason,
+    "BATCH_MATMUL": batch_matmul_reason,
 }
 
 
