@@ -9,7 +9,8 @@ broadcast along the width) into int32 products less both zero points, and a Redu
 depth writes their sums, scaled by TFLite's multiplier ``lhs_scale * rhs_scale / out_scale``
 (rounded as TFLite's ``MultiplyByQuantizedMultiplier``) and offset by the output's zero point, into
 channel ``j`` of ``C`` (``P x M x N``). 2N + the transpose's operations; Vela's file for
-zoo/op_batch_matmul (16 columns) has the same 32 Mul/ReduceSum pairs and output scale (shift 39).
+zoo/op_batch_matmul (16 columns) has the same 32 Mul/ReduceSum pairs and output scale
+(``0x4a4d55f3``, shift 39).
 """
 
 from __future__ import annotations
@@ -109,10 +110,12 @@ def _transposed_rhs(op: Op) -> tuple[Tensor, tuple[NpuOp, ...]]:
 
 def output_scaling(op: Op) -> tuple[int, int]:
     """The ReduceSum's output stage ``(multiplier, right shift)``: TFLite's quantized multiplier of
-    ``lhs_scale * rhs_scale / out_scale`` (``QuantizeMultiplier``, computed in double)."""
+    ``lhs_scale * rhs_scale / out_scale`` as its ``GetQuantizedConvolutionMultipler`` computes it (the
+    product of the two scales in float32, divided in double; Vela's registers hold the same)."""
     a, b, c = _operands(op)
     assert a.quant is not None and b.quant is not None and c.quant is not None
-    multiplier, shift = quantize_multiplier(float(a.quant.scale[0]) * float(b.quant.scale[0]) / float(c.quant.scale[0]))
+    product = float(np.float32(a.quant.scale[0]) * np.float32(b.quant.scale[0]))
+    multiplier, shift = quantize_multiplier(product / float(c.quant.scale[0]))
     return multiplier, 31 - shift
 
 
