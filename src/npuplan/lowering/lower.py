@@ -18,6 +18,7 @@ from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations, standalone_lut, standalone_luts_as_pools, with_fused_lut
 from npuplan.lowering.argmax import convert_argmax
 from npuplan.lowering.batch_matmul import convert_batch_matmul
+from npuplan.lowering.batches import split_batches
 from npuplan.lowering.broadcasts import materialise_broadcast_constants
 from npuplan.lowering.constants import fold_constants
 from npuplan.lowering.convert import (
@@ -184,6 +185,10 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
     graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None,
                                    emitted=deployable, luts=fuse_luts)
     removed += gone
+    graph, batched = split_batches(graph)
+    if batched:  # the batch elements' row views meet: the reshapes between them cancel
+        graph, gone = drop_noop_reshapes(graph)
+        removed += gone
     return vela_order(graph), removed
 
 

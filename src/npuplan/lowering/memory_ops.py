@@ -87,12 +87,14 @@ def convert_pad(op: Op) -> tuple[NpuOp, ...]:
 
 
 def convert_reshape_copy(op: Op) -> tuple[NpuOp, ...]:
-    """A reshape that stays -> one copy of the same bytes, read in the output's 4D shape."""
+    """A reshape that stays -> one copy of the same bytes, read in the output's 4D shape (its batch
+    elements as rows: the NPU has no batch axis, ``lowering.batches``)."""
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
+    view = ofm.shape4d
+    view = Shape4D(1, view.n * view.h, view.w, view.c) if view.n > 1 else view
     return (NpuOp(name=f"{op.name}_copy", tflite_type=op.type, op_type="AvgPool", block_type=BlockType.POOLING,
-                  ifm=ifm, ifm_shape=ofm.shape4d, ofm=ofm, ofm_shape=ofm.shape4d, pool=PoolKind.AVERAGE,
-                  source_index=op.index),)
+                  ifm=ifm, ifm_shape=view, ofm=ofm, ofm_shape=view, pool=PoolKind.AVERAGE, source_index=op.index),)
 
 
 def convert_concat(op: Op) -> tuple[NpuOp, ...]:
