@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from npuplan.records import record
@@ -18,11 +19,11 @@ class Shape4D:
 
     @classmethod
     def of(cls, shape: Sequence[int]) -> "Shape4D":
-        """Right-align ``shape`` into NHWC; dims beyond four are folded into N."""
+        """Right-align ``shape`` into NHWC; beyond four dims, the first is N, the last two W and C
+        and those between fold into H (a 5-D view of a map, ``1 x H x k x W x C``, is its rows)."""
         dims = [max(int(d), 1) for d in shape]
-        while len(dims) > 4:
-            dims[1] *= dims[0]
-            dims.pop(0)
+        if len(dims) > 4:
+            dims = [dims[0], math.prod(dims[1:-2]), dims[-2], dims[-1]]
         dims = [1] * (4 - len(dims)) + dims
         return cls(*dims)
 

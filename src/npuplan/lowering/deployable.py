@@ -32,7 +32,7 @@ DEPLOYABLE_TYPES = frozenset({
     *LUT_ACTIVATIONS, "RELU", "RELU6", "RELU_N1_TO_1",  # a clamp that could not be fused: a 1x1 average pool
     "MEAN", "ABS", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "QUANTIZE", "MAXIMUM", "MINIMUM",
     "REDUCE_MAX", "PRELU", "SQUARED_DIFFERENCE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS",  # reshapes left: copies
-    "SOFTMAX", "REDUCE_MIN", "MIRROR_PAD", "PADV2", "ARG_MAX", "BATCH_MATMUL",
+    "SOFTMAX", "REDUCE_MIN", "MIRROR_PAD", "PADV2", "ARG_MAX", "BATCH_MATMUL", "TILE",
 })
 # Types whose lowering is several NPU operations the emitter expresses one by one (a resize by 4
 # or 8 is a chain of x2 upscaling pools; a REDUCE_MAX over width and depth, two max pools; a TRANSPOSE
@@ -40,7 +40,7 @@ DEPLOYABLE_TYPES = frozenset({
 _MULTI_OP_TYPES = frozenset({"CONCATENATION", "PAD", "RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR", "MEAN", "SPLIT",
                              "SPLIT_V", "UNPACK", "PACK", "PRELU", "SQUARED_DIFFERENCE", "SOFTMAX", "REDUCE_MAX",
                              "REDUCE_MIN", "MIRROR_PAD", "PADV2", "TRANSPOSE", "ARG_MAX",
-                             "BATCH_MATMUL"})
+                             "BATCH_MATMUL", "TILE"})
 _COPY_TYPES = frozenset({"CONCATENATION", "PACK", "MIRROR_PAD", *PAD_TYPES})
 # Activations the output stage applies as a clamp (no table needed).
 CLAMP_ACTIVATIONS = frozenset({Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1})

@@ -68,6 +68,7 @@ from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, MEMORY_TYPES, unsupported_reason
+from npuplan.lowering.tiles import convert_tile
 from npuplan.lowering.unread import drop_unread_writes
 from npuplan.lowering.upsampling import fold_upsampling
 from npuplan.records import record
@@ -107,6 +108,7 @@ _CONVERTERS: dict[str, Converter] = {
     LSTM: convert_lstm,
     "REDUCE_MIN": convert_reduce_min,
     "BATCH_MATMUL": convert_batch_matmul,
+    "TILE": convert_tile,
     **{t: convert_binary_elementwise for t in BINARY_ELEMENTWISE},
     **{t: convert_standalone_activation for t in ACTIVATION_TYPES},
     "LEAKY_RELU": lambda op: (convert_leaky_relu_16(op) if is_decomposed_leaky_relu(op)

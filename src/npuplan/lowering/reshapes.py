@@ -40,7 +40,7 @@ def _producer_may_write(graph: Graph, ifm: Tensor, ofm: Tensor) -> bool:
     """Whether the producer of ``ifm`` can write ``ofm`` instead: it sees its output through a view
     of its own (or the two 4D views agree) and does not count the output's axes."""
     producer = graph.producers().get(ifm)
-    if producer is None or producer.type in _AXIS_SENSITIVE:
+    if producer is None or producer.type in _AXIS_SENSITIVE or len(ofm.shape) > 4:  # a 5-D map: byte movers only
         return False
     return producer.type in _VIEW_FREE_PRODUCERS or ifm.shape4d == ofm.shape4d
 

@@ -147,9 +147,9 @@ def _box_reason(op: Op) -> str | None:
 
 def _pack_reason(op: Op) -> str | None:
     out = op.outputs[0]
-    if not 1 <= len(out.shape) <= 4:
-        return "OFM must be 1D to 4D"
     axis = int(op.options.get("axis", 0))
+    if not 1 <= len(out.shape) <= 5 or (len(out.shape) == 5 and axis % 5 < 3):
+        return "OFM must be 1D to 4D, or 5D stacked along its last two axes (its 4-D view's width or depth)"
     if not -len(out.shape) <= axis < len(out.shape) or out.shape[axis] != len(op.inputs):
         return f"The OFM must stack the {len(op.inputs)} inputs along axis {axis} ({list(out.shape)})"
     slot = [d for i, d in enumerate(out.shape) if i != axis % len(out.shape)]

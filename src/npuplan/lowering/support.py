@@ -26,6 +26,7 @@ from npuplan.lowering.memory_ops import MEMORY_TYPES, mirror_pad_reason
 from npuplan.lowering.resize import RESIZE_TYPES, resize_reason, transpose_conv_reason
 from npuplan.lowering.slices import SLICE_TYPES, slice_reason
 from npuplan.lowering.strided_conv import fold_plan
+from npuplan.lowering.tiles import tile_reason
 from npuplan.lowering.transposes import transpose_reason
 
 CONV_TYPES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
@@ -43,11 +44,13 @@ LOWERED_TYPES = (
     | MEMORY_TYPES
     | frozenset({"FULLY_CONNECTED", "SOFTMAX", "MEAN", "PAD", "CONCATENATION", "TRANSPOSE_CONV", "ABS", "PRELU",
                  "SQUARED_DIFFERENCE", "TRANSPOSE", "MIRROR_PAD", "PADV2", "QUANTIZE", "ARG_MAX", "SUM",
-                 "REDUCE_MAX", "REDUCE_MIN", "BATCH_MATMUL", LSTM})
+                 "REDUCE_MAX", "REDUCE_MIN", "BATCH_MATMUL", "TILE", LSTM})
     | RESIZE_TYPES
     | SLICE_TYPES
 )
 
+# Operators that only move bytes, whose 5-D maps run as their 4-D views (1 x A x B x W x C: 1 x A*B x W x C)
+_FIVE_D_VIEWS = MEMORY_TYPES | {"TILE", "PACK"}
 _OP_DTYPES = (DataType.UINT8, DataType.INT8, DataType.INT16, DataType.INT32)
 # Not MAXIMUM/MINIMUM: neither Vela core runs an int32 one on the NPU (legacy: "int32 only for ADD, ...";
 # default: "32-bit feature-maps are not supported"), nor is its arithmetic shown to be TFLite's.
@@ -102,7 +105,8 @@ def _scales(op: Op) -> str | None:
 
 
 def _max_4d(op: Op) -> str | None:
-    bad = [t.name for t in _tensors(op) if len(t.shape) > 4]
+    limit = 5 if op.type in _FIVE_D_VIEWS else 4  # a 5-D map is seen as 4-D (``Shape4D.of``)
+    bad = [t.name for t in _tensors(op) if len(t.shape) > limit]
     return f"Input(s) and Output tensors must not be greater than 4D: {', '.join(bad)}" if bad else None
 
 
@@ -514,6 +518,7 @@ _SPECIFIC: dict[str, Check] = {
     "TRANSPOSE_CONV": lambda op: transpose_conv_reason(op) or _weight_sum(op),
     LSTM: lstm_reason,
     "BATCH_MATMUL": batch_matmul_reason,
+    "TILE": tile_reason,
 }
 
 
