@@ -80,11 +80,11 @@ def _element(t: Tensor, k: int) -> Tensor:
 
 def _batched_ops(op: Op, n: int) -> list[Op] | None:
     """The operators running ``op`` on its batch elements' rows (None: the NPU does not run them)."""
-    fm_inputs = [i for i, t in enumerate(op.inputs) if t is not None and not t.is_constant]
+    fms = {i: t for i, t in enumerate(op.inputs) if t is not None and not t.is_constant}
+    fm_inputs = list(fms)
     out = op.outputs[0]
     out_rows = _rows(out, f"{out.name}_rows")
-    views = [_view(op.inputs[i], _rows(op.inputs[i], f"{op.inputs[i].name}_rows"), op.index)  # type: ignore[arg-type]
-             for i in fm_inputs]
+    views = [_view(t, _rows(t, f"{t.name}_rows"), op.index) for t in fms.values()]
     rows_of = {i: v.outputs[0] for i, v in zip(fm_inputs, views)}
     if _rows_independent(op):
         inputs = tuple(rows_of.get(i, t) for i, t in enumerate(op.inputs))
@@ -93,7 +93,7 @@ def _batched_ops(op: Op, n: int) -> list[Op] | None:
     if op.type not in CONV_TYPES | POOL_TYPES or fm_inputs != [0]:
         return None
     src = rows_of[0]
-    parts = tuple(_element(op.inputs[0], k) for k in range(n))  # type: ignore[arg-type]
+    parts = tuple(_element(fms[0], k) for k in range(n))
     split = Op("SPLIT", (_int32(f"{src.name}_axis", [1]), src), parts, frozen_options({"num_splits": n}), op.index)
     results = tuple(_element(out, k) for k in range(n))
     each = [Op(op.type, (part, *op.inputs[1:]), (result,), op.options, op.index) for part, result in zip(parts, results)]

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npuplan.ir.graph import Graph, Model
+from npuplan.ir.graph import Graph
 from npuplan.ir.types import Quantization
 from tests.unit.emit.conftest import U55_128, U65_DEDICATED
+from tests.unit.emit.test_grouped_convs import _run_both
 from tests.unit.lowering._build import fm, op
 
 QA = Quantization(scale=(0.043,), zero_point=(5,))
@@ -21,23 +22,6 @@ def _graph(a_shape, b_shape, c_shape, adj_y: bool) -> Graph:
     a, b, c = fm("a", a_shape, quant=QA), fm("b", b_shape, quant=QB), fm("c", c_shape, quant=QC)
     matmul = op("BATCH_MATMUL", [a, b], [c], 0, adj_x=False, adj_y=adj_y, asymmetric_quantize_inputs=False)
     return Graph("bmm", (matmul,), (a, b), (c,))
-
-
-def _run_both(tmp_path, graph: Graph, options):
-    from npuplan.api import plan_and_emit
-    from npuplan.io.tflite_write import write_tflite
-    from npuplan.run.litert import ReferenceModel
-    from npuplan.run.runner import CompiledModel
-
-    data = write_tflite(Model(graph.name, (graph,)))
-    path = tmp_path / "bmm.tflite"
-    path.write_bytes(data)
-    planned, emitted = plan_and_emit(path, **options)
-    assert not planned.lowered.cpu_ops, [o.reason for o in planned.lowered.cpu_ops]
-    rng = np.random.default_rng(7)
-    xs = [rng.integers(-128, 128, t.shape, dtype=np.int8) for t in graph.inputs]
-    return (planned.lowered.npu_ops, CompiledModel(emitted.data).invoke(xs)[0],
-            ReferenceModel(data, label="the model").invoke(xs)[0])
 
 
 @pytest.mark.parametrize("a_shape,b_shape,c_shape,adj_y,scenario", [

@@ -68,8 +68,8 @@ def _depthwise_graph(*, size: int, depth: int, multiplier: int, stride: int, pad
 
 
 def _run_both(tmp_path, graph: Graph, options: dict[str, str]):
-    """The NPU operations of the deployable plan, the emitted file's outputs on the simulator and
-    LiteRT's outputs of the model, for one seeded input."""
+    """The NPU operations of the deployable plan, the emitted file's first output on the simulator and
+    LiteRT's, for seeded int8 inputs."""
     from npuplan.api import plan_and_emit
     from npuplan.io.tflite_write import write_tflite
     from npuplan.run.litert import ReferenceModel
@@ -80,9 +80,10 @@ def _run_both(tmp_path, graph: Graph, options: dict[str, str]):
     path.write_bytes(data)
     planned, emitted = plan_and_emit(path, **options)
     assert not planned.lowered.cpu_ops, [o.reason for o in planned.lowered.cpu_ops]
-    x = np.random.default_rng(3).integers(-128, 128, graph.inputs[0].shape, dtype=np.int8)
-    return (planned.lowered.npu_ops, CompiledModel(emitted.data).invoke([x])[0],
-            ReferenceModel(data, label="the model").invoke([x])[0])
+    rng = np.random.default_rng(3)
+    xs = [rng.integers(-128, 128, t.shape, dtype=np.int8) for t in graph.inputs]
+    return (planned.lowered.npu_ops, CompiledModel(emitted.data).invoke(xs)[0],
+            ReferenceModel(data, label="the model").invoke(xs)[0])
 
 
 GROUPED = [  # size, cin, cout, groups, kernel, stride, padding, per_channel, chained, scenario
