@@ -31,7 +31,9 @@ def mean_rescale(op: NpuOp, ops: Iterable[NpuOp]) -> tuple[int, int] | None:
     # elements averaged into each output: the MEAN's input over its output (the depthwise kernels
     # cover the reduced window once, summed in one position or in parallel rows then added)
     # (the op's own OFM view: it may write a box of a larger tensor, a concatenation's slice)
-    count = sums[0].ifm.elements // max(op.ofm_shape.elements, 1) if sums else 0
+    # (a sum reading a slice where it lies, a batch element's rows: the box it reads)
+    read = (sums[0].ifm_shape.elements if sums[0].reads_at_offset else sums[0].ifm.elements) if sums else 0
+    count = read // max(op.ofm_shape.elements, 1)
     ifm, ofm = sums[0].ifm.quant if sums else None, op.ofm.quant
     if not sums or ifm is None or ofm is None:
         return None

@@ -33,6 +33,8 @@ _ROWWISE = frozenset(BINARY_ELEMENTWISE) | ACTIVATION_TYPES | {"QUANTIZE", "ABS"
 def _batch(op: Op) -> int:
     """The batch of ``op``'s 4-D feature maps when it is above 1 and they all have it, else 1."""
     fms = [t for t in (*op.inputs[:1], *op.outputs) if t is not None]
+    if op.type == "MEAN" and fms and len(fms[0].shape) == 4 and len(op.outputs[0].shape) in (2, 4):
+        return int(fms[0].shape[0]) if op.outputs[0].shape[0] == fms[0].shape[0] else 1
     if op.type in BINARY_ELEMENTWISE:
         fms = [t for t in (*op.inputs, *op.outputs) if t is not None and not t.is_constant]
     if not fms or any(len(t.shape) != 4 for t in fms) or len({t.shape[0] for t in fms}) != 1:
@@ -92,16 +94,37 @@ def _batched_ops(op: Op, n: int) -> list[Op] | None:
         return None if unsupported_reason(once) is not None else [*views, once, _view(out_rows, out, op.index)]
     if op.type not in CONV_TYPES | POOL_TYPES or fm_inputs != [0]:
         return None
-    src = rows_of[0]
-    parts = tuple(_element(fms[0], k) for k in range(n))
+    return _per_element(op, n, views[0], (1, *out.shape[1:]), out_rows, 1)
+
+
+def _per_element(op: Op, n: int, view: Op, shape: tuple[int, ...], stacked: Tensor, axis: int,
+                 options: dict[str, object] | None = None) -> list[Op] | None:
+    """``op`` on each batch element of the rows ``view`` writes (SPLIT), each result of ``shape``,
+    concatenated along ``axis`` into ``stacked``, seen as ``op``'s output (None: the NPU does not
+    run the element's operator)."""
+    src, out = view.outputs[0], op.outputs[0]
+    parts = tuple(_element(view.inputs[0], k) for k in range(n))  # type: ignore[arg-type]
     split = Op("SPLIT", (_int32(f"{src.name}_axis", [1]), src), parts, frozen_options({"num_splits": n}), op.index)
-    results = tuple(_element(out, k) for k in range(n))
-    each = [Op(op.type, (part, *op.inputs[1:]), (result,), op.options, op.index) for part, result in zip(parts, results)]
+    results = tuple(replace(out, name=f"{out.name}_batch{k}", shape=shape, signature=None) for k in range(n))
+    kept = frozen_options({**op.options, **(options or {})})
+    each = [Op(op.type, (part, *op.inputs[1:]), (result,), kept, op.index) for part, result in zip(parts, results)]
     if unsupported_reason(each[0]) is not None:
         return None
-    concat = Op("CONCATENATION", results, (out_rows,), frozen_options({"axis": 1, "fused_activation_function": "NONE"}),
+    concat = Op("CONCATENATION", results, (stacked,), frozen_options({"axis": axis, "fused_activation_function": "NONE"}),
                 op.index)
-    return [*views, split, *each, concat, _view(out_rows, out, op.index)]
+    return [view, split, *each, concat, _view(stacked, out, op.index)]
+
+
+def _mean_ops(op: Op, n: int) -> list[Op] | None:
+    """A MEAN over the rows and columns of a batched map: per element, the means (``1 x 1 x 1 x C``)
+    side by side in one row (``1 x 1 x N x C``: the output's bytes)."""
+    src, axes, out = op.inputs[0], op.inputs[1], op.outputs[0]
+    if src is None or axes is None or axes.data is None or sorted(int(a) % 4 for a in axes.data.reshape(-1)) != [1, 2]:
+        return None
+    depth = int(src.shape[3])
+    stacked = replace(out, name=f"{out.name}_row", shape=(1, 1, n, depth), signature=None)
+    return _per_element(op, n, _view(src, _rows(src, f"{src.name}_rows"), op.index), (1, 1, 1, depth), stacked, 2,
+                        {"keep_dims": True})
 
 
 def split_batches(graph: Graph) -> tuple[Graph, bool]:
@@ -111,7 +134,7 @@ def split_batches(graph: Graph) -> tuple[Graph, bool]:
     changed = False
     for op in graph.ops:
         n = _batch(op)
-        batched = _batched_ops(op, n) if n > 1 and op.outputs else None
+        batched = None if n == 1 or not op.outputs else _mean_ops(op, n) if op.type == "MEAN" else _batched_ops(op, n)
         ops.extend(batched if batched is not None else (op,))
         changed = changed or batched is not None
     return (replace(graph, ops=tuple(ops)), True) if changed else (graph, False)

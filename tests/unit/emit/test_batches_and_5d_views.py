@@ -43,6 +43,7 @@ def test_a_batched_pool_reads_its_rows_per_element(tmp_path):
     ((1, 6, 5, 1, 8), (1, 1, 1, 2, 1), U65_DEDICATED),  # the width
     ((1, 4, 5, 6), (1, 2, 1, 1), U55_128),  # a 4-D tile: boxes one after the other
     ((1, 4, 5, 6), (1, 1, 1, 3), U65_DEDICATED),  # the depth
+    ((1, 1, 4, 6, 8), (1, 2, 1, 1, 1), U55_128),  # a new outer axis of H: the map twice, one after the other
 ])
 def test_a_tile_of_one_axis_runs_as_copies(tmp_path, shape, multiples, scenario):
     x = fm("x", shape)
@@ -68,3 +69,15 @@ def test_a_tile_within_a_merged_axis_stays_on_the_cpu():
     reason = unsupported_reason(op("TILE", [x, i32("m", [1, 1, 2, 1, 1])], [y], 0))
     assert reason is not None and "axis" in reason
     assert unsupported_reason(op("TILE", [x, i32("m2", [1, 2, 1, 1, 2])], [fm("y2", (1, 8, 3, 5, 16))], 0))
+
+
+def test_a_batched_mean_over_rows_and_columns_runs_per_batch_element(tmp_path):
+    """Each element's mean reads its rows where they lie: the emitter scales by the box it reads
+    (``emit.mean``), not by the whole stacked map."""
+    from npuplan.ir.types import Quantization
+
+    x, y = fm("x", (4, 8, 8, 16)), fm("y", (4, 16), quant=Quantization((0.02,), (3,)))
+    mean = op("MEAN", [x, i32("axes", [1, 2])], [y], 0, keep_dims=False)
+    npu, got, expected = _run_both(tmp_path, Graph("mean", (mean,), (x,), (y,)), U55_128)
+    assert got.shape == expected.shape and np.array_equal(got, expected)
+    assert all(o.ifm_shape.n == o.ofm_shape.n == 1 for o in npu)

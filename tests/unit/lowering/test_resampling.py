@@ -186,7 +186,9 @@ def test_a_tile_that_is_not_a_repeat_is_left_alone() -> None:
     s = const("s", [1, 8, 6, 8], DataType.INT32, None)
     ops = [op("EXPAND_DIMS", [x, a], [e1], 0), op("TILE", [e1, m], [t1], 1), op("RESHAPE", [t1, s], [y], 2)]
     lg = lower(model(graph(ops, [x], [y])), U55_128)
-    assert [o.tflite_type for o in lg.cpu_ops] == ["EXPAND_DIMS", "TILE", "RESHAPE"]
+    # not a resize: the TILE's two copies of the map, one after the other (``lowering.tiles``)
+    assert not lg.cpu_ops and [o.tflite_type for o in lg.npu_ops] == ["TILE", "TILE"]
+    assert [o.ofm_write_offset for o in lg.npu_ops] == [Shape4D(0, 0, 0, 0), Shape4D(0, 4, 0, 0)]
     assert Q is not None
 
 
