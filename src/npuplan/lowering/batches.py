@@ -5,8 +5,8 @@ feature maps' batch offsets in its base addresses). Here a batched operator's in
 is seen as ``N * H`` rows (a RESHAPE: the same bytes), and
 
 - where no kernel window crosses from one batch element's rows into the next (a kernel one row
-  high at vertical stride 1, an elementwise operator of operands of one shape, an activation), the
-  operator runs once on the rows;
+  high at vertical stride 1, an elementwise operator of operands of one shape, an activation, a
+  BATCH_MATMUL, whose batch elements' heads are then its heads), the operator runs once on the rows;
 - else (a convolution or pool of a taller kernel or stride) the rows are split into the batch
   elements (a SPLIT along the rows), the operator runs on each, and their outputs are concatenated
   along the rows (a CONCATENATION), which the NPU reads and writes in place or copies.
@@ -35,7 +35,7 @@ def _batch(op: Op) -> int:
     fms = [t for t in (*op.inputs[:1], *op.outputs) if t is not None]
     if op.type == "MEAN" and fms and len(fms[0].shape) == 4 and len(op.outputs[0].shape) in (2, 4):
         return int(fms[0].shape[0]) if op.outputs[0].shape[0] == fms[0].shape[0] else 1
-    if op.type in BINARY_ELEMENTWISE:
+    if op.type in BINARY_ELEMENTWISE or op.type == "BATCH_MATMUL":
         fms = [t for t in (*op.inputs, *op.outputs) if t is not None and not t.is_constant]
     if not fms or any(len(t.shape) != 4 for t in fms) or len({t.shape[0] for t in fms}) != 1:
         return 1
@@ -45,6 +45,8 @@ def _batch(op: Op) -> int:
 def _rows_independent(op: Op) -> bool:
     """Whether ``op`` on the batch elements' rows stacked computes each element's rows from its own
     rows only (one operation on the stacked rows)."""
+    if op.type == "BATCH_MATMUL":  # batched over its leading axes: each batch's heads as rows
+        return True
     if op.type in _ROWWISE:
         shapes = {tuple(t.shape) for t in (*op.inputs, *op.outputs) if t is not None and not t.is_constant}
         constants = [t for t in op.inputs if t is not None and t.is_constant]

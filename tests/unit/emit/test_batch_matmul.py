@@ -30,6 +30,7 @@ def _graph(a_shape, b_shape, c_shape, adj_y: bool) -> Graph:
     ((1, 2, 9, 20), (1, 2, 7, 20), (1, 2, 9, 7), True, U65_DEDICATED),
     ((6, 24), (24, 5), (6, 5), False, U65_DEDICATED),  # 2-D
     ((3, 5, 17), (3, 17, 4), (3, 5, 4), False, U55_128),  # 3-D, three batches
+    ((2, 3, 6, 8), (2, 3, 8, 5), (2, 3, 6, 5), False, U65_DEDICATED),  # a batch of 2 of 3 heads: 6 heads as rows
 ])
 def test_a_batch_matmul_runs_on_the_npu_as_litert_runs_it(tmp_path, a_shape, b_shape, c_shape, adj_y, scenario):
     ops, got, expected = _run_both(tmp_path, _graph(a_shape, b_shape, c_shape, adj_y), scenario)

@@ -53,4 +53,5 @@ def test_what_stays_on_the_cpu():
     constant = op("BATCH_MATMUL", [a, const("b", [[[1] * 32] * 16])], [c], 0, adj_x=False, adj_y=True)
     assert "constant" in (unsupported_reason(constant) or "")
     assert "batch axes" in (unsupported_reason(_matmul((1, 2, 16, 32), (1, 1, 16, 32), (1, 2, 16, 16))) or "")
+    # (a batch of 4-D maps runs as rows of heads first: ``lowering.batches``)
     assert "merge" in (unsupported_reason(_matmul((2, 3, 16, 32), (2, 3, 16, 32), (2, 3, 16, 16))) or "")
