@@ -2,7 +2,8 @@
 the NPU): a half-pixel x2 RESIZE_BILINEAR (four 2x2 depthwise convolutions over the input padded
 with its own edges, each writing every other row and column) and ARG_MAX along the depth (a
 shift by 7 bits plus each channel's reversed index, a max pool whose 16-bit table keeps the
-index, a widening cast; into int64 as two 32-bit halves). Each emitted file runs on the
+index, a widening cast; into int64 as two 32-bit halves). The resize's other form, its phases
+written to an intermediate map then copied, is chosen where the output lies in slow memory. Each emitted file runs on the
 simulator bit for bit as LiteRT runs the model (the functional reference)."""
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def test_a_half_pixel_bilinear_resize_runs_on_the_npu_as_litert_runs_it(tmp_path
     phases = [o for o in ops if o.edge_padding]
     assert len(phases) == 4 and {(o.ofm_write_offset.h, o.ofm_write_offset.w) for o in phases} == {
         (0, 0), (0, 1), (1, 0), (1, 1)}
+    # the output in the U65's slow arena: the phases write a fast intermediate, one copy the output
+    staged = any(o.name.endswith("_rb_phases_avgpool") for o in ops)
+    assert staged == (scenario is U65_DEDICATED)
     assert got.shape == expected.shape and np.array_equal(got, expected)
 
 
