@@ -48,6 +48,7 @@ from npuplan.lowering.deployable import (
 )
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.dynamic_shapes import resolve_dynamic_shapes
+from npuplan.lowering.edge_copies import fuse_edge_copies
 from npuplan.lowering.lstm import LSTM, convert_lstm
 from npuplan.lowering.mean import convert_mean, drop_noop_means, rescaled_sums, rescales_sums
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
@@ -198,10 +199,11 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
 def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool,
             framed_writes: bool = True, vector_slice_reads: bool = True) -> tuple[LoweredOp, ...]:
     """Kernel ops in their own OFM views; slices read where they lie (by fully-connected layers too
-    with ``vector_slice_reads``); with ``concat_writes``, concatenated slices written in place."""
+    with ``vector_slice_reads``); with ``concat_writes``, concatenated slices written in place; an
+    edge-padded op's input written in bricks by its producer where it can (``fuse_edge_copies``)."""
     ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs, framed_writes=framed_writes)), outputs,
                            vector_products=vector_slice_reads)
-    return fuse_concat_writes(ops, outputs) if concat_writes else ops
+    return fuse_edge_copies(fuse_concat_writes(ops, outputs) if concat_writes else ops, outputs)
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
