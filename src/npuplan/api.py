@@ -412,8 +412,9 @@ def plan_prepared(
 def _other_forms_where_cheaper(model: PreparedModel, variants: list[LoweredGraph], arch: Architecture,
                                options: PlanOptions) -> list[LoweredGraph]:
     """``variants`` with each lowering taking operators' other forms (``lower``'s ``other_forms``:
-    dilated convolutions in phases, transposes by tile convolutions) replaced by the one taking
-    only those whose other form is locally cheaper (``form_price.cheaper_sources``) than their
+    dilated convolutions in phases, transposes by tile convolutions, mirror pads through rows,
+    half-pixel resizes staged) replaced by the one taking only those whose other form is locally
+    cheaper (``form_price.cheaper_sources``, network inputs and outputs in the arena) than their
     plain form on ``arch``, or left out when none is: the cheaper form per op and scenario."""
     found: list[LoweredGraph] = []
     for lowering in variants:
