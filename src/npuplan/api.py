@@ -26,7 +26,7 @@ from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.activations import fuses_lut
 from npuplan.lowering.lower import has_other_form, may_take_vela_forms
 from npuplan.lowering.deployable import gather_split_writes
-from npuplan.lowering.memory_ops import is_slice_copy, pads_columns
+from npuplan.lowering.memory_ops import is_slice_copy
 from npuplan.lowering.mul_max import FOLDED_REASON
 from npuplan.lowering.mean import sums_in_one_position
 from npuplan.lowering.reduce_max import has_depth_reduction
@@ -151,7 +151,6 @@ class _LoweringKey(NamedTuple):
     fuse_luts: bool
     other_forms: frozenset[int]
     vector_slice_reads: bool
-    mirror_rows: bool
 
     def options(self, **changes: Any) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
@@ -176,8 +175,7 @@ class PreparedModel:
         # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
-        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, frozenset[int], bool],
-                           LoweredOps] = {}
+        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, frozenset[int]], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str, Optimise], CostOracle] = {}
 
@@ -200,17 +198,15 @@ class PreparedModel:
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
                 flat_pools: bool = True, fuse_luts: bool = True,
-                other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
-                mirror_rows: bool = False) -> LoweredGraph:
+                other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise, flat_pools, fuse_luts, other_forms, vector_slice_reads,
-                           mirror_rows)
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts, other_forms, vector_slice_reads)
         found = self._lowered.get(key)
         if found is None:
             stage = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                                 max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                                other_forms=other_forms, mirror_rows=mirror_rows)
+                                other_forms=other_forms)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise, flat_pools=flat_pools,
                                                 vector_slice_reads=vector_slice_reads)
@@ -218,16 +214,15 @@ class PreparedModel:
 
     def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
                max_trees: bool = False, parallel_means: bool = False, fuse_luts: bool = True,
-               other_forms: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
+               other_forms: frozenset[int] = frozenset()) -> LoweredOps:
         """``lowered_ops(model, accel, ...)`` with these options, computed on the first request."""
-        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, other_forms,
-                     mirror_rows)
+        stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, other_forms)
         stage = self._stages.get(stage_key)
         if stage is None:
             stage = self._stages[stage_key] = lowered_ops(
                 self.model, accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                 max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                other_forms=other_forms, mirror_rows=mirror_rows)
+                other_forms=other_forms)
         return stage
 
     def _key_of(self, lowering: LoweredGraph) -> _LoweringKey:
@@ -243,14 +238,15 @@ class PreparedModel:
         whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
         one whose producers write concatenated (or padded) slices in place when ``concat_in_place``
         and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
-        concatenation, as Vela's default core does); so too for the form padding MIRROR_PAD rows
-        through an intermediate map (its producer may write that map's middle)."""
+        concatenation, as Vela's default core does); so too for those whose other forms copy slices
+        (a MIRROR_PAD padding its rows through an intermediate map: its producer may write that
+        map's middle)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
         if not concat_in_place or not any(is_slice_copy(op) for op in plain.ops):
             return found  # (without slice copies, writing them in place changes nothing)
         pairs = [(v, self.lowered(accel, **self._key_of(v).options(concat_writes=True))) for v in found
-                 if v is plain or self._key_of(v).mirror_rows]
+                 if v is plain or _other_forms_copy_slices(v, self._key_of(v))]
         return [*found, *(fused for v, fused in pairs if len(fused.ops) != len(v.ops))]
 
     def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
@@ -263,13 +259,14 @@ class PreparedModel:
         - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``);
         - every operator with another form (``lower``'s ``other_forms``) in it: a convolution of a
           dilation above 2 run in phases over strided views rather than over a kernel spread with
-          zero taps, a TRANSPOSE's matrix steps by tile convolutions rather than 1x1 pools
-          (``plan_prepared`` then keeps the other form of the ops where it is cheaper,
-          ``_other_forms_where_cheaper``);
+          zero taps, a TRANSPOSE's matrix steps by tile convolutions rather than 1x1 pools, a
+          MIRROR_PAD padding its rows in an intermediate map rather than in its output (one more
+          copy, but none reads the output: ``memory_ops.convert_mirror_pad``), a half-pixel
+          RESIZE_BILINEAR writing its phases to an intermediate map then copying it (the output
+          written in whole rows) (``plan_prepared`` then keeps the other form of the ops where it
+          is cheaper, ``_other_forms_where_cheaper``);
         - fully-connected layers reading slices through copies rather than where they lie (a copy
-          per slice, but the source dies early: less memory for a recurrent network's steps);
-        - each MIRROR_PAD padding its rows in an intermediate map rather than in its output (one
-          more copy, but none reads the output: ``memory_ops.convert_mirror_pad``).
+          per slice, but the source dies early: less memory for a recurrent network's steps).
         """
         choices: list[dict[str, Any]] = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
@@ -284,9 +281,6 @@ class PreparedModel:
             choices.append({"other_forms": others})
         if reads_slices_in_place(plain.ops):
             choices.append({"vector_slice_reads": False})
-        padded = {op.index for op in source_ops if pads_columns(op)}
-        if any(o.tflite_type == "MIRROR_PAD" and o.source_index in padded for o in plain.npu_ops):
-            choices.append({"mirror_rows": True})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
@@ -335,6 +329,12 @@ class PreparedModel:
         if found is None:
             found = self._encodings[accel.name] = WeightEncodings(accel)
         return found
+
+
+def _other_forms_copy_slices(lowering: LoweredGraph, key: _LoweringKey) -> bool:
+    """Whether an operator ``lowering`` takes in its other form (``key.other_forms``) copies a slice
+    that its producer may write in place (``is_slice_copy``: a MIRROR_PAD's input into its rows)."""
+    return any(is_slice_copy(op) and op.source_index in key.other_forms for op in lowering.npu_ops)
 
 
 def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
@@ -412,8 +412,9 @@ def plan_prepared(
 def _other_forms_where_cheaper(model: PreparedModel, variants: list[LoweredGraph], arch: Architecture,
                                options: PlanOptions) -> list[LoweredGraph]:
     """``variants`` with each lowering taking operators' other forms (``lower``'s ``other_forms``:
-    dilated convolutions in phases, transposes by tile convolutions) replaced by the one taking
-    only those whose other form is locally cheaper (``form_price.cheaper_sources``) than their
+    dilated convolutions in phases, transposes by tile convolutions, mirror pads through rows,
+    half-pixel resizes staged) replaced by the one taking only those whose other form is locally
+    cheaper (``form_price.cheaper_sources``, network inputs and outputs in the arena) than their
     plain form on ``arch``, or left out when none is: the cheaper form per op and scenario."""
     found: list[LoweredGraph] = []
     for lowering in variants:

@@ -82,12 +82,12 @@ def change_cycles(planned: LoweredGraph, form: LoweredGraph, arch: Architecture,
 
 def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Architecture, oracle: CostOracle, *,
                       pack_unaligned: bool) -> dict[int, int]:
-    """``whole_op_cycles`` of ``lowered``'s NPU ops ``indices``, summed per TFLite operator
-    (``NpuOp.source_index``)."""
+    """``whole_op_cycles`` of ``lowered``'s NPU ops ``indices`` (network inputs and outputs in the
+    arena), summed per TFLite operator (``NpuOp.source_index``)."""
     if not indices:
         return {}
     net = build_network(lowered, pack_unaligned=pack_unaligned)
-    dec = _priced(net, arch, arena_ends=False)
+    dec = _priced(net, arch, arena_ends=True)
     found: dict[int, int] = {}
     for i in indices:
         source = lowered.npu_ops[i].source_index
@@ -98,7 +98,10 @@ def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Arc
 def cheaper_sources(planned: LoweredGraph, form: LoweredGraph, arch: Architecture, oracle: CostOracle, *,
                     pack_unaligned: bool) -> frozenset[int]:
     """The TFLite operators (by index) whose ops ``form`` rewrites at a lower local price than the
-    ops of ``planned`` they replace: per operator, the form of each that the cost model prefers."""
+    ops of ``planned`` they replace: per operator, the form of each that the cost model prefers,
+    the network's inputs and outputs in the arena as every plan leaves them (a form sparing the
+    slow arena, a MIRROR_PAD padding its rows in an intermediate, is otherwise priced as sparing
+    nothing)."""
     ours = _cycles_by_source(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
     theirs = _cycles_by_source(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned)
     return frozenset(s for s, cycles in ours.items() if s in theirs and cycles < theirs[s])

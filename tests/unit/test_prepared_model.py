@@ -137,8 +137,9 @@ def test_a_mirror_pad_is_planned_in_its_output_or_through_rows_in_fast_storage()
     """A convolution then a MIRROR_PAD writing the network output. Shared SRAM: the convolution
     writes the output's middle and four copies reflect its bands there. U65 Dedicated_Sram, where
     the output lies in the slow arena: the rows are padded in a fast intermediate the convolution
-    writes into, and three copies write the output (five copies), as the cheaper plan. Both forms are
-    planned in full (the local price keeps the network output out of fast storage as plans do)."""
+    writes into, and three copies write the output (five copies), as the cheaper plan. The rows are
+    the MIRROR_PAD's other form (``lower``'s ``other_forms``), kept where its local price, the network
+    output in the arena as plans leave it (``form_price.cheaper_sources``), is the lower one."""
     from tests.unit.lowering._build import conv, fm, graph, i32, model, op
 
     x, y, z = fm("x", (1, 10, 10, 8)), fm("y", (1, 10, 10, 8)), fm("z", (1, 14, 12, 8))

@@ -9,7 +9,7 @@ the reason from the support checks. Only the main (first) subgraph is lowered; l
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
@@ -50,10 +50,11 @@ from npuplan.lowering.deployable import (
 )
 from npuplan.lowering.dilation import fold_dilated_convolutions
 from npuplan.lowering.dynamic_shapes import resolve_dynamic_shapes
+from npuplan.lowering.edge_copies import fuse_edge_copies
 from npuplan.lowering.lstm import LSTM, convert_lstm
 from npuplan.lowering.mean import convert_mean, drop_noop_means, rescaled_sums, rescales_sums
 from npuplan.lowering.memory_ops import (convert_concat, convert_mirror_pad, convert_pad, convert_reshape_copy,
-                                        fuse_concat_writes, fuse_reshape_reads)
+                                        fuse_concat_writes, fuse_reshape_reads, pads_columns)
 from npuplan.lowering.mul_max import fold_mul_max
 from npuplan.lowering.reduce_max import reduce_max_trees
 from npuplan.lowering.ofm_views import flat_elementwise_views, flattens, kernel_ofm_views
@@ -63,7 +64,7 @@ from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.dilation_phases import splits_in_phases
 from npuplan.lowering.transposes import convert_transpose, fold_transpose_views, has_convolution_form
-from npuplan.lowering.resize import convert_resize, convert_transpose_conv
+from npuplan.lowering.resize import convert_resize, convert_transpose_conv, has_staged_form
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
@@ -117,9 +118,9 @@ _CONVERTERS: dict[str, Converter] = {
 
 
 def lower_op(op: Op, *, parallel_means: bool = False, other_forms: frozenset[int] = frozenset(),
-             mirror_rows: bool = False) -> tuple[LoweredOp, ...]:
+             ) -> tuple[LoweredOp, ...]:
     """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
-    (``parallel_means``, ``other_forms``, ``mirror_rows``: see ``lower``)."""
+    (``parallel_means``, ``other_forms``: see ``lower``)."""
     reason = unsupported_reason(op)
     if reason is None and op.type not in _CONVERTERS:
         reason = f"{op.type} is not lowered by npuplan"
@@ -127,26 +128,36 @@ def lower_op(op: Op, *, parallel_means: bool = False, other_forms: frozenset[int
         return (CpuOp(op, reason),)
     if parallel_means and op.type == "MEAN":
         return with_fused_lut(op, convert_mean(op, parallel=True))
-    if mirror_rows and op.type == "MIRROR_PAD":
-        return convert_mirror_pad(op, through_rows=True)
     other = _other_form(op) if op.index in other_forms else None
     if other is not None:
         return with_fused_lut(op, other)
     return with_fused_lut(op, _CONVERTERS[op.type](op))
 
 
+# Per operator type: whether an op has another form (cheaper than lowering to find out), and that form.
+_OTHER_FORMS: dict[str, tuple[Callable[[Op], bool], Callable[[Op], tuple[NpuOp, ...] | None]]] = {
+    "CONV_2D": (splits_in_phases, convert_phased),
+    "DEPTHWISE_CONV_2D": (splits_in_phases, convert_phased),
+    "TRANSPOSE": (has_convolution_form, lambda op: convert_transpose(op, convolutions=True)),
+    "MIRROR_PAD": (pads_columns, lambda op: convert_mirror_pad(op, through_rows=True)),
+    "RESIZE_BILINEAR": (has_staged_form, lambda op: convert_resize(op, staged=True)),
+}
+
+
 def _other_form(op: Op) -> tuple[NpuOp, ...] | None:
     """``op``'s other form (``lower``'s ``other_forms``), or None when it has none."""
-    if op.type == "TRANSPOSE":
-        return convert_transpose(op, convolutions=True) if has_convolution_form(op) else None
-    return convert_phased(op)
+    found = _OTHER_FORMS.get(op.type)
+    return found[1](op) if found is not None and found[0](op) else None
 
 
 def has_other_form(op: Op) -> bool:
     """Whether a TFLite op (of the rewritten graph) has a form ``other_forms`` may choose: a
     convolution of a dilation the hardware does not run (``splits_in_phases``), a TRANSPOSE with a
-    step a convolution may do (``has_convolution_form``). Cheaper than lowering to find out."""
-    return splits_in_phases(op) or (op.type == "TRANSPOSE" and has_convolution_form(op))
+    step a convolution may do (``has_convolution_form``), a MIRROR_PAD of left or right padding
+    (``pads_columns``), a half-pixel x2 RESIZE_BILINEAR (``has_staged_form``). Cheaper than
+    lowering to find out."""
+    found = _OTHER_FORMS.get(op.type)
+    return found is not None and found[0](op)
 
 
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,
@@ -197,18 +208,18 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
 def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool,
             framed_writes: bool = True, vector_slice_reads: bool = True) -> tuple[LoweredOp, ...]:
     """Kernel ops in their own OFM views; slices read where they lie (by fully-connected layers too
-    with ``vector_slice_reads``); with ``concat_writes``, concatenated slices written in place."""
+    with ``vector_slice_reads``); with ``concat_writes``, concatenated slices written in place; an
+    edge-padded op's input written in bricks by its producer where it can (``fuse_edge_copies``)."""
     ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs, framed_writes=framed_writes)), outputs,
                            vector_products=vector_slice_reads)
-    return fuse_concat_writes(ops, outputs) if concat_writes else ops
+    return fuse_edge_copies(fuse_concat_writes(ops, outputs) if concat_writes else ops, outputs)
 
 
 def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False,
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
           flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
-          other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True,
-          mirror_rows: bool = False) -> LoweredGraph:
+          other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -231,13 +242,16 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     own taps, but several smaller operations, whole and in no cascade) rather than one over a
     kernel spread with zero taps; a TRANSPOSE transposes its matrix steps by tile convolutions
     rather than 1x1 pools (``transposes``: eight channels a micro-block rather than one, but a
-    kernel of several rows reading one-channel maps, written in short runs).
+    kernel of several rows reading one-channel maps, written in short runs); a MIRROR_PAD pads its
+    rows in an intermediate map first (``memory_ops.convert_mirror_pad``'s ``through_rows``: one
+    more copy, but only three touch the output); a half-pixel RESIZE_BILINEAR writes its phases to
+    an intermediate map, then copies it to the output (``resize.convert_resize``'s ``staged``: one
+    more copy, but the output is written in whole rows rather than in runs of one pixel).
     ``vector_slice_reads``: fully-connected layers read slices, splits and unpacks where they lie
-    (no copy; the source lives until the last of them), else through copies. ``mirror_rows``: each
-    MIRROR_PAD pads its rows in an intermediate map first (``memory_ops.convert_mirror_pad``)."""
+    (no copy; the source lives until the last of them), else through copies."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                         max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
-                        other_forms=other_forms, mirror_rows=mirror_rows)
+                        other_forms=other_forms)
     return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
                   flat_elementwise=flat_elementwise, flat_pools=flat_pools, vector_slice_reads=vector_slice_reads)
 
@@ -258,7 +272,7 @@ class LoweredOps:
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, fuse_luts: bool = True,
-                other_forms: frozenset[int] = frozenset(), mirror_rows: bool = False) -> LoweredOps:
+                other_forms: frozenset[int] = frozenset()) -> LoweredOps:
     """The first part of ``lower``: the graph passes and each op's NPU operations (the options
     as ``lower``'s)."""
     if len(model.subgraphs) > 1:
@@ -271,8 +285,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op, parallel_means=parallel_means, other_forms=other_forms,
-                               mirror_rows=mirror_rows)
+            lowered = lower_op(op, parallel_means=parallel_means, other_forms=other_forms)
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)

@@ -54,9 +54,11 @@ def flat_elementwise_views(ops: tuple[LoweredOp, ...], *, pools: bool = True) ->
     core runs them): every element meets its partners at the same byte whatever the shape, and a
     16-deep view fills the hardware's blocks. The maps are then seen in another shape, so they stay
     linear NHWC (``formats``) and the op is not cascaded (``is_cascadable``). Without ``pools``
-    only the elementwise ops."""
-    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) and (pools or op.ifm2 is not None) else op
-                 for op in ops)
+    only the elementwise ops. A map that must be bricks (an edge-padded IFM,
+    ``formats.brick_format_tensors``) is not seen in another shape: its writer stays as it is."""
+    bricked = {op.ifm.name for op in ops if isinstance(op, NpuOp) and op.edge_padding}
+    return tuple(_flat(op) if isinstance(op, NpuOp) and flattens(op) and (pools or op.ifm2 is not None)
+                 and op.ofm.name not in bricked else op for op in ops)
 
 
 def flattens(op: NpuOp) -> bool:

@@ -2,7 +2,8 @@
 the NPU): a half-pixel x2 RESIZE_BILINEAR (four 2x2 depthwise convolutions over the input padded
 with its own edges, each writing every other row and column) and ARG_MAX along the depth (a
 shift by 7 bits plus each channel's reversed index, a max pool whose 16-bit table keeps the
-index, a widening cast; into int64 as two 32-bit halves). Each emitted file runs on the
+index, a widening cast; into int64 as two 32-bit halves). The resize's other form, its phases
+written to an intermediate map then copied, is chosen where the output lies in slow memory. Each emitted file runs on the
 simulator bit for bit as LiteRT runs the model (the functional reference)."""
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def test_a_half_pixel_bilinear_resize_runs_on_the_npu_as_litert_runs_it(tmp_path
     phases = [o for o in ops if o.edge_padding]
     assert len(phases) == 4 and {(o.ofm_write_offset.h, o.ofm_write_offset.w) for o in phases} == {
         (0, 0), (0, 1), (1, 0), (1, 1)}
+    # the output in the U65's slow arena: the phases write a fast intermediate, one copy the output
+    staged = any(o.name.endswith("_rb_phases_avgpool") for o in ops)
+    assert staged == (scenario is U65_DEDICATED)
     assert got.shape == expected.shape and np.array_equal(got, expected)
 
 
@@ -98,3 +102,20 @@ def test_an_int16_half_pixel_bilinear_resize_runs_on_the_npu_as_litert_runs_it(t
     values = np.random.default_rng(1).integers(-32768, 32768, (1, 5, 6, 8), dtype=np.int16)
     got = CompiledModel(emitted.data).invoke([values])[0]
     assert np.array_equal(got, ReferenceModel(data, label="bilinear16").invoke([values])[0])
+
+
+@pytest.mark.parametrize("scenario", [U55_128, U65_DEDICATED])
+def test_a_pool_writes_the_bricks_a_half_pixel_resize_reads(tmp_path, scenario):
+    """The max pool before the resize (exact, unlike a convolution's rounding) writes its map in
+    bricks, padded with its edges by the phases' re-based tiles: no copy of it
+    (``lowering.edge_copies``), the same outputs as LiteRT's."""
+    q = Quantization(scale=(0.05,), zero_point=(3,))
+    x, y, z = fm("x", (1, 6, 7, 8), quant=q), fm("y", (1, 6, 7, 8), quant=q), fm("z", (1, 12, 14, 8), quant=q)
+    pool = op("MAX_POOL_2D", [x], [y], 0, padding="SAME", stride_h=1, stride_w=1, filter_height=3, filter_width=3,
+              fused_activation_function="NONE")
+    size = const("size", [12, 14], DataType.INT32, None)
+    resize = op("RESIZE_BILINEAR", [y, size], [z], 1, align_corners=False, half_pixel_centers=True)
+    ops, got, expected = _run_both(tmp_path, Graph("pool_bilinear", (pool, resize), (x,), (z,)), scenario)
+    assert not any(o.name.endswith("_rb_init_avgpool") for o in ops)
+    assert sum(o.ifm is ops[0].ofm for o in ops if o.edge_padding) == 4
+    assert len(np.unique(expected)) > 16 and np.array_equal(got, expected)
