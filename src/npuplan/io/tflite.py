@@ -24,7 +24,7 @@ import numpy as np
 from npuplan.errors import ModelError
 from npuplan.io.flatbuf import numbers, scalar, string, sub_table, table_at, tables, vector_span
 from npuplan.io.flatbuf import Table
-from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+from npuplan.ir.graph import Graph, Model, Op, Signature, Tensor, frozen_options
 from npuplan.ir.model_checks import LIMITS
 from npuplan.ir.types import DataType, Quantization
 
@@ -135,7 +135,28 @@ def _parse_model(data: bytes, name: str) -> Model:
     if not subgraphs:
         raise ModelError(f"'{name}' has no subgraphs")
     description = (fb.Description() or b"").decode("utf-8", errors="replace")
-    return Model(name=name, subgraphs=subgraphs, description=description)
+    signatures = tuple(_signature(fb, k, len(subgraphs)) for k in range(fb.SignatureDefsLength()))
+    return Model(name=name, subgraphs=subgraphs, description=description, signatures=signatures)
+
+
+def _signature(fb: Any, k: int, count: int) -> Signature:
+    """Signature def ``k``, its tensor indices as positions in its subgraph's inputs and outputs (an
+    entry naming a tensor that is neither is left out: nothing could be passed through it)."""
+    sig = fb.SignatureDefs(k)
+    index = int(sig.SubgraphIndex())
+    if not 0 <= index < count:
+        raise ModelError(f"signature def {k} refers to subgraph {index} but the model has {count}")
+    sg = fb.Subgraphs(index)
+    ends = ([int(i) for i in sg.InputsAsNumpy()] if sg.InputsLength() else [],
+            [int(i) for i in sg.OutputsAsNumpy()] if sg.OutputsLength() else [])
+
+    def entries(maps: list[Any], tensors: list[int]) -> tuple[tuple[str, int], ...]:
+        named = (((m.Name() or b"").decode("utf-8", errors="replace"), int(m.TensorIndex())) for m in maps)
+        return tuple((name, tensors.index(t)) for name, t in named if t in tensors)
+
+    return Signature((sig.SignatureKey() or b"").decode("utf-8", errors="replace"), index,
+                     entries([sig.Inputs(i) for i in range(sig.InputsLength())], ends[0]),
+                     entries([sig.Outputs(i) for i in range(sig.OutputsLength())], ends[1]))
 
 
 def _op_type_name(code: Any) -> str:

@@ -48,3 +48,16 @@ def test_unique_names_are_kept_and_a_rename_avoids_a_name_in_use(tmp_path: Path)
     path.write_bytes(write_tflite(Model("names", (Graph("main", ops, (x,), (z,)),))))
     graph = read_tflite(path).main
     assert [t.name for t in graph.tensors()] == ["a", "a_1", "a_2"]
+
+
+def test_signature_defs_are_read_as_positions_and_written_back() -> None:
+    # litert-torch's files name their inputs and outputs by signature ('serving_default': args_0 ->
+    # output_0); a runtime's signature runner calls them so
+    from npuplan.io.tflite import parse_tflite
+    from npuplan.ir.graph import Signature
+
+    model = read_tflite(ZOO10 / "pt_audio1d_49.tflite")
+    expected = (Signature("serving_default", 0, (("args_0", 0),), (("output_0", 0),)),)
+    assert model.signatures == expected
+    assert parse_tflite(write_tflite(model)).signatures == expected
+    assert read_tflite(ZOO10 / "pt_audio1d_49__no_names.tflite").signatures == ()
