@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import math
 import re
 import subprocess
 import sys
@@ -84,10 +85,20 @@ def op_types(model: Path) -> str:
         return f"unreadable: {error}"
 
 
-def row(model: Path, scenario: str, checked: dict[tuple[str, str], str]) -> str:
+def row(model: Path, scenario: str, checked: dict[tuple[str, str], str], tally: dict[str, list]) -> str:
     flags = cli_flags(SCENARIOS[scenario])
     ours = run_tool([sys.executable, "-m", "npuplan", "plan", "--emit-tflite"], model, flags)
     vela = run_tool([VELA], model, flags)
+    tally["rows"].append(model.stem)
+    if ours["rc"]:
+        tally["npuplan failed"].append(f"{model.stem} {SHORT[scenario]}")
+    if ours["traceback"]:
+        tally["traceback"].append(f"{model.stem} {SHORT[scenario]}")
+    if ours["rc"] == 0 and vela["rc"] == 0 and ours["cpu"] is not None and vela["cpu"] is not None:
+        if ours["cpu"] > vela["cpu"]:
+            tally["more CPU operators than Vela"].append(f"{model.stem} {SHORT[scenario]} {ours['cpu']}>{vela['cpu']}")
+        elif ours["cpu"] == vela["cpu"] and ours["cycles"] and vela["cycles"]:
+            tally["cycles ratio (same CPU count)"].append(ours["cycles"] / vela["cycles"])
     ratio = (f"{ours['cycles'] / vela['cycles'] - 1:+.1%}" if ours["cycles"] and vela["cycles"] else "-")
     mine = f"{ours['npu']}/{ours['cpu']}" if ours["rc"] == 0 else f"rc={ours['rc']}"
     theirs = f"{vela['npu']}/{vela['cpu']}" if vela["rc"] == 0 else f"rc={vela['rc']}"
@@ -115,12 +126,32 @@ def main() -> None:
                   "# npu/cpu: operators on the NPU / on the CPU (each tool's count); cycles: npuplan's estimate, "
                   "Vela default core's, npuplan over Vela minus 1; check: run_diff verdict(npuplan max diff/elements)")
         print(header, file=out, flush=True)
+        tally: dict[str, list] = {key: [] for key in ("rows", "npuplan failed", "traceback",
+                                                      "more CPU operators than Vela", "cycles ratio (same CPU count)")}
         for model in models:
             print(f"## {model.stem}: {op_types(model)}", file=out, flush=True)
             for scenario in args.scenario or list(SHORT):
-                line = row(model, scenario, checked)
+                line = row(model, scenario, checked, tally)
                 print(line, flush=True)
                 print(line, file=out, flush=True)
+        print(summary(tally, checked), file=out, flush=True)
+
+
+def summary(tally: dict[str, list], checked: dict[tuple[str, str], str]) -> str:
+    """Closing lines: runs, failures, tracebacks, CPU counts above Vela's, cycle ratios, verdicts."""
+    ratios = tally.pop("cycles ratio (same CPU count)")
+    lines = [f"# {len(tally.pop('rows'))} runs"]
+    lines += [f"# {key}: {len(values)} {'; '.join(values)}".rstrip() for key, values in tally.items()]
+    if ratios:
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        lines.append(f"# npuplan/Vela cycles where both run as many operators on the CPU: geomean {geomean:.3f} over "
+                     f"{len(ratios)}, min {min(ratios):.3f}, max {max(ratios):.3f}")
+    verdict_counts: dict[str, int] = {}
+    for value in checked.values():
+        for verdict in value.split(","):
+            verdict_counts[verdict.split("(")[0]] = verdict_counts.get(verdict.split("(")[0], 0) + 1
+    lines.append(f"# run_diff outputs by verdict: {', '.join(f'{k} {v}' for k, v in sorted(verdict_counts.items()))}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
