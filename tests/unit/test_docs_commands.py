@@ -29,7 +29,8 @@ _BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 _BENCH_RUN = re.compile(r"python3? (bench/[A-Za-z0-9_/]+\.py)")
 _BENCH_NAMED = re.compile(r"(?<![/A-Za-z0-9_.])(bench/[A-Za-z0-9_/]+\.py)")
 _NOT_RUN = ("pip install", "python3 -m pytest", "python -m pytest")
-_OPTIONAL = {"tensorflow": "TensorFlow (the zoo generators run in a TensorFlow venv)", "atheris": "atheris"}
+_OPTIONAL = {"tensorflow": "TensorFlow (the zoo generators run in a TensorFlow venv)", "atheris": "atheris",
+             "torch": "PyTorch (bench/zoo/zoo10_models.py runs in a torch + litert-torch venv)"}
 
 
 def sh_commands(page: Path) -> list[str]:

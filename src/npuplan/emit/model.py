@@ -112,7 +112,8 @@ def emitted_model(
     graph = _static(Graph(lowered.name or "main", tuple(ops), inputs, outputs))
     offsets = [_offline_offset(t, (scratch, fast), addresses, arena) for t in graph.tensors()]
     plan = np.array([0, 1, len(offsets), *offsets], dtype="<i4").tobytes()
-    return Model(lowered.name, (graph, *lowered.subgraphs), description), {OFFLINE_ALLOCATION: plan}
+    return (Model(lowered.name, (graph, *lowered.subgraphs), description, lowered.signatures),
+            {OFFLINE_ALLOCATION: plan})
 
 
 def _static(graph: Graph) -> Graph:

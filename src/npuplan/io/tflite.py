@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 import importlib
+import logging
 import re
 import struct
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +24,12 @@ import numpy as np
 from npuplan.errors import ModelError
 from npuplan.io.flatbuf import numbers, scalar, string, sub_table, table_at, tables, vector_span
 from npuplan.io.flatbuf import Table
-from npuplan.ir.graph import Graph, Model, Op, Tensor, frozen_options
+from npuplan.ir.graph import Graph, Model, Op, Signature, Tensor, frozen_options
 from npuplan.ir.model_checks import LIMITS
 from npuplan.ir.types import DataType, Quantization
 
 _FILE_IDENTIFIER = b"TFL3"
+logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=None)
@@ -132,7 +135,28 @@ def _parse_model(data: bytes, name: str) -> Model:
     if not subgraphs:
         raise ModelError(f"'{name}' has no subgraphs")
     description = (fb.Description() or b"").decode("utf-8", errors="replace")
-    return Model(name=name, subgraphs=subgraphs, description=description)
+    signatures = tuple(_signature(fb, k, len(subgraphs)) for k in range(fb.SignatureDefsLength()))
+    return Model(name=name, subgraphs=subgraphs, description=description, signatures=signatures)
+
+
+def _signature(fb: Any, k: int, count: int) -> Signature:
+    """Signature def ``k``, its tensor indices as positions in its subgraph's inputs and outputs (an
+    entry naming a tensor that is neither is left out: nothing could be passed through it)."""
+    sig = fb.SignatureDefs(k)
+    index = int(sig.SubgraphIndex())
+    if not 0 <= index < count:
+        raise ModelError(f"signature def {k} refers to subgraph {index} but the model has {count}")
+    sg = fb.Subgraphs(index)
+    ends = ([int(i) for i in sg.InputsAsNumpy()] if sg.InputsLength() else [],
+            [int(i) for i in sg.OutputsAsNumpy()] if sg.OutputsLength() else [])
+
+    def entries(maps: list[Any], tensors: list[int]) -> tuple[tuple[str, int], ...]:
+        named = (((m.Name() or b"").decode("utf-8", errors="replace"), int(m.TensorIndex())) for m in maps)
+        return tuple((name, tensors.index(t)) for name, t in named if t in tensors)
+
+    return Signature((sig.SignatureKey() or b"").decode("utf-8", errors="replace"), index,
+                     entries([sig.Inputs(i) for i in range(sig.InputsLength())], ends[0]),
+                     entries([sig.Outputs(i) for i in range(sig.OutputsLength())], ends[1]))
 
 
 def _op_type_name(code: Any) -> str:
@@ -163,7 +187,7 @@ def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | None:
 def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], index: int) -> Graph:
     _check_counts(sg, index)
     table = table_at(sg._tab.Bytes, sg._tab.Pos)
-    tensors = [_parse_tensor(t, buffers) for t in tables(table, _SUBGRAPH["tensors"])]
+    tensors = _unique_names([_parse_tensor(t, buffers) for t in tables(table, _SUBGRAPH["tensors"])], index)
 
     def pick(owner: Table, field: int, what: str) -> tuple[Tensor | None, ...]:
         indices = numbers(owner, field, np.int32)
@@ -195,6 +219,27 @@ def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], i
     outputs = tuple(t for t in pick(table, _SUBGRAPH["outputs"], "an output") if t is not None)
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{index}"
     return Graph(name=name, ops=tuple(ops), inputs=inputs, outputs=outputs)
+
+
+def _unique_names(tensors: list[Tensor], index: int) -> list[Tensor]:
+    """``tensors`` with names unique in their subgraph: a writer may leave names empty or repeat
+    them (LiteRT runs such files), but planning keys tensors by name. An empty name becomes
+    ``tensor_<i>`` and a repeat ``<name>_<i>`` (i: the tensor's index in the file)."""
+    seen = {t.name for t in tensors if t.name}
+    if len(seen) == len(tensors):
+        return tensors
+    taken: set[str] = set()
+    renamed = []
+    for i, t in enumerate(tensors):
+        name = t.name or f"tensor_{i}"
+        while name in taken or (name != t.name and name in seen):
+            name = f"{name}_{i}"
+        taken.add(name)
+        renamed.append(t if name == t.name else replace(t, name=name))
+    logger.warning("subgraph %d: %d tensor(s) with an empty or repeated name renamed (e.g. '%s')", index,
+                   sum(a is not b for a, b in zip(tensors, renamed)),
+                   next(b.name for a, b in zip(tensors, renamed) if a is not b))
+    return renamed
 
 
 def _check_counts(sg: Any, index: int) -> None:

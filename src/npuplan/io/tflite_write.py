@@ -21,7 +21,7 @@ import flatbuffers
 import numpy as np
 
 from npuplan.io.tflite import binding, option_fields
-from npuplan.ir.graph import Graph, Model, Op, Tensor
+from npuplan.ir.graph import Graph, Model, Op, Signature, Tensor
 from npuplan.ir.types import DataType
 
 _OFFSET = re.compile(r"self\._tab\.Offset\((\d+)\)")
@@ -92,6 +92,7 @@ class _Writer:
         self.b = flatbuffers.Builder(initial_bytes)  # it doubles when full, copying what it holds
         self.buffers: list[bytes | memoryview | None] = [None]  # buffer 0 is the empty buffer, by convention
         self.buffer_of: dict[int, int] = {}
+        self.io_indices: list[tuple[list[int], list[int]]] = []  # per subgraph, its inputs' and outputs' tensors
 
     # ---- primitives
     def scalars(self, values: Sequence[Any] | np.ndarray, kind: str) -> int:
@@ -193,14 +194,29 @@ class _Writer:
         index_of = {id(t): i for i, t in enumerate(tensors)}
         tensor_offsets = [self.tensor(t) for t in tensors]
         op_offsets = [self.operator(op, codes[op.type], index_of) for op in g.ops]
+        self.io_indices.append(([index_of[id(t)] for t in g.inputs], [index_of[id(t)] for t in g.outputs]))
         fields = {
             "Tensors": _Ref(self.tables(tensor_offsets)),
-            "Inputs": _Ref(self.scalars([index_of[id(t)] for t in g.inputs], "Int32")),
-            "Outputs": _Ref(self.scalars([index_of[id(t)] for t in g.outputs], "Int32")),
+            "Inputs": _Ref(self.scalars(self.io_indices[-1][0], "Int32")),
+            "Outputs": _Ref(self.scalars(self.io_indices[-1][1], "Int32")),
             "Operators": _Ref(self.tables(op_offsets)),
             "Name": _Ref(self.b.CreateString(g.name)),
         }
         return self.table("SubGraph", fields)
+
+    def signature(self, sig: Signature) -> int:
+        """A signature def, its positions turned into the tensor indices ``subgraph`` wrote."""
+        inputs, outputs = self.io_indices[sig.subgraph]
+
+        def maps(entries: tuple[tuple[str, int], ...], tensors: list[int]) -> int:
+            return self.tables([self.table("TensorMap", {"Name": _Ref(self.b.CreateString(name)),
+                                                         "TensorIndex": tensors[position]})
+                                for name, position in entries if position < len(tensors)])
+
+        return self.table("SignatureDef", {"Inputs": _Ref(maps(sig.inputs, inputs)),
+                                           "Outputs": _Ref(maps(sig.outputs, outputs)),
+                                           "SignatureKey": _Ref(self.b.CreateString(sig.key)),
+                                           "SubgraphIndex": sig.subgraph})
 
     def operator_code(self, op_type: str) -> int:
         builtins = _enum("BuiltinOperator")
@@ -260,6 +276,7 @@ def write_tflite(model: Model, *, metadata: Mapping[str, bytes] | None = None) -
     op_types = sorted({op.type for g in model.subgraphs for op in g.ops})
     codes = {t: i for i, t in enumerate(op_types)}
     subgraphs = [w.subgraph(g, codes) for g in model.subgraphs]
+    signatures = [w.signature(sig) for sig in model.signatures if sig.subgraph < len(model.subgraphs)]
     code_offsets = [w.operator_code(t) for t in op_types]
     metadata_buffers = {}
     for name, data in (metadata or {}).items():
@@ -282,6 +299,8 @@ def write_tflite(model: Model, *, metadata: Mapping[str, bytes] | None = None) -
     }
     if metadata_offsets:
         fields["Metadata"] = _Ref(w.tables(metadata_offsets))
+    if signatures:
+        fields["SignatureDefs"] = _Ref(w.tables(signatures))
     root = w.table("Model", fields)
     w.b.Finish(root, file_identifier=b"TFL3")
     return bytes(memoryview(w.b.Bytes)[w.b.Head():])  # the builder's output, copied once

@@ -113,13 +113,25 @@ class Graph:
         return list(seen.values())
 
 
+@record
+class Signature:
+    """A signature def: the names a runtime's signature runner calls a subgraph's inputs and
+    outputs by, each naming a position in that subgraph's ``inputs`` or ``outputs``."""
+
+    key: str
+    subgraph: int
+    inputs: tuple[tuple[str, int], ...]
+    outputs: tuple[tuple[str, int], ...]
+
+
 @record(eq=False, slots=False)
 class Model:
-    """A model: its subgraphs (the first is the entry point)."""
+    """A model: its subgraphs (the first is the entry point) and its signature defs."""
 
     name: str
     subgraphs: tuple[Graph, ...]
     description: str = ""
+    signatures: tuple[Signature, ...] = ()
 
     @property
     def main(self) -> Graph:

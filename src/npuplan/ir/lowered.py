@@ -14,7 +14,7 @@ from dataclasses import field
 import numpy as np
 
 from npuplan._compat import StrEnum
-from npuplan.ir.graph import Graph, Op, Tensor
+from npuplan.ir.graph import Graph, Op, Signature, Tensor
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.records import record
@@ -315,6 +315,7 @@ class LoweredGraph:
     tflite_op_count: int = 0
     removed: tuple[tuple[str, str], ...] = ()
     subgraphs: tuple[Graph, ...] = ()
+    signatures: tuple[Signature, ...] = ()  # the model's signature defs, for an emitted file to keep
 
     @property
     def npu_ops(self) -> tuple[NpuOp, ...]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
-from npuplan.ir.graph import Graph, Model, Op, Tensor
+from npuplan.ir.graph import Graph, Model, Op, Signature, Tensor
 from npuplan.ir.lowered import CpuOp, LoweredGraph, LoweredOp, NpuOp
 from npuplan.lowering.activations import fuse_activations, standalone_lut, standalone_luts_as_pools, with_fused_lut
 from npuplan.lowering.argmax import convert_argmax
@@ -267,6 +267,7 @@ class LoweredOps:
     ops: tuple[LoweredOp, ...]
     deployable: bool
     subgraphs: tuple[Graph, ...]
+    signatures: tuple[Signature, ...] = ()
 
 
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
@@ -299,7 +300,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
             raise
     if max_trees:
         ops = list(reduce_max_trees(tuple(ops)))
-    return LoweredOps(source, graph, removed, tuple(ops), deployable, tuple(model.subgraphs[1:]))
+    return LoweredOps(source, graph, removed, tuple(ops), deployable, tuple(model.subgraphs[1:]), model.signatures)
 
 
 def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool = False, vela_forms: bool = False,
@@ -322,6 +323,7 @@ def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool =
         tflite_op_count=len(stage.source.ops),
         removed=stage.removed,
         subgraphs=stage.subgraphs,
+        signatures=stage.signatures,
     )
 
 

@@ -22,6 +22,7 @@ import math
 from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.ir.lowered import BlockType, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
+from npuplan.ir.types import DataType
 from npuplan.lowering._util import replace_op, without_op
 from npuplan.lowering.transpose_convs import channel_permutation, permutes_channels, tile_conv, tile_rows
 from npuplan.lowering.transpose_steps import MAX_AXES, MAX_DIM, Steps, transpose_steps
@@ -48,8 +49,8 @@ def _one_step_view(op: Op) -> Shape4D | None:
     """The IFM view of a TRANSPOSE as declared that the NPU runs in one step (a 1x1 pool writing
     with height and width strides swapped, as Vela 5.2.0 does), or None."""
     src, perm_tensor = op.inputs[0], op.inputs[1]
-    if src is None or perm_tensor is None or perm_tensor.data is None:
-        return None
+    if src is None or perm_tensor is None or perm_tensor.data is None or transpose_view(op) is not None:
+        return None  # a merged view reads another tensor than the declared permutation's (a reshape taken in)
     shape, perm = list(src.shape), [int(v) for v in perm_tensor.data.reshape(-1)]
     if len(shape) == 2 and perm == [1, 0]:
         return Shape4D(1, shape[0], shape[1], 1)
@@ -178,6 +179,15 @@ def _sole_reshape(graph: Graph, tensor: Tensor, *, reading: bool) -> Op | None:
     return producer if producer is not None and producer.type == "RESHAPE" and len(readers) == 1 else None
 
 
+_MAP_TYPES = (DataType.INT8, DataType.UINT8, DataType.INT16)  # the feature maps an NPU transposes
+
+
+def _takes_in(other: Tensor | None, tensor: Tensor) -> bool:
+    """Whether a reshape's ``other`` side may stand for ``tensor`` in a merged view: at most 4-D (the
+    view the NPU reads or writes) and of the same quantization."""
+    return other is not None and len(other.shape) <= 4 and other.quant == tensor.quant
+
+
 def fold_transpose_views(graph: Graph, *, deployable: bool = False,
                          skip: frozenset[int] = frozenset()) -> tuple[Graph, Removed]:
     """Give each TRANSPOSE the NPU cannot run as declared, but can in steps, its merged view
@@ -192,8 +202,8 @@ def fold_transpose_views(graph: Graph, *, deployable: bool = False,
         src, perm_tensor, out = op.inputs[0], op.inputs[1], op.outputs[0]
         if src is None or perm_tensor is None or perm_tensor.data is None or _one_step_view(op) is not None:
             continue
-        if src.dtype != out.dtype or src.quant != out.quant:
-            continue
+        if src.dtype != out.dtype or src.quant != out.quant or src.dtype not in _MAP_TYPES:
+            continue  # a float map (a converter's unquantized tail) stays as declared, for the CPU
         perm = tuple(int(v) for v in perm_tensor.data.reshape(-1))
         dims, merged = merged_permutation(src.shape, perm)
         if merged == tuple(range(len(merged))):  # it only moves axes of size 1: a RESHAPE
@@ -205,11 +215,13 @@ def fold_transpose_views(graph: Graph, *, deployable: bool = False,
         if not transpose_steps(dims, merged):
             continue
         before, after = _sole_reshape(graph, src, reading=False), _sole_reshape(graph, out, reading=True)
-        if before is not None and before.inputs[0] is None:
+        if before is not None and not _takes_in(before.inputs[0], src):
             before = None
+        if after is not None and not _takes_in(after.outputs[0], out):
+            after = None  # e.g. PyTorch's NHWC -> NCHW before a 5-D channel shuffle: transposed as it is
         new_src = before.inputs[0] if before is not None and before.inputs[0] is not None else src
         new_out = after.outputs[0] if after is not None else out
-        if len(new_src.shape) > 4 or len(new_out.shape) > 4 or new_src.quant != src.quant or new_out.quant != out.quant:
+        if len(new_src.shape) > 4 or len(new_out.shape) > 4:
             continue
         folded = Op("TRANSPOSE", (new_src, perm_tensor), (new_out,),
                     frozen_options({**op.options, "transpose_view": (dims, merged)}), op.index)

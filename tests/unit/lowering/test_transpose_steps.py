@@ -50,3 +50,18 @@ def test_networks_permutations_take_few_steps(shape, perm, count) -> None:
 def test_a_view_past_the_npus_addressing_has_no_steps() -> None:
     assert transpose_steps((70000, 3), (1, 0)) is None
     assert transpose_steps((2,) * 7, (6, 5, 4, 3, 2, 1, 0)) is None  # past MAX_AXES
+
+
+def test_only_quantized_maps_get_a_merged_view() -> None:
+    # a float TRANSPOSE (PT2E's unquantized tail, NHWC -> NCHW) got the view too, and so counted as
+    # rewritten: a deployable plan could then neither run it on the NPU nor leave it to the CPU
+    from npuplan.ir.types import DataType
+    from npuplan.lowering.transposes import fold_transpose_views, transpose_view
+
+    from ._build import const, fm, graph, op
+
+    perm = const("perm", [0, 3, 1, 2], DataType.INT32, None)
+    for dtype, quant, folded in ((DataType.FLOAT32, None, False), (DataType.INT8, fm("q", (1,)).quant, True)):
+        x, y = fm("x", (1, 24, 24, 4), dtype, quant), fm("y", (1, 4, 24, 24), dtype, quant)
+        g, _ = fold_transpose_views(graph([op("TRANSPOSE", [x, perm], [y], 0)], [x], [y]), deployable=True)
+        assert (transpose_view(g.ops[0]) is not None) is folded
