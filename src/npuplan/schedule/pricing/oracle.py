@@ -83,16 +83,17 @@ class CostOracle(Protocol):
     through it: a plan's schedule and its command stream often allocate the same ranges.
     ``rolling_rows`` is the memo of the rows rolling buffers need (``model.stripes.RollingRowsMemo``,
     keyed on geometry alone): every branch-cascade search of every lowering planned through the
-    oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by value, so that equal
-    ops of the model's lowerings (distinct objects) share their costings. ``stripe_shapes`` is the
-    memo of ``costing.cost_op``'s stripes per op and stripe height (the stripes, the block config and
-    its alternatives): the costings of one op at one height ask them alike. ``screened`` is the
+    oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by its costing
+    signature, so that the ops that cost alike (of the model's lowerings, or repeated in a network:
+    distinct objects) share their costings. ``stripe_shapes`` is the memo of ``costing.cost_op``'s
+    stripes per op signature and stripe height (the stripes, the block config and its
+    alternatives): the costings of such ops at one height ask them alike. ``screened`` is the
     memo of ``costing``'s block screening (``screen_blocks``), which the weight plans of one op in
     one context share.
     """
 
     costed: dict[tuple[Any, ...], Costed]
-    stripe_shapes: dict[tuple[NpuOp, int], Any]
+    stripe_shapes: dict[tuple[int, int], Any]
     screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]]
     placements: PlacementMemo
     rolling_rows: RollingRowsMemo
@@ -162,7 +163,7 @@ class OracleMemos:
         self.placements = PlacementMemo()
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
-        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+        self.stripe_shapes: dict[tuple[int, int], Any] = {}
         self.screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]] = {}
 
 
