@@ -42,7 +42,6 @@ from npuplan.schedule.moves.weights import (
     floor_cycles,
     held_bytes,
     needs_dma,
-    plan_floor_cycles,
     weight_frontier,
 )
 
@@ -315,15 +314,11 @@ def _single(ctx: _Context, k: int, highest: int) -> Segment:
     direct = cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k).cycles
     peak = ctx.base[net.times[k]]
     options: list[tuple[int, int]] = []
-    # no buffered plan costs less than the floor (``weights.floor_cycles``), nor than the floor and
-    # the wait for its weights (``weights.plan_floor_cycles``): none saves where reading in place
-    # costs no more
-    floor = floor_cycles(net, ctx.dec, ctx.arch, ctx.oracle, k) if ctx.with_weights and needs_dma(op, ctx.arch) \
-        else direct
-    if direct > floor:
+    # no buffered plan costs less than the floor (``weights.floor_cycles``): none saves when reading in place costs no more
+    if ctx.with_weights and needs_dma(op, ctx.arch) and direct > floor_cycles(net, ctx.dec, ctx.arch, ctx.oracle, k):
         block = ctx.oracle.block_config(op, op.ofm_shape.with_h(min(ctx.dec.ofm_rows[k], op.ofm_shape.h)))
         for plan in candidate_plans(op, block, ctx.oracle):
-            if held_bytes(plan) > highest - peak or plan_floor_cycles(ctx.oracle, floor, plan, 0) >= direct:
+            if held_bytes(plan) > highest - peak:
                 continue
             saved = direct - cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k, weights=plan).cycles
             if saved > 0:

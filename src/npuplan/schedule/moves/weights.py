@@ -250,60 +250,30 @@ def _scored(
     key = (op_context(net, dec, i), prev_slack)
     found = memo.weight_scores.get(key)
     if found is None:
-        found = memo.weight_scores[key] = _ranked(net, dec, arch, oracle, i, prev_slack)
+        found = memo.weight_scores[key] = _ranked(net, dec, arch, oracle, i, prev_slack, memo)
     return found
 
 
 def _ranked(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, prev_slack: int,
+    memo: ChoiceMemo,
 ) -> tuple[tuple[int, Scored], ...]:
-    """``_scored``'s ranking, costed, less plans that can never come first: those of no fewer
-    cycles than reading in place (it ranks before them and always fits), and those of more
-    cycles than a plan read without prefetch holding no more bytes (it ranks before them and fits
-    wherever they do). No buffered plan costs less than ``floor`` (``CostOracle.floor_cycles``)
-    plus the wait for its weights (``CostOracle.buffered_floor_cycles``), so those are known
-    uncosted: the plans are tried by the bytes they hold, each costed only when its bound can
-    beat reading in place and the cheapest so far. A prebuffered plan is left out where the plan
-    read without prefetch costs no more than ``floor`` (that plan ranks first of the two and fits
-    wherever it does). The plans left are ranked as they would be among all of them."""
+    """``_scored``'s ranking, costed. No buffered plan costs less than ``floor``
+    (``CostOracle.floor_cycles``): when reading in place costs no more, it ranks first and is
+    chosen, so nothing else is costed; a prebuffered plan is costed only when the plan read without
+    prefetch costs more than ``floor`` (else that plan ranks first of the two and fits whenever the
+    prebuffered one does)."""
     base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack).cycles
-    in_place: Scored = (base, 0, 0, NO_WEIGHT_BUFFER)
+    scored: list[Scored] = [(base, 0, 0, NO_WEIGHT_BUFFER)]
     floor = floor_cycles(net, dec, arch, oracle, i)
-    if base <= floor:
-        return ((0, in_place),)
-    plans = candidate_plans(net.npu_ops[i], _block(net, dec, oracle, i), oracle)
-    prefetch = i > 0
-    scored: list[Scored | None] = [in_place] + [None] * (len(plans) * (2 if prefetch else 1))  # in order, where costed
-    best: float = math.inf  # the fewest cycles of the plans costed so far (each holds no more than the next)
-    for k in sorted(range(len(plans)), key=lambda k: held_bytes(plans[k])):
-        plan, at = plans[k], 1 + k * (2 if prefetch else 1)
-        cycles = None
-        if _beats(plan_floor_cycles(oracle, floor, plan, 0), base, best):
-            cycles = cost_op(net, dec, arch, oracle, i, weights=plan).cycles
-            scored[at] = (cycles, plan.buffer_bytes, held_bytes(plan), plan)
-            best = min(best, cycles)
-        if prefetch and (cycles is None or cycles > floor):
-            ahead = replace(plan, prebuffer=True)
-            if _beats(plan_floor_cycles(oracle, floor, ahead, prev_slack), base, best):
-                ahead_cycles = cost_op(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=prev_slack).cycles
-                scored[at + 1] = (ahead_cycles, plan.buffer_bytes * 2, held_bytes(plan), ahead)
-    kept = [s for s in scored if s is not None]
-    return tuple(sorted(enumerate(kept), key=lambda ks: (ks[1][0], ks[1][1])))
-
-
-def _beats(bound: int, base: int, best: float) -> bool:
-    """Whether a plan of at least ``bound`` cycles may rank before reading in place (``base``
-    cycles: a tie goes to it) and before a plan of ``best`` cycles holding no more bytes (a tie
-    may go either way: by the bytes ranked by, then by order)."""
-    return bound < base and bound <= best
-
-
-def plan_floor_cycles(oracle: CostOracle, floor: int, plan: WeightPlan, prev_slack: int) -> int:
-    """Cycles no costing of ``plan`` goes below (``CostOracle.buffered_floor_cycles``) after a
-    previous op leaving ``prev_slack`` (what the costing is asked with)."""
-    return oracle.buffered_floor_cycles(floor, weight_fetch=str(plan.buffering), stream_bytes=plan.stream_bytes,
-                                        first_slice_bytes=plan.slice_bytes[0] if plan.slice_bytes else 0,
-                                        prev_slack_cycles=prev_slack)
+    if base > floor:
+        for entry in _plain(net, dec, arch, oracle, i, memo):
+            scored.append(entry)
+            if i > 0 and entry[0] > floor:
+                ahead = replace(entry[3], prebuffer=True)
+                cycles = cost_op(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=prev_slack).cycles
+                scored.append((cycles, entry[1] * 2, entry[2], ahead))
+    return tuple(sorted(enumerate(scored), key=lambda ks: (ks[1][0], ks[1][1])))
 
 
 def floor_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -218,21 +217,6 @@ class CostModelOracle(OracleMemos):
         slicing runs in fewer operations than whole weights; the weight DMA wait only adds to the
         NPU cycles. Rounded as ``cycles``."""
         return int(round(max(cost.op_cycles, *cost.access_cycles.values())))
-
-    def buffered_floor_cycles(self, floor_cycles: int, *, weight_fetch: str, stream_bytes: int,
-                              first_slice_bytes: int, prev_slack_cycles: int) -> int:
-        """The cost model's op waits for its buffered weights before it reads or writes anything,
-        and then takes at least ``floor_cycles`` (``cost.model.op_cost``): a single buffer (or
-        whole weights) waits for the stream less what the slack hides of its first slice, a double
-        buffer for its first slice less the slack (``weight_wait_npu_cycles``,
-        ``double_buffer_wait_cycles``). Less one cycle: the total rounds (``cycles``)."""
-        arch = self._arch
-        first = dma_cycles(arch, arch.const_area, arch.fast_area, first_slice_bytes)
-        if _FETCH.get(weight_fetch, WeightFetch.DIRECT) is WeightFetch.DOUBLE_BUFFERED:
-            wait = max(first - prev_slack_cycles, 0.0)
-        else:
-            wait = dma_cycles(arch, arch.const_area, arch.fast_area, stream_bytes) - min(first, prev_slack_cycles)
-        return floor_cycles + math.ceil(wait) - 1
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         """The encoder's sizes (``cost.weights``), walked in the order ``block_config`` makes the

@@ -108,11 +108,6 @@ class EstimateOracle(OracleMemos):
         """The datapath and memory cycles: buffered weights are read from fast storage whatever the plan."""
         return max(cost.datapath_cycles, cost.access_cycles)
 
-    def buffered_floor_cycles(self, floor_cycles: int, *, weight_fetch: str, stream_bytes: int,
-                              first_slice_bytes: int, prev_slack_cycles: int) -> int:
-        """The floor alone: the estimate's weight wait may hide under its memory cycles."""
-        return floor_cycles
-
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         if op.weights is None:
             return tuple(0 for _ in depth_slices[1:])

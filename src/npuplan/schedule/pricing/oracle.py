@@ -147,15 +147,6 @@ class CostOracle(Protocol):
         previous op's slack: what no weight fetch or prefetch can hide."""
         ...
 
-    def buffered_floor_cycles(self, floor_cycles: int, *, weight_fetch: str, stream_bytes: int,
-                              first_slice_bytes: int, prev_slack_cycles: int) -> int:
-        """Cycles that no costing of an op of ``floor_cycles`` (``floor_cycles`` of its costing with
-        whole weights buffered) goes below with its weights fetched so (a ``WeightBuffering`` value,
-        the stream's and its first slice's bytes) when the DMA may run under ``prev_slack_cycles``
-        of the previous op's (0 where it may not): the floor plus the wait for the weights that
-        no part of the op overlaps. A search skips the plans this shows it would not choose."""
-        ...
-
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         """Encoded weight + scale bytes of each OFM depth slice ``[d0, d1)``, ``[d1, d2)``..."""
         ...
@@ -227,12 +218,6 @@ class MemoOracle(OracleMemos):
 
     def floor_cycles(self, cost: Any) -> int:
         return self._inner.floor_cycles(cost)
-
-    def buffered_floor_cycles(self, floor_cycles: int, *, weight_fetch: str, stream_bytes: int,
-                              first_slice_bytes: int, prev_slack_cycles: int) -> int:
-        return self._inner.buffered_floor_cycles(floor_cycles, weight_fetch=weight_fetch, stream_bytes=stream_bytes,
-                                                 first_slice_bytes=first_slice_bytes,
-                                                 prev_slack_cycles=prev_slack_cycles)
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         key = (op, id(block_config), depth_slices)
