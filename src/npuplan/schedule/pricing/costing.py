@@ -115,7 +115,9 @@ def cost_op(
     # the op by its costing signature (``op_keys``): the memo is the oracle's, shared by the model's
     # lowerings and by the ops of a network that cost alike, distinct objects with other names and
     # weights; an op's weights count by their encoded bytes, the plan's or the whole stream's
-    signature = oracle.op_keys.key(op)
+    signature = oracle.op_keys.of.get(id(op))
+    if signature is None:
+        signature = oracle.op_keys.key(op)
     context = _context(view, dec, index, rows, signature)
     key = (
         context, _rolling_formats(view, context),
@@ -140,10 +142,15 @@ def _shapes(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> tuple[A
 
 def _whole_streams(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> tuple[int, ...]:
     """The encoded bytes of ``op``'s whole weight stream in the order of each block its costing at
-    ``rows`` may price (what a costing reading the weights in place reads of them)."""
-    shapes = _shapes(oracle, op, signature, rows)
-    whole = (0, op.ofm_shape.c)
-    return tuple(oracle.weight_slice_bytes(op, block, whole)[0] for block in (shapes[3], *shapes[4]))
+    ``rows`` may price (what a costing reading the weights in place reads of them), memoised
+    (``CostOracle.whole_streams``)."""
+    found = oracle.whole_streams.get((op, rows))
+    if found is None:
+        shapes = _shapes(oracle, op, signature, rows)
+        whole = (0, op.ofm_shape.c)
+        found = oracle.whole_streams[(op, rows)] = tuple(
+            oracle.weight_slice_bytes(op, block, whole)[0] for block in (shapes[3], *shapes[4]))
+    return found
 
 
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...]) -> Costed:

@@ -13,6 +13,7 @@ keys and equal weight sizes cost the same.
 from __future__ import annotations
 
 import dataclasses
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -31,26 +32,29 @@ class OpKeys:
     and its tensors but their names; arrays by dtype and shape, quantizations by presence), worked
     out once per op object. An int, as the memo hashes its keys at every lookup. The objects met
     (ops, tensors, arrays) are kept alive with their values, so ids are not reused while the memo
-    lives; a tensor several ops share (one's OFM, the next one's IFM) is gone through once."""
+    lives; a tensor several ops share (one's OFM, the next one's IFM) is gone through once.
+    ``of`` maps the id of each op keyed so far to its key (a lookup for callers asking often)."""
 
     def __init__(self) -> None:
         self._found: dict[int, tuple[Any, Any]] = {}  # id -> (object, its value)
         self._by_value: dict[Any, int] = {}
         self._fields: dict[type, tuple[str, ...]] = {}  # a dataclass's fields the key holds, looked up once per class
+        self.of: dict[int, int] = {}
 
     def key(self, op: NpuOp) -> int:
-        found = self._found.get(id(op))
+        found = self.of.get(id(op))
         if found is None:
             value = self._value(op)
-            found = self._found[id(op)] = (op, self._by_value.setdefault(value, len(self._by_value)))
-        return found[1]
+            self._found[id(op)] = (op, value)  # keeps the op alive: its id stays its own
+            found = self.of[id(op)] = self._by_value.setdefault(value, len(self._by_value))
+        return found
 
     def _value(self, x: Any) -> Any:
         """``x`` as a hashable value that equals another's only when what the costing reads of them
         is equal: arrays by dtype and shape, quantizations by presence, dataclasses compared by
         identity (``eq=False``) field by field, anything hashable as it is (its ``==`` is by value,
         or by identity, which only splits keys)."""
-        if x is None or type(x) in _SCALARS:
+        if x is None or type(x) in _SCALARS or isinstance(x, Enum):
             return x
         if isinstance(x, np.ndarray):
             return ("array", x.dtype.str, x.shape)
@@ -73,8 +77,9 @@ class OpKeys:
             names = self._fields.get(type(x))
             if names is None:
                 names = self._fields[type(x)] = tuple(f.name for f in dataclasses.fields(x) if f.name not in _UNREAD)
-            value = self._value
-            return (type(x).__qualname__, *[value(getattr(x, name)) for name in names])
+            value, scalars = self._value, _SCALARS
+            return (type(x).__qualname__, *[v if v is None or type(v) in scalars else value(v)
+                                            for v in [getattr(x, name) for name in names]])
         if isinstance(x, (tuple, list)):
             return (type(x).__name__, *(self._value(item) for item in x))
         raise TypeError(f"no value key for {type(x).__name__}")

@@ -87,13 +87,15 @@ class CostOracle(Protocol):
     signature, so that the ops that cost alike (of the model's lowerings, or repeated in a network:
     distinct objects) share their costings. ``stripe_shapes`` is the memo of ``costing.cost_op``'s
     stripes per op signature and stripe height (the stripes, the block config and its
-    alternatives): the costings of such ops at one height ask them alike. ``screened`` is the
-    memo of ``costing``'s block screening (``screen_blocks``), which the weight plans of one op in
-    one context share.
+    alternatives): the costings of such ops at one height ask them alike. ``whole_streams`` is the
+    memo of the whole weight stream's bytes an op's costing at one stripe height reads (per op
+    object and height). ``screened`` is the memo of ``costing``'s block screening
+    (``screen_blocks``), which the weight plans of one op in one context share.
     """
 
     costed: dict[tuple[Any, ...], Costed]
     stripe_shapes: dict[tuple[int, int], Any]
+    whole_streams: dict[tuple[NpuOp, int], tuple[int, ...]]
     screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]]
     placements: PlacementMemo
     rolling_rows: RollingRowsMemo
@@ -164,6 +166,7 @@ class OracleMemos:
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
         self.stripe_shapes: dict[tuple[int, int], Any] = {}
+        self.whole_streams: dict[tuple[NpuOp, int], tuple[int, ...]] = {}
         self.screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]] = {}
 
 
