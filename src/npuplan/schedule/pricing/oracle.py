@@ -171,24 +171,25 @@ class OracleMemos:
 
 
 class MemoOracle(OracleMemos):
-    """Wraps an oracle and memoises its block configs and weight slice sizes (the stripe search asks
+    """Wraps an oracle and memoises its block configs (by the op's costing signature, ``op_keys``:
+    a block config reads nothing else of the op) and weight slice sizes (the stripe search asks
     the same ones often); its ``costed`` memo is its own."""
 
     def __init__(self, inner: CostOracle) -> None:
         self._inner = inner
-        self._blocks: dict[tuple[NpuOp, Shape4D], Any] = {}
-        self._alternatives: dict[tuple[NpuOp, Shape4D], tuple[Any, ...]] = {}
+        self._blocks: dict[tuple[int, Shape4D], Any] = {}
+        self._alternatives: dict[tuple[int, Shape4D], tuple[Any, ...]] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
         OracleMemos.__init__(self)
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
-        key = (op, ofm_stripe)
+        key = (self.op_keys.key(op), ofm_stripe)
         if key not in self._blocks:
             self._blocks[key] = self._inner.block_config(op, ofm_stripe)
         return self._blocks[key]
 
     def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
-        key = (op, ofm_stripe)
+        key = (self.op_keys.key(op), ofm_stripe)
         if key not in self._alternatives:
             self._alternatives[key] = self._inner.block_alternatives(op, ofm_stripe)
         return self._alternatives[key]
