@@ -6,20 +6,24 @@ place count by their encoded bytes."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
 
 from npuplan.hw import build_architecture
-from npuplan.ir.lowered import Activation, Kernel, LoweredGraph
+from npuplan.hw.memory import Architecture
+from npuplan.ir.lowered import Activation, Kernel, LoweredGraph, NpuOp
+from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import Quantization
 from npuplan.options import Optimise, PlanOptions
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, max_decisions
 from npuplan.schedule.model.network import build_network
-from npuplan.schedule.pricing.cost_adapter import default_oracle
+from npuplan.schedule.pricing.cost_adapter import CostModelOracle, default_oracle
 from npuplan.schedule.pricing.costing import cost_op
 from npuplan.schedule.pricing.op_keys import OpKeys
+from npuplan.schedule.pricing.oracle import MemoOracle
 
 from .chains import conv, conv_chain, fm
 
@@ -100,3 +104,27 @@ def test_a_second_lowering_plans_from_the_first_ones_costings() -> None:
     assert len(oracle.costed) == costed
     assert second.total_npu_cycles == first.total_npu_cycles
     assert [s.npu_cycles for s in second.ops] == [s.npu_cycles for s in first.ops]
+
+
+def test_block_configs_are_searched_once_per_signature() -> None:
+    """``MemoOracle`` asks its inner oracle for the block config of each signature and stripe once:
+    two convs differing in names and weights share it."""
+    inner = _Counting(build_architecture(PERFORMANCE))
+    memo = MemoOracle(inner)
+    a = conv("a", fm("in", 16, 16, 16), fm("a", 16, 16, 16), seed=1)
+    b = conv("b", a.ofm, fm("b", 16, 16, 16), seed=2)
+    wider = conv("c", fm("in", 16, 16, 16), fm("c", 16, 16, 32), seed=3)
+    found = [memo.block_config(op, op.ofm_shape) for op in (a, b, wider, b)]
+    assert inner.asked == ["a", "c"] and found[0] is found[1] is found[3]
+
+
+class _Counting(CostModelOracle):
+    """The cost model's oracle, naming each op it is asked a block config for."""
+
+    def __init__(self, arch: Architecture) -> None:
+        super().__init__(arch)
+        self.asked: list[str] = []
+
+    def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
+        self.asked.append(op.name)
+        return super().block_config(op, ofm_stripe)
