@@ -112,13 +112,18 @@ def cost_op(
             op, weight_fetch=str(plan.buffering), weight_prefetched=prefetched,
             lut_prefetched=streamed, loads_table=loads_table):
         prev_slack_cycles = 0  # one costing serves every slack
-    # the op by value (``op_keys``): the memo is the oracle's, shared by the model's lowerings,
-    # whose equal ops are distinct objects
-    context = _context(view, dec, index, rows, oracle.op_keys.key(op))
+    # the op by its costing signature (``op_keys``): the memo is the oracle's, shared by the model's
+    # lowerings and by the ops of a network that cost alike, distinct objects with other names and
+    # weights; an op's weights count by their encoded bytes, the plan's or the whole stream's
+    signature = oracle.op_keys.of.get(id(op))
+    if signature is None:
+        signature = oracle.op_keys.key(op)
+    context = _context(view, dec, index, rows, signature)
     key = (
         context, _rolling_formats(view, context),
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
         prev_slack_cycles, prefetched, streamed, loads_table,
+        None if plan.stream_bytes or op.weights is None else _whole_streams(oracle, op, signature, context[1]),
     )
     memo = oracle.costed
     found = memo.get(key)
@@ -127,13 +132,31 @@ def cost_op(
     return found
 
 
+def _shapes(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> tuple[Any, ...]:
+    """``_stripe_shapes`` of ``op`` (of costing signature ``signature``) at ``rows``, memoised."""
+    shapes = oracle.stripe_shapes.get((signature, rows))
+    if shapes is None:
+        shapes = oracle.stripe_shapes[(signature, rows)] = _stripe_shapes(oracle, op, rows)
+    return shapes
+
+
+def _whole_streams(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> tuple[int, ...]:
+    """The encoded bytes of ``op``'s whole weight stream in the order of each block its costing at
+    ``rows`` may price (what a costing reading the weights in place reads of them), memoised
+    (``CostOracle.whole_streams``)."""
+    found = oracle.whole_streams.get((op, rows))
+    if found is None:
+        shapes = _shapes(oracle, op, signature, rows)
+        whole = (0, op.ofm_shape.c)
+        found = oracle.whole_streams[(op, rows)] = tuple(
+            oracle.weight_slice_bytes(op, block, whole)[0] for block in (shapes[3], *shapes[4]))
+    return found
+
+
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...]) -> Costed:
     """The costing of ``op`` that ``cost_op``'s memo ``key`` stands for (its fields in key order):
     with the oracle's block config, or one of its alternatives when that costs less."""
-    rows = key[0][1]
-    shapes = oracle.stripe_shapes.get((op, rows))
-    if shapes is None:
-        shapes = oracle.stripe_shapes[(op, rows)] = _stripe_shapes(oracle, op, rows)
+    shapes = _shapes(oracle, op, key[0][0], key[0][1])
     query = _query(net, arch, op, key, shapes)
     # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
     # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks), nor that one
@@ -160,11 +183,11 @@ def _screened(oracle: CostOracle, query: StripeQuery, key: tuple[Any, ...], bloc
     """``oracle.screen_blocks`` of ``query`` with ``blocks``, memoised (``CostOracle.screened``) on
     what it reads of ``cost_op``'s ``key``: the context, and of the weight plan only where the op
     reads its weights (in place or in a buffer), its depth slices (the operations it runs as) and
-    its stream's bytes (the weights it reads), not the buffer's kind and size, its prefetch nor
+    its stream's bytes (the weights it reads; the whole stream's in place), not the buffer's kind and size, its prefetch nor
     the slack (the plans of one op share their screening)."""
     buffering = key[2]
     screen_key = (key[0], key[1], buffering is WeightBuffering.NONE,
-                  () if buffering is WeightBuffering.NONE else (key[3], key[5]), most)
+                  () if buffering is WeightBuffering.NONE else (key[3], key[5]), key[10], most)
     found = oracle.screened.get(screen_key)
     if found is None:
         found = oracle.screened[screen_key] = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
@@ -232,7 +255,7 @@ def _cheapest(oracle: CostOracle, query: StripeQuery, screened: list[tuple[int, 
 def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], shapes: tuple[Any, ...]) -> StripeQuery:
     """The oracle's question for ``op`` under ``_cost``'s ``key`` with its stripes and block config
     ``shapes`` (``_stripe_shapes``)."""
-    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads = key
+    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads, _ = key
     _, rows, staged, ifm, ofm, ifm2 = context[:6]
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:

@@ -83,16 +83,19 @@ class CostOracle(Protocol):
     through it: a plan's schedule and its command stream often allocate the same ranges.
     ``rolling_rows`` is the memo of the rows rolling buffers need (``model.stripes.RollingRowsMemo``,
     keyed on geometry alone): every branch-cascade search of every lowering planned through the
-    oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by value, so that equal
-    ops of the model's lowerings (distinct objects) share their costings. ``stripe_shapes`` is the
-    memo of ``costing.cost_op``'s stripes per op and stripe height (the stripes, the block config and
-    its alternatives): the costings of one op at one height ask them alike. ``screened`` is the
-    memo of ``costing``'s block screening (``screen_blocks``), which the weight plans of one op in
-    one context share.
+    oracle walks the same runs' stripes. ``op_keys`` gives ``costed`` each op by its costing
+    signature, so that the ops that cost alike (of the model's lowerings, or repeated in a network:
+    distinct objects) share their costings. ``stripe_shapes`` is the memo of ``costing.cost_op``'s
+    stripes per op signature and stripe height (the stripes, the block config and its
+    alternatives): the costings of such ops at one height ask them alike. ``whole_streams`` is the
+    memo of the whole weight stream's bytes an op's costing at one stripe height reads (per op
+    object and height). ``screened`` is the memo of ``costing``'s block screening
+    (``screen_blocks``), which the weight plans of one op in one context share.
     """
 
     costed: dict[tuple[Any, ...], Costed]
-    stripe_shapes: dict[tuple[NpuOp, int], Any]
+    stripe_shapes: dict[tuple[int, int], Any]
+    whole_streams: dict[tuple[NpuOp, int], tuple[int, ...]]
     screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]]
     placements: PlacementMemo
     rolling_rows: RollingRowsMemo
@@ -162,29 +165,31 @@ class OracleMemos:
         self.placements = PlacementMemo()
         self.rolling_rows = RollingRowsMemo()
         self.op_keys = OpKeys()
-        self.stripe_shapes: dict[tuple[NpuOp, int], Any] = {}
+        self.stripe_shapes: dict[tuple[int, int], Any] = {}
+        self.whole_streams: dict[tuple[NpuOp, int], tuple[int, ...]] = {}
         self.screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]] = {}
 
 
 class MemoOracle(OracleMemos):
-    """Wraps an oracle and memoises its block configs and weight slice sizes (the stripe search asks
+    """Wraps an oracle and memoises its block configs (by the op's costing signature, ``op_keys``:
+    a block config reads nothing else of the op) and weight slice sizes (the stripe search asks
     the same ones often); its ``costed`` memo is its own."""
 
     def __init__(self, inner: CostOracle) -> None:
         self._inner = inner
-        self._blocks: dict[tuple[NpuOp, Shape4D], Any] = {}
-        self._alternatives: dict[tuple[NpuOp, Shape4D], tuple[Any, ...]] = {}
+        self._blocks: dict[tuple[int, Shape4D], Any] = {}
+        self._alternatives: dict[tuple[int, Shape4D], tuple[Any, ...]] = {}
         self._weights: dict[tuple[Any, ...], tuple[int, ...]] = {}
         OracleMemos.__init__(self)
 
     def block_config(self, op: NpuOp, ofm_stripe: Shape4D) -> Any:
-        key = (op, ofm_stripe)
+        key = (self.op_keys.key(op), ofm_stripe)
         if key not in self._blocks:
             self._blocks[key] = self._inner.block_config(op, ofm_stripe)
         return self._blocks[key]
 
     def block_alternatives(self, op: NpuOp, ofm_stripe: Shape4D) -> tuple[Any, ...]:
-        key = (op, ofm_stripe)
+        key = (self.op_keys.key(op), ofm_stripe)
         if key not in self._alternatives:
             self._alternatives[key] = self._inner.block_alternatives(op, ofm_stripe)
         return self._alternatives[key]

@@ -463,7 +463,8 @@ def pareto_decisions(
     least = min(p.peak_bytes for p in front)
     if options.optimise is Optimise.SIZE and least < limits.sram_budget_bytes:  # and the cheapest within the least peak
         front += fronts(least)
-    proposals = [to_decisions(base, steps_of(p.payload)) for p in front]
+    # the runs' fronts often hold the same plan: each is measured once (the first kept, as ``choose`` would)
+    proposals = list(dict.fromkeys(to_decisions(base, steps_of(p.payload)) for p in front))
     fitting = [d for d in proposals if limits.fits(peak_bytes(net, d))]
     if not fitting:
         smallest = min(proposals, key=lambda d: peak_bytes(net, d))
