@@ -24,7 +24,9 @@ operators both files run on the NPU (``common_work.py``: npuplan's cycles on the
 better Vela file leaves to the CPU come off its total; what is left out and why). The table after
 the summary lists each network whose files leave different operators to the CPU.
 
-Precompiled default-core files in /work/vela_out/<scenario>/ are used when present.
+Precompiled default-core files in /work/vela_out/<scenario>/ are used when present. Vela runs with
+``--verbose-performance``, so its per-layer CSV (``<model>_per-layer.csv``) lies beside each file it
+compiles (``estimate_outliers.py`` counts its rows against the stream's operations).
 """
 
 from __future__ import annotations
@@ -99,16 +101,26 @@ def vela_file(model: Path, scenario: str, core: str, work: Path) -> tuple[Path, 
     if not summary.exists():
         out = work / core / scenario / tag
         summary = out / f"{model.stem}_summary_{system}.csv"
-        command = [VELA, str(model), "--output-dir", str(out), "--accelerator-config", accel, "--system-config",
-                   system, "--memory-mode", mode, "--optimise", "Performance"]
-        if core == "legacy":
-            command.append("--debug-force-legacy-core")
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-        if done.returncode or not summary.exists():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            return f"vela failed: {tail[0][:80]}"
+        failed = compile_vela(model, scenario, core, out)
+        if failed:
+            return failed
     row = next(csv.DictReader(summary.open()))
     return out / f"{model.stem}_vela.tflite", float(row["cycles_total"])
+
+
+def compile_vela(model: Path, scenario: str, core: str, out: Path) -> str | None:
+    """Vela compiles ``model`` for ``scenario`` with its ``core`` into ``out`` (file, summary and
+    per-layer CSV); why not, or None."""
+    accel, system, mode = SCENARIOS[scenario]
+    command = [VELA, str(model), "--output-dir", str(out), "--accelerator-config", accel, "--system-config",
+               system, "--memory-mode", mode, "--optimise", "Performance", "--verbose-performance"]
+    if core == "legacy":
+        command.append("--debug-force-legacy-core")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    if done.returncode or not (out / f"{model.stem}_summary_{system}.csv").exists():
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"vela failed: {tail[0][:80]}"
+    return None
 
 
 def estimate(path: Path, scenario: str) -> float | str:
