@@ -129,8 +129,16 @@ def vela_layers(tflite: Path, source: Path, work: Path, scenario: str, core: str
         table = out / f"{source.stem}_per-layer.csv"
         if not again.exists() or again.read_bytes() != tflite.read_bytes() or not table.exists():
             return None
-    rows = [r for r in csv.DictReader(table.open()) if r.get("Target") == "NPU" and float(r["Op Cycles"] or 0) > 0]
-    return VelaLayers(tuple(float(r["Op Cycles"]) for r in rows))
+    return VelaLayers(tuple(c for c in map(_npu_cycles, csv.DictReader(table.open())) if c > 0))
+
+
+def _npu_cycles(row: dict[str, str]) -> float:
+    """A per-layer row's op cycles if it runs on the NPU (the legacy core's table has no Target
+    column, only NPU rows, and repeats its header per command stream), else 0."""
+    try:
+        return float(row["Op Cycles"]) if row.get("Target", "NPU") == "NPU" else 0.0
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def is_transposing_copy(event: NpuEvent) -> bool:
@@ -283,12 +291,39 @@ def counted_summary(table: Path, work: Path) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class PairedOps:
+    """One Vela file whose per-layer rows pair with its stream's NPU operations: each operation's
+    registers (``op_signature``), Vela's row cycles and npuplan's cycles for it."""
+
+    signatures: tuple[tuple[object, ...], ...]
+    vela_cycles: tuple[float, ...]
+    npuplan_cycles: tuple[float, ...]
+
+
+def op_signature(event: NpuEvent) -> tuple[object, ...]:
+    """What the hardware does in ``event``, without addresses: kind, maps (region, box, strides,
+    element size, format), kernel, block, weight stream length, precision and upscaling."""
+    fm = lambda f: None if f is None else (f.region, f.height, f.width, f.depth, f.stride_y,  # noqa: E731
+                                           f.stride_x, f.stride_c, f.element_bytes, f.nhcwb16)
+    return (event.kind, event.mode, fm(event.ifm), fm(event.ifm2), fm(event.ofm), event.kernel, event.block,
+            event.dilation, event.part_kernel_first, event.acc_format, event.upscale,
+            None if event.weights is None else event.weights.length)
+
+
+def _near(mine: float, theirs: float) -> bool:
+    return abs(mine - theirs) <= 0.02 * max(theirs, 1.0)
+
+
 def op_agreement(table: Path, work: Path, paths: dict[str, Path]) -> list[str]:
     """Per scenario and core, over every Vela file of ``table`` with a per-layer CSV: how many files'
     figures are the sum of their rows (no term for waits or DMAs), and over the files whose rows
     pair with the stream's operations, how many operations (and what share of Vela's cycles in
-    them) npuplan times within 2% of their row."""
+    them) npuplan times within 2% of their row; then the operations with the same registers in
+    both cores' files of a network: how often Vela's two cores price them alike, and npuplan
+    like each."""
     found: dict[tuple[str, str], list[int]] = {}
+    paired: dict[tuple[str, str, str], PairedOps] = {}
     for line in table.read_text().splitlines():
         parts = line.split()
         if line.startswith("#") or len(parts) < 6 or parts[2] not in CORES or parts[5] == "-" or parts[1] not in paths:
@@ -296,22 +331,45 @@ def op_agreement(table: Path, work: Path, paths: dict[str, Path]) -> list[str]:
         scenario = next((s for s in SCENARIOS if s.startswith(parts[0])), parts[0])
         path = compiled_file(work, parts[0], parts[1], parts[2])
         layers = vela_layers(path, paths[parts[1]], work, scenario, CORES[parts[2]]) if path is not None else None
-        if layers is None or not layers.op_cycles:
+        if path is None or layers is None or not layers.op_cycles:
             continue
-        split = split_timeline(path, scenario)  # type: ignore[arg-type]
+        split = split_timeline(path, scenario)
         counts = found.setdefault((scenario, parts[2]), [0] * 7)
         counts[0] += 1
         counts[1] += abs(float(parts[3]) - sum(layers.op_cycles)) <= 0.001 * float(parts[3])
         if len(layers.op_cycles) == split.ops:
-            near = [abs(m - t) <= 0.02 * max(t, 1.0) for m, t in zip(split.op_cycles, layers.op_cycles)]
-            counts[2] += 1
-            counts[3] += sum(near)
-            counts[4] += split.ops
-            counts[5] += round(sum(t for t, ok in zip(layers.op_cycles, near) if ok))
-            counts[6] += round(sum(layers.op_cycles))
-    return [f"{scenario:34} {side:12} files {c[0]}: figure = sum of rows {c[1]}; rows pair with operations {c[2]}: "
-            f"operations within 2% {c[3]}/{c[4]} ({c[5] / max(c[6], 1):.1%} of Vela's cycles in them)"
-            for (scenario, side), c in found.items()]
+            near = [_near(m, t) for m, t in zip(split.op_cycles, layers.op_cycles)]
+            counts[2:] = [counts[2] + 1, counts[3] + sum(near), counts[4] + split.ops,
+                          counts[5] + round(sum(t for t, ok in zip(layers.op_cycles, near) if ok)),
+                          counts[6] + round(sum(layers.op_cycles))]
+            events = [e for stream in read_compiled(path).streams for e in stream.events if isinstance(e, NpuEvent)]
+            paired[scenario, parts[1], parts[2]] = PairedOps(tuple(map(op_signature, events)), layers.op_cycles,
+                                                             split.op_cycles)
+    lines = [f"{scenario:34} {side:12} files {c[0]}: figure = sum of rows {c[1]}; rows pair with operations {c[2]}: "
+             f"operations within 2% {c[3]}/{c[4]} ({c[5] / max(c[6], 1):.1%} of Vela's cycles in them)"
+             for (scenario, side), c in found.items()]
+    return lines + _cores_alike(paired)
+
+
+def _cores_alike(paired: dict[tuple[str, str, str], PairedOps]) -> list[str]:
+    """Per scenario: the operations of a legacy-core file with the same registers as one of the
+    default-core file of the same network, each file's rows paired with its operations."""
+    counts: dict[str, list[int]] = {}
+    for (scenario, model, side), legacy in paired.items():
+        default = paired.get((scenario, model, "vela-default"))
+        if side != "vela-legacy" or default is None:
+            continue
+        theirs = dict(zip(default.signatures, default.vela_cycles))
+        c = counts.setdefault(scenario, [0, 0, 0, 0])
+        for signature, vela, mine in zip(legacy.signatures, legacy.vela_cycles, legacy.npuplan_cycles):
+            if signature in theirs:
+                c[0] += 1
+                c[1] += _near(vela, theirs[signature])
+                c[2] += _near(mine, theirs[signature])
+                c[3] += _near(mine, vela)
+    return [f"{scenario:34} same registers in both cores' files: {c[0]} operations; Vela's legacy row within 2% of "
+            f"its default row {c[1]}; npuplan within 2% of the default row {c[2]}, of the legacy row {c[3]}"
+            for scenario, c in counts.items()]
 
 
 def cause(ratio: float, split: Split, reference: float, *, gaps_cycles: float, dram_cycles: float | None,
