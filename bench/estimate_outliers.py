@@ -116,11 +116,14 @@ class VelaLayers:
         return f"{text} {f'{matched}/{split.ops}':>9}"
 
 
-def vela_layers(tflite: Path, source: Path, work: Path, scenario: str, core: str) -> VelaLayers | None:
+def vela_layers(tflite: Path, source: Path, work: Path, scenario: str, core: str, *,
+                compile_missing: bool = True) -> VelaLayers | None:
     """Vela's per-layer CSV for its file ``tflite`` of ``source``: written beside it by
-    ``estimate_fidelity.py``, or compiled again with ``--verbose-performance`` under
-    ``work``/per-layer when the file comes out byte for byte the same; None if neither."""
+    ``estimate_fidelity.py``, or (``compile_missing``) compiled again with ``--verbose-performance``
+    under ``work``/per-layer when the file comes out byte for byte the same; None if neither."""
     table = tflite.parent / f"{source.stem}_per-layer.csv"
+    if not table.exists() and not compile_missing:
+        return None
     if not table.exists():
         out = work / "per-layer" / core / scenario
         again = out / tflite.name
@@ -316,7 +319,8 @@ def _near(mine: float, theirs: float) -> bool:
 
 
 def op_agreement(table: Path, work: Path, paths: dict[str, Path]) -> list[str]:
-    """Per scenario and core, over every Vela file of ``table`` with a per-layer CSV: how many files'
+    """Per scenario and core, over every Vela file of ``table`` with a per-layer CSV beside it (none is
+    compiled again here): how many files'
     figures are the sum of their rows (no term for waits or DMAs), and over the files whose rows
     pair with the stream's operations, how many operations (and what share of Vela's cycles in
     them) npuplan times within 2% of their row; then the operations with the same registers in
@@ -330,7 +334,8 @@ def op_agreement(table: Path, work: Path, paths: dict[str, Path]) -> list[str]:
             continue
         scenario = next((s for s in SCENARIOS if s.startswith(parts[0])), parts[0])
         path = compiled_file(work, parts[0], parts[1], parts[2])
-        layers = vela_layers(path, paths[parts[1]], work, scenario, CORES[parts[2]]) if path is not None else None
+        layers = (vela_layers(path, paths[parts[1]], work, scenario, CORES[parts[2]], compile_missing=False)
+                  if path is not None else None)
         if path is None or layers is None or not layers.op_cycles:
             continue
         split = split_timeline(path, scenario)
