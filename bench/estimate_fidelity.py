@@ -14,7 +14,7 @@ schedule, not hardware); a model Vela or npuplan fails on is a row saying so.
     python bench/estimate_fidelity.py [--groups public,testdata,zoo,/a/models/dir] [--zoo-every 4]
         [--scenarios a,b] [--cores default,legacy] [--no-own] [--work /tmp/estimate_fidelity]
         [--own-work DIR] [--results bench/results/estimate_fidelity.txt]
-    python bench/estimate_fidelity.py --summarise bench/results/estimate_fidelity.txt [--work ...] [--groups ...]
+    python bench/estimate_fidelity.py --summarise LOG [LOG...] [--work ...] [--groups ...] [--results FILE]
 
 The one-clock lines set npuplan's file beside the better Vela file, all timed by ``npuplan
 estimate``: over every network, then over those where both files leave as many operators to the
@@ -24,7 +24,9 @@ operators both files run on the NPU (``common_work.py``: npuplan's cycles on the
 better Vela file leaves to the CPU come off its total; what is left out and why). The table after
 the summary lists each network whose files leave different operators to the CPU.
 
-Precompiled default-core files in /work/vela_out/<scenario>/ are used when present.
+Precompiled default-core files in /work/vela_out/<scenario>/ are used when present. Vela runs with
+``--verbose-performance``, so its per-layer CSV (``<model>_per-layer.csv``) lies beside each file it
+compiles (``estimate_outliers.py`` counts its rows against the stream's operations).
 """
 
 from __future__ import annotations
@@ -99,16 +101,26 @@ def vela_file(model: Path, scenario: str, core: str, work: Path) -> tuple[Path, 
     if not summary.exists():
         out = work / core / scenario / tag
         summary = out / f"{model.stem}_summary_{system}.csv"
-        command = [VELA, str(model), "--output-dir", str(out), "--accelerator-config", accel, "--system-config",
-                   system, "--memory-mode", mode, "--optimise", "Performance"]
-        if core == "legacy":
-            command.append("--debug-force-legacy-core")
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-        if done.returncode or not summary.exists():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            return f"vela failed: {tail[0][:80]}"
+        failed = compile_vela(model, scenario, core, out)
+        if failed:
+            return failed
     row = next(csv.DictReader(summary.open()))
     return out / f"{model.stem}_vela.tflite", float(row["cycles_total"])
+
+
+def compile_vela(model: Path, scenario: str, core: str, out: Path) -> str | None:
+    """Vela compiles ``model`` for ``scenario`` with its ``core`` into ``out`` (file, summary and
+    per-layer CSV); why not, or None."""
+    accel, system, mode = SCENARIOS[scenario]
+    command = [VELA, str(model), "--output-dir", str(out), "--accelerator-config", accel, "--system-config",
+               system, "--memory-mode", mode, "--optimise", "Performance", "--verbose-performance"]
+    if core == "legacy":
+        command.append("--debug-force-legacy-core")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    if done.returncode or not (out / f"{model.stem}_summary_{system}.csv").exists():
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"vela failed: {tail[0][:80]}"
+    return None
 
 
 def estimate(path: Path, scenario: str) -> float | str:
@@ -140,7 +152,7 @@ def own(model: Path, scenario: str, own_root: Path) -> Row:
 
 def rows_for(model: Path, scenario: str, cores: list[str], with_own: bool, work: Path, own_root: Path) -> list[Row]:
     out = []
-    for core in cores:
+    for core in filter(None, cores):  # ``--cores ""``: npuplan's own rows only
         found = vela_file(model, scenario, core, work)
         if isinstance(found, str):
             out.append(Row(scenario, model.stem, f"vela-{core}", None, None, found))
@@ -278,6 +290,15 @@ def rows_from_log(path: Path) -> list[Row]:
     return rows
 
 
+def merged(rows: list[Row]) -> list[Row]:
+    """``rows`` of several runs as one table: by scenario, then network in the order first seen, then
+    side; a row seen again (same scenario, network and side) replaces the earlier one."""
+    found = {(r.scenario, r.model, r.side): r for r in rows}
+    scenarios = {s: k for k, s in enumerate(dict.fromkeys(r.scenario for r in rows))}
+    networks = {m: k for k, m in enumerate(dict.fromkeys(r.model for r in rows))}
+    return sorted(found.values(), key=lambda r: (scenarios[r.scenario], networks[r.model], SIDES.index(r.side)))
+
+
 def _header(argv: list[str]) -> list[str]:
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -305,7 +326,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--groups", default="public,testdata,zoo")
     parser.add_argument("--zoo-every", type=int, default=1, help="every Nth model of each zoo (default: all)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
-    parser.add_argument("--cores", default="default,legacy")
+    parser.add_argument("--cores", default="default,legacy", help="Vela's cores to compile with (\"\": none)")
     parser.add_argument("--no-own", action="store_true", help="skip npuplan's own file against its plan figure")
     parser.add_argument("--work", default="/tmp/estimate_fidelity",
                         help="where compiled files are written, and Vela's found again (a cache: a Vela file "
@@ -314,13 +335,19 @@ def main(argv: list[str]) -> int:
                         help="where npuplan's files are written (default: WORK/npuplan; another directory keeps "
                              "them apart from another run sharing WORK's Vela files)")
     parser.add_argument("--results", default=None, help="also write the table to this file")
-    parser.add_argument("--summarise", default=None, metavar="LOG", help="only summarise the table in LOG again")
+    parser.add_argument("--summarise", nargs="+", default=None, metavar="LOG",
+                        help="only summarise the tables in LOG... again (several: their rows merged, e.g. a run "
+                             "of Vela's cores and one of npuplan's own rows; with --results, the merged table)")
     args = parser.parse_args(argv)
     work = Path(args.work)
     own_root = Path(args.own_work) if args.own_work else work / "npuplan"
     groups = args.groups.split(",")
     if args.summarise:
-        print("\n".join(_tail(rows_from_log(Path(args.summarise)), work, own_root, groups)[2:]))
+        rows = merged([row for log in args.summarise for row in rows_from_log(Path(log))])
+        tail = _tail(rows, work, own_root, groups)
+        print("\n".join(tail[2:]))
+        if args.results:
+            Path(args.results).write_text("\n".join(_header(argv) + [_line(r) for r in rows] + tail) + "\n")
         return 0
     lines = _header(argv)
     print("\n".join(lines), flush=True)

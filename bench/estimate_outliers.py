@@ -40,6 +40,16 @@ the first cause that accounts for it:
 Columns ``gaps`` and ``dram``: the ratio with those two rewrites (the cost model and timeline are
 the estimate's own; only the decoded events are rewritten).
 
+Columns ``rows/ops``, ``sum`` and ``match`` set Vela's per-layer CSV for the same file beside the
+stream (``--verbose-performance``; compiled again when the cache has no CSV, and used only if the
+file comes out byte for byte the same): Vela's NPU rows against the stream's NPU operations (a
+depth multiplier on u55-128, dw_mult2_32: 12 rows, 2376 operations, of which 2371 one-channel
+copies that Vela prices as 7 "Transpose" rows), Vela's figure over the sum of its rows (1.000:
+the figure has no term for a wait, a table load or any DMA the stream waits for), and where the
+rows pair with the operations, how many operations npuplan times within 2% of their row (gru_8x12
+on u55-128: 81/81, so its whole 1.32x is the table loads its stream waits for). The closing lines
+count the same over every Vela file of the table.
+
 The rewrites (``depth slices``, ``OFM over gaps``, ``cache maps as DRAM``) are how Vela's default
 core counts; a legacy-core row gets only the timeline's causes (its estimator differs from the cost
 model in three terms first, see bench/estimate_legacy_terms.py), the columns all the same.
@@ -53,6 +63,7 @@ Trusted side: neither; this splits the difference, it does not say who is right 
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import datetime
 import statistics
@@ -63,7 +74,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from estimate_fidelity import ROOT, SCENARIOS, _options, compiled_file, models, vela_file
+from estimate_fidelity import ROOT, SCENARIOS, _options, compile_vela, compiled_file, models, vela_file
 
 from npuplan.errors import NpuplanError
 from npuplan.estimate import estimate_file
@@ -82,6 +93,55 @@ class Split:
     dma_wait_cycles: float
     ops: int
     channel_copies: int
+    op_cycles: tuple[float, ...] = ()  # each NPU operation's own cycles (no wait), in stream order
+
+
+@dataclass(frozen=True)
+class VelaLayers:
+    """Vela's per-layer CSV for its file: the cycles of each row that runs on the NPU (the rows of
+    activations fused into the operation before, 0 cycles, left out), in the file's order."""
+
+    op_cycles: tuple[float, ...]
+
+    def against(self, split: Split, reference: float) -> str:
+        """``rows/ops sum match``: Vela's rows against the stream's NPU operations, Vela's figure over
+        the sum of its rows (1.000: the figure has no term for waits, table loads or DMAs), and
+        where rows and operations pair up, how many operations npuplan times within 2% of their row."""
+        total = sum(self.op_cycles)
+        text = f"{len(self.op_cycles):5d}/{split.ops:<5d} {reference / total if total else 0.0:6.3f}"
+        if len(self.op_cycles) != split.ops:
+            return f"{text} {'-':>9}"
+        matched = sum(abs(mine - theirs) <= 0.02 * max(theirs, 1.0) for mine, theirs in zip(split.op_cycles,
+                                                                                        self.op_cycles))
+        return f"{text} {f'{matched}/{split.ops}':>9}"
+
+
+def vela_layers(tflite: Path, source: Path, work: Path, scenario: str, core: str, *,
+                compile_missing: bool = True) -> VelaLayers | None:
+    """Vela's per-layer CSV for its file ``tflite`` of ``source``: written beside it by
+    ``estimate_fidelity.py``, or (``compile_missing``) compiled again with ``--verbose-performance``
+    under ``work``/per-layer when the file comes out byte for byte the same; None if neither."""
+    table = tflite.parent / f"{source.stem}_per-layer.csv"
+    if not table.exists() and not compile_missing:
+        return None
+    if not table.exists():
+        out = work / "per-layer" / core / scenario
+        again = out / tflite.name
+        if not again.exists() and compile_vela(source, scenario, core, out):
+            return None
+        table = out / f"{source.stem}_per-layer.csv"
+        if not again.exists() or again.read_bytes() != tflite.read_bytes() or not table.exists():
+            return None
+    return VelaLayers(tuple(c for c in map(_npu_cycles, csv.DictReader(table.open())) if c > 0))
+
+
+def _npu_cycles(row: dict[str, str]) -> float:
+    """A per-layer row's op cycles if it runs on the NPU (the legacy core's table has no Target
+    column, only NPU rows, and repeats its header per command stream), else 0."""
+    try:
+        return float(row["Op Cycles"]) if row.get("Target", "NPU") == "NPU" else 0.0
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def is_transposing_copy(event: NpuEvent) -> bool:
@@ -97,6 +157,7 @@ def split_timeline(path: Path, scenario: str) -> Split:
     estimate = estimate_file(path, _options(scenario))
     table = other = 0.0
     ops = copies = 0
+    cycles: list[float] = []
     for timed, stream in zip(estimate.streams, estimate.compiled.streams):
         after_table_dma = False
         timed_ops = iter(timed.ops)
@@ -106,6 +167,7 @@ def split_timeline(path: Path, scenario: str) -> Split:
             elif isinstance(event, NpuEvent):
                 op = next(timed_ops)
                 ops += 1
+                cycles.append(float(op.cost.total_cycles))
                 if is_transposing_copy(event):
                     copies += 1
                 if after_table_dma:
@@ -113,7 +175,7 @@ def split_timeline(path: Path, scenario: str) -> Split:
                 else:
                     other += op.wait_cycles
                 after_table_dma = False
-    return Split(estimate.report.cycles_total, table, other, ops, copies)
+    return Split(estimate.report.cycles_total, table, other, ops, copies, tuple(cycles))
 
 
 def over_gaps(fm: FeatureMapAccess) -> FeatureMapAccess:
@@ -232,6 +294,89 @@ def counted_summary(table: Path, work: Path) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class PairedOps:
+    """One Vela file whose per-layer rows pair with its stream's NPU operations: each operation's
+    registers (``op_signature``), Vela's row cycles and npuplan's cycles for it."""
+
+    signatures: tuple[tuple[object, ...], ...]
+    vela_cycles: tuple[float, ...]
+    npuplan_cycles: tuple[float, ...]
+
+
+def op_signature(event: NpuEvent) -> tuple[object, ...]:
+    """What the hardware does in ``event``, without addresses: kind, maps (region, box, strides,
+    element size, format), kernel, block, weight stream length, precision and upscaling."""
+    fm = lambda f: None if f is None else (f.region, f.height, f.width, f.depth, f.stride_y,  # noqa: E731
+                                           f.stride_x, f.stride_c, f.element_bytes, f.nhcwb16)
+    return (event.kind, event.mode, fm(event.ifm), fm(event.ifm2), fm(event.ofm), event.kernel, event.block,
+            event.dilation, event.part_kernel_first, event.acc_format, event.upscale,
+            None if event.weights is None else event.weights.length)
+
+
+def _near(mine: float, theirs: float) -> bool:
+    return abs(mine - theirs) <= 0.02 * max(theirs, 1.0)
+
+
+def op_agreement(table: Path, work: Path, paths: dict[str, Path]) -> list[str]:
+    """Per scenario and core, over every Vela file of ``table`` with a per-layer CSV beside it (none is
+    compiled again here): how many files'
+    figures are the sum of their rows (no term for waits or DMAs), and over the files whose rows
+    pair with the stream's operations, how many operations (and what share of Vela's cycles in
+    them) npuplan times within 2% of their row; then the operations with the same registers in
+    both cores' files of a network: how often Vela's two cores price them alike, and npuplan
+    like each."""
+    found: dict[tuple[str, str], list[int]] = {}
+    paired: dict[tuple[str, str, str], PairedOps] = {}
+    for line in table.read_text().splitlines():
+        parts = line.split()
+        if line.startswith("#") or len(parts) < 6 or parts[2] not in CORES or parts[5] == "-" or parts[1] not in paths:
+            continue
+        scenario = next((s for s in SCENARIOS if s.startswith(parts[0])), parts[0])
+        path = compiled_file(work, parts[0], parts[1], parts[2])
+        layers = (vela_layers(path, paths[parts[1]], work, scenario, CORES[parts[2]], compile_missing=False)
+                  if path is not None else None)
+        if path is None or layers is None or not layers.op_cycles:
+            continue
+        split = split_timeline(path, scenario)
+        counts = found.setdefault((scenario, parts[2]), [0] * 7)
+        counts[0] += 1
+        counts[1] += abs(float(parts[3]) - sum(layers.op_cycles)) <= 0.001 * float(parts[3])
+        if len(layers.op_cycles) == split.ops:
+            near = [_near(m, t) for m, t in zip(split.op_cycles, layers.op_cycles)]
+            counts[2:] = [counts[2] + 1, counts[3] + sum(near), counts[4] + split.ops,
+                          counts[5] + round(sum(t for t, ok in zip(layers.op_cycles, near) if ok)),
+                          counts[6] + round(sum(layers.op_cycles))]
+            events = [e for stream in read_compiled(path).streams for e in stream.events if isinstance(e, NpuEvent)]
+            paired[scenario, parts[1], parts[2]] = PairedOps(tuple(map(op_signature, events)), layers.op_cycles,
+                                                             split.op_cycles)
+    lines = [f"{scenario:34} {side:12} files {c[0]}: figure = sum of rows {c[1]}; rows pair with operations {c[2]}: "
+             f"operations within 2% {c[3]}/{c[4]} ({c[5] / max(c[6], 1):.1%} of Vela's cycles in them)"
+             for (scenario, side), c in found.items()]
+    return lines + _cores_alike(paired)
+
+
+def _cores_alike(paired: dict[tuple[str, str, str], PairedOps]) -> list[str]:
+    """Per scenario: the operations of a legacy-core file with the same registers as one of the
+    default-core file of the same network, each file's rows paired with its operations."""
+    counts: dict[str, list[int]] = {}
+    for (scenario, model, side), legacy in paired.items():
+        default = paired.get((scenario, model, "vela-default"))
+        if side != "vela-legacy" or default is None:
+            continue
+        theirs = dict(zip(default.signatures, default.vela_cycles))
+        c = counts.setdefault(scenario, [0, 0, 0, 0])
+        for signature, vela, mine in zip(legacy.signatures, legacy.vela_cycles, legacy.npuplan_cycles):
+            if signature in theirs:
+                c[0] += 1
+                c[1] += _near(vela, theirs[signature])
+                c[2] += _near(mine, theirs[signature])
+                c[3] += _near(mine, vela)
+    return [f"{scenario:34} same registers in both cores' files: {c[0]} operations; Vela's legacy row within 2% of "
+            f"its default row {c[1]}; npuplan within 2% of the default row {c[2]}, of the legacy row {c[3]}"
+            for scenario, c in counts.items()]
+
+
 def cause(ratio: float, split: Split, reference: float, *, gaps_cycles: float, dram_cycles: float | None,
           slices_cycles: float, default_core: bool = True) -> str:
     """The first cause that accounts for the row (see the module's note); the rewrites are how Vela's
@@ -276,8 +421,9 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     paths = {p.stem: p for p in models(args.groups.split(","), 1)}
     lines = [f"{'scenario':34} {'model':28} {'side':12} {'ratio':>6} {'ops':>5} {'copies':>6} "
-             f"{'table':>6} {'dma':>6} {'slices':>6} {'gaps':>6} {'dram':>6}  cause  (table, dma: waits as a share "
-             "of Vela's figure; slices, gaps, dram: the ratio with the rewrites above)"]
+             f"{'table':>6} {'dma':>6} {'slices':>6} {'gaps':>6} {'dram':>6} {'rows/ops':>11} {'sum':>6} "
+             f"{'match':>9}  cause  (table, dma: waits as a share of Vela's figure; slices, gaps, dram: the ratio "
+             "with the rewrites above; rows/ops, sum, match: Vela's per-layer rows, see VelaLayers.against)"]
     counts: Counter[tuple[str, str, str]] = Counter()
     for scenario, model, side, reference, ratio in outliers(args.table):
         found = vela_file(paths[model], scenario, CORES[side], args.work) if model in paths else "model not found"
@@ -297,14 +443,21 @@ def main(argv: list[str]) -> int:
                     default_core=side == "vela-default")
         counts[scenario, side, why] += 1
         dram_text = f"{dram / reference:6.3f}" if dram is not None else f"{'-':>6}"
+        layers = vela_layers(found[0], paths[model], args.work, scenario, CORES[side])
+        layers_text = layers.against(split, reference) if layers is not None else f"{'-':>11} {'-':>6} {'-':>9}"
         lines.append(f"{scenario:34} {model:28} {side:12} {ratio:6.3f} {split.ops:5d} {split.channel_copies:6d} "
                      f"{split.table_wait_cycles / reference:6.3f} {split.dma_wait_cycles / reference:6.3f} "
-                     f"{slices / reference:6.3f} {gaps / reference:6.3f} {dram_text}  {why}")
+                     f"{slices / reference:6.3f} {gaps / reference:6.3f} {dram_text} {layers_text}  {why}")
         print(lines[-1], flush=True)
     lines.append("# summary: outliers by cause")
     for (scenario, side, why), n in sorted(counts.items()):
         lines.append(f"{scenario:34} {side:12} {why:18} {n}")
     print("\n".join(lines[-len(counts) - 1:]))
+    lines.append("# every Vela file's per-layer rows against the stream's operations (npuplan's cycles per "
+                 "operation, waits left out)")
+    agreement = op_agreement(args.table, args.work, paths)
+    lines += agreement
+    print("\n".join(agreement))
     lines.append("# every default-core file timed as Vela counts it (strided OFMs over their gaps, no table DMAs, "
                  "depth slices joined)")
     lines += counted_summary(args.table, args.work)

@@ -358,6 +358,7 @@ class _WeightDma(NamedTuple):
     prefetched: bool  # may start under the previous op (its slack)
     slice_depths: tuple[int, ...]  # OFM depth of each slice, in order
     slice_cycles: tuple[float, ...]  # DMA cycles of each slice (the first's, then the rest's by depth)
+    source_area: MemArea  # where the DMA reads the weights
 
 
 def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
@@ -371,7 +372,7 @@ def _weight_dma(query: CostQuery, arch: Architecture) -> _WeightDma | None:
     rest_bytes, rest_depth = max(w.stream_bytes - w.first_slice_bytes, 0), max(sum(depths[1:]), 1)
     cycles = {d: dma_cycles(arch, w.source_area, w.buffer_area, rest_bytes * d // rest_depth) for d in set(depths[1:])}
     return _WeightDma(w.fetch is WeightFetch.DOUBLE_BUFFERED, full, first, w.prefetched, depths,
-                      (first, *(cycles[d] for d in depths[1:])))
+                      (first, *(cycles[d] for d in depths[1:])), w.source_area)
 
 
 class _SlackFree(NamedTuple):
@@ -398,27 +399,33 @@ def _npu_cycles(f: _SlackFree, prev_slack: float) -> tuple[float, float]:
     slack = prev_slack if dma.prefetched else 0.0
     if dma.double_buffered and len(dma.slice_depths) > 1:
         busy = max(cycles, *f.access_cycles.values())
-        return cycles + double_buffer_wait_cycles(busy, dma.slice_depths, dma.slice_cycles, slack) + f.lut_cycles, full
+        waits = double_buffer_wait_cycles(busy, dma.slice_depths, dma.slice_cycles, slack,
+                                          source_busy_cycles=f.access_cycles.get(dma.source_area, 0.0))
+        return cycles + waits + f.lut_cycles, full
     npu = weight_wait_npu_cycles(cycles, full, dma.first_cycles, slack, double_buffered=dma.double_buffered,
                                  tail_cycles=f.tail_cycles)
     return npu + f.lut_cycles, full
 
 
 def double_buffer_wait_cycles(busy_cycles: float, depths: tuple[int, ...], dma_cycles_each: tuple[float, ...],
-                              prev_slack: float) -> float:
+                              prev_slack: float, *, source_busy_cycles: float = 0.0) -> float:
     """Cycles an op of ``busy_cycles`` (its slices' share by OFM depth ``depths``) waits for its
     weights fetched slice by slice into two buffers, as the stream runs them: the first slice's
     DMA under the previous op (``prev_slack``), each next one issued when the slice before it
-    starts and once the DMA before it is done, each slice starting when the one before it has
-    ended and its weights have arrived."""
+    starts and once the DMA before it is done, and once that slice's own traffic in the DMA's
+    source memory is done (``source_busy_cycles``: the op's, shared by depth; one memory's
+    bandwidth is shared, as ``source_free_cycles`` says of the previous op), each slice starting
+    when the one before it has ended and its weights have arrived."""
     total_depth = sum(depths)
     dma_end = dma_cycles_each[0] - prev_slack
     start = max(0.0, dma_end)
     end = start + busy_cycles * depths[0] / total_depth
+    source_free = start + source_busy_cycles * depths[0] / total_depth
     for depth, dma in zip(depths[1:], dma_cycles_each[1:]):
-        dma_end = max(start, dma_end) + dma
+        dma_end = max(start, dma_end, source_free) + dma
         start = max(end, dma_end)
         end = start + busy_cycles * depth / total_depth
+        source_free = start + source_busy_cycles * depth / total_depth
     return end - busy_cycles
 
 

@@ -212,6 +212,20 @@ def test_a_double_buffer_fetches_only_its_first_slice_under_the_previous_op():
     assert double_buffer_wait_cycles(2000, (16, 16, 16, 16), (100, 100, 100, 100), 0) == 100
 
 
+def test_a_double_buffers_next_slice_waits_for_its_slice_before_to_free_the_source_memory():
+    from npuplan.cost.model import double_buffer_wait_cycles
+
+    # slices of 1000 cycles each, all of it traffic in the memory the weights come from (an OFM
+    # written to DRAM, weights in DRAM): the second slice's 300-cycle DMA starts when the first
+    # slice's traffic there ends (1000), not when it starts, and the second slice waits 300
+    # (the estimator's timeline holds the DMA back by the same rule)
+    assert double_buffer_wait_cycles(2000, (16, 16), (300, 300), 1000, source_busy_cycles=2000) == 300
+    # half of each slice in that memory: the DMA runs in the other half, no wait
+    assert double_buffer_wait_cycles(2000, (16, 16), (300, 300), 1000, source_busy_cycles=1000) == 0
+    # no traffic there: as before
+    assert double_buffer_wait_cycles(2000, (16, 16), (300, 300), 1000) == 0
+
+
 def test_a_table_loads_under_the_previous_op_unless_its_stream_starts_with_it(arch):
     op = dataclasses.replace(_conv(Shape4D(1, 8, 8, 16), Shape4D(1, 8, 8, 16)), activation=Activation.LUT)
     query = dataclasses.replace(_query(op), prev_slack_npu_cycles=10_000.0)
