@@ -40,12 +40,17 @@ from typing import Any
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import LoweredGraph, LoweredOp, NpuOp
 from npuplan.records import record
+from npuplan.schedule.moves.order_wide import WideGraph, WideLevel, from_wide, to_wide, wide_graph, wide_step
 
 # Frontiers kept per step of the search (the beam beyond which it is no longer exact): at most
 # MAX_STATES, fewer on large graphs so that ops x frontiers stays near STATE_STEPS.
 MAX_STATES = 512
 MIN_STATES = 16
 STATE_STEPS = 60_000
+# (frontier, ready op) pairs of a level from which it is stepped as arrays (``order_wide``), and
+# below which it goes back to Python: numpy's fixed cost per call pays off only on wide levels.
+WIDE_PAIRS = 192
+NARROW_PAIRS = 48
 
 
 def _accesses(op: LoweredOp) -> tuple[list[Tensor], list[Tensor]]:
@@ -219,16 +224,11 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     demand = demand_order(graph, preds)
     identity_peak, demand_peak = order_peak_bytes(graph, identity, sizes), order_peak_bytes(graph, demand, sizes)
     fallback = demand if demand_peak < identity_peak else identity
-    for _ in range(count):
-        following = _reached(level, memory, preds, ranks)
-        if _cannot_win(ranks.peak_bytes(min(r[0] for r in following.values())), identity_peak, demand_peak):
-            return fallback
-        kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
-                else following.items())
-        level = _advanced(kept, pred_masks, followers, ranks)
-    (final,) = level.values()
+    path = _searched_path(level, memory, preds, pred_masks, followers, ranks, limit,
+                          lambda least: _cannot_win(least, identity_peak, demand_peak))
+    if path is None:
+        return fallback
     found: list[int] = []
-    path = final[4]
     while path is not None:
         found.append(path[0])
         path = path[1]
@@ -236,6 +236,34 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     searched_peak = order_peak_bytes(graph, searched, sizes)
     order, peak = (searched, searched_peak) if searched_peak <= demand_peak else (demand, demand_peak)
     return identity if peak >= identity_peak else order
+
+
+def _searched_path(level: dict[int, _Frontier], memory: _Memory, preds: list[frozenset[int]],
+                   pred_masks: list[int], followers: list[list[int]], ranks: _Ranks, limit: int,
+                   lost: Any) -> Any:
+    """The path (last op, path before) of the search's last frontier, stepping from ``level`` one op
+    at a time, each level in Python or, where it is wide, as arrays (``order_wide``); None once
+    ``lost(least peak of a level)`` says the search can no longer win."""
+    wide: WideLevel | None = None
+    arrays: WideGraph | None = None
+    for _ in range(len(memory.op_tensors)):
+        if wide is None and sum(len(state[3]) for state in level.values()) >= WIDE_PAIRS:
+            arrays = arrays or wide_graph(memory.op_tensors, preds, pred_masks, followers)
+            wide = to_wide(level, arrays, lambda rank: (ranks.peak_bytes(rank), ranks.breaks(rank)))
+        if wide is not None and arrays is not None:
+            least, wide = wide_step(wide, arrays, limit)
+            if lost(least):
+                return None
+            if wide.pairs() < NARROW_PAIRS:
+                level, wide = from_wide(wide, ranks.pack), None
+            continue
+        following = _reached(level, memory, preds, ranks)
+        if lost(ranks.peak_bytes(min(r[0] for r in following.values()))):
+            return None
+        kept = (heapq.nsmallest(limit, following.items(), key=lambda item: item[1][0]) if len(following) > limit
+                else following.items())
+        level = _advanced(kept, pred_masks, followers, ranks)
+    return wide.paths[0] if wide is not None else next(iter(level.values()))[4]
 
 
 def _twin_chains(memory: _Memory, preds: list[frozenset[int]], succs: list[list[int]]) -> list[int | None]:

@@ -1,0 +1,221 @@
+"""The operator-order search's wide levels as arrays (``order.least_peak_order``).
+
+Where a level of the search holds many frontiers, each with many ready ops (a recurrent network's
+input projections, all ready at the start), stepping it op by op in Python costs a few hundred
+nanoseconds for each of thousands of (frontier, op) pairs. Here a level is a set of arrays, the
+sets of ops done, tensors held and ops ready as rows of 64-bit words, and one step runs every pair
+at once. It gives the level ``order._reached`` and ``order._advanced`` give, frontier for frontier
+and in the same order (so the search's ties go the same way): each set of ops done reached by its
+least (peak, breaks), the first reached on a tie; the ``limit`` least by (peak, bytes held, breaks),
+the first reached on a tie, in that order, or all of them in the order first reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from npuplan.records import record
+
+_ONE = np.uint64(1)
+
+
+def _words(count: int) -> int:
+    return (count + 63) // 64
+
+
+def _rows(masks: Sequence[int], width: int) -> np.ndarray:
+    """Bit masks (Python ints) as rows of ``width`` little-endian 64-bit words."""
+    raw = b"".join(m.to_bytes(8 * width, "little") for m in masks)
+    return np.frombuffer(raw, dtype="<u8").reshape(len(masks), width).astype(np.uint64)
+
+
+def _masks(rows: np.ndarray) -> list[int]:
+    """The inverse of ``_rows``."""
+    return [int.from_bytes(row.tobytes(), "little") for row in np.ascontiguousarray(rows, dtype="<u8")]
+
+
+def _flags(rows: np.ndarray, count: int) -> np.ndarray:
+    """Word rows as rows of ``count`` flags."""
+    bits = np.unpackbits(np.ascontiguousarray(rows, dtype="<u8").view(np.uint8), axis=1, bitorder="little")
+    return bits[:, :count].astype(bool)
+
+
+def _bit_set(rows: np.ndarray, index: np.ndarray, bit: np.ndarray) -> np.ndarray:
+    """Whether bit ``bit[i]`` is set in ``rows[index[i]]``."""
+    return ((rows[index, bit >> 6] >> (bit & 63).astype(np.uint64)) & _ONE).astype(bool)
+
+
+@record(eq=False)
+class WideGraph:
+    """A search's constants as arrays: for each op its tensors (padded with the empty tensor ``T``)
+    and the masks of its dependencies (for breaks) and of what must run before it (for readiness),
+    its followers (flattened, ``follower_starts`` delimiting each op's); for each tensor its bytes,
+    whether it is held to the end, and the mask of the ops that access it."""
+
+    op_count: int
+    tensor_count: int
+    op_tensors: np.ndarray
+    tensor_bytes: np.ndarray
+    pinned: np.ndarray
+    accesses: np.ndarray
+    dependencies: np.ndarray
+    before: np.ndarray
+    follower_starts: np.ndarray
+    followers: np.ndarray
+    op_hashes: np.ndarray
+
+
+def wide_graph(op_tensors: Sequence[Sequence[tuple[int, int, int]]], preds: Sequence[frozenset[int]],
+               pred_masks: Sequence[int], followers: Sequence[Sequence[int]]) -> WideGraph:
+    """``WideGraph`` of the search's lists (``order._Memory.op_tensors``: (tensor bit, bytes, access
+    mask or -1 when held to the end) per tensor of each op)."""
+    count = len(op_tensors)
+    tensors: dict[int, tuple[int, int]] = {}
+    for entries in op_tensors:
+        for bit, size, accesses in entries:
+            tensors[bit.bit_length() - 1] = (size, accesses)
+    tensor_count = max(tensors, default=-1) + 1
+    width = max(1, max(map(len, op_tensors), default=1))
+    ids = np.full((count, width), tensor_count, dtype=np.int64)
+    for k, entries in enumerate(op_tensors):
+        ids[k, : len(entries)] = [bit.bit_length() - 1 for bit, _, _ in entries]
+    size_of = np.zeros(tensor_count + 1, dtype=np.int64)
+    pinned = np.ones(tensor_count + 1, dtype=bool)
+    access_masks = [0] * (tensor_count + 1)
+    for t, (size, accesses) in tensors.items():
+        size_of[t] = size
+        pinned[t] = accesses == -1
+        access_masks[t] = 0 if accesses == -1 else accesses
+    words = _words(count)
+    starts = np.zeros(count + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(f) for f in followers])
+    return WideGraph(
+        op_count=count, tensor_count=tensor_count, op_tensors=ids, tensor_bytes=size_of, pinned=pinned,
+        accesses=_rows(access_masks, words), dependencies=_rows([sum(1 << p for p in ps) for ps in preds], words),
+        before=_rows(list(pred_masks), words), follower_starts=starts,
+        followers=np.array([s for f in followers for s in f], dtype=np.int64),
+        op_hashes=np.random.default_rng(count).integers(0, 1 << 63, size=count, dtype=np.uint64) * np.uint64(2) + _ONE)
+
+
+@record(eq=False)
+class WideLevel:
+    """Frontiers as arrays, one row each: ops done and tensors held as word rows, ops ready as a
+    row of flags; the sum of the ops' hashes done (``WideGraph.op_hashes``, wrapping: a set's
+    hash is the sum of its members', so a step adds one), bytes held, peak so far, breaks and the
+    last op run (-1 for none); ``paths`` the ops run, as ``order``'s linked (last op, path before)
+    tuples."""
+
+    done: np.ndarray
+    hashes: np.ndarray
+    held: np.ndarray
+    ready: np.ndarray
+    held_bytes: np.ndarray
+    peak: np.ndarray
+    breaks: np.ndarray
+    last: np.ndarray
+    paths: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def pairs(self) -> int:
+        """How many (frontier, ready op) pairs the level has: the steps its next level tries."""
+        return int(self.ready.sum())
+
+
+def to_wide(level: dict[int, tuple[int, int, int, tuple[int, ...], Any]], graph: WideGraph,
+            unpack: Any) -> WideLevel:
+    """``order``'s level (ops done -> (rank, bytes held, tensors held, ready ops, path)) as arrays;
+    ``unpack(rank)`` gives (peak, breaks)."""
+    words, tensor_words = _words(graph.op_count), _words(graph.tensor_count + 1)
+    states = list(level.values())
+    peaks_breaks = [unpack(s[0]) for s in states]
+    done = _rows(list(level), words)
+    ready = np.zeros((len(states), graph.op_count), dtype=bool)
+    for row, state in enumerate(states):
+        ready[row, list(state[3])] = True
+    return WideLevel(
+        done=done, hashes=(_flags(done, graph.op_count) * graph.op_hashes).sum(axis=1, dtype=np.uint64),
+        held=_rows([s[2] for s in states], tensor_words), ready=ready,
+        held_bytes=np.array([s[1] for s in states], dtype=np.int64),
+        peak=np.array([p for p, _ in peaks_breaks], dtype=np.int64),
+        breaks=np.array([b for _, b in peaks_breaks], dtype=np.int64),
+        last=np.array([-1 if s[4] is None else s[4][0] for s in states], dtype=np.int64),
+        paths=[s[4] for s in states])
+
+
+def from_wide(wide: WideLevel, pack: Any) -> dict[int, tuple[int, int, int, tuple[int, ...], Any]]:
+    """The inverse of ``to_wide``; ``pack(peak, held bytes, breaks)`` gives a rank."""
+    ready_bits = wide.ready
+    level = {}
+    for row, (done, held) in enumerate(zip(_masks(wide.done), _masks(wide.held))):
+        held_bytes = int(wide.held_bytes[row])
+        level[done] = (pack(int(wide.peak[row]), held_bytes, int(wide.breaks[row])), held_bytes, held,
+                       tuple(int(k) for k in np.flatnonzero(ready_bits[row])), wide.paths[row])
+    return level
+
+
+def wide_step(level: WideLevel, graph: WideGraph, limit: int) -> tuple[int, WideLevel]:
+    """One step of the search from ``level``: the least peak of every frontier one op beyond it,
+    and the next level (the ``limit`` least of them, as ``order`` keeps them)."""
+    rows, ops = np.nonzero(level.ready)
+    after = level.done[rows]
+    after[np.arange(len(rows)), ops >> 6] |= _ONE << (ops & 63).astype(np.uint64)
+    tensors = graph.op_tensors[ops]
+    sizes = graph.tensor_bytes[tensors]
+    fresh = ~_bit_set(level.held, rows[:, None], tensors)
+    ended = ~graph.pinned[tensors] & ~np.any(graph.accesses[tensors] & ~after[:, None, :], axis=2)
+    step = level.held_bytes[rows] + (sizes * fresh).sum(axis=1)
+    held_bytes = step - (sizes * ended).sum(axis=1)
+    peak = np.maximum(level.peak[rows], step)
+    last = level.last[rows]
+    follows = np.zeros(len(rows), dtype=bool)
+    known = last >= 0
+    follows[known] = _bit_set(graph.dependencies, ops[known], last[known])
+    breaks = level.breaks[rows] + ~follows
+    hashes = level.hashes[rows] + graph.op_hashes[ops]
+    _, first, which = np.unique(hashes, return_index=True, return_inverse=True)
+    if not np.array_equal(after, after[first[which]]):  # two sets of one hash: tell them apart by their words
+        keys = np.ascontiguousarray(after, dtype="<u8").view(np.dtype((np.void, 8 * after.shape[1]))).ravel()
+        _, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    by_set = np.lexsort((np.arange(len(rows)), breaks, peak, which))
+    winners = by_set[np.r_[True, which[by_set][1:] != which[by_set][:-1]]]  # per set, in set order
+    order = np.argsort(first, kind="stable")  # sets in the order first reached
+    chosen = winners[order]
+    if len(chosen) > limit:
+        chosen = chosen[np.lexsort((first[order], breaks[chosen], held_bytes[chosen], peak[chosen]))[:limit]]
+    return int(peak.min()), _next_level(level, graph, chosen, rows, ops, after, hashes, tensors, ended, held_bytes,
+                                         peak, breaks)
+
+
+def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np.ndarray, ops: np.ndarray,
+                after: np.ndarray, hashes: np.ndarray, tensors: np.ndarray, ended: np.ndarray, held_bytes: np.ndarray,
+                peak: np.ndarray, breaks: np.ndarray) -> WideLevel:
+    """The level of the ``chosen`` (frontier, op) pairs: tensors held with the op's own set and
+    its ended ones cleared, ready ops without it and with its followers whose ops before are done."""
+    count = len(chosen)
+    at = np.arange(count)
+    held = level.held[rows[chosen]]
+    for column in range(tensors.shape[1]):
+        t = tensors[chosen, column]
+        real = t < graph.tensor_count  # not the padding
+        bit = _ONE << (t & 63).astype(np.uint64)
+        held[at[real], t[real] >> 6] |= bit[real]
+        gone = ended[chosen, column]
+        held[at[gone], t[gone] >> 6] &= ~bit[gone]
+    done = after[chosen]
+    k = ops[chosen]
+    ready = level.ready[rows[chosen]]
+    ready[at, k] = False
+    lengths = graph.follower_starts[k + 1] - graph.follower_starts[k]
+    owner = np.repeat(at, lengths)
+    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    follower = graph.followers[np.repeat(graph.follower_starts[k], lengths) + offsets]
+    now = ~np.any(graph.before[follower] & ~done[owner], axis=1)
+    ready[owner[now], follower[now]] = True
+    paths = [(int(op), level.paths[row]) for op, row in zip(k, rows[chosen])]
+    return WideLevel(done=done, hashes=hashes[chosen], held=held, ready=ready, held_bytes=held_bytes[chosen], peak=peak[chosen],
+                     breaks=breaks[chosen], last=k, paths=paths)
