@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from npuplan.ir.digest import array_digest
 from npuplan.ir.lowered import NpuOp
 
 
@@ -58,10 +59,7 @@ class OpKeys:
 
     def _composite(self, x: Any) -> Any:
         if isinstance(x, np.ndarray):
-            import hashlib  # here: its OpenSSL bindings cost every import of the pricing (the emitter's too)
-
-            data = np.ascontiguousarray(x)
-            return ("array", data.dtype.str, data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
+            return ("array", array_digest(x))
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
             names = self._fields.get(type(x))
             if names is None:
