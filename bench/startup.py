@@ -17,10 +17,10 @@ changes during the run weighs on every tree alike.
 
 Then, in one process per source tree, where a plan's time goes: numpy's import, ``npuplan.cli``'s,
 ``npuplan.api``'s, the run itself (planning and the report files), how many npuplan modules and
-dataclasses were loaded, how many methods they generated (each one source text compiled, ~0.7 M
-instructions: at import for a dataclass, on first use for an ``npuplan.records`` record) and what
-creating the dataclasses cost (CPU seconds of one process, so noisier than the least-of-N figures
-above).
+dataclasses and records were made, how many method sources they compiled (~0.7 M instructions
+each: at import for a dataclass; for an ``npuplan.records`` record, on first use, one a method, or
+one a shape of method since ``npuplan.record_methods``) and what making those classes cost (CPU
+seconds of one process, so noisier than the least-of-N figures above).
 
 With ``--instructions``, also the instructions each command executes, counted by valgrind's
 callgrind (``PYTHONHASHSEED=0``, so the same tree counts the same to about 0.1%): a figure a loaded
@@ -69,14 +69,30 @@ def _counted(*args, **kwargs):
     return _create_fn(*args, **kwargs)
 dataclasses._process_class = _timed
 dataclasses._create_fn = _counted
-# npuplan.records compiles its records' methods on first use, by its own function; it loads typing,
-# which every tree's npuplan.cli loads too: typing is loaded before the clock in every tree alike
+# npuplan.records makes its records' methods on first use: older trees compiled each by records._compiled;
+# newer ones make records without dataclass (timed here by records._make) and compile one template per
+# shape (npuplan.record_methods._templates, counted at the end). npuplan.records loads typing, which every
+# tree's npuplan.cli loads too: typing is loaded before the clock in every tree alike
 import typing
+try:
+    import npuplan.record_methods as _templated
+except ImportError:
+    _templated = None
 try:
     import npuplan.records as _records
 except ImportError:
     _records = None
-if _records is not None:
+if _templated is not None:
+    _make = _records._make
+    def _timed_record(cls, *args, **kwargs):
+        start = time.process_time()
+        try:
+            return _make(cls, *args, **kwargs)
+        finally:
+            created[0] += 1
+            created[1] += time.process_time() - start
+    _records._make = _timed_record
+elif _records is not None:
     _compiled = _records._compiled
     def _counted_records(*args, **kwargs):
         made = _compiled(*args, **kwargs)
@@ -95,6 +111,8 @@ t3 = time.process_time()
 status = main(["plan", sys.argv[1], "--output-dir", sys.argv[2], "--quiet"])
 t4 = time.process_time()
 modules = sum(name.startswith("npuplan") for name in sys.modules)
+if _templated is not None:
+    created[2] += sum(len(methods) for methods in _templated._templates.values())
 print(status, t1 - t0, t2 - t1, t3 - t2, t4 - t3, modules, created[0], created[1], created[2])
 """
 

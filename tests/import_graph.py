@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent / "src"
 # ``memory`` (live ranges -> addresses, knowing nothing of the schedule) sits below ``schedule``,
 # which prices a fit with the real allocator.
 PIPELINE: tuple[tuple[str, ...], ...] = (
-    ("errors", "_compat", "records", "options", "units", "version", "lean_bindings", "collector"),
+    ("errors", "_compat", "record_methods", "records", "options", "units", "version", "lean_bindings", "collector"),
     ("ir",),
     ("io",),
     ("hw",),

@@ -1,23 +1,31 @@
-"""Frozen records: dataclasses whose generated methods are made on first use.
+"""Frozen records: dataclasses made without ``dataclass``'s class processing, their generated methods
+made on first use.
 
 ``@record`` is ``@dataclass(frozen=True, slots=True)`` (``@record(eq=False)``, ``@record(slots=False)``
 as the flags say) with the same fields, ``dataclasses.fields``/``replace``/``is_dataclass``, the same
-``__init__``, ``__eq__`` and ``__hash__`` (the same source text, so the same speed and the same hash
-values) and the same ``repr``. What differs is when the methods are made: ``dataclass`` compiles
-source text for six methods of every class when its module loads (about 0.7 M instructions each,
-two thirds of the program's import, issue 26: start-up), most of them for classes a run never builds
-or compares. Here ``__init__`` is compiled when the first instance is built, ``__eq__`` and
-``__hash__`` when one is first compared or hashed; ``__repr__``, ``__setattr__``/``__delattr__``
-(assigning a field raises ``FrozenInstanceError``) and pickling need no source text at all.
+``__init__``, ``__eq__`` and ``__hash__`` (the same bytecode, so the same speed and the same hash
+values) and the same ``repr``. What differs is the cost of making a class (issue 26: start-up, a
+3-op plan makes ~100 of them): ``dataclass`` compiles source text for six methods of every class
+when its module loads (about 0.7 M instructions each), most of them for classes a run never builds
+or compares, and finds its fields through regular-expression checks of every annotation. Here the
+fields are read as ``dataclass`` reads them, minus the pseudo-fields records refuse (``ClassVar``,
+``InitVar``, ``KW_ONLY``); ``__init__`` is made when the first instance is built, ``__eq__`` and
+``__hash__`` when one is first compared or hashed, from source text compiled once per shape
+(``npuplan.record_methods``); ``__repr__``, ``__setattr__``/``__delattr__`` (assigning a field raises
+``FrozenInstanceError``) and pickling need no source text at all.
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from npuplan.record_methods import ORDERINGS, comparisons, init, orderings
 
 if TYPE_CHECKING:  # the checker targets Python 3.10, whose typing module lacks it
     from typing_extensions import dataclass_transform
@@ -31,8 +39,9 @@ else:  # pragma: no cover - exercised only on 3.10
 
 _T = TypeVar("_T", bound=type)
 _Methods = dict[str, Callable[..., Any]]
-_FACTORY = object()  # the __init__ default of a field built by its default_factory
-_ORDERINGS = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">="}
+_FIELD = getattr(dataclasses, "_FIELD")  # what dataclasses.fields() keeps: a field, not a pseudo-field
+# An annotation naming a pseudo-field, as written (``ClassVar[int]``, ``typing.ClassVar``, ``dataclasses.InitVar[int]``)
+_PSEUDO_FIELD = re.compile(r"\s*(?:\w+\s*\.\s*)?(?:ClassVar|InitVar|KW_ONLY)\b")
 
 
 @overload
@@ -56,44 +65,120 @@ def _make(cls: Any, *, eq: bool, order: bool, slots: bool) -> Any:
     own = dict(cls.__dict__)
     if "__setattr__" in own or "__delattr__" in own:
         raise TypeError(f"record {cls.__name__} defines __setattr__ or __delattr__")
-    if order and (not eq or any(name in own for name in _ORDERINGS)):
+    if order and (not eq or any(name in own for name in ORDERINGS)):
         raise TypeError(f"record {cls.__name__}: order needs eq and no ordering method of its own")
     if not own.get("__doc__"):
         cls.__doc__ = f"{cls.__name__}({', '.join(own.get('__annotations__', {}))})"
-    cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots)
-    setattr(cls, "__dataclass_params__", _params(eq, order, slots))
-    fields = dataclasses.fields(cls)
-    _check_fields(cls, fields)
-    methods: _Methods = {"__repr__": _repr(fields), "__setattr__": _frozen, "__delattr__": _frozen}
+    fields = _fields(cls)
+    _check_fields(cls, tuple(fields.values()))
+    cls = _slotted(cls, fields) if slots else _unslotted(cls, fields)
+    cls.__dataclass_params__ = _params(eq, order, slots)
+    methods: _Methods = {"__repr__": _repr(tuple(fields.values())), "__setattr__": _frozen, "__delattr__": _frozen}
     if "__init__" not in own:
-        methods["__init__"] = _on_first_call(cls, "__init__", ("__init__",), _init)
+        methods["__init__"] = _on_first_call(cls, "__init__", ("__init__",), init)
     hash_explicit = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     compared = (("__eq__",) if "__eq__" not in own else ()) + (("__hash__",) if not hash_explicit else ())
     compared = compared if eq else ()
     for name in compared:
-        methods[name] = _on_first_call(cls, name, compared, _comparisons)
+        methods[name] = _on_first_call(cls, name, compared, comparisons)
     if order:
-        methods.update((name, _on_first_call(cls, name, tuple(_ORDERINGS), _orderings)) for name in _ORDERINGS)
+        methods.update((name, _on_first_call(cls, name, tuple(ORDERINGS), orderings)) for name in ORDERINGS)
     if slots:
         methods.update(__getstate__=_getstate, __setstate__=_setstate)
     for name, method in methods.items():
         if name not in own:
             setattr(cls, name, method)
+    abc.update_abstractmethods(cls)
     return cls
+
+
+def _fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    """``cls``'s fields, by name, as ``dataclass`` finds them: its dataclass bases' first, then one
+    per annotation of its own body (``dataclasses.field(...)`` or a plain default as the value)."""
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for base in cls.__mro__[-1:0:-1]:
+        inherited = getattr(base, "__dataclass_fields__", None)
+        if inherited is not None:
+            if not base.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+                raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+            fields.update(inherited)
+    annotations = cls.__dict__.get("__annotations__", {})
+    for name, value in cls.__dict__.items():
+        if isinstance(value, dataclasses.Field) and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    for name, annotation in annotations.items():
+        if _PSEUDO_FIELD.match(annotation if isinstance(annotation, str) else _written(annotation)):
+            raise TypeError(f"record {cls.__name__}: ClassVar, InitVar and KW_ONLY fields are not supported")
+        default = cls.__dict__.get(name, dataclasses.MISSING)
+        f = default if isinstance(default, dataclasses.Field) else dataclasses.field(default=default)
+        f.name, f.type, f._field_type = name, annotation, _FIELD  # type: ignore[union-attr]
+        if f.kw_only is dataclasses.MISSING:
+            f.kw_only = False
+        if f.default.__class__.__hash__ is None:  # a list, dict or set: shared by every instance
+            raise ValueError(f"mutable default {type(f.default)} for field {name} is not allowed: use default_factory")
+        fields[name] = f
+    return fields
+
+
+def _written(annotation: Any) -> str:
+    """An annotation that is not a string (a module without postponed annotations), as written."""
+    return "KW_ONLY" if annotation is dataclasses.KW_ONLY else repr(annotation).removeprefix("<class '")
+
+
+def _slotted(cls: type, fields: dict[str, dataclasses.Field[Any]]) -> Any:
+    """``cls`` remade with ``__slots__`` for its fields (those its bases have no slot for), as
+    ``dataclass(slots=True)`` remakes it; defaults then live in the fields only."""
+    body = dict(cls.__dict__)
+    if "__slots__" in body:
+        raise TypeError(f"{cls.__name__} already specifies __slots__")
+    inherited: set[str] = set()
+    for base in cls.__mro__[1:-1]:
+        declared = base.__dict__.get("__slots__", ())
+        inherited.update((declared,) if isinstance(declared, str) else declared)
+    for name in (*fields, "__dict__", "__weakref__"):
+        body.pop(name, None)
+    body.update(__slots__=tuple(name for name in fields if name not in inherited), **_dataclass_attributes(body, fields))
+    remade = type(cls)(cls.__name__, cls.__bases__, body)
+    remade.__qualname__ = cls.__qualname__
+    return remade
+
+
+def _unslotted(cls: type, fields: dict[str, dataclasses.Field[Any]]) -> Any:
+    """``cls`` as ``dataclass`` leaves a class without slots: a field's default as a class attribute."""
+    for name in cls.__dict__.get("__annotations__", {}):
+        if isinstance(cls.__dict__.get(name), dataclasses.Field):
+            if fields[name].default is dataclasses.MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, fields[name].default)
+    for name, value in _dataclass_attributes(dict(cls.__dict__), fields).items():
+        setattr(cls, name, value)
+    return cls
+
+
+def _dataclass_attributes(body: dict[str, Any], fields: dict[str, dataclasses.Field[Any]]) -> dict[str, Any]:
+    """The attributes ``dataclass`` gives every class: its fields and ``__match_args__``."""
+    made: dict[str, Any] = {"__dataclass_fields__": fields}
+    if "__match_args__" not in body:
+        made["__match_args__"] = tuple(name for name, f in fields.items() if f.init)
+    return made
 
 
 @functools.cache
 def _params(eq: bool, order: bool, slots: bool) -> Any:
-    """What ``dataclass`` records of a frozen class with these flags (read by e.g. pricing's op keys)."""
-    return getattr(dataclasses.dataclass(type("Params", (), {}), frozen=True, eq=eq, order=order, slots=slots),
-                   "__dataclass_params__")
+    """What ``dataclass`` records of a frozen class with these flags (read by e.g. pricing's op keys):
+    those of a bare dataclass, whose making compiles no method, set to the record's flags."""
+    params = getattr(dataclasses.dataclass(type("Params", (), {"__doc__": "flags"}), init=False, repr=False, eq=False),
+                     "__dataclass_params__")
+    for name, value in (("init", True), ("repr", True), ("eq", eq), ("order", order), ("frozen", True),
+                        ("slots", slots)):
+        if hasattr(params, name):  # slots: Python 3.12 on
+            setattr(params, name, value)
+    return params
 
 
 def _check_fields(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> None:
     """The field orders ``dataclass`` refuses (it checks only when it writes ``__init__``)."""
-    pseudo = set(getattr(cls, "__dataclass_fields__")) - {f.name for f in fields}
-    if any("InitVar" in str(cls.__annotations__.get(name, "")) for name in pseudo):
-        raise TypeError(f"record {cls.__name__}: InitVar fields are not supported")
     defaulted = False
     for f in fields:
         if f.init and f.kw_only is True:
@@ -117,59 +202,6 @@ def _on_first_call(cls: type, name: str, family: tuple[str, ...],
     first_call.__name__ = name
     first_call.__qualname__ = f"{cls.__qualname__}.{name}"
     return first_call
-
-
-def _compiled(cls: type, source: str, namespace: dict[str, Any]) -> _Methods:
-    """The functions ``source`` defines, named as methods of ``cls``."""
-    made: dict[str, Any] = {}
-    exec(source, namespace, made)  # noqa: S102 - source text built above from field names only
-    for name, method in made.items():
-        method.__qualname__ = f"{cls.__qualname__}.{name}"
-        method.__module__ = cls.__module__
-    return made
-
-
-def _init(cls: type, _family: tuple[str, ...]) -> _Methods:
-    """``__init__`` as ``dataclass`` writes it for a frozen class."""
-    namespace: dict[str, Any] = {"__r_set": object.__setattr__, "__r_factory": _FACTORY}
-    params, lines = [], []
-    for f in dataclasses.fields(cls):
-        default, factory = f"__r_default_{f.name}", f"__r_factory_{f.name}"
-        namespace[default], namespace[factory] = f.default, f.default_factory
-        if f.default_factory is not dataclasses.MISSING:
-            value = f"{factory}() if {f.name} is __r_factory else {f.name}" if f.init else f"{factory}()"
-        else:
-            value = f.name if f.init else (default if f.default is not dataclasses.MISSING else "")
-        if f.init:
-            params.append(f.name if f.default is f.default_factory is dataclasses.MISSING else
-                          f"{f.name}={default if f.default_factory is dataclasses.MISSING else '__r_factory'}")
-        if value:
-            lines.append(f"    __r_set(self, {f.name!r}, {value})")
-    if hasattr(cls, "__post_init__"):
-        lines.append("    self.__post_init__()")
-    body = "\n".join(lines) or "    pass"
-    return _compiled(cls, f"def __init__(self, {', '.join(params)}):\n{body}\n", namespace)
-
-
-def _comparisons(cls: type, family: tuple[str, ...]) -> _Methods:
-    """``__eq__`` and ``__hash__`` as ``dataclass`` writes them for a frozen class (those in ``family``)."""
-    fields = dataclasses.fields(cls)
-    compared = "".join(f"self.{f.name}," for f in fields if f.compare)
-    other = "".join(f"other.{f.name}," for f in fields if f.compare)
-    hashed = "".join(f"self.{f.name}," for f in fields if (f.compare if f.hash is None else f.hash))
-    source = {"__eq__": "def __eq__(self, other):\n    if other.__class__ is self.__class__:\n"
-                        f"        return ({compared}) == ({other})\n    return NotImplemented\n",
-              "__hash__": f"def __hash__(self):\n    return hash(({hashed}))\n"}
-    return _compiled(cls, "".join(source[name] for name in family), {})
-
-
-def _orderings(cls: type, family: tuple[str, ...]) -> _Methods:
-    """``<``, ``<=``, ``>``, ``>=`` as ``dataclass(order=True)`` writes them: the compared fields as tuples."""
-    fields = [f.name for f in dataclasses.fields(cls) if f.compare]
-    mine, other = "".join(f"self.{name}," for name in fields), "".join(f"other.{name}," for name in fields)
-    return _compiled(cls, "".join(
-        f"def {name}(self, other):\n    if other.__class__ is self.__class__:\n"
-        f"        return ({mine}) {_ORDERINGS[name]} ({other})\n    return NotImplemented\n" for name in family), {})
 
 
 def _repr(fields: tuple[dataclasses.Field[Any], ...]) -> Callable[[Any], str]:

@@ -1,7 +1,8 @@
 """What the program loads, each checked in a fresh interpreter: ``import npuplan.cli`` (and so
 ``plan --help``) loads no numpy and none of the planner; a plan printed to a pipe loads none of the
 emitter, the HTML report, the sweeps (nor their options), the Vela command line, the command
-stream's replay validator, the weight encoder and decoder, the estimator, the runner, the simulator, Vela's compat tables, rich, tempfile or
+stream's replay validator, the weight encoder and decoder, the estimator, the runner, the simulator, Vela's
+compat tables, rich, tempfile, hashlib (its OpenSSL bindings) or
 numpy.typing, and ends by freezing the collector's objects (issue 26: start-up)."""
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _NOT_FOR_PLAN = ("npuplan.emit", "npuplan.report.html", "npuplan.report.sweep_ht
                  "npuplan.run.runner", "npuplan.sim", "npuplan.regstream", "npuplan.velacli.supported_ops",
                  "npuplan.commands.replay", "npuplan.commands.contents", "npuplan.commands.plan_file",
                  "npuplan.schedule.pricing.estimate_oracle",
-                 "npuplan.velacli.compile", "ethosu", "rich", "plotly", "tempfile", "numpy.typing")
+                 "npuplan.velacli.compile", "ethosu", "rich", "plotly", "tempfile", "numpy.typing", "hashlib")
 
 
 def _loaded(*argv: str) -> tuple[int, set[str], int]:

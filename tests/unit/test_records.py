@@ -80,6 +80,7 @@ def test_frozen_and_dataclass_api() -> None:
     assert dataclasses.replace(point, y=7) == Point(1, 7)
     assert [f.name for f in dataclasses.fields(Point)] == ["x", "y", "tags", "note"]
     assert Point.__dataclass_params__.frozen and Point.__dataclass_params__.eq  # type: ignore[attr-defined]
+    assert repr(Point.__dataclass_params__) == repr(PointDataclass.__dataclass_params__)  # type: ignore[attr-defined]
     assert pickle.loads(pickle.dumps(point)) == point and copy.deepcopy(point) == point
     assert "__slots__" in Point.__dict__ and "__slots__" not in Checked.__dict__
 
@@ -124,3 +125,60 @@ def test_order_as_dataclass_order() -> None:
     assert Pair.__dataclass_params__.order  # type: ignore[attr-defined]
     with pytest.raises(TypeError, match="order"):
         record(order=True, eq=False)(type("Unordered", (), {"__annotations__": {"a": "int"}}))
+
+
+def test_classes_of_one_shape_share_a_template_under_their_own_names() -> None:
+    @record
+    class Left:
+        a: int
+        b: tuple[int, ...] = ()
+
+    @record
+    class Right:
+        width: int
+        tags: tuple[int, ...] = (7,)
+
+    assert Left(1) == Left(a=1, b=()) and Right(width=2).tags == (7,) and Right(2, (3,)).tags == (3,)
+    assert Left(1).__eq__(Right(1)) is NotImplemented and hash(Right(2)) == hash((2, (7,)))
+    assert Left.__init__.__code__.co_code == Right.__init__.__code__.co_code  # one shape, compiled once
+    assert Right.__init__.__code__.co_varnames[:3] == ("self", "width", "tags")
+    with pytest.raises(TypeError, match="width"):
+        Right()  # type: ignore[call-arg]
+
+
+def test_fields_as_dataclass_finds_them() -> None:
+    @record
+    class Base:
+        a: int
+
+    @record
+    class Child(Base):
+        b: int = 3
+
+    child = Child(1)
+    assert [f.name for f in dataclasses.fields(Child)] == ["a", "b"] and (child.a, child.b) == (1, 3)
+    assert Child.__slots__ == ("b",) and Child.__match_args__ == ("a", "b")  # type: ignore[attr-defined]
+    assert dataclasses.asdict(child) == {"a": 1, "b": 3} and dataclasses.replace(child, b=4) == Child(1, 4)
+
+    @record(slots=False)
+    class Open:
+        a: int = 1
+        b: int = field(default=2, compare=False)
+        c: list[int] = field(default_factory=list)
+
+    assert (Open.a, Open.b, "c" in Open.__dict__) == (1, 2, False)  # as dataclass leaves a class without slots
+
+
+def test_refuses_pseudo_fields_and_mutable_defaults() -> None:
+    with pytest.raises(TypeError, match="ClassVar"):
+        @record
+        class Counted:
+            count: ClassVar[int] = 0  # noqa: F821 - the annotation is a string, never evaluated
+
+    with pytest.raises(ValueError, match="mutable default"):
+        @record
+        class Shared:
+            items: list[int] = []  # noqa: RUF012 - the mistake refused
+
+    with pytest.raises(TypeError, match="no type annotation"):
+        record(type("Unannotated", (), {"__annotations__": {}, "a": field(default=1)}))

@@ -17,6 +17,7 @@ import numpy as np
 from npuplan.codec.size import stream_bytes
 from npuplan.codec.weight_order import EncodingOrder, StreamPadding, VolumeGeometry, stream_padding
 from npuplan.hw.accelerator import SCALE_BIAS_BYTES, Accelerator
+from npuplan.ir.digest import array_digest
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.ir.quantized import signed_channel_rows
 from npuplan.records import record
@@ -163,13 +164,9 @@ class WeightEncodings:
         found = self._digests.get(id(weights))
         if found is not None:
             return found[1]
-        import hashlib  # here: its OpenSSL bindings cost every import of the cost model
-
-        data = np.ascontiguousarray(weights)
-        digest = hashlib.blake2b(data.tobytes(), digest_size=16)
-        digest.update(repr((data.dtype.str, data.shape)).encode())
-        self._digests[id(weights)] = (weights, digest.digest())
-        return digest.digest()
+        digest = array_digest(weights)
+        self._digests[id(weights)] = (weights, digest)
+        return digest
 
     def slice_parts(self, op: NpuOp, start: int, end: int, order: EncodingOrder | None = None,
                     ) -> tuple[WeightSlice, ...]:
