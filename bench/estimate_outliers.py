@@ -268,11 +268,18 @@ def as_vela_counts(events: tuple[Event, ...]) -> tuple[Event, ...]:
     return slices_joined(kept, keep_dma_waits=True)
 
 
+def table_lines(table: Path) -> list[str]:
+    """The lines of an ``estimate_fidelity.py`` table before its summary (the per-network one-clock
+    table after it has rows of its own, whose columns are not a ratio)."""
+    lines = table.read_text().splitlines()
+    return lines[:next((k for k, line in enumerate(lines) if line.startswith("# summary")), len(lines))]
+
+
 def counted_summary(table: Path, work: Path) -> list[str]:
     """Per scenario, every default-core file of ``table`` timed ``as_vela_counts``: median and how
     many within 3% and 10% of Vela's figure."""
     ratios: dict[str, list[float]] = {}
-    for line in table.read_text().splitlines():
+    for line in table_lines(table):
         parts = line.split()
         if line.startswith("#") or len(parts) < 6 or parts[2] != "vela-default" or parts[5] == "-":
             continue
@@ -328,7 +335,7 @@ def op_agreement(table: Path, work: Path, paths: dict[str, Path]) -> list[str]:
     like each."""
     found: dict[tuple[str, str], list[int]] = {}
     paired: dict[tuple[str, str, str], PairedOps] = {}
-    for line in table.read_text().splitlines():
+    for line in table_lines(table):
         parts = line.split()
         if line.startswith("#") or len(parts) < 6 or parts[2] not in CORES or parts[5] == "-" or parts[1] not in paths:
             continue
@@ -401,7 +408,7 @@ def cause(ratio: float, split: Split, reference: float, *, gaps_cycles: float, d
 def outliers(table: Path) -> list[tuple[str, str, str, float, float]]:
     """(scenario, model, side, reference, ratio) of each Vela row outside 10%."""
     found = []
-    for line in table.read_text().splitlines():
+    for line in table_lines(table):
         parts = line.split()
         if line.startswith("#") or len(parts) < 6 or parts[2] not in CORES or parts[5] == "-":
             continue
