@@ -20,7 +20,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -40,8 +39,7 @@ else:  # pragma: no cover - exercised only on 3.10
 _T = TypeVar("_T", bound=type)
 _Methods = dict[str, Callable[..., Any]]
 _FIELD = getattr(dataclasses, "_FIELD")  # what dataclasses.fields() keeps: a field, not a pseudo-field
-# An annotation naming a pseudo-field, as written (``ClassVar[int]``, ``typing.ClassVar``, ``dataclasses.InitVar[int]``)
-_PSEUDO_FIELD = re.compile(r"\s*(?:\w+\s*\.\s*)?(?:ClassVar|InitVar|KW_ONLY)\b")
+_PSEUDO_FIELDS = frozenset({"ClassVar", "InitVar", "KW_ONLY"})
 
 
 @overload
@@ -116,7 +114,7 @@ def _fields(cls: type, frozen: bool) -> dict[str, dataclasses.Field[Any]]:
         if isinstance(value, dataclasses.Field) and name not in annotations:
             raise TypeError(f"{name!r} is a field but has no type annotation")
     for name, annotation in annotations.items():
-        if _PSEUDO_FIELD.match(annotation if isinstance(annotation, str) else _written(annotation)):
+        if _pseudo_field(annotation if isinstance(annotation, str) else _written(annotation)):
             raise TypeError(f"record {cls.__name__}: ClassVar, InitVar and KW_ONLY fields are not supported")
         default = cls.__dict__.get(name, dataclasses.MISSING)
         f = default if isinstance(default, dataclasses.Field) else dataclasses.field(default=default)
@@ -129,9 +127,18 @@ def _fields(cls: type, frozen: bool) -> dict[str, dataclasses.Field[Any]]:
     return fields
 
 
+def _pseudo_field(annotation: str) -> bool:
+    """Whether an annotation, as written, names a pseudo-field (``ClassVar[int]``, ``typing.ClassVar``,
+    ``dataclasses.InitVar[int]``, ``KW_ONLY``). String methods, not a regular expression: compiling
+    one costs more than every record's check (~0.6 M instructions)."""
+    return annotation.split("[", 1)[0].rsplit(".", 1)[-1].strip() in _PSEUDO_FIELDS
+
+
 def _written(annotation: Any) -> str:
     """An annotation that is not a string (a module without postponed annotations), as written."""
-    return "KW_ONLY" if annotation is dataclasses.KW_ONLY else repr(annotation).removeprefix("<class '")
+    if annotation is dataclasses.KW_ONLY:
+        return "KW_ONLY"
+    return repr(annotation).removeprefix("<class '").removesuffix("'>")
 
 
 def _slotted(cls: type, fields: dict[str, dataclasses.Field[Any]]) -> Any:
