@@ -182,3 +182,29 @@ def test_refuses_pseudo_fields_and_mutable_defaults() -> None:
 
     with pytest.raises(TypeError, match="no type annotation"):
         record(type("Unannotated", (), {"__annotations__": {}, "a": field(default=1)}))
+
+
+def test_mutable_records_as_dataclass_eq_false() -> None:
+    @record(eq=False, frozen=False, slots=False)
+    class Operation:
+        kind: str
+        weights: list[int] = field(default_factory=list)
+        name: str | None = None
+
+    @record(eq=False, frozen=False, slots=False)
+    class Pooling(Operation):
+        kind: str = "pool"
+        rescale: float | None = None
+
+    pool = Pooling()
+    pool.name, pool.extra = "p", 1  # type: ignore[attr-defined]  # a __dict__, as the dataclass has
+    assert (pool.kind, pool.weights, pool.name, pool.rescale) == ("pool", [], "p", None)
+    assert [f.name for f in dataclasses.fields(Pooling)] == ["kind", "weights", "name", "rescale"]
+    assert pool != Pooling() and pool == pool and not Pooling.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert repr(Operation("conv")) == "test_mutable_records_as_dataclass_eq_false.<locals>.Operation(kind='conv', weights=[], name=None)"
+    with pytest.raises(TypeError, match="identity"):
+        record(frozen=False)(type("Compared", (), {"__annotations__": {"a": "int"}}))
+    with pytest.raises(TypeError, match="non-frozen"):
+        @record(eq=False, frozen=False)
+        class Thawed(Point):
+            z: int = 0

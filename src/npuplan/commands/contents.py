@@ -9,12 +9,14 @@ as sorted, non-overlapping byte intervals.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from npuplan.records import record
 
 Label = tuple[str, int]
 
 
-@dataclass(slots=True, eq=False)
+@record(eq=False, frozen=False)
 class AreaContents:
     """Sorted intervals ``[starts[i], ends[i])`` holding ``labels[i]``."""
 

@@ -7,7 +7,7 @@ import gc
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,7 +58,7 @@ class Emitted:
 STEPS = ("blocks", "codec", "encode", "layout", "operations", "generate", "model", "self_check")
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False, slots=False)
 class EmitMemo:
     """What one model's emits can share (``plan_and_emit`` emits again after a CPU fallback): the
     valid block configs of the ops probed and the encodings of the weight slices seen."""

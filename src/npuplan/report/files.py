@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
+import string
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,8 +30,9 @@ PER_LAYER_COLUMNS = (
 
 # A cell a spreadsheet would read as a formula starts with one of these.
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-# What a name may keep in a file name; anything else becomes '_'.
-_FILE_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+# What a name may keep in a file name; anything else becomes '_' (a set: a regular expression's
+# compile costs every plan ~0.6 M instructions, more than the names it is used on).
+_FILE_NAME_SAFE = frozenset(string.ascii_letters + string.digits + "_.-")
 
 
 def text_cell(value: object) -> object:
@@ -44,7 +45,7 @@ def text_cell(value: object) -> object:
 
 def file_name_part(name: str) -> str:
     """``name`` made safe to be part of a file name: no separators, no '..', nothing hidden."""
-    safe = _FILE_NAME_UNSAFE.sub("_", name).strip(".")
+    safe = "".join(c if c in _FILE_NAME_SAFE else "_" for c in name).strip(".")
     return safe or "_"
 
 

@@ -3,16 +3,17 @@ operation interface (``ethosu.vela.api``) that ``emit.operations`` fills in, wit
 member and attribute names, so the translation runs unchanged against either backend.
 
 These are the emitter's hand-off records, built attribute by attribute (as the interface is) and
-read once by the generator, so they are plain mutable dataclasses rather than frozen values; the
-operations keep a ``__dict__`` (no slots) as the interface's do, since the emitter sets the
-attributes of one kind on all (``reversed_operands``, ``rescale``). Like the interface's classes
-they compare by identity (``eq=False``): nothing compares two of them, and generating an ``__eq__``
-over a dozen fields per class cost every emit a millisecond of its start-up.
+read once by the generator, so they are mutable records (``record(frozen=False)``: a dataclass's
+fields, its ``__init__`` made on first use) rather than frozen values; the operations keep a
+``__dict__`` (no slots) as the interface's do, since the emitter sets the attributes of one kind on
+all (``reversed_operands``, ``rescale``). Like the interface's classes they compare by identity
+(``eq=False``): nothing compares two of them. As ``dataclass`` classes they cost every emit's
+start-up ~20 M instructions (compiling each one's ``__init__`` and ``__repr__``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import NamedTuple
 
@@ -153,7 +154,7 @@ class ExplicitScaling:
     multiplier: list[int]
 
 
-@dataclass(slots=True, eq=False)
+@record(eq=False, frozen=False)
 class NpuActivation:
     op_type: NpuActivationOp
     min: float | None = None
@@ -161,7 +162,7 @@ class NpuActivation:
     lookup_table_index: int = 0
 
 
-@dataclass(slots=True, eq=False)
+@record(eq=False, frozen=False)
 class NpuFeatureMap:
     data_type: NpuDataType = NpuDataType.UINT8
     region: int = 0
@@ -173,7 +174,7 @@ class NpuFeatureMap:
     name: str | None = None
 
 
-@dataclass(slots=True, eq=False)
+@record(eq=False, frozen=False)
 class NpuKernel:
     width: int
     height: int
@@ -191,7 +192,7 @@ class NpuOperationType(Enum):
     ElementWise = "elementwise"
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False, slots=False)
 class NpuDmaOperation:
     src: NpuAddressRange
     dest: NpuAddressRange
@@ -201,7 +202,7 @@ class NpuDmaOperation:
     op_type: NpuOperationType = NpuOperationType.Dma
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False, slots=False)
 class NpuBlockOperation:
     """What every operation that writes an OFM carries."""
 
@@ -223,18 +224,18 @@ class NpuBlockOperation:
     name: str | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False, slots=False)
 class NpuConv2DOperation(NpuBlockOperation):
     op_type: NpuOperationType = NpuOperationType.Conv2D
     block_traversal: NpuBlockTraversal = NpuBlockTraversal.PART_KERNEL_FIRST
 
 
-@dataclass(eq=False)
+@record(eq=False, frozen=False, slots=False)
 class NpuConvDepthWiseOperation(NpuBlockOperation):
     op_type: NpuOperationType = NpuOperationType.ConvDepthWise
 
 
-@dataclass(init=False, eq=False)
+@record(eq=False, frozen=False, slots=False)
 class NpuPoolingOperation(NpuBlockOperation):
     sub_op_type: NpuPoolingOp = NpuPoolingOp.MAX
     rescale: float | ExplicitScaling | None = None
@@ -245,7 +246,7 @@ class NpuPoolingOperation(NpuBlockOperation):
         self.rescale = None
 
 
-@dataclass(init=False, eq=False)
+@record(eq=False, frozen=False, slots=False)
 class NpuElementWiseOperation(NpuBlockOperation):
     sub_op_type: NpuElementWiseOp = NpuElementWiseOp.ADD
     reversed_operands: bool = False
