@@ -69,7 +69,10 @@ def _perturb(
     turns = _blocker_turns(state, inst, bottleneck)
     if len(turns) < 2:
         return []
-    not_live = [t for t in turns if not _live_together(inst, bottleneck, state.order[t])]
+    order, starts, ends = state.order, inst.starts, inst.ends
+    first_step, last_step = starts[bottleneck], ends[bottleneck]
+    # the blockers not live with the bottleneck (the test inlined: it runs for every blocker)
+    not_live = [t for t in turns if ends[order[t]] < first_step or starts[order[t]] > last_step]
     if not_live and rng.randrange(100) < settings.non_neighbour_percent:
         first = rng.choice(not_live)
     else:
@@ -111,7 +114,3 @@ def _with_neighbour_turns(
                 seen.add(state.turn_of[j])
                 wider.append(state.turn_of[j])
     return wider
-
-
-def _live_together(inst: Instance, a: int, b: int) -> bool:
-    return inst.starts[a] <= inst.ends[b] and inst.starts[b] <= inst.ends[a]
