@@ -13,7 +13,7 @@ from npuplan.commands.addresses import AddressPlan, drafted_stream
 from npuplan.commands.stream import readdressed
 from npuplan.commands.types import Command
 from npuplan.cost.weights import WeightEncodings
-from npuplan.form_price import change_cycles, cheaper_sources
+from npuplan.form_price import change_cycles, cheapest_sources
 from npuplan.errors import ConfigError, EmitError, InfeasiblePlan, UsageError
 from npuplan.hw import build_architecture
 from npuplan.hw.memory import Architecture, MemArea
@@ -24,7 +24,7 @@ from npuplan.ir.model_checks import check_model, model_warnings
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.lowering import LoweredOps, lowered_ops, placed
 from npuplan.lowering.activations import fuses_lut
-from npuplan.lowering.lower import has_other_form, may_take_vela_forms
+from npuplan.lowering.lower import OtherForms, form_choices, may_take_vela_forms, stageable_sources
 from npuplan.lowering.deployable import gather_split_writes
 from npuplan.lowering.memory_ops import is_slice_copy
 from npuplan.lowering.mul_max import FOLDED_REASON
@@ -149,7 +149,7 @@ class _LoweringKey(NamedTuple):
     flat_elementwise: bool
     flat_pools: bool
     fuse_luts: bool
-    other_forms: frozenset[int]
+    other_forms: OtherForms
     vector_slice_reads: bool
 
     def options(self, **changes: Any) -> dict[str, Any]:
@@ -175,7 +175,7 @@ class PreparedModel:
         # by ``lowered``'s options (``_LoweringKey``)
         self._lowered: dict[_LoweringKey, LoweredGraph] = {}
         # the lowerings' first part, shared by those differing only in how ops are placed
-        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, frozenset[int]], LoweredOps] = {}
+        self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, OtherForms], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str, Optimise], CostOracle] = {}
 
@@ -198,7 +198,7 @@ class PreparedModel:
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
                 flat_pools: bool = True, fuse_luts: bool = True,
-                other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
+                other_forms: OtherForms = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
                            vela_forms, flat_elementwise, flat_pools, fuse_luts, other_forms, vector_slice_reads)
@@ -214,7 +214,7 @@ class PreparedModel:
 
     def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
                max_trees: bool = False, parallel_means: bool = False, fuse_luts: bool = True,
-               other_forms: frozenset[int] = frozenset()) -> LoweredOps:
+               other_forms: OtherForms = frozenset()) -> LoweredOps:
         """``lowered_ops(model, accel, ...)`` with these options, computed on the first request."""
         stage_key = (accel.name, deployable, cpu_ops, fold_leaky, max_trees, parallel_means, fuse_luts, other_forms)
         stage = self._stages.get(stage_key)
@@ -259,12 +259,14 @@ class PreparedModel:
         - a MEAN of a whole map summed in parallel rows rather than by one kernel (``mean.parallel_rows``);
         - every operator with another form (``lower``'s ``other_forms``) in it: a convolution of a
           dilation above 2 run in phases over strided views rather than over a kernel spread with
-          zero taps, a TRANSPOSE's matrix steps by tile convolutions rather than 1x1 pools, a
-          MIRROR_PAD padding its rows in an intermediate map rather than in its output (one more
-          copy, but none reads the output: ``memory_ops.convert_mirror_pad``), a half-pixel
-          RESIZE_BILINEAR writing its phases to an intermediate map then copying it (the output
-          written in whole rows) (``plan_prepared`` then keeps the other form of the ops where it
-          is cheaper, ``_other_forms_where_cheaper``);
+          zero taps, a TRANSPOSE's matrix steps by tile convolutions rather than 1x1 pools or its
+          two steps in their other order, a MIRROR_PAD padding its rows in an intermediate map
+          rather than in its output (one more copy, but none reads the output:
+          ``memory_ops.convert_mirror_pad``), an operator writing its output in short runs (a
+          TRANSPOSE's steps, a half-pixel RESIZE_BILINEAR's phases) writing an intermediate map
+          then copying it in whole rows (``staged_writes``); this lowering gives each op its first
+          other form, and ``plan_prepared`` keeps the cheapest form of each op among all of them
+          (``form_choices``, ``_other_forms_where_cheaper``);
         - fully-connected layers reading slices through copies rather than where they lie (a copy
           per slice, but the source dies early: less memory for a recurrent network's steps).
         """
@@ -275,15 +277,22 @@ class PreparedModel:
             choices.append({"max_trees": True})
         if any(sums_in_one_position(op) for op in plain.ops):
             choices.append({"parallel_means": True})
-        source_ops = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops
-        others = frozenset(op.index for op in source_ops if has_other_form(op))
+        others = self.form_choices(accel, deployable=deployable, cpu_ops=cpu_ops)
         if others:
-            choices.append({"other_forms": others})
+            choices.append({"other_forms": others[0]})
         if reads_slices_in_place(plain.ops):
             choices.append({"vector_slice_reads": False})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
+
+    def form_choices(self, accel: Accelerator, *, deployable: bool = False,
+                     cpu_ops: frozenset[int] = frozenset()) -> tuple[OtherForms, ...]:
+        """The ``other_forms`` offering every other form of the operators of the plain lowering
+        (``lower.form_choices``; staged forms where its operations write in short runs)."""
+        plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        source_ops = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops
+        return form_choices(source_ops, stageable_sources(plain))
 
     def forms(self, accel: Accelerator, base: LoweredGraph, *, deployable: bool = False,
               cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
@@ -334,7 +343,8 @@ class PreparedModel:
 def _other_forms_copy_slices(lowering: LoweredGraph, key: _LoweringKey) -> bool:
     """Whether an operator ``lowering`` takes in its other form (``key.other_forms``) copies a slice
     that its producer may write in place (``is_slice_copy``: a MIRROR_PAD's input into its rows)."""
-    return any(is_slice_copy(op) and op.source_index in key.other_forms for op in lowering.npu_ops)
+    taken = {index for index, _ in key.other_forms}
+    return any(is_slice_copy(op) and op.source_index in taken for op in lowering.npu_ops)
 
 
 def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:
@@ -412,10 +422,11 @@ def plan_prepared(
 def _other_forms_where_cheaper(model: PreparedModel, variants: list[LoweredGraph], arch: Architecture,
                                options: PlanOptions) -> list[LoweredGraph]:
     """``variants`` with each lowering taking operators' other forms (``lower``'s ``other_forms``:
-    dilated convolutions in phases, transposes by tile convolutions, mirror pads through rows,
-    half-pixel resizes staged) replaced by the one taking only those whose other form is locally
-    cheaper (``form_price.cheaper_sources``, network inputs and outputs in the arena) than their
-    plain form on ``arch``, or left out when none is: the cheaper form per op and scenario."""
+    dilated convolutions in phases, transposes by tile convolutions or in the other order of their
+    steps, mirror pads through rows, outputs written in short runs staged) replaced by the one
+    giving each operator the form of least local price (``form_price.cheapest_sources`` over every
+    choice of ``PreparedModel.form_choices``, network inputs and outputs in the arena), or left out
+    when its plain form is the cheapest everywhere: the cheapest form per op and scenario."""
     found: list[LoweredGraph] = []
     for lowering in variants:
         key = model._key_of(lowering)
@@ -423,9 +434,12 @@ def _other_forms_where_cheaper(model: PreparedModel, variants: list[LoweredGraph
             found.append(lowering)
             continue
         plain = model.lowered(arch.accelerator, **key.options(other_forms=frozenset()))
-        cheaper = cheaper_sources(plain, lowering, arch, model.oracle(arch, options.optimise),
-                                  pack_unaligned=packs_unaligned(arch, options))
-        chosen = model.lowered(arch.accelerator, **key.options(other_forms=cheaper)) if cheaper else plain
+        choices = model.form_choices(arch.accelerator, deployable=key.deployable, cpu_ops=key.cpu_ops)
+        forms = [model.lowered(arch.accelerator, **key.options(other_forms=c)) for c in choices]
+        cheapest = cheapest_sources(plain, forms, arch, model.oracle(arch, options.optimise),
+                                    pack_unaligned=packs_unaligned(arch, options))
+        chosen_forms = frozenset(pair for c, won in zip(choices, cheapest) for pair in c if pair[0] in won)
+        chosen = model.lowered(arch.accelerator, **key.options(other_forms=chosen_forms)) if chosen_forms else plain
         if all(chosen is not other for other in found):
             found.append(chosen)
     return found

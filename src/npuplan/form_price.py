@@ -17,7 +17,7 @@ estimate comes to the form's full plan.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
@@ -95,13 +95,20 @@ def _cycles_by_source(lowered: LoweredGraph, indices: tuple[int, ...], arch: Arc
     return found
 
 
-def cheaper_sources(planned: LoweredGraph, form: LoweredGraph, arch: Architecture, oracle: CostOracle, *,
-                    pack_unaligned: bool) -> frozenset[int]:
-    """The TFLite operators (by index) whose ops ``form`` rewrites at a lower local price than the
-    ops of ``planned`` they replace: per operator, the form of each that the cost model prefers,
-    the network's inputs and outputs in the arena as every plan leaves them (a form sparing the
-    slow arena, a MIRROR_PAD padding its rows in an intermediate, is otherwise priced as sparing
-    nothing)."""
-    ours = _cycles_by_source(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
-    theirs = _cycles_by_source(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned)
-    return frozenset(s for s, cycles in ours.items() if s in theirs and cycles < theirs[s])
+def cheapest_sources(planned: LoweredGraph, forms: Sequence[LoweredGraph], arch: Architecture, oracle: CostOracle,
+                     *, pack_unaligned: bool) -> tuple[frozenset[int], ...]:
+    """Per lowering of ``forms`` (other lowerings of ``planned``'s model), the TFLite operators (by
+    index) it runs in the form the cost model prefers: where the ops it rewrites cost the least
+    less than the ops of ``planned`` they replace, and less than every other form's (the first
+    of equals), the network's inputs and outputs in the arena as every plan leaves them (a form
+    sparing the slow arena, a MIRROR_PAD padding its rows in an intermediate or an output written
+    through a staged copy, is otherwise priced as sparing nothing)."""
+    best: dict[int, tuple[int, int]] = {}  # source -> (cycles saved less, form index)
+    for k, form in enumerate(forms):
+        ours = _cycles_by_source(form, rewritten(form, planned), arch, oracle, pack_unaligned=pack_unaligned)
+        theirs = _cycles_by_source(planned, rewritten(planned, form), arch, oracle, pack_unaligned=pack_unaligned)
+        for source, cycles in ours.items():
+            change = cycles - theirs.get(source, cycles)
+            if source in theirs and change < 0 and change < best.get(source, (0, -1))[0]:
+                best[source] = (change, k)
+    return tuple(frozenset(s for s, (_, k) in best.items() if k == index) for index in range(len(forms)))

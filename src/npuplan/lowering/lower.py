@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from npuplan.errors import NpuplanError, EmitError, mark_op
 from npuplan.hw.accelerator import Accelerator
@@ -63,11 +64,13 @@ from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.dilation_phases import splits_in_phases
-from npuplan.lowering.transposes import convert_transpose, fold_transpose_views, has_convolution_form
-from npuplan.lowering.resize import convert_resize, convert_transpose_conv, has_staged_form
+from npuplan.lowering.transposes import (convert_transpose, fold_transpose_views, has_convolution_form,
+                                        has_other_steps)
+from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
+from npuplan.lowering.staged_writes import staged_output, writes_in_short_runs
 from npuplan.lowering.support import ACTIVATION_TYPES, BINARY_ELEMENTWISE, MEMORY_TYPES, unsupported_reason
 from npuplan.lowering.tiles import convert_tile
 from npuplan.lowering.unread import drop_unread_writes
@@ -117,10 +120,21 @@ _CONVERTERS: dict[str, Converter] = {
 }
 
 
-def lower_op(op: Op, *, parallel_means: bool = False, other_forms: frozenset[int] = frozenset(),
-             ) -> tuple[LoweredOp, ...]:
-    """The NPU operations of one TFLite op, or a ``CpuOp`` with the reason it stays on the CPU
-    (``parallel_means``, ``other_forms``: see ``lower``)."""
+class Form(NamedTuple):
+    """One form of a TFLite operator's NPU operations: ``name`` one of its type's other forms
+    (``_OTHER_FORMS``; "" its plain conversion); ``staged``: its output written through an
+    intermediate map, then copied in whole rows (``staged_writes``)."""
+
+    name: str = ""
+    staged: bool = False
+
+
+OtherForms = frozenset[tuple[int, Form]]  # ``lower``'s ``other_forms``: (TFLite operator index, its form)
+
+
+def lower_op(op: Op, *, parallel_means: bool = False, form: Form = Form()) -> tuple[LoweredOp, ...]:
+    """The NPU operations of one TFLite op in ``form``, or a ``CpuOp`` with the reason it stays on
+    the CPU (``parallel_means``: see ``lower``). A form the op does not have is its plain one."""
     reason = unsupported_reason(op)
     if reason is None and op.type not in _CONVERTERS:
         reason = f"{op.type} is not lowered by npuplan"
@@ -128,36 +142,60 @@ def lower_op(op: Op, *, parallel_means: bool = False, other_forms: frozenset[int
         return (CpuOp(op, reason),)
     if parallel_means and op.type == "MEAN":
         return with_fused_lut(op, convert_mean(op, parallel=True))
-    other = _other_form(op) if op.index in other_forms else None
-    if other is not None:
-        return with_fused_lut(op, other)
-    return with_fused_lut(op, _CONVERTERS[op.type](op))
+    lowered = with_fused_lut(op, _converted(op, form.name))
+    staged = staged_output(op, lowered) if form.staged else None
+    return lowered if staged is None else staged
 
 
-# Per operator type: whether an op has another form (cheaper than lowering to find out), and that form.
-_OTHER_FORMS: dict[str, tuple[Callable[[Op], bool], Callable[[Op], tuple[NpuOp, ...] | None]]] = {
-    "CONV_2D": (splits_in_phases, convert_phased),
-    "DEPTHWISE_CONV_2D": (splits_in_phases, convert_phased),
-    "TRANSPOSE": (has_convolution_form, lambda op: convert_transpose(op, convolutions=True)),
-    "MIRROR_PAD": (pads_columns, lambda op: convert_mirror_pad(op, through_rows=True)),
-    "RESIZE_BILINEAR": (has_staged_form, lambda op: convert_resize(op, staged=True)),
+def _converted(op: Op, name: str) -> tuple[LoweredOp, ...]:
+    """``op`` converted in its type's other form ``name`` (``_OTHER_FORMS``) where it has it, else
+    plainly (``_CONVERTERS``)."""
+    found = next((f for f in _OTHER_FORMS.get(op.type, ()) if f[0] == name), None) if name else None
+    other = found[2](op) if found is not None and found[1](op) else None
+    return other if other is not None else _CONVERTERS[op.type](op)
+
+
+# Per operator type, its other forms: each a name, whether an op has it (cheaper than lowering to
+# find out), and that form. The staged form of each (``staged_writes``) is not listed: any op
+# writing its output in short runs has it.
+_OTHER_FORMS: dict[str, tuple[tuple[str, Callable[[Op], bool], Callable[[Op], tuple[NpuOp, ...] | None]], ...]] = {
+    "CONV_2D": (("phased", splits_in_phases, convert_phased),),
+    "DEPTHWISE_CONV_2D": (("phased", splits_in_phases, convert_phased),),
+    "TRANSPOSE": (
+        ("convolutions", has_convolution_form, lambda op: convert_transpose(op, convolutions=True)),
+        ("other_order", has_other_steps, lambda op: convert_transpose(op, other_order=True)),
+        ("other_order_convolutions", lambda op: has_convolution_form(op, other_order=True),
+         lambda op: convert_transpose(op, convolutions=True, other_order=True)),
+    ),
+    "MIRROR_PAD": (("through_rows", pads_columns, lambda op: convert_mirror_pad(op, through_rows=True)),),
 }
 
 
-def _other_form(op: Op) -> tuple[NpuOp, ...] | None:
-    """``op``'s other form (``lower``'s ``other_forms``), or None when it has none."""
-    found = _OTHER_FORMS.get(op.type)
-    return found[1](op) if found is not None and found[0](op) else None
+def op_forms(op: Op, *, stageable: bool) -> tuple[Form, ...]:
+    """The other forms ``lower``'s ``other_forms`` may give a TFLite op (of the rewritten graph),
+    cheaper than lowering to find out: a convolution of a dilation the hardware does not run in
+    phases (``splits_in_phases``), a TRANSPOSE with a step a convolution may do
+    (``has_convolution_form``) or two steps in the other order (``has_other_steps``) or both, a
+    MIRROR_PAD of left or right padding through rows (``pads_columns``); with ``stageable`` (its
+    plain operations write in short runs, ``staged_writes.writes_in_short_runs``) each of those
+    and the plain form staged too."""
+    named = [name for name, applies, _ in _OTHER_FORMS.get(op.type, ()) if applies(op)]
+    staged = [Form("", True), *(Form(name, True) for name in named)] if stageable else []
+    return (*(Form(name) for name in named), *staged)
 
 
-def has_other_form(op: Op) -> bool:
-    """Whether a TFLite op (of the rewritten graph) has a form ``other_forms`` may choose: a
-    convolution of a dilation the hardware does not run (``splits_in_phases``), a TRANSPOSE with a
-    step a convolution may do (``has_convolution_form``), a MIRROR_PAD of left or right padding
-    (``pads_columns``), a half-pixel x2 RESIZE_BILINEAR (``has_staged_form``). Cheaper than
-    lowering to find out."""
-    found = _OTHER_FORMS.get(op.type)
-    return found is not None and found[0](op)
+def form_choices(ops: Sequence[Op], stageable: frozenset[int]) -> tuple[OtherForms, ...]:
+    """The ``other_forms`` that together offer every other form of ``ops`` (``op_forms``; the
+    indices in ``stageable`` stageable): the ``k``-th gives each op its ``k``-th other form."""
+    forms = {op.index: op_forms(op, stageable=op.index in stageable) for op in ops}
+    count = max((len(f) for f in forms.values()), default=0)
+    return tuple(frozenset((i, f[k]) for i, f in forms.items() if len(f) > k) for k in range(count))
+
+
+def stageable_sources(lowered: LoweredGraph) -> frozenset[int]:
+    """The TFLite operators (by index) some of whose NPU operations in ``lowered`` write in short
+    runs (``writes_in_short_runs``): those a staged form may change."""
+    return frozenset(o.source_index for o in lowered.npu_ops if writes_in_short_runs(o))
 
 
 def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = False,
@@ -219,7 +257,7 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
           flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
-          other_forms: frozenset[int] = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
+          other_forms: OtherForms = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -237,16 +275,18 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     unless not ``flat_elementwise``; pools copying element for element too unless not ``flat_pools``): fewer cycles for the op, but not always for the plan (the
     forms cascade, overlap and store their maps differently), so that too is the planner's choice.
     ``other_forms``: the operators of these indices (of the rewritten graph, ``NpuOp.source_index``)
-    take their other form (``has_other_form``), the planner pricing both per op: a convolution of a
+    take these forms (``op_forms``), the planner pricing each per op: a convolution of a
     dilation above 2 runs one operation per phase over strided views (``dilation_phases``: their
     own taps, but several smaller operations, whole and in no cascade) rather than one over a
     kernel spread with zero taps; a TRANSPOSE transposes its matrix steps by tile convolutions
     rather than 1x1 pools (``transposes``: eight channels a micro-block rather than one, but a
-    kernel of several rows reading one-channel maps, written in short runs); a MIRROR_PAD pads its
+    kernel of several rows reading one-channel maps, written in short runs), or runs its two steps
+    in their other order (another matrix, another swap depth); a MIRROR_PAD pads its
     rows in an intermediate map first (``memory_ops.convert_mirror_pad``'s ``through_rows``: one
-    more copy, but only three touch the output); a half-pixel RESIZE_BILINEAR writes its phases to
-    an intermediate map, then copies it to the output (``resize.convert_resize``'s ``staged``: one
-    more copy, but the output is written in whole rows rather than in runs of one pixel).
+    more copy, but only three touch the output); an op writing its output in short runs (a
+    TRANSPOSE's steps, a half-pixel RESIZE_BILINEAR's phases) writes an intermediate map, then
+    one copy writes the output in whole rows (``staged_writes``: one more copy, but the output's
+    memory sees long bursts only).
     ``vector_slice_reads``: fully-connected layers read slices, splits and unpacks where they lie
     (no copy; the source lives until the last of them), else through copies."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
@@ -273,7 +313,7 @@ class LoweredOps:
 def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = False,
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, fuse_luts: bool = True,
-                other_forms: frozenset[int] = frozenset()) -> LoweredOps:
+                other_forms: OtherForms = frozenset()) -> LoweredOps:
     """The first part of ``lower``: the graph passes and each op's NPU operations (the options
     as ``lower``'s)."""
     if len(model.subgraphs) > 1:
@@ -283,10 +323,11 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
     graph, removed = rewrite_graph(source, accelerator, deployable=deployable, fold_leaky=fold_leaky,
                                    fuse_luts=fuse_luts, unfolded=cpu_ops if deployable else frozenset())
     originals = {id(op) for op in source.ops}
+    forms = dict(other_forms)
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op, parallel_means=parallel_means, other_forms=other_forms)
+            lowered = lower_op(op, parallel_means=parallel_means, form=forms.get(op.index, Form()))
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)

@@ -5,8 +5,8 @@
 - RESIZE_BILINEAR by 2, 4 or 8 without half-pixel centres: the same chain whose last pool averages
   a ``factor x factor`` window padded at the bottom and right; by 2 with half-pixel centres: four
   2x2 depthwise convolutions padded with the edges, one per output phase, each writing every
-  other row and column (its other form, ``staged``: the phases write an intermediate map, which
-  one copy writes to the OFM in whole rows).
+  other row and column (its staged form, ``staged_writes``: the phases write an intermediate
+  map, which one copy writes to the OFM in whole rows).
 - align_corners (the OFM's size less one is the factor times the IFM's less one): the same chain,
   whose last step reads ``factor x factor`` windows without padding (one fewer row and column per
   step of the factor); bilinear averages the window, nearest is a depthwise convolution whose
@@ -111,19 +111,8 @@ def _pool(op: Op, name: str, ifm: Tensor, ofm: Tensor, ofm_shape: Shape4D, kerne
     )
 
 
-def has_staged_form(op: Op) -> bool:
-    """Whether ``op`` is a half-pixel x2 RESIZE_BILINEAR, whose phases ``convert_resize`` may write
-    to an intermediate map (``staged``). Cheaper than lowering to find out."""
-    if op.type != "RESIZE_BILINEAR" or not op.options.get("half_pixel_centers") or op.inputs[0] is None:
-        return False
-    i, o = op.inputs[0].shape4d, op.outputs[0].shape4d
-    return (i.h, i.w) != (o.h, o.w) and not i.h == i.w == 1
-
-
-def convert_resize(op: Op, *, staged: bool = False) -> tuple[NpuOp, ...]:
-    """RESIZE_* -> a chain of x2 nearest-upscaling average pools (see the module docstring).
-    ``staged``: a half-pixel x2 bilinear resize's phases write an intermediate map, then one copy
-    writes it to the OFM (``has_staged_form``; any other resize is the same either way)."""
+def convert_resize(op: Op) -> tuple[NpuOp, ...]:
+    """RESIZE_* -> a chain of x2 nearest-upscaling average pools (see the module docstring)."""
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
     i, o = ifm.shape4d, ofm.shape4d
@@ -132,7 +121,7 @@ def convert_resize(op: Op, *, staged: bool = False) -> tuple[NpuOp, ...]:
     if i.h == i.w == 1 and (o.h, o.w) != (1, 1):
         return (_broadcast(op, ifm, ofm, activation),)
     if op.type == "RESIZE_BILINEAR" and op.options.get("half_pixel_centers") and (i.h, i.w) != (o.h, o.w):
-        return _half_pixel_bilinear(op, ifm, ofm, activation, staged=staged)
+        return _half_pixel_bilinear(op, ifm, ofm, activation)
     if i.h == o.h and i.w == o.w:
         return (_pool(op, name, ifm, ofm, o, Kernel(), Resampling.NONE, activation),)
     align = bool(op.options.get("align_corners", False))
@@ -214,34 +203,27 @@ def _sixteenths_rounded_away() -> tuple[int, int]:
     return multiplier + 1, shift
 
 
-def _half_pixel_bilinear(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation, *,
-                         staged: bool) -> tuple[NpuOp, ...]:
+def _half_pixel_bilinear(op: Op, ifm: Tensor, ofm: Tensor, activation: Activation) -> tuple[NpuOp, ...]:
     """A half-pixel x2 bilinear resize as Vela runs it: a copy of the IFM, then four 2x2 depthwise
     convolutions over it, one per output phase, padded with its edges, each writing every other
     row and column of the OFM (a strided view from the phase's offset). Their sums of raw values
     (zero points 0, as TFLite's kernel ignores them) divide by 16 rounding halves away from zero.
-
-    ``staged``: the phases write an intermediate map of the OFM's shape, and one more copy writes
-    it to the OFM. A phase writes runs of one pixel's depth, a short burst each; staged, only the
-    intermediate takes them (cheaper when the OFM lies in slow memory and the intermediate in fast)."""
+    A phase writes runs of one pixel's depth, a short burst each: its staged form
+    (``staged_writes``) writes them to an intermediate map, then copies it in whole rows."""
     i = ifm.shape4d
     name = _op_name(op)
     copy = Tensor(f"{name}_rb_init", ifm.shape, ifm.dtype, ifm.quant)
     ops = [_pool(op, f"{name}_rb_init_avgpool", ifm, copy, i, Kernel(), Resampling.NONE, Activation.NONE)]
-    phases = Tensor(f"{name}_rb_phases", ofm.shape, ofm.dtype, ofm.quant) if staged else ofm
     for index, ((row, column), kernel, padding) in enumerate(_PHASES):
         weights = np.repeat(np.asarray(kernel, dtype=np.int8)[np.newaxis, :, :, np.newaxis], i.c, axis=3)
         ops.append(NpuOp(
             name=f"{name}_depthwise_conv_{index}", tflite_type=op.type, op_type="DepthwiseConv2DBias",
-            block_type=BlockType.DEPTHWISE, ifm=copy, ifm_shape=i, ofm=phases, ofm_shape=i, weights=weights,
+            block_type=BlockType.DEPTHWISE, ifm=copy, ifm_shape=i, ofm=ofm, ofm_shape=i, weights=weights,
             weight_tensor=Tensor(f"{name}_weights_{index}", weights.shape, DataType.INT8, _SIXTEENTH, weights),
             bias=np.zeros(i.c, dtype=np.int64), kernel=Kernel(2, 2, padding=padding), activation=activation,
             ofm_write_offset=Shape4D(0, row, column, 0), ofm_step=(2, 2), rescale=_sixteenths_rounded_away(),
             edge_padding=True, source_index=op.index,
         ))
-    if staged:
-        ops.append(_pool(op, f"{name}_rb_phases_avgpool", phases, ofm, ofm.shape4d, Kernel(), Resampling.NONE,
-                         Activation.NONE))
     return tuple(ops)
 
 

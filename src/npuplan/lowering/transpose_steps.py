@@ -9,6 +9,14 @@ three axes is at most two such steps:
   (A, B, C) -> (B, C, A)   the matrix (A) x (B*C)
   (A, B, C) -> (C, A, B)   the matrix (A*B) x (C)
 
+The two two-step permutations have another order of their steps (``other_steps``): the matrix
+first, then the swap, or the swap first, then the matrix. Their matrices differ in shape and the
+swaps in depth (``C`` or ``B`` elements a pixel for ``(A, C, B)``), so which is cheaper depends
+on the map: both are forms the planner prices.
+
+  (A, B, C) -> (A, C, B)   the matrix (A*B) x (C); then swap C, A (``B`` deep)
+  (A, B, C) -> (C, B, A)   swap A, B; then the matrix (B*A) x (C)
+
 More axes: the cheapest sequence of block moves (``_block_moves``), each cutting the current axis
 order into three runs of consecutive axes (or two) and permuting the runs, which is a permutation
 of three (two) axes of the merged view. A swap with a run before it and one after (the batched
@@ -56,6 +64,23 @@ def _steps(dims: tuple[int, ...], perm: tuple[int, ...]) -> Steps | None:
         (2, 0, 1): (((a * b, c), matrix),),
     }
     return by_perm.get(perm)
+
+
+def other_steps(dims: tuple[int, ...], perm: tuple[int, ...]) -> Steps | None:
+    """The other order of the steps of a two-step permutation of three merged axes (see the
+    module docstring), or None (no such permutation, or a view above ``MAX_DIM``)."""
+    if len(dims) != 3:
+        return None
+    a, b, c = dims
+    swap, matrix = (1, 0, 2), (1, 0)
+    by_perm: dict[tuple[int, ...], Steps] = {
+        (0, 2, 1): (((a * b, c), matrix), ((c, a, b), swap)),
+        (2, 1, 0): (((a, b, c), swap), ((b * a, c), matrix)),
+    }
+    steps = by_perm.get(tuple(perm))
+    if steps is None or any(max(seen) > MAX_DIM for seen, _ in steps):
+        return None
+    return steps
 
 
 def _step_weight(steps: Steps) -> int:

@@ -25,7 +25,7 @@ from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering._util import replace_op, without_op
 from npuplan.lowering.transpose_convs import channel_permutation, permutes_channels, tile_conv, tile_rows
-from npuplan.lowering.transpose_steps import MAX_AXES, MAX_DIM, Steps, transpose_steps
+from npuplan.lowering.transpose_steps import MAX_AXES, MAX_DIM, Steps, other_steps, transpose_steps
 
 Removed = tuple[tuple[str, str], ...]
 
@@ -90,19 +90,28 @@ def _view4(seen: tuple[int, ...]) -> Shape4D:
     return Shape4D(1, *seen) if len(seen) == 3 else Shape4D(1, seen[0], seen[1], 1)
 
 
-def _step_views(op: Op) -> tuple[Shape4D, ...]:
+def _step_views(op: Op, other_order: bool = False) -> tuple[Shape4D, ...]:
     """The IFM view of each step of a TRANSPOSE the NPU runs: one as declared, or the steps of its
-    merged view (``transpose_view``)."""
+    merged view (``transpose_view``; ``other_order``: ``_merged_steps``)."""
     one = _one_step_view(op)
-    return (one,) if one is not None else tuple(_view4(seen) for seen, _ in _merged_steps(op))
+    return (one,) if one is not None else tuple(_view4(seen) for seen, _ in _merged_steps(op, other_order))
 
 
-def _merged_steps(op: Op) -> Steps:
-    """The steps of a TRANSPOSE's merged view (``transpose_view``)."""
+def _merged_steps(op: Op, other_order: bool = False) -> Steps:
+    """The steps of a TRANSPOSE's merged view (``transpose_view``), with ``other_order`` in their
+    other order (``transpose_steps.other_steps``)."""
     view = transpose_view(op)
-    steps = transpose_steps(*view) if view is not None else None
+    steps = None if view is None else other_steps(*view) if other_order else transpose_steps(*view)
     assert steps
     return steps
+
+
+def has_other_steps(op: Op) -> bool:
+    """Whether a TRANSPOSE the NPU runs in two steps may run them in their other order
+    (``convert_transpose``'s ``other_order``: another matrix, another swap depth)."""
+    view = transpose_view(op)
+    return (view is not None and _one_step_view(op) is None and transpose_reason(op) is None
+            and other_steps(*view) is not None)
 
 
 def _merged(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -112,31 +121,33 @@ def _merged(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return transpose_view(op) or merged_permutation(src.shape, tuple(int(v) for v in perm_tensor.data.reshape(-1)))
 
 
-def has_convolution_form(op: Op) -> bool:
+def has_convolution_form(op: Op, other_order: bool = False) -> bool:
     """Whether a TRANSPOSE the NPU runs has a step a convolution may do (``convert_transpose``'s
-    ``convolutions``): a matrix step in tiles, or a permutation inside each pixel."""
+    ``convolutions``): a matrix step in tiles, or a permutation inside each pixel (with
+    ``other_order``: of its steps in their other order, ``has_other_steps``)."""
     src = op.inputs[0]
-    if src is None or transpose_reason(op) is not None:
+    if src is None or transpose_reason(op) is not None or (other_order and not has_other_steps(op)):
         return False
-    return permutes_channels(*_merged(op), src.dtype) or any(
-        tile_rows(view, src.dtype) is not None for view in _step_views(op))
+    return (not other_order and permutes_channels(*_merged(op), src.dtype)) or any(
+        tile_rows(view, src.dtype) is not None for view in _step_views(op, other_order))
 
 
-def convert_transpose(op: Op, *, convolutions: bool = False) -> tuple[NpuOp, ...]:
+def convert_transpose(op: Op, *, convolutions: bool = False, other_order: bool = False) -> tuple[NpuOp, ...]:
     """TRANSPOSE -> 1x1 average pools, each over its IFM view and writing its OFM with the height and
     width strides swapped (its OFM shape is its IFM view, how the hardware walks it): one as
-    declared, or the steps of its merged view (``transpose_view``). With ``convolutions``
+    declared, or the steps of its merged view (``transpose_view``; with ``other_order`` two steps
+    in their other order, ``has_other_steps``). With ``convolutions``
     (``lowering.transpose_convs``), a permutation inside each pixel is one 1x1 convolution, else
     each matrix step whose rows group in tiles is a tile convolution."""
     src, out = op.inputs[0], op.outputs[0]
     assert src is not None
-    if convolutions and permutes_channels(*_merged(op), src.dtype):
+    if convolutions and not other_order and permutes_channels(*_merged(op), src.dtype):
         return (channel_permutation(op, f"{op.name}_permute", src, out, *_merged(op)),)
     tiles = convolutions
     one = _one_step_view(op)
     if one is not None:
         return (_step(op, f"{op.name}_avgpool", src, one, out, tiles),)
-    steps = _merged_steps(op)
+    steps = _merged_steps(op, other_order)
     ops: list[NpuOp] = []
     current = src
     for k, (seen, perm) in enumerate(steps):

@@ -37,7 +37,7 @@ def test_a_half_pixel_bilinear_resize_runs_on_the_npu_as_litert_runs_it(tmp_path
     assert len(phases) == 4 and {(o.ofm_write_offset.h, o.ofm_write_offset.w) for o in phases} == {
         (0, 0), (0, 1), (1, 0), (1, 1)}
     # the output in the U65's slow arena: the phases write a fast intermediate, one copy the output
-    staged = any(o.name.endswith("_rb_phases_avgpool") for o in ops)
+    staged = any(o.name.endswith("_staged_avgpool") for o in ops)
     assert staged == (scenario is U65_DEDICATED)
     assert got.shape == expected.shape and np.array_equal(got, expected)
 

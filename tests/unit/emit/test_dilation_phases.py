@@ -10,6 +10,7 @@ import pytest
 
 from npuplan.ir.graph import Graph, Model
 from npuplan.ir.types import DataType, Quantization
+from npuplan.lowering.lower import Form
 from tests.unit.lowering._build import const, fm, op
 
 U55_128 = {"accelerator_config": "ethos-u55-128", "system_config": "Ethos_U55_High_End_Embedded",
@@ -46,7 +47,7 @@ def _outputs(monkeypatch, path, inputs, *, phases: bool):
 
     def variants(self, accel, *, concat_in_place, deployable=False, cpu_ops=frozenset()):
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops,
-                             other_forms=frozenset({0}) if phases else frozenset())]
+                             other_forms=frozenset({(0, Form('phased'))}) if phases else frozenset())]
 
     with monkeypatch.context() as patch:
         patch.setattr(api.PreparedModel, "variants", variants)

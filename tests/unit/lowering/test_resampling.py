@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from npuplan.hw.accelerator import accelerator
-from npuplan.ir.lowered import BlockType, CpuOp, Padding, Resampling
+from npuplan.ir.lowered import Activation, BlockType, CpuOp, Padding, Resampling
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
-from npuplan.lowering.resize import has_staged_form
+from npuplan.lowering.lower import Form, OtherForms
 from npuplan.schedule.model.geometry import ifm_rows_for, producer_rows_for
 
 from ._build import Q, WQ, const, fm, graph, model, op
@@ -19,7 +19,7 @@ from ._build import Q, WQ, const, fm, graph, model, op
 U55_128 = accelerator("ethos-u55-128")
 
 
-def _resize(kind: str, ifm_hw: tuple[int, int], ofm_hw: tuple[int, int], *, other_forms: frozenset[int] = frozenset(),
+def _resize(kind: str, ifm_hw: tuple[int, int], ofm_hw: tuple[int, int], *, other_forms: OtherForms = frozenset(),
             vela_forms: bool = False, **options: object):
     x, y = fm("x", (1, *ifm_hw, 8)), fm("y", (1, *ofm_hw, 8))
     size = const("size", list(ofm_hw), DataType.INT32, None)
@@ -62,32 +62,34 @@ def test_half_pixel_bilinear_x2_is_a_copy_and_four_phase_depthwise_convolutions(
     assert len({o.kernel.padding for o in phases}) == 4
 
 
+STAGED = frozenset({(0, Form(staged=True))})
+
+
 def test_half_pixel_bilinear_staged_writes_its_phases_to_an_intermediate_then_copies_it() -> None:
-    """The other form: the phases' short strided runs go to an intermediate map, one copy writes
-    the output in whole rows."""
-    lowered = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True, other_forms=frozenset({0}))
+    """The staged form (``staged_writes``): the phases' short strided runs go to an intermediate
+    map, one copy writes the output in whole rows."""
+    lowered = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True, other_forms=STAGED)
     ops = lowered.npu_ops
     assert [o.op_type for o in ops] == ["AvgPool"] + ["DepthwiseConv2DBias"] * 4 + ["AvgPool"]
     phases, copy = ops[1:5], ops[5]
     staged = {o.ofm.name for o in phases}
     assert len(staged) == 1 and copy.ifm.name in staged and copy.ifm.shape == copy.ofm.shape == (1, 16, 16, 8)
     assert copy.ofm is lowered.outputs[0] and all(o.ofm_step == (2, 2) for o in phases)
+    assert copy.activation is Activation.NONE and copy.kernel.elements == 1 and copy.name == "y_staged_avgpool"
 
 
-def test_only_a_half_pixel_bilinear_x2_has_a_staged_form() -> None:
-    def resize(kind: str, ofm_hw: tuple[int, int], **options: object) -> bool:
-        x, y = fm("x", (1, 8, 8, 8)), fm("y", (1, *ofm_hw, 8))
-        return has_staged_form(op(kind, [x, const("size", list(ofm_hw), DataType.INT32, None)], [y], 0, **options))
-    assert resize("RESIZE_BILINEAR", (16, 16), half_pixel_centers=True)
-    assert not resize("RESIZE_BILINEAR", (16, 16))
-    assert not resize("RESIZE_NEAREST_NEIGHBOR", (16, 16), half_pixel_centers=True)
-    assert not resize("RESIZE_BILINEAR", (8, 8), half_pixel_centers=True)  # a copy
+def test_only_a_resize_writing_in_short_runs_has_a_staged_form() -> None:
+    """A form the op does not have is its plain one: a resize by nearest-upscaling pools writes
+    whole rows, so staging it changes nothing."""
+    staged = _resize("RESIZE_NEAREST_NEIGHBOR", (8, 8), (16, 16), other_forms=STAGED).npu_ops
+    assert [o.name for o in staged] == [o.name for o in _resize("RESIZE_NEAREST_NEIGHBOR", (8, 8), (16, 16)).npu_ops]
+    assert len(_resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True, other_forms=STAGED).npu_ops) == 6
 
 
 def test_the_copy_an_edge_padded_ifm_is_written_by_keeps_its_shape_in_vela_forms() -> None:
     """The IFM of the phases must be bricks (edge padding re-reads aligned tiles): its copy is not
     run over a 16-deep view of the same bytes, as other copying pools of an 8-deep map are."""
-    ops = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True, other_forms=frozenset({0}),
+    ops = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), half_pixel_centers=True, other_forms=STAGED,
                   vela_forms=True).npu_ops
     assert ops[0].ifm_shape == ops[0].ofm_shape == Shape4D(1, 8, 8, 8)
     assert ops[-1].ifm_shape == Shape4D(1, 8, 16, 16)  # the staged copy to the output does run flat

@@ -9,11 +9,13 @@ from npuplan.ir.lowered import Activation, BlockType, CpuOp
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType, Quantization
 from npuplan.lowering import lower
+from npuplan.lowering.lower import Form
 from npuplan.lowering.memory_ops import convert_mirror_pad, mirror_pad_reason
 
 from ._build import Q, const, fm, graph, model, op
 
 U55_128 = accelerator("ethos-u55-128")
+CONVOLUTIONS_0 = frozenset({(0, Form("convolutions"))})
 
 
 def _i32(name: str, values: object):
@@ -157,7 +159,7 @@ def test_transpose_of_height_and_width_is_a_pool_over_the_ifm_view() -> None:
     ops = [op("TRANSPOSE", [x, _i32("perm", [0, 3, 1, 2])], [z], 0)]
     (npu,) = _lower(ops, [x], [z]).npu_ops
     assert npu.block_type is BlockType.POOLING and npu.ifm_shape == npu.ofm_shape == Shape4D(1, 24, 8, 1)
-    (npu,) = _lower(ops, [x], [z], other_forms=frozenset({0})).npu_ops  # its other form: a tile convolution
+    (npu,) = _lower(ops, [x], [z], other_forms=CONVOLUTIONS_0).npu_ops  # its other form: a tile convolution
     assert (npu.block_type, npu.ifm_shape, npu.ofm_shape, npu.ofm) == (
         BlockType.CONV, Shape4D(1, 24, 8, 1), Shape4D(1, 8, 8, 3), z)  # tiles of 3 rows in 3 channels
     assert (npu.kernel.height, npu.kernel.width, npu.kernel.stride_y, npu.kernel.stride_x) == (3, 1, 3, 1)
@@ -166,7 +168,7 @@ def test_transpose_of_height_and_width_is_a_pool_over_the_ifm_view() -> None:
     odd = fm("odd", (1, 7, 5, 1))  # 7 rows group in no tile: the pool
     t = fm("t", (1, 5, 7, 1))
     (npu,) = _lower([op("TRANSPOSE", [odd, _i32("perm", [0, 2, 1, 3])], [t], 0)], [odd], [t],
-                    other_forms=frozenset({0})).npu_ops
+                    other_forms=CONVOLUTIONS_0).npu_ops
     assert npu.block_type is BlockType.POOLING and npu.ifm_shape == npu.ofm_shape == Shape4D(1, 7, 5, 1)
 
 
@@ -186,7 +188,7 @@ def test_transposes_of_three_axes_run_in_two_steps_and_a_channel_shuffle_in_plac
     (permute,) = _lower([op("RESHAPE", [x, _i32("s1", [1, 6, 6, 2, 6])], [grouped], 0),
                          op("TRANSPOSE", [grouped, _i32("perm", [0, 1, 2, 4, 3])], [shuffled], 1),
                          op("RESHAPE", [shuffled, _i32("s2", [1, 6, 6, 12])], [y], 2)], [x], [y],
-                        other_forms=frozenset({1})).npu_ops
+                        other_forms=frozenset({(1, Form('convolutions'))})).npu_ops
     assert (permute.block_type, permute.ifm, permute.ofm, permute.ifm_shape, permute.writes_transposed) == (
         BlockType.CONV, x, y, Shape4D(1, 6, 6, 12), False)
     assert permute.weights is not None and permute.weights.shape == (12, 1, 1, 12)
@@ -216,7 +218,7 @@ def test_a_deployable_plan_runs_a_channel_shuffle_on_the_npu() -> None:
     lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True)
     assert not lg.cpu_ops
     assert [(o.tflite_type, o.block_type) for o in lg.npu_ops] == [("TRANSPOSE", BlockType.POOLING)] * 2
-    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, other_forms=frozenset({1}))
+    lg = lower(model(graph(ops, [x], [y])), U55_128, deployable=True, other_forms=frozenset({(1, Form('convolutions'))}))
     assert not lg.cpu_ops and [(o.block_type, o.ofm.name) for o in lg.npu_ops] == [(BlockType.CONV, "y")]
     # the emitter refused it (its index among the refused): left as declared, 5-D, for the CPU (its
     # reshapes to and from 5-D only move bytes: copies in their 4-D views, ``Shape4D.of``)
