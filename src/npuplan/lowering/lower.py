@@ -64,8 +64,8 @@ from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.dilation_phases import splits_in_phases
-from npuplan.lowering.transposes import (convert_transpose, fold_transpose_views, has_convolution_form,
-                                        has_other_steps)
+from npuplan.lowering.transposes import (StepForm, convert_transpose, fold_transpose_views, has_convolution_form,
+                                        has_steps)
 from npuplan.lowering.resize import convert_resize, convert_transpose_conv
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
@@ -163,9 +163,12 @@ _OTHER_FORMS: dict[str, tuple[tuple[str, Callable[[Op], bool], Callable[[Op], tu
     "DEPTHWISE_CONV_2D": (("phased", splits_in_phases, convert_phased),),
     "TRANSPOSE": (
         ("convolutions", has_convolution_form, lambda op: convert_transpose(op, convolutions=True)),
-        ("other_order", has_other_steps, lambda op: convert_transpose(op, other_order=True)),
-        ("other_order_convolutions", lambda op: has_convolution_form(op, other_order=True),
-         lambda op: convert_transpose(op, convolutions=True, other_order=True)),
+        ("other_order", lambda op: has_steps(op, StepForm.OTHER_ORDER),
+         lambda op: convert_transpose(op, steps=StepForm.OTHER_ORDER)),
+        ("other_order_convolutions", lambda op: has_convolution_form(op, StepForm.OTHER_ORDER),
+         lambda op: convert_transpose(op, convolutions=True, steps=StepForm.OTHER_ORDER)),
+        ("split_matrix_convolutions", lambda op: has_convolution_form(op, StepForm.SPLIT_MATRIX),
+         lambda op: convert_transpose(op, convolutions=True, steps=StepForm.SPLIT_MATRIX)),
     ),
     "MIRROR_PAD": (("through_rows", pads_columns, lambda op: convert_mirror_pad(op, through_rows=True)),),
 }
@@ -175,7 +178,8 @@ def op_forms(op: Op, *, stageable: bool) -> tuple[Form, ...]:
     """The other forms ``lower``'s ``other_forms`` may give a TFLite op (of the rewritten graph),
     cheaper than lowering to find out: a convolution of a dilation the hardware does not run in
     phases (``splits_in_phases``), a TRANSPOSE with a step a convolution may do
-    (``has_convolution_form``) or two steps in the other order (``has_other_steps``) or both, a
+    (``has_convolution_form``) or two steps in the other order or a matrix split in three steps
+    (``has_steps``; each of those with tile convolutions too), a
     MIRROR_PAD of left or right padding through rows (``pads_columns``); with ``stageable`` (its
     plain operations write in short runs, ``staged_writes.writes_in_short_runs``) each of those
     and the plain form staged too."""

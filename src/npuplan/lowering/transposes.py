@@ -10,6 +10,10 @@ other form (``lowering.transpose_convs``, chosen per op by price) is a tile conv
 permutation inside each pixel (a channel shuffle) one 1x1 convolution (op_transpose_hc on
 u55-128: 15556 -> 5176 cycles, Vela's file 15256, all timed by ``npuplan estimate``).
 
+Which steps run is priced per op too (``StepForm``): two steps of three axes in their other order
+(another matrix, another swap depth), and a matrix whose rows group in no tile split in three steps
+whose matrix does (pt_audio1d_49's 25 x 48 on u55-128: 9676 -> 5078 cycles).
+
 A permutation is first merged: axes of size 1 dropped, axes that stay next to each other in order
 merged into one (ShuffleNet's channel shuffle ``(1, H, W, g, C/g) -> (1, H, W, C/g, g)`` is
 ``(H*W, g, C/g) -> (H*W, C/g, g)``). Vela's default core runs all these on the NPU too.
@@ -19,12 +23,13 @@ from __future__ import annotations
 
 import math
 
+from npuplan._compat import StrEnum
 from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.ir.lowered import BlockType, NpuOp, PoolKind
 from npuplan.ir.shape import Shape4D
 from npuplan.ir.types import DataType
 from npuplan.lowering._util import replace_op, without_op
-from npuplan.lowering.transpose_convs import channel_permutation, permutes_channels, tile_conv, tile_rows
+from npuplan.lowering.transpose_convs import TILE_ROWS, channel_permutation, permutes_channels, tile_conv, tile_rows
 from npuplan.lowering.transpose_steps import MAX_AXES, MAX_DIM, Steps, other_steps, transpose_steps
 
 Removed = tuple[tuple[str, str], ...]
@@ -90,28 +95,60 @@ def _view4(seen: tuple[int, ...]) -> Shape4D:
     return Shape4D(1, *seen) if len(seen) == 3 else Shape4D(1, seen[0], seen[1], 1)
 
 
-def _step_views(op: Op, other_order: bool = False) -> tuple[Shape4D, ...]:
-    """The IFM view of each step of a TRANSPOSE the NPU runs: one as declared, or the steps of its
-    merged view (``transpose_view``; ``other_order``: ``_merged_steps``)."""
-    one = _one_step_view(op)
-    return (one,) if one is not None else tuple(_view4(seen) for seen, _ in _merged_steps(op, other_order))
+class StepForm(StrEnum):
+    """Which steps a TRANSPOSE the NPU runs takes (``convert_transpose``'s ``steps``)."""
+
+    MERGED = "merged"  # one as declared, or the steps of its merged view (``transpose_steps``)
+    OTHER_ORDER = "other_order"  # two steps of three merged axes in their other order (``other_steps``)
+    SPLIT_MATRIX = "split_matrix"  # a matrix whose rows group in no tile in three steps (``_split_matrix``)
 
 
-def _merged_steps(op: Op, other_order: bool = False) -> Steps:
-    """The steps of a TRANSPOSE's merged view (``transpose_view``), with ``other_order`` in their
-    other order (``transpose_steps.other_steps``)."""
+def _steps_of(op: Op, form: StepForm) -> Steps | None:
+    """The steps of ``op`` (a TRANSPOSE the NPU runs) in ``form``, or None when it has no such
+    steps (``MERGED``: None when it runs as declared, ``_one_step_view``)."""
     view = transpose_view(op)
-    steps = None if view is None else other_steps(*view) if other_order else transpose_steps(*view)
-    assert steps
-    return steps
+    if form is StepForm.SPLIT_MATRIX:
+        return _split_matrix(op)
+    if view is None or _one_step_view(op) is not None:
+        return None
+    return other_steps(*view) if form is StepForm.OTHER_ORDER else transpose_steps(*view)
 
 
-def has_other_steps(op: Op) -> bool:
-    """Whether a TRANSPOSE the NPU runs in two steps may run them in their other order
-    (``convert_transpose``'s ``other_order``: another matrix, another swap depth)."""
-    view = transpose_view(op)
-    return (view is not None and _one_step_view(op) is None and transpose_reason(op) is None
-            and other_steps(*view) is not None)
+def _split_matrix(op: Op) -> Steps | None:
+    """A matrix ``X x Y`` whose rows group in no tile (``tile_rows``) but whose columns split as
+    ``Y = t x Y2`` (``t`` a tile's rows), in three steps: swap ``(X, t, Y2) -> (t, X, Y2)`` (``Y2``
+    deep); the matrix ``(t*X) x Y2``, whose rows do group in tiles of ``t``; swap
+    ``(Y2, t, X) -> (t, Y2, X)`` (``X`` deep), which is ``Y x X``. Two copies more, but the one
+    step moving an element a pixel becomes a tile convolution. None for any other TRANSPOSE."""
+    src = op.inputs[0]
+    if src is None or src.dtype not in (DataType.INT8, DataType.UINT8):
+        return None
+    dims, perm = _merged(op)
+    if len(dims) != 2 or perm != (1, 0) or tile_rows(_view4(dims), src.dtype) is not None:
+        return None
+    x, y = dims
+    t = next((t for t in TILE_ROWS if y % t == 0 and y > t), None)
+    if t is None or x * t > MAX_DIM:
+        return None
+    swap, matrix = (1, 0, 2), (1, 0)
+    return (((x, t, y // t), swap), ((t * x, y // t), matrix), ((y // t, t, x), swap))
+
+
+def _step_views(op: Op, form: StepForm = StepForm.MERGED) -> tuple[Shape4D, ...]:
+    """The IFM view of each step of a TRANSPOSE the NPU runs in ``form``: one as declared, or the
+    steps (``_steps_of``)."""
+    steps = _steps_of(op, form)
+    if steps is None:
+        one = _one_step_view(op)
+        assert one is not None
+        return (one,)
+    return tuple(_view4(seen) for seen, _ in steps)
+
+
+def has_steps(op: Op, form: StepForm) -> bool:
+    """Whether a TRANSPOSE the NPU runs has steps in ``form`` (another order of its two steps:
+    another matrix, another swap depth; a matrix split in three steps)."""
+    return transpose_reason(op) is None and _steps_of(op, form) is not None
 
 
 def _merged(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -121,37 +158,38 @@ def _merged(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return transpose_view(op) or merged_permutation(src.shape, tuple(int(v) for v in perm_tensor.data.reshape(-1)))
 
 
-def has_convolution_form(op: Op, other_order: bool = False) -> bool:
+def has_convolution_form(op: Op, steps: StepForm = StepForm.MERGED) -> bool:
     """Whether a TRANSPOSE the NPU runs has a step a convolution may do (``convert_transpose``'s
-    ``convolutions``): a matrix step in tiles, or a permutation inside each pixel (with
-    ``other_order``: of its steps in their other order, ``has_other_steps``)."""
+    ``convolutions``): a matrix step in tiles, or a permutation inside each pixel (of its steps
+    in ``steps``, ``has_steps``)."""
     src = op.inputs[0]
-    if src is None or transpose_reason(op) is not None or (other_order and not has_other_steps(op)):
+    if src is None or transpose_reason(op) is not None or (steps is not StepForm.MERGED and not has_steps(op, steps)):
         return False
-    return (not other_order and permutes_channels(*_merged(op), src.dtype)) or any(
-        tile_rows(view, src.dtype) is not None for view in _step_views(op, other_order))
+    return (steps is StepForm.MERGED and permutes_channels(*_merged(op), src.dtype)) or any(
+        tile_rows(view, src.dtype) is not None for view in _step_views(op, steps))
 
 
-def convert_transpose(op: Op, *, convolutions: bool = False, other_order: bool = False) -> tuple[NpuOp, ...]:
+def convert_transpose(op: Op, *, convolutions: bool = False, steps: StepForm = StepForm.MERGED) -> tuple[NpuOp, ...]:
     """TRANSPOSE -> 1x1 average pools, each over its IFM view and writing its OFM with the height and
     width strides swapped (its OFM shape is its IFM view, how the hardware walks it): one as
-    declared, or the steps of its merged view (``transpose_view``; with ``other_order`` two steps
-    in their other order, ``has_other_steps``). With ``convolutions``
-    (``lowering.transpose_convs``), a permutation inside each pixel is one 1x1 convolution, else
-    each matrix step whose rows group in tiles is a tile convolution."""
+    declared, or the steps of its merged view (``transpose_view``), or the steps of ``steps``
+    (``has_steps``). With ``convolutions`` (``lowering.transpose_convs``), a permutation inside
+    each pixel is one 1x1 convolution, else each matrix step whose rows group in tiles is a tile
+    convolution."""
     src, out = op.inputs[0], op.outputs[0]
     assert src is not None
-    if convolutions and not other_order and permutes_channels(*_merged(op), src.dtype):
+    if convolutions and steps is StepForm.MERGED and permutes_channels(*_merged(op), src.dtype):
         return (channel_permutation(op, f"{op.name}_permute", src, out, *_merged(op)),)
     tiles = convolutions
-    one = _one_step_view(op)
-    if one is not None:
+    found = _steps_of(op, steps)
+    if found is None:
+        one = _one_step_view(op)
+        assert one is not None
         return (_step(op, f"{op.name}_avgpool", src, one, out, tiles),)
-    steps = _merged_steps(op, other_order)
     ops: list[NpuOp] = []
     current = src
-    for k, (seen, perm) in enumerate(steps):
-        last = k == len(steps) - 1
+    for k, (seen, perm) in enumerate(found):
+        last = k == len(found) - 1
         moved = tuple(seen[p] for p in perm)
         target = out if last else Tensor(f"{out.name}_step{k}", moved, src.dtype, src.quant)
         ops.append(_step(op, f"{op.name}_avgpool" if last else f"{target.name}_avgpool", current, _view4(seen), target,
