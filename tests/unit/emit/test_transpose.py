@@ -3,6 +3,7 @@ the height and width strides swapped (the transposed map laid out W x H x C)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from npuplan.io.tflite_write import write_tflite
@@ -130,3 +131,26 @@ def test_a_channel_shuffle_is_emitted_in_two_steps_and_runs_as_numpy_shuffles(tm
     data = np.random.default_rng(3).integers(-128, 128, (1, 6, 6, 12)).astype(np.int8)
     (out,) = CompiledModel(emitted.data).invoke([data])
     assert np.array_equal(out, data.reshape(1, 6, 6, 3, 4).transpose(0, 1, 2, 4, 3).reshape(1, 6, 6, 12))
+
+
+@pytest.mark.parametrize("shape,options,staged,split", [
+    ((1, 1, 25, 48), U55_128, False, True),
+    ((1, 16, 16, 16), U65_DEDICATED, True, False),
+])
+def test_a_transpose_in_its_cheapest_form_runs_as_litert_runs_it(tmp_path, shape, options, staged, split):
+    """NHWC -> NCHW as PyTorch exports write it. pt_audio1d_49's 25 x 48 map (25 rows group in no
+    tile) on u55-128: three steps with a tile convolution (``transposes.StepForm.SPLIT_MATRIX``).
+    pt_activations_16's 16 x 16 x 16 on the U65, whose output (a network output) lies in the slow
+    arena: written through a staged copy (``lowering.staged_writes``). The emitted file on the
+    simulator gives LiteRT's bytes."""
+    from tests.unit.emit.test_grouped_convs import _run_both
+
+    q = Quantization((0.05,), (3,))
+    n, h, w, c = shape
+    x, y = Tensor("x", shape, DataType.INT8, q), Tensor("y", (n, c, h, w), DataType.INT8, q)
+    perm = const("perm", [0, 3, 1, 2], DataType.INT32, None)
+    graph = Graph("nchw", (Op("TRANSPOSE", (x, perm), (y,), frozen_options({}), 0),), (x,), (y,))
+    ops, got, expected = _run_both(tmp_path, graph, options)
+    assert any(o.name.endswith("_staged_avgpool") for o in ops) == staged
+    assert (len([o for o in ops if o.writes_transposed]) == 3) == split
+    assert np.array_equal(got, expected)

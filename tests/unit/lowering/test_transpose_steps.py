@@ -65,3 +65,19 @@ def test_only_quantized_maps_get_a_merged_view() -> None:
         x, y = fm("x", (1, 24, 24, 4), dtype, quant), fm("y", (1, 4, 24, 24), dtype, quant)
         g, _ = fold_transpose_views(graph([op("TRANSPOSE", [x, perm], [y], 0)], [x], [y]), deployable=True)
         assert (transpose_view(g.ops[0]) is not None) is folded
+
+
+@pytest.mark.parametrize("perm", [(0, 2, 1), (2, 1, 0)])
+def test_two_steps_in_their_other_order_are_the_transpose_too(perm: tuple[int, ...]) -> None:
+    """``other_steps``: the matrix first then the swap, or the swap first then the matrix."""
+    from npuplan.lowering.transpose_steps import other_steps
+
+    for dims in ((2, 3, 5), (4, 7, 3), (6, 1 + 1, 9)):
+        data = np.arange(int(np.prod(dims)))
+        steps = other_steps(dims, perm)
+        assert steps is not None and steps != transpose_steps(dims, perm) and len(steps) == 2
+        flat = data
+        for seen, step in steps:
+            flat = flat.reshape(seen).transpose(step).reshape(-1)
+        assert np.array_equal(flat, data.reshape(dims).transpose(perm).reshape(-1))
+    assert other_steps((2, 3, 5), (1, 0, 2)) is None and other_steps((2, 3), (1, 0)) is None
