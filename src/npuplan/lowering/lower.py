@@ -331,7 +331,7 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
     ops: list[LoweredOp] = []
     for op in graph.ops:
         try:
-            lowered = lower_op(op, parallel_means=parallel_means, form=forms.get(op.index, Form()))
+            lowered = _form_lowered(op, forms.get(op.index, Form()), parallel_means, deployable)
             if deployable:
                 if op.index in cpu_ops:
                     lowered = (CpuOp(op, "kept on the CPU for deployment: the emitter refused its NPU operations"),)
@@ -387,6 +387,16 @@ def _variables(ops: Sequence[LoweredOp]) -> tuple[Tensor, ...]:
     invocation's lifetime (and Vela's live ranges do), they are planned as inputs that are also outputs."""
     read = (t for o in ops for t in ((o.ifm, o.ifm2) if isinstance(o, NpuOp) else o.op.inputs))
     return tuple(dict.fromkeys(t for t in read if t is not None and t.is_variable))
+
+
+def _form_lowered(op: Op, form: Form, parallel_means: bool, deployable: bool) -> tuple[LoweredOp, ...]:
+    """``lower_op`` of ``op`` in ``form``; in a ``deployable`` lowering, its plain form where the
+    emitter cannot write some operation of that form (a form is a choice the planner prices, never
+    a reason to leave an operator to the CPU)."""
+    lowered = lower_op(op, parallel_means=parallel_means, form=form)
+    if deployable and form != Form() and any(isinstance(o, CpuOp) for o in deployable_ops(op, lowered)):
+        return lower_op(op, parallel_means=parallel_means)
+    return lowered
 
 
 def _deployable(op: Op, lowered: tuple[LoweredOp, ...], original: bool) -> tuple[LoweredOp, ...]:

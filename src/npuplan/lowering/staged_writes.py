@@ -31,10 +31,11 @@ def writes_in_short_runs(op: LoweredOp) -> bool:
 
 def may_stage(op: Op, lowered: tuple[LoweredOp, ...]) -> bool:
     """Whether ``staged_output`` changes ``lowered`` (the NPU operations of ``op``): one of them
-    writes ``op``'s output in short runs (``writes_in_short_runs``), and the output is a map a
-    copy moves exactly."""
+    writes ``op``'s output in short runs (``writes_in_short_runs``), and the output is a map one
+    copy moves exactly (8 or 16 bits, one batch of at most four axes: the copy the emitter writes)."""
     out = op.outputs[0] if op.outputs else None
     return (out is not None and out.dtype in _COPIED_TYPES and out.quant is not None
+            and len(out.shape) <= 4 and out.shape4d.n == 1
             and any(isinstance(o, NpuOp) and o.ofm is out and writes_in_short_runs(o) for o in lowered))
 
 

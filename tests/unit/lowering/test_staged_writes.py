@@ -41,6 +41,8 @@ def test_an_op_writing_whole_rows_or_a_map_no_copy_moves_exactly_has_no_staged_f
     assert [(o.name, o.ofm) for o in staged] == [(o.name, o.ofm) for o in lower_op(add)]
     wide, _, _ = _transpose((1, 8, 12, 1), [0, 2, 1, 3], (1, 12, 8, 1), DataType.INT32)
     assert not may_stage(wide, lower_op(wide))
+    batched, _, _ = _transpose((2, 8, 12, 1), [0, 2, 1, 3], (2, 12, 8, 1))  # pt_attention_16x32: no such copy
+    assert not may_stage(batched, lower_op(batched))  # is emitted, and a rewritten op cannot go to the CPU
 
 
 def test_forms_offer_each_named_form_and_staged_ones_where_the_op_writes_in_short_runs() -> None:
