@@ -10,6 +10,10 @@ keep in fast storage, and one copy (a 1x1 average pool, element for element) wri
 output in whole rows: one more operation, but the slow memory sees long bursts only. Which form
 is cheaper depends on where the maps end up, so both are offered and priced (``lower``'s
 ``other_forms``, ``form_price``).
+
+Reads in short runs have their staging in the scheduler: an arena map whose readers read it whole
+is copied by one DMA into fast storage before its first reader where that prices faster
+(``schedule.moves.staging``; a DMA runs beside the NPU, where a copy here would be an operation).
 """
 
 from __future__ import annotations
