@@ -63,7 +63,7 @@ def _lowerings(model: api.PreparedModel, options: PlanOptions, arch: Architectur
     """The lowerings ``plan_prepared`` plans, named: variants, their reorders, the Vela forms."""
     cpu = frozenset(options.deploy_cpu_ops)
     variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
-                              deployable=options.deployable, cpu_ops=cpu)
+                              deployable=options.deployable, cpu_ops=cpu, staged_forms=api._slow_arena(arch))
     named = [("plain" if i == 0 else f"form{i}", v) for i, v in enumerate(variants)]
     for name, v in list(named):
         r = api._least_peak_variant(v, options, arch) if options.reorder else None

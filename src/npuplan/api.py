@@ -233,16 +233,17 @@ class PreparedModel:
         return found
 
     def variants(self, accel: Accelerator, *, concat_in_place: bool, deployable: bool = False,
-                 cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
+                 cpu_ops: frozenset[int] = frozenset(), staged_forms: bool = True) -> list[LoweredGraph]:
         """The lowerings a plan compares: the plain one; those choosing the other form of an op
         whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
         one whose producers write concatenated (or padded) slices in place when ``concat_in_place``
         and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
         concatenation, as Vela's default core does); so too for those whose other forms copy slices
         (a MIRROR_PAD padding its rows through an intermediate map: its producer may write that
-        map's middle)."""
+        map's middle). Without ``staged_forms`` no op takes a staged form (``form_choices``)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
-        found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops)]
+        found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops,
+                                                 staged_forms=staged_forms)]
         if not concat_in_place or not any(is_slice_copy(op) for op in plain.ops):
             return found  # (without slice copies, writing them in place changes nothing)
         pairs = [(v, self.lowered(accel, **self._key_of(v).options(concat_writes=True))) for v in found
@@ -250,7 +251,7 @@ class PreparedModel:
         return [*found, *(fused for v, fused in pairs if len(fused.ops) != len(v.ops))]
 
     def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
-                           cpu_ops: frozenset[int]) -> list[LoweredGraph]:
+                           cpu_ops: frozenset[int], staged_forms: bool) -> list[LoweredGraph]:
         """``plain`` lowered with the other form of each choice it met, one choice at a time and all
         together, for the planner to price rather than a rule to choose:
         - ``max(x, x * alpha)`` kept as MUL and MAXIMUM rather than folded into one LEAKY_RELU table
@@ -277,7 +278,7 @@ class PreparedModel:
             choices.append({"max_trees": True})
         if any(sums_in_one_position(op) for op in plain.ops):
             choices.append({"parallel_means": True})
-        others = self.form_choices(accel, deployable=deployable, cpu_ops=cpu_ops)
+        others = self.form_choices(accel, deployable=deployable, cpu_ops=cpu_ops, staged=staged_forms)
         if others:
             choices.append({"other_forms": others[0]})
         if reads_slices_in_place(plain.ops):
@@ -286,13 +287,14 @@ class PreparedModel:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]
 
-    def form_choices(self, accel: Accelerator, *, deployable: bool = False,
-                     cpu_ops: frozenset[int] = frozenset()) -> tuple[OtherForms, ...]:
+    def form_choices(self, accel: Accelerator, *, deployable: bool = False, cpu_ops: frozenset[int] = frozenset(),
+                     staged: bool = True) -> tuple[OtherForms, ...]:
         """The ``other_forms`` offering every other form of the operators of the plain lowering
-        (``lower.form_choices``; staged forms where its operations write in short runs)."""
-        plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        (``lower.form_choices``; with ``staged``, staged forms where its operations write in short
+        runs: worth pricing only where the arena is slower than fast storage)."""
         source_ops = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops).graph.ops
-        return form_choices(source_ops, stageable_sources(plain))
+        plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
+        return form_choices(source_ops, stageable_sources(plain) if staged else frozenset())
 
     def forms(self, accel: Accelerator, base: LoweredGraph, *, deployable: bool = False,
               cpu_ops: frozenset[int] = frozenset()) -> list[LoweredGraph]:
@@ -386,7 +388,8 @@ def plan_prepared(
     arch = build_architecture(options) if arch is None else arch
     step("lower")
     variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
-                              deployable=options.deployable, cpu_ops=frozenset(options.deploy_cpu_ops))
+                              deployable=options.deployable, cpu_ops=frozenset(options.deploy_cpu_ops),
+                              staged_forms=_slow_arena(arch))
     variants = _other_forms_where_cheaper(model, variants, arch, options)
     reorders = [(r, v) for v in (variants if options.reorder else [])
                 for r in [_least_peak_variant(v, options, arch)] if r is not None]
@@ -434,7 +437,8 @@ def _other_forms_where_cheaper(model: PreparedModel, variants: list[LoweredGraph
             found.append(lowering)
             continue
         plain = model.lowered(arch.accelerator, **key.options(other_forms=frozenset()))
-        choices = model.form_choices(arch.accelerator, deployable=key.deployable, cpu_ops=key.cpu_ops)
+        choices = model.form_choices(arch.accelerator, deployable=key.deployable, cpu_ops=key.cpu_ops,
+                                     staged=_slow_arena(arch))
         forms = [model.lowered(arch.accelerator, **key.options(other_forms=c)) for c in choices]
         cheapest = cheapest_sources(plain, forms, arch, model.oracle(arch, options.optimise),
                                     pack_unaligned=packs_unaligned(arch, options))
@@ -443,6 +447,12 @@ def _other_forms_where_cheaper(model: PreparedModel, variants: list[LoweredGraph
         if all(chosen is not other for other in found):
             found.append(chosen)
     return found
+
+
+def _slow_arena(arch: Architecture) -> bool:
+    """Whether the arena lies in another memory than fast storage (Dedicated_Sram: DRAM beside an
+    SRAM cache), where a staged output may pay; elsewhere staging only adds a copy."""
+    return arch.arena_area != arch.fast_area
 
 
 # How far above the best full plan so far a lowering's local estimate (``form_price``) may be and

@@ -45,7 +45,7 @@ def _outputs(monkeypatch, path, inputs, *, phases: bool):
     from npuplan import api
     from npuplan.run.runner import CompiledModel
 
-    def variants(self, accel, *, concat_in_place, deployable=False, cpu_ops=frozenset()):
+    def variants(self, accel, *, concat_in_place, deployable=False, cpu_ops=frozenset(), staged_forms=True):
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops,
                              other_forms=frozenset({(0, Form('phased'))}) if phases else frozenset())]
 
