@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import NamedTuple
 
 from npuplan.errors import NpuplanError, EmitError, mark_op
@@ -167,8 +168,9 @@ _OTHER_FORMS: dict[str, tuple[tuple[str, Callable[[Op], bool], Callable[[Op], tu
          lambda op: convert_transpose(op, steps=StepForm.OTHER_ORDER)),
         ("other_order_convolutions", lambda op: has_convolution_form(op, StepForm.OTHER_ORDER),
          lambda op: convert_transpose(op, convolutions=True, steps=StepForm.OTHER_ORDER)),
-        ("split_matrix_convolutions", lambda op: has_convolution_form(op, StepForm.SPLIT_MATRIX),
-         lambda op: convert_transpose(op, convolutions=True, steps=StepForm.SPLIT_MATRIX)),
+        *((f"{split.value}_convolutions", partial(has_convolution_form, steps=split),
+           partial(convert_transpose, convolutions=True, steps=split))
+          for split in (StepForm.SPLIT_MATRIX_3, StepForm.SPLIT_MATRIX_2)),
     ),
     "MIRROR_PAD": (("through_rows", pads_columns, lambda op: convert_mirror_pad(op, through_rows=True)),),
 }

@@ -12,7 +12,7 @@ u55-128: 15556 -> 5176 cycles, Vela's file 15256, all timed by ``npuplan estimat
 
 Which steps run is priced per op too (``StepForm``): two steps of three axes in their other order
 (another matrix, another swap depth), and a matrix whose rows group in no tile split in three steps
-whose matrix does (pt_audio1d_49's 25 x 48 on u55-128: 9676 -> 5078 cycles).
+whose matrix does (pt_audio1d_49's 25 x 48 on u55-128: 9676 -> 4573 cycles).
 
 A permutation is first merged: axes of size 1 dropped, axes that stay next to each other in order
 merged into one (ShuffleNet's channel shuffle ``(1, H, W, g, C/g) -> (1, H, W, C/g, g)`` is
@@ -100,26 +100,32 @@ class StepForm(StrEnum):
 
     MERGED = "merged"  # one as declared, or the steps of its merged view (``transpose_steps``)
     OTHER_ORDER = "other_order"  # two steps of three merged axes in their other order (``other_steps``)
-    SPLIT_MATRIX = "split_matrix"  # a matrix whose rows group in no tile in three steps (``_split_matrix``)
+    SPLIT_MATRIX_3 = "split_matrix_3"  # a matrix whose rows group in no tile in three steps (``_split_matrix``)
+    SPLIT_MATRIX_2 = "split_matrix_2"  # ... through tiles of two rows
+
+
+_SPLIT_TILES = {StepForm.SPLIT_MATRIX_3: 3, StepForm.SPLIT_MATRIX_2: 2}  # each split's tile rows
 
 
 def _steps_of(op: Op, form: StepForm) -> Steps | None:
     """The steps of ``op`` (a TRANSPOSE the NPU runs) in ``form``, or None when it has no such
     steps (``MERGED``: None when it runs as declared, ``_one_step_view``)."""
     view = transpose_view(op)
-    if form is StepForm.SPLIT_MATRIX:
-        return _split_matrix(op)
+    if form in _SPLIT_TILES:
+        return _split_matrix(op, _SPLIT_TILES[form])
     if view is None or _one_step_view(op) is not None:
         return None
     return other_steps(*view) if form is StepForm.OTHER_ORDER else transpose_steps(*view)
 
 
-def _split_matrix(op: Op) -> Steps | None:
+def _split_matrix(op: Op, t: int) -> Steps | None:
     """A matrix ``X x Y`` whose rows group in no tile (``tile_rows``) but whose columns split as
-    ``Y = t x Y2`` (``t`` a tile's rows), in three steps: swap ``(X, t, Y2) -> (t, X, Y2)`` (``Y2``
-    deep); the matrix ``(t*X) x Y2``, whose rows do group in tiles of ``t``; swap
-    ``(Y2, t, X) -> (t, Y2, X)`` (``X`` deep), which is ``Y x X``. Two copies more, but the one
-    step moving an element a pixel becomes a tile convolution. None for any other TRANSPOSE."""
+    ``Y = t x Y2`` (``t`` a tile's rows, ``TILE_ROWS``), in three steps: swap
+    ``(X, t, Y2) -> (t, X, Y2)`` (``Y2`` deep); the matrix ``(t*X) x Y2``, whose rows do group in
+    tiles of ``t``; swap ``(Y2, t, X) -> (t, Y2, X)`` (``X`` deep), which is ``Y x X``. Two copies
+    more, but the one step moving an element a pixel becomes a tile convolution (which ``t`` is
+    cheaper depends on the depths: pt_audio1d_49's 25 x 48 on u55-128, 3 x 16: 5162 cycles,
+    2 x 24: 4573). None for any other TRANSPOSE."""
     src = op.inputs[0]
     if src is None or src.dtype not in (DataType.INT8, DataType.UINT8):
         return None
@@ -127,8 +133,7 @@ def _split_matrix(op: Op) -> Steps | None:
     if len(dims) != 2 or perm != (1, 0) or tile_rows(_view4(dims), src.dtype) is not None:
         return None
     x, y = dims
-    t = next((t for t in TILE_ROWS if y % t == 0 and y > t), None)
-    if t is None or x * t > MAX_DIM:
+    if t not in TILE_ROWS or y % t or y == t or x * t > MAX_DIM:
         return None
     swap, matrix = (1, 0, 2), (1, 0)
     return (((x, t, y // t), swap), ((t * x, y // t), matrix), ((y // t, t, x), swap))

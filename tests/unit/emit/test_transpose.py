@@ -139,7 +139,7 @@ def test_a_channel_shuffle_is_emitted_in_two_steps_and_runs_as_numpy_shuffles(tm
 ])
 def test_a_transpose_in_its_cheapest_form_runs_as_litert_runs_it(tmp_path, shape, options, staged, split):
     """NHWC -> NCHW as PyTorch exports write it. pt_audio1d_49's 25 x 48 map (25 rows group in no
-    tile) on u55-128: three steps with a tile convolution (``transposes.StepForm.SPLIT_MATRIX``).
+    tile) on u55-128: three steps with a tile convolution (``transposes.StepForm``'s splits).
     pt_activations_16's 16 x 16 x 16 on the U65, whose output (a network output) lies in the slow
     arena: written through a staged copy (``lowering.staged_writes``). The emitted file on the
     simulator gives LiteRT's bytes."""

@@ -4,6 +4,7 @@ and the forms a lowering may choose among per operator (``lower.op_forms``, ``fo
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from npuplan.hw.accelerator import accelerator
 from npuplan.ir.lowered import Activation, BlockType
@@ -50,10 +51,11 @@ def test_forms_offer_each_named_form_and_staged_ones_where_the_op_writes_in_shor
     assert op_forms(matrix, stageable=False) == (Form("convolutions"),)
     assert op_forms(matrix, stageable=True) == (Form("convolutions"), Form("", True), Form("convolutions", True))
     odd, _, _ = _transpose((1, 25, 48, 1), [0, 2, 1, 3], (1, 48, 25, 1))  # 25 rows: no tile, split 48 = 3 x 16
-    assert op_forms(odd, stageable=False) == (Form("split_matrix_convolutions"),)
+    splits = (Form("split_matrix_3_convolutions"), Form("split_matrix_2_convolutions"))
+    assert op_forms(odd, stageable=False) == splits
     choices = form_choices([matrix, odd], frozenset({0}))  # both of index 0: the last one's forms
-    assert choices == (frozenset({(0, Form("split_matrix_convolutions"))}), frozenset({(0, Form("", True))}),
-                       frozenset({(0, Form("split_matrix_convolutions", True))}))
+    assert [sorted(c) for c in choices] == [[(0, f)] for f in (*splits, Form("", True), *(f._replace(staged=True)
+                                                                                         for f in splits))]
 
 
 def _run_steps(npu_ops, source: np.ndarray) -> np.ndarray:
@@ -67,17 +69,18 @@ def _run_steps(npu_ops, source: np.ndarray) -> np.ndarray:
     return maps[npu_ops[-1].ofm.name]
 
 
-def test_a_matrix_whose_rows_group_in_no_tile_splits_in_three_steps_that_transpose_it() -> None:
-    """pt_audio1d_49's 25 x 48 NHWC -> NCHW: swap (25, 3, 16) to (3, 25, 16), the matrix 75 x 16 by
-    a tile convolution (tiles of 3 rows), swap (16, 3, 25) to (3, 16, 25): 48 x 25."""
+@pytest.mark.parametrize("t", [3, 2])
+def test_a_matrix_whose_rows_group_in_no_tile_splits_in_three_steps_that_transpose_it(t: int) -> None:
+    """pt_audio1d_49's 25 x 48 NHWC -> NCHW: swap (25, t, 48/t) to (t, 25, 48/t), the matrix
+    25t x 48/t by a tile convolution (tiles of t rows), swap (48/t, t, 25) to (t, 48/t, 25): 48 x 25."""
     transpose, x, y = _transpose((1, 1, 25, 48), [0, 3, 1, 2], (1, 48, 1, 25))
     lowered = lower(model(graph([transpose], [x], [y])), U55_128,
-                    other_forms=frozenset({(0, Form("split_matrix_convolutions"))}))
+                    other_forms=frozenset({(0, Form(f"split_matrix_{t}_convolutions"))}))
     first, matrix, last = lowered.npu_ops
     assert [o.block_type for o in lowered.npu_ops] == [BlockType.POOLING, BlockType.CONV, BlockType.POOLING]
-    assert (first.ifm_shape.h, first.ifm_shape.w, first.ifm_shape.c) == (25, 3, 16)
-    assert (matrix.ifm_shape.h, matrix.ifm_shape.w, matrix.kernel.stride_y) == (75, 16, 3)
-    assert (last.ifm_shape.h, last.ifm_shape.w, last.ifm_shape.c) == (16, 3, 25) and last.ofm is y
+    assert (first.ifm_shape.h, first.ifm_shape.w, first.ifm_shape.c) == (25, t, 48 // t)
+    assert (matrix.ifm_shape.h, matrix.ifm_shape.w, matrix.kernel.stride_y) == (25 * t, 48 // t, t)
+    assert (last.ifm_shape.h, last.ifm_shape.w, last.ifm_shape.c) == (48 // t, t, 25) and last.ofm is y
     source = np.arange(25 * 48).reshape(25, 48)  # a tile convolution moves its view's elements as a pool does
     assert np.array_equal(_run_steps(lowered.npu_ops, source), source.T.reshape(-1))
     assert all(o.writes_transposed for o in lowered.npu_ops)
