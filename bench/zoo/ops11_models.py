@@ -1,0 +1,60 @@
+"""Single-operator networks (and small networks around one) for the operators Vela's default core
+runs on the NPU and npuplan used to leave on the CPU (issue 25): patchify convolutions (a height
+stride above 3, kernel = stride: ViT/ConvNeXt/Swin stems) and SUMs.
+
+Run with a Python that has TensorFlow (a tool, never a dependency of npuplan):
+  /work/tfvenv/bin/python bench/zoo/ops11_models.py --out /tmp/ops11_models [--only NAME ...]
+Seeded by name (zoo5_models.write_models); full-integer int8 post-training quantization.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import tensorflow as tf  # noqa: E402
+from generate import L  # noqa: E402
+from zoo5_models import Spec, zoo_main  # noqa: E402
+
+
+def patchify(size=32, channels=3, patch=4, filters=16, padding="valid", act="relu"):
+    """One CONV_2D of kernel = stride = ``patch``: the image cut into non-overlapping patches."""
+    inp = L.Input((size, size, channels))
+    return tf.keras.Model(inp, L.Conv2D(filters, patch, strides=patch, padding=padding, activation=act)(inp))
+
+
+def vit_stem(size=64, patch=16, dim=48, classes=10):
+    """A ViT-style stem: 16x16 patches, tokens, a dense mixer on each token, the mean token."""
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(dim, patch, strides=patch)(inp)
+    tokens = L.Reshape(((size // patch) ** 2, dim))(x)
+    x = L.Add()([tokens, L.Dense(dim, activation="relu")(tokens)])
+    return tf.keras.Model(inp, L.Dense(classes)(L.GlobalAveragePooling1D()(x)))
+
+
+def convnext_stem(size=32, dim=24):
+    """A ConvNeXt-style stem: 4x4 stride-4 patches, a 7x7 depthwise convolution, a pointwise MLP."""
+    inp = L.Input((size, size, 3))
+    x = L.Conv2D(dim, 4, strides=4)(inp)
+    y = L.DepthwiseConv2D(7, padding="same")(x)
+    y = L.Conv2D(dim, 1)(L.Conv2D(dim * 2, 1, activation="gelu")(y))
+    return tf.keras.Model(inp, L.Add()([x, y]))
+
+
+MODELS: dict[str, Spec] = {
+    "op_patchify_4x4": Spec("patchify", lambda: patchify()),
+    "op_patchify_8x8_same": Spec("patchify", lambda: patchify(32, 8, 8, 32, "same", None)),
+    "op_patchify_4x8_rect": Spec("patchify", lambda: patchify(16, 4, (4, 8), 8)),
+    "vit_stem_64": Spec("patchify", lambda: vit_stem()),
+    "convnext_stem_32": Spec("patchify", lambda: convnext_stem()),
+}
+
+
+def main() -> None:
+    zoo_main(MODELS, __doc__.splitlines()[0], Path("/tmp/ops11_models"), Path(__file__))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""Operators Vela's default core runs on the NPU that npuplan once left on the CPU (issue 25), in
+TensorFlow-written networks (tests/data/ops, from bench/zoo/ops11_models.py): no CPU operator left,
+and the emitted file bit-exact against LiteRT's reference kernels (a reference npuplan did not write)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ai_edge_litert", reason="needs LiteRT: pip install 'npuplan[run]'")
+
+from npuplan.run import check_model  # noqa: E402
+
+OPS = Path(__file__).resolve().parents[2] / "data" / "ops"
+
+
+@pytest.mark.parametrize("name", [
+    "op_patchify_4x4",  # a 4x4 stride-4 CONV_2D of the image (patch_rows)
+    "convnext_stem_32",  # the same stem before a 7x7 depthwise convolution and an MLP
+])
+def test_runs_on_the_npu_bit_exact(name: str) -> None:
+    result = check_model(OPS / f"{name}.tflite", samples=2, seed=0, reference_kernels=True)
+    assert not result.plan.lowered.cpu_ops, [o.reason for o in result.plan.lowered.cpu_ops]
+    assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
