@@ -43,12 +43,39 @@ def convnext_stem(size=32, dim=24):
     return tf.keras.Model(inp, L.Add()([x, y]))
 
 
+def perm_shape(shape, perm):
+    return tuple(shape[p] for p in perm)
+
+
+def qkv_slices(tokens=16, dim=32, use_slice=True, rank=3, combine="add"):
+    """A fused QKV projection cut into its three heads along the leading axis, as PyTorch exports
+    it: (tokens, 3, dim) -> (3, tokens, dim), then SLICEs at offsets 0, 1, 2 of that axis (with
+    ``rank`` 4, (3, tokens, 1, dim): offsets in the batch, as pt_attention_16x32's). ``combine``
+    "max": the heads' elementwise maximum is the output (no rounding: the slices' bytes as read)."""
+    inp = L.Input((tokens, dim))
+    shape, perm = ((tokens, 3, dim), (1, 0, 2)) if rank == 3 else ((tokens, 1, 3, dim), (2, 0, 1, 3))
+    qkv = L.Lambda(lambda t: tf.transpose(tf.reshape(t, shape), perm))(L.Dense(3 * dim)(inp))
+    size = (1, *perm_shape(shape, perm)[1:])
+    if use_slice:
+        q, k, v = (L.Lambda(lambda t, i=i: tf.slice(t, (i,) + (0,) * (rank - 1), size))(qkv) for i in range(3))
+    else:
+        q, k, v = (L.Lambda(lambda t, i=i: t[i:i + 1])(qkv) for i in range(3))
+    if combine == "max":
+        return tf.keras.Model(inp, L.Maximum()([L.Maximum()([q, k]), v]))
+    return tf.keras.Model(inp, L.Dense(dim)(L.Add()([L.Add()([q, k]), v])))
+
+
 MODELS: dict[str, Spec] = {
     "op_patchify_4x4": Spec("patchify", lambda: patchify()),
     "op_patchify_8x8_same": Spec("patchify", lambda: patchify(32, 8, 8, 32, "same", None)),
     "op_patchify_4x8_rect": Spec("patchify", lambda: patchify(16, 4, (4, 8), 8)),
     "vit_stem_64": Spec("patchify", lambda: vit_stem()),
     "convnext_stem_32": Spec("patchify", lambda: convnext_stem()),
+    "qkv_slices_16x32": Spec("slices", lambda: qkv_slices()),
+    "qkv_strided_slices_16x32": Spec("slices", lambda: qkv_slices(use_slice=False)),
+    "qkv_batch_slices_16x32": Spec("slices", lambda: qkv_slices(rank=4)),
+    "qkv_batch_strided_slices_16x32": Spec("slices", lambda: qkv_slices(use_slice=False, rank=4)),
+    "qkv_batch_max_16x32": Spec("slices", lambda: qkv_slices(rank=4, combine="max")),
 }
 
 
