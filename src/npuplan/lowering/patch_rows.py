@@ -5,7 +5,9 @@ CONV_2D whose kernel equals its stride (4x4 stride 4, 16x16 stride 16). The hard
 up to 3. Its width stride folds into depth (``strided_conv``); its height stride cannot, but as no
 two patches share a row, the image (``1 x H x W x C``) is a batch of ``H / s`` rows of patches
 (``H/s x s x W x C``, the same bytes: a RESHAPE), and on each the convolution is one output row tall
-at any height stride (1 here). ``batches.split_batches`` then runs it per row of patches (a SPLIT
+at any height stride (1 here). Where the kernel is as wide as its width stride, each patch's
+columns are seen as the depth of one pixel too (``W x C`` as ``W/r x rC``, the weights alike), so the
+convolution is one column wide at stride 1. ``batches.split_batches`` then runs it per row of patches (a SPLIT
 into the rows, the convolutions, a CONCATENATION the NPU writes in place) and the result is seen as
 the declared output again (a RESHAPE). Vela's default core runs such a convolution on the NPU
 too, as one operation per output pixel.
@@ -18,7 +20,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from npuplan.ir.graph import Graph, Op, frozen_options
+import numpy as np
+
+from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.lowering.batches import reshape_view
 from npuplan.lowering.support import unsupported_reason
 
@@ -50,6 +54,22 @@ def patch_stride(op: Op) -> int:
     return s if _unpadded(op, h, w) else 0
 
 
+def _patches_in_depth(op: Op) -> tuple[int, Tensor | None]:
+    """(r, weights) folding the width into depth: where the kernel is as wide as its width stride
+    and the width divides by it, each patch's ``r`` columns are ``r * C`` channels of one pixel (the
+    same bytes) and the kernel one column wide (its ``r x C`` taps the same order); else (1, the
+    weights), left to ``strided_conv``."""
+    ifm, weights = op.inputs[0], op.inputs[1]
+    assert ifm is not None and weights is not None and weights.data is not None
+    r = int(op.options.get("stride_w", 1))
+    oc, kh, kw, c = weights.shape
+    if kw != r or r == 1 or ifm.shape[2] % r or int(op.options.get("dilation_w_factor", 1)) != 1:
+        return 1, weights
+    data = np.asarray(weights.data).reshape(oc, kh, 1, kw * c)
+    data.flags.writeable = False
+    return r, replace(weights, name=f"{weights.name}_patches_in_depth", shape=data.shape, data=data, signature=None)
+
+
 def _per_patch_row(op: Op, s: int) -> list[Op] | None:
     """``op`` as RESHAPE, a convolution over a batch of rows of patches, RESHAPE (None: the NPU
     does not run the convolution on one row of patches)."""
@@ -57,14 +77,16 @@ def _per_patch_row(op: Op, s: int) -> list[Op] | None:
     assert ifm is not None
     _, h, w, c = ifm.shape
     _, oh, ow, oc = out.shape
-    rows = replace(ifm, name=f"{ifm.name}_patch_rows", shape=(h // s, s, w, c), data=None, signature=None)
+    r, weights = _patches_in_depth(op)
+    rows = replace(ifm, name=f"{ifm.name}_patch_rows", shape=(h // s, s, w // r, c * r), data=None, signature=None)
     out_rows = replace(out, name=f"{out.name}_patch_rows", shape=(oh, 1, ow, oc), data=None, signature=None)
-    options = frozen_options({**op.options, "stride_h": 1, "padding": "VALID"})
-    row = replace(rows, name=f"{rows.name}_row", shape=(1, s, w, c))
-    if oh != h // s or unsupported_reason(Op(op.type, (row, *op.inputs[1:]), (replace(out_rows, shape=(1, 1, ow, oc)),),
+    options = frozen_options({**op.options, "stride_h": 1, "padding": "VALID", **({"stride_w": 1} if r > 1 else {})})
+    inputs = (rows, weights, *op.inputs[2:])
+    row = replace(rows, name=f"{rows.name}_row", shape=(1, *rows.shape[1:]))
+    if oh != h // s or unsupported_reason(Op(op.type, (row, *inputs[1:]), (replace(out_rows, shape=(1, 1, ow, oc)),),
                                              options, op.index)) is not None:
         return None
-    conv = Op(op.type, (rows, *op.inputs[1:]), (out_rows,), options, op.index)
+    conv = Op(op.type, inputs, (out_rows,), options, op.index)
     return [reshape_view(ifm, rows, op.index), conv, reshape_view(out_rows, out, op.index)]
 
 

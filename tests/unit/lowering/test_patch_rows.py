@@ -3,6 +3,8 @@ the NPU per row of patches; LiteRT (the functional reference) agrees with the em
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -31,8 +33,11 @@ def test_a_patchify_convolution_is_a_batch_of_rows_of_patches():
     rewritten, changed = split_patch_rows(g)
     assert changed and [o.type for o in rewritten.ops] == ["RESHAPE", "CONV_2D", "RESHAPE"]
     conv = rewritten.ops[1]
-    assert conv.inputs[0].shape == (8, 4, 32, 3) and conv.outputs[0].shape == (8, 1, 8, 16)
-    assert conv.options["stride_h"] == 1 and conv.options["padding"] == "VALID"
+    # each patch's 4 columns x 3 channels are one pixel's 12 channels, the kernel 4 x 1 at stride 1
+    assert conv.inputs[0].shape == (8, 4, 8, 12) and conv.outputs[0].shape == (8, 1, 8, 16)
+    assert conv.inputs[1].shape == (16, 4, 1, 12)
+    assert np.array_equal(conv.inputs[1].data.reshape(16, 4, 4, 3), g.ops[0].inputs[1].data)
+    assert (conv.options["stride_h"], conv.options["stride_w"], conv.options["padding"]) == (1, 1, "VALID")
     assert rewritten.ops[-1].outputs[0] is g.outputs[0]
 
 
@@ -45,11 +50,21 @@ def test_what_the_hardware_runs_or_the_pass_does_not_cover_is_left_alone(g):
     assert split_patch_rows(g) == (g, False)
 
 
-def test_the_patch_rows_lower_to_npu_convolutions_of_one_output_row():
+def test_the_patch_rows_lower_to_npu_convolutions_of_one_output_row_reading_in_place():
     lowered = lower(model(_patchify(16, 3, 4, 8)), accelerator("ethos-u55-128"), deployable=True)
     assert not lowered.cpu_ops
     convs = [o for o in lowered.npu_ops if o.tflite_type == "CONV_2D"]
     assert len(convs) == 4 and all(o.ofm_shape.h == 1 and o.kernel.stride_y <= 3 for o in convs)
+    assert not any(o.tflite_type == "SPLIT" for o in lowered.npu_ops)  # the rows read where they lie
+    assert [o.ifm_read_offset.h for o in convs] == [12, 8, 4, 0]
+
+
+def test_a_kernel_narrower_than_its_width_stride_is_left_to_strided_conv():
+    g = _patchify(32, 3, 4, 8, patch_w=8)
+    g = replace(g, ops=(replace(g.ops[0], inputs=(g.ops[0].inputs[0], const("w", np.ones((8, 4, 4, 3))),
+                                                   g.ops[0].inputs[2])),))
+    rewritten, changed = split_patch_rows(g)
+    assert changed and rewritten.ops[1].inputs[0].shape == (8, 4, 32, 3) and rewritten.ops[1].options["stride_w"] == 8
 
 
 @pytest.mark.parametrize("size,channels,patch,filters,padding,patch_w", [
