@@ -1,6 +1,7 @@
 """Single-operator networks (and small networks around one) for the operators Vela's default core
 runs on the NPU and npuplan used to leave on the CPU (issue 25): patchify convolutions (a height
-stride above 3, kernel = stride: ViT/ConvNeXt/Swin stems) and SUMs.
+stride above 3, kernel = stride: ViT/ConvNeXt/Swin stems), overlapping ones (PoolFormer/SegFormer
+stems) and SLICEs at batch offsets (a PyTorch export's fused QKV).
 
 Run with a Python that has TensorFlow (a tool, never a dependency of npuplan):
   /work/tfvenv/bin/python bench/zoo/ops11_models.py --out /tmp/ops11_models [--only NAME ...]
@@ -23,6 +24,12 @@ def patchify(size=32, channels=3, patch=4, filters=16, padding="valid", act="rel
     """One CONV_2D of kernel = stride = ``patch``: the image cut into non-overlapping patches."""
     inp = L.Input((size, size, channels))
     return tf.keras.Model(inp, L.Conv2D(filters, patch, strides=patch, padding=padding, activation=act)(inp))
+
+
+def overlapping_stem(size=32, channels=3, kernel=7, stride=4, filters=16, padding="same"):
+    """PoolFormer/SegFormer's overlapping patch embedding: a CONV_2D of kernel above its stride 4."""
+    inp = L.Input((size, size, channels))
+    return tf.keras.Model(inp, L.Conv2D(filters, kernel, strides=stride, padding=padding, activation="relu")(inp))
 
 
 def vit_stem(size=64, patch=16, dim=48, classes=10):
@@ -70,6 +77,9 @@ MODELS: dict[str, Spec] = {
     "op_patchify_8x8_same": Spec("patchify", lambda: patchify(32, 8, 8, 32, "same", None)),
     "op_patchify_4x8_rect": Spec("patchify", lambda: patchify(16, 4, (4, 8), 8)),
     "vit_stem_64": Spec("patchify", lambda: vit_stem()),
+    "op_overlap_7x7_s4": Spec("strided", lambda: overlapping_stem()),
+    "op_overlap_5x5_s4_valid": Spec("strided", lambda: overlapping_stem(30, 8, 5, 4, 8, "valid")),
+    "op_overlap_7x7_s5_odd": Spec("strided", lambda: overlapping_stem(27, 3, 7, 5, 8)),
     "convnext_stem_32": Spec("patchify", lambda: convnext_stem()),
     "qkv_slices_16x32": Spec("slices", lambda: qkv_slices()),
     "qkv_strided_slices_16x32": Spec("slices", lambda: qkv_slices(use_slice=False)),

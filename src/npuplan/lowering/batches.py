@@ -66,7 +66,8 @@ def _rows(t: Tensor, name: str) -> Tensor:
     return replace(t, name=name, shape=(1, n * h, w, c), data=None, signature=None)
 
 
-def _int32(name: str, values: list[int]) -> Tensor:
+def int32_constant(name: str, values: list[int]) -> Tensor:
+    """A 1-D int32 constant without quantization (a shape, an axis, a slice's begin)."""
     data = np.array(values, dtype=np.int32)
     data.flags.writeable = False
     return Tensor(name, (len(values),), DataType.INT32, None, data)
@@ -74,7 +75,7 @@ def _int32(name: str, values: list[int]) -> Tensor:
 
 def reshape_view(src: Tensor, out: Tensor, index: int) -> Op:
     """A RESHAPE of ``src`` to ``out`` (the same bytes seen in ``out``'s shape), at TFLite index ``index``."""
-    return Op("RESHAPE", (src, _int32(f"{out.name}_shape", list(out.shape))), (out,),
+    return Op("RESHAPE", (src, int32_constant(f"{out.name}_shape", list(out.shape))), (out,),
               frozen_options({"new_shape": list(out.shape)}), index)
 
 
@@ -107,7 +108,7 @@ def _per_element(op: Op, n: int, view: Op, shape: tuple[int, ...], stacked: Tens
     run the element's operator)."""
     src, out = view.outputs[0], op.outputs[0]
     parts = tuple(_element(view.inputs[0], k) for k in range(n))  # type: ignore[arg-type]
-    split = Op("SPLIT", (_int32(f"{src.name}_axis", [1]), src), parts, frozen_options({"num_splits": n}), op.index)
+    split = Op("SPLIT", (int32_constant(f"{src.name}_axis", [1]), src), parts, frozen_options({"num_splits": n}), op.index)
     results = tuple(replace(out, name=f"{out.name}_batch{k}", shape=shape, signature=None) for k in range(n))
     kept = frozen_options({**op.options, **(options or {})})
     each = [Op(op.type, (part, *op.inputs[1:]), (result,), kept, op.index) for part, result in zip(parts, results)]

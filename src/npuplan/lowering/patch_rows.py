@@ -24,6 +24,7 @@ import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor, frozen_options
 from npuplan.lowering.batches import reshape_view
+from npuplan.lowering.stride_rows import strided_rows
 from npuplan.lowering.support import unsupported_reason
 
 _HW_MAX_STRIDE = 3
@@ -92,12 +93,13 @@ def _per_patch_row(op: Op, s: int) -> list[Op] | None:
 
 def split_patch_rows(graph: Graph) -> tuple[Graph, bool]:
     """Each patchify convolution (``patch_stride``) as a convolution over its rows of patches (a
-    batch, which ``batches.split_batches`` then runs per element), and whether there was any."""
+    batch, which ``batches.split_batches`` then runs per element), any other of height stride above
+    3 one output row at a time (``stride_rows``), and whether there was any."""
     ops: list[Op] = []
     changed = False
     for op in graph.ops:
         s = patch_stride(op)
-        rewritten = _per_patch_row(op, s) if s else None
+        rewritten = _per_patch_row(op, s) if s else strided_rows(op)
         ops.extend(rewritten if rewritten is not None else (op,))
         changed = changed or rewritten is not None
     return (replace(graph, ops=tuple(ops)), True) if changed else (graph, False)

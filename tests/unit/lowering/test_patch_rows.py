@@ -41,13 +41,14 @@ def test_a_patchify_convolution_is_a_batch_of_rows_of_patches():
     assert rewritten.ops[-1].outputs[0] is g.outputs[0]
 
 
-@pytest.mark.parametrize("g", [
-    _patchify(32, 3, 3, 8, height=33),  # stride 3: the hardware's own
-    _patchify(32, 3, 4, 8, height=30),  # 30 rows: not whole rows of patches
-    _patchify(30, 3, 4, 8, padding="SAME", height=32),  # SAME padding 2 columns
-])
-def test_what_the_hardware_runs_or_the_pass_does_not_cover_is_left_alone(g):
-    assert split_patch_rows(g) == (g, False)
+def test_what_the_hardware_runs_is_left_alone_and_what_is_no_patch_goes_to_stride_rows():
+    hardware = _patchify(32, 3, 3, 8, height=33)  # stride 3: the hardware's own
+    assert patch_stride(hardware.ops[0]) == 0 and split_patch_rows(hardware) == (hardware, False)
+    for g in (_patchify(32, 3, 4, 8, height=30),  # 30 rows: not whole rows of patches
+              _patchify(30, 3, 4, 8, padding="SAME", height=32)):  # SAME padding 2 columns
+        assert patch_stride(g.ops[0]) == 0
+        rewritten, changed = split_patch_rows(g)
+        assert changed and "SLICE" in [o.type for o in rewritten.ops]  # stride_rows: one row at a time
 
 
 def test_the_patch_rows_lower_to_npu_convolutions_of_one_output_row_reading_in_place():

@@ -18,6 +18,7 @@ OPS = Path(__file__).resolve().parents[2] / "data" / "ops"
 @pytest.mark.parametrize("name", [
     "op_patchify_4x4",  # a 4x4 stride-4 CONV_2D of the image (patch_rows)
     "convnext_stem_32",  # the same stem before a 7x7 depthwise convolution and an MLP
+    "op_overlap_7x7_s4",  # a 7x7 stride-4 SAME CONV_2D: PoolFormer's stem (stride_rows; Vela: CPU)
 ])
 def test_runs_on_the_npu_bit_exact(name: str) -> None:
     result = check_model(OPS / f"{name}.tflite", samples=2, seed=0, reference_kernels=True)
