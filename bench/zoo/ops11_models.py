@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from generate import L  # noqa: E402
 from zoo5_models import Spec, zoo_main  # noqa: E402
@@ -72,6 +73,16 @@ def qkv_slices(tokens=16, dim=32, use_slice=True, rank=3, combine="add"):
     return tf.keras.Model(inp, L.Dense(dim)(L.Add()([L.Add()([q, k]), v])))
 
 
+def matmul(tokens=16, dim=32, adj_x=False, constant=False):
+    """A BATCH_MATMUL of a transposed first operand (``adj_x``) or of a constant second operand."""
+    inp = L.Input((tokens, dim))
+    x = L.Dense(dim)(inp)
+    if constant:
+        weights = tf.constant(np.random.default_rng(0).standard_normal((1, dim, 8)).astype(np.float32))
+        return tf.keras.Model(inp, L.Lambda(lambda t: tf.matmul(t, tf.tile(weights, (tf.shape(t)[0], 1, 1))))(x))
+    return tf.keras.Model(inp, L.Lambda(lambda t: tf.matmul(t, t, transpose_a=adj_x))(x))
+
+
 MODELS: dict[str, Spec] = {
     "op_patchify_4x4": Spec("patchify", lambda: patchify()),
     "op_patchify_8x8_same": Spec("patchify", lambda: patchify(32, 8, 8, 32, "same", None)),
@@ -82,6 +93,8 @@ MODELS: dict[str, Spec] = {
     "op_overlap_7x7_s5_odd": Spec("strided", lambda: overlapping_stem(27, 3, 7, 5, 8)),
     "convnext_stem_32": Spec("patchify", lambda: convnext_stem()),
     "qkv_slices_16x32": Spec("slices", lambda: qkv_slices()),
+    "op_bmm_adj_x": Spec("matmul", lambda: matmul(16, 16, adj_x=True)),
+    "op_bmm_constant": Spec("matmul", lambda: matmul(constant=True)),
     "qkv_strided_slices_16x32": Spec("slices", lambda: qkv_slices(use_slice=False)),
     "qkv_batch_slices_16x32": Spec("slices", lambda: qkv_slices(rank=4)),
     "qkv_batch_strided_slices_16x32": Spec("slices", lambda: qkv_slices(use_slice=False, rank=4)),
