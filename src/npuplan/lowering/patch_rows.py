@@ -28,6 +28,8 @@ from npuplan.lowering.stride_rows import strided_rows
 from npuplan.lowering.support import unsupported_reason
 
 _HW_MAX_STRIDE = 3
+_MAX_DIM = 65535
+_MAX_ROWS = 1024  # rows of patches, one operation each (224 x 224 images at stride 4: 56)
 
 
 def _unpadded(op: Op, height: int, width: int) -> bool:
@@ -52,6 +54,8 @@ def patch_stride(op: Op) -> int:
     n, h, w, _ = ifm.shape
     if n != 1 or h % s or int(weights.shape[1]) != s or int(o.get("dilation_h_factor", 1)) != 1:
         return 0
+    if not all(1 <= int(d) <= _MAX_DIM for d in (*ifm.shape, *weights.shape)) or h // s > _MAX_ROWS:
+        return 0  # a hostile file's shapes (the hardware's dimensions), or more rows than operations worth
     return s if _unpadded(op, h, w) else 0
 
 

@@ -22,6 +22,8 @@ from npuplan.lowering.batches import int32_constant
 from npuplan.lowering.support import unsupported_reason
 
 _HW_MAX_STRIDE = 3
+_MAX_DIM = 65535  # the hardware's feature-map dimensions (a hostile file's shapes are refused here)
+_MAX_ROWS = 1024  # output rows run one operation each (224 x 224 images at stride 4: 56)
 
 
 def _same_padding(size: int, out: int, stride: int, kernel: int) -> tuple[int, int]:
@@ -51,7 +53,20 @@ def _covered(op: Op) -> bool:
     return (ifm is not None and weights is not None and int(o.get("stride_h", 1)) > _HW_MAX_STRIDE
             and len(ifm.shape) == 4 and ifm.shape[0] == 1 and len(out.shape) == 4 and len(weights.shape) == 4
             and "explicit_padding" not in o and o.get("padding") in ("SAME", "VALID")
-            and int(o.get("dilation_h_factor", 1)) == 1 and int(o.get("dilation_w_factor", 1)) == 1)
+            and int(o.get("dilation_h_factor", 1)) == 1 and int(o.get("dilation_w_factor", 1)) == 1
+            and all(1 <= int(d) <= _MAX_DIM for d in (*ifm.shape, *out.shape, *weights.shape))
+            and out.shape[1] <= _MAX_ROWS and _declared_output(op))
+
+
+def _declared_output(op: Op) -> bool:
+    """Whether ``op``'s output has the rows and columns its padding and strides give (a hostile
+    file's may not: its padding would be nonsense)."""
+    o, ifm, weights, out = op.options, op.inputs[0], op.inputs[1], op.outputs[0]
+    assert ifm is not None and weights is not None
+    sizes = zip(ifm.shape[1:3], weights.shape[1:3], (o.get("stride_h", 1), o.get("stride_w", 1)), out.shape[1:3])
+    if o.get("padding") == "SAME":
+        return all(-(-int(n) // int(s)) == int(m) for n, _, s, m in sizes)
+    return all(int(n) >= int(k) and (int(n) - int(k)) // int(s) + 1 == int(m) for n, k, s, m in sizes)
 
 
 def strided_rows(op: Op) -> list[Op] | None:

@@ -19,7 +19,8 @@ def _patchify(size: int, channels: int, patch: int, filters: int, *, padding: st
               patch_w: int | None = None, height: int | None = None):
     pw = patch_w or patch
     h = height or size
-    x, y = fm("x", (1, h, size, channels)), fm("y", (1, h // patch, size // pw, filters))
+    rows, columns = (-(-h // patch), -(-size // pw)) if padding == "SAME" else (h // patch, size // pw)
+    x, y = fm("x", (1, h, size, channels)), fm("y", (1, rows, columns, filters))
     w = const("w", np.random.default_rng(size).integers(-127, 128, (filters, patch, pw, channels)))
     b = const("b", np.arange(filters) * 40 - 200, DataType.INT32, None)
     conv = op("CONV_2D", [x, w, b], [y], 0, padding=padding, stride_h=patch, stride_w=pw, dilation_h_factor=1,

@@ -59,3 +59,15 @@ def test_the_emitted_rows_agree_with_litert(size, channels, kernel, stride, filt
     result = check_model(path, samples=2, seed=0, reference_kernels=True)
     assert not result.plan.lowered.cpu_ops
     assert all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+
+
+def test_a_hostile_stride_or_an_output_its_padding_does_not_give_is_left_alone():
+    # a fuzzed file's stride of 2**30 + 2 asked for a PAD of 8e9 rows (an int32 overflow)
+    g = _strided(32, 3, 3, 4, 8, "SAME")
+    conv = g.ops[0]
+    from npuplan.ir.graph import frozen_options
+    from dataclasses import replace
+    hostile = replace(conv, options=frozen_options({**conv.options, "stride_h": 1073741826}))
+    assert strided_rows(hostile) is None
+    wrong = replace(conv, outputs=(fm("y", (1, 9, 8, 8)),))  # SAME at stride 4 gives 8 rows
+    assert strided_rows(wrong) is None and strided_rows(conv) is not None
