@@ -51,6 +51,11 @@ class Geometry:
             return self.row_bytes, 16 * e, 16 * e * self.shape.w
         return step[0] * self.row_bytes, step[1] * self.shape.c * e, e
 
+    def batch_bytes(self, n: int) -> int:
+        """Byte offset of batch element ``n`` of a whole map (a slice read at a batch offset: each
+        element's rows follow the previous element's)."""
+        return n * self.shape.h * self.row_bytes
+
     def offset(self, y: int, x: int, c: int) -> int:
         """Byte offset of element (y, x, c) inside the buffer."""
         slot = y % self.rows if self.rows is not None else y
@@ -75,7 +80,7 @@ def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
     start, end = operand.box.start, operand.box.end
     if (view.h, view.w, view.c) != (full.h, full.w, full.c):
         whole = start[1:] == (0, 0, 0) and end[1:] == (full.h, full.w, full.c)
-        if nhcwb16 or rows is not None or not whole:
+        if nhcwb16 or rows is not None or not whole or start[0]:
             raise EmitError(operand.tensor, f"a reshaped view {view} of a {full} tensor read in part or in NHCWB16")
         y0, y1 = view_rows if view_rows is not None else (0, view.h)  # contiguous bytes of the NHWC map
         c0, c1 = view_channels if view_channels is not None else (0, view.c)
@@ -100,7 +105,10 @@ def feature_map(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4D
     fm.region = regions[address.area]
     fm.shape = api.NpuShape3D(height=y1 - y0, width=x1 - x0, depth=c1 - c0)
     height_0 = y1 - y0
-    addresses = [address.offset + geo.offset(y0, x0, c0), 0, 0, 0]
+    batch = operand.box.start[0]
+    if batch and geo.rows is not None:
+        raise EmitError(operand.tensor, f"batch element {batch} of a rolling buffer")
+    addresses = [address.offset + geo.batch_bytes(batch) + geo.offset(y0, x0, c0), 0, 0, 0]
     if geo.rows is not None:
         if y1 - y0 > geo.rows:
             raise EmitError(operand.tensor, f"a box of {y1 - y0} rows in a rolling buffer of {geo.rows}")
@@ -164,7 +172,7 @@ def strided_view(api: ModuleType, operand: Operand, tensor: Tensor, view: Shape4
     fm.data_type = getattr(api.NpuDataType, _DATA_TYPES[tensor.dtype])
     fm.region = regions[address.area]
     fm.shape = api.NpuShape3D(height=view.h, width=view.w, depth=c1 - c0)
-    base = address.offset + geo.offset(origin.h, origin.w, origin.c + c0)
+    base = address.offset + geo.batch_bytes(origin.n) + geo.offset(origin.h, origin.w, origin.c + c0)
     fm.tiles = api.NpuTileBox(height_0=view.h, height_1=view.h, width_0=view.w, addresses=[base, 0, 0, 0])
     quant = tensor.quant
     fm.quantization = None if quant is None else api.NpuQuantization(scale_f32=float(quant.scale[0]),

@@ -3,7 +3,7 @@ gives it on Ethos-U55/U65 (which have no matrix-multiply operation).
 
 ``C = A x B`` with ``A`` of ``P x M x K`` and ``B`` of ``P x K x N`` (``P`` the batch axes merged:
 the heads of an attention). ``B`` is first transposed to ``P x N x K`` (``lowering.transposes``;
-already so with ``adj_y``). Then, for each output column ``j``, a fixed-point Mul multiplies ``A``
+already so with ``adj_y``), and with ``adj_x`` ``A`` (``P x K x M``) to ``P x M x K``. Then, for each output column ``j``, a fixed-point Mul multiplies ``A``
 (``P`` rows of ``M`` pixels of ``K`` channels) by row ``j`` of the transposed ``B`` (``P x 1 x K``,
 broadcast along the width) into int32 products less both zero points, and a ReduceSum over the
 depth writes their sums, scaled by TFLite's multiplier ``lhs_scale * rhs_scale / out_scale``
@@ -54,8 +54,6 @@ def batch_matmul_reason(op: Op) -> str | None:
         return "BATCH_MATMUL runs on the NPU for int8 operands and output only"
     if not all(_per_tensor(t) for t in (a, b, c)):
         return "BATCH_MATMUL operands must be quantized per tensor"
-    if op.options.get("adj_x", False):
-        return "BATCH_MATMUL with adj_x (a transposed left operand) is not supported on the NPU"
     if not 2 <= len(a.shape) <= 4 or len(b.shape) != len(a.shape) or len(c.shape) != len(a.shape):
         return "BATCH_MATMUL operands must have the same rank, 2 to 4"
     if tuple(a.shape[:-2]) != tuple(b.shape[:-2]) or tuple(c.shape[:-2]) != tuple(a.shape[:-2]):
@@ -67,13 +65,20 @@ def batch_matmul_reason(op: Op) -> str | None:
         return f"BATCH_MATMUL dimensions too large for the NPU ({list(a.shape)})"
     if _transpose_steps_needed(op) and not transpose_steps(*_transpose_view(op)):
         return f"BATCH_MATMUL's right operand cannot be transposed on the NPU ({list(b.shape)})"
+    if _adj_x(op) and not transpose_steps(*_lhs_transpose_view(op)):
+        return f"BATCH_MATMUL's left operand (adj_x) cannot be transposed on the NPU ({list(a.shape)})"
     return None
 
 
+def _adj_x(op: Op) -> bool:
+    return bool(op.options.get("adj_x", False))
+
+
 def _problem(op: Op) -> tuple[int, int, int]:
-    """``(P, M, K)``: batches, rows of ``A`` and the summed axis."""
+    """``(P, M, K)``: batches, rows of ``A`` and the summed axis (``A`` is ``P x K x M`` with ``adj_x``)."""
     a, _, _ = _operands(op)
-    return _batches(a), int(a.shape[-2]), int(a.shape[-1])
+    rows, depth = int(a.shape[-2]), int(a.shape[-1])
+    return (_batches(a), depth, rows) if _adj_x(op) else (_batches(a), rows, depth)
 
 
 def _columns(op: Op) -> int:
@@ -86,11 +91,32 @@ def _transpose_steps_needed(op: Op) -> bool:
     return not op.options.get("adj_y", False)
 
 
+def _swap_view(p: int, rows: int, columns: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The merged ``(dims, perm)`` swapping the last two axes of ``P x rows x columns``."""
+    return ((p, rows, columns), (0, 2, 1)) if p > 1 else ((rows, columns), (1, 0))
+
+
 def _transpose_view(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The merged ``(dims, perm)`` of ``B``'s transpose (``lowering.transposes``)."""
     p, _, k = _problem(op)
-    n = _columns(op)
-    return ((p, k, n), (0, 2, 1)) if p > 1 else ((k, n), (1, 0))
+    return _swap_view(p, k, _columns(op))
+
+
+def _lhs_transpose_view(op: Op) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The merged ``(dims, perm)`` of ``A``'s transpose with ``adj_x`` (``P x K x M`` to ``P x M x K``)."""
+    p, m, k = _problem(op)
+    return _swap_view(p, k, m)
+
+
+def _swapped(op: Op, t: Tensor, role: str, shape: tuple[int, int, int],
+             view: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[Tensor, tuple[NpuOp, ...]]:
+    """``t`` with its last two axes swapped (``1 x shape``) and the operations transposing it."""
+    out = Tensor(f"{op.name}_{role}_transposed", (1, *shape), t.dtype, t.quant)
+    rank = len(t.shape)  # the batch axes kept, the last two swapped
+    order = np.array([*range(rank - 2), rank - 1, rank - 2], dtype=np.int32)
+    perm = Tensor(f"{op.name}_{role}_perm", (rank,), DataType.INT32, None, order)
+    transpose = Op("TRANSPOSE", (t, perm), (out,), frozen_options({"transpose_view": view}), op.index)
+    return out, tuple(replace(o, tflite_type=op.type) for o in convert_transpose(transpose))
 
 
 def _transposed_rhs(op: Op) -> tuple[Tensor, tuple[NpuOp, ...]]:
@@ -99,13 +125,16 @@ def _transposed_rhs(op: Op) -> tuple[Tensor, tuple[NpuOp, ...]]:
     if not _transpose_steps_needed(op):
         return b, ()
     p, _, k = _problem(op)
-    n = _columns(op)
-    out = Tensor(f"{op.name}_rhs_transposed", (1, p, n, k), b.dtype, b.quant)
-    rank = len(b.shape)  # the batch axes kept, the last two swapped
-    order = np.array([*range(rank - 2), rank - 1, rank - 2], dtype=np.int32)
-    perm = Tensor(f"{op.name}_rhs_perm", (rank,), DataType.INT32, None, order)
-    transpose = Op("TRANSPOSE", (b, perm), (out,), frozen_options({"transpose_view": _transpose_view(op)}), op.index)
-    return out, tuple(replace(o, tflite_type=op.type) for o in convert_transpose(transpose))
+    return _swapped(op, b, "rhs", (p, _columns(op), k), _transpose_view(op))
+
+
+def _transposed_lhs(op: Op) -> tuple[Tensor, tuple[NpuOp, ...]]:
+    """``A`` as ``P x M x K`` and the operations transposing it (none without ``adj_x``)."""
+    a, _, _ = _operands(op)
+    if not _adj_x(op):
+        return a, ()
+    p, m, k = _problem(op)
+    return _swapped(op, a, "lhs", (p, m, k), _lhs_transpose_view(op))
 
 
 def output_scaling(op: Op) -> tuple[int, int]:
@@ -121,10 +150,12 @@ def output_scaling(op: Op) -> tuple[int, int]:
 
 def convert_batch_matmul(op: Op) -> tuple[NpuOp, ...]:
     """The NPU operations of one BATCH_MATMUL (see the module's docstring)."""
-    a, _, c = _operands(op)
+    _, _, c = _operands(op)
     p, m, k = _problem(op)
     n = _columns(op)
-    rhs, ops = _transposed_rhs(op)
+    a, lhs_ops = _transposed_lhs(op)
+    rhs, rhs_ops = _transposed_rhs(op)
+    ops = lhs_ops + rhs_ops
     lhs_view, row_view, out_view = Shape4D(1, p, m, k), Shape4D(1, p, 1, k), Shape4D(1, p, m, 1)
     scaling = output_scaling(op)
     steps: list[NpuOp] = list(ops)

@@ -66,14 +66,16 @@ def _rows(t: Tensor, name: str) -> Tensor:
     return replace(t, name=name, shape=(1, n * h, w, c), data=None, signature=None)
 
 
-def _int32(name: str, values: list[int]) -> Tensor:
+def int32_constant(name: str, values: list[int]) -> Tensor:
+    """A 1-D int32 constant without quantization (a shape, an axis, a slice's begin)."""
     data = np.array(values, dtype=np.int32)
     data.flags.writeable = False
     return Tensor(name, (len(values),), DataType.INT32, None, data)
 
 
-def _view(src: Tensor, out: Tensor, index: int) -> Op:
-    return Op("RESHAPE", (src, _int32(f"{out.name}_shape", list(out.shape))), (out,),
+def reshape_view(src: Tensor, out: Tensor, index: int) -> Op:
+    """A RESHAPE of ``src`` to ``out`` (the same bytes seen in ``out``'s shape), at TFLite index ``index``."""
+    return Op("RESHAPE", (src, int32_constant(f"{out.name}_shape", list(out.shape))), (out,),
               frozen_options({"new_shape": list(out.shape)}), index)
 
 
@@ -88,12 +90,12 @@ def _batched_ops(op: Op, n: int) -> list[Op] | None:
     fm_inputs = list(fms)
     out = op.outputs[0]
     out_rows = _rows(out, f"{out.name}_rows")
-    views = [_view(t, _rows(t, f"{t.name}_rows"), op.index) for t in fms.values()]
+    views = [reshape_view(t, _rows(t, f"{t.name}_rows"), op.index) for t in fms.values()]
     rows_of = {i: v.outputs[0] for i, v in zip(fm_inputs, views)}
     if _rows_independent(op):
         inputs = tuple(rows_of.get(i, t) for i, t in enumerate(op.inputs))
         once = Op(op.type, inputs, (out_rows,), op.options, op.index)
-        return None if unsupported_reason(once) is not None else [*views, once, _view(out_rows, out, op.index)]
+        return None if unsupported_reason(once) is not None else [*views, once, reshape_view(out_rows, out, op.index)]
     if op.type not in CONV_TYPES | POOL_TYPES or fm_inputs != [0]:
         return None
     return _per_element(op, n, views[0], (1, *out.shape[1:]), out_rows, 1)
@@ -106,7 +108,7 @@ def _per_element(op: Op, n: int, view: Op, shape: tuple[int, ...], stacked: Tens
     run the element's operator)."""
     src, out = view.outputs[0], op.outputs[0]
     parts = tuple(_element(view.inputs[0], k) for k in range(n))  # type: ignore[arg-type]
-    split = Op("SPLIT", (_int32(f"{src.name}_axis", [1]), src), parts, frozen_options({"num_splits": n}), op.index)
+    split = Op("SPLIT", (int32_constant(f"{src.name}_axis", [1]), src), parts, frozen_options({"num_splits": n}), op.index)
     results = tuple(replace(out, name=f"{out.name}_batch{k}", shape=shape, signature=None) for k in range(n))
     kept = frozen_options({**op.options, **(options or {})})
     each = [Op(op.type, (part, *op.inputs[1:]), (result,), kept, op.index) for part, result in zip(parts, results)]
@@ -114,7 +116,7 @@ def _per_element(op: Op, n: int, view: Op, shape: tuple[int, ...], stacked: Tens
         return None
     concat = Op("CONCATENATION", results, (stacked,), frozen_options({"axis": axis, "fused_activation_function": "NONE"}),
                 op.index)
-    return [view, split, *each, concat, _view(stacked, out, op.index)]
+    return [view, split, *each, concat, reshape_view(stacked, out, op.index)]
 
 
 def _mean_ops(op: Op, n: int) -> list[Op] | None:
@@ -125,7 +127,7 @@ def _mean_ops(op: Op, n: int) -> list[Op] | None:
         return None
     depth = int(src.shape[3])
     stacked = replace(out, name=f"{out.name}_row", shape=(1, 1, n, depth), signature=None)
-    return _per_element(op, n, _view(src, _rows(src, f"{src.name}_rows"), op.index), (1, 1, 1, depth), stacked, 2,
+    return _per_element(op, n, reshape_view(src, _rows(src, f"{src.name}_rows"), op.index), (1, 1, 1, depth), stacked, 2,
                         {"keep_dims": True})
 
 

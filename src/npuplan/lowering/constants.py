@@ -6,7 +6,8 @@ numpy under TFLite's reference semantics and replaced by its value:
 
 - integer arithmetic and reductions on unquantized int32/int64 tensors (the shape arithmetic);
 - a quantized int8 FULLY_CONNECTED of a constant input (``constant_fc``: an LSTM's or GRU's
-  recurrent weights times its initial state of zeros);
+  recurrent weights times its initial state of zeros), and a QUANTIZE of a constant that
+  requantizes such a product (``constant_quantize``);
 - data movement (slices, packs, concatenations, reshapes, transposes, gathers, tiles) and FILL of
   any type when the output keeps the quantization of the data moved (a FILL's value), so the
   values are the same numbers (a quantized FILL of zeros is an LSTM's initial state).
@@ -26,6 +27,7 @@ import numpy as np
 from npuplan.ir.graph import Graph, Op, Tensor
 from npuplan.lowering._util import replace_tensor, without_op
 from npuplan.lowering.constant_fc import foldable_fully_connected, fully_connected_value
+from npuplan.lowering.constant_quantize import foldable_requantize, requantize_value
 
 Removed = tuple[tuple[str, str], ...]
 MAX_FOLDED_ELEMENTS = 1 << 16
@@ -166,6 +168,8 @@ def _folder(op: Op) -> Folder | None:
     """The folder for ``op`` when its inputs are constant and its kind is covered."""
     if op.type == "FULLY_CONNECTED":  # its bias is optional (None)
         return fully_connected_value if foldable_fully_connected(op) else None
+    if op.type == "QUANTIZE":
+        return requantize_value if foldable_requantize(op) else None
     if len(op.outputs) != 1 or not op.inputs or any(t is None or t.data is None for t in op.inputs):
         return None
     out = op.outputs[0]
@@ -195,7 +199,8 @@ def _evaluate(op: Op, folder: Folder) -> np.ndarray | None:
         value = value.reshape(out.shape)
     elif tuple(value.shape) != tuple(out.shape):
         return None
-    target = _INTEGER_TYPES.get(out.dtype.value, args[_MOVED_INPUT.get(op.type, 0)].dtype)
+    # an integer output's own type (a movement op's is its data's; a requantize may widen or narrow)
+    target = np.dtype(out.dtype.value) if out.dtype.is_integer else args[_MOVED_INPUT.get(op.type, 0)].dtype
     return np.array(value, dtype=target, order="C")  # (ascontiguousarray would make a scalar 1-D)
 
 

@@ -124,8 +124,6 @@ def npu_op_reason(op: NpuOp) -> str | None:
         return f"an {op.ifm.dtype} {op.activation} without a lookup table is not emitted"
     if op.resampling is not Resampling.NONE and _RESAMPLING.get(op.op_type) is not op.resampling:
         return f"{op.resampling} IFM resampling of {op.op_type} is not emitted"
-    if any(o is not None and o.n != 0 for o in (op.ifm_read_offset, op.ifm2_read_offset)):
-        return "reads at a batch offset (not emitted)"
     if (op.ofm_write_offset is not None or op.ofm_write_shape is not None) and not (
             is_copy(op) or _slice_write(op) or op.ofm_step is not None):
         return "writes at an offset inside a tensor (not emitted yet, but for CONCATENATION's, PAD's and PACK's copies)"

@@ -63,6 +63,7 @@ from npuplan.lowering.ofm_views import flat_elementwise_views, flattens, kernel_
 from npuplan.lowering.operands import primary_input_first
 from npuplan.lowering.order import vela_order, vela_pass_order
 from npuplan.lowering.pads import fold_pads
+from npuplan.lowering.patch_rows import split_patch_rows
 from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.dilation_phases import splits_in_phases
 from npuplan.lowering.transposes import (StepForm, convert_transpose, fold_transpose_views, has_convolution_form,
@@ -242,6 +243,7 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
     graph, gone = fuse_activations(graph, accelerator, only=FUSABLE_STANDALONE if deployable else None,
                                    emitted=deployable, luts=fuse_luts)
     removed += gone
+    graph, _ = split_patch_rows(graph)  # a batch of rows of patches, which split_batches splits
     graph, batched = split_batches(graph)
     if batched:  # the batch elements' row views meet: the reshapes between them cancel
         graph, gone = drop_noop_reshapes(graph)

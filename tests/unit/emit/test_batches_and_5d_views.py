@@ -81,3 +81,28 @@ def test_a_batched_mean_over_rows_and_columns_runs_per_batch_element(tmp_path):
     npu, got, expected = _run_both(tmp_path, Graph("mean", (mean,), (x,), (y,)), U55_128)
     assert got.shape == expected.shape and np.array_equal(got, expected)
     assert all(o.ifm_shape.n == o.ofm_shape.n == 1 for o in npu)
+
+
+@pytest.mark.parametrize("first,second,scenario", [(1, 2, U55_128), (2, 0, U65_DEDICATED)])
+def test_slices_at_a_batch_offset_are_read_where_they_lie(tmp_path, first, second, scenario):
+    # PyTorch's fused QKV (3 x T x 1 x D) cut at batch offsets: the MAXIMUM reads each head in place,
+    # batch element n at n x H rows of bytes (before: "reads at a batch offset (not emitted)", CPU)
+    x = fm("x", (3, 6, 2, 16))
+    a, b, y = fm("a", (1, 6, 2, 16)), fm("b", (1, 6, 2, 16)), fm("y", (1, 6, 2, 16))
+    ops = [op("SLICE", [x, i32(f"begin{k}", [k, 0, 0, 0]), i32(f"size{k}", [1, 6, 2, 16])], [t], i)
+           for i, (k, t) in enumerate(((first, a), (second, b)))]
+    ops.append(op("MAXIMUM", [a, b], [y], 2))
+    npu, got, expected = _run_both(tmp_path, Graph("heads", tuple(ops), (x,), (y,)), scenario)
+    assert np.array_equal(got, expected)
+    assert [o.tflite_type for o in npu] == ["MAXIMUM"] and npu[0].ifm_read_offset.n in (first, second)
+
+
+def test_a_strided_slice_at_a_batch_offset_is_stepped_over_where_it_lies(tmp_path):
+    # every other row and column of batch element 2, read by a pointwise convolution through the strides
+    x, s, y = fm("x", (3, 6, 4, 16)), fm("s", (1, 3, 2, 16)), fm("y", (1, 3, 2, 8))
+    ops = [op("STRIDED_SLICE", [x, i32("begin", [2, 0, 0, 0]), i32("end", [3, 6, 4, 16]), i32("strides", [1, 2, 2, 1])],
+              [s], 0, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, offset=False),
+           conv(s, y, 1, index=1)]
+    npu, got, expected = _run_both(tmp_path, Graph("stepped", tuple(ops), (x,), (y,)), U55_128)
+    assert np.array_equal(got, expected)
+    assert [o.tflite_type for o in npu] == ["CONV_2D"] and npu[0].ifm_step == (2, 2) and npu[0].ifm_read_offset.n == 2
