@@ -74,12 +74,12 @@ def test_the_second_dense_of_a_dynamic_network_reads_every_row() -> None:
 def test_a_batch_matmul_keeps_reading_the_rank_it_was_given() -> None:
     """A dense's rows reshaped back to [1, 16, 32] for a BATCH_MATMUL: the reshape may go (the
     FULLY_CONNECTED writes the reshaped tensor), but the CPU op must read the tensor it declares
-    (a transposed left operand: kept on the CPU, ``lowering.batch_matmul``)."""
+    (a constant right operand: kept on the CPU, ``lowering.batch_matmul``)."""
     ops, x, _ = _tokens_dense()
-    f, y = ops[1].outputs[0], _dynamic("y", (1, 24, 24), (-1, 24, 24))
+    f, y = ops[1].outputs[0], _dynamic("y", (1, 16, 24), (-1, 16, 24))
     back = _dynamic("back", (1, 16, 24), (-1, 16, 24))
     ops[2] = op("RESHAPE", [f, const("to_tokens", [1, 16, 24], DataType.INT32, None)], [back], 2)
-    ops.append(op("BATCH_MATMUL", [back, back], [y], 3, adj_x=True, adj_y=False))
+    ops.append(op("BATCH_MATMUL", [back, const("rhs", np.ones((1, 24, 24)))], [y], 3, adj_x=False, adj_y=False))
     lowered = lower(model(graph(ops, [x], [y])), accelerator("ethos-u55-128"), deployable=True)
     (cpu,) = lowered.cpu_ops
     assert cpu.op.type == "BATCH_MATMUL" and cpu.op.inputs[0].shape == (1, 16, 24)
