@@ -18,6 +18,7 @@ import numpy as np
 
 CHANGE_BITS = 40
 MAX_BLOCKS = 2048
+PARAMETERS = 4  # the zero-run divisors 1, 2, 4 and 8
 
 __all__ = ["CHANGE_BITS", "block_starts", "cheapest_segments"]
 
@@ -30,30 +31,60 @@ def block_starts(count: int) -> np.ndarray:
 
 def cheapest_segments(block_bits: np.ndarray, starts: np.ndarray, count: int) -> tuple[tuple[int, int], ...]:
     """Per stretch of blocks, (the symbol after it, its parameter): the choice of a parameter per
-    block (``block_bits[parameter, block]``: the bits of that block's symbols; ``inf`` where the
-    parameter cannot code one of them) with the fewest bits, ``CHANGE_BITS`` a change; ``starts``
-    the blocks' first symbols, ``count`` the symbols in all."""
+    block (``block_bits[parameter, block]``: the bits of that block's symbols, whole numbers; ``inf``
+    where the parameter cannot code one of them; at most ``PARAMETERS`` parameters) with the fewest
+    bits, ``CHANGE_BITS`` a change, the lower parameter on a tie; ``starts`` the blocks' first
+    symbols, ``count`` the symbols in all."""
     totals = block_bits.sum(axis=1)
     single = int(np.argmin(totals))
     if totals[single] - block_bits.min(axis=0).sum() <= CHANGE_BITS:  # no change can pay for itself
         return ((count, single),)
-    columns = block_bits.T.tolist()
-    best = columns[0]
-    back: list[list[int]] = []
-    for column in columns[1:]:  # a few thousand steps of a few parameters: plain lists beat arrays
-        least = min(best)
-        switch, leader = least + CHANGE_BITS, best.index(least)
-        back.append([c if b <= switch else leader for c, b in enumerate(best)])
-        best = [(b if b <= switch else switch) + x for b, x in zip(best, column)]
-    path = [best.index(min(best))]
-    for previous in reversed(back):
-        path.append(previous[path[-1]])
-    path.reverse()
-    ends = [int(s) for s in starts[1:]] + [count]
+    bests, leasts = _forward(block_bits)
+    ends = starts[1:].tolist() + [count]
     segments: list[tuple[int, int]] = []
-    for end, choice in zip(ends, path):
+    for end, choice in zip(ends, _backward(bests, leasts)):
         if segments and segments[-1][1] == choice:
             segments[-1] = (end, choice)
         else:
             segments.append((end, choice))
     return tuple(segments)
+
+
+def _forward(block_bits: np.ndarray) -> tuple[list[tuple[float, ...]], list[float]]:
+    """The fewest bits up to and including each block, ending on each parameter (a parameter
+    missing up to ``PARAMETERS`` never chosen: ``inf``), and the least of them before each step."""
+    rows = block_bits.shape[0]
+    if rows > PARAMETERS:
+        raise ValueError(f"{rows} parameters, at most {PARAMETERS}")
+    padded = np.full((block_bits.shape[1], PARAMETERS), np.inf)
+    padded[:, :rows] = block_bits.T
+    columns = padded.tolist()
+    b0, b1, b2, b3 = columns[0]
+    bests: list[tuple[float, ...]] = [(b0, b1, b2, b3)]
+    leasts: list[float] = []
+    keep, note = bests.append, leasts.append
+    # a few thousand steps of four parameters: unrolled on plain floats (whole numbers: exact in any order)
+    for x0, x1, x2, x3 in columns[1:]:
+        least = min(b0, b1, b2, b3)
+        switch = least + CHANGE_BITS
+        b0 = (b0 if b0 <= switch else switch) + x0
+        b1 = (b1 if b1 <= switch else switch) + x1
+        b2 = (b2 if b2 <= switch else switch) + x2
+        b3 = (b3 if b3 <= switch else switch) + x3
+        keep((b0, b1, b2, b3))
+        note(least)
+    return bests, leasts
+
+
+def _backward(bests: list[tuple[float, ...]], leasts: list[float]) -> list[int]:
+    """The parameter of each block on the cheapest path: from the cheapest end back, staying on a
+    parameter wherever staying costs no more than changing to the cheapest one (the first on a tie)."""
+    last = bests[-1]
+    choice = last.index(min(last))
+    path = [choice]
+    for previous, least in zip(reversed(bests[:-1]), reversed(leasts)):
+        if previous[choice] > least + CHANGE_BITS:
+            choice = previous.index(least)
+        path.append(choice)
+    path.reverse()
+    return path

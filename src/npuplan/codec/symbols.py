@@ -144,16 +144,19 @@ def _weight_parameter(index_hist: np.ndarray, symbols: int, uncompressed_bits: i
     return WeightParameter(best % (MAX_DIVISOR_BITS + 1), truncated=best > MAX_DIVISOR_BITS), costs[best]
 
 
-def _zero_run_divisors(runs: np.ndarray) -> tuple[tuple[tuple[int, int], ...], float]:
+def _zero_run_divisors(runs: np.ndarray, budget: float) -> tuple[tuple[tuple[int, int], ...], float] | None:
     """The cheapest zero-run divisor bits per stretch of values (``cheapest_segments``; run ``j + 1``,
     after value ``j``, goes with value ``j``, the first run with value 0) and the bits the runs
-    take so, changes included."""
+    take so, changes included; None when they cannot take fewer than ``budget`` bits (each block
+    at its cheapest divisor, no change paid, already takes that many: the search is not run)."""
     count = runs.size - 1
     k = np.arange(MAX_ZERO_RUN_DIVISOR_BITS + 1)[:, None]
     bits = (runs >> k) + 1 + k  # rows: each divisor
     bits[:, 1] += bits[:, 0]
     starts = block_starts(count)
     block_bits = np.add.reduceat(bits[:, 1:], starts, axis=1).astype(np.float64)
+    if block_bits.min(axis=0).sum() >= budget:
+        return None
     segments = cheapest_segments(block_bits, starts, count)
     firsts = [0] + [end for end, _ in segments]
     total = sum(int(bits[d, 1 + first:1 + end].sum()) for first, (end, d) in zip(firsts, segments))
@@ -188,9 +191,9 @@ def stream_symbols(values: np.ndarray) -> StreamSymbols:
     with_runs = hist.copy()
     with_runs[0] = int(int(hist[0]) == values.size)  # an all-zero stream codes one zero as a value
     coding = _coding(with_runs)
-    segments, run_bits = _zero_run_divisors(runs)
-    if coding.bits + run_bits < plain.bits:
-        return _symbols(coding, shifted[at], runs, segments)
+    divisors = _zero_run_divisors(runs, plain.bits - coding.bits)  # whole numbers of bits: exact
+    if divisors is not None and coding.bits + divisors[1] < plain.bits:
+        return _symbols(coding, shifted[at], runs, divisors[0])
     return _symbols(plain, shifted, None, ((values.size, 0),))
 
 

@@ -14,7 +14,7 @@ two on Ethos-U65.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 
 import numpy as np
@@ -29,7 +29,7 @@ MAX_DMAS_IN_FLIGHT = {0: 1, 1: 2}  # by product: Ethos-U55, Ethos-U65
 SETTLED_READS = 8  # reads remembered as settled (``Replay.settled``)
 
 
-@dataclass
+@record(eq=False, frozen=False, slots=False)
 class Region:
     """One region's bytes: size, written, written-but-not-yet-read, and the write that wrote each,
     counted from 1 (0: none, or written from the start). ``pristine``: written from the start and
@@ -113,7 +113,7 @@ def _writers(writer: np.ndarray) -> list[int]:
     return sorted({int(writer[0]), *heads} - {0})
 
 
-@dataclass
+@record(eq=False, frozen=False, slots=False)
 class Replay:
     """The memory model of one file's regions while its streams run."""
 
