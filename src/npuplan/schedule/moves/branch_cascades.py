@@ -154,11 +154,10 @@ def _run_patch(
     return None if run is None else _sized(net, run, rows_needed)
 
 
-def _run(net: Network, dec: Decisions, s: int, e: int, rows: int, frames: "_Frames | None" = None) -> _Run | None:
-    """Run ``s..e`` at ``rows``-row stripes on ``dec``, or None (``branch_cascade``); ``frames``
-    is a search's memo of the runs' frames."""
+def _run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> _Run | None:
+    """Run ``s..e`` at ``rows``-row stripes on ``dec``, or None (``branch_cascade``)."""
     s, e = widened(dec, s, e)
-    frame = (frames or _Frames(net)).of(s, e)
+    frame = net.derived(_Frames).of(s, e)
     if frame is None:
         return None
     ops, names, steps = frame
@@ -190,7 +189,8 @@ class _Frames:
     """What a run ``s..e`` (already widened) is, whatever the decisions: None when it cannot be
     one cascade (a CPU op inside, too many ops, an op that cannot be striped, nothing to roll),
     else its ops, the maps that can roll (``rolling_maps``) and the rows each op's readers in the
-    run step by; worked out once per run for a search that tries it at several stripe heights."""
+    run step by; worked out once per run of a network (``Network.derived``) for every search that
+    tries it, at several stripe heights."""
 
     def __init__(self, net: Network) -> None:
         self.net = net
@@ -354,7 +354,6 @@ class _Search:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net) if runs is None else runs
         self.rows_needed = oracle.rolling_rows  # shared by every search through the oracle
-        self.frames = _Frames(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         self._peak: dict[int, tuple[Decisions, int]] = {}  # id -> (decisions kept alive, peak)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
@@ -379,7 +378,7 @@ class _Search:
         touches (as ``cascades._span_peak`` does); ``found`` builds the decisions. With ``below``
         (time steps t0..t1 and a peak), None also when the patch cannot peak below it there: its
         rolling buffers are sized (the costly stripe walk) only when their least bytes can."""
-        run = _run(self.net, current, s, e, rows, self.frames)
+        run = _run(self.net, current, s, e, rows)
         if run is None:
             return None
         if current.staged_fms:
