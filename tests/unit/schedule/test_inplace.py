@@ -11,7 +11,7 @@ from npuplan.options import PlanOptions
 from npuplan.schedule import plan_schedule
 from npuplan.schedule.model.inplace import inplace_outputs
 from npuplan.schedule.model.network import build_network
-from npuplan.schedule.model.decisions import max_decisions
+from npuplan.schedule.model.decisions import CascadeSpan, max_decisions
 from npuplan.schedule.model.usage import fast_buffers, usage_by_time
 
 from .chains import conv, fm
@@ -179,3 +179,17 @@ def test_a_group_sharing_a_buffer_holds_one_pair_over_a_map_with_other_readers()
     assert inplace_outputs(net, dec) == {"s1": "stem", "s2": "a2"}
     # a call for some ops only cannot see the groups: it takes no multi-reader pair
     assert inplace_outputs(net, dec, [2]) == {"s1": "a1"}
+
+
+def test_one_network_asked_under_several_decisions_answers_each_by_its_own() -> None:
+    """What an op may overwrite whatever the decisions is worked out once per network; where the
+    maps lie and which ops cascade is read from each decision set asked."""
+    net = build_network(_residual())
+    dec = max_decisions(net, build_architecture(SHARED))
+    assert inplace_outputs(net, dec) == {"sum": "left"}
+    assert inplace_outputs(net, replace(dec, fast_fms=dec.fast_fms - {"left"})) == {"sum": "right"}
+    assert inplace_outputs(net, replace(dec, fast_fms=dec.fast_fms - {"sum"})) == {}
+    cascaded = replace(dec, cascades=(CascadeSpan(0, 2, 3),))
+    assert inplace_outputs(net, cascaded) == {}
+    assert inplace_outputs(net, dec, [4]) == {}  # the tail conv overwrites nothing
+    assert inplace_outputs(net, dec) == {"sum": "left"}

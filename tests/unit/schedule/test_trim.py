@@ -17,7 +17,7 @@ from npuplan.schedule.model.limits import Limits
 from npuplan.schedule.search.pareto import pareto_decisions
 from npuplan.schedule.search.planner import EQUAL_SPEED_FRACTION
 from npuplan.schedule.model.usage import peak_bytes
-from npuplan.schedule.moves.trim import trim_peak
+from npuplan.schedule.moves.trim import _meets, _peak_steps, trim_peak
 
 from .chains import conv_chain
 
@@ -74,3 +74,11 @@ def test_buffering_every_op_s_weights_is_not_trimmed_back(data_dir: Path) -> Non
     assert modes[False][:6] == ["none"] * 6 and "none" not in alone and len(alone) > 20
     assert sum(m != "none" for m in modes[True]) > sum(m != "none" for m in modes[False])
     assert "peak trimmed" not in plans[True].schedule.notes
+
+
+def test_a_span_meets_the_peak_steps_when_one_lies_inside_it() -> None:
+    steps, peak = _peak_steps([1, 5, 2, 5, 5, 0])
+    assert (steps, peak) == ([1, 3, 4], 5)
+    assert [_meets(steps, a, b) for a, b in ((0, 0), (0, 1), (2, 2), (2, 3), (5, 9), (4, 4), (0, 9))] == [
+        False, True, False, True, False, True, True]
+    assert not _meets([], 0, 9)

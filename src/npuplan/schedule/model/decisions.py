@@ -6,6 +6,7 @@ Search steps build new ``Decisions`` values with ``dataclasses.replace``; nothin
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import field, replace
 
 from npuplan.hw.memory import Architecture
@@ -86,6 +87,11 @@ class Decisions:
             at = {i: c for c in reversed(self.cascades) for i in range(c.start, c.end + 1)} if self.cascades else {}
             object.__setattr__(self, "_cascade_at", at)
         return self._cascade_at.get(index)  # type: ignore[union-attr]
+
+    def cascade_lookup(self) -> Callable[[int], CascadeSpan | None]:
+        """``cascade_of`` as the index's own lookup, for a loop that asks it for op after op."""
+        self.cascade_of(0)
+        return self._cascade_at.get  # type: ignore[union-attr]
 
     @property
     def ordered(self) -> bool:

@@ -39,29 +39,46 @@ def inplace_outputs(net: Network, dec: Decisions, ops: Iterable[int] | None = No
     NPU ops at indices ``ops`` (ascending; default all of them)."""
     if not dec.fast_fms:  # both must be in fast storage
         return {}
-    rolling = dec.rolling_fms
+    fast, rolling = dec.fast_fms, dec.rolling_fms
+    candidates = net.derived(_candidates)
     found: dict[str, str] = {}
     root: dict[str, str] = {}  # map -> the first map of its in-place group (so far)
     multi_roots: set[str] = set()  # groups holding a pair over a map with other readers
-    for i in range(len(net.npu_ops)) if ops is None else ops:
-        op = net.npu_ops[i]
-        if not _may_overwrite(op) or dec.cascade_of(i) is not None:
+    chosen = candidates.values() if ops is None else (candidates[i] for i in ops if i in candidates)
+    for i, ofm, inputs in chosen:
+        if ofm not in fast or ofm in rolling or ofm in found or dec.cascade_of(i) is not None:
             continue
-        if op.ofm.name not in dec.fast_fms or op.ofm.name in rolling or op.ofm.name in found:
+        for name, many in inputs:
+            if name in rolling or name not in fast:
+                continue
+            group = root.get(name, name)
+            if many and (ops is not None or group in multi_roots):
+                continue  # one multi-reader pair per group (module docstring)
+            found[ofm] = name
+            root[ofm] = group
+            if many:
+                multi_roots.add(group)
+            break
+    return found
+
+
+_Candidate = tuple[int, str, tuple[tuple[str, bool], ...]]
+
+
+def _candidates(net: Network) -> dict[int, _Candidate]:
+    """Per NPU op that may overwrite an input whatever the decisions: its index, OFM name and the
+    inputs it may overwrite (name, whether other ops read it too), in operand order; what is left
+    to ask is where the decisions put the maps and whether the op is in a cascade."""
+    found: dict[int, _Candidate] = {}
+    for i, op in enumerate(net.npu_ops):
+        if not _may_overwrite(op):
             continue
-        for tensor, shape, offset in ((op.ifm, op.ifm_shape, op.ifm_read_offset),
-                                      (op.ifm2, op.ifm2_shape, op.ifm2_read_offset)):
-            if offset is None and _overwritable(net, dec, rolling, op, i, tensor, shape):
-                name = tensor.name  # type: ignore[union-attr]
-                group = root.get(name, name)
-                many = len(net.fms[name].consumers) > 1
-                if many and (ops is not None or group in multi_roots):
-                    continue  # one multi-reader pair per group (module docstring)
-                found[op.ofm.name] = name
-                root[op.ofm.name] = group
-                if many:
-                    multi_roots.add(group)
-                break
+        inputs = tuple((tensor.name, len(net.fms[tensor.name].consumers) > 1)  # type: ignore[union-attr]
+                       for tensor, shape, offset in ((op.ifm, op.ifm_shape, op.ifm_read_offset),
+                                                     (op.ifm2, op.ifm2_shape, op.ifm2_read_offset))
+                       if offset is None and _overwritable(net, op, i, tensor, shape))
+        if inputs:
+            found[i] = (i, op.ofm.name, inputs)
     return found
 
 
@@ -69,14 +86,12 @@ def _may_overwrite(op: NpuOp) -> bool:
     return op.pointwise and op.ofm_write_offset is None
 
 
-def _overwritable(
-    net: Network, dec: Decisions, rolling: frozenset[str], op: NpuOp, index: int,
-    tensor: Tensor | None, shape: Shape4D | None,
-) -> bool:
+def _overwritable(net: Network, op: NpuOp, index: int, tensor: Tensor | None, shape: Shape4D | None) -> bool:
+    """Whether ``op`` may overwrite ``tensor`` when both are whole in fast storage."""
     if tensor is None or shape is None or tensor.is_constant:
         return False
     fm, out = net.fms.get(tensor.name), net.fms.get(op.ofm.name)
-    if fm is None or out is None or fm.whole_reason or fm.name in rolling or fm.name not in dec.fast_fms:
+    if fm is None or out is None or fm.whole_reason:
         return False
     return (
         shape == op.ofm_shape

@@ -6,7 +6,9 @@ crossing CPU ops are right. Built once per ``plan_schedule`` call; never mutated
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import field
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -18,6 +20,8 @@ from npuplan.lowering.formats import brick_format_tensors, linear_format_tensors
 from npuplan.records import record
 from npuplan.schedule.model.geometry import storage_bytes
 from npuplan.units import BRICK_DEPTH
+
+_T = TypeVar("_T")
 
 
 @record
@@ -65,12 +69,21 @@ class Network:
     table_loads: tuple[tuple[bool, ...], tuple[bool, ...]] = ((), ())
     # ``op_views``, built on first use (every costing reads them)
     _views: tuple[OpView, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    # ``derived`` values, by the function that works each out
+    _derived: dict[Callable[[Any], Any], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def op_views(self) -> tuple[OpView, ...]:
         """``OpView`` of each NPU op, in order: what a costing reads of the network."""
         if self._views is None:
             object.__setattr__(self, "_views", tuple(_op_view(self, k) for k in range(len(self.npu_ops))))
         return self._views  # type: ignore[return-value]
+
+    def derived(self, work_out: Callable[[Network], _T]) -> _T:
+        """``work_out(self)``, worked out on the first call only: a fact about the network that
+        every search step asks (the network never changes, so neither does the answer)."""
+        if work_out not in self._derived:
+            self._derived[work_out] = work_out(self)
+        return self._derived[work_out]  # type: ignore[no-any-return]
 
     def loads_table(self, index: int, reserved: bool) -> bool:
         """Whether NPU op ``index`` loads its table (the accelerator's table banks ``reserved``)."""

@@ -59,7 +59,8 @@ def fm_buffers(
     # a cascade reads its whole inputs and writes its whole outputs throughout: a map read by any
     # of its ops lives to its last op's time step, one written by any of them from its first op's
     spans: dict[str, tuple[int, int, int]] = {}
-    fms, times, fast, cascade_of = net.fms, net.times, dec.fast_fms, dec.cascade_of
+    fms, times, fast = net.fms, net.times, dec.fast_fms
+    cascade_of = dec.cascade_lookup() if isinstance(dec, Decisions) else dec.cascade_of
     for name in fms if names is None else names:
         if name not in fast or name in rolling_names:  # ``fms`` is keyed by name
             continue

@@ -138,13 +138,21 @@ class _Patch:
 @record(eq=False)
 class _Run:
     """A run ``branch_cascade`` can make one cascade, before its rolling buffers are sized: ops
-    ``start..end``, their stripe rows, the maps rolled and the staged maps kept."""
+    ``start..end`` in stripes of ``rows`` rows (each op at least the rows its readers in the run
+    step by, ``steps``), the maps rolled and the staged maps kept."""
 
     start: int
     end: int
-    stripe: tuple[int, ...]
+    rows: int
+    steps: tuple[int, ...]
     names: tuple[str, ...]
     staged_fms: frozenset[str]
+
+    def stripe(self, net: Network) -> tuple[int, ...]:
+        """Each op's stripe rows (worked out only for the runs sized for real: most trials stop at
+        the least peak their cascade can reach, which does not depend on them)."""
+        ops = net.npu_ops[self.start:self.end + 1]
+        return tuple(aligned_stripe_rows(op, max(self.rows, step)) for op, step in zip(ops, self.steps))
 
 
 def _run_patch(
@@ -154,33 +162,31 @@ def _run_patch(
     return None if run is None else _sized(net, run, rows_needed)
 
 
-def _run(net: Network, dec: Decisions, s: int, e: int, rows: int, frames: "_Frames | None" = None) -> _Run | None:
-    """Run ``s..e`` at ``rows``-row stripes on ``dec``, or None (``branch_cascade``); ``frames``
-    is a search's memo of the runs' frames."""
+def _run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> _Run | None:
+    """Run ``s..e`` at ``rows``-row stripes on ``dec``, or None (``branch_cascade``)."""
     s, e = widened(dec, s, e)
-    frame = (frames or _Frames(net)).of(s, e)
+    frame = net.derived(_Frames).of(s, e)
     if frame is None:
         return None
-    ops, names, steps = frame
+    _, names, steps = frame
     if set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
         return None
-    stripe = tuple(aligned_stripe_rows(op, max(rows, step)) for op, step in zip(ops, steps))
     # a staged copy is copied before its first reader runs whole; a cascaded reader runs over the
     # cascade's span, so its input is read from the arena (as staging never proposes for it)
     staged = frozenset(n for n in dec.staged_fms if not any(s <= k <= e for k in net.fms[n].consumers))
-    return _Run(s, e, stripe, tuple(names), staged)
+    return _Run(s, e, rows, steps, tuple(names), staged)
 
 
 def _sized(net: Network, run: _Run, rows_needed: RowsNeeded | None) -> _Patch:
     """``run``'s patch, its rolling buffers sized by ``rows_needed``, or with None at one row
-    each (the least any sizing gives: a lower bound on their bytes)."""
+    each (the least any sizing gives: a lower bound on their bytes; no stripe rows then)."""
     ops = net.npu_ops[run.start:run.end + 1]
-    needed = (rows_needed(ops, run.stripe, set(run.names)) if rows_needed is not None
-              else dict.fromkeys(run.names, 1))
+    stripe = run.stripe(net) if rows_needed is not None else ()
+    needed = rows_needed(ops, stripe, set(run.names)) if rows_needed is not None else dict.fromkeys(run.names, 1)
     tensors = {op.ofm.name: op.ofm for op in ops}
     rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
                     for n in run.names)
-    return _Patch(CascadeSpan(-1, run.start, run.end, rolling), run.stripe, run.staged_fms)
+    return _Patch(CascadeSpan(-1, run.start, run.end, rolling), stripe, run.staged_fms)
 
 
 Frame = tuple[Sequence[NpuOp], list[str], tuple[int, ...]]
@@ -190,7 +196,8 @@ class _Frames:
     """What a run ``s..e`` (already widened) is, whatever the decisions: None when it cannot be
     one cascade (a CPU op inside, too many ops, an op that cannot be striped, nothing to roll),
     else its ops, the maps that can roll (``rolling_maps``) and the rows each op's readers in the
-    run step by; worked out once per run for a search that tries it at several stripe heights."""
+    run step by; worked out once per run of a network (``Network.derived``) for every search that
+    tries it, at several stripe heights."""
 
     def __init__(self, net: Network) -> None:
         self.net = net
@@ -354,7 +361,6 @@ class _Search:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
         self.runs = _runs(net) if runs is None else runs
         self.rows_needed = oracle.rolling_rows  # shared by every search through the oracle
-        self.frames = _Frames(net)
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         self._peak: dict[int, tuple[Decisions, int]] = {}  # id -> (decisions kept alive, peak)
         # id -> (decisions kept alive, their in-place pairs, and those pairs' ``inplace_mates``)
@@ -379,7 +385,7 @@ class _Search:
         touches (as ``cascades._span_peak`` does); ``found`` builds the decisions. With ``below``
         (time steps t0..t1 and a peak), None also when the patch cannot peak below it there: its
         rolling buffers are sized (the costly stripe walk) only when their least bytes can."""
-        run = _run(self.net, current, s, e, rows, self.frames)
+        run = _run(self.net, current, s, e, rows)
         if run is None:
             return None
         if current.staged_fms:

@@ -11,7 +11,8 @@ only: Size already takes the least peak, and buffers weights only below it.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from npuplan.hw.memory import Architecture
@@ -40,21 +41,22 @@ def trim_peak(net: Network, dec: Decisions, arch: Architecture, oracle: CostOrac
     usage = usage_by_time(net, fast_buffers(net, dec))
     steps, peak = _peak_steps(usage)
     while peak > 0:
-        best: tuple[float, Decisions, int, list[int], frozenset[int], int] | None = None
+        best: tuple[float, Decisions, list[int]] | None = None
         owner = _Owners.of(net, dec)
         for option, changed, weights_only in _undo_options(net, dec, arch, steps):
             option_usage = _usage_without_weights(net, dec, usage, changed) if weights_only else (
                 _usage_undone(net, dec, option, usage, changed, owner))
-            option_steps, option_peak = _peak_steps(option_usage)
+            option_peak = max(option_usage, default=0)
             if option_peak >= peak:
                 continue
             option_cycles = priced.total_with(net, option, arch, oracle, changed)
             gain = (peak - option_peak) / peak - (option_cycles - priced.total_cycles) / max(priced.total_cycles, 1)
             if option_cycles <= cycles_bound and gain > 0 and (best is None or gain > best[0]):
-                best = (gain, option, option_cycles, option_usage, option_steps, option_peak)
+                best = (gain, option, option_usage)
         if best is None:
             return dec
-        _, dec, _, usage, steps, peak = best
+        _, dec, usage = best
+        steps, peak = _peak_steps(usage)
         priced = _Priced.of(net, dec, arch, oracle)
     return dec
 
@@ -98,9 +100,16 @@ class _Priced:
         return total
 
 
-def _peak_steps(usage: list[int]) -> tuple[frozenset[int], int]:
+def _peak_steps(usage: list[int]) -> tuple[list[int], int]:
+    """The time steps at which ``usage`` peaks, ascending, and the peak."""
     peak = max(usage, default=0)
-    return frozenset(t for t, used in enumerate(usage) if used == peak), peak
+    return [t for t, used in enumerate(usage) if used == peak], peak
+
+
+def _meets(steps: Sequence[int], first: int, last: int) -> bool:
+    """Whether any of the ascending time ``steps`` lies in ``first..last``."""
+    k = bisect_left(steps, first)
+    return k < len(steps) and steps[k] <= last
 
 
 def _usage_without_weights(net: Network, dec: Decisions, usage: list[int], ops: frozenset[int]) -> list[int]:
@@ -151,16 +160,16 @@ def _usage_undone(
 
 
 def _undo_options(
-    net: Network, dec: Decisions, arch: Architecture, steps: frozenset[int],
+    net: Network, dec: Decisions, arch: Architecture, steps: Sequence[int],
 ) -> Iterator[tuple[Decisions, frozenset[int], bool]]:
     """Simplifications of ``dec`` touching a peak time step: a cascade run on whole feature maps
     instead, or a weight buffer dropped (weights read from where they live), one at a time; and,
     as the peak is often reached at several steps, all the buffers at the peak steps at once.
     Each with the ops whose costing it changes and whether it only drops weight buffers."""
-    cascades = [c for c in dec.cascades if any(net.times[c.start] <= t <= net.times[c.end] for t in steps)]
+    cascades = [c for c in dec.cascades if _meets(steps, net.times[c.start], net.times[c.end])]
     buffered = [i for i, plan in enumerate(dec.weights)
                 if plan.buffer_bytes and dec.cascade_of(i) is None
-                and any(_weights_first_time(net, dec, i) <= t <= net.times[i] for t in steps)]
+                and _meets(steps, _weights_first_time(net, dec, i), net.times[i])]
     for cascade in cascades:
         yield _uncascade(net, dec, arch, cascade.id), _cascade_ops(net, cascade), False
     for i in buffered:
