@@ -42,3 +42,7 @@ def test_the_wide_graph_and_level_round_trip() -> None:
     level = {0b101: (ranks.pack(300, 200, 2), 200, 0b11, (1, 3, 4), (2, (0, None)))}
     wide = to_wide(level, arrays, lambda rank: (ranks.peak_bytes(rank), ranks.breaks(rank)))
     assert wide.pairs() == 3 and from_wide(wide, ranks.pack) == level
+    # the accesses still to run of each tensor held: all of its accesses but those of ops 0 and 2
+    masks = arrays.access_masks
+    assert [int(wide.pending[0, t]) for t in (0, 1)] == [(masks[t] & ~0b101).bit_count() for t in (0, 1)]
+    assert int(wide.pending[0, 2]) == masks[2].bit_count()  # not held: every access to come
