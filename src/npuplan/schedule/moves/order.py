@@ -157,7 +157,10 @@ class _Memory:
 
 def order_peak_bytes(graph: LoweredGraph, order: tuple[int, ...], sizes: dict[str, int]) -> int:
     """The whole-feature-map peak of running ``graph``'s ops in ``order``."""
-    memory = _Memory(graph, sizes)
+    return _order_peak(_Memory(graph, sizes), order)
+
+
+def _order_peak(memory: _Memory, order: tuple[int, ...]) -> int:
     held_bytes, held = memory.initial()
     done, peak = 0, held_bytes
     for k in order:
@@ -232,12 +235,12 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     preds = dependencies(graph)
     memory = _Memory(graph, sizes)
     if memo is None:
-        return _least_peak(graph, sizes, preds, memory, limit)
+        return _least_peak(graph, preds, memory, limit)
     return memo.answer((tuple(preds), memory.op_tensors, tuple(memory.start), limit),
-                       lambda: _least_peak(graph, sizes, preds, memory, limit))
+                       lambda: _least_peak(graph, preds, memory, limit))
 
 
-def _least_peak(graph: LoweredGraph, sizes: dict[str, int], preds: list[frozenset[int]], memory: _Memory,
+def _least_peak(graph: LoweredGraph, preds: list[frozenset[int]], memory: _Memory,
                 limit: int) -> tuple[int, ...]:
     """``least_peak_order`` for the dependencies ``preds`` and maps ``memory`` of ``graph``."""
     count = len(graph.ops)
@@ -255,7 +258,7 @@ def _least_peak(graph: LoweredGraph, sizes: dict[str, int], preds: list[frozense
     ready = tuple(k for k, mask in enumerate(pred_masks) if not mask)
     level: dict[int, _Frontier] = {0: (ranks.pack(held_bytes, held_bytes, 0), held_bytes, held, ready, None)}
     demand = demand_order(graph, preds)
-    identity_peak, demand_peak = order_peak_bytes(graph, identity, sizes), order_peak_bytes(graph, demand, sizes)
+    identity_peak, demand_peak = _order_peak(memory, identity), _order_peak(memory, demand)
     fallback = demand if demand_peak < identity_peak else identity
     path = _searched_path(level, memory, preds, pred_masks, followers, ranks, limit,
                           lambda least: _cannot_win(least, identity_peak, demand_peak))
@@ -266,7 +269,7 @@ def _least_peak(graph: LoweredGraph, sizes: dict[str, int], preds: list[frozense
         found.append(path[0])
         path = path[1]
     searched = tuple(reversed(found))
-    searched_peak = order_peak_bytes(graph, searched, sizes)
+    searched_peak = _order_peak(memory, searched)
     order, peak = (searched, searched_peak) if searched_peak <= demand_peak else (demand, demand_peak)
     return identity if peak >= identity_peak else order
 
