@@ -210,23 +210,22 @@ def _set_winners(after: np.ndarray, hashes: np.ndarray, ranks: np.ndarray) -> tu
     """Group the pairs by their set of ops done (rows of ``after``, told apart by ``hashes`` unless
     two sets share one): per set, in the order of their hashes, its first pair and the first pair
     of its least ``ranks``."""
-    by_hash = np.argsort(hashes, kind="stable")
+    count = len(hashes)
+    by_hash = np.argsort(hashes)
     sorted_hashes = hashes[by_hash]
     new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]
-    which = np.empty(len(hashes), dtype=np.int64)
-    which[by_hash] = np.cumsum(new) - 1
-    first = by_hash[new]
-    if not np.array_equal(after, after[first[which]]):  # two sets of one hash: tell them apart by their words
-        keys = np.ascontiguousarray(after, dtype="<u8").view(np.dtype((np.void, 8 * after.shape[1]))).ravel()
-        _, first, which = np.unique(keys, return_index=True, return_inverse=True)
-        by_set = np.lexsort((np.arange(len(hashes)), ranks, which))
-        return first, by_set[np.r_[True, which[by_set][1:] != which[by_set][:-1]]]
     starts = np.flatnonzero(new)
-    sorted_ranks = ranks[by_hash]
-    least = np.minimum.reduceat(sorted_ranks, starts)
-    at_least = np.flatnonzero(sorted_ranks == least[which[by_hash]])
-    sets = which[by_hash[at_least]]
-    return first, by_hash[at_least[np.r_[True, sets[1:] != sets[:-1]]]]
+    first = np.minimum.reduceat(by_hash, starts)
+    lengths = np.diff(np.r_[starts, count])
+    if (np.array_equal(after[by_hash], np.repeat(after[first], lengths, axis=0))
+            and int(ranks.max(initial=0)) < np.iinfo(np.int64).max // max(count, 1) - 1):
+        # each pair's (rank, position) as one int: the least per set is its winner
+        return first, np.minimum.reduceat((ranks * count + np.arange(count))[by_hash], starts) % count
+    # two sets of one hash (or ranks too wide to pack): tell the sets apart by their words
+    keys = np.ascontiguousarray(after, dtype="<u8").view(np.dtype((np.void, 8 * after.shape[1]))).ravel()
+    _, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    by_set = np.lexsort((np.arange(count), ranks, which))
+    return first, by_set[np.r_[True, which[by_set][1:] != which[by_set][:-1]]]
 
 
 def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np.ndarray, ops: np.ndarray,
