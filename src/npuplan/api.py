@@ -39,7 +39,7 @@ from npuplan.schedule.pricing.cost_adapter import default_oracle
 from npuplan.schedule.model.limits import Limits
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.units import ALIGN_BYTES, round_up
-from npuplan.schedule.moves.order import least_peak_order, reordered
+from npuplan.schedule.moves.order import OrderMemo, least_peak_order, reordered
 from npuplan.schedule.search.planner import packs_unaligned
 from npuplan.schedule.model.types import Schedule
 
@@ -165,7 +165,8 @@ class PreparedModel:
     Sharing is safe because a lowering depends only on the model and the accelerator, and a
     ``WeightEncodings`` memo only on the accelerator's core count and what the encoder reads of an
     op (its weights by value, so the equal ops of the lowerings share); neither depends on the system config,
-    memory mode, budget or optimise goal. Nothing here is changed by planning but the memos.
+    memory mode, budget or optimise goal. The operator-order memo (``orders``) is keyed by all a
+    search reads, so it serves any lowering and scenario. Nothing here is changed by planning but the memos.
     """
 
     def __init__(self, model: Model, path: str | Path) -> None:
@@ -178,6 +179,7 @@ class PreparedModel:
         self._stages: dict[tuple[str, bool, frozenset[int], bool, bool, bool, bool, OtherForms], LoweredOps] = {}
         self._encodings: dict[str, WeightEncodings] = {}
         self._oracles: dict[tuple[str, str, str, Optimise], CostOracle] = {}
+        self.orders = OrderMemo()  # the operator-order searches of its lowerings
 
     @classmethod
     def read(cls, path: str | Path) -> "PreparedModel":
@@ -392,7 +394,7 @@ def plan_prepared(
                               staged_forms=_slow_arena(arch))
     variants = _other_forms_where_cheaper(model, variants, arch, options)
     reorders = [(r, v) for v in (variants if options.reorder else [])
-                for r in [_least_peak_variant(v, options, arch)] if r is not None]
+                for r in [_least_peak_variant(v, options, arch, model.orders)] if r is not None]
     variants = variants + [r for r, _ in reorders]
     bases = {id(r): v for r, v in reorders}
     step("schedule")
@@ -514,14 +516,15 @@ def _planned_forms(model: PreparedModel, chosen: tuple[LoweredGraph, Schedule, A
     return [_planned(f, arch, options, encodings, oracle, step) for f in chosen_forms]
 
 
-def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions, arch: Architecture) -> LoweredGraph | None:
+def _least_peak_variant(lowered: LoweredGraph, options: PlanOptions, arch: Architecture,
+                        memo: OrderMemo) -> LoweredGraph | None:
     """``lowered`` with its ops in the order of least whole-feature-map peak, or None when that is
-    the file's order (``schedule.order``)."""
+    the file's order (``schedule.order``); ``memo`` the model's searches."""
     # Each map as the allocator stores it (its bytes rounded up to the address alignment): many
     # small maps live at once (an unstacked sequence) cost their alignment too.
     sizes = {name: round_up(fm.size_bytes, ALIGN_BYTES) for name, fm in
              build_network(lowered, pack_unaligned=packs_unaligned(arch, options)).fms.items()}
-    order = least_peak_order(lowered, sizes)
+    order = least_peak_order(lowered, sizes, memo=memo)
     if order == tuple(range(len(lowered.ops))):
         return None
     variant = reordered(lowered, order)

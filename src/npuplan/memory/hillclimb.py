@@ -39,40 +39,42 @@ def hill_climb(
     reaches ``target_bytes``. The result's peak is never above ``state``'s own.
 
     One state serves as both the current and the best placement: a move whose peak would grow is
-    undone through the state's journal, so an iteration costs what it re-places, not the whole order.
+    undone through the state's journal, so an iteration costs what it re-places, not the whole order;
+    the ranges that block the bottleneck are found again only after a move is kept (an undone one
+    leaves the state as it was).
     """
     rng = random.Random(settings.seed)
     last_improvement = 0
     peak = state.peak_bytes
     state.commit()
+    blocking: tuple[list[int], list[int]] | None = None
     for iteration in range(settings.max_iterations):
         stuck = iteration - last_improvement
         if peak <= target_bytes or stuck >= settings.patience_iterations:
             break
-        moved_turns = _perturb(state, inst, rng, stuck=stuck, settings=settings)
+        if blocking is None:
+            blocking = _blocker_turns(state, inst)
+        moved_turns = _perturb(state, inst, rng, *blocking, stuck=stuck, settings=settings)
         if place_again(state, inst, moved_turns, give_up_above=peak):
             if state.peak_bytes < peak:
                 last_improvement = iteration
                 peak = state.peak_bytes
             state.commit()
+            blocking = None
         else:
             state.rollback()
     return state
 
 
 def _perturb(
-    state: PlacementState, inst: Instance, rng: random.Random, *, stuck: int, settings: HillClimbSettings
+    state: PlacementState, inst: Instance, rng: random.Random, turns: list[int], not_live: list[int], *,
+    stuck: int, settings: HillClimbSettings,
 ) -> list[int]:
-    """Swap blockers of the bottleneck in ``state.order``; returns the turns swapped (none when
-    there are fewer than two blockers)."""
-    bottleneck = state.top()[1]
-    turns = _blocker_turns(state, inst, bottleneck)
+    """Swap two of the blockers of the bottleneck (their ``turns`` and the ones ``not_live`` with
+    it: ``_blocker_turns``) in ``state.order``; returns the turns swapped (none when there are
+    fewer than two blockers)."""
     if len(turns) < 2:
         return []
-    order, starts, ends = state.order, inst.starts, inst.ends
-    first_step, last_step = starts[bottleneck], ends[bottleneck]
-    # the blockers not live with the bottleneck (the test inlined: it runs for every blocker)
-    not_live = [t for t in turns if ends[order[t]] < first_step or starts[order[t]] > last_step]
     if not_live and rng.randrange(100) < settings.non_neighbour_percent:
         first = rng.choice(not_live)
     else:
@@ -90,17 +92,23 @@ def _perturb(
     return changed
 
 
-def _blocker_turns(state: PlacementState, inst: Instance, bottleneck: int) -> list[int]:
-    """Turns of the bottleneck, its time neighbours, and every range that pushed one of them up."""
-    seen: set[int] = set()
-    turns: list[int] = []
+def _blocker_turns(state: PlacementState, inst: Instance) -> tuple[list[int], list[int]]:
+    """Turns of the bottleneck, its time neighbours, and every range that pushed one of them up
+    (each once, the bottleneck's first); and those of them not live with the bottleneck."""
+    bottleneck = state.top()[1]
+    seen = bytearray(len(inst))
+    found: list[int] = []
+    predecessor = state.predecessor
     for i in (bottleneck, *inst.neighbours[bottleneck]):
         # A seen range had its whole predecessor chain added already, so stop there.
-        while i != NO_PREDECESSOR and state.turn_of[i] not in seen:
-            seen.add(state.turn_of[i])
-            turns.append(state.turn_of[i])
-            i = state.predecessor[i]
-    return turns
+        while i != NO_PREDECESSOR and not seen[i]:
+            seen[i] = 1
+            found.append(i)
+            i = predecessor[i]
+    starts, ends, turn_of = inst.starts, inst.ends, state.turn_of
+    first_step, last_step = starts[bottleneck], ends[bottleneck]
+    return ([turn_of[i] for i in found],
+            [turn_of[i] for i in found if ends[i] < first_step or starts[i] > last_step])
 
 
 def _with_neighbour_turns(

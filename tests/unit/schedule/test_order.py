@@ -176,3 +176,21 @@ def test_twins_run_in_file_order_and_the_search_stays_exact() -> None:
     assert order_peak_bytes(graph, found, sizes) == least < order_peak_bytes(graph, tuple(range(7)), sizes)
     twins = [k for k in found if graph.ops[k].name.startswith("box")]
     assert twins == sorted(twins)
+
+
+def test_the_order_memo_answers_a_search_it_has_seen() -> None:
+    """Two lowerings the search reads alike (the same dependencies and maps, other op names) share
+    one search; another beam width or other map sizes are another search."""
+    from dataclasses import replace as changed
+
+    from npuplan.schedule.moves.order import OrderMemo
+
+    graph = _unstacked_sequence()
+    renamed = changed(graph, ops=tuple(changed(op, name=f"other_{op.name}") for op in graph.ops))
+    sizes, memo = _sizes(graph), OrderMemo()
+    found = least_peak_order(graph, sizes, max_states=4, memo=memo)
+    assert found == least_peak_order(graph, sizes, max_states=4) != tuple(range(len(graph.ops)))
+    assert least_peak_order(renamed, sizes, max_states=4, memo=memo) == found and len(memo) == 1
+    least_peak_order(graph, sizes, max_states=5, memo=memo)
+    least_peak_order(graph, {**sizes, "t0": 1}, max_states=4, memo=memo)
+    assert len(memo) == 3

@@ -42,3 +42,21 @@ def test_the_wide_graph_and_level_round_trip() -> None:
     level = {0b101: (ranks.pack(300, 200, 2), 200, 0b11, (1, 3, 4), (2, (0, None)))}
     wide = to_wide(level, arrays, lambda rank: (ranks.peak_bytes(rank), ranks.breaks(rank)))
     assert wide.pairs() == 3 and from_wide(wide, ranks.pack) == level
+    # the accesses still to run of each tensor held: all of its accesses but those of ops 0 and 2
+    masks = arrays.access_masks
+    assert [int(wide.pending[0, t]) for t in (0, 1)] == [(masks[t] & ~0b101).bit_count() for t in (0, 1)]
+    assert int(wide.pending[0, 2]) == masks[2].bit_count()  # not held: every access to come
+
+
+def test_pairs_are_grouped_by_their_set_even_when_two_sets_share_a_hash() -> None:
+    import numpy as np
+
+    from npuplan.schedule.moves.order_wide import _set_winners
+
+    after = np.array([[5], [3], [5], [3], [9]], dtype=np.uint64)  # sets {0,2}, {0,1}, {0,2}, {0,1}, {0,3}
+    ranks = np.array([7, 4, 6, 4, 1], dtype=np.int64)
+    for hashes in ([2, 1, 2, 1, 3], [1, 1, 1, 1, 1]):  # the sets' own hashes, then one hash for all
+        first, winners = _set_winners(after, np.array(hashes, dtype=np.uint64), ranks)
+        by_set = {int(after[f, 0]): (int(f), int(w)) for f, w in zip(first, winners)}
+        # each set's first pair, and the first pair of its least rank (the earlier one on a tie)
+        assert by_set == {5: (0, 2), 3: (1, 1), 9: (4, 4)}

@@ -34,6 +34,7 @@ slice of a concatenation in place) may run in any order.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -156,7 +157,10 @@ class _Memory:
 
 def order_peak_bytes(graph: LoweredGraph, order: tuple[int, ...], sizes: dict[str, int]) -> int:
     """The whole-feature-map peak of running ``graph``'s ops in ``order``."""
-    memory = _Memory(graph, sizes)
+    return _order_peak(_Memory(graph, sizes), order)
+
+
+def _order_peak(memory: _Memory, order: tuple[int, ...]) -> int:
     held_bytes, held = memory.initial()
     done, peak = 0, held_bytes
     for k in order:
@@ -196,23 +200,55 @@ class _Ranks:
         return rank % self.breaks_bound
 
 
-def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: int | None = None) -> tuple[int, ...]:
+class OrderMemo:
+    """``least_peak_order``'s answers by all that decides them: each op's dependencies and the
+    (bytes, accessing ops) of the maps it touches, the network inputs and the beam width. Lowerings
+    of one model that differ only where the search cannot see (a recurrent network's with and
+    without concatenation writes, where it has none) share one search."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[object, ...], tuple[int, ...]] = {}
+
+    def __len__(self) -> int:
+        """How many searches the memo holds."""
+        return len(self._found)
+
+    def answer(self, key: tuple[object, ...], search: Callable[[], tuple[int, ...]]) -> tuple[int, ...]:
+        """The order found for ``key`` before, else ``search()``'s (then kept)."""
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = search()
+        return found
+
+
+def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: int | None = None,
+                     memo: OrderMemo | None = None) -> tuple[int, ...]:
     """A topological order of ``graph.ops`` with the least whole-feature-map peak the search finds
     (exact while every level holds at most ``max_states`` frontiers, by default ``MAX_STATES``
     scaled down on large graphs), never above the file order's; ties keep ops that feed each other
     adjacent. ``sizes`` gives each feature map's storage bytes by name (others count their
-    element bytes)."""
+    element bytes). ``memo`` answers a search it has seen (``OrderMemo``) without running it."""
     count = len(graph.ops)
-    identity = tuple(range(count))
     if count < 3:
-        return identity
+        return tuple(range(count))
     limit = max_states or max(MIN_STATES, min(MAX_STATES, STATE_STEPS // count))
     preds = dependencies(graph)
+    memory = _Memory(graph, sizes)
+    if memo is None:
+        return _least_peak(graph, preds, memory, limit)
+    return memo.answer((tuple(preds), memory.op_tensors, tuple(memory.start), limit),
+                       lambda: _least_peak(graph, preds, memory, limit))
+
+
+def _least_peak(graph: LoweredGraph, preds: list[frozenset[int]], memory: _Memory,
+                limit: int) -> tuple[int, ...]:
+    """``least_peak_order`` for the dependencies ``preds`` and maps ``memory`` of ``graph``."""
+    count = len(graph.ops)
+    identity = tuple(range(count))
     succs: list[list[int]] = [[] for _ in range(count)]
     for k, ps in enumerate(preds):
         for p in ps:
             succs[p].append(k)
-    memory = _Memory(graph, sizes)
     after = _twin_chains(memory, preds, succs)
     pred_masks = [sum(1 << p for p in ps) | (0 if first is None else 1 << first)
                   for ps, first in zip(preds, _chained_before(after))]
@@ -222,7 +258,7 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
     ready = tuple(k for k, mask in enumerate(pred_masks) if not mask)
     level: dict[int, _Frontier] = {0: (ranks.pack(held_bytes, held_bytes, 0), held_bytes, held, ready, None)}
     demand = demand_order(graph, preds)
-    identity_peak, demand_peak = order_peak_bytes(graph, identity, sizes), order_peak_bytes(graph, demand, sizes)
+    identity_peak, demand_peak = _order_peak(memory, identity), _order_peak(memory, demand)
     fallback = demand if demand_peak < identity_peak else identity
     path = _searched_path(level, memory, preds, pred_masks, followers, ranks, limit,
                           lambda least: _cannot_win(least, identity_peak, demand_peak))
@@ -233,7 +269,7 @@ def least_peak_order(graph: LoweredGraph, sizes: dict[str, int], *, max_states: 
         found.append(path[0])
         path = path[1]
     searched = tuple(reversed(found))
-    searched_peak = order_peak_bytes(graph, searched, sizes)
+    searched_peak = _order_peak(memory, searched)
     order, peak = (searched, searched_peak) if searched_peak <= demand_peak else (demand, demand_peak)
     return identity if peak >= identity_peak else order
 

@@ -53,14 +53,16 @@ class WideGraph:
     """A search's constants as arrays: for each op its tensors (padded with the empty tensor ``T``)
     and the masks of its dependencies (for breaks) and of what must run before it (for readiness),
     its followers (flattened, ``follower_starts`` delimiting each op's); for each tensor its bytes,
-    whether it is held to the end, and the mask of the ops that access it."""
+    whether it is held to the end, the mask of the ops that access it (a Python int) and their
+    count."""
 
     op_count: int
     tensor_count: int
     op_tensors: np.ndarray
     tensor_bytes: np.ndarray
     pinned: np.ndarray
-    accesses: np.ndarray
+    access_masks: tuple[int, ...]
+    access_counts: np.ndarray
     dependencies: np.ndarray
     before: np.ndarray
     follower_starts: np.ndarray
@@ -94,7 +96,8 @@ def wide_graph(op_tensors: Sequence[Sequence[tuple[int, int, int]]], preds: Sequ
     starts[1:] = np.cumsum([len(f) for f in followers])
     return WideGraph(
         op_count=count, tensor_count=tensor_count, op_tensors=ids, tensor_bytes=size_of, pinned=pinned,
-        accesses=_rows(access_masks, words), dependencies=_rows([sum(1 << p for p in ps) for ps in preds], words),
+        access_masks=tuple(access_masks),
+        access_counts=np.array([m.bit_count() for m in access_masks], dtype=np.int32), dependencies=_rows([sum(1 << p for p in ps) for ps in preds], words),
         before=_rows(list(pred_masks), words), follower_starts=starts,
         followers=np.array([s for f in followers for s in f], dtype=np.int64),
         op_hashes=np.random.default_rng(count).integers(0, 1 << 63, size=count, dtype=np.uint64) * np.uint64(2) + _ONE)
@@ -105,8 +108,9 @@ class WideLevel:
     """Frontiers as arrays, one row each: ops done and tensors held as word rows, ops ready as a
     row of flags; the sum of the ops' hashes done (``WideGraph.op_hashes``, wrapping: a set's
     hash is the sum of its members', so a step adds one), bytes held, peak so far, breaks and the
-    last op run (-1 for none); ``paths`` the ops run, as ``order``'s linked (last op, path before)
-    tuples."""
+    last op run (-1 for none); for each tensor, how many of the ops that access it are still to run
+    (``pending``: a tensor ends at the step of its last one); ``paths`` the ops run, as ``order``'s
+    linked (last op, path before) tuples."""
 
     done: np.ndarray
     hashes: np.ndarray
@@ -116,6 +120,7 @@ class WideLevel:
     peak: np.ndarray
     breaks: np.ndarray
     last: np.ndarray
+    pending: np.ndarray
     paths: list[Any]
 
     def __len__(self) -> int:
@@ -144,7 +149,22 @@ def to_wide(level: dict[int, tuple[int, int, int, tuple[int, ...], Any]], graph:
         peak=np.array([p for p, _ in peaks_breaks], dtype=np.int64),
         breaks=np.array([b for _, b in peaks_breaks], dtype=np.int64),
         last=np.array([-1 if s[4] is None else s[4][0] for s in states], dtype=np.int64),
-        paths=[s[4] for s in states])
+        pending=_pending(graph, list(level), [s[2] for s in states]), paths=[s[4] for s in states])
+
+
+def _pending(graph: WideGraph, done: list[int], held: list[int]) -> np.ndarray:
+    """For each frontier (ops ``done``, tensors ``held`` as masks) and tensor, how many of the ops
+    that access it are not done. Only a held tensor has accesses both done and to come; one not
+    held has either all of them to come or none, and then no op to run touches it."""
+    pending = np.tile(graph.access_counts, (len(done), 1))
+    masks = graph.access_masks
+    for row, (ops, tensors) in enumerate(zip(done, held)):
+        while tensors:
+            low = tensors & -tensors
+            t = low.bit_length() - 1
+            pending[row, t] -= (masks[t] & ops).bit_count()
+            tensors ^= low
+    return pending
 
 
 def from_wide(wide: WideLevel, pack: Any) -> dict[int, tuple[int, int, int, tuple[int, ...], Any]]:
@@ -167,7 +187,7 @@ def wide_step(level: WideLevel, graph: WideGraph, limit: int) -> tuple[int, Wide
     tensors = graph.op_tensors[ops]
     sizes = graph.tensor_bytes[tensors]
     fresh = ~_bit_set(level.held, rows[:, None], tensors)
-    ended = ~graph.pinned[tensors] & ~np.any(graph.accesses[tensors] & ~after[:, None, :], axis=2)
+    ended = ~graph.pinned[tensors] & (level.pending[rows[:, None], tensors] == 1)  # the op is its last access
     step = level.held_bytes[rows] + (sizes * fresh).sum(axis=1)
     held_bytes = step - (sizes * ended).sum(axis=1)
     peak = np.maximum(level.peak[rows], step)
@@ -177,18 +197,35 @@ def wide_step(level: WideLevel, graph: WideGraph, limit: int) -> tuple[int, Wide
     follows[known] = _bit_set(graph.dependencies, ops[known], last[known])
     breaks = level.breaks[rows] + ~follows
     hashes = level.hashes[rows] + graph.op_hashes[ops]
-    _, first, which = np.unique(hashes, return_index=True, return_inverse=True)
-    if not np.array_equal(after, after[first[which]]):  # two sets of one hash: tell them apart by their words
-        keys = np.ascontiguousarray(after, dtype="<u8").view(np.dtype((np.void, 8 * after.shape[1]))).ravel()
-        _, first, which = np.unique(keys, return_index=True, return_inverse=True)
-    by_set = np.lexsort((np.arange(len(rows)), breaks, peak, which))
-    winners = by_set[np.r_[True, which[by_set][1:] != which[by_set][:-1]]]  # per set, in set order
+    first, winners = _set_winners(after, hashes, peak * (graph.op_count + 1) + breaks)
     order = np.argsort(first, kind="stable")  # sets in the order first reached
     chosen = winners[order]
     if len(chosen) > limit:
         chosen = chosen[np.lexsort((first[order], breaks[chosen], held_bytes[chosen], peak[chosen]))[:limit]]
     return int(peak.min()), _next_level(level, graph, chosen, rows, ops, after, hashes, tensors, ended, held_bytes,
                                          peak, breaks)
+
+
+def _set_winners(after: np.ndarray, hashes: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group the pairs by their set of ops done (rows of ``after``, told apart by ``hashes`` unless
+    two sets share one): per set, in the order of their hashes, its first pair and the first pair
+    of its least ``ranks``."""
+    count = len(hashes)
+    by_hash = np.argsort(hashes)
+    sorted_hashes = hashes[by_hash]
+    new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]
+    starts = np.flatnonzero(new)
+    first = np.minimum.reduceat(by_hash, starts)
+    lengths = np.diff(np.r_[starts, count])
+    if (np.array_equal(after[by_hash], np.repeat(after[first], lengths, axis=0))
+            and int(ranks.max(initial=0)) < np.iinfo(np.int64).max // max(count, 1) - 1):
+        # each pair's (rank, position) as one int: the least per set is its winner
+        return first, np.minimum.reduceat((ranks * count + np.arange(count))[by_hash], starts) % count
+    # two sets of one hash (or ranks too wide to pack): tell the sets apart by their words
+    keys = np.ascontiguousarray(after, dtype="<u8").view(np.dtype((np.void, 8 * after.shape[1]))).ravel()
+    _, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    by_set = np.lexsort((np.arange(count), ranks, which))
+    return first, by_set[np.r_[True, which[by_set][1:] != which[by_set][:-1]]]
 
 
 def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np.ndarray, ops: np.ndarray,
@@ -199,11 +236,13 @@ def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np
     count = len(chosen)
     at = np.arange(count)
     held = level.held[rows[chosen]]
+    pending = level.pending[rows[chosen]]
     for column in range(tensors.shape[1]):
         t = tensors[chosen, column]
         real = t < graph.tensor_count  # not the padding
         bit = _ONE << (t & 63).astype(np.uint64)
         held[at[real], t[real] >> 6] |= bit[real]
+        pending[at[real], t[real]] -= 1
         gone = ended[chosen, column]
         held[at[gone], t[gone] >> 6] &= ~bit[gone]
     done = after[chosen]
@@ -218,4 +257,4 @@ def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np
     ready[owner[now], follower[now]] = True
     paths = [(int(op), level.paths[row]) for op, row in zip(k, rows[chosen])]
     return WideLevel(done=done, hashes=hashes[chosen], held=held, ready=ready, held_bytes=held_bytes[chosen], peak=peak[chosen],
-                     breaks=breaks[chosen], last=k, paths=paths)
+                     breaks=breaks[chosen], last=k, pending=pending, paths=paths)
