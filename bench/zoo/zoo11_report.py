@@ -1,0 +1,222 @@
+"""npuplan and Vela 5.2.0 side by side on the eleventh zoo, per network and scenario, on one clock:
+the operator types, each tool's NPU/CPU split, npuplan's estimate of its own file and of Vela's
+better file (``bench/common_work.py``: the comparison on the operators both run on the NPU),
+sram_memory_used against the better of Vela's two cores, and the functional check's verdict (from
+a ``bench/run_diff.py`` results file of the same networks and scenarios).
+
+Usage: python bench/zoo/zoo11_report.py --models DIR [--run-diff FILE ...] [--scenario NAME ...]
+                                        [--keep DIR] [--out bench/results/zoo11_models.txt]
+
+Scenarios: the three public ones and the eleventh zoo's six (bench/scenarios.py ZOO11) by default.
+npuplan plans and emits in this process (this tree's ``src``, ``plan_and_emit``); Vela runs its
+two cores as fresh processes; their files stay under ``--keep`` (default a temporary directory).
+Per row: ``npu/cpu`` counts the source network's operators each file leaves to the CPU (matched
+by output tensor name, the same rule for both tools) and the rest; ``cycles`` is npuplan's
+estimate of each file (one clock) and the common-work ratio; ``sram`` is KiB, ``*`` marking
+npuplan above the better Vela core, ``c`` when that core leaves more operators to the CPU.
+Flags in the closing lines: failures, tracebacks, more CPU operators than Vela, common-work ratios
+above 1.01, Size-mode SRAM above Vela. Which side is trusted: LiteRT for function (the verdict),
+npuplan's estimate for time (the same clock on both files). Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+import tempfile
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCH = HERE.parent
+sys.path[:0] = [str(HERE), str(BENCH), str(BENCH.parent / "src")]
+
+from common_work import CommonWork, compare  # noqa: E402
+from scenarios import ALL, SCENARIOS, ZOO11, cli_flags  # noqa: E402
+from zoo10_report import op_types, run_header, tally_lines, verdicts  # noqa: E402
+
+from npuplan.api import make_options, plan_and_emit  # noqa: E402
+from npuplan.errors import NpuplanError  # noqa: E402
+from npuplan.estimate import estimate_file  # noqa: E402
+from npuplan.estimate.read import ETHOS_U  # noqa: E402
+from npuplan.io.tflite import read_tflite  # noqa: E402
+
+VELA = "/work/velavenv/bin/vela"
+CORES = {"vela-default": (), "vela-legacy": ("--debug-force-legacy-core",)}
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One tool's file of one network: where it is, its SRAM (KiB), the source operators it
+    leaves to the CPU, npuplan's estimate of it (cycles), or why there is none."""
+
+    path: Path | None = None
+    sram_kib: float | None = None
+    cpu_ops: int | None = None
+    cycles: float | None = None
+    error: str = ""
+    traceback: bool = False
+
+
+def cpu_count(compiled: Path, source: Path) -> int:
+    """The source network's operators that ``compiled`` runs outside its ethos-u operators."""
+    names = {op.outputs[0].name for op in read_tflite(source).subgraphs[0].ops if op.outputs}
+    return len(names & {op.outputs[0].name for graph in read_tflite(compiled).subgraphs for op in graph.ops
+                        if op.type != ETHOS_U and op.outputs})
+
+
+def timed(compiled: Compiled, source: Path, options: dict[str, str]) -> Compiled:
+    """``compiled`` with its CPU count and npuplan's estimate of it."""
+    if compiled.path is None:
+        return compiled
+    try:
+        cycles = estimate_file(compiled.path, make_options(**options)).report.cycles_total
+    except NpuplanError as error:
+        return Compiled(compiled.path, compiled.sram_kib, cpu_count(compiled.path, source),
+                        error=f"estimate: {str(error)[:100]}")
+    return Compiled(compiled.path, compiled.sram_kib, cpu_count(compiled.path, source), cycles)
+
+
+def npuplan_side(model: Path, options: dict[str, str], keep: Path) -> Compiled:
+    try:
+        planned, emitted = plan_and_emit(model, **options)
+    except NpuplanError as error:
+        return Compiled(error=f"{type(error).__name__}: {str(error).splitlines()[0][:140]}")
+    except Exception as error:  # noqa: BLE001 - a crash is a row
+        traceback.print_exc()
+        return Compiled(error=f"{type(error).__name__}: {str(error)[:140]}", traceback=True)
+    path = keep / "npuplan.tflite"
+    path.write_bytes(emitted.data)
+    return Compiled(path, planned.sram_memory_used_bytes / KIB)
+
+
+def vela_side(model: Path, options: dict[str, str], keep: Path, extra: tuple[str, ...]) -> Compiled:
+    out = keep / ("legacy" if extra else "default")
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        done = subprocess.run([VELA, str(model), *cli_flags(options), *extra, "--output-dir", str(out)],
+                              capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return Compiled(error="timeout after 900 s")
+    files, summaries = sorted(out.glob("*_vela.tflite")), sorted(out.glob("*_summary_*.csv"))
+    if done.returncode or not files:
+        return Compiled(error=((done.stderr.strip().splitlines() or ["no output"])[-1])[:140])
+    rows = list(csv.DictReader(summaries[0].open())) if summaries else []
+    return Compiled(files[0], float(rows[0]["sram_memory_used"]) if rows else None)
+
+
+def compile_all(model: Path, scenario: str, keep: Path) -> dict[str, Compiled]:
+    options = ALL[scenario]
+    place = keep / scenario / model.stem
+    place.mkdir(parents=True, exist_ok=True)
+    sides = {"npuplan": npuplan_side(model, options, place)}
+    sides.update({side: vela_side(model, options, place, extra) for side, extra in CORES.items()})
+    return {side: timed(c, model, options) for side, c in sides.items()}
+
+
+def one_clock(model: Path, scenario: str, sides: dict[str, Compiled]) -> CommonWork | None:
+    estimates = {side: c.cycles for side, c in sides.items() if c.cycles is not None}
+    if "npuplan" not in estimates or len(estimates) < 2:
+        return None
+    locate = lambda _s, _m, side: sides[side].path  # noqa: E731
+    return compare(scenario, model.stem, estimates, model, locate, make_options(**ALL[scenario]))
+
+
+def sram_mark(sides: dict[str, Compiled]) -> tuple[str, float | None]:
+    """('*' | 'c' | '', the better Vela core's SRAM in KiB)."""
+    ours = sides["npuplan"]
+    vela = [c for side, c in sides.items() if side != "npuplan" and c.sram_kib is not None]
+    if ours.sram_kib is None or not vela:
+        return "", None
+    best = min(c.sram_kib for c in vela)
+    below = [c for c in vela if c.sram_kib < ours.sram_kib - 0.005]
+    if not below:
+        return "", best
+    more_cpu = all(c.cpu_ops is not None and ours.cpu_ops is not None and c.cpu_ops > ours.cpu_ops for c in below)
+    return ("c" if more_cpu else "*"), best
+
+
+def _split(c: Compiled, total: int) -> str:
+    return f"{total - c.cpu_ops}/{c.cpu_ops}" if c.cpu_ops is not None else "-"
+
+
+def row(job: tuple[Path, str, Path, dict[tuple[str, str], str]]) -> tuple[str, dict[str, list]]:
+    """One line for a network in a scenario (its files kept under the job's directory) and its
+    findings by kind."""
+    model, scenario, keep, checked = job
+    sides = compile_all(model, scenario, keep)
+    tally: dict[str, list] = {key: [] for key in KINDS}
+    ours, total, label = sides["npuplan"], len(read_tflite(model).subgraphs[0].ops), f"{model.stem} {scenario}"
+    work = one_clock(model, scenario, sides)
+    mark, vela_sram = sram_mark(sides)
+    tally["rows"].append(label)
+    if ours.error:
+        tally["npuplan failed"].append(label)
+    if ours.traceback:
+        tally["traceback"].append(label)
+    vela_cpu = [c.cpu_ops for side, c in sides.items() if side != "npuplan" and c.cpu_ops is not None]
+    if ours.cpu_ops is not None and vela_cpu and ours.cpu_ops > min(vela_cpu):
+        tally["more CPU operators than Vela's better core"].append(f"{label} {ours.cpu_ops}>{min(vela_cpu)}")
+    common = work.common_ratio if work is not None else None
+    if common is not None:
+        tally["common"].append(common)
+        if common > 1.01:
+            tally["slower than Vela's better file on common work (>1.01)"].append(f"{label} {common:.3f}")
+    if mark == "*" and ALL[scenario].get("optimise") == "Size":
+        tally["Size mode SRAM above Vela's better core"].append(f"{label} {ours.sram_kib:.1f}>{vela_sram:.1f} KiB")
+    vela_text = " ".join(f"{side[5:]} {_split(c, total) if not c.error else 'rc!=0'}" for side, c in sides.items()
+                         if side != "npuplan")
+    clock = (f"{work.npuplan_cycles:>10.0f} {work.vela_side[5:]:>7} {work.vela_cycles:>10.0f} {work.ratio:6.3f} "
+             f"{common:6.3f}" if common is not None else f"{work.npuplan_cycles:>10.0f} {work.vela_side[5:]:>7} "
+             f"{work.vela_cycles:>10.0f} {work.ratio:6.3f} {'-':>6} ({work.left_out})") if work else f"{'-':>10}"
+    sram = (f"{ours.sram_kib:8.2f} {vela_sram:8.2f}{mark or ' '}" if ours.sram_kib is not None and vela_sram is not None
+            else f"{'-':>8} {'-':>8} ")
+    errors = "; ".join(f"{side}: {c.error}" for side, c in sides.items() if c.error)
+    return (f"{model.stem:28} {scenario:34} {_split(ours, total):>7} {vela_text:28} {clock} sram {sram} "
+            f"check {checked.get((model.stem, scenario), '-')} {errors}").rstrip(), tally
+
+
+HEADER = ("# columns: model, scenario, npuplan's npu/cpu (source operators on the NPU / left to the CPU), Vela's per "
+          "core, npuplan's estimate of its file, Vela's better file (core) and npuplan's estimate of it, ratio on all "
+          "work, ratio on common work (or why none), sram KiB npuplan / better Vela core (* above, c above with "
+          "Vela leaving more to the CPU), run_diff verdict per output (npuplan max diff / differing elements)")
+
+
+KINDS = ("rows", "npuplan failed", "traceback", "more CPU operators than Vela's better core",
+         "slower than Vela's better file on common work (>1.01)", "Size mode SRAM above Vela's better core", "common")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=Path, action="append", required=True)
+    parser.add_argument("--run-diff", type=Path, action="append", default=[])
+    parser.add_argument("--scenario", action="append", choices=sorted(ALL))
+    parser.add_argument("--keep", type=Path)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=BENCH / "results" / "zoo11_models.txt")
+    args = parser.parse_args()
+    checked = verdicts(args.run_diff)
+    models = [m for d in args.models for m in sorted(d.glob("*.tflite"))]
+    tally: dict[str, list] = {key: [] for key in KINDS}
+    with args.out.open("w") as out, tempfile.TemporaryDirectory() as scratch, ProcessPoolExecutor(args.jobs) as pool:
+        keep = args.keep or Path(scratch)
+        print(f"{run_header('bench/zoo/zoo11_report.py')}\n{HEADER}", file=out, flush=True)
+        jobs = [(m, s, keep, checked) for m in models for s in args.scenario or [*SCENARIOS, *ZOO11]]
+        for (model, scenario, _, _), (line, found) in zip(jobs, pool.map(row, jobs)):
+            if scenario == jobs[0][1]:
+                print(f"## {model.stem}: {op_types(model)}", file=out, flush=True)
+            for key, values in found.items():
+                tally[key] += values
+            print(line, flush=True)
+            print(line, file=out, flush=True)
+        print("\n".join(tally_lines(tally, "common", "one clock on common work, npuplan over Vela's better file")),
+              file=out, flush=True)
+
+
+if __name__ == "__main__":
+    main()
