@@ -36,6 +36,7 @@ BENCH = HERE.parent
 sys.path[:0] = [str(HERE), str(BENCH), str(BENCH.parent / "src")]
 
 from common_work import CommonWork, compare  # noqa: E402
+from run_diff import run_side, verdict  # noqa: E402
 from scenarios import ALL, SCENARIOS, ZOO11, cli_flags  # noqa: E402
 from zoo10_report import op_types, run_header, tally_lines, verdicts  # noqa: E402
 
@@ -145,17 +146,41 @@ def _split(c: Compiled, total: int) -> str:
     return f"{total - c.cpu_ops}/{c.cpu_ops}" if c.cpu_ops is not None else "-"
 
 
-def row(job: tuple[Path, str, Path, dict[tuple[str, str], str]]) -> tuple[str, dict[str, list]]:
+def check(model: Path, sides: dict[str, Compiled], samples: int) -> str:
+    """run_diff's verdict per output (``bench/run_diff.py``: npuplan's file and Vela's default
+    core's, else its legacy core's, against LiteRT on the same seeded inputs), with npuplan's
+    largest difference and differing elements; '-' with no samples."""
+    if samples <= 0:
+        return "-"
+    vela = next((c for side, c in sides.items() if side != "npuplan" and c.path is not None), Compiled())
+    original = model.read_bytes()
+    ours, theirs = (run_side(c.path.read_bytes() if c.path else None, c.error or "no file", original, samples, 0)
+                    for c in (sides["npuplan"], vela))
+    if not ours.diffs:
+        return f"no run ({ours.error[:100]})"
+    found = []
+    for k, mine in enumerate(ours.diffs):
+        found.append(f"{verdict(mine, theirs.diffs[k] if k < len(theirs.diffs) else None)}"
+                     f"({mine.max_abs_diff:g}/{mine.differing})")
+    return ",".join(found)
+
+
+def row(job: tuple[Path, str, Path, dict[tuple[str, str], str], int]) -> tuple[str, dict[str, list]]:
     """One line for a network in a scenario (its files kept under the job's directory) and its
     findings by kind."""
-    model, scenario, keep, checked = job
+    model, scenario, keep, checked, samples = job
     sides = compile_all(model, scenario, keep)
+    checked = {**checked, (model.stem, scenario): check(model, sides, samples)} if samples > 0 else checked
     tally: dict[str, list] = {key: [] for key in KINDS}
     ours, total, label = sides["npuplan"], len(read_tflite(model).subgraphs[0].ops), f"{model.stem} {scenario}"
     work = one_clock(model, scenario, sides)
     mark, vela_sram = sram_mark(sides)
     tally["rows"].append(label)
-    if ours.error:
+    if ours.error.startswith("InfeasiblePlan"):
+        vela_kib = [f"{c.sram_kib:.1f}" for side, c in sides.items() if side != "npuplan" and c.sram_kib is not None]
+        tally["npuplan refused (InfeasiblePlan; Vela's cores' SRAM KiB / arena)"].append(
+            f"{label} {'+'.join(vela_kib)}/{int(ALL[scenario].get('arena_cache_size', 0)) // KIB or '-'}")
+    elif ours.error:
         tally["npuplan failed"].append(label)
     if ours.traceback:
         tally["traceback"].append(label)
@@ -166,7 +191,8 @@ def row(job: tuple[Path, str, Path, dict[tuple[str, str], str]]) -> tuple[str, d
     if common is not None:
         tally["common"].append(common)
         if common > 1.01:
-            tally["slower than Vela's better file on common work (>1.01)"].append(f"{label} {common:.3f}")
+            tally[f"{ALL[scenario]['optimise']}: slower than Vela's better file on common work (>1.01)"].append(
+                f"{label} {common:.3f}")
     if mark == "*" and ALL[scenario].get("optimise") == "Size":
         tally["Size mode SRAM above Vela's better core"].append(f"{label} {ours.sram_kib:.1f}>{vela_sram:.1f} KiB")
     vela_text = " ".join(f"{side[5:]} {_split(c, total) if not c.error else 'rc!=0'}" for side, c in sides.items()
@@ -177,8 +203,11 @@ def row(job: tuple[Path, str, Path, dict[tuple[str, str], str]]) -> tuple[str, d
     sram = (f"{ours.sram_kib:8.2f} {vela_sram:8.2f}{mark or ' '}" if ours.sram_kib is not None and vela_sram is not None
             else f"{'-':>8} {'-':>8} ")
     errors = "; ".join(f"{side}: {c.error}" for side, c in sides.items() if c.error)
+    verdicts_here = checked.get((model.stem, scenario), "-")
+    if any(bad in verdicts_here for bad in ("WORSE", "DIFF", "no run")):
+        tally["check WORSE, DIFF or no run"].append(f"{label} {verdicts_here[:60]}")
     return (f"{model.stem:28} {scenario:34} {_split(ours, total):>7} {vela_text:28} {clock} sram {sram} "
-            f"check {checked.get((model.stem, scenario), '-')} {errors}").rstrip(), tally
+            f"check {verdicts_here} {errors}").rstrip(), tally
 
 
 HEADER = ("# columns: model, scenario, npuplan's npu/cpu (source operators on the NPU / left to the CPU), Vela's per "
@@ -187,8 +216,11 @@ HEADER = ("# columns: model, scenario, npuplan's npu/cpu (source operators on th
           "Vela leaving more to the CPU), run_diff verdict per output (npuplan max diff / differing elements)")
 
 
-KINDS = ("rows", "npuplan failed", "traceback", "more CPU operators than Vela's better core",
-         "slower than Vela's better file on common work (>1.01)", "Size mode SRAM above Vela's better core", "common")
+KINDS = ("rows", "npuplan failed", "npuplan refused (InfeasiblePlan; Vela's cores' SRAM KiB / arena)", "traceback",
+         "more CPU operators than Vela's better core",
+         "Performance: slower than Vela's better file on common work (>1.01)",
+         "Size: slower than Vela's better file on common work (>1.01)", "Size mode SRAM above Vela's better core",
+         "check WORSE, DIFF or no run", "common")
 
 
 def main() -> None:
@@ -198,6 +230,7 @@ def main() -> None:
     parser.add_argument("--scenario", action="append", choices=sorted(ALL))
     parser.add_argument("--keep", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=2, help="run_diff's seeded samples per row (0: no check)")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "zoo11_models.txt")
     args = parser.parse_args()
     checked = verdicts(args.run_diff)
@@ -206,8 +239,8 @@ def main() -> None:
     with args.out.open("w") as out, tempfile.TemporaryDirectory() as scratch, ProcessPoolExecutor(args.jobs) as pool:
         keep = args.keep or Path(scratch)
         print(f"{run_header('bench/zoo/zoo11_report.py')}\n{HEADER}", file=out, flush=True)
-        jobs = [(m, s, keep, checked) for m in models for s in args.scenario or [*SCENARIOS, *ZOO11]]
-        for (model, scenario, _, _), (line, found) in zip(jobs, pool.map(row, jobs)):
+        jobs = [(m, s, keep, checked, args.samples) for m in models for s in args.scenario or [*SCENARIOS, *ZOO11]]
+        for (model, scenario, *_), (line, found) in zip(jobs, pool.map(row, jobs)):
             if scenario == jobs[0][1]:
                 print(f"## {model.stem}: {op_types(model)}", file=out, flush=True)
             for key, values in found.items():
