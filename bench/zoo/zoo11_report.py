@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import subprocess
 import sys
 import tempfile
@@ -165,6 +166,19 @@ def check(model: Path, sides: dict[str, Compiled], samples: int) -> str:
     return ",".join(found)
 
 
+def cached_row(job: tuple[Path, str, Path, dict[tuple[str, str], str], int]) -> tuple[str, dict[str, list]]:
+    """``row``, kept as ``row.json`` beside the job's files and read back from there when present
+    (a run stopped early or rerun after a fix recomputes only the rows whose file was removed)."""
+    model, scenario, keep = job[:3]
+    saved = keep / scenario / model.stem / "row.json"
+    if saved.exists():
+        line, found = json.loads(saved.read_text())
+        return line, found
+    line, found = row(job)
+    saved.write_text(json.dumps([line, found]))
+    return line, found
+
+
 def row(job: tuple[Path, str, Path, dict[tuple[str, str], str], int]) -> tuple[str, dict[str, list]]:
     """One line for a network in a scenario (its files kept under the job's directory) and its
     findings by kind."""
@@ -228,7 +242,7 @@ def main() -> None:
     parser.add_argument("--models", type=Path, action="append", required=True)
     parser.add_argument("--run-diff", type=Path, action="append", default=[])
     parser.add_argument("--scenario", action="append", choices=sorted(ALL))
-    parser.add_argument("--keep", type=Path)
+    parser.add_argument("--keep", type=Path, help="keep the files and rows here (rows found here are reused)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--samples", type=int, default=2, help="run_diff's seeded samples per row (0: no check)")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "zoo11_models.txt")
@@ -240,11 +254,11 @@ def main() -> None:
         keep = args.keep or Path(scratch)
         print(f"{run_header('bench/zoo/zoo11_report.py')}\n{HEADER}", file=out, flush=True)
         jobs = [(m, s, keep, checked, args.samples) for m in models for s in args.scenario or [*SCENARIOS, *ZOO11]]
-        for (model, scenario, *_), (line, found) in zip(jobs, pool.map(row, jobs)):
+        for (model, scenario, *_), (line, found) in zip(jobs, pool.map(cached_row, jobs)):
             if scenario == jobs[0][1]:
                 print(f"## {model.stem}: {op_types(model)}", file=out, flush=True)
             for key, values in found.items():
-                tally[key] += values
+                tally.setdefault(key, []).extend(values)
             print(line, flush=True)
             print(line, file=out, flush=True)
         print("\n".join(tally_lines(tally, "common", "one clock on common work, npuplan over Vela's better file")),
