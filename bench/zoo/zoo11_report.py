@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -105,9 +106,14 @@ def vela_side(model: Path, options: dict[str, str], keep: Path, extra: tuple[str
                               capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired:
         return Compiled(error="timeout after 900 s")
-    files, summaries = sorted(out.glob("*_vela.tflite")), sorted(out.glob("*_summary_*.csv"))
-    if done.returncode or not files:
+    if done.returncode or not list(out.glob("*_vela.tflite")):
         return Compiled(error=((done.stderr.strip().splitlines() or ["no output"])[-1])[:140])
+    return vela_output(out)
+
+
+def vela_output(out: Path) -> Compiled:
+    """Vela's file in its output directory ``out`` and its sram_memory_used (KiB)."""
+    files, summaries = sorted(out.glob("*_vela.tflite")), sorted(out.glob("*_summary_*.csv"))
     rows = list(csv.DictReader(summaries[0].open())) if summaries else []
     return Compiled(files[0], float(rows[0]["sram_memory_used"]) if rows else None)
 
@@ -166,29 +172,100 @@ def check(model: Path, sides: dict[str, Compiled], samples: int) -> str:
     return ",".join(found)
 
 
+Saved = dict[str, dict]  # side -> sram_kib, error, traceback; "check" -> {"verdicts": str}
+
+
 def cached_row(job: tuple[Path, str, Path, dict[tuple[str, str], str], int]) -> tuple[str, dict[str, list]]:
-    """``row``, kept as ``row.json`` beside the job's files and read back from there when present
-    (a run stopped early or rerun after a fix recomputes only the rows whose file was removed)."""
-    model, scenario, keep = job[:3]
-    saved = keep / scenario / model.stem / "row.json"
-    if saved.exists():
-        line, found = json.loads(saved.read_text())
-        return line, found
-    line, found = row(job)
-    saved.write_text(json.dumps([line, found]))
-    return line, found
-
-
-def row(job: tuple[Path, str, Path, dict[tuple[str, str], str], int]) -> tuple[str, dict[str, list]]:
-    """One line for a network in a scenario (its files kept under the job's directory) and its
-    findings by kind."""
+    """``row`` of the job, its files kept under ``--keep`` with what they do not hold (npuplan's SRAM,
+    each side's error, the check's verdicts) as ``row.json``: read back from there when present, the
+    files timed again (a run stopped early or rerun after a fix recomputes only the rows whose
+    ``row.json`` was removed)."""
     model, scenario, keep, checked, samples = job
-    sides = compile_all(model, scenario, keep)
-    checked = {**checked, (model.stem, scenario): check(model, sides, samples)} if samples > 0 else checked
-    tally: dict[str, list] = {key: [] for key in KINDS}
+    place = keep / scenario / model.stem
+    saved_path = place / "row.json"
+    if saved_path.exists():
+        saved = json.loads(saved_path.read_text())
+        saved = from_line(saved[0]) if isinstance(saved, list) else saved  # a row kept as its printed line
+        sides = kept_sides(model, scenario, place, saved)
+    else:
+        sides = compile_all(model, scenario, keep)
+        verdicts_here = check(model, sides, samples) if samples > 0 else checked.get((model.stem, scenario), "-")
+        saved = {side: {"sram_kib": c.sram_kib, "error": c.error, "traceback": c.traceback} for side, c in sides.items()}
+        saved["check"] = {"verdicts": verdicts_here}
+        saved_path.write_text(json.dumps(saved))
+    return row(model, scenario, sides, saved["check"]["verdicts"])
+
+
+def kept_sides(model: Path, scenario: str, place: Path, saved: Saved) -> dict[str, Compiled]:
+    """The sides of a row from its kept files and ``saved``, timed again."""
+    mine = saved["npuplan"]
+    sides = {"npuplan": Compiled(None if mine["error"] else place / "npuplan.tflite", mine["sram_kib"],
+                                 error=mine["error"], traceback=mine["traceback"])}
+    for side, extra in CORES.items():
+        error = saved[side]["error"]
+        sides[side] = Compiled(error=error) if error else vela_output(place / ("legacy" if extra else "default"))
+    return {side: timed(c, model, ALL[scenario]) for side, c in sides.items()}
+
+
+_SIDE_ERROR = re.compile(r"(npuplan|vela-default|vela-legacy): (.*?)(?=; (?:npuplan|vela-default|vela-legacy): |$)")
+
+
+def from_line(line: str) -> Saved:
+    """What ``row.json`` holds, read from a row's printed line (the form rows were first kept in)."""
+    sram = re.search(r" sram +(\S+) ", line)
+    verdicts_here = re.search(r" check (.*?)(?= npuplan: | vela-default: | vela-legacy: |$)", line)
+    errors = dict(_SIDE_ERROR.findall(line[verdicts_here.end():] if verdicts_here else ""))
+    saved: Saved = {side: {"sram_kib": None, "error": errors.get(side, ""), "traceback": "TRACEBACK" in line}
+                    for side in ("npuplan", *CORES)}
+    if sram and sram.group(1) != "-":
+        saved["npuplan"]["sram_kib"] = float(sram.group(1))
+    saved["check"] = {"verdicts": verdicts_here.group(1) if verdicts_here else "-"}
+    return saved
+
+
+def row(model: Path, scenario: str, sides: dict[str, Compiled], verdicts_here: str) -> tuple[str, dict[str, list]]:
+    """One line for a network in a scenario and its findings by kind."""
     ours, total, label = sides["npuplan"], len(read_tflite(model).subgraphs[0].ops), f"{model.stem} {scenario}"
     work = one_clock(model, scenario, sides)
     mark, vela_sram = sram_mark(sides)
+    peer = size_peer(model, scenario, sides)
+    tally = findings(label, scenario, sides, work, peer, verdicts_here)
+    if mark == "*" and ALL[scenario].get("optimise") == "Size":
+        tally["Size mode SRAM above Vela's better core"].append(f"{label} {ours.sram_kib:.1f}>{vela_sram:.1f} KiB")
+    vela_text = " ".join(f"{side[5:]} {_split(c, total) if not c.error else 'rc!=0'}" for side, c in sides.items()
+                         if side != "npuplan")
+    sram = (f"{ours.sram_kib:8.2f} {vela_sram:8.2f}{mark or ' '}" if ours.sram_kib is not None and vela_sram is not None
+            else f"{'-':>8} {'-':>8} ")
+    peer_text = "" if ALL[scenario].get("optimise") != "Size" else (
+        f" size-peer {peer.vela_side[5:]} {peer.common_ratio:.3f}" if peer and peer.common_ratio else " size-peer -")
+    errors = "; ".join(f"{side}: {c.error}" for side, c in sides.items() if c.error)
+    return (f"{model.stem:28} {scenario:34} {_split(ours, total):>7} {vela_text:28} {_clock(work)} sram {sram}"
+            f"{peer_text} check {verdicts_here} {errors}").rstrip(), tally
+
+
+def _clock(work: CommonWork | None) -> str:
+    if work is None:
+        return f"{'-':>10}"
+    common = f"{work.common_ratio:6.3f}" if work.common_ratio is not None else f"{'-':>6} ({work.left_out})"
+    return f"{work.npuplan_cycles:>10.0f} {work.vela_side[5:]:>7} {work.vela_cycles:>10.0f} {work.ratio:6.3f} {common}"
+
+
+def size_peer(model: Path, scenario: str, sides: dict[str, Compiled]) -> CommonWork | None:
+    """In Size mode, npuplan's file on one clock against the faster of the Vela files that use no
+    more SRAM than npuplan's (None when every Vela file uses more: npuplan's plan is smaller)."""
+    ours = sides["npuplan"]
+    if ALL[scenario].get("optimise") != "Size" or ours.sram_kib is None:
+        return None
+    peers = {side: c for side, c in sides.items()
+             if side == "npuplan" or (c.sram_kib is not None and c.sram_kib <= ours.sram_kib + 0.005)}
+    return one_clock(model, scenario, peers)
+
+
+def findings(label: str, scenario: str, sides: dict[str, Compiled], work: CommonWork | None, peer: CommonWork | None,
+             verdicts_here: str) -> dict[str, list]:
+    """A row's findings by kind (``KINDS``) but Size mode's SRAM."""
+    tally: dict[str, list] = {key: [] for key in KINDS}
+    ours = sides["npuplan"]
     tally["rows"].append(label)
     if ours.error.startswith("InfeasiblePlan"):
         vela_kib = [f"{c.sram_kib:.1f}" for side, c in sides.items() if side != "npuplan" and c.sram_kib is not None]
@@ -207,34 +284,37 @@ def row(job: tuple[Path, str, Path, dict[tuple[str, str], str], int]) -> tuple[s
         if common > 1.01:
             tally[f"{ALL[scenario]['optimise']}: slower than Vela's better file on common work (>1.01)"].append(
                 f"{label} {common:.3f}")
-    if mark == "*" and ALL[scenario].get("optimise") == "Size":
-        tally["Size mode SRAM above Vela's better core"].append(f"{label} {ours.sram_kib:.1f}>{vela_sram:.1f} KiB")
-    vela_text = " ".join(f"{side[5:]} {_split(c, total) if not c.error else 'rc!=0'}" for side, c in sides.items()
-                         if side != "npuplan")
-    clock = (f"{work.npuplan_cycles:>10.0f} {work.vela_side[5:]:>7} {work.vela_cycles:>10.0f} {work.ratio:6.3f} "
-             f"{common:6.3f}" if common is not None else f"{work.npuplan_cycles:>10.0f} {work.vela_side[5:]:>7} "
-             f"{work.vela_cycles:>10.0f} {work.ratio:6.3f} {'-':>6} ({work.left_out})") if work else f"{'-':>10}"
-    sram = (f"{ours.sram_kib:8.2f} {vela_sram:8.2f}{mark or ' '}" if ours.sram_kib is not None and vela_sram is not None
-            else f"{'-':>8} {'-':>8} ")
-    errors = "; ".join(f"{side}: {c.error}" for side, c in sides.items() if c.error)
-    verdicts_here = checked.get((model.stem, scenario), "-")
+    if peer is not None and peer.common_ratio is not None and peer.common_ratio > 1.01:
+        tally["Size: slower than the faster Vela file using no more SRAM (>1.01)"].append(
+            f"{label} {peer.common_ratio:.3f}")
     if any(bad in verdicts_here for bad in ("WORSE", "DIFF", "no run")):
         tally["check WORSE, DIFF or no run"].append(f"{label} {verdicts_here[:60]}")
-    return (f"{model.stem:28} {scenario:34} {_split(ours, total):>7} {vela_text:28} {clock} sram {sram} "
-            f"check {verdicts_here} {errors}").rstrip(), tally
+    return tally
 
 
 HEADER = ("# columns: model, scenario, npuplan's npu/cpu (source operators on the NPU / left to the CPU), Vela's per "
           "core, npuplan's estimate of its file, Vela's better file (core) and npuplan's estimate of it, ratio on all "
           "work, ratio on common work (or why none), sram KiB npuplan / better Vela core (* above, c above with "
-          "Vela leaving more to the CPU), run_diff verdict per output (npuplan max diff / differing elements)")
+          "Vela leaving more to the CPU), in Size mode the common-work ratio against the faster Vela file using no "
+          "more SRAM (size-peer; - when every Vela file uses more), run_diff verdict per output (npuplan max diff / "
+          "differing elements)")
 
 
 KINDS = ("rows", "npuplan failed", "npuplan refused (InfeasiblePlan; Vela's cores' SRAM KiB / arena)", "traceback",
          "more CPU operators than Vela's better core",
          "Performance: slower than Vela's better file on common work (>1.01)",
-         "Size: slower than Vela's better file on common work (>1.01)", "Size mode SRAM above Vela's better core",
+         "Size: slower than Vela's better file on common work (>1.01)",
+         "Size: slower than the faster Vela file using no more SRAM (>1.01)", "Size mode SRAM above Vela's better core",
          "check WORSE, DIFF or no run", "common")
+
+
+def scenarios(model: Path, args: argparse.Namespace) -> list[str]:
+    """The scenarios ``model`` runs in: those named, else the public three and ZOO11's six (the
+    public three only for a network of more than ``--public-only-above`` operators)."""
+    if args.scenario:
+        return args.scenario
+    big = args.public_only_above and len(read_tflite(model).subgraphs[0].ops) > args.public_only_above
+    return [*SCENARIOS] if big else [*SCENARIOS, *ZOO11]
 
 
 def main() -> None:
@@ -245,6 +325,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep the files and rows here (rows found here are reused)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--samples", type=int, default=2, help="run_diff's seeded samples per row (0: no check)")
+    parser.add_argument("--public-only-above", type=int, default=0, metavar="OPS",
+                        help="networks of more operators run in the public scenarios only (time)")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "zoo11_models.txt")
     args = parser.parse_args()
     checked = verdicts(args.run_diff)
@@ -253,9 +335,9 @@ def main() -> None:
     with args.out.open("w") as out, tempfile.TemporaryDirectory() as scratch, ProcessPoolExecutor(args.jobs) as pool:
         keep = args.keep or Path(scratch)
         print(f"{run_header('bench/zoo/zoo11_report.py')}\n{HEADER}", file=out, flush=True)
-        jobs = [(m, s, keep, checked, args.samples) for m in models for s in args.scenario or [*SCENARIOS, *ZOO11]]
-        for (model, scenario, *_), (line, found) in zip(jobs, pool.map(cached_row, jobs)):
-            if scenario == jobs[0][1]:
+        jobs = [(m, s, keep, checked, args.samples) for m in models for s in scenarios(m, args)]
+        for k, ((model, scenario, *_), (line, found)) in enumerate(zip(jobs, pool.map(cached_row, jobs))):
+            if k == 0 or jobs[k - 1][0] != model:
                 print(f"## {model.stem}: {op_types(model)}", file=out, flush=True)
             for key, values in found.items():
                 tally.setdefault(key, []).extend(values)
