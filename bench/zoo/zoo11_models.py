@@ -134,6 +134,16 @@ def kws_attention(frames=16, mfcc=10):
     return tf.keras.Model(inp, L.Softmax()(L.Dense(12)(L.Dense(32, activation="relu")(context))))
 
 
+def dot_attention(frames=8, feats=6):
+    """The attention head of ``kws_attention`` alone (tests/data/zoo11): a dense over the frames,
+    the middle frame as the query, Keras's Dot layers around a softmax over the frames."""
+    inp = L.Input((frames, feats))
+    seq = L.Dense(feats, activation="tanh")(inp)
+    query = L.Lambda(lambda t: t[:, frames // 2])(seq)
+    scores = L.Softmax()(L.Dot(axes=(2, 1))([seq, query]))
+    return tf.keras.Model(inp, L.Dense(3)(L.Dot(axes=(1, 1))([scores, seq])))
+
+
 # ---------------------------------------------------------------- odd shapes and zero points
 
 
@@ -195,6 +205,7 @@ MODELS: dict[str, Spec] = {
     "tflm_magic_wand_128x3": Spec("tflm", magic_wand),
     "kws_crnn_49x10": Spec("kws", kws_crnn),
     "kws_attention_16x10": Spec("kws", kws_attention),
+    "dot_attention_8x6": Spec("kws", dot_attention),
     "spatial_1x1_1000": Spec("odd_shape", spatial_1x1),
     "head_1001_7x7": Spec("odd_shape", head_1001),
     "width1_40x1x5": Spec("odd_shape", width1),
