@@ -20,7 +20,8 @@ What is new here:
 - TFLite Micro's examples re-created: micro_speech's tiny_conv (49x40 spectrogram, one 10x8
   stride-2 conv, a dense) and magic_wand (128x3 accelerometer, 4x3 and 4x1 convs, max pools);
 - keyword spotting: a CRNN (10x4 conv, two unrolled GRUs) and an attention RNN (convs along
-  time, an unrolled bidirectional LSTM, a dot-product attention over the frames);
+  time, an unrolled bidirectional LSTM, a dot-product attention over the frames) and that
+  attention head alone (dot_attention_8x6, kept in tests/data/zoo11);
 - a whole application network in int16x8 (MobileNetV3Small minimalistic: TensorFlow 2.21 cannot
   quantize HARD_SWISH to 16x8);
 - odd shapes: 1x1 spatial maps with 1000+ channels, a 1001-class head on 7x7, width 1 with
