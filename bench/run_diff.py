@@ -6,7 +6,7 @@ Usage:
                            [--scenario NAME ...] [--samples 5] [--seed 0] [--jobs 1] [--reference-kernels]
                            [--out FILE] [MODEL ...]
 
-For each model and scenario (default: the three public ones of bench/scenarios.py): compile with
+For each model and scenario (default: the three public ones of bench/scenarios.py; ``--scenario`` names any of its ALL): compile with
 npuplan (native backend, ``emit.plan_and_emit``) and with Vela 5.2 (``--vela``), run both files and
 the original on the same seeded inputs (``--samples``, uniform over each input type's range, token ids within their table; the
 samples run in turn on one loaded model, so variable tensors evolve alike) and print per output,
@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-from scenarios import SCENARIOS, cli_flags
+from scenarios import ALL, SCENARIOS, cli_flags
 from static_copy import static_copy
 
 HERE = Path(__file__).resolve().parent
@@ -192,7 +192,7 @@ def verdict(ours: OutputDiff | None, theirs: OutputDiff | None) -> str:
 def one(job: tuple[Path, str, int, int, str, bool]) -> list[tuple[str, str]]:
     """(verdict, line) per output of one model in one scenario."""
     path, scenario, samples, seed, vela, kernels = job
-    options = SCENARIOS[scenario]
+    options = ALL[scenario]
     original = path.read_bytes()
     try:
         reference = ReferenceModel(original, label="the original", reference_kernels=kernels)
@@ -287,7 +287,7 @@ def main() -> None:
     parser.add_argument("--models", dest="dir", action="append", metavar="DIR")
     parser.add_argument("--set", action="append", choices=sorted(SETS))
     parser.add_argument("--random", metavar="SEED:COUNT", help="seeded random networks (tests/random_graphs.py)")
-    parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
+    parser.add_argument("--scenario", action="append", choices=sorted(ALL))
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)

@@ -1,6 +1,7 @@
 """The benchmark scenarios, defined once: the three public ones (same flags as
 ../shared/bench/vela_baseline.py), the 256 KiB budget scenario of issue 3, the dual-core one and
-the sixteen hardware configs of bench/config_sweep.py, and the eighth zoo's nine (ZOO8)."""
+the sixteen hardware configs of bench/config_sweep.py, the eighth zoo's nine (ZOO8) and the eleventh
+zoo's six (ZOO11); ALL holds the public three and every named one."""
 
 from __future__ import annotations
 
@@ -82,6 +83,20 @@ ZOO8: dict[str, dict[str, str]] = {
     "u65_256_zoo8fast_ded48k_perf": _scenario("u65-256", "Zoo8_U65_Fast", "Zoo8_Dedicated_48KB", "Performance",
                                               config=ZOO8_INI),
 }
+
+# The configs of the eleventh zoo (bench/zoo/zoo11_report.py), Size mode at each hardware point the
+# brief of issue 25 names: the smallest core, the dual-core U65 in Sram_Only and Dedicated_Sram,
+# arenas of 16 KiB (tiny) and of 4 and 8 MiB (huge, more than any network here needs).
+ZOO11: dict[str, dict[str, str]] = {
+    "u55_32_highend_shared_size": _scenario("u55-32", U55_HE, "Shared_Sram", "Size"),
+    "u65_512_highend_sramonly_size": _scenario("u65-512", U65_HE, "Sram_Only", "Size"),
+    "u65_512_highend_ded_size_16k": _scenario("u65-512", U65_HE, "Dedicated_Sram", "Size", 16),
+    "u65_512_highend_ded_perf_4m": _scenario("u65-512", U65_HE, "Dedicated_Sram", "Performance", 4096),
+    "u55_128_highend_shared_size_16k": _scenario("u55-128", U55_HE, "Shared_Sram", "Size", 16),
+    "u55_256_highend_shared_size_8m": _scenario("u55-256", U55_HE, "Shared_Sram", "Size", 8192),
+}
+
+ALL: dict[str, dict[str, str]] = {**SCENARIOS, **BUDGET_256K, **DUAL_CORE, **SWEEP, **ZOO8, **ZOO11}
 
 
 def cli_flags(options: dict[str, str]) -> list[str]:

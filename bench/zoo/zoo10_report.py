@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "src")]
 
-from scenarios import SCENARIOS, cli_flags  # noqa: E402
+from scenarios import ALL, SCENARIOS, cli_flags  # noqa: E402
 
 from npuplan.io.tflite import read_tflite  # noqa: E402
 
@@ -69,7 +69,7 @@ def verdicts(paths: list[Path]) -> dict[tuple[str, str], str]:
     for path in paths:
         for line in path.read_text().splitlines():
             parts = line.split(" ", 3)
-            if line.startswith("#") or len(parts) < 4 or parts[1] not in SCENARIOS:
+            if line.startswith("#") or len(parts) < 4 or parts[1] not in ALL:
                 continue
             verdict = parts[3].split(":", 1)[1].split("|")[0].strip() if ":" in parts[3] else "?"
             diff = re.search(r"npuplan max \|diff\| (\S+), (\d+) of", line)
@@ -109,6 +109,14 @@ def row(model: Path, scenario: str, checked: dict[tuple[str, str], str], tally: 
             f"vela {vela_cycles:>9} {ratio:>7}  check {checked.get((model.stem, scenario), '-')}  {note}").rstrip()
 
 
+def run_header(script: str) -> str:
+    """The results file's first lines: the command, this tree's commit, Vela's version, the date."""
+    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return (f"# python {script} {' '.join(sys.argv[1:])}\n# commit {commit}, Vela 5.2.0, "
+            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=Path, action="append", required=True)
@@ -116,13 +124,10 @@ def main() -> None:
     parser.add_argument("--scenario", action="append", choices=sorted(SHORT))
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "zoo10_models.txt")
     args = parser.parse_args()
-    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
     checked = verdicts(args.run_diff)
     models = [m for d in args.models for m in sorted(d.glob("*.tflite"))]
     with args.out.open("w") as out:
-        header = (f"# python bench/zoo/zoo10_report.py {' '.join(sys.argv[1:])}\n# commit {commit}, Vela 5.2.0, "
-                  f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n"
+        header = (run_header("bench/zoo/zoo10_report.py") + "\n"
                   "# npu/cpu: operators on the NPU / on the CPU (each tool's count); cycles: npuplan's estimate, "
                   "Vela default core's, npuplan over Vela minus 1; check: run_diff verdict(npuplan max diff/elements)")
         print(header, file=out, flush=True)
@@ -137,15 +142,23 @@ def main() -> None:
         print(summary(tally, checked), file=out, flush=True)
 
 
-def summary(tally: dict[str, list], checked: dict[tuple[str, str], str]) -> str:
-    """Closing lines: runs, failures, tracebacks, CPU counts above Vela's, cycle ratios, verdicts."""
-    ratios = tally.pop("cycles ratio (same CPU count)")
+def tally_lines(tally: dict[str, list], ratios_key: str, label: str) -> list[str]:
+    """Closing lines of a tally (``rows`` and lists of findings by kind, emptied here): the runs, each
+    kind's count and items, and the geomean, least and largest of the ratios under ``ratios_key``."""
+    ratios = tally.pop(ratios_key)
     lines = [f"# {len(tally.pop('rows'))} runs"]
     lines += [f"# {key}: {len(values)} {'; '.join(values)}".rstrip() for key, values in tally.items()]
     if ratios:
         geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        lines.append(f"# npuplan/Vela cycles where both run as many operators on the CPU: geomean {geomean:.3f} over "
-                     f"{len(ratios)}, min {min(ratios):.3f}, max {max(ratios):.3f}")
+        lines.append(f"# {label}: geomean {geomean:.3f} over {len(ratios)}, min {min(ratios):.3f}, "
+                     f"max {max(ratios):.3f}")
+    return lines
+
+
+def summary(tally: dict[str, list], checked: dict[tuple[str, str], str]) -> str:
+    """Closing lines: runs, failures, tracebacks, CPU counts above Vela's, cycle ratios, verdicts."""
+    lines = tally_lines(tally, "cycles ratio (same CPU count)",
+                        "npuplan/Vela cycles where both run as many operators on the CPU")
     verdict_counts: dict[str, int] = {}
     for value in checked.values():
         for verdict in value.split(","):

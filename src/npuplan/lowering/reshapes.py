@@ -10,7 +10,10 @@ Removed = tuple[tuple[str, str], ...]
 
 
 # Consumers whose view of their input does not depend on its declared shape.
-_VIEW_FREE_CONSUMERS = frozenset({"FULLY_CONNECTED", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "SOFTMAX"})
+_VIEW_FREE_CONSUMERS = frozenset({"FULLY_CONNECTED", "RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+# Consumers that read their input as rows of its last axis (a softmax normalises each row): any
+# view with rows as deep serves them.
+_ROW_CONSUMERS = frozenset({"SOFTMAX"})
 # Producers whose view of their output does not depend on its declared shape.
 _VIEW_FREE_PRODUCERS = frozenset({"FULLY_CONNECTED"})
 # Ops whose axes, paddings or slices count the dimensions of the tensor as declared: rewired to a
@@ -33,7 +36,8 @@ def _needs_output_view(graph: Graph, ifm: Tensor, ofm: Tensor) -> bool:
         return True
     if ifm.shape4d == ofm.shape4d:
         return False
-    return any(c.type not in _VIEW_FREE_CONSUMERS for c in readers)
+    same_rows = ifm.shape4d.c == ofm.shape4d.c
+    return any(c.type not in _VIEW_FREE_CONSUMERS and not (same_rows and c.type in _ROW_CONSUMERS) for c in readers)
 
 
 def _producer_may_write(graph: Graph, ifm: Tensor, ofm: Tensor) -> bool:

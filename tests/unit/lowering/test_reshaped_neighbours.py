@@ -75,3 +75,21 @@ def test_an_activation_after_a_squeeze_of_a_conv_output_fuses_into_the_conv() ->
     assert lg.npu_ops[0].activation is Activation.LUT
     small = lower(model(graph(ops, [x], [y])), accelerator("ethos-u55-64"))
     assert "HARD_SWISH" in [o.tflite_type for o in small.npu_ops]
+
+
+def test_a_reshape_changing_the_depth_a_softmax_reads_stays() -> None:
+    """A softmax normalises along its last axis: a removed reshape before it must not change that
+    axis (a 16 x 1 attention score reshaped to 1 x 16, as Keras's Dot layers write it; kept, the
+    softmax would run over rows of one element and could not go back to the CPU when emitted)."""
+    x, a, rows = fm("x", (1, 16, 1, 8)), fm("a", (1, 16, 1, 1)), fm("rows", (1, 16))
+    soft = fm("soft", (1, 16), quant=Quantization((1 / 256,), (-128,)))
+    b, y = fm("b", (1, 1, 1, 16), quant=Quantization((1 / 256,), (-128,))), fm("y", (1, 1, 1, 4))
+    for deployable in (False, True):
+        lg = lower(model(graph([conv(x, a, 1, index=0), op("RESHAPE", [a, i32("s1", [1, 16])], [rows], 1),
+                                op("SOFTMAX", [rows], [soft], 2, beta=1.0),
+                                op("RESHAPE", [soft, i32("s2", [1, 1, 1, 16])], [b], 3), conv(b, y, 1, index=4)],
+                               [x], [y])), accelerator("ethos-u55-128"), deployable=deployable)
+        assert not lg.cpu_ops
+        # the softmax reads its rows 16 deep (the conv writes them), not the 16 x 1 map
+        read = {o.ifm.name for o in lg.npu_ops if o.tflite_type == "SOFTMAX" and o.ifm.name in ("a", "rows")}
+        assert read == {"rows"} and rows.shape4d.c == 16
