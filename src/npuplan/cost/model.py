@@ -429,6 +429,21 @@ def double_buffer_wait_cycles(busy_cycles: float, depths: tuple[int, ...], dma_c
     return end - busy_cycles
 
 
+def least_weight_wait(query: CostQuery, arch: Architecture) -> float:
+    """Cycles the NPU waits at least for ``query``'s buffered weights (0 when it reads them in
+    place): its first slice's DMA (a double buffer) or its whole stream's (a single one), less
+    what the previous op's slack hides of it where the DMA may start there. ``op_cost(query)``'s
+    total is at least this plus ``screen``'s least cycles of the same query (the waits come before
+    the op's own datapath and memory traffic, ``_npu_cycles``), within the rounding of each."""
+    dma = _weight_dma(query, arch)
+    if dma is None:
+        return 0.0
+    slack = query.prev_slack_npu_cycles if dma.prefetched else 0.0
+    if dma.double_buffered:
+        return max(dma.first_cycles - slack, 0.0)
+    return max(dma.full_cycles - min(dma.first_cycles, slack), 0.0)
+
+
 def weight_wait_npu_cycles(cycles: float, full_cycles: float, first_cycles: float, prev_slack: float, *,
                            double_buffered: bool, tail_cycles: float = 0.0) -> float:
     """The NPU cycles of an op of ``cycles`` whose weights are DMA'd into a buffer (Vela's rule; the

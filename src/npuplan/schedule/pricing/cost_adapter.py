@@ -11,7 +11,7 @@ from npuplan.cost import (
     BlockChoice, CostQuery, FmStaging, LutAccess, Operand, StripeRows, WeightAccess, WeightFetch,
     dma_cycles, op_cost,
 )
-from npuplan.cost.model import CostMemo, screen, weight_read_bytes, weight_read_total
+from npuplan.cost.model import CostMemo, least_weight_wait, screen, weight_read_bytes, weight_read_total
 from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
@@ -98,6 +98,10 @@ class CostModelOracle(OracleMemos):
         base = self._model_query(query)
         return tuple(screen(self._with_block(query, base, block), self._arch, memo=self._memo,
                             most_weight_read_bytes=most_weight_read_bytes) for block in blocks)
+
+    def weight_wait_cycles(self, query: StripeQuery) -> int:
+        """``cost.model.least_weight_wait`` of ``query``, rounded down."""
+        return int(least_weight_wait(self._model_query(query), self._arch))
 
     def _with_block(self, query: StripeQuery, translated: CostQuery, block_config: Any) -> CostQuery:
         """``_translate(query)`` with ``block_config`` instead of ``query``'s, from ``translated``

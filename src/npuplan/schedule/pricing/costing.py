@@ -92,6 +92,41 @@ def cost_op(
 
     Results are memoised in ``oracle.costed`` on everything the costing reads from ``dec``, and on
     ``prev_slack_cycles`` only where the oracle's costing reads it (``reads_prev_slack``)."""
+    op, key = _memo_key(net, dec, arch, oracle, index, weights, prev_slack_cycles, rows)
+    memo = oracle.costed
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _cost(net, arch, oracle, op, key)
+    return found
+
+
+def least_cycles(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, index: int, *,
+    weights: WeightPlan | None = None, prev_slack_cycles: int = 0, rows: int | None = None,
+) -> int:
+    """Cycles ``cost_op`` with the same arguments comes to at least, without pricing it in full:
+    its cycles where it is memoised, else the least of its blocks' screens (``_screens``) plus the
+    weight DMA it waits for (``CostOracle.weight_wait_cycles``), less one for their roundings: a
+    true lower bound whatever block or weight slicing the costing takes (``weights.floor_cycles``
+    is none). The wait only shrinks with the previous op's slack, so the bound at one slack
+    holds at every larger one. ``bench/plan_bounds.py`` checks it against every costing of a plan
+    and measures what it would let the searches leave uncosted."""
+    op, key = _memo_key(net, dec, arch, oracle, index, weights, prev_slack_cycles, rows)
+    found = oracle.costed.get(key)
+    if found is not None:
+        return found.cycles
+    query, screens = _screens(net, arch, oracle, op, key)
+    least = [s[0] for s in screens if s is not None]
+    if not least:
+        return 0  # none screened: ``_cheapest`` prices the query's own block, unscreened
+    return min(least) + oracle.weight_wait_cycles(query) - 1
+
+
+def _memo_key(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, index: int, weights: WeightPlan | None,
+    prev_slack_cycles: int, rows: int | None,
+) -> tuple[NpuOp, tuple[Any, ...]]:
+    """Op ``index`` and ``cost_op``'s memo key for these arguments: what its costing reads."""
     plan = dec.weights[index] if weights is None else weights
     view = net.op_views()[index]
     # only what the query reads: plans that differ in buffer size cost the same. A weight DMA runs
@@ -119,17 +154,12 @@ def cost_op(
     if signature is None:
         signature = oracle.op_keys.key(op)
     context = _context(view, dec, index, rows, signature)
-    key = (
+    return op, (
         context, _rolling_formats(view, context),
         plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
         prev_slack_cycles, prefetched, streamed, loads_table,
         None if plan.stream_bytes or op.weights is None else _whole_streams(oracle, op, signature, context[1]),
     )
-    memo = oracle.costed
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = _cost(net, arch, oracle, op, key)
-    return found
 
 
 def _shapes(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> tuple[Any, ...]:
@@ -155,27 +185,38 @@ def _whole_streams(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> 
 
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...]) -> Costed:
     """The costing of ``op`` that ``cost_op``'s memo ``key`` stands for (its fields in key order):
-    with the oracle's block config, or one of its alternatives when that costs less."""
+    with the oracle's block config, or one of its alternatives when that costs less (``_screens``)."""
     shapes = _shapes(oracle, op, key[0][0], key[0][1])
-    query = _query(net, arch, op, key, shapes)
-    # Vela's block scores count neither the padding of blocks that do not tile the OFM nor the
-    # bursts a block writes (a copy into an 8-deep slice in DRAM with 16-deep blocks), nor that one
-    # block's fill and drain overlap nothing: the cost model prices a few other blocks too, the
-    # first of the cheapest is kept. Vela's block is screened with them: where an alternative
-    # costs less than Vela's block's least cycles, Vela's block is never priced in full
-    alternatives = shapes[4]
-    if not alternatives:
-        return _costed(oracle, query)
-    blocks = (shapes[3], *alternatives)
+    if not shapes[4]:
+        return _costed(oracle, _query(net, arch, op, key, shapes))
+    query, screens = _screens(net, arch, oracle, op, key)
+    blocks = (shapes[3], *shapes[4])
     if op.weights is None or not oracle.charges_weight_rereads():
-        most = oracle.query_weight_read_bytes(query) if op.weights is not None else None
-        screens = _screened(oracle, query, key, blocks, most)
         return _cheapest(oracle, query, [(s[0], i - 1, b) for i, (s, b) in enumerate(zip(screens, blocks))
                                          if s is not None])
-    screens = _screened(oracle, query, key, blocks, None)
     charge = _RereadCharge(arch, oracle, key, screens[0][1])  # type: ignore[index]
     return _cheapest(oracle, query, [(s[0] + charge.extra_cycles(s[1]), i - 1, b)
                                      for i, (s, b) in enumerate(zip(screens, blocks)) if s is not None], charge)
+
+
+def _screens(
+    net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...],
+) -> tuple[StripeQuery, tuple[tuple[int, float] | None, ...]]:
+    """The oracle's question for ``cost_op``'s memo ``key`` and the screens of its blocks (the
+    oracle's, then its alternatives). Vela's block scores count neither the padding of blocks
+    that do not tile the OFM nor the bursts a block writes (a copy into an 8-deep slice in DRAM
+    with 16-deep blocks), nor that one block's fill and drain overlap nothing: the cost model
+    prices a few other blocks too, the first of the cheapest is kept. Vela's block is screened
+    with them: where an alternative costs less than Vela's block's least cycles, Vela's block is
+    never priced in full. Where the oracle charges no weight re-reads, a block reading more
+    weights than Vela's is screened out (None)."""
+    shapes = _shapes(oracle, op, key[0][0], key[0][1])
+    query = _query(net, arch, op, key, shapes)
+    blocks = (shapes[3], *shapes[4])
+    most = None
+    if op.weights is not None and shapes[4] and not oracle.charges_weight_rereads():
+        most = oracle.query_weight_read_bytes(query)
+    return query, _screened(oracle, query, key, blocks, most)
 
 
 def _screened(oracle: CostOracle, query: StripeQuery, key: tuple[Any, ...], blocks: tuple[Any, ...],

@@ -90,6 +90,9 @@ class EstimateOracle(OracleMemos):
                       most_weight_read_bytes: float | None) -> tuple[tuple[int, float] | None, ...]:
         return tuple((0, 0.0) for _ in blocks)  # one block per op: never asked
 
+    def weight_wait_cycles(self, query: StripeQuery) -> int:
+        return 0  # its screens are no bound to add a wait to
+
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
         """Only a weight DMA waits less after the previous op's slack (``_weight_dma_cycles``)."""

@@ -125,6 +125,12 @@ class CostOracle(Protocol):
         prices a block alternative in full only when it can beat the cheapest block so far."""
         ...
 
+    def weight_wait_cycles(self, query: StripeQuery) -> int:
+        """Cycles ``cycles(op_cost(query))`` is at least above ``screen_blocks``' least cycles of
+        ``query`` (its block or any other), less one for their roundings: what the op waits for
+        its buffered weights before it reads or writes anything (0 where it reads them in place)."""
+        ...
+
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
         """Whether ``op_cost``'s answer for ``op`` with these query fields can depend on the
@@ -205,6 +211,9 @@ class MemoOracle(OracleMemos):
     def screen_blocks(self, query: StripeQuery, blocks: Sequence[Any], *,
                       most_weight_read_bytes: float | None) -> tuple[tuple[int, float] | None, ...]:
         return self._inner.screen_blocks(query, blocks, most_weight_read_bytes=most_weight_read_bytes)
+
+    def weight_wait_cycles(self, query: StripeQuery) -> int:
+        return self._inner.weight_wait_cycles(query)
 
     def reads_prev_slack(self, op: NpuOp, *, weight_fetch: str, weight_prefetched: bool, lut_prefetched: bool,
                          loads_table: bool) -> bool:
