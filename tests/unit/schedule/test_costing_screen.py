@@ -30,19 +30,14 @@ def test_a_shared_screen_costs_as_a_fresh_one(optimise: Optimise, rows: int | No
     shared = default_oracle(arch, optimise=optimise)
     dec = max_decisions(net, arch)
     costings = 0
-    for i, op in enumerate(net.npu_ops):
-        block = shared.block_config(op, op.ofm_shape.with_h(min(rows or op.ofm_shape.h, op.ofm_shape.h)))
-        plans = [NO_WEIGHT_BUFFER] + [p for plan in weights.candidate_plans(op, block, shared)
-                                      for p in (plan, replace(plan, prebuffer=True))]
-        for plan in plans:
-            for slack in (0, 400, 10**6):
-                got = cost_op(net, dec, arch, shared, i, weights=plan, prev_slack_cycles=slack, rows=rows)
-                fresh = default_oracle(arch, optimise=optimise)
-                want = cost_op(net, dec, arch, fresh, i, weights=plan, prev_slack_cycles=slack, rows=rows)
-                assert (got.block_config, got.cycles, got.slack_cycles) == (want.block_config, want.cycles,
-                                                                            want.slack_cycles)
-                assert got.cost == want.cost
-                costings += 1
+    for i, plan, slack in _cases(net, shared, rows):
+        got = cost_op(net, dec, arch, shared, i, weights=plan, prev_slack_cycles=slack, rows=rows)
+        fresh = default_oracle(arch, optimise=optimise)
+        want = cost_op(net, dec, arch, fresh, i, weights=plan, prev_slack_cycles=slack, rows=rows)
+        assert (got.block_config, got.cycles, got.slack_cycles) == (want.block_config, want.cycles,
+                                                                    want.slack_cycles)
+        assert got.cost == want.cost
+        costings += 1
     # the plans of one op shared their screenings: far fewer than the costings (whole OFMs have
     # block alternatives to screen here; 4-row stripes may have none)
     assert len(shared.screened) < costings / 4
@@ -64,16 +59,22 @@ def test_least_cycles_is_a_lower_bound_of_every_plan(optimise: Optimise, rows: i
     arch = build_architecture(options)
     oracle = default_oracle(arch, optimise=optimise)
     dec = max_decisions(net, arch)
+    for i, plan, slack in _cases(net, oracle, rows):
+        args = dict(weights=plan, prev_slack_cycles=slack, rows=rows)
+        bound = least_cycles(net, dec, arch, oracle, i, **args)  # type: ignore[arg-type]
+        cycles = cost_op(net, dec, arch, oracle, i, **args).cycles  # type: ignore[arg-type]
+        assert bound <= cycles
+        assert least_cycles(net, dec, arch, oracle, i, **args) == cycles  # type: ignore[arg-type]
+        if plan is NO_WEIGHT_BUFFER:
+            assert bound >= 0.9 * cycles - 1
+
+
+def _cases(net, oracle, rows):  # type: ignore[no-untyped-def]
+    """(op index, weight plan, slack) for every op, candidate weight plan (plain and prebuffered) and slack."""
     for i, op in enumerate(net.npu_ops):
         block = oracle.block_config(op, op.ofm_shape.with_h(min(rows or op.ofm_shape.h, op.ofm_shape.h)))
         plans = [NO_WEIGHT_BUFFER] + [p for plan in weights.candidate_plans(op, block, oracle)
                                       for p in (plan, replace(plan, prebuffer=True))]
         for plan in plans:
             for slack in (0, 400, 10**6):
-                args = dict(weights=plan, prev_slack_cycles=slack, rows=rows)
-                bound = least_cycles(net, dec, arch, oracle, i, **args)  # type: ignore[arg-type]
-                cycles = cost_op(net, dec, arch, oracle, i, **args).cycles  # type: ignore[arg-type]
-                assert bound <= cycles
-                assert least_cycles(net, dec, arch, oracle, i, **args) == cycles  # type: ignore[arg-type]
-                if plan is NO_WEIGHT_BUFFER:
-                    assert bound >= 0.9 * cycles - 1
+                yield i, plan, slack
