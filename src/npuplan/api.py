@@ -151,6 +151,7 @@ class _LoweringKey(NamedTuple):
     fuse_luts: bool
     other_forms: OtherForms
     vector_slice_reads: bool
+    framed_reads: bool
 
     def options(self, **changes: Any) -> dict[str, Any]:
         """``lowered``'s keyword arguments for these options with ``changes``."""
@@ -200,10 +201,12 @@ class PreparedModel:
                 cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True, max_trees: bool = False,
                 parallel_means: bool = False, vela_forms: bool = False, flat_elementwise: bool = True,
                 flat_pools: bool = True, fuse_luts: bool = True,
-                other_forms: OtherForms = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
+                other_forms: OtherForms = frozenset(), vector_slice_reads: bool = True,
+                framed_reads: bool = True) -> LoweredGraph:
         """``lower(model, accel, ...)`` with these options, computed on the first request."""
         key = _LoweringKey(accel.name, concat_writes, deployable, cpu_ops, fold_leaky, max_trees, parallel_means,
-                           vela_forms, flat_elementwise, flat_pools, fuse_luts, other_forms, vector_slice_reads)
+                           vela_forms, flat_elementwise, flat_pools, fuse_luts, other_forms, vector_slice_reads,
+                           framed_reads)
         found = self._lowered.get(key)
         if found is None:
             stage = self._stage(accel, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
@@ -211,7 +214,7 @@ class PreparedModel:
                                 other_forms=other_forms)
             found = self._lowered[key] = placed(stage, accel, concat_writes=concat_writes, vela_forms=vela_forms,
                                                 flat_elementwise=flat_elementwise, flat_pools=flat_pools,
-                                                vector_slice_reads=vector_slice_reads)
+                                                vector_slice_reads=vector_slice_reads, framed_reads=framed_reads)
         return found
 
     def _stage(self, accel: Accelerator, *, deployable: bool, cpu_ops: frozenset[int], fold_leaky: bool = True,
@@ -242,14 +245,14 @@ class PreparedModel:
         and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
         concatenation, as Vela's default core does); so too for those whose other forms copy slices
         (a MIRROR_PAD padding its rows through an intermediate map: its producer may write that
-        map's middle). Without ``staged_forms`` no op takes a staged form (``form_choices``)."""
+        map's middle) and for the one reading rows of reshapes through copies (``framed_reads``). Without ``staged_forms`` no op takes a staged form (``form_choices``)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops,
                                                  staged_forms=staged_forms)]
         if not concat_in_place or not any(is_slice_copy(op) for op in plain.ops):
             return found  # (without slice copies, writing them in place changes nothing)
         pairs = [(v, self.lowered(accel, **self._key_of(v).options(concat_writes=True))) for v in found
-                 if v is plain or _other_forms_copy_slices(v, self._key_of(v))]
+                 if v is plain or not self._key_of(v).framed_reads or _other_forms_copy_slices(v, self._key_of(v))]
         return [*found, *(fused for v, fused in pairs if len(fused.ops) != len(v.ops))]
 
     def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
@@ -271,7 +274,10 @@ class PreparedModel:
           other form, and ``plan_prepared`` keeps the cheapest form of each op among all of them
           (``form_choices``, ``_other_forms_where_cheaper``);
         - fully-connected layers reading slices through copies rather than where they lie (a copy
-          per slice, but the source dies early: less memory for a recurrent network's steps).
+          per slice, but the source dies early: less memory for a recurrent network's steps);
+        - rows of a reshape that keeps the rows (a patchify stem's rows of patches) read through a
+          copy rather than in the reshape's input (a copy, but one the planner may place and
+          format for its readers: long bursts from a brick-format copy in the arena).
         """
         choices: list[dict[str, Any]] = []
         if any(reason.startswith(FOLDED_REASON) for _, reason in plain.removed):
@@ -285,6 +291,8 @@ class PreparedModel:
             choices.append({"other_forms": others[0]})
         if reads_slices_in_place(plain.ops):
             choices.append({"vector_slice_reads": False})
+        if any(op.ifm_frame is not None for op in plain.npu_ops):
+            choices.append({"framed_reads": False})
         if len(choices) > 1:
             choices.append({k: v for choice in choices for k, v in choice.items()})
         return [self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops, **choice) for choice in choices]

@@ -33,7 +33,7 @@ def op_form(op: NpuOp) -> Hashable:
     """What of an NPU op a form may rewrite: its operation, shapes, operands and where it writes."""
     return (op.name, op.op_type, op.elementwise, op.pool, op.ifm.name, op.ifm_shape,
             None if op.ifm2 is None else op.ifm2.name, op.ifm2_shape, op.ofm.name, op.ofm_shape,
-            op.ofm_write_offset, op.ofm_write_shape, op.ifm_read_offset, op.kernel, op.lut is not None)
+            op.ofm_write_offset, op.ofm_write_shape, op.ifm_read_offset, op.ifm_frame, op.kernel, op.lut is not None)
 
 
 def rewritten(lowered: LoweredGraph, other: LoweredGraph) -> tuple[int, ...]:

@@ -115,7 +115,7 @@ class _Builder:
         whole = rows == (0, op.ofm_shape.h) and sop.cascade_id < 0
         ifm_rows = (0, op.ifm_shape.h) if whole else input_rows(op, op.ifm_shape, rows)
         ifm = self.operand(op.ifm, op.ifm_shape, op.ifm_read_offset, ifm_rows, _in_depth(op, op.ifm_shape, depth),
-                           staged=staged, step=op.ifm_step)
+                           staged=staged, frame=op.ifm_frame, step=op.ifm_step)
         ifm2 = None
         if op.ifm2 is not None and op.ifm2_shape is not None:
             rows2 = (0, op.ifm2_shape.h) if whole or op.ifm2_shape.h != op.ofm_shape.h else rows

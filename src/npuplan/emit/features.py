@@ -18,7 +18,7 @@ from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
 from npuplan.ir.graph import Tensor
 from npuplan.ir.lowered import element_type
-from npuplan.ir.shape import Shape4D
+from npuplan.ir.shape import Shape4D, keeps_rows
 from npuplan.ir.types import DataType
 from npuplan.records import record
 from npuplan.units import round_up
@@ -74,15 +74,19 @@ def geometry(operand: Operand, tensor: Tensor, view: Shape4D, nhcwb16: bool, *,
     A view that reshapes the tensor (same bytes, another shape) is addressed in the view's shape
     and must be a whole NHWC map (the stream records it as the whole tensor): rows ``view_rows``
     of the view are then one contiguous run of its bytes, addressed at the view's row stride, and
-    ``view_channels`` (a depth slice's) at the view's channel offset."""
+    ``view_channels`` (a depth slice's) at the view's channel offset. A view that keeps the tensor's
+    rows (``keeps_rows``) may be read in whole rows of the tensor: the same rows of the
+    view (``NpuOp.ifm_frame``)."""
     full = tensor.shape4d
     rows = operand.buffer.rows if operand.buffer.kind is BufferKind.ROLLING else None
     start, end = operand.box.start, operand.box.end
     if (view.h, view.w, view.c) != (full.h, full.w, full.c):
         whole = start[1:] == (0, 0, 0) and end[1:] == (full.h, full.w, full.c)
-        if nhcwb16 or rows is not None or not whole or start[0]:
+        in_rows = keeps_rows(view, full) and start[2:] == (0, 0) and end[2:] == (full.w, full.c)
+        if nhcwb16 or rows is not None or not (whole or in_rows) or start[0]:
             raise EmitError(operand.tensor, f"a reshaped view {view} of a {full} tensor read in part or in NHCWB16")
-        y0, y1 = view_rows if view_rows is not None else (0, view.h)  # contiguous bytes of the NHWC map
+        # contiguous bytes of the NHWC map
+        y0, y1 = view_rows if view_rows is not None else (start[1], end[1]) if in_rows else (0, view.h)
         c0, c1 = view_channels if view_channels is not None else (0, view.c)
         return Geometry(False, view, element_type(tensor).size_bytes, None), (y0, 0, c0), (y1, view.w, c1)
     return Geometry(nhcwb16, full, tensor.dtype.size_bytes, rows), start[1:], end[1:]

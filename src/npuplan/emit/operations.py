@@ -342,7 +342,9 @@ def _stripe_operation(ctx: Context, command: NpuStripeCommand, op: NpuOp, lut_in
     if op.ifm_step is not None:
         npu.ifm = _strided(ctx, command.ifm, op.ifm, op.ifm_shape, op.ifm_read_offset, op.ifm_step)
     elif op.ifm_read_offset is not None:  # a slice read where it lies: the box is in the tensor itself
-        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm.shape4d)
+        # (in rows of a view of it that keeps its rows: addressed in that view)
+        npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_frame or op.ifm.shape4d,
+                      view_channels=None if op.ifm_frame is None else _ifm_view_channels(op, command))
     elif _reshaped(op):
         npu.ifm = _fm(ctx, command.ifm, op.ifm, op.ifm_shape, view_rows(op, command), _ifm_view_channels(op, command))
     else:

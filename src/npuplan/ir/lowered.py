@@ -154,6 +154,9 @@ class NpuOp:
     ofm_frame: Shape4D | None = None  # the view of all of ``ofm`` the write offset is in (None: its own shape)
     ifm_read_offset: Shape4D | None = None  # split/slice: where this op reads inside ``ifm``
     ifm2_read_offset: Shape4D | None = None  # ... and inside ``ifm2``
+    # the view of all of ``ifm`` the read offset is in (None: its own shape), a reshape keeping the
+    # tensor's rows (their bytes): the op reads whole rows of the view, which are the tensor's
+    ifm_frame: Shape4D | None = None
     # a strided view (a phase of a dilated kernel, ``lowering.dilation_phases``; a mirrored band
     # of a MIRROR_PAD, step -1): the (rows, columns) element step between neighbours of the IFM
     # view in ``ifm``, from ``ifm_read_offset``, and of the OFM view in ``ofm``, from

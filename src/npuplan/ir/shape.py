@@ -60,3 +60,9 @@ def same_element_order(a: Shape4D, b: Shape4D) -> bool:
     if a.elements != b.elements or a.c != b.c:
         return False
     return a.w == b.w or a.c <= BRICK_ELEMENTS
+
+
+def keeps_rows(view: Shape4D, full: Shape4D) -> bool:
+    """Whether ``view`` (a reshape of a map of shape ``full``, batch 1) has the map's rows: as many,
+    of the same bytes, so that row ``y`` of the one is row ``y`` of the other."""
+    return view.n == full.n == 1 and view.h == full.h and view.w * view.c == full.w * full.c

@@ -31,6 +31,8 @@ def _view_mismatch(op: NpuOp, tensor: Tensor) -> bool:
         return True  # written at offsets in a view of all of it in another shape
     if op.ifm.name == tensor.name and op.ifm_read_offset is None and op.ifm_shape != shape:
         return True
+    if op.ifm.name == tensor.name and op.ifm_frame is not None and op.ifm_frame != shape:
+        return True  # read at offsets in a view of all of it in another shape
     if (op.ifm2 is not None and op.ifm2.name == tensor.name and op.block_type is BlockType.ELEMENTWISE
             and op.ifm2_read_offset is None and op.ifm2_shape is not None and op.ifm2_shape != shape):
         return True

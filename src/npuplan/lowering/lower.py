@@ -252,11 +252,13 @@ def rewrite_graph(graph: Graph, accelerator: Accelerator, *, deployable: bool = 
 
 
 def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writes: bool,
-            framed_writes: bool = True, vector_slice_reads: bool = True) -> tuple[LoweredOp, ...]:
+            framed_writes: bool = True, vector_slice_reads: bool = True, framed_reads: bool = True,
+            ) -> tuple[LoweredOp, ...]:
     """Kernel ops in their own OFM views; slices read where they lie (by fully-connected layers too
     with ``vector_slice_reads``); with ``concat_writes``, concatenated slices written in place; an
     edge-padded op's input written in bricks by its producer where it can (``fuse_edge_copies``)."""
-    ops = fuse_slice_reads(kernel_ofm_views(fuse_reshape_reads(ops, outputs, framed_writes=framed_writes)), outputs,
+    ops = fuse_reshape_reads(ops, outputs, framed_writes=framed_writes, framed_reads=framed_reads)
+    ops = fuse_slice_reads(kernel_ofm_views(ops), outputs,
                            vector_products=vector_slice_reads)
     return fuse_edge_copies(fuse_concat_writes(ops, outputs) if concat_writes else ops, outputs)
 
@@ -265,7 +267,8 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
           deployable: bool = False, cpu_ops: frozenset[int] = frozenset(), fold_leaky: bool = True,
           max_trees: bool = False, parallel_means: bool = False, vela_forms: bool = False,
           flat_elementwise: bool = True, flat_pools: bool = True, fuse_luts: bool = True,
-          other_forms: OtherForms = frozenset(), vector_slice_reads: bool = True) -> LoweredGraph:
+          other_forms: OtherForms = frozenset(), vector_slice_reads: bool = True,
+          framed_reads: bool = True) -> LoweredGraph:
     """Lower the main subgraph of ``model`` for ``accelerator``. With ``concat_writes`` the
     producers of concatenated inputs write their slices directly where they can
     (``memory_ops.fuse_concat_writes``): no copy, but those producers cannot be cascaded, so
@@ -296,12 +299,15 @@ def lower(model: Model, accelerator: Accelerator, *, concat_writes: bool = False
     one copy writes the output in whole rows (``staged_writes``: one more copy, but the output's
     memory sees long bursts only).
     ``vector_slice_reads``: fully-connected layers read slices, splits and unpacks where they lie
-    (no copy; the source lives until the last of them), else through copies."""
+    (no copy; the source lives until the last of them), else through copies. ``framed_reads``: an
+    op reading rows of a reshape that keeps the rows reads them in the reshape's input
+    (``memory_ops.fuse_reshape_reads``: no copy, but the input's format and bursts), else the copy."""
     stage = lowered_ops(model, accelerator, deployable=deployable, cpu_ops=cpu_ops, fold_leaky=fold_leaky,
                         max_trees=max_trees, parallel_means=parallel_means, fuse_luts=fuse_luts,
                         other_forms=other_forms)
     return placed(stage, accelerator, concat_writes=concat_writes, vela_forms=vela_forms,
-                  flat_elementwise=flat_elementwise, flat_pools=flat_pools, vector_slice_reads=vector_slice_reads)
+                  flat_elementwise=flat_elementwise, flat_pools=flat_pools, vector_slice_reads=vector_slice_reads,
+                  framed_reads=framed_reads)
 
 
 @record(eq=False)
@@ -353,7 +359,8 @@ def lowered_ops(model: Model, accelerator: Accelerator, *, deployable: bool = Fa
 
 
 def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool = False, vela_forms: bool = False,
-           flat_elementwise: bool = True, flat_pools: bool = True, vector_slice_reads: bool = True) -> LoweredGraph:
+           flat_elementwise: bool = True, flat_pools: bool = True, vector_slice_reads: bool = True,
+           framed_reads: bool = True) -> LoweredGraph:
     """The second part of ``lower``: ``stage``'s ops in the forms asked for, placed (``_placed``)
     and ordered (the options as ``lower``'s)."""
     ops, graph, deployable = stage.ops, stage.graph, stage.deployable
@@ -363,7 +370,7 @@ def placed(stage: LoweredOps, accelerator: Accelerator, *, concat_writes: bool =
     formed = rescaled_sums(standalone_luts_as_pools(ops, accelerator)) if vela_forms else ops
     formed = flat_elementwise_views(formed, pools=flat_pools) if vela_forms and flat_elementwise else formed
     placed_ops = _placed(formed, outputs, concat_writes, framed_writes=not deployable,
-                         vector_slice_reads=vector_slice_reads)
+                         vector_slice_reads=vector_slice_reads, framed_reads=framed_reads)
     return LoweredGraph(
         name=stage.source.name,
         ops=gather_split_writes(placed_ops) if deployable else vela_pass_order(placed_ops, outputs),

@@ -19,7 +19,7 @@ import numpy as np
 
 from npuplan.ir.graph import Op, Tensor
 from npuplan.ir.lowered import BlockType, LoweredOp, NpuOp, PoolKind, reads, writes
-from npuplan.ir.shape import Shape4D
+from npuplan.ir.shape import Shape4D, keeps_rows
 
 
 MEMORY_TYPES = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})  # ops that only relabel their input's bytes
@@ -271,22 +271,25 @@ def fuse_concat_writes(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...]) 
 
 
 def fuse_reshape_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], *,
-                       framed_writes: bool = True) -> tuple[LoweredOp, ...]:
+                       framed_writes: bool = True, framed_reads: bool = True) -> tuple[LoweredOp, ...]:
     """Drop each reshape copy whose readers all read its whole output as an NPU input (they read the
-    copy's input through the same 4D shape instead), or else whose input only it reads and only
+    copy's input through the same 4D shape instead) or, where the reshape keeps the rows, whole rows
+    of it from an offset as their IFM (the same rows of the input, through the output's view:
+    ``NpuOp.ifm_frame``), or else whose input only it reads and only
     NPU ops write (they write the copy's output through their own view instead): the same bytes
     either way, and the tensor seen in another shape stays linear NHWC. A copy stays when a CPU op
     touches its input or output, a reader reads part of it, or it would join a network input to a
     network output. One copy at a time, so chains of them fold too. Without ``framed_writes`` (the
-    emitter writes no box through another view) writers at offsets keep their copy."""
+    emitter writes no box through another view) writers at offsets keep their copy; without
+    ``framed_reads``, readers at offsets."""
     kept = {id(t) for t in outputs}
     while any(isinstance(op, NpuOp) and op.tflite_type in MEMORY_TYPES for op in ops) and (
-            fused := _fuse_one_reshape(ops, kept, framed_writes)) is not None:
+            fused := _fuse_one_reshape(ops, kept, framed_writes, framed_reads)) is not None:
         ops = fused
     return ops
 
 
-def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes: bool,
+def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes: bool, framed_reads: bool,
                       ) -> tuple[LoweredOp, ...] | None:
     readers: dict[int, list[LoweredOp]] = {}
     writers: dict[int, list[LoweredOp]] = {}
@@ -302,7 +305,8 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes:
             continue
         uses = readers.get(id(copy.ofm), [])
         makers = writers.get(id(copy.ifm), [])
-        if id(copy.ofm) not in kept and uses and all(_reads_whole(use, copy.ofm, copy.ofm_shape) for use in uses):
+        if id(copy.ofm) not in kept and uses and all(_reads_whole(use, copy.ofm, copy.ofm_shape)
+                                                     or framed_reads and _reads_rows(use, copy) for use in uses):
             rewired = {id(use): _reading(use, copy.ofm, copy.ifm) for use in uses}
         elif id(copy.ifm) not in kept and readers.get(id(copy.ifm)) == [copy] and makers and all(
                 isinstance(m, NpuOp) and (m.ofm_write_offset is not None and framed_writes
@@ -316,9 +320,22 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes:
 
 
 def _reading(op: LoweredOp, was: Tensor, now: Tensor) -> NpuOp:
-    """``op`` (an NPU op, as ``_reads_whole`` checked) reading ``now`` wherever it read ``was``."""
+    """``op`` (an NPU op, as ``_reads_whole`` or ``_reads_rows`` checked) reading ``now`` wherever
+    it read ``was``; rows at an offset, in ``was``'s view (``NpuOp.ifm_frame``)."""
     assert isinstance(op, NpuOp)
-    return replace(op, ifm=now if op.ifm is was else op.ifm, ifm2=now if op.ifm2 is was else op.ifm2)
+    frame = (op.ifm_frame or was.shape4d) if op.ifm is was and op.ifm_read_offset is not None else op.ifm_frame
+    return replace(op, ifm=now if op.ifm is was else op.ifm, ifm2=now if op.ifm2 is was else op.ifm2, ifm_frame=frame)
+
+
+def _reads_rows(op: LoweredOp, copy: NpuOp) -> bool:
+    """Whether ``op`` is an NPU op of one feature-map operand reading whole rows of the reshape ``copy``'s
+    output from a row offset, when the copy keeps its input's rows (``keeps_rows``): those are
+    the input's rows, read through the output's view instead."""
+    if not isinstance(op, NpuOp) or op.ofm is copy.ofm or op.ifm is not copy.ofm or op.ifm2 is not None:
+        return False
+    frame, offset = op.ifm_frame or copy.ofm.shape4d, op.ifm_read_offset
+    return (offset is not None and (offset.n, offset.w, offset.c) == (0, 0, 0) and op.ifm_step is None
+            and (op.ifm_shape.w, op.ifm_shape.c) == (frame.w, frame.c) and keeps_rows(frame, copy.ifm.shape4d))
 
 
 def _writing(op: NpuOp, tensor: Tensor) -> NpuOp:

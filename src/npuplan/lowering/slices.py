@@ -251,7 +251,7 @@ def _strided_copy(op: NpuOp) -> bool:
     """A STRIDED_SLICE's copy stepping forwards over rows or columns: a 1x1 kernel reading every
     ``stride``-th element of its box."""
     return (op.tflite_type == "STRIDED_SLICE" and op.ifm_read_offset is not None and op.ofm_write_offset is None
-            and (op.kernel.stride_y, op.kernel.stride_x) != (1, 1) and min(op.kernel.stride_y, op.kernel.stride_x) >= 1
+            and op.ifm_frame is None and (op.kernel.stride_y, op.kernel.stride_x) != (1, 1) and min(op.kernel.stride_y, op.kernel.stride_x) >= 1
             and op.kernel.elements == 1 and op.kernel.padding == Padding() and op.ifm_step is None
             and op.upscale == 1 and op.activation is Activation.NONE and op.ifm.quant == op.ofm.quant
             and op.ifm.dtype == op.ofm.dtype)
@@ -290,7 +290,7 @@ def fuse_slice_reads(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], *,
             assert isinstance(user, NpuOp)
             current = rewired.get(id(user), user)
             if current.ifm is copy.ofm:
-                current = replace(current, ifm=copy.ifm, ifm_read_offset=copy.ifm_read_offset)
+                current = replace(current, ifm=copy.ifm, ifm_read_offset=copy.ifm_read_offset, ifm_frame=copy.ifm_frame)
             if current.ifm2 is copy.ofm:
                 current = replace(current, ifm2=copy.ifm, ifm2_read_offset=copy.ifm_read_offset)
             rewired[id(user)] = current
@@ -306,7 +306,8 @@ def _reads_as_view(user: LoweredOp, copy: NpuOp, vector_products: bool = True) -
     if user.block_type is BlockType.VECTOR_PRODUCT and not vector_products:
         return False
     first = user.ifm is copy.ofm and user.ifm_read_offset is None and user.ifm_shape == copy.ofm_shape
-    second = (user.ifm2 is copy.ofm and user.ifm2_read_offset is None and user.ifm2_shape == copy.ofm_shape)
+    second = (user.ifm2 is copy.ofm and user.ifm2_read_offset is None and user.ifm2_shape == copy.ofm_shape
+              and copy.ifm_frame is None)  # a second operand is read in its tensor's own view
     return first != second if (user.ifm is copy.ofm and user.ifm2 is copy.ofm) else first or second
 
 

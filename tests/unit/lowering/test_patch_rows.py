@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from npuplan.hw.accelerator import accelerator
+from npuplan.ir.shape import Shape4D, keeps_rows
 from npuplan.ir.types import DataType
 from npuplan.lowering.lower import lower
 from npuplan.lowering.patch_rows import patch_stride, split_patch_rows
@@ -59,6 +60,33 @@ def test_the_patch_rows_lower_to_npu_convolutions_of_one_output_row_reading_in_p
     assert len(convs) == 4 and all(o.ofm_shape.h == 1 and o.kernel.stride_y <= 3 for o in convs)
     assert not any(o.tflite_type == "SPLIT" for o in lowered.npu_ops)  # the rows read where they lie
     assert [o.ifm_read_offset.h for o in convs] == [12, 8, 4, 0]
+
+
+def test_the_network_input_is_read_where_it_lies_through_the_rows_of_patches_view():
+    # the rows-of-patches view (16 x 4 x 12) keeps the input's rows (16 x 16 x 3: 48 bytes each):
+    # no copy of the input, each convolution reads its 4 rows of it in that view
+    g = _patchify(16, 3, 4, 8)
+    for deployable in (False, True):
+        lowered = lower(model(g), accelerator("ethos-u55-128"), deployable=deployable)
+        assert not any(o.tflite_type == "RESHAPE" and o.ifm.name == "x" for o in lowered.npu_ops)
+        convs = [o for o in lowered.npu_ops if o.tflite_type == "CONV_2D"]
+        assert {o.ifm.name for o in convs} == {"x"} and {o.ifm_frame for o in convs} == {Shape4D(1, 16, 4, 12)}
+        assert sorted(o.ifm_read_offset.h for o in convs) == [0, 4, 8, 12]
+
+
+def test_without_framed_reads_the_rows_are_read_from_a_copy_of_the_input():
+    # the other form the planner prices: one copy (brick format, long bursts) the rows are read from
+    lowered = lower(model(_patchify(16, 3, 4, 8)), accelerator("ethos-u65-256"), framed_reads=False)
+    copies = [o for o in lowered.npu_ops if o.tflite_type == "RESHAPE" and o.ifm.name == "x"]
+    convs = [o for o in lowered.npu_ops if o.tflite_type == "CONV_2D"]
+    assert len(copies) == 1 and {o.ifm.name for o in convs} == {copies[0].ofm.name}
+    assert all(o.ifm_frame is None for o in convs)
+
+
+def test_a_view_that_does_not_keep_the_rows_is_not_a_frame():
+    assert keeps_rows(Shape4D(1, 16, 4, 12), Shape4D(1, 16, 16, 3))
+    assert not keeps_rows(Shape4D(1, 8, 8, 12), Shape4D(1, 16, 16, 3))  # two rows of the map in one
+    assert not keeps_rows(Shape4D(2, 8, 16, 3), Shape4D(1, 16, 16, 3))  # batches
 
 
 def test_a_kernel_narrower_than_its_width_stride_is_left_to_strided_conv():
