@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from npuplan.commands import DmaCommand, ViolationKind, build_command_stream, plan_addresses, validate
 from npuplan.commands.types import DmaPurpose
 from npuplan.hw import build_architecture
-from npuplan.ir.lowered import LoweredGraph
+from npuplan.ir.lowered import Kernel, LoweredGraph
+from npuplan.ir.shape import Shape4D
 from npuplan.options import PlanOptions
 from npuplan.schedule import plan_schedule
 
@@ -76,4 +79,30 @@ def test_an_input_of_two_readers_is_copied_once_and_lives_until_its_last_reader(
     commands = build_command_stream(staged, graph, arch, addresses)
     copies = [c for c in commands if isinstance(c, DmaCommand) and c.purpose is DmaPurpose.FEATURE_MAP]
     assert [c.dst.name for c in copies] == ["signal#staged"]  # one DMA, before the first reader
+    assert validate(commands, graph, arch, addresses) == []
+
+
+def _rows_of_patches() -> LoweredGraph:
+    """A patchify stem's convolutions (``lowering.patch_rows``): each reads its rows of the
+    network input where they lie (a box at a row offset), through a view of 4-column patches."""
+    x = fm("image", 32, 32, 3)
+    frame = Shape4D(1, 32, 8, 12)
+    ops = []
+    for k in range(8):
+        op = conv(f"row{k}", x, fm(f"row{k}", 1, 8, 16), k=1, seed=k)
+        ops.append(replace(op, ifm_shape=Shape4D(1, 4, 8, 12), ifm_read_offset=Shape4D(0, 4 * k, 0, 0),
+                           ifm_frame=frame, weights=np.ones((16, 4, 1, 12), np.int8), kernel=Kernel(4, 1)))
+    return LoweredGraph("patches", tuple(ops), (x,), tuple(o.ofm for o in ops))
+
+
+def test_an_input_read_in_boxes_at_offsets_is_staged_once_for_all_its_readers() -> None:
+    graph, arch = _rows_of_patches(), build_architecture(U65)
+    staged = plan_schedule(graph, arch, U65)
+    plain = plan_schedule(graph, arch, replace(U65, fm_staging=False))
+    assert staged.staged_fms == ("image",)
+    assert _cycles(staged) < _cycles(plain)
+    addresses = plan_addresses(staged, graph, arch)
+    commands = build_command_stream(staged, graph, arch, addresses)
+    copies = [c for c in commands if isinstance(c, DmaCommand) and c.purpose is DmaPurpose.FEATURE_MAP]
+    assert [c.dst.name for c in copies] == ["image#staged"]
     assert validate(commands, graph, arch, addresses) == []

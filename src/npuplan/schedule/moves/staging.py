@@ -3,8 +3,8 @@
 When the arena is off-chip (Dedicated_Sram), an op reading a feature map from DRAM with short
 bursts (a network input with 3 channels, NHWC) can be bound by DRAM access; one DMA of the whole
 tensor (long bursts) into free cache, then reading it from SRAM, can be much faster. Candidates are
-arena IFMs whose NPU readers all read them whole as their first operand, none cascaded, and not
-already in fast storage; the copy lives from the first reader to the last (a TCN's input read by
+arena IFMs whose NPU readers all read them (whole, or a box at an offset: rows of patches) as their
+first operand, none cascaded, and not already in fast storage; the copy lives from the first reader to the last (a TCN's input read by
 its first convolution and by the residual branch's 1x1: tcn_residual_800 reads it from DRAM
 twice otherwise). Each is kept only if its readers get faster together (the first waits for the
 DMA) and the copy fits in ``limit_bytes`` over their time steps. Proposals are scored alone,
@@ -31,7 +31,7 @@ def _stageable(net: Network, dec: Decisions, fm: FeatureMap, rolling: set[str]) 
     for k in fm.consumers:
         op = net.npu_ops[k]
         if (op.ifm.name != fm.name or (op.ifm2 is not None and op.ifm2.name == fm.name)
-                or dec.cascade_of(k) is not None or op.ifm_read_offset is not None):
+                or dec.cascade_of(k) is not None or op.ifm_step is not None):
             return False
     return True
 
