@@ -245,7 +245,8 @@ class PreparedModel:
         and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
         concatenation, as Vela's default core does); so too for those whose other forms copy slices
         (a MIRROR_PAD padding its rows through an intermediate map: its producer may write that
-        map's middle) and for the one reading rows of reshapes through copies (``framed_reads``). Without ``staged_forms`` no op takes a staged form (``form_choices``)."""
+        map's middle) and for the one reading rows of reshapes through copies (``framed_reads``).
+        Without ``staged_forms`` no op takes a staged form (``form_choices``)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops,
                                                  staged_forms=staged_forms)]

@@ -258,8 +258,7 @@ def _placed(ops: tuple[LoweredOp, ...], outputs: tuple[Tensor, ...], concat_writ
     with ``vector_slice_reads``); with ``concat_writes``, concatenated slices written in place; an
     edge-padded op's input written in bricks by its producer where it can (``fuse_edge_copies``)."""
     ops = fuse_reshape_reads(ops, outputs, framed_writes=framed_writes, framed_reads=framed_reads)
-    ops = fuse_slice_reads(kernel_ofm_views(ops), outputs,
-                           vector_products=vector_slice_reads)
+    ops = fuse_slice_reads(kernel_ofm_views(ops), outputs, vector_products=vector_slice_reads)
     return fuse_edge_copies(fuse_concat_writes(ops, outputs) if concat_writes else ops, outputs)
 
 
