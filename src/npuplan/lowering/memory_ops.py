@@ -350,7 +350,9 @@ def _read_through(use: LoweredOp, copy: NpuOp) -> NpuOp | None:
     ifm, ifm_offset = use.ifm, use.ifm_read_offset
     ifm2, ifm2_offset = use.ifm2, use.ifm2_read_offset
     if ifm is was:
-        ifm_offset = _box_through(use.ifm_shape, ifm_offset, copy) if use.ifm_step is None else None
+        # a strided view's offset is where its steps start, not a box
+        ifm_offset = None if use.ifm_step is not None and ifm_offset is not None else _box_through(
+            use.ifm_shape, ifm_offset, copy)
         if ifm_offset is None:
             return None
         ifm = now
@@ -375,7 +377,9 @@ def _box_through(view: Shape4D, offset: Shape4D | None, copy: NpuOp) -> Shape4D 
         return _WHOLE if view == copy.ofm_shape else None
     run = linear_run(copy.ofm.shape4d, offset, view)
     found = None if run is None else run_as_box(copy.ifm.shape4d, *run)
-    return found[0] if found is not None and found[1] == view else None
+    if found is None or found[1] != view or found[0].n:  # (the NPU reads no batch axis)
+        return None
+    return found[0]
 
 
 def _strides(shape: Shape4D) -> tuple[int, int, int, int]:

@@ -54,3 +54,12 @@ def test_a_reader_whose_box_is_no_box_of_the_input_keeps_the_copy() -> None:
     odd = replace(reader, ifm_shape=Shape4D(1, 1, 2, 12), ifm_read_offset=Shape4D(0, 0, 3, 0))
     fused = fuse_reshape_reads((*ops[:-1], odd), (reader.ofm,), framed_writes=False)
     assert "RESHAPE" in {o.tflite_type for o in fused}
+
+
+def test_a_strided_view_at_an_offset_keeps_the_copy() -> None:
+    """A strided view's offset is where its steps start (every other row of the copy's output):
+    not a box of the input the copy reads."""
+    ops, reader = _sequence_then_last_step()
+    strided = replace(reader, ifm_read_offset=Shape4D(0, 0, 1, 0), ifm_step=(1, 2))
+    fused = fuse_reshape_reads((*ops[:-1], strided), (reader.ofm,), framed_writes=False)
+    assert "RESHAPE" in {o.tflite_type for o in fused}
