@@ -243,17 +243,18 @@ class PreparedModel:
         whose fastest form depends on the accelerator and the map (``_alternative_forms``); and the
         one whose producers write concatenated (or padded) slices in place when ``concat_in_place``
         and it differs (a deployable plan's too: the emitter writes a producer's OFM as a box of the
-        concatenation, as Vela's default core does); so too for those whose other forms copy slices
-        (a MIRROR_PAD padding its rows through an intermediate map: its producer may write that
-        map's middle) and for the one reading rows of reshapes through copies (``framed_reads``).
-        Without ``staged_forms`` no op takes a staged form (``form_choices``)."""
+        concatenation, as Vela's default core does); so too for the one taking other forms (a
+        MIRROR_PAD padding its rows through an intermediate map, whose producer may write that
+        map's middle; a resize by depthwise copies writing a concatenated slice) and for the one
+        reading rows of reshapes through copies (``framed_reads``). Without ``staged_forms`` no op
+        takes a staged form (``form_choices``)."""
         plain = self.lowered(accel, deployable=deployable, cpu_ops=cpu_ops)
         found = [plain, *self._alternative_forms(accel, plain, deployable=deployable, cpu_ops=cpu_ops,
                                                  staged_forms=staged_forms)]
         if not concat_in_place or not any(is_slice_copy(op) for op in plain.ops):
             return found  # (without slice copies, writing them in place changes nothing)
         pairs = [(v, self.lowered(accel, **self._key_of(v).options(concat_writes=True))) for v in found
-                 if v is plain or not self._key_of(v).framed_reads or _other_forms_copy_slices(v, self._key_of(v))]
+                 if v is plain or not self._key_of(v).framed_reads or self._key_of(v).other_forms]
         return [*found, *(fused for v, fused in pairs if len(fused.ops) != len(v.ops))]
 
     def _alternative_forms(self, accel: Accelerator, plain: LoweredGraph, *, deployable: bool,
@@ -351,13 +352,6 @@ class PreparedModel:
         if found is None:
             found = self._encodings[accel.name] = WeightEncodings(accel)
         return found
-
-
-def _other_forms_copy_slices(lowering: LoweredGraph, key: _LoweringKey) -> bool:
-    """Whether an operator ``lowering`` takes in its other form (``key.other_forms``) copies a slice
-    that its producer may write in place (``is_slice_copy``: a MIRROR_PAD's input into its rows)."""
-    taken = {index for index, _ in key.other_forms}
-    return any(is_slice_copy(op) and op.source_index in taken for op in lowering.npu_ops)
 
 
 def _changed(a: LoweredGraph, b: LoweredGraph) -> set[str]:

@@ -56,9 +56,10 @@ _OP_TYPES = frozenset({"Conv2DBias", "DepthwiseConv2DBias", "FullyConnected", "A
                        "Conv2DBackpropInputSwitchedBias", "Abs", "Maximum", "Minimum"})
 # Operations only a fixed-point decomposition (a softmax's, ``NpuOp.fixed_point``) runs.
 _FIXED_POINT_OP_TYPES = frozenset({"ReduceSum", "SHR", "SHL", "CLZ"})
-# The IFM resampling each NPU operation may use: nearest x2 for the average pools of a resize,
-# transpose x2 (zeros inserted) for the convolution of a TRANSPOSE_CONV.
-_RESAMPLING = {"AvgPool": Resampling.NEAREST, "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
+# The IFM resampling each NPU operation may use: nearest x2 for the average pools of a resize (or
+# their depthwise form), transpose x2 (zeros inserted) for the convolution of a TRANSPOSE_CONV.
+_RESAMPLING = {"AvgPool": Resampling.NEAREST, "DepthwiseConv2DBias": Resampling.NEAREST,
+               "Conv2DBackpropInputSwitchedBias": Resampling.TRANSPOSE}
 
 
 def is_copy(op: NpuOp) -> bool:

@@ -68,7 +68,7 @@ from npuplan.lowering.reshapes import drop_noop_reshapes, fold_pack_reshapes
 from npuplan.lowering.dilation_phases import splits_in_phases
 from npuplan.lowering.transposes import (StepForm, convert_transpose, fold_transpose_views, has_convolution_form,
                                         has_steps)
-from npuplan.lowering.resize import convert_resize, convert_transpose_conv
+from npuplan.lowering.resize import convert_resize, convert_transpose_conv, has_depthwise_form
 from npuplan.lowering.shape_ops import fold_shape_ops
 from npuplan.lowering.slices import convert_pack, convert_slice, convert_split, fuse_slice_reads
 from npuplan.lowering.softmax import convert_softmax
@@ -174,6 +174,8 @@ _OTHER_FORMS: dict[str, tuple[tuple[str, Callable[[Op], bool], Callable[[Op], tu
           for split in (StepForm.SPLIT_MATRIX_3, StepForm.SPLIT_MATRIX_2)),
     ),
     "MIRROR_PAD": (("through_rows", pads_columns, lambda op: convert_mirror_pad(op, through_rows=True)),),
+    **{kind: (("depthwise", has_depthwise_form, partial(convert_resize, depthwise=True)),)
+       for kind in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR")},
 }
 
 
@@ -183,7 +185,8 @@ def op_forms(op: Op, *, stageable: bool) -> tuple[Form, ...]:
     phases (``splits_in_phases``), a TRANSPOSE with a step a convolution may do
     (``has_convolution_form``) or two steps in the other order or a matrix split in three steps
     (``has_steps``; each of those with tile convolutions too), a
-    MIRROR_PAD of left or right padding through rows (``pads_columns``); with ``stageable`` (its
+    MIRROR_PAD of left or right padding through rows (``pads_columns``), a resize copying by
+    depthwise convolutions (``has_depthwise_form``); with ``stageable`` (its
     plain operations write in short runs, ``staged_writes.writes_in_short_runs``) each of those
     and the plain form staged too."""
     named = [name for name, applies, _ in _OTHER_FORMS.get(op.type, ()) if applies(op)]

@@ -303,24 +303,44 @@ def _fuse_one_reshape(ops: tuple[LoweredOp, ...], kept: set[int], framed_writes:
                 and copy.ifm_read_offset is None and copy.ifm.quant == copy.ofm.quant
                 and copy.ifm.dtype == copy.ofm.dtype):
             continue
-        uses = readers.get(id(copy.ofm), [])
-        makers = writers.get(id(copy.ifm), [])
-        if id(copy.ofm) not in kept and uses and all(_reads_whole(use, copy.ofm, copy.ofm_shape)
-                                                     or framed_reads and _reads_rows(use, copy) for use in uses):
-            rewired = {id(use): _reading(use, copy.ofm, copy.ifm) for use in uses}
-        elif id(copy.ifm) not in kept and readers.get(id(copy.ifm)) == [copy] and makers and all(
-                isinstance(m, NpuOp) and (m.ofm_write_offset is not None and framed_writes
-                                          or m.ofm_write_offset is None
-                                          and m.ofm_shape.elements == copy.ifm_shape.elements) for m in makers):
-            rewired = {id(m): _writing(m, copy.ofm) for m in makers}  # type: ignore[arg-type]
-        else:
-            continue
-        return tuple(rewired.get(id(op), op) for op in ops if op is not copy)
+        rewired = _rewired(copy, readers, writers, kept, framed_writes, framed_reads)
+        if rewired is not None:
+            return tuple(rewired.get(id(op), op) for op in ops if op is not copy)
     return None
 
 
+def _rewired(copy: NpuOp, readers: dict[int, list[LoweredOp]], writers: dict[int, list[LoweredOp]],
+             kept: set[int], framed_writes: bool, framed_reads: bool) -> dict[int, LoweredOp] | None:
+    """The ops that take the place of reshape ``copy`` (by id of the op each replaces): its readers
+    reading its input whole in its shape; else its input's writers writing its output; else its
+    readers reading their boxes of its input where they lie (``_read_through``) or, with
+    ``framed_reads``, their rows of it through the output's view (``_reads_rows``); or None."""
+    uses = readers.get(id(copy.ofm), [])
+    makers = writers.get(id(copy.ifm), [])
+    through = [_read_instead(use, copy, framed_reads) for use in uses] if id(copy.ofm) not in kept else []
+    if uses and all(through) and not any(_reads_at_offset(use, copy.ofm) for use in uses):
+        return {id(use): now for use, now in zip(uses, through) if now is not None}
+    if id(copy.ifm) not in kept and readers.get(id(copy.ifm)) == [copy] and makers and all(
+            isinstance(m, NpuOp) and (m.ofm_write_offset is not None and framed_writes
+                                      or m.ofm_write_offset is None
+                                      and m.ofm_shape.elements == copy.ifm_shape.elements) for m in makers):
+        return {id(m): _writing(m, copy.ofm) for m in makers}  # type: ignore[arg-type]
+    if uses and all(through):
+        return {id(use): now for use, now in zip(uses, through) if now is not None}
+    return None
+
+
+def _read_instead(use: LoweredOp, copy: NpuOp, framed_reads: bool) -> NpuOp | None:
+    """``use`` reading ``copy``'s input instead of its output: where the bytes it reads are a box of
+    the input (``_read_through``), else, with ``framed_reads``, whole rows through the output's view."""
+    found = _read_through(use, copy)
+    if found is None and framed_reads and _reads_rows(use, copy):
+        return _reading(use, copy.ofm, copy.ifm)
+    return found
+
+
 def _reading(op: LoweredOp, was: Tensor, now: Tensor) -> NpuOp:
-    """``op`` (an NPU op, as ``_reads_whole`` or ``_reads_rows`` checked) reading ``now`` wherever
+    """``op`` (an NPU op, as ``_reads_rows`` checked) reading ``now`` wherever
     it read ``was``; rows at an offset, in ``was``'s view (``NpuOp.ifm_frame``)."""
     assert isinstance(op, NpuOp)
     frame = (op.ifm_frame or was.shape4d) if op.ifm is was and op.ifm_read_offset is not None else op.ifm_frame
@@ -344,9 +364,83 @@ def _writing(op: NpuOp, tensor: Tensor) -> NpuOp:
     return replace(op, ofm=tensor, ofm_frame=frame)
 
 
-def _reads_whole(op: LoweredOp, tensor: Tensor, shape: Shape4D) -> bool:
-    """Whether ``op`` is an NPU op reading all of ``tensor`` in ``shape`` wherever it reads it."""
-    if not isinstance(op, NpuOp) or op.ofm is tensor:
-        return False
-    views = ((op.ifm, op.ifm_shape, op.ifm_read_offset), (op.ifm2, op.ifm2_shape, op.ifm2_read_offset))
-    return all(offset is None and view == shape for t, view, offset in views if t is tensor)
+def _reads_at_offset(op: LoweredOp, tensor: Tensor) -> bool:
+    """Whether NPU op ``op`` reads a box of ``tensor`` at an offset."""
+    return isinstance(op, NpuOp) and (op.ifm is tensor and op.ifm_read_offset is not None
+                                      or op.ifm2 is tensor and op.ifm2_read_offset is not None)
+
+
+def _read_through(use: LoweredOp, copy: NpuOp) -> NpuOp | None:
+    """``use`` reading ``copy``'s input wherever it read ``copy``'s output, or None if it cannot: an
+    NPU op reading all of the output in the copy's shape reads the input in that shape; one reading
+    a box at an offset (in the output's own coordinates) reads the same bytes as a box of the input
+    at an offset (in the input's), when they are one run of elements that is such a box of the same
+    shape (a row of a sequence, as a last time step's read)."""
+    if not isinstance(use, NpuOp) or use.ofm is copy.ofm:
+        return None
+    was, now = copy.ofm, copy.ifm
+    ifm, ifm_offset = use.ifm, use.ifm_read_offset
+    ifm2, ifm2_offset = use.ifm2, use.ifm2_read_offset
+    if ifm is was:
+        # a strided view's offset is where its steps start, not a box
+        ifm_offset = None if use.ifm_step is not None and ifm_offset is not None else _box_through(
+            use.ifm_shape, ifm_offset, copy)
+        if ifm_offset is None:
+            return None
+        ifm = now
+    if ifm2 is was:
+        ifm2_offset = _box_through(use.ifm2_shape, ifm2_offset, copy) if use.ifm2_shape is not None else None
+        if ifm2_offset is None:
+            return None
+        ifm2 = now
+    return replace(use, ifm=ifm, ifm2=ifm2,
+                   ifm_read_offset=None if ifm_offset is _WHOLE else ifm_offset,
+                   ifm2_read_offset=None if ifm2_offset is _WHOLE else ifm2_offset)
+
+
+_WHOLE = Shape4D(0, 0, 0, 0)  # ``_box_through``'s answer for a whole read (no offset)
+
+
+def _box_through(view: Shape4D, offset: Shape4D | None, copy: NpuOp) -> Shape4D | None:
+    """Where a read of ``copy``'s output (``view``, at ``offset`` in the output's coordinates, or
+    whole in the copy's shape) lies in its input: ``_WHOLE`` for a whole read, the offset of the
+    same box in the input's coordinates, or None when the bytes are no such box."""
+    if offset is None:
+        return _WHOLE if view == copy.ofm_shape else None
+    run = linear_run(copy.ofm.shape4d, offset, view)
+    found = None if run is None else run_as_box(copy.ifm.shape4d, *run)
+    if found is None or found[1] != view or found[0].n:  # (the NPU reads no batch axis)
+        return None
+    return found[0]
+
+
+def _strides(shape: Shape4D) -> tuple[int, int, int, int]:
+    """Elements between neighbours along N, H, W and C of linear NHWC ``shape``."""
+    return shape.h * shape.w * shape.c, shape.w * shape.c, shape.c, 1
+
+
+def linear_run(shape: Shape4D, offset: Shape4D, box: Shape4D) -> tuple[int, int] | None:
+    """(first element, element count) of the box ``box`` at ``offset`` of linear NHWC ``shape``
+    when its elements are one run (every axis inside the outermost one it spans is whole), else None."""
+    dims, size = shape.as_list(), box.as_list()
+    spans = next((k for k in range(4) if size[k] > 1), 3)
+    if any(size[k] != dims[k] for k in range(spans + 1, 4)):
+        return None
+    return sum(o * s for o, s in zip(offset.as_list(), _strides(shape))), box.elements
+
+
+def run_as_box(shape: Shape4D, start: int, count: int) -> tuple[Shape4D, Shape4D] | None:
+    """(offset, box) of linear NHWC ``shape`` whose elements are exactly the run of ``count`` from
+    ``start`` (whole along every axis inside the one it spans, one along those outside), or None."""
+    dims, strides = shape.as_list(), _strides(shape)
+    for axis in (3, 2, 1, 0):
+        step = strides[axis]
+        if start % step or count % step or start + count > shape.elements:
+            continue
+        first = (start // step) % dims[axis]
+        if first + count // step > dims[axis]:
+            continue
+        offset = [(start // strides[k]) % dims[k] if k <= axis else 0 for k in range(4)]
+        box = [1] * axis + [count // step] + dims[axis + 1:]
+        return Shape4D(*offset), Shape4D(*box)
+    return None

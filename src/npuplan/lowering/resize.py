@@ -12,6 +12,9 @@
   step of the factor); bilinear averages the window, nearest is a depthwise convolution whose
   single weight picks the neighbour (the window's centre, rounding down and right).
 - An IFM already the OFM's size: one 1x1 average pool (a copy).
+- Their other form (``depthwise``): each x2 nearest step that copies (a 1x1 kernel) a 1x1 depthwise
+  convolution by weights of 1 instead of a pool, the same values by another datapath (the pool's
+  takes four times the depthwise's MAC cycles a micro-block at 8 bits); the planner prices both.
 - TRANSPOSE_CONV: a convolution with stride 1 over the IFM upscaled by its stride with zeros
   inserted (the hardware's transpose resampling), padded so the OFM has the declared size.
 
@@ -111,8 +114,42 @@ def _pool(op: Op, name: str, ifm: Tensor, ofm: Tensor, ofm_shape: Shape4D, kerne
     )
 
 
-def convert_resize(op: Op) -> tuple[NpuOp, ...]:
-    """RESIZE_* -> a chain of x2 nearest-upscaling average pools (see the module docstring)."""
+def has_depthwise_form(op: Op) -> bool:
+    """Whether ``convert_resize(op, depthwise=True)`` differs from its plain form: an 8-bit resize
+    with some x2 nearest step whose kernel is 1x1."""
+    ifm = op.inputs[0]
+    return (ifm is not None and ifm.dtype == DataType.INT8 and resize_reason(op) is None
+            and any(_copies_up(o) for o in convert_resize(op)))
+
+
+def _copies_up(op: NpuOp) -> bool:
+    """Whether ``op`` is a 1x1 pool copying its IFM upscaled x2 by nearest neighbour."""
+    return op.block_type is BlockType.POOLING and op.resampling is Resampling.NEAREST and op.kernel.elements == 1
+
+
+def _as_depthwise(op: NpuOp) -> NpuOp:
+    """A 1x1 copying pool (``_copies_up``) as a 1x1 depthwise convolution by weights of 1 (scale 1,
+    bias 0): each output the input's value rescaled to the OFM's quantization, as the pool's."""
+    c = op.ofm_shape.c
+    weights = np.ones((1, 1, 1, c), dtype=np.int8)
+    weights.flags.writeable = False
+    return NpuOp(
+        name=op.name, tflite_type=op.tflite_type, op_type="DepthwiseConv2DBias", block_type=BlockType.DEPTHWISE,
+        ifm=op.ifm, ifm_shape=op.ifm_shape, ofm=op.ofm, ofm_shape=op.ofm_shape, weights=weights,
+        weight_tensor=Tensor(f"{op.name}_ones", weights.shape, DataType.INT8, Quantization((1.0,), (0,)), weights),
+        bias=np.zeros(c, dtype=np.int64), kernel=Kernel(), activation=op.activation, resampling=op.resampling,
+        source_index=op.source_index,
+    )
+
+
+def convert_resize(op: Op, *, depthwise: bool = False) -> tuple[NpuOp, ...]:
+    """RESIZE_* -> a chain of x2 nearest-upscaling average pools (see the module docstring); with
+    ``depthwise``, its copying steps as depthwise convolutions (``_as_depthwise``)."""
+    ops = _resize_steps(op)
+    return tuple(_as_depthwise(o) if _copies_up(o) else o for o in ops) if depthwise else ops
+
+
+def _resize_steps(op: Op) -> tuple[NpuOp, ...]:
     ifm, ofm = op.inputs[0], op.outputs[0]
     assert ifm is not None
     i, o = ifm.shape4d, ofm.shape4d

@@ -41,6 +41,24 @@ def test_x4_is_a_chain_and_bilinear_averages_the_last_window() -> None:
     assert last.ofm_shape == Shape4D(1, 16, 16, 8) and last.resampling is Resampling.NEAREST
 
 
+def test_the_depthwise_form_copies_by_convolutions_of_weights_one() -> None:
+    """Each copying x2 step (a 1x1 kernel) is a 1x1 depthwise convolution by 1, scale 1, bias 0;
+    a bilinear's averaging last step stays a pool."""
+    depthwise = frozenset({(0, Form("depthwise"))})
+    (npu,) = _resize("RESIZE_NEAREST_NEIGHBOR", (8, 8), (16, 16), other_forms=depthwise).npu_ops
+    assert (npu.op_type, npu.block_type, npu.resampling) == ("DepthwiseConv2DBias", BlockType.DEPTHWISE,
+                                                             Resampling.NEAREST)
+    assert npu.kernel.elements == 1 and npu.ofm_shape == Shape4D(1, 16, 16, 8)
+    assert npu.weights is not None and npu.weights.tolist() == [[[[1] * 8]]] and npu.bias is not None
+    assert npu.weight_tensor is not None and npu.weight_tensor.quant == Quantization((1.0,), (0,))
+    assert not np.asarray(npu.bias).any()
+    first, last = _resize("RESIZE_BILINEAR", (4, 4), (16, 16), other_forms=depthwise).npu_ops
+    assert first.block_type is BlockType.DEPTHWISE and last.block_type is BlockType.POOLING
+    # a bilinear by 2 has no copying step: its depthwise form is its plain one
+    (plain,) = _resize("RESIZE_BILINEAR", (8, 8), (16, 16), other_forms=depthwise).npu_ops
+    assert plain.block_type is BlockType.POOLING
+
+
 def test_resizes_the_npu_does_not_run_give_reasons() -> None:
     cases = [
         ((8, 8), (24, 24), {}, "2x, 4x or 8x"),

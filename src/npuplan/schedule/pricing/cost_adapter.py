@@ -16,7 +16,7 @@ from npuplan.cost.weights import WeightEncodings, encoding_order
 from npuplan.hw.block_config import alternative_block_configs, choose_block_config
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.options import Optimise
-from npuplan.ir.lowered import Activation, NpuOp
+from npuplan.ir.lowered import Activation, NpuOp, element_type
 from npuplan.ir.shape import Shape4D
 from npuplan.schedule.model.geometry import input_rows
 from npuplan.schedule.pricing.oracle import Costed, CostOracle, MemoOracle, OracleMemos, StripeQuery
@@ -141,7 +141,7 @@ class CostModelOracle(OracleMemos):
 
     def _translate(self, query: StripeQuery) -> CostQuery:
         op = query.op
-        bits_in = op.ifm.dtype.bits
+        bits_in = element_type(op.ifm).bits  # an int64 map is read and written as 32-bit halves
         weights = None
         if op.weights is not None:
             stream = query.weight_stream_bytes or self._whole_stream_bytes(op, query.block_config)
@@ -158,7 +158,7 @@ class CostModelOracle(OracleMemos):
         ifm2 = None
         if op.ifm2 is not None and query.ifm2_stripe is not None and query.ifm2_area is not None:
             ifm2 = Operand(query.ifm2_stripe, query.ifm2_area, query.ifm2_format,  # type: ignore[arg-type]
-                           op.ifm2.dtype.bits)
+                           element_type(op.ifm2).bits)
         # Vela costs the box an op writes, not all its OFM (a concatenation copy writes its slice)
         written = op.ofm_write_shape if op.ofm_write_shape is not None else op.ofm_shape.with_c(query.ofm_depth)
         stripes = self._stripes.get((op, query.ofm_stripe.h))
@@ -172,7 +172,7 @@ class CostModelOracle(OracleMemos):
                         abs(op.ifm_step[1]) if op.ifm_step else 1),
             # a mirrored view (step -1) walks its columns backwards, each still a run of bytes
             ofm=Operand(written, query.ofm_area, query.ofm_format,  # type: ignore[arg-type]
-                        op.ofm.dtype.bits, abs(op.ofm_step[1]) if op.ofm_step else 1),
+                        element_type(op.ofm).bits, abs(op.ofm_step[1]) if op.ofm_step else 1),
             ifm2=ifm2,
             weights=weights,
             lut=lut_access(op, self._arch, prefetched=query.lut_prefetched) if query.loads_table else None,
