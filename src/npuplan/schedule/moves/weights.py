@@ -291,9 +291,9 @@ def _ranked(
     bound, from the screens its costing would start with) says so is left uncosted."""
     base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack).cycles
     scored: list[Scored] = [(base, 0, 0, NO_WEIGHT_BUFFER)]
-    for plan in _candidates(net, dec, oracle, i, memo):
+    for plan, least in _candidates(net, dec, arch, oracle, i, memo):
         beaten = base  # what the prebuffered plan must cost less than to be chosen
-        if least_cycles(net, dec, arch, oracle, i, weights=plan) < base:
+        if least < base:
             cycles = cost_op(net, dec, arch, oracle, i, weights=plan).cycles
             scored.append((cycles, plan.buffer_bytes, held_bytes(plan), plan))
             beaten = min(base, cycles)
@@ -305,12 +305,17 @@ def _ranked(
     return tuple(sorted(enumerate(scored), key=lambda ks: (ks[1][0], ks[1][1])))
 
 
-def _candidates(net: Network, dec: Decisions, oracle: CostOracle, i: int, memo: ChoiceMemo) -> tuple[WeightPlan, ...]:
-    """``candidate_plans`` of op ``i`` under ``dec``, memoised by its context (``_plain``'s key)."""
+def _candidates(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, memo: ChoiceMemo,
+) -> tuple[tuple[WeightPlan, int], ...]:
+    """``candidate_plans`` of op ``i`` under ``dec``, each with its ``least_cycles`` read without
+    prefetch (the same after any slack), memoised by its context (``_plain``'s key)."""
     context = op_context(net, dec, i)
     found = memo.candidates.get(context)
     if found is None:
-        found = memo.candidates[context] = tuple(candidate_plans(net.npu_ops[i], _block(net, dec, oracle, i), oracle))
+        found = memo.candidates[context] = tuple(
+            (plan, least_cycles(net, dec, arch, oracle, i, weights=plan))
+            for plan in candidate_plans(net.npu_ops[i], _block(net, dec, oracle, i), oracle))
     return found
 
 
