@@ -13,7 +13,8 @@ works out that bound, then compares it with the costing's cycles:
 and what a search asking the bound first could leave uncosted, by the costings' own figures:
 
   weight plans   of the candidates ``weights._ranked`` costs, those costing no less than reading
-                 the weights in place (never chosen)
+                 the weights in place (never chosen); ``_ranked`` already leaves uncosted those
+                 whose bound says so (as ``cascades._single`` does for single ops' plans)
   segments       of the cascades ``cascade_split`` costs for one limit (Performance), those
                  whose fewest cycles are no fewer than their ops' alone (never chosen)
 

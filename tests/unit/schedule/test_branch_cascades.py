@@ -119,3 +119,41 @@ def test_a_join_over_a_lone_second_map_starts_a_run_at_its_own_input() -> None:
     joined = branch_cascade(net, max_decisions(net, arch()), 2, 4, 1)
     assert joined is not None and {r.tensor_name for r in joined.cascades[0].rolling} == {"b", "y"}
     assert peak_bytes(net, joined) < peak_bytes(net, max_decisions(net, arch()))
+
+
+def test_the_least_rows_bound_the_rows_the_stripe_walk_holds() -> None:
+    """``least_rolling_rows`` (what the search asks before walking a run's stripes) never exceeds
+    ``rolling_rows_needed`` (the walk), for every run of the two graphs at several stripe rows; the
+    first stripe of a 3x3 reader with a row of padding reads two rows."""
+    from itertools import product
+
+    from npuplan.schedule.model.stripes import least_rolling_rows
+
+    for graph in (_residual(), _upsampled_join()):
+        net = build_network(graph)
+        for s, e in product(range(len(graph.ops)), repeat=2):
+            names = set(rolling_maps(net, s, e)) if s < e else set()
+            if not names:
+                continue
+            ops = graph.ops[s:e + 1]
+            for rows in product((1, 2, 5), repeat=len(ops)):
+                least, walked = least_rolling_rows(ops, rows, names), rolling_rows_needed(ops, rows, names)
+                assert least.keys() == walked.keys() and all(least[n] <= walked[n] for n in names)
+    assert least_rolling_rows(_residual().ops[1:3], [1, 1], {"a"}) == {"a": 2}  # type: ignore[arg-type]
+
+
+def test_a_runs_peak_from_its_two_maxima_is_the_trial_usages() -> None:
+    """``BareUsage.peak_with`` (two maxima per span) gives ``TrialUsage.peak`` of the same usage
+    with the rolling bytes added over the run's steps, for every span and run position."""
+    from npuplan.schedule.moves.branch_usage import BareUsage, TrialUsage
+
+    base = [5, 9, 2, 7, 7, 1, 8, 3]
+    changes = [(1, 3, -4), (2, 6, 6), (5, 5, -8)]
+    for ts in range(len(base)):
+        for te in range(ts, len(base)):
+            bare = BareUsage(TrialUsage(base, changes), ts, te)
+            for t0 in range(len(base)):
+                for t1 in range(t0, len(base)):
+                    for extra in (0, 3, 11):
+                        expected = TrialUsage(base, changes + [(ts, te, extra)]).peak(t0, t1)
+                        assert bare.peak_with(t0, t1, extra) == expected

@@ -90,6 +90,30 @@ def rolling_rows_needed(
     return {name: min(rows, heights[name]) for name, rows in needed.items()}
 
 
+def least_rolling_rows(
+    ops: Sequence[NpuOp], stripe_rows: Sequence[int], rolling: Collection[str],
+) -> dict[str, int]:
+    """Rows each rolling buffer holds at least under ``rolling_rows_needed``, without walking the
+    stripes: the rows the first stripe of each reader in the cascade reads of it (every op runs
+    its first stripe, and ``rolling_rows_needed`` holds at least those rows once its writers have
+    made them), capped at the map's height. A lower bound: the search sizes a run's rolling buffers
+    exactly only where these bytes leave it a chance to lower the peak."""
+    writers: dict[str, list[int]] = {}
+    for j, op in enumerate(ops):
+        writers.setdefault(op.ofm.name, []).append(j)
+    heights = [op.ofm_shape.h for op in ops]
+    least = dict.fromkeys(rolling, 1)
+    for j, op in enumerate(ops):
+        first_end = max(1, min(stripe_rows[j], heights[j]))  # the first stripe's OFM rows [0, first_end)
+        for read in _reads(op, writers):
+            if read.name in least:
+                lo, hi = _rows_read(read, 0, first_end)
+                made = max(min(hi, heights[w]) for w in read.writers)  # its writers make at least these
+                least[read.name] = max(least[read.name], made - lo)
+    tops = {op.ofm.name: op.ofm.shape4d.h for op in ops}
+    return {name: min(rows, tops[name]) for name, rows in least.items()}
+
+
 def _walk(
     ops: Sequence[NpuOp], stripe_rows: Sequence[int], rolling: Collection[str], needed: dict[str, int] | None,
 ) -> list[tuple[int, int, int]]:
@@ -98,7 +122,11 @@ def _walk(
     writers: dict[str, list[int]] = {}  # a map written in slices (a concatenation) has several
     for j, op in enumerate(ops):
         writers.setdefault(op.ofm.name, []).append(j)
-    reads = [_reads(op, writers) for op in ops]
+    # per op, how a stripe reads each input made in the cascade (``_rows_read``, spelt out: the walk
+    # asks it for every stripe) and the map's name where its rolling buffer is being sized
+    reads = [tuple((r.kind, r.window, r.shift, r.first, r.end, r.writers,
+                    r.name if needed is not None and r.name in needed else None) for r in _reads(op, writers))
+             for op in ops]
     heights = [op.ofm_shape.h for op in ops]
     steps = [max(1, min(rows, height)) for rows, height in zip(stripe_rows, heights)]
     # per op: its OFM's name and writers when it is a rolling buffer being sized, else None
@@ -108,20 +136,33 @@ def _walk(
     order: list[tuple[int, int, int]] = []
 
     def pull(j: int, end: int) -> None:
-        height, step, own = heights[j], steps[j], sized[j]
+        height, step, own, its_reads = heights[j], steps[j], sized[j], reads[j]
         end = end if end < height else height
         while produced[j] < end:
             a = produced[j]
             b = a + step if a + step < height else height
-            spans = [(read, *_rows_read(read, a, b)) for read in reads[j]]
-            for read, _lo, hi in spans:
-                for w in read.writers:
+            held = []  # (name, writers, first row read) of the rolling buffers being sized
+            for kind, window, shift, first, last, by, name in its_reads:
+                if kind == _WINDOW:  # ``geometry.window_rows``, inline
+                    stride, dilated, top, up, rows = window  # type: ignore[misc]
+                    lo = (a * stride - top) // up
+                    lo = 0 if lo < 0 else rows - 1 if lo >= rows else lo
+                    hi = -(-((b - 1) * stride + dilated - top) // up)
+                    hi = lo + 1 if hi <= lo else rows if hi > rows else hi
+                    lo, hi = lo + shift, hi + shift
+                elif kind == _SAME:
+                    lo, hi = a + shift, b + shift
+                else:
+                    lo, hi = first, last
+                for w in by:
                     if produced[w] < hi and produced[w] < heights[w]:  # else the pull is a no-op
                         pull(w, hi)
-            if needed is not None:
-                for read, lo, _hi in spans:
-                    if read.name in needed:
-                        needed[read.name] = max(needed[read.name], max(produced[w] for w in read.writers) - lo)
+                if name is not None:
+                    held.append((name, by, lo))
+            for name, by, lo in held:  # after every pull of the stripe: its writers are where it reads them
+                made = produced[by[0]] if len(by) == 1 else max(produced[w] for w in by)
+                if made - lo > needed[name]:  # type: ignore[index]
+                    needed[name] = made - lo  # type: ignore[index]
             order.append((j, a, b))
             produced[j] = b
             if own is not None:

@@ -18,8 +18,6 @@ read their weights in place: Size spends memory on weights only below the peak a
 from __future__ import annotations
 
 import logging
-from itertools import accumulate
-from operator import add
 from collections.abc import Callable, Collection, Sequence
 
 from npuplan.hw.memory import Architecture
@@ -40,8 +38,9 @@ from npuplan.schedule.model.geometry import aligned_stripe_rows, is_cascadable
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.schedule.model.limits import size_trade
-from npuplan.schedule.model.stripes import rolling_bytes, rolling_rows_needed
+from npuplan.schedule.model.stripes import least_rolling_rows, rolling_bytes, rolling_rows_needed
 from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.moves.branch_usage import BareUsage, SplicedView, TrialUsage
 from npuplan.schedule.model.usage import (
     fast_buffers,
     fm_buffers,
@@ -177,16 +176,47 @@ def _run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> _Run | None
     return _Run(s, e, rows, steps, tuple(names), staged)
 
 
-def _sized(net: Network, run: _Run, rows_needed: RowsNeeded | None) -> _Patch:
-    """``run``'s patch, its rolling buffers sized by ``rows_needed``, or with None at one row
-    each (the least any sizing gives: a lower bound on their bytes; no stripe rows then)."""
+def _sized(net: Network, run: _Run, rows_needed: RowsNeeded) -> _Patch:
+    """``run``'s patch, its rolling buffers sized by ``rows_needed`` (``rolling_rows_needed``, a
+    memo of it, or ``least_rolling_rows``: a lower bound on their bytes)."""
     ops = net.npu_ops[run.start:run.end + 1]
-    stripe = run.stripe(net) if rows_needed is not None else ()
-    needed = rows_needed(ops, stripe, set(run.names)) if rows_needed is not None else dict.fromkeys(run.names, 1)
+    stripe = run.stripe(net)
+    needed = rows_needed(ops, stripe, set(run.names))
     tensors = {op.ofm.name: op.ofm for op in ops}
     rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
                     for n in run.names)
     return _Patch(CascadeSpan(-1, run.start, run.end, rolling), stripe, run.staged_fms)
+
+
+class _Patches:
+    """A network's runs sized, whatever decisions they are tried on (they read the run alone):
+    the searches of a Size plan (with and without joins, pass after pass) try the same runs at
+    the same stripe heights again and again (``Network.derived`` holds one per network)."""
+
+    def __init__(self, net: Network) -> None:
+        self.net = net
+        self._sized: dict[tuple[object, ...], _Patch] = {}
+        self._one_row: dict[tuple[int, int, tuple[str, ...]], int] = {}
+
+    def sized(self, run: _Run, rows_needed: RowsNeeded, *, least: bool = False) -> _Patch:
+        """``_sized`` of ``run`` by ``rows_needed`` (a memo of ``rolling_rows_needed``), or with
+        ``least``, by ``least_rolling_rows``."""
+        key = (run.start, run.end, run.rows, run.names, run.staged_fms, least)
+        found = self._sized.get(key)
+        if found is None:
+            found = self._sized[key] = _sized(self.net, run, least_rolling_rows if least else rows_needed)
+        return found
+
+    def one_row_bytes(self, run: _Run) -> int:
+        """Bytes of ``run``'s rolling buffers at one row each: the least any sizing gives them,
+        whatever the stripe rows."""
+        key = (run.start, run.end, run.names)
+        found = self._one_row.get(key)
+        if found is None:
+            net = self.net
+            tensors = {op.ofm.name: op.ofm for op in net.npu_ops[run.start:run.end + 1]}
+            found = self._one_row[key] = sum(rolling_bytes(tensors[n], 1, rolling_format(net, n)) for n in run.names)
+        return found
 
 
 Frame = tuple[Sequence[NpuOp], list[str], tuple[int, ...]]
@@ -229,34 +259,6 @@ def _applied(dec: Decisions, patch: _Patch) -> Decisions:
         weights=dec.weights[:s] + (NO_WEIGHT_BUFFER,) * (e - s + 1) + dec.weights[e + 1:],
         staged_fms=patch.staged_fms,
     )
-
-
-class _SplicedView:
-    """What ``usage.fm_buffers`` reads of ``base`` with a run's cascade spliced in (``spliced``),
-    without building those decisions: most trials of the search are dropped at once."""
-
-    __slots__ = ("base", "cascade", "fast_fms", "rolling_fms")
-
-    def __init__(self, base: Decisions, cascade: CascadeSpan) -> None:
-        self.base, self.cascade, self.fast_fms = base, cascade, base.fast_fms
-        self.rolling_fms = _SplicedRolling(base, cascade)
-
-    def cascade_of(self, index: int) -> CascadeSpan | None:
-        return self.cascade if self.cascade.start <= index <= self.cascade.end else self.base.cascade_of(index)
-
-
-class _SplicedRolling:
-    """``rolling_fms`` of a ``_SplicedView``: the base's, less the cascades the run replaces, plus its own."""
-
-    __slots__ = ("base", "gone", "added")
-
-    def __init__(self, base: Decisions, cascade: CascadeSpan) -> None:
-        self.base = base.rolling_fms
-        self.gone = {r.tensor_name for c in base.within(cascade.start, cascade.end) for r in c.rolling}
-        self.added = {r.tensor_name for r in cascade.rolling}
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.added or (name in self.base and name not in self.gone)
 
 
 def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
@@ -322,33 +324,8 @@ PASSES = 3
 HOT_FRACTION = 0.9
 
 
-class _TrialUsage:
-    """A trial's fast-storage use per time step: ``base`` (its decisions' usage before the run was
-    spliced in) plus ``changes`` (start, end, bytes added over those time steps). The search asks
-    most trials only for their peak over a span and drops them: the whole list is made for those
-    it keeps (``full``)."""
-
-    __slots__ = ("base", "changes")
-
-    def __init__(self, base: list[int], changes: list[tuple[int, int, int]]) -> None:
-        self.base, self.changes = base, changes
-
-    def peak(self, t0: int, t1: int) -> int:
-        """The most bytes live at one time step of ``t0..t1``."""
-        steps = [0] * (t1 - t0 + 2)  # each change added where it starts, taken off after it ends
-        for start, end, size in self.changes:
-            lo, hi = max(start, t0), min(end, t1)
-            if lo <= hi:
-                steps[lo - t0] += size
-                steps[hi - t0 + 1] -= size
-        return max(map(add, self.base[t0:t1 + 1], accumulate(steps)), default=0)
-
-    def full(self) -> list[int]:
-        usage = list(self.base)
-        for start, end, size in self.changes:
-            for t in range(start, end + 1):
-                usage[t] += size
-        return usage
+def _rolling_bytes(patch: _Patch) -> int:
+    return sum(r.size_bytes for r in patch.cascade.rolling)
 
 
 class _Search:
@@ -369,8 +346,8 @@ class _Search:
         # what a run takes out of the decisions it is tried on, for its stripe heights (one at a time)
         self._taken: tuple[Decisions | None, dict[tuple[int, int], tuple[list[str], dict[str, str],
                                                                        list[tuple[int, int, int]]]]] = (None, {})
-        # the least peak a run's cascade can reach over a span of the decisions it is tried on (``_least_peak``)
-        self._least: tuple[Decisions | None, dict[tuple[int, int, tuple[str, ...], int, int], int]] = (None, {})
+        # a run's usage on the decisions it is tried on, but for its rolling buffers (``_bare``)
+        self._bares: tuple[Decisions | None, dict[tuple[int, int, tuple[str, ...]], BareUsage]] = (None, {})
 
     def usage(self, dec: Decisions) -> list[int]:
         if id(dec) not in self._usage:
@@ -379,45 +356,51 @@ class _Search:
 
     def trial(
         self, current: Decisions, s: int, e: int, rows: int, *, below: tuple[int, int, int] | None = None,
-    ) -> tuple[_Patch, _TrialUsage] | None:
+    ) -> tuple[_Patch, TrialUsage] | None:
         """``branch_cascade`` of ``current`` as a patch, with its usage worked out from
         ``current``'s by redoing only the buffers of the maps, rolling buffers and weights its run
         touches (as ``cascades._span_peak`` does); ``found`` builds the decisions. With ``below``
-        (time steps t0..t1 and a peak), None also when the patch cannot peak below it there: its
-        rolling buffers are sized (the costly stripe walk) only when their least bytes can."""
+        (time steps t0..t1 and a peak), None also when the run cannot peak below it there at any
+        stripe rows (its rolling buffers at one row each), and its rolling buffers at the least
+        rows these stripes give them (``least_rolling_rows``), left at that, when those cannot:
+        they are sized (the costly stripe walk) only when their least bytes can."""
         run = _run(self.net, current, s, e, rows)
         if run is None:
             return None
+        patches = self.net.derived(_Patches)
         if current.staged_fms:
-            patch = _sized(self.net, run, self.rows_needed)
-            return patch, _TrialUsage(self.usage(self.found(current, patch)), [])
-        if below is not None and self._least_peak(current, run, below[0], below[1]) >= below[2]:
-            return None
-        patch = _sized(self.net, run, self.rows_needed)
-        return patch, self._usage_with(current, patch)
+            patch = patches.sized(run, self.rows_needed)
+            return patch, TrialUsage(self.usage(self.found(current, patch)), [])
+        bare = self._bare(current, run)
+        if below is not None:
+            t0, t1, peak = below
+            if bare.peak_with(t0, t1, patches.one_row_bytes(run)) >= peak:
+                return None
+            least = patches.sized(run, self.rows_needed, least=True)
+            if bare.peak_with(t0, t1, _rolling_bytes(least)) >= peak:
+                return least, bare.with_rolling(least.cascade)
+        patch = patches.sized(run, self.rows_needed)
+        return patch, bare.with_rolling(patch.cascade)
 
-    def _least_peak(self, current: Decisions, run: _Run, t0: int, t1: int) -> int:
-        """The least peak over time steps ``t0..t1`` that ``run`` can give ``current`` (its rolling
-        buffers at one row each, ``_sized``). It reads the run's cascade alone, not its stripe rows,
-        so the stripe heights tried that make the same run share one working-out."""
-        if self._least[0] is not current:
-            self._least = (current, {})
-        key = (run.start, run.end, run.names, t0, t1)
-        found = self._least[1].get(key)
+    def _bare(self, current: Decisions, run: _Run) -> BareUsage:
+        """``current``'s usage with ``run``'s cascade spliced in, but for its rolling buffers: the
+        same at every stripe rows (memoised while ``current`` is the decisions tried on)."""
+        if self._bares[0] is not current:
+            self._bares = (current, {})
+        key = (run.start, run.end, run.names)
+        found = self._bares[1].get(key)
         if found is None:
-            found = self._least[1][key] = self._usage_with(current, _sized(self.net, run, None)).peak(t0, t1)
+            found = self._bares[1][key] = self._bare_usage(current, run)
         return found
 
-    def _usage_with(self, current: Decisions, patch: _Patch) -> _TrialUsage:
-        """``trial``'s usage of ``current`` with ``patch`` (no staged maps)."""
+    def _bare_usage(self, current: Decisions, run: _Run) -> BareUsage:
         net = self.net
-        s, e = patch.cascade.start, patch.cascade.end
+        s, e = run.start, run.end
         names, kept, changes = self._taken_out(current, s, e)
         # the run's ops read their weights in place: the patched side has no weight buffers there
-        changes = changes + [(b.start, b.end, b.size_bytes)
-                             for b in (fm_buffers(net, _SplicedView(current, patch.cascade), names, owner=kept)
-                                       + rolling_buffers(net, (patch.cascade,)))]
-        return _TrialUsage(self.usage(current), changes)
+        view = SplicedView(current, CascadeSpan(-1, s, e, tuple(RollingBuffer(n, 1, 0) for n in run.names)))
+        changes = changes + [(b.start, b.end, b.size_bytes) for b in fm_buffers(net, view, names, owner=kept)]
+        return BareUsage(TrialUsage(self.usage(current), changes), net.times[s], net.times[e])
 
     def _taken_out(self, current: Decisions, s: int, e: int) -> tuple[list[str], dict[str, str],
                                                                        list[tuple[int, int, int]]]:

@@ -21,7 +21,7 @@ from itertools import accumulate
 
 from npuplan.hw.memory import Architecture
 from npuplan.records import record
-from npuplan.schedule.pricing.costing import cost_op, rolling_format
+from npuplan.schedule.pricing.costing import cost_op, least_cycles, rolling_format
 from npuplan.schedule.model.decisions import CascadeSpan, Decisions, RollingBuffer
 from npuplan.schedule.model.geometry import (
     aligned_stripe_rows,
@@ -39,7 +39,6 @@ from npuplan.schedule.model.usage import fast_buffers, fm_buffers, inplace_group
 from npuplan.schedule.moves.weights import (
     candidate_plans,
     cascade_weight_option,
-    floor_cycles,
     held_bytes,
     needs_dma,
     weight_frontier,
@@ -314,11 +313,12 @@ def _single(ctx: _Context, k: int, highest: int) -> Segment:
     direct = cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k).cycles
     peak = ctx.base[net.times[k]]
     options: list[tuple[int, int]] = []
-    # no buffered plan costs less than the floor (``weights.floor_cycles``): none saves when reading in place costs no more
-    if ctx.with_weights and needs_dma(op, ctx.arch) and direct > floor_cycles(net, ctx.dec, ctx.arch, ctx.oracle, k):
+    if ctx.with_weights and needs_dma(op, ctx.arch):
         block = ctx.oracle.block_config(op, op.ofm_shape.with_h(min(ctx.dec.ofm_rows[k], op.ofm_shape.h)))
         for plan in candidate_plans(op, block, ctx.oracle):
-            if held_bytes(plan) > highest - peak:
+            # a plan saves nothing where its least cycles (``costing.least_cycles``, a sound bound) reach reading in place's
+            if (held_bytes(plan) > highest - peak
+                    or least_cycles(net, ctx.dec, ctx.arch, ctx.oracle, k, weights=plan) >= direct):
                 continue
             saved = direct - cost_op(net, ctx.dec, ctx.arch, ctx.oracle, k, weights=plan).cycles
             if saved > 0:

@@ -18,7 +18,7 @@ from npuplan.records import record
 @record(eq=False, slots=False)
 class ChoiceMemo:
     """``plain_scores``: an op's weight plans read without prefetch, scored (``weights._plain``),
-    by context; ``weight_scores``: all of them ranked with reading in place and the prefetching
+    by context; ``candidates``: its candidate weight plans and their least cycles (``weights._candidates``), by context; ``weight_scores``: all of them ranked with reading in place and the prefetching
     plans (``weights._scored``), by context and the previous op's slack; ``cascade_offers``: a
     cascade's offers of whole weights, by its ops' contexts and the slack before it
     (``weights._cascade_offers``); ``fm_cycles``: an op's cycles by context, weight plan and the
@@ -27,6 +27,7 @@ class ChoiceMemo:
     values, by the cascades of the decisions (all they read)."""
 
     plain_scores: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    candidates: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     weight_scores: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     cascade_offers: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     fm_cycles: dict[tuple[Any, ...], int] = field(default_factory=dict)

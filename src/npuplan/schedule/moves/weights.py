@@ -19,7 +19,7 @@ from typing import Any
 from npuplan.hw.memory import Architecture, MemArea
 from npuplan.ir.lowered import BlockType, NpuOp
 from npuplan.schedule.moves.choice_memo import ChoiceMemo
-from npuplan.schedule.pricing.costing import cost_op, op_context
+from npuplan.schedule.pricing.costing import cost_op, least_cycles, op_context
 from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, CascadeSpan, Decisions, WeightPlan
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import OFM_SPLIT_DEPTH, CostOracle
@@ -152,13 +152,39 @@ def propose_weight_buffering(
         if cascade is None and needs_dma(op, arch):
             chosen = (_buffered(net, bare, arch, oracle, i, limit_bytes - usage[t], prev_slack, memo) if always
                       else None) \
-                or _choose(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, memo)
+                or _looked_ahead(net, bare, arch, oracle, i, usage, limit_bytes, prev_slack, memo,
+                                 free_next=i + 1 < len(net.npu_ops) and i + 1 not in cascade_at)
             usage[t] += held_bytes(chosen)
             if chosen.prebuffer and i > 0:
                 usage[net.times[i - 1]] += held_bytes(chosen)
             weights[i] = chosen
         prev_slack = cost_op(net, bare, arch, oracle, i, weights=weights[i], prev_slack_cycles=prev_slack).slack_cycles
     return replace(dec, weights=tuple(weights))
+
+
+def _looked_ahead(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, usage: list[int],
+    limit_bytes: int, prev_slack: int, memo: ChoiceMemo, *, free_next: bool,
+) -> WeightPlan:
+    """``_choose``'s plan for op ``i``, or reading its weights in place where that makes ops ``i``
+    and ``i + 1`` faster together: a buffered plan may save op ``i`` a few cycles yet leave the
+    next op less slack to copy its own weights under (``free_next``: op ``i + 1`` chooses its own
+    plan, outside a cascade; each side's next op chooses as ``_choose`` would after it)."""
+    chosen = _choose(net, dec, arch, oracle, i, usage, limit_bytes, prev_slack, memo)
+    if chosen is NO_WEIGHT_BUFFER or not free_next or not needs_dma(net.npu_ops[i + 1], arch):
+        return chosen
+
+    def pair_cycles(plan: WeightPlan) -> int:
+        costed = cost_op(net, dec, arch, oracle, i, weights=plan, prev_slack_cycles=prev_slack)
+        held = list(usage)
+        held[net.times[i]] += held_bytes(plan)
+        if plan.prebuffer and i > 0:
+            held[net.times[i - 1]] += held_bytes(plan)
+        after = _choose(net, dec, arch, oracle, i + 1, held, limit_bytes, costed.slack_cycles, memo)
+        return costed.cycles + cost_op(net, dec, arch, oracle, i + 1, weights=after,
+                                       prev_slack_cycles=costed.slack_cycles).cycles
+
+    return NO_WEIGHT_BUFFER if pair_cycles(NO_WEIGHT_BUFFER) < pair_cycles(chosen) else chosen
 
 
 def _cascade_weights(
@@ -258,29 +284,39 @@ def _ranked(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, prev_slack: int,
     memo: ChoiceMemo,
 ) -> tuple[tuple[int, Scored], ...]:
-    """``_scored``'s ranking, costed. No buffered plan costs less than ``floor``
-    (``CostOracle.floor_cycles``): when reading in place costs no more, it ranks first and is
-    chosen, so nothing else is costed; a prebuffered plan is costed only when the plan read without
-    prefetch costs more than ``floor`` (else that plan ranks first of the two and fits whenever the
-    prebuffered one does)."""
+    """``_scored``'s ranking, costed. A plan that costs no less than reading in place ranks after
+    it and is never chosen (reading in place always fits), nor is a prebuffered plan that costs no
+    less than the same plan read without prefetch (that plan ranks first of the two and fits
+    whenever the prebuffered one does): a plan whose ``costing.least_cycles`` (a sound lower
+    bound, from the screens its costing would start with) says so is left uncosted."""
     base = cost_op(net, dec, arch, oracle, i, weights=NO_WEIGHT_BUFFER, prev_slack_cycles=prev_slack).cycles
     scored: list[Scored] = [(base, 0, 0, NO_WEIGHT_BUFFER)]
-    floor = floor_cycles(net, dec, arch, oracle, i)
-    if base > floor:
-        for entry in _plain(net, dec, arch, oracle, i, memo):
-            scored.append(entry)
-            if i > 0 and entry[0] > floor:
-                ahead = replace(entry[3], prebuffer=True)
+    for plan, least in _candidates(net, dec, arch, oracle, i, memo):
+        beaten = base  # what the prebuffered plan must cost less than to be chosen
+        if least < base:
+            cycles = cost_op(net, dec, arch, oracle, i, weights=plan).cycles
+            scored.append((cycles, plan.buffer_bytes, held_bytes(plan), plan))
+            beaten = min(base, cycles)
+        if i > 0:
+            ahead = replace(plan, prebuffer=True)
+            if least_cycles(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=prev_slack) < beaten:
                 cycles = cost_op(net, dec, arch, oracle, i, weights=ahead, prev_slack_cycles=prev_slack).cycles
-                scored.append((cycles, entry[1] * 2, entry[2], ahead))
+                scored.append((cycles, plan.buffer_bytes * 2, held_bytes(plan), ahead))
     return tuple(sorted(enumerate(scored), key=lambda ks: (ks[1][0], ks[1][1])))
 
 
-def floor_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int) -> int:
-    """Cycles no buffered weight plan of op ``i`` goes below (after any slack), from its whole
-    weights' costing (which ``_plain`` makes too)."""
-    plan = full_depth_plan(net.npu_ops[i], _block(net, dec, oracle, i), oracle)
-    return oracle.floor_cycles(cost_op(net, dec, arch, oracle, i, weights=plan).cost)
+def _candidates(
+    net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, i: int, memo: ChoiceMemo,
+) -> tuple[tuple[WeightPlan, int], ...]:
+    """``candidate_plans`` of op ``i`` under ``dec``, each with its ``least_cycles`` read without
+    prefetch (the same after any slack), memoised by its context (``_plain``'s key)."""
+    context = op_context(net, dec, i)
+    found = memo.candidates.get(context)
+    if found is None:
+        found = memo.candidates[context] = tuple(
+            (plan, least_cycles(net, dec, arch, oracle, i, weights=plan))
+            for plan in candidate_plans(net.npu_ops[i], _block(net, dec, oracle, i), oracle))
+    return found
 
 
 def _plain(

@@ -215,13 +215,6 @@ class CostModelOracle(OracleMemos):
     def query_weight_read_bytes(self, query: StripeQuery) -> float:
         return weight_read_bytes(self._model_query(query), memo=self._memo)
 
-    def floor_cycles(self, cost: Any) -> int:
-        """The datapath cycles and each area's access cycles: with weights buffered the datapath
-        reads them from fast storage, the same bytes whatever the plan (``cost.model``), and no
-        slicing runs in fewer operations than whole weights; the weight DMA wait only adds to the
-        NPU cycles. Rounded as ``cycles``."""
-        return int(round(max(cost.op_cycles, *cost.access_cycles.values())))
-
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         """The encoder's sizes (``cost.weights``), walked in the order ``block_config`` makes the
         encoder use (its OFM block depth and traversal decide the zeros it pads)."""

@@ -107,8 +107,8 @@ def least_cycles(
     """Cycles ``cost_op`` with the same arguments comes to at least, without pricing it in full:
     its cycles where it is memoised, else the least of its blocks' screens (``_screens``) plus the
     weight DMA it waits for (``CostOracle.weight_wait_cycles``), less one for their roundings: a
-    true lower bound whatever block or weight slicing the costing takes (``weights.floor_cycles``
-    is none). The wait only shrinks with the previous op's slack, so the bound at one slack
+    true lower bound whatever block or weight slicing the costing takes (the weight searches skip
+    by it: ``weights._ranked``, ``cascades._single``). The wait only shrinks with the previous op's slack, so the bound at one slack
     holds at every larger one. ``bench/plan_bounds.py`` checks it against every costing of a plan
     and measures what it would let the searches leave uncosted."""
     op, key = _memo_key(net, dec, arch, oracle, index, weights, prev_slack_cycles, rows)

@@ -107,10 +107,6 @@ class EstimateOracle(OracleMemos):
     def query_weight_read_bytes(self, query: StripeQuery) -> float:
         return 0.0
 
-    def floor_cycles(self, cost: Any) -> int:
-        """The datapath and memory cycles: buffered weights are read from fast storage whatever the plan."""
-        return max(cost.datapath_cycles, cost.access_cycles)
-
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         if op.weights is None:
             return tuple(0 for _ in depth_slices[1:])

@@ -149,12 +149,6 @@ class CostOracle(Protocol):
         """``weight_read_bytes(op_cost(query))`` without pricing ``query`` in full."""
         ...
 
-    def floor_cycles(self, cost: Any) -> int:
-        """Given ``cost``, a costing with weights buffered (any fetch plan), cycles that no costing
-        of the same op and context with weights buffered goes below, whatever the plan or the
-        previous op's slack: what no weight fetch or prefetch can hide."""
-        ...
-
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         """Encoded weight + scale bytes of each OFM depth slice ``[d0, d1)``, ``[d1, d2)``..."""
         ...
@@ -228,9 +222,6 @@ class MemoOracle(OracleMemos):
 
     def query_weight_read_bytes(self, query: StripeQuery) -> float:
         return self._inner.query_weight_read_bytes(query)
-
-    def floor_cycles(self, cost: Any) -> int:
-        return self._inner.floor_cycles(cost)
 
     def weight_slice_bytes(self, op: NpuOp, block_config: Any, depth_slices: tuple[int, ...]) -> tuple[int, ...]:
         key = (op, id(block_config), depth_slices)
