@@ -34,6 +34,17 @@ def best_plan(model: PreparedModel, arch: Architecture, options: PlanOptions,
               step: Callable[[str], None]) -> tuple[Planned, LoweredGraph | None]:
     """The best plan of ``model``'s lowerings (``step`` called with "lower", then "schedule"), with
     the lowering the chosen one reorders (None: it runs its ops in the file's order)."""
+    planned, bases = planned_lowerings(model, arch, options, step)
+    planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
+    best = _better(planned, options)
+    return best, bases.get(id(best[0]))
+
+
+def planned_lowerings(model: PreparedModel, arch: Architecture, options: PlanOptions, step: Callable[[str], None],
+                      ) -> tuple[list[Planned | InfeasiblePlan], dict[int, LoweredGraph]]:
+    """The full plans (or the ``InfeasiblePlan`` each met) of ``model``'s lowerings that may win,
+    before Vela's forms (``_planned_by_price``), with the lowering each reordered one reorders (by
+    the reordered one's id)."""
     step("lower")
     variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
                               deployable=options.deployable, cpu_ops=frozenset(options.deploy_cpu_ops),
@@ -42,14 +53,10 @@ def best_plan(model: PreparedModel, arch: Architecture, options: PlanOptions,
     reorders = [(r, v) for v in (variants if options.reorder else [])
                 for r in [_least_peak_variant(v, options, arch, model.orders)] if r is not None]
     variants = variants + [r for r, _ in reorders]
-    bases = {id(r): v for r, v in reorders}
     step("schedule")
-    encodings = model.encodings(arch.accelerator)
-    oracle = model.oracle(arch, options.optimise)
-    planned = _planned_by_price(variants, arch, options, encodings, oracle, step)
-    planned += _planned_forms(model, _better(planned, options), bases, arch, options, step)
-    best = _better(planned, options)
-    return best, bases.get(id(best[0]))
+    planned = _planned_by_price(variants, arch, options, model.encodings(arch.accelerator),
+                                model.oracle(arch, options.optimise), step)
+    return planned, {id(r): v for r, v in reorders}
 
 
 # The share of a plan's NPU cycles the operations another form rewrites must take for that form to
@@ -134,17 +141,24 @@ def _planned_by_price(lowerings: list[LoweredGraph], arch: Architecture, options
     return [found[i] for i in sorted(found)]
 
 
+def vela_forms(model: PreparedModel, chosen: Planned, bases: dict[int, LoweredGraph], arch: Architecture,
+               options: PlanOptions) -> tuple[LoweredGraph, list[LoweredGraph], list[LoweredGraph]]:
+    """The lowering whose Vela forms ``_planned_forms`` weighs (the chosen one, or the one it
+    reorders), those forms with its tables fused as it fuses them, and those with tables apart."""
+    base = bases.get(id(chosen[0]), chosen[0])
+    forms = model.forms(arch.accelerator, base, deployable=options.deployable,
+                        cpu_ops=frozenset(options.deploy_cpu_ops))
+    fused = [f for f in forms if sum(map(fuses_lut, f.npu_ops)) == sum(map(fuses_lut, base.npu_ops))]
+    return base, fused, [f for f in forms if all(f is not g for g in fused)]
+
+
 def _planned_forms(model: PreparedModel, chosen: Planned,
                    bases: dict[int, LoweredGraph], arch: Architecture, options: PlanOptions,
                    step: Callable[[str], None]) -> list[Any]:
     """The plans of the chosen lowering's Vela forms (``PreparedModel.forms``; of the lowering it
     reorders, for a reordered one), when the operations they rewrite take enough of its cycles."""
-    base = bases.get(id(chosen[0]), chosen[0])
-    forms = model.forms(arch.accelerator, base, deployable=options.deployable,
-                        cpu_ops=frozenset(options.deploy_cpu_ops))
+    base, fused, apart = vela_forms(model, chosen, bases, arch, options)
     encodings, oracle = model.encodings(arch.accelerator), model.oracle(arch, options.optimise)
-    fused = [f for f in forms if sum(map(fuses_lut, f.npu_ops)) == sum(map(fuses_lut, base.npu_ops))]
-    apart = [f for f in forms if all(f is not g for g in fused)]
     chosen_forms = fused if fused and _forms_may_pay(chosen, fused) else []
     if apart and _forms_may_pay(chosen, apart):
         # of the forms with their tables apart, the one of least local price, planned (Performance)
@@ -158,12 +172,12 @@ def _planned_forms(model: PreparedModel, chosen: Planned,
 
 
 # How far above the chosen plan's cycles the local price of a form with its tables apart may be
-# and the form still be planned in full (Performance; was _FORM_PRICE_MARGIN, 0.2). Measured (forms12,
-# every such form planned in full over the public models, tests/data, zoo, zoo2, zoo3 in u55-128
-# Shared_Sram and u65-256 Dedicated_Sram, not deployable): every winner's price (the optimistic one,
-# ``_apart_may_win``) is at most +7.4% (op_leaky_relu_odd, a 2-op network, planned -26.7%); the
-# forms priced between +7.4% and +15% lose by 6% or more; on U55 none won (the mobilenet-v3 ones,
-# priced +16% to +18%, lose by 14% to 18%). A cut, not a bound: a form priced above it is not planned.
+# and the form still be planned in full (Performance; was _FORM_PRICE_MARGIN, 0.2). bench/apart_price.py
+# over the public models, tests/data, zoo, zoo2, zoo3 in u55-128 Shared_Sram and u65-256
+# Dedicated_Sram: every winner's optimistic price (``_apart_may_win``) is at most +7.4%
+# (op_leaky_relu_odd, a 2-op network, planned -26.7%), the forms priced between that and +15% lose
+# by 6% or more, and on U55 the only winner is priced -13% (the mobilenet-v3 forms, priced +16% to
+# +18%, lose by 14% to 18%). A cut, not a bound: a form priced above it is not planned.
 _APART_PRICE_MARGIN = 0.15
 
 
