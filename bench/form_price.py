@@ -14,7 +14,7 @@ and overall: the CPU share of the full plans that lost (what a perfect local dec
 how far the estimate is from the full plan for the winners (how far it may under-promise a form
 that wins), and how many losing plans a margin M (plan a form in full only when its estimate is
 within M of the best full plan so far, the lowering of least estimate planned first, as
-``api._planned_by_price`` does with M = 0.2) would have skipped, with the winners it would have lost.
+``plan_forms._planned_by_price`` does with M = 0.2) would have skipped, with the winners it would have lost.
 Performance scenarios only (the Size goal compares SRAM peaks, which no local price gives).
 Deployable plans (``--emit-tflite``'s) unless ``--no-deployable``. Prints figures; asserts nothing.
 
@@ -35,7 +35,7 @@ from scenarios import SCENARIOS
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from npuplan import api  # noqa: E402
+from npuplan import api, plan_forms  # noqa: E402
 from npuplan.errors import NpuplanError  # noqa: E402
 from npuplan.hw import build_architecture  # noqa: E402
 from npuplan.hw.memory import Architecture  # noqa: E402
@@ -63,10 +63,10 @@ def _lowerings(model: api.PreparedModel, options: PlanOptions, arch: Architectur
     """The lowerings ``plan_prepared`` plans, named: variants, their reorders, the Vela forms."""
     cpu = frozenset(options.deploy_cpu_ops)
     variants = model.variants(arch.accelerator, concat_in_place=options.concat_in_place,
-                              deployable=options.deployable, cpu_ops=cpu, staged_forms=api._slow_arena(arch))
+                              deployable=options.deployable, cpu_ops=cpu, staged_forms=plan_forms._slow_arena(arch))
     named = [("plain" if i == 0 else f"form{i}", v) for i, v in enumerate(variants)]
     for name, v in list(named):
-        r = api._least_peak_variant(v, options, arch) if options.reorder else None
+        r = plan_forms._least_peak_variant(v, options, arch, model.orders) if options.reorder else None
         if r is not None:
             named.append((f"{name}+reorder", r))
     for name, v in list(named[:len(variants)]):
@@ -85,14 +85,14 @@ def network_rows(path: Path, scenario: str, options: PlanOptions) -> list[Row]:
     planned = []
     for _, lowered in named:
         started = time.process_time()
-        result = api._planned(lowered, arch, options, encodings, oracle, lambda _s: None)
+        result = plan_forms._planned(lowered, arch, options, encodings, oracle, lambda _s: None)
         planned.append((result, time.process_time() - started))
     base = planned[0][0]
     if isinstance(base, Exception):
         return []
     base_lowered, base_cycles = named[0][1], base[1].total_npu_cycles
     feasible = [r for r, _ in planned if not isinstance(r, Exception)]
-    best = api._better(feasible, options)
+    best = plan_forms._better(feasible, options)
     rows = []
     for (label, lowered), (result, seconds) in zip(named, planned):
         change = change_cycles(base_lowered, lowered, arch, oracle, pack_unaligned=packs_unaligned(arch, options))
@@ -121,7 +121,7 @@ def _summary(rows: list[Row], margins: list[float]) -> None:
 
 
 def _simulate(rows: list[Row], margin: float) -> tuple[int, float, int]:
-    """As ``api._planned_by_price``: plan the lowering of least estimate first, then each other one
+    """As ``plan_forms._planned_by_price``: plan the lowering of least estimate first, then each other one
     only when its estimate (the first plan's cycles moved by the two estimates' difference) is within
     ``margin`` of the best plan so far: the losing plans skipped, their CPU seconds (as measured
     here, where plain is planned first), and the winners skipped."""

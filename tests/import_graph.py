@@ -39,7 +39,7 @@ PIPELINE: tuple[tuple[str, ...], ...] = (
     ("emit", "regstream"),
     ("report",),
     ("sim", "estimate"),
-    ("api", "form_price", "sweep", "cli_options", "velacli", "run"),
+    ("api", "plan_forms", "prepared", "fitting", "form_price", "sweep", "cli_options", "velacli", "run"),
     ("cli", "cli_run", "cli_estimate", "__main__", "__init__"),
 )
 STAGE = {name: rank for rank, names in enumerate(PIPELINE) for name in names}

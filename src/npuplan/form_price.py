@@ -1,6 +1,6 @@
 """The local price of a lowering's other form: what the few NPU ops a form rewrites cost against
 the ops they replace, so that a plan need not plan every form of a network in full to learn that
-a form cannot win (``api.plan_prepared``).
+a form cannot win (``plan_forms.best_plan``).
 
 A form (``PreparedModel.variants`` and ``PreparedModel.forms``: a MEAN summed in parallel rows, a
 REDUCE_MAX as a tree, MUL+MAX kept unfolded, a concatenation written in place, a LUT as a pool)

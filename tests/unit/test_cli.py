@@ -175,12 +175,12 @@ def test_reader_closing_the_pipe_is_not_a_traceback(tmp_path, ds_cnn):
 
 
 def test_internal_error_is_one_line_status_4_and_no_files(tmp_path, capsys, monkeypatch):
-    import npuplan.api as api
+    import npuplan.plan_forms as plan_forms
 
     def broken(*_args, **_kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(api, "plan_schedule", broken)
+    monkeypatch.setattr(plan_forms, "plan_schedule", broken)
     model = Path(__file__).resolve().parents[1] / "data" / "ds_cnn_kws.tflite"
     status = main(["plan", str(model), "--output-dir", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err

@@ -4,7 +4,7 @@ model: a consistency check of the choice, not of the prices."""
 
 from __future__ import annotations
 
-from npuplan.api import PreparedModel
+from npuplan.prepared import PreparedModel
 from npuplan.form_price import cheapest_sources
 from npuplan.hw.build import build_architecture
 from npuplan.io.tflite_write import write_tflite

@@ -123,9 +123,9 @@ def test_allocated_sram_peak_never_exceeds_the_budget(data_dir: Path, allocator:
 
 
 def test_overshooting_allocation_replans_under_a_tighter_budget(monkeypatch, data_dir: Path) -> None:
-    import npuplan.api as api
+    import npuplan.fitting as fitting
 
-    real = api.drafted_stream
+    real = fitting.drafted_stream
     calls = []
 
     def pessimistic(schedule, *args, **kwargs):
@@ -138,7 +138,7 @@ def test_overshooting_allocation_replans_under_a_tighter_budget(monkeypatch, dat
             found.allocations[MemArea.SRAM].offsets, 65_536 + 100, 0, found.allocator)
         return type(found)(found.addresses, inflated, found.allocator), commands
 
-    monkeypatch.setattr(api, "drafted_stream", pessimistic)
+    monkeypatch.setattr(fitting, "drafted_stream", pessimistic)
     plan = npuplan.plan(data_dir / "mobilenet_v1_025_96.tflite", arena_cache_size=65_536, **SHARED)
     assert len(calls) == 2 and plan.sram_memory_used_bytes <= 65_536
 

@@ -42,7 +42,7 @@ def _graph(*, size: tuple[int, int], depth: int, rate: int, kernel: int, stride:
 def _outputs(monkeypatch, path, inputs, *, phases: bool):
     """The emitted file's ops and outputs on the simulator with only the phased (or the spread) lowering
     planned (the graph's one operator, index 0, in phases or not)."""
-    from npuplan import api
+    from npuplan import api, plan_forms
     from npuplan.run.runner import CompiledModel
 
     def variants(self, accel, *, concat_in_place, deployable=False, cpu_ops=frozenset(), staged_forms=True):
@@ -51,7 +51,7 @@ def _outputs(monkeypatch, path, inputs, *, phases: bool):
 
     with monkeypatch.context() as patch:
         patch.setattr(api.PreparedModel, "variants", variants)
-        patch.setattr(api, "_other_forms_where_cheaper", lambda model, variants, arch, options: variants)
+        patch.setattr(plan_forms, "_other_forms_where_cheaper", lambda model, variants, arch, options: variants)
         planned, emitted = api.plan_and_emit(path, **U55_128)
     assert not planned.lowered.cpu_ops
     ops = planned.lowered.npu_ops
