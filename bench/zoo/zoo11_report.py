@@ -5,9 +5,10 @@ sram_memory_used against the better of Vela's two cores, and the functional chec
 a ``bench/run_diff.py`` results file of the same networks and scenarios).
 
 Usage: python bench/zoo/zoo11_report.py --models DIR [--run-diff FILE ...] [--scenario NAME ...]
-                                        [--keep DIR] [--out bench/results/zoo11_models.txt]
+                                        [--set zoo11|zoo12] [--keep DIR] [--out FILE]
 
-Scenarios: the three public ones and the eleventh zoo's six (bench/scenarios.py ZOO11) by default.
+Scenarios: the three public ones and the set's own (bench/scenarios.py ZOO11's six, or ZOO12's five
+for the twelfth zoo) by default; ``--out`` defaults to bench/results/<set>_models.txt.
 npuplan plans and emits in this process (this tree's ``src``, ``plan_and_emit``); Vela runs its
 two cores as fresh processes; their files stay under ``--keep`` (default a temporary directory).
 Per row: ``npu/cpu`` counts the source network's operators each file leaves to the CPU (matched
@@ -39,7 +40,7 @@ sys.path[:0] = [str(HERE), str(BENCH), str(BENCH.parent / "src")]
 
 from common_work import CommonWork, compare  # noqa: E402
 from run_diff import run_side, verdict  # noqa: E402
-from scenarios import ALL, SCENARIOS, ZOO11, cli_flags  # noqa: E402
+from scenarios import ALL, SCENARIOS, ZOO11, ZOO12, cli_flags  # noqa: E402
 from zoo10_report import op_types, run_header, tally_lines, verdicts  # noqa: E402
 
 from npuplan.api import make_options, plan_and_emit  # noqa: E402
@@ -309,12 +310,15 @@ KINDS = ("rows", "npuplan failed", "npuplan refused (InfeasiblePlan; Vela's core
 
 
 def scenarios(model: Path, args: argparse.Namespace) -> list[str]:
-    """The scenarios ``model`` runs in: those named, else the public three and ZOO11's six (the
+    """The scenarios ``model`` runs in: those named, else the public three and the set's own (the
     public three only for a network of more than ``--public-only-above`` operators)."""
     if args.scenario:
         return args.scenario
     big = args.public_only_above and len(read_tflite(model).subgraphs[0].ops) > args.public_only_above
-    return [*SCENARIOS] if big else [*SCENARIOS, *ZOO11]
+    return [*SCENARIOS] if big else [*SCENARIOS, *SETS[args.set]]
+
+
+SETS = {"zoo11": ZOO11, "zoo12": ZOO12}
 
 
 def main() -> None:
@@ -327,8 +331,10 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2, help="run_diff's seeded samples per row (0: no check)")
     parser.add_argument("--public-only-above", type=int, default=0, metavar="OPS",
                         help="networks of more operators run in the public scenarios only (time)")
-    parser.add_argument("--out", type=Path, default=BENCH / "results" / "zoo11_models.txt")
+    parser.add_argument("--set", choices=sorted(SETS), default="zoo11", help="the zoo's own scenarios")
+    parser.add_argument("--out", type=Path, help="default: bench/results/<set>_models.txt")
     args = parser.parse_args()
+    args.out = args.out or BENCH / "results" / f"{args.set}_models.txt"
     checked = verdicts(args.run_diff)
     models = [m for d in args.models for m in sorted(d.glob("*.tflite"))]
     tally: dict[str, list] = {key: [] for key in KINDS}
