@@ -13,11 +13,11 @@ operator, a TF1 session graph quantized by calibration to int8, or constants one
 between several operators and inputs feeding several outputs.
 
 What is new here:
-- SSD detection heads ending in the custom operator ``TFLite_Detection_PostProcess`` (as the TF
-  Object Detection API exports them: int8 box encodings and class scores, a float32 anchor
-  constant, four float32 outputs; the fast NMS and the regular one; the operator reads uint8 or
-  float32 only, so DEQUANTIZEs stand between the int8 heads and it, as TF2's exporter writes them), the operator appended to a
-  converted SSD with TensorFlow's schema object API and checked to run in LiteRT;
+- SSD detection heads ending in the custom operator ``TFLite_Detection_PostProcess`` as the TF
+  Object Detection API exports them (int8 heads, DEQUANTIZEs, since the operator reads uint8 or
+  float32 only, a float32 anchor constant, four float32 outputs; the fast NMS and the regular
+  one), the operator appended to a converted SSD with TensorFlow's schema object API and checked
+  to run in LiteRT (ssd_det_tiny_16 kept in tests/data/zoo12);
 - TF1 session graphs (``tf.compat.v1`` placeholders, variables, ``tf.nn`` ops, fused batch norm)
   converted by ``tf.compat.v1.lite.TFLiteConverter.from_session`` with calibration, int8 and float
   I/O, two inputs and two outputs;
@@ -248,6 +248,7 @@ def shared_io(size=16, c=8):
 
 MODELS: dict[str, Spec] = {
     "ssd_det_fast_64": Spec("detection", ssd_detect),
+    "ssd_det_tiny_16": Spec("detection", lambda: ssd_detect(16, 2, 2, I8, False, 3)),
     "ssd_det_regular_float_in_48": Spec("detection", lambda: ssd_detect(48, 3, 2, FLOAT, True, 6)),
     "tf1_session_int8_32": Spec("tf1", tf1_session),
     "tf1_session_float_io_24": Spec("tf1", lambda: tf1_session(24, 8, FLOAT)),

@@ -80,7 +80,8 @@ _BUFFER = {"data": 0, "offset": 1, "size": 2}
 _SUBGRAPH = {"tensors": 0, "inputs": 1, "outputs": 2, "operators": 3}
 _TENSOR = {"shape": 0, "type": 1, "buffer": 2, "name": 3, "quantization": 4, "is_variable": 5, "shape_signature": 7}
 _QUANT = {"scale": 2, "zero_point": 3, "quantized_dimension": 6}
-_OPERATOR = {"opcode_index": 0, "inputs": 1, "outputs": 2, "intermediates": 8}
+_OPERATOR = {"opcode_index": 0, "inputs": 1, "outputs": 2, "custom_options": 5, "intermediates": 8,
+             "large_custom_options_offset": 9, "large_custom_options_size": 10}
 _INT8 = struct.Struct("<b")
 _UINT8 = struct.Struct("<B")
 _INT32 = struct.Struct("<i")
@@ -214,11 +215,29 @@ def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], i
                               if t is not None)
         fb_op = operator()
         fb_op.Init(op_table.data, op_table.pos)
-        ops.append(Op(op_type, op_inputs, op_outputs, _parse_options(fb_op), index=i, intermediates=intermediates))
+        options = (_parse_options(fb_op) if not op_type.startswith("CUSTOM:")
+                   else frozen_options({"custom_options": _custom_options(op_table, f"subgraph {index}: op {i}")}))
+        ops.append(Op(op_type, op_inputs, op_outputs, options, index=i, intermediates=intermediates))
     inputs = tuple(t for t in pick(table, _SUBGRAPH["inputs"], "an input") if t is not None)
     outputs = tuple(t for t in pick(table, _SUBGRAPH["outputs"], "an output") if t is not None)
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{index}"
     return Graph(name=name, ops=tuple(ops), inputs=inputs, outputs=outputs)
+
+
+def _custom_options(op_table: Table, label: str) -> bytes:
+    """A custom operator's options (FlexBuffers bytes the CPU kernel parses; empty when none),
+    kept so that a written file still runs it: in the operator, or after the flatbuffer at
+    ``large_custom_options_offset`` (the >2 GB format)."""
+    start, length = vector_span(op_table, _OPERATOR["custom_options"])
+    if length:
+        return bytes(op_table.data[start : start + length])
+    offset = int(scalar(op_table, _OPERATOR["large_custom_options_offset"], _UINT64))
+    if offset <= 1:
+        return b""
+    size = int(scalar(op_table, _OPERATOR["large_custom_options_size"], _UINT64))
+    if offset + size > len(op_table.data):
+        raise ModelError(f"{label}: custom options (offset {offset}, {size} bytes) lie outside the file")
+    return bytes(op_table.data[offset : offset + size])
 
 
 def _unique_names(tensors: list[Tensor], index: int) -> list[Tensor]:
