@@ -17,7 +17,9 @@ What is new here:
   Object Detection API exports them (int8 heads, DEQUANTIZEs, since the operator reads uint8 or
   float32 only, a float32 anchor constant, four float32 outputs; the fast NMS and the regular
   one), the operator appended to a converted SSD with TensorFlow's schema object API and checked
-  to run in LiteRT (ssd_det_tiny_16 kept in tests/data/zoo12);
+  to run in LiteRT (ssd_det_tiny_16 kept in tests/data/zoo12); and the classic quantized
+  SSD-MobileNet form, a TF1 graph with fake-quant nodes converted to uint8 whose uint8 heads and
+  uint8 anchors feed the operator directly;
 - TF1 session graphs (``tf.compat.v1`` placeholders, variables, ``tf.nn`` ops, fused batch norm)
   converted by ``tf.compat.v1.lite.TFLiteConverter.from_session`` with calibration, int8 and float
   I/O, two inputs and two outputs;
@@ -100,28 +102,39 @@ def _postprocess_options(classes: int, regular: bool, detections: int) -> bytes:
     return bytes(builder.Finish())
 
 
-def _new_tensor(model, graph, name: str, shape: list[int], kind: int, data: bytes | None = None) -> int:
+def _new_tensor(model, graph, name: str, shape: list[int], kind: int, data: bytes | None = None,
+                scale: float | None = None) -> int:
     buffer = schema.BufferT()
     buffer.data = list(data) if data is not None else None
     model.buffers.append(buffer)
     tensor = schema.TensorT()
     tensor.name, tensor.shape, tensor.type, tensor.buffer = name.encode(), shape, kind, len(model.buffers) - 1
+    if scale is not None:  # uint8, zero point 0
+        tensor.quantization = schema.QuantizationParametersT()
+        tensor.quantization.scale, tensor.quantization.zeroPoint = [scale], [0]
     graph.tensors.append(tensor)
     return len(graph.tensors) - 1
 
 
 def append_postprocess(data: bytes, anchors: np.ndarray, classes: int, regular: bool, detections: int) -> bytes:
-    """``data`` (a model whose float32 outputs are box encodings and class scores) with the
-    detection post-processing appended: its four float32 outputs become the model's outputs."""
+    """``data`` (a model whose float32 or uint8 outputs are box encodings and class scores) with the
+    detection post-processing appended: its four float32 outputs become the model's outputs (the
+    anchors float32, or uint8 of scale 1/255 beside uint8 heads, as the kernel reads them)."""
     model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(data, 0))
     graph = model.subgraphs[0]
     outs = {graph.tensors[t].shape[-1]: t for t in graph.outputs}
+    assert len(outs) == 2 and 4 in outs and classes + 1 in outs, "boxes and scores need different widths"
     code = schema.OperatorCodeT()
     code.builtinCode = code.deprecatedBuiltinCode = schema.BuiltinOperator.CUSTOM
     code.customCode, code.version = POSTPROCESS.encode(), 1
     model.operatorCodes.append(code)
     f32 = schema.TensorType.FLOAT32
-    anchor_t = _new_tensor(model, graph, "anchors", list(anchors.shape), f32, anchors.tobytes())
+    if graph.tensors[outs[4]].type == schema.TensorType.UINT8:
+        quantized = np.clip(np.round(anchors * 255), 0, 255).astype(np.uint8)
+        anchor_t = _new_tensor(model, graph, "anchors", list(anchors.shape), schema.TensorType.UINT8,
+                               quantized.tobytes(), 1 / 255)
+    else:
+        anchor_t = _new_tensor(model, graph, "anchors", list(anchors.shape), f32, anchors.tobytes())
     results = [_new_tensor(model, graph, name, shape, f32) for name, shape in (
         ("detection_boxes", [1, detections, 4]), ("detection_classes", [1, detections]),
         ("detection_scores", [1, detections]), ("num_detections", [1]))]
@@ -169,6 +182,51 @@ def ssd_detect(size=64, classes=5, anchors=3, io=I8, regular=False, detections=1
         converter.inference_output_type = FLOAT  # DEQUANTIZEs: the operator takes uint8 or float32 only
         grids = (size // 8, size // 16)
         data = append_postprocess(converter.convert(), _anchors(size, grids, anchors), classes, regular, detections)
+        return _checked(data, (1, size, size, 3)), [[1, size, size, 3]]
+    return convert
+
+
+def _fq(t, lo=-6.0, hi=6.0):
+    return tf.quantization.fake_quant_with_min_max_args(t, min=lo, max=hi)
+
+
+def _tf1_ssd_heads(x, rng, classes: int, anchors: int):
+    """The SSD of ``_ssd_heads`` as a TF1 graph with fake-quant nodes (every tensor's range fixed)."""
+    def w(shape):
+        return _fq(tf.constant(rng.normal(0, 0.3, shape).astype(np.float32)), -1.0, 1.0)
+    x = _fq(tf.nn.relu6(tf.nn.conv2d(x, w((3, 3, 3, 8)), 2, "SAME")), 0.0, 6.0)
+    feats, channels = [], 8
+    for width in (16, 24, 32):
+        x = _fq(tf.nn.relu6(tf.nn.depthwise_conv2d(x, w((3, 3, channels, 1)), (1, 2, 2, 1), "SAME")), 0.0, 6.0)
+        x = _fq(tf.nn.relu6(tf.nn.conv2d(x, w((1, 1, channels, width)), 1, "VALID")), 0.0, 6.0)
+        feats.append(x)
+        channels = width
+    boxes, scores = [], []
+    for f in feats[1:]:
+        cells = f.shape[1] * f.shape[2] * anchors
+        c = f.shape[-1]
+        boxes.append(tf.reshape(_fq(tf.nn.conv2d(f, w((3, 3, c, anchors * 4)), 1, "SAME"), -8.0, 8.0), (1, cells, 4)))
+        scores.append(tf.reshape(_fq(tf.nn.conv2d(f, w((3, 3, c, anchors * (classes + 1))), 1, "SAME"), -8.0, 8.0),
+                                 (1, cells, classes + 1)))
+    box = tf.identity(_fq(tf.concat(boxes, axis=1), -8.0, 8.0), name="box_encodings")
+    score = tf.identity(_fq(tf.sigmoid(_fq(tf.concat(scores, axis=1), -8.0, 8.0)), 0.0, 1.0), name="class_predictions")
+    return box, score
+
+
+def ssd_uint8_tf1(size=32, classes=4, anchors=2, detections=5):
+    """The classic quantized SSD-MobileNet form: a TF1 graph converted to uint8 (``inference_type``,
+    fake-quant ranges) whose uint8 heads and uint8 anchors feed TFLite_Detection_PostProcess."""
+    def convert():
+        graph = tf.Graph()
+        with graph.as_default():
+            image = tf.compat.v1.placeholder(tf.float32, (1, size, size, 3), name="image")
+            outputs = _tf1_ssd_heads(_fq(image), np.random.default_rng(size), classes, anchors)
+            with tf.compat.v1.Session(graph=graph) as session:
+                converter = tf.compat.v1.lite.TFLiteConverter.from_session(session, [image], list(outputs))
+                converter.inference_type = tf.uint8
+                converter.quantized_input_stats = {"image": (128.0, 127.0 / 6.0)}
+                data = converter.convert()
+        data = append_postprocess(data, _anchors(size, (size // 8, size // 16), anchors), classes, False, detections)
         return _checked(data, (1, size, size, 3)), [[1, size, size, 3]]
     return convert
 
@@ -249,7 +307,8 @@ def shared_io(size=16, c=8):
 MODELS: dict[str, Spec] = {
     "ssd_det_fast_64": Spec("detection", ssd_detect),
     "ssd_det_tiny_16": Spec("detection", lambda: ssd_detect(16, 2, 2, I8, False, 3)),
-    "ssd_det_regular_float_in_48": Spec("detection", lambda: ssd_detect(48, 3, 2, FLOAT, True, 6)),
+    "ssd_det_regular_float_in_48": Spec("detection", lambda: ssd_detect(48, 4, 2, FLOAT, True, 6)),
+    "ssd_uint8_tf1_32": Spec("detection", ssd_uint8_tf1),
     "tf1_session_int8_32": Spec("tf1", tf1_session),
     "tf1_session_float_io_24": Spec("tf1", lambda: tf1_session(24, 8, FLOAT)),
     "tf1_session_two_io_20": Spec("tf1", lambda: tf1_session(20, 10, I8, True)),
