@@ -85,6 +85,13 @@ def _place_records(flash: _Flash, encoded: Sequence[EncodedOp]) -> dict[SliceKey
     return offsets
 
 
+def _placed_once(flash: _Flash, stored: dict[bytes, int], data: bytes) -> int:
+    """The offset of ``data`` in the flash, placed there unless the same bytes already are."""
+    if data not in stored:
+        stored[data] = flash.place(data)
+    return stored[data]
+
+
 _NUMPY_TYPES = {DataType.INT8: "<i1", DataType.UINT8: "<u1", DataType.INT16: "<i2", DataType.INT32: "<i4"}
 
 
@@ -105,6 +112,16 @@ def constant_operands(plan: Plan) -> list[Tensor]:
             if t is not None and t.is_constant:
                 found.setdefault(t.name, t)
     return list(found.values())
+
+
+def flash_constants(plan: Plan) -> tuple[tuple[tuple[str, bytes], ...], tuple[tuple[str, bytes], ...]]:
+    """What the flash holds besides the weight records, in the order it is placed: each constant
+    feature map NPU operations read (tensor name, bytes) and each LUT activation's table (op
+    name, bytes); the same bytes are stored once."""
+    constants = tuple((t.name, constant_bytes(t)) for t in constant_operands(plan))
+    luts = tuple((npu.name, np.ascontiguousarray(npu.lut).tobytes()) for npu in plan.lowered.npu_ops
+                 if npu.lut is not None)
+    return constants, luts
 
 
 def weight_slots(op: EncodedOp, buffering: WeightBuffering) -> tuple[dict[SliceKey, int], int]:
@@ -129,20 +146,11 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
     buffering = {s.name: s.weight_buffering for s in plan.schedule.ops}
     parts = _Flash()
     flash_offsets = _place_records(parts, encoded)
-    constant_offsets: dict[str, int] = {}
-    stored: dict[bytes, int] = {}  # identical constants (a PAD's fills of the zero point) stored once
-    for tensor in constant_operands(plan):
-        data = constant_bytes(tensor)
-        if data not in stored:
-            stored[data] = parts.place(data)
-        constant_offsets[tensor.name] = stored[data]
-    lut_offsets: dict[str, int] = {}
-    for npu in plan.lowered.npu_ops:
-        if npu.lut is not None:  # identical tables (the same activation and quantization) stored once
-            data = np.ascontiguousarray(npu.lut).tobytes()
-            if data not in stored:
-                stored[data] = parts.place(data)
-            lut_offsets[npu.name] = stored[data]
+    records_end = parts.top
+    stored: dict[bytes, int] = {}  # identical contents (a PAD's fills of the zero point, a table) stored once
+    constants, luts = flash_constants(plan)
+    constant_offsets = {name: _placed_once(parts, stored, data) for name, data in constants}
+    lut_offsets = {name: _placed_once(parts, stored, data) for name, data in luts}
     flash = parts.joined()
     slot_offsets: dict[SliceKey, int] = {}
     needed: dict[str, int] = {}
@@ -167,6 +175,7 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
                      f"(+{sum(grown[n] - plan.allocation.addresses[n].size_bytes for n in grown)} bytes; "
                      f"{fast} peak {plan.allocation.peak_bytes(fast)} -> {peaks.get(fast, 0)} bytes)")
     planned_flash = sum(a.size_bytes for n, a in plan.allocation.addresses.items() if n.endswith("#weights"))
+    planned_flash += len(flash) - records_end  # the constants and tables: the plan's own, no estimate
     notes.append(f"flash laid out from the real encodings: {len(flash)} bytes (the plan's estimate {planned_flash})")
     return DeployLayout(addresses, flash, flash_offsets, constant_offsets, lut_offsets, slot_offsets, peaks,
                         tuple(notes))
