@@ -79,11 +79,14 @@ def timed(compiled: Compiled, source: Path, options: dict[str, str]) -> Compiled
     if compiled.path is None:
         return compiled
     try:
+        cpu = cpu_count(compiled.path, source)
+    except NpuplanError as error:  # a file npuplan cannot read is a row, not the end of the run
+        return Compiled(compiled.path, compiled.sram_kib, error=f"read: {str(error)[-100:]}")
+    try:
         cycles = estimate_file(compiled.path, make_options(**options)).report.cycles_total
     except NpuplanError as error:
-        return Compiled(compiled.path, compiled.sram_kib, cpu_count(compiled.path, source),
-                        error=f"estimate: {str(error)[:100]}")
-    return Compiled(compiled.path, compiled.sram_kib, cpu_count(compiled.path, source), cycles)
+        return Compiled(compiled.path, compiled.sram_kib, cpu, error=f"estimate: {str(error)[:100]}")
+    return Compiled(compiled.path, compiled.sram_kib, cpu, cycles)
 
 
 def npuplan_side(model: Path, options: dict[str, str], keep: Path) -> Compiled:

@@ -169,23 +169,29 @@ def _op_type_name(code: Any) -> str:
     return type_name
 
 
-def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | None:
+class _Outside(str):
+    """Why a buffer cannot be read (it lies outside the file): an error for the tensor that uses
+    it, none for a buffer only metadata names (Vela 5.2.0 copies an input's metadata buffers
+    stored by offset with their old offsets; TensorFlow Lite Micro never reads them)."""
+
+
+def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | _Outside | None:
     """The bytes of one buffer, checked to lie inside the file; ``None`` when empty."""
     offset = int(scalar(buffer, _BUFFER["offset"], _UINT64))
     if offset > 1:  # large models keep buffers after the flatbuffer, addressed by offset/size
         size = int(scalar(buffer, _BUFFER["size"], _UINT64))
         if offset + size > len(data):
-            raise ModelError(f"buffer {index} (offset {offset}, {size} bytes) lies outside the file")
+            return _Outside(f"buffer {index} (offset {offset}, {size} bytes) lies outside the file")
         return data[offset : offset + size]
     start, length = vector_span(buffer, _BUFFER["data"])
     if length == 0:
         return None
     if start + length > len(data):
-        raise ModelError(f"buffer {index} ({length} bytes) runs past the end of the file")
+        return _Outside(f"buffer {index} ({length} bytes) runs past the end of the file")
     return data[start : start + length]
 
 
-def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], index: int) -> Graph:
+def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | _Outside | None], index: int) -> Graph:
     _check_counts(sg, index)
     table = table_at(sg._tab.Bytes, sg._tab.Pos)
     tensors = _unique_names([_parse_tensor(t, buffers) for t in tables(table, _SUBGRAPH["tensors"])], index)
@@ -269,7 +275,7 @@ def _check_counts(sg: Any, index: int) -> None:
         raise ModelError(f"subgraph {index} has {sg.TensorsLength()} tensors; npuplan plans at most {LIMITS.max_tensors}")
 
 
-def _parse_tensor(t: Table, buffers: list[bytes | None]) -> Tensor:
+def _parse_tensor(t: Table, buffers: list[bytes | _Outside | None]) -> Tensor:
     type_name = _TENSOR_TYPES.get(int(scalar(t, _TENSOR["type"], _INT8)), "UNKNOWN")
     dtype, np_dtype = _DTYPES.get(type_name, (DataType.UNKNOWN, None))
     dims = numbers(t, _TENSOR["shape"], np.int32)
@@ -283,6 +289,8 @@ def _parse_tensor(t: Table, buffers: list[bytes | None]) -> Tensor:
     if buffer >= len(buffers) and (buffer != 0 or buffers):
         raise ModelError(f"tensor '{name}' refers to buffer {buffer} but the model has {len(buffers)} buffers")
     raw = buffers[buffer] if buffer < len(buffers) else None
+    if isinstance(raw, _Outside):
+        raise ModelError(f"tensor '{name}': {raw}")
     values = None
     if raw is not None and np_dtype is not None:
         if len(raw) % np.dtype(np_dtype).itemsize:
