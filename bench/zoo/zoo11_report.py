@@ -11,8 +11,8 @@ Scenarios: the three public ones and the set's own (bench/scenarios.py ZOO11's s
 for the twelfth zoo) by default; ``--out`` defaults to bench/results/<set>_models.txt.
 npuplan plans and emits in this process (this tree's ``src``, ``plan_and_emit``); Vela runs its
 two cores as fresh processes; their files stay under ``--keep`` (default a temporary directory).
-Per row: ``npu/cpu`` counts the source network's operators each file leaves to the CPU (matched
-by output tensor name, the same rule for both tools) and the rest; ``cycles`` is npuplan's
+Per row: ``npu/cpu`` counts the operators each file leaves to the CPU in its main subgraph (the
+same rule for both tools) and the rest of the source network's; ``cycles`` is npuplan's
 estimate of each file (one clock) and the common-work ratio; ``sram`` is KiB, ``*`` marking
 npuplan above the better Vela core, ``c`` when that core leaves more operators to the CPU.
 Flags in the closing lines: failures, tracebacks, more CPU operators than Vela, common-work ratios
@@ -67,11 +67,12 @@ class Compiled:
     traceback: bool = False
 
 
-def cpu_count(compiled: Path, source: Path) -> int:
-    """The source network's operators that ``compiled`` runs outside its ethos-u operators."""
-    names = {op.outputs[0].name for op in read_tflite(source).subgraphs[0].ops if op.outputs}
-    return len(names & {op.outputs[0].name for graph in read_tflite(compiled).subgraphs for op in graph.ops
-                        if op.type != ETHOS_U and op.outputs})
+def cpu_count(compiled: Path) -> int:
+    """The operators ``compiled`` runs outside its ethos-u operators, in its main subgraph (another
+    subgraph, e.g. an unreferenced copy of the main one that npuplan keeps for the CPU and Vela
+    compiles, never runs), counted rather than matched by output tensor name (a file whose tensors have no
+    names, or the same name, is renamed by index when read, and Vela's file has other indices)."""
+    return sum(op.type != ETHOS_U for op in read_tflite(compiled).subgraphs[0].ops)
 
 
 def timed(compiled: Compiled, source: Path, options: dict[str, str]) -> Compiled:
@@ -79,7 +80,7 @@ def timed(compiled: Compiled, source: Path, options: dict[str, str]) -> Compiled
     if compiled.path is None:
         return compiled
     try:
-        cpu = cpu_count(compiled.path, source)
+        cpu = cpu_count(compiled.path)
     except NpuplanError as error:  # a file npuplan cannot read is a row, not the end of the run
         return Compiled(compiled.path, compiled.sram_kib, error=f"read: {str(error)[-100:]}")
     try:
@@ -132,7 +133,16 @@ def compile_all(model: Path, scenario: str, keep: Path) -> dict[str, Compiled]:
 
 
 def one_clock(model: Path, scenario: str, sides: dict[str, Compiled]) -> CommonWork | None:
+    """npuplan's file against Vela's better file on one clock, that file chosen among those leaving
+    no more operators to the CPU than npuplan's when there is one (a core that leaves most of the
+    network to the CPU, as the legacy core does with buffers stored by offset, is not the peer)."""
     estimates = {side: c.cycles for side, c in sides.items() if c.cycles is not None}
+    mine = sides["npuplan"].cpu_ops
+    peers = {side for side, c in sides.items()
+             if side != "npuplan" and c.cycles is not None and mine is not None and c.cpu_ops is not None
+             and c.cpu_ops <= mine}
+    if peers:
+        estimates = {side: cycles for side, cycles in estimates.items() if side == "npuplan" or side in peers}
     if "npuplan" not in estimates or len(estimates) < 2:
         return None
     locate = lambda _s, _m, side: sides[side].path  # noqa: E731
