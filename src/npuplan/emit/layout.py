@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-import numpy as np
 
 from npuplan.records import record
 from npuplan.result import Plan
@@ -25,8 +24,7 @@ from npuplan.commands.types import Address, Command
 from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
-from npuplan.ir.graph import Tensor
-from npuplan.ir.types import DataType
+from npuplan.lowering.flash_constants import flash_constants
 from npuplan.schedule.model.types import WeightBuffering
 from npuplan.units import ALIGN_BYTES, round_up
 
@@ -92,38 +90,6 @@ def _placed_once(flash: _Flash, stored: dict[bytes, int], data: bytes) -> int:
     return stored[data]
 
 
-_NUMPY_TYPES = {DataType.INT8: "<i1", DataType.UINT8: "<u1", DataType.INT16: "<i2", DataType.INT32: "<i4"}
-
-
-def constant_bytes(tensor: Tensor) -> bytes:
-    """A constant feature map's values as the NPU reads them: NHWC, little-endian, its element type."""
-    assert tensor.data is not None
-    kind = _NUMPY_TYPES.get(tensor.dtype)
-    if kind is None:
-        raise EmitError(tensor.name, f"a {tensor.dtype} constant operand")
-    return np.ascontiguousarray(np.asarray(tensor.data).astype(kind)).tobytes()
-
-
-def constant_operands(plan: Plan) -> list[Tensor]:
-    """The constant feature maps NPU operations read (each once, in op order)."""
-    found: dict[str, Tensor] = {}
-    for op in plan.lowered.npu_ops:
-        for t in (op.ifm, op.ifm2):
-            if t is not None and t.is_constant:
-                found.setdefault(t.name, t)
-    return list(found.values())
-
-
-def flash_constants(plan: Plan) -> tuple[tuple[tuple[str, bytes], ...], tuple[tuple[str, bytes], ...]]:
-    """What the flash holds besides the weight records, in the order it is placed: each constant
-    feature map NPU operations read (tensor name, bytes) and each LUT activation's table (op
-    name, bytes); the same bytes are stored once."""
-    constants = tuple((t.name, constant_bytes(t)) for t in constant_operands(plan))
-    luts = tuple((npu.name, np.ascontiguousarray(npu.lut).tobytes()) for npu in plan.lowered.npu_ops
-                 if npu.lut is not None)
-    return constants, luts
-
-
 def weight_slots(op: EncodedOp, buffering: WeightBuffering) -> tuple[dict[SliceKey, int], int]:
     """Each slice's offset inside ``op``'s weight buffer and the bytes the buffer needs."""
     sizes = [round_up(s.size_bytes, ALIGN_BYTES) for s in op.slices]
@@ -148,7 +114,7 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
     flash_offsets = _place_records(parts, encoded)
     records_end = parts.top
     stored: dict[bytes, int] = {}  # identical contents (a PAD's fills of the zero point, a table) stored once
-    constants, luts = flash_constants(plan)
+    constants, luts = flash_constants(plan.lowered)
     constant_offsets = {name: _placed_once(parts, stored, data) for name, data in constants}
     lut_offsets = {name: _placed_once(parts, stored, data) for name, data in luts}
     flash = parts.joined()

@@ -9,9 +9,12 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING
 
+from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
+from npuplan.lowering.flash_constants import flash_constants
 from npuplan.ir.lowered import CpuOp, NpuOp
 from npuplan.records import record
+from npuplan.units import ALIGN_BYTES, round_up
 
 if TYPE_CHECKING:
     from npuplan.result import Plan
@@ -162,12 +165,8 @@ def _allocated_peaks(plan: "Plan") -> dict[MemArea, int]:
 def _flash_constants_bytes(plan: "Plan") -> int:
     """The constant storage besides the weight streams, as the emitted file lays it out (and Vela
     counts it): constant operands and LUT tables, each distinct content once, 16-byte aligned."""
-    from npuplan.emit.layout import flash_constants  # the emitter's own rule; imported when a report is built
-    from npuplan.errors import EmitError
-    from npuplan.units import ALIGN_BYTES, round_up
-
     try:
-        constants, luts = flash_constants(plan)
+        constants, luts = flash_constants(plan.lowered)
     except EmitError:  # a constant the emitter cannot write (it says so when asked to emit)
         return 0
     return sum(round_up(len(data), ALIGN_BYTES) for data in {data for _, data in (*constants, *luts)})
