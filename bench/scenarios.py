@@ -1,7 +1,7 @@
 """The benchmark scenarios, defined once: the three public ones (same flags as
 ../shared/bench/vela_baseline.py), the 256 KiB budget scenario of issue 3, the dual-core one and
-the sixteen hardware configs of bench/config_sweep.py, the eighth zoo's nine (ZOO8) and the eleventh
-zoo's six (ZOO11); ALL holds the public three and every named one."""
+the sixteen hardware configs of bench/config_sweep.py, the eighth zoo's nine (ZOO8), the eleventh
+zoo's six (ZOO11) and the twelfth zoo's five (ZOO12); ALL holds the public three and every named one."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 KIB = 1024
 CUSTOM_INI = str(Path(__file__).resolve().parent / "config_sweep.ini")
 ZOO8_INI = str(Path(__file__).resolve().parent / "zoo8_configs.ini")
+ZOO12_INI = str(Path(__file__).resolve().parent / "zoo12_configs.ini")
 
 SCENARIOS: dict[str, dict[str, str]] = {
     "u55_128_highend_shared_perf": dict(accelerator_config="ethos-u55-128", system_config="Ethos_U55_High_End_Embedded",
@@ -96,7 +97,21 @@ ZOO11: dict[str, dict[str, str]] = {
     "u55_256_highend_shared_size_8m": _scenario("u55-256", U55_HE, "Shared_Sram", "Size", 8192),
 }
 
-ALL: dict[str, dict[str, str]] = {**SCENARIOS, **BUDGET_256K, **DUAL_CORE, **SWEEP, **ZOO8, **ZOO11}
+# The configs of the twelfth zoo (bench/zoo/zoo11_report.py --set zoo12): the two user-defined
+# systems of bench/zoo12_configs.ini (a 37.5 MHz U55 with on-chip flash and a memory mode read
+# through inherit=, a 1.6 GHz U65 with slow memories and an 8 KiB cache), u55-64 and u55-256 at
+# Vela's systems, a 16 MiB arena and an 8 KiB one, both goals.
+ZOO12: dict[str, dict[str, str]] = {
+    "u55_64_zoo12onchip_inherit_size": _scenario("u55-64", "Zoo12_U55_OnChip", "Zoo12_Shared_Inherit", "Size",
+                                                 config=ZOO12_INI),
+    "u65_256_zoo12odd_ded8k_perf": _scenario("u65-256", "Zoo12_U65_Odd", "Zoo12_Dedicated_8KB", "Performance",
+                                             config=ZOO12_INI),
+    "u55_64_highend_shared_perf": _scenario("u55-64", U55_HE, "Shared_Sram", "Performance"),
+    "u55_256_highend_sramonly_perf_16m": _scenario("u55-256", U55_HE, "Sram_Only", "Performance", 16384),
+    "u65_256_highend_ded_size_8k": _scenario("u65-256", U65_HE, "Dedicated_Sram", "Size", 8),
+}
+
+ALL: dict[str, dict[str, str]] = {**SCENARIOS, **BUDGET_256K, **DUAL_CORE, **SWEEP, **ZOO8, **ZOO11, **ZOO12}
 
 
 def cli_flags(options: dict[str, str]) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-import numpy as np
 
 from npuplan.records import record
 from npuplan.result import Plan
@@ -25,8 +24,7 @@ from npuplan.commands.types import Address, Command
 from npuplan.emit.weights import EncodedOp
 from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
-from npuplan.ir.graph import Tensor
-from npuplan.ir.types import DataType
+from npuplan.lowering.flash_constants import flash_constants
 from npuplan.schedule.model.types import WeightBuffering
 from npuplan.units import ALIGN_BYTES, round_up
 
@@ -85,26 +83,11 @@ def _place_records(flash: _Flash, encoded: Sequence[EncodedOp]) -> dict[SliceKey
     return offsets
 
 
-_NUMPY_TYPES = {DataType.INT8: "<i1", DataType.UINT8: "<u1", DataType.INT16: "<i2", DataType.INT32: "<i4"}
-
-
-def constant_bytes(tensor: Tensor) -> bytes:
-    """A constant feature map's values as the NPU reads them: NHWC, little-endian, its element type."""
-    assert tensor.data is not None
-    kind = _NUMPY_TYPES.get(tensor.dtype)
-    if kind is None:
-        raise EmitError(tensor.name, f"a {tensor.dtype} constant operand")
-    return np.ascontiguousarray(np.asarray(tensor.data).astype(kind)).tobytes()
-
-
-def constant_operands(plan: Plan) -> list[Tensor]:
-    """The constant feature maps NPU operations read (each once, in op order)."""
-    found: dict[str, Tensor] = {}
-    for op in plan.lowered.npu_ops:
-        for t in (op.ifm, op.ifm2):
-            if t is not None and t.is_constant:
-                found.setdefault(t.name, t)
-    return list(found.values())
+def _placed_once(flash: _Flash, stored: dict[bytes, int], data: bytes) -> int:
+    """The offset of ``data`` in the flash, placed there unless the same bytes already are."""
+    if data not in stored:
+        stored[data] = flash.place(data)
+    return stored[data]
 
 
 def weight_slots(op: EncodedOp, buffering: WeightBuffering) -> tuple[dict[SliceKey, int], int]:
@@ -129,20 +112,11 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
     buffering = {s.name: s.weight_buffering for s in plan.schedule.ops}
     parts = _Flash()
     flash_offsets = _place_records(parts, encoded)
-    constant_offsets: dict[str, int] = {}
-    stored: dict[bytes, int] = {}  # identical constants (a PAD's fills of the zero point) stored once
-    for tensor in constant_operands(plan):
-        data = constant_bytes(tensor)
-        if data not in stored:
-            stored[data] = parts.place(data)
-        constant_offsets[tensor.name] = stored[data]
-    lut_offsets: dict[str, int] = {}
-    for npu in plan.lowered.npu_ops:
-        if npu.lut is not None:  # identical tables (the same activation and quantization) stored once
-            data = np.ascontiguousarray(npu.lut).tobytes()
-            if data not in stored:
-                stored[data] = parts.place(data)
-            lut_offsets[npu.name] = stored[data]
+    records_end = parts.top
+    stored: dict[bytes, int] = {}  # identical contents (a PAD's fills of the zero point, a table) stored once
+    constants, luts = flash_constants(plan.lowered)
+    constant_offsets = {name: _placed_once(parts, stored, data) for name, data in constants}
+    lut_offsets = {name: _placed_once(parts, stored, data) for name, data in luts}
     flash = parts.joined()
     slot_offsets: dict[SliceKey, int] = {}
     needed: dict[str, int] = {}
@@ -167,6 +141,7 @@ def deploy_layout(plan: Plan, encoded: Sequence[EncodedOp]) -> DeployLayout:
                      f"(+{sum(grown[n] - plan.allocation.addresses[n].size_bytes for n in grown)} bytes; "
                      f"{fast} peak {plan.allocation.peak_bytes(fast)} -> {peaks.get(fast, 0)} bytes)")
     planned_flash = sum(a.size_bytes for n, a in plan.allocation.addresses.items() if n.endswith("#weights"))
+    planned_flash += len(flash) - records_end  # the constants and tables: the plan's own, no estimate
     notes.append(f"flash laid out from the real encodings: {len(flash)} bytes (the plan's estimate {planned_flash})")
     return DeployLayout(addresses, flash, flash_offsets, constant_offsets, lut_offsets, slot_offsets, peaks,
                         tuple(notes))

@@ -80,7 +80,8 @@ _BUFFER = {"data": 0, "offset": 1, "size": 2}
 _SUBGRAPH = {"tensors": 0, "inputs": 1, "outputs": 2, "operators": 3}
 _TENSOR = {"shape": 0, "type": 1, "buffer": 2, "name": 3, "quantization": 4, "is_variable": 5, "shape_signature": 7}
 _QUANT = {"scale": 2, "zero_point": 3, "quantized_dimension": 6}
-_OPERATOR = {"opcode_index": 0, "inputs": 1, "outputs": 2, "intermediates": 8}
+_OPERATOR = {"opcode_index": 0, "inputs": 1, "outputs": 2, "custom_options": 5, "intermediates": 8,
+             "large_custom_options_offset": 9, "large_custom_options_size": 10}
 _INT8 = struct.Struct("<b")
 _UINT8 = struct.Struct("<B")
 _INT32 = struct.Struct("<i")
@@ -168,23 +169,29 @@ def _op_type_name(code: Any) -> str:
     return type_name
 
 
-def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | None:
+class _Outside(str):
+    """Why a buffer cannot be read (it lies outside the file): an error for the tensor that uses
+    it, none for a buffer only metadata names (Vela 5.2.0 copies an input's metadata buffers
+    stored by offset with their old offsets; TensorFlow Lite Micro never reads them)."""
+
+
+def _buffer_bytes(buffer: Table, data: bytes, index: int) -> bytes | _Outside | None:
     """The bytes of one buffer, checked to lie inside the file; ``None`` when empty."""
     offset = int(scalar(buffer, _BUFFER["offset"], _UINT64))
     if offset > 1:  # large models keep buffers after the flatbuffer, addressed by offset/size
         size = int(scalar(buffer, _BUFFER["size"], _UINT64))
         if offset + size > len(data):
-            raise ModelError(f"buffer {index} (offset {offset}, {size} bytes) lies outside the file")
+            return _Outside(f"buffer {index} (offset {offset}, {size} bytes) lies outside the file")
         return data[offset : offset + size]
     start, length = vector_span(buffer, _BUFFER["data"])
     if length == 0:
         return None
     if start + length > len(data):
-        raise ModelError(f"buffer {index} ({length} bytes) runs past the end of the file")
+        return _Outside(f"buffer {index} ({length} bytes) runs past the end of the file")
     return data[start : start + length]
 
 
-def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], index: int) -> Graph:
+def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | _Outside | None], index: int) -> Graph:
     _check_counts(sg, index)
     table = table_at(sg._tab.Bytes, sg._tab.Pos)
     tensors = _unique_names([_parse_tensor(t, buffers) for t in tables(table, _SUBGRAPH["tensors"])], index)
@@ -214,11 +221,29 @@ def _parse_subgraph(sg: Any, op_types: list[str], buffers: list[bytes | None], i
                               if t is not None)
         fb_op = operator()
         fb_op.Init(op_table.data, op_table.pos)
-        ops.append(Op(op_type, op_inputs, op_outputs, _parse_options(fb_op), index=i, intermediates=intermediates))
+        options = (_parse_options(fb_op) if not op_type.startswith("CUSTOM:")
+                   else frozen_options({"custom_options": _custom_options(op_table, f"subgraph {index}: op {i}")}))
+        ops.append(Op(op_type, op_inputs, op_outputs, options, index=i, intermediates=intermediates))
     inputs = tuple(t for t in pick(table, _SUBGRAPH["inputs"], "an input") if t is not None)
     outputs = tuple(t for t in pick(table, _SUBGRAPH["outputs"], "an output") if t is not None)
     name = (sg.Name() or b"").decode("utf-8", errors="replace") or f"subgraph_{index}"
     return Graph(name=name, ops=tuple(ops), inputs=inputs, outputs=outputs)
+
+
+def _custom_options(op_table: Table, label: str) -> bytes:
+    """A custom operator's options (FlexBuffers bytes the CPU kernel parses; empty when none),
+    kept so that a written file still runs it: in the operator, or after the flatbuffer at
+    ``large_custom_options_offset`` (the >2 GB format)."""
+    start, length = vector_span(op_table, _OPERATOR["custom_options"])
+    if length:
+        return bytes(op_table.data[start : start + length])
+    offset = int(scalar(op_table, _OPERATOR["large_custom_options_offset"], _UINT64))
+    if offset <= 1:
+        return b""
+    size = int(scalar(op_table, _OPERATOR["large_custom_options_size"], _UINT64))
+    if offset + size > len(op_table.data):
+        raise ModelError(f"{label}: custom options (offset {offset}, {size} bytes) lie outside the file")
+    return bytes(op_table.data[offset : offset + size])
 
 
 def _unique_names(tensors: list[Tensor], index: int) -> list[Tensor]:
@@ -250,7 +275,7 @@ def _check_counts(sg: Any, index: int) -> None:
         raise ModelError(f"subgraph {index} has {sg.TensorsLength()} tensors; npuplan plans at most {LIMITS.max_tensors}")
 
 
-def _parse_tensor(t: Table, buffers: list[bytes | None]) -> Tensor:
+def _parse_tensor(t: Table, buffers: list[bytes | _Outside | None]) -> Tensor:
     type_name = _TENSOR_TYPES.get(int(scalar(t, _TENSOR["type"], _INT8)), "UNKNOWN")
     dtype, np_dtype = _DTYPES.get(type_name, (DataType.UNKNOWN, None))
     dims = numbers(t, _TENSOR["shape"], np.int32)
@@ -264,6 +289,8 @@ def _parse_tensor(t: Table, buffers: list[bytes | None]) -> Tensor:
     if buffer >= len(buffers) and (buffer != 0 or buffers):
         raise ModelError(f"tensor '{name}' refers to buffer {buffer} but the model has {len(buffers)} buffers")
     raw = buffers[buffer] if buffer < len(buffers) else None
+    if isinstance(raw, _Outside):
+        raise ModelError(f"tensor '{name}': {raw}")
     values = None
     if raw is not None and np_dtype is not None:
         if len(raw) % np.dtype(np_dtype).itemsize:

@@ -9,9 +9,12 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING
 
+from npuplan.errors import EmitError
 from npuplan.hw.memory import MemArea
+from npuplan.lowering.flash_constants import flash_constants
 from npuplan.ir.lowered import CpuOp, NpuOp
 from npuplan.records import record
+from npuplan.units import ALIGN_BYTES, round_up
 
 if TYPE_CHECKING:
     from npuplan.result import Plan
@@ -159,6 +162,16 @@ def _allocated_peaks(plan: "Plan") -> dict[MemArea, int]:
     return {area: allocation.peak_bytes(area) for area in allocation.allocations}
 
 
+def _flash_constants_bytes(plan: "Plan") -> int:
+    """The constant storage besides the weight streams, as the emitted file lays it out (and Vela
+    counts it): constant operands and LUT tables, each distinct content once, 16-byte aligned."""
+    try:
+        constants, luts = flash_constants(plan.lowered)
+    except EmitError:  # a constant the emitter cannot write (it says so when asked to emit)
+        return 0
+    return sum(round_up(len(data), ALIGN_BYTES) for data in {data for _, data in (*constants, *luts)})
+
+
 def build_report(plan: "Plan") -> Report:
     """Compute every reported figure from a plan."""
     schedule = plan.schedule
@@ -179,7 +192,7 @@ def build_report(plan: "Plan") -> Report:
     cpu_rows = tuple(CpuRow(c.tflite_type, c.name, c.reason) for c in plan.lowered.cpu_ops)
     memory_used = _allocated_peaks(plan)
     encoded, stream = _weight_totals(plan)
-    memory_used[arch.const_area] = memory_used.get(arch.const_area, 0) + stream
+    memory_used[arch.const_area] = memory_used.get(arch.const_area, 0) + stream + _flash_constants_bytes(plan)
     return Report(
         network=plan.network,
         accelerator=arch.accelerator.vela_name,

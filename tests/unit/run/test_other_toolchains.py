@@ -50,3 +50,21 @@ def test_the_compiled_file_keeps_the_signature_defs() -> None:
     result = check_model(ZOO10 / "pt_deconv_24.tflite", samples=1, seed=0)
     assert [s.key for s in parse_tflite(result.emitted.data).signatures] == ["serving_default"]
     assert "serving_default" in Interpreter(model_content=result.emitted.data).get_signature_list()
+
+
+def test_a_detection_postprocess_custom_operator_runs_and_keeps_its_options() -> None:
+    # an SSD head ending in TFLite_Detection_PostProcess (tests/data/zoo12, bench/zoo/zoo12_models.py):
+    # the reader dropped a custom operator's options, so the emitted file's operator had none (its
+    # kernel parses them at init), and the runner refused every custom operator ("no TFLite built-in
+    # kernel"): LiteRT's resolver has this one, and the emitted file now runs bit-exact
+    from npuplan.io.tflite import parse_tflite
+
+    source = ZOO10.parent / "zoo12" / "ssd_det_tiny_16.tflite"
+    result = check_model(source, samples=2, seed=0, reference_kernels=True)
+    assert len(result.diffs) == 4 and all(d.agrees for d in result.diffs), [str(d) for d in result.diffs]
+
+    def options(data: bytes) -> bytes:
+        (op,) = [op for op in parse_tflite(data).main.ops if op.type == "CUSTOM:TFLite_Detection_PostProcess"]
+        return bytes(op.options["custom_options"])
+
+    assert options(result.emitted.data) == options(source.read_bytes())
