@@ -1,6 +1,8 @@
 """``assemble.total_cycles_each`` reuses the first decision set's costings wherever another's cannot
 differ (``costing.differing_ops``): its totals must be ``total_cycles``' of each set, whichever comes
-first; and the memoised whole-map buffers (``usage.fast_buffers``) must be the ones worked out anew."""
+first; the memoised whole-map buffers (``usage.fast_buffers``) must be the ones worked out anew; and
+weights chosen again (``pareto.rebuffered``, memoised on the decisions without their weight plans)
+must be what ``propose_weight_buffering`` chooses for the decisions with any weight plans."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from npuplan.schedule.moves.weights import propose_weight_buffering
 from npuplan.schedule.pricing.assemble import total_cycles, total_cycles_each
 from npuplan.schedule.pricing.cost_adapter import default_oracle
 from npuplan.schedule.pricing.costing import differing_ops
+from npuplan.schedule.moves.choice_memo import ChoiceMemo
+from npuplan.schedule.search.pareto import rebuffered
 from npuplan.schedule.search.strategy import cascade_search
 
 from bench.schedule_graphs import network
@@ -63,3 +67,19 @@ def test_whole_map_buffers_from_the_memo_are_the_ones_worked_out_anew() -> None:
     net, decs = _decision_sets()
     for dec in decs + decs:  # the second round from the memo
         assert fast_buffers(net, dec)[:len(fm_buffers(net, dec))] == fm_buffers(net, dec)
+
+
+def test_weights_chosen_again_read_nothing_of_the_weight_plans_they_replace() -> None:
+    net, decs = _decision_sets()
+    arch = build_architecture(OPTIONS)
+    oracle = default_oracle(arch)
+    memo = ChoiceMemo()
+    plain, cascaded, plain_buffered, cascaded_buffered, _ = decs
+    assert plain_buffered.weights != plain.weights and cascaded_buffered.weights != cascaded.weights
+    for limit in (0, 24307, 10**6):
+        for first, second in ((plain, plain_buffered), (cascaded, cascaded_buffered)):
+            want = propose_weight_buffering(net, second, arch, oracle, limit)
+            assert propose_weight_buffering(net, first, arch, oracle, limit) == want
+            assert rebuffered(net, first, arch, oracle, limit, memo) == want
+            assert rebuffered(net, second, arch, oracle, limit, memo) == want  # from the memo
+    assert len(memo.rechosen) == 6

@@ -520,8 +520,14 @@ def rebuffered(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit: int, memo: ChoiceMemo,
 ) -> Decisions:
     """``dec``'s stripes and cascades with weights chosen again, op by op, by the exact costing of
-    ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack)."""
-    return propose_weight_buffering(net, dec, arch, oracle, limit, memo=memo)
+    ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack). That
+    choice reads nothing of ``dec``'s own weight plans, so the proposals differing only in those
+    (the fronts of the DP's runs often do) share it: memoised in ``memo`` on ``dec`` without them."""
+    key = (replace(dec, weights=()), limit)
+    found = memo.rechosen.get(key)
+    if found is None:
+        found = memo.rechosen[key] = propose_weight_buffering(net, dec, arch, oracle, limit, memo=memo)
+    return found  # type: ignore[no-any-return]
 
 
 def _cache_fms(
