@@ -74,6 +74,15 @@ class Decisions:
     _rolling: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
     _cascade_at: dict[int, CascadeSpan] | None = field(default=None, init=False, repr=False, compare=False)
     _ordered: bool | None = field(default=None, init=False, repr=False, compare=False)
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        """The hash of the compared fields, worked out once: the choosing steps key their memos by
+        whole decision sets, whose tuples hold an entry per op (tuples do not keep their hashes)."""
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash((self.ofm_rows, self.weights, self.cascades, self.fast_fms,
+                                                    self.staged_fms)))
+        return self._hash  # type: ignore[return-value]
 
     @property
     def rolling_fms(self) -> frozenset[str]:

@@ -113,7 +113,7 @@ def inplace_group(
 def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[Buffer]:
     """Every buffer the decisions put in fast storage. With ``inplace``, an elementwise op's OFM
     shares the buffer of the input it overwrites (``inplace.inplace_outputs``)."""
-    out = fm_buffers(net, dec, inplace=inplace)
+    out = list(_whole_fm_buffers(net, dec, inplace))
     out += rolling_buffers(net, dec.cascades)
     out += weight_buffers(net, dec, range(len(net.npu_ops)))
     for name in sorted(dec.staged_fms):  # a staged copy lives from its first reader to its last
@@ -121,6 +121,29 @@ def fast_buffers(net: Network, dec: Decisions, *, inplace: bool = True) -> list[
         out.append(Buffer(staged_name(name), net.times[fm.first_reader], net.times[fm.last_reader],
                           round_up(fm.size_bytes, ALIGN_BYTES), "staged"))
     return out
+
+
+_FM_BUFFER_SETS = 8  # ``_whole_fm_buffers`` kept per network: the choosing steps come back to a few
+
+
+def _whole_fm_buffers(net: Network, dec: Decisions, inplace: bool) -> tuple[Buffer, ...]:
+    """``fm_buffers`` of every feature map, memoised per network on the objects of all it reads of
+    ``dec``, its cascades and fast-storage maps (kept alive with the answer, so their ids stay
+    theirs): the decision sets a search derives from one another share them (weights chosen
+    again, every proposal's peak). The most recent few are kept (each holds a buffer per map)."""
+    memo = net.derived(_new_memo)
+    key = (id(dec.cascades), id(dec.fast_fms), inplace)
+    found = memo.pop(key, None)
+    if found is None:
+        found = (dec.cascades, dec.fast_fms, tuple(fm_buffers(net, dec, inplace=inplace)))
+        if len(memo) >= _FM_BUFFER_SETS:
+            del memo[next(iter(memo))]
+    memo[key] = found  # the most recent last
+    return found[2]
+
+
+def _new_memo(_net: Network) -> dict[tuple[int, int, bool], tuple[object, object, tuple[Buffer, ...]]]:
+    return {}
 
 
 def rolling_buffers(net: Network, cascades: Iterable[CascadeSpan]) -> list[Buffer]:

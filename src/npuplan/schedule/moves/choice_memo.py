@@ -24,7 +24,9 @@ class ChoiceMemo:
     (``weights._cascade_offers``); ``fm_cycles``: an op's cycles by context, weight plan and the
     candidate feature map left out of fast storage (``fast_storage``); ``fm_candidates``: the
     feature maps that may go to fast storage and their unscored ``placement_groups.Candidate``
-    values, by the cascades of the decisions (all they read)."""
+    values, by the cascades of the decisions (all they read); ``rechosen``: decisions with their
+    weights chosen again (``pareto.rebuffered``), by the decisions without weight plans and the
+    limit (all the choice reads)."""
 
     plain_scores: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     candidates: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
@@ -32,3 +34,4 @@ class ChoiceMemo:
     cascade_offers: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     fm_cycles: dict[tuple[Any, ...], int] = field(default_factory=dict)
     fm_candidates: dict[tuple[Any, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = field(default_factory=dict)
+    rechosen: dict[tuple[Any, ...], Any] = field(default_factory=dict)

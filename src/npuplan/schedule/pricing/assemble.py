@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 from npuplan.hw.memory import Architecture
-from npuplan.schedule.pricing.costing import cost_op, fm_area, rolling_format
+from npuplan.schedule.pricing.costing import cost_op, differing_ops, fm_area, rolling_format
 from npuplan.schedule.model.decisions import Decisions
 from npuplan.schedule.model.inplace import inplace_outputs
 from npuplan.schedule.model.network import Network
@@ -32,13 +32,55 @@ def total_cycles(net: Network, dec: Decisions, arch: Architecture, oracle: CostO
     return total
 
 
+def total_cycles_each(net: Network, decs: Sequence[Decisions], arch: Architecture, oracle: CostOracle) -> list[int]:
+    """``total_cycles`` of each of ``decs``: the first's costed op by op, each other's only at the
+    ops where its costings may differ from the first's (``costing.differing_ops``) and after them
+    until the slack it passes on is the first's again (from there on it costs as the first does,
+    up to the next such op). Decision sets of one search differ in a few stretches of ops."""
+    if not decs:
+        return []
+    count = len(net.npu_ops)
+    first = decs[0]
+    before = [0] * (count + 1)  # the first's cycles of the ops before each op
+    slack_into = [0] * (count + 1)  # the slack the first passes on to each op
+    for i in range(count):
+        c = cost_op(net, first, arch, oracle, i, prev_slack_cycles=slack_into[i])
+        before[i + 1] = before[i] + c.cycles
+        slack_into[i + 1] = c.slack_cycles
+    totals = [before[count]]
+    for dec in decs[1:]:
+        differing = differing_ops(net, first, dec)
+        totals.append(total_cycles(net, dec, arch, oracle) if differing is None else
+                      _total_beside(net, dec, arch, oracle, differing, before, slack_into))
+    return totals
+
+
+def _total_beside(net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, differing: list[int],
+                  before: list[int], slack_into: list[int]) -> int:
+    """``total_cycles`` of ``dec``, whose costings may differ from a first decision set's only at
+    ``differing`` (ascending), from that set's cycles ``before`` each op and the slack it passes on
+    into each (``total_cycles_each``)."""
+    count = len(net.npu_ops)
+    total, slack, i = 0, 0, 0
+    for stop in [*differing, count]:
+        while i < stop:  # ops costing as the first's: at its slack, the whole stretch does
+            if slack == slack_into[i]:
+                total += before[stop] - before[i]
+                slack, i = slack_into[stop], stop
+                break
+            c = cost_op(net, dec, arch, oracle, i, prev_slack_cycles=slack)
+            total, slack, i = total + c.cycles, c.slack_cycles, i + 1
+        if stop < count:
+            c = cost_op(net, dec, arch, oracle, stop, prev_slack_cycles=slack)
+            total, slack, i = total + c.cycles, c.slack_cycles, stop + 1
+    return total
+
+
 def fastest(net: Network, proposals: Sequence[Decisions], arch: Architecture, oracle: CostOracle) -> Decisions:
     """The proposal with the fewest cycles, then the smallest fast-storage peak, the first among
     equals; peaks are gathered only for the proposals tied on cycles (they decide nothing else)."""
-    cycles: dict[Decisions, int] = {}  # by value: placing often makes the same decisions from several
-    for d in proposals:
-        if d not in cycles:
-            cycles[d] = total_cycles(net, d, arch, oracle)
+    unique = list(dict.fromkeys(proposals))  # by value: placing often makes the same decisions from several
+    cycles = dict(zip(unique, total_cycles_each(net, unique, arch, oracle)))
     fewest = min(cycles.values())
     return min((d for d in proposals if cycles[d] == fewest), key=lambda d: peak_bytes(net, d))
 

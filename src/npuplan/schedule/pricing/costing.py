@@ -48,35 +48,63 @@ def op_context(net: Network, dec: Decisions, index: int, rows: int | None = None
     Costs made under one decision set answer every other with the same context (``cost_op``'s
     memo, and the choices of ``choice_memo.ChoiceMemo``)."""
     view = net.op_views()[index]
-    return _context(view, dec, index, rows, view.op)
+    # what the costing reads of the network last: the maps' storage formats (Size packs some NHWC)
+    return (view.op, *_where(view, dec, index, rows), *view.stored)
 
 
-def _context(view: OpView, dec: Decisions, index: int, rows: int | None, head: Any) -> tuple[Any, ...]:
-    """``op_context`` of op ``index`` (``view``) with ``head`` standing for the op: 0 in the third
-    place where its IFM is not staged, 1 where it is and the op (its first reader) waits for the
-    copy's DMA, 2 where it reads a copy made before an earlier reader."""
+def _where(view: OpView, dec: Decisions, index: int, rows: int | None) -> tuple[int, int, int, int, int | None]:
+    """What op ``index`` (``view``) reads of ``dec`` besides its weight plan: its stripe rows, then
+    0 where its IFM is not staged, 1 where it is and the op (its first reader) waits for the copy's
+    DMA, 2 where it reads a copy made before an earlier reader, then where its IFM, OFM and IFM2
+    live (``_ARENA``, ``_FAST``, ``_ROLLING``; None: no IFM2)."""
     rolling, fast = dec.rolling_fms, dec.fast_fms
     ifm, ofm, ifm2 = view.ifm, view.ofm, view.ifm2
-    stored = view.stored
+    height = view.op.ofm_shape.h
+    rows = dec.ofm_rows[index] if rows is None else rows
     return (
-        head, min(dec.ofm_rows[index] if rows is None else rows, view.op.ofm_shape.h),
+        rows if rows < height else height,
         0 if ifm not in dec.staged_fms else 1 if view.first_reader == index else 2,
         _ROLLING if ifm in rolling else _FAST if ifm in fast else _ARENA,
         _ROLLING if ofm in rolling else _FAST if ofm in fast else _ARENA,
         None if ifm2 is None else _ROLLING if ifm2 in rolling else _FAST if ifm2 in fast else _ARENA,
-        # what the costing reads of the network: the maps' storage formats (Size packs some NHWC),
-        # so one oracle's memo can serve every network variant of a model
-        stored[0], stored[1], stored[2],
     )
 
 
-def _rolling_formats(view: OpView, context: tuple[Any, ...]) -> tuple[str | None, ...] | None:
-    """The formats of the op's rolling maps in its ``op_context`` (``rolling_format`` reads the
-    network), so that the costing memo, shared by a model's lowerings, holds all a costing reads
-    of the network; None when none rolls."""
-    ifm, ofm, ifm2 = context[3:6]
-    if ifm != _ROLLING and ofm != _ROLLING and ifm2 != _ROLLING:
+def differing_ops(net: Network, a: Decisions, b: Decisions) -> list[int] | None:
+    """The ops whose costings may differ between decision sets ``a`` and ``b`` after the same slack
+    of the op before, ascending (an op past them costs the same under both): where their stripe
+    rows, weight plans, cascades or rolling maps differ (all a costing reads of a decision set,
+    ``_where`` and ``_memo_key``); None (any op may) where their fast-storage or staged maps do."""
+    if a.fast_fms != b.fast_fms or a.staged_fms != b.staged_fms:
         return None
+    found: set[int] = set()
+    if a.ofm_rows != b.ofm_rows:
+        found.update(i for i, (x, y) in enumerate(zip(a.ofm_rows, b.ofm_rows)) if x != y)
+    if a.weights != b.weights:
+        found.update(i for i, (x, y) in enumerate(zip(a.weights, b.weights)) if x is not y and x != y)
+    if a.cascades != b.cascades:
+        for cascade in set(a.cascades) ^ set(b.cascades):
+            found.update(range(cascade.start, cascade.end + 1))
+        touching = net.derived(_ops_by_map)
+        for name in a.rolling_fms ^ b.rolling_fms:
+            found.update(touching.get(name, ()))
+    return sorted(found)
+
+
+def _ops_by_map(net: Network) -> dict[str, list[int]]:
+    """The NPU ops reading or writing each feature map, as their costings see them (``OpView``)."""
+    found: dict[str, list[int]] = {}
+    for i, view in enumerate(net.op_views()):
+        for name in (view.ifm, view.ofm, view.ifm2):
+            if name is not None:
+                found.setdefault(name, []).append(i)
+    return found
+
+
+def _rolling_formats(view: OpView, ifm: int, ofm: int, ifm2: int | None) -> tuple[str | None, ...]:
+    """The formats of the op's rolling maps (``rolling_format`` reads the network) where its IFM,
+    OFM and IFM2 reside at ``ifm``, ``ofm``, ``ifm2``, so that the costing memo, shared by a
+    model's lowerings, holds all a costing reads of the network."""
     formats = view.rolling
     return (formats[0] if ifm == _ROLLING else None, formats[1] if ofm == _ROLLING else None,
             formats[2] if ifm2 == _ROLLING else None)
@@ -122,6 +150,14 @@ def least_cycles(
     return min(least) + oracle.weight_wait_cycles(query) - 1
 
 
+# ``cost_op``'s memo key is one flat tuple of small values (hashed and compared at every lookup):
+# the op's view by ``_view_key``, what it reads of the decisions (``_where``), then of its weight
+# plan, the previous op's slack, its prefetch, and its whole weight stream's bytes by block
+_VIEW, _ROWS, _STAGED = 0, 1, 2
+_BUFFERING, _STREAM_BYTES, _FIRST_BYTES, _DEPTH_SLICES, _PREV_SLACK, _PREFETCHED = 6, 7, 8, 9, 10, 11
+_STREAMED, _LOADS_TABLE, _WHOLE_STREAMS = 12, 13, 14
+
+
 def _memo_key(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, index: int, weights: WeightPlan | None,
     prev_slack_cycles: int, rows: int | None,
@@ -143,40 +179,50 @@ def _memo_key(
     banks = 0 if reserved_table_banks(arch.accelerator) else 1
     streamed, loads_table = view.streamed[banks], view.loads_table[banks]
     op = view.op
+    buffering = plan.buffering
     if prev_slack_cycles and not oracle.reads_prev_slack(
-            op, weight_fetch=str(plan.buffering), weight_prefetched=prefetched,
+            op, weight_fetch=buffering, weight_prefetched=prefetched,
             lut_prefetched=streamed, loads_table=loads_table):
         prev_slack_cycles = 0  # one costing serves every slack
-    # the op by its costing signature (``op_keys``): the memo is the oracle's, shared by the model's
-    # lowerings and by the ops of a network that cost alike, distinct objects with other names and
-    # weights; an op's weights count by their encoded bytes, the plan's or the whole stream's
-    signature = oracle.op_keys.of.get(id(op))
-    if signature is None:
-        signature = oracle.op_keys.key(op)
-    context = _context(view, dec, index, rows, signature)
+    found = oracle.view_keys.get(id(view))
+    view_key = found[1] if found is not None else _view_key(oracle, view)
+    where = _where(view, dec, index, rows)
     return op, (
-        context, _rolling_formats(view, context),
-        plan.buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
+        view_key, *where,
+        buffering, plan.stream_bytes, plan.slice_bytes[0] if plan.slice_bytes else 0, plan.depth_slices,
         prev_slack_cycles, prefetched, streamed, loads_table,
-        None if plan.stream_bytes or op.weights is None else _whole_streams(oracle, op, signature, context[1]),
+        None if plan.stream_bytes or op.weights is None else _whole_streams(oracle, op, view_key, where[0]),
     )
 
 
-def _shapes(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> tuple[Any, ...]:
-    """``_stripe_shapes`` of ``op`` (of costing signature ``signature``) at ``rows``, memoised."""
-    shapes = oracle.stripe_shapes.get((signature, rows))
+def _view_key(oracle: CostOracle, view: OpView) -> int:
+    """A small int standing in ``cost_op``'s memo keys for what a costing reads of ``view``: the op
+    by its costing signature (``op_keys``: the memo is the oracle's, shared by the model's lowerings
+    and by the ops of a network that cost alike, distinct objects with other names and weights;
+    weights count by their encoded bytes, the plan's or the whole stream's), its maps' storage and
+    rolling formats (so one oracle's memo can serve every network variant of a model) and its
+    table loads. Worked out once per view (kept alive with it, so its id stays its own)."""
+    value = (oracle.op_keys.key(view.op), view.stored, view.rolling, view.loads_table, view.streamed)
+    key = oracle.view_values.setdefault(value, len(oracle.view_values))
+    oracle.view_keys[id(view)] = (view, key)
+    return key
+
+
+def _shapes(oracle: CostOracle, op: NpuOp, view_key: int, rows: int) -> tuple[Any, ...]:
+    """``_stripe_shapes`` of ``op`` (of ``_view_key`` ``view_key``) at ``rows``, memoised."""
+    shapes = oracle.stripe_shapes.get((view_key, rows))
     if shapes is None:
-        shapes = oracle.stripe_shapes[(signature, rows)] = _stripe_shapes(oracle, op, rows)
+        shapes = oracle.stripe_shapes[(view_key, rows)] = _stripe_shapes(oracle, op, rows)
     return shapes
 
 
-def _whole_streams(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> tuple[int, ...]:
+def _whole_streams(oracle: CostOracle, op: NpuOp, view_key: int, rows: int) -> tuple[int, ...]:
     """The encoded bytes of ``op``'s whole weight stream in the order of each block its costing at
     ``rows`` may price (what a costing reading the weights in place reads of them), memoised
     (``CostOracle.whole_streams``)."""
     found = oracle.whole_streams.get((op, rows))
     if found is None:
-        shapes = _shapes(oracle, op, signature, rows)
+        shapes = _shapes(oracle, op, view_key, rows)
         whole = (0, op.ofm_shape.c)
         found = oracle.whole_streams[(op, rows)] = tuple(
             oracle.weight_slice_bytes(op, block, whole)[0] for block in (shapes[3], *shapes[4]))
@@ -186,7 +232,7 @@ def _whole_streams(oracle: CostOracle, op: NpuOp, signature: int, rows: int) -> 
 def _cost(net: Network, arch: Architecture, oracle: CostOracle, op: NpuOp, key: tuple[Any, ...]) -> Costed:
     """The costing of ``op`` that ``cost_op``'s memo ``key`` stands for (its fields in key order):
     with the oracle's block config, or one of its alternatives when that costs less (``_screens``)."""
-    shapes = _shapes(oracle, op, key[0][0], key[0][1])
+    shapes = _shapes(oracle, op, key[_VIEW], key[_ROWS])
     if not shapes[4]:
         return _costed(oracle, _query(net, arch, op, key, shapes))
     query, screens = _screens(net, arch, oracle, op, key)
@@ -210,7 +256,7 @@ def _screens(
     with them: where an alternative costs less than Vela's block's least cycles, Vela's block is
     never priced in full. Where the oracle charges no weight re-reads, a block reading more
     weights than Vela's is screened out (None)."""
-    shapes = _shapes(oracle, op, key[0][0], key[0][1])
+    shapes = _shapes(oracle, op, key[_VIEW], key[_ROWS])
     query = _query(net, arch, op, key, shapes)
     blocks = (shapes[3], *shapes[4])
     most = None
@@ -226,9 +272,10 @@ def _screened(oracle: CostOracle, query: StripeQuery, key: tuple[Any, ...], bloc
     reads its weights (in place or in a buffer), its depth slices (the operations it runs as) and
     its stream's bytes (the weights it reads; the whole stream's in place), not the buffer's kind and size, its prefetch nor
     the slack (the plans of one op share their screening)."""
-    buffering = key[2]
-    screen_key = (key[0], key[1], buffering is WeightBuffering.NONE,
-                  () if buffering is WeightBuffering.NONE else (key[3], key[5]), key[10], most)
+    buffering = key[_BUFFERING]
+    screen_key = (key[:_BUFFERING], buffering is WeightBuffering.NONE,
+                  () if buffering is WeightBuffering.NONE else (key[_STREAM_BYTES], key[_DEPTH_SLICES]),
+                  key[_WHOLE_STREAMS], most)
     found = oracle.screened.get(screen_key)
     if found is None:
         found = oracle.screened[screen_key] = oracle.screen_blocks(query, blocks, most_weight_read_bytes=most)
@@ -258,7 +305,7 @@ class _RereadCharge:
 
     def __init__(self, arch: Architecture, oracle: CostOracle, key: tuple[Any, ...], most_bytes: float) -> None:
         self._oracle, self._most, self._fast = oracle, most_bytes, arch.fast_area
-        self._source = arch.const_area if key[2] is WeightBuffering.NONE else arch.fast_area
+        self._source = arch.const_area if key[_BUFFERING] is WeightBuffering.NONE else arch.fast_area
 
     def extra_cycles(self, read_bytes: float) -> int:
         """The charge for reading ``read_bytes`` of weights."""
@@ -296,8 +343,9 @@ def _cheapest(oracle: CostOracle, query: StripeQuery, screened: list[tuple[int, 
 def _query(net: Network, arch: Architecture, op: NpuOp, key: tuple[Any, ...], shapes: tuple[Any, ...]) -> StripeQuery:
     """The oracle's question for ``op`` under ``_cost``'s ``key`` with its stripes and block config
     ``shapes`` (``_stripe_shapes``)."""
-    context, _, buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads, _ = key
-    _, rows, staged, ifm, ofm, ifm2 = context[:6]
+    staged, ifm, ofm, ifm2 = key[_STAGED:_BUFFERING]
+    buffering, stream_bytes, first_bytes, depth_slices, prev_slack_cycles, prefetched, streamed, loads = \
+        key[_BUFFERING:_WHOLE_STREAMS]
     fast, arena = arch.fast_area, arch.arena_area
     if ifm2 is not None:
         ifm2_area: MemArea | None = arena if ifm2 == _ARENA else fast

@@ -90,13 +90,17 @@ class CostOracle(Protocol):
     alternatives): the costings of such ops at one height ask them alike. ``whole_streams`` is the
     memo of the whole weight stream's bytes an op's costing at one stripe height reads (per op
     object and height). ``screened`` is the memo of ``costing``'s block screening
-    (``screen_blocks``), which the weight plans of one op in one context share.
+    (``screen_blocks``), which the weight plans of one op in one context share. ``view_keys``
+    (by the id of a ``model.network.OpView``: the view and its key) and ``view_values`` (by value)
+    give ``costed`` each op's view as one small int (``costing._view_key``).
     """
 
     costed: dict[tuple[Any, ...], Costed]
     stripe_shapes: dict[tuple[int, int], Any]
     whole_streams: dict[tuple[NpuOp, int], tuple[int, ...]]
     screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]]
+    view_keys: dict[int, tuple[Any, int]]
+    view_values: dict[tuple[Any, ...], int]
     placements: PlacementMemo
     rolling_rows: RollingRowsMemo
     op_keys: OpKeys
@@ -168,6 +172,8 @@ class OracleMemos:
         self.stripe_shapes: dict[tuple[int, int], Any] = {}
         self.whole_streams: dict[tuple[NpuOp, int], tuple[int, ...]] = {}
         self.screened: dict[tuple[Any, ...], tuple[tuple[int, float] | None, ...]] = {}
+        self.view_keys: dict[int, tuple[Any, int]] = {}
+        self.view_values: dict[tuple[Any, ...], int] = {}
 
 
 class MemoOracle(OracleMemos):

@@ -48,7 +48,7 @@ from npuplan.schedule.moves.cascades import (
     segment_space,
     stripe_candidates,
 )
-from npuplan.schedule.pricing.assemble import fastest, total_cycles
+from npuplan.schedule.pricing.assemble import fastest, total_cycles, total_cycles_each
 from npuplan.schedule.moves.choice_memo import ChoiceMemo
 from npuplan.schedule.pricing.costing import Costed, cost_op
 from npuplan.schedule.model.decisions import (
@@ -499,7 +499,9 @@ def _smallest(
 ) -> Decisions:
     """Size's trade of peak for cycles; weights are buffered only in the memory left below the peak
     of the plan without them (seed 004): the DP's own weights are kept only when they stay below it."""
-    figures: dict[Decisions, tuple[int, int]] = {}  # by value: proposals recur (both metrics' fronts)
+    unique = list(dict.fromkeys(proposals))  # by value: proposals recur (both metrics' fronts)
+    figures = {d: (peak_bytes(net, d), cycles)
+               for d, cycles in zip(unique, total_cycles_each(net, unique, arch, oracle))}
 
     def exact(d: Decisions) -> tuple[int, int]:
         if d not in figures:
@@ -518,8 +520,14 @@ def rebuffered(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, limit: int, memo: ChoiceMemo,
 ) -> Decisions:
     """``dec``'s stripes and cascades with weights chosen again, op by op, by the exact costing of
-    ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack)."""
-    return propose_weight_buffering(net, dec, arch, oracle, limit, memo=memo)
+    ``weights.propose_weight_buffering`` (the DP prices a prefetch with an estimated slack). That
+    choice reads nothing of ``dec``'s own weight plans, so the proposals differing only in those
+    (the fronts of the DP's runs often do) share it: memoised in ``memo`` on ``dec`` without them."""
+    key = (replace(dec, weights=()), limit)
+    found = memo.rechosen.get(key)
+    if found is None:
+        found = memo.rechosen[key] = propose_weight_buffering(net, dec, arch, oracle, limit, memo=memo)
+    return found  # type: ignore[no-any-return]
 
 
 def _cache_fms(

@@ -15,7 +15,7 @@ from npuplan.errors import InfeasiblePlan
 from npuplan.hw.memory import Architecture
 from npuplan.ir.lowered import LoweredGraph
 from npuplan.options import Optimise, PlanOptions, Search
-from npuplan.schedule.pricing.assemble import assemble, total_cycles
+from npuplan.schedule.pricing.assemble import assemble, total_cycles, total_cycles_each
 from npuplan.schedule.moves.branch_cascades import with_branch_cascades
 from npuplan.schedule.pricing.cost_adapter import default_oracle
 from npuplan.schedule.model.decisions import NO_WEIGHT_BUFFER, Decisions, max_decisions
@@ -210,7 +210,8 @@ def _rank(
     """Candidates in the order to try them (``order_by_speed``); with ``trim``, the first one with
     fast storage at its peak given back where the speed it buys is not worth the memory, as long
     as it stays within the equal-speed bound of the fastest candidate (``schedule.trim``)."""
-    scored = [(total_cycles(net, d, arch, oracle), peak_bytes(net, d), k) for k, (d, _) in enumerate(candidates)]
+    cycles = total_cycles_each(net, [d for d, _ in candidates], arch, oracle)
+    scored = [(cycles[k], peak_bytes(net, d), k) for k, (d, _) in enumerate(candidates)]
     ranked = [candidates[k] for k in order_by_speed(scored)]
     if trim and ranked:
         dec, notes = ranked[0]
@@ -284,7 +285,8 @@ def _search(
     if options.optimise is Optimise.SIZE:
         free = size_free_bytes(net, arch, oracle, limits)
         if len(found) > 1:
-            figures = [(peak_bytes(net, d), total_cycles(net, d, arch, oracle)) for d, _ in found]
+            cycles = total_cycles_each(net, [d for d, _ in found], arch, oracle)
+            figures = [(peak_bytes(net, d), cycles[k]) for k, (d, _) in enumerate(found)]
             found = [found[limits.size_trade(figures, free_bytes=free)]]
         if found and "search=cascade" in found[0][1]:  # its least-peak plan, for ``_size_choice`` to weigh
             found += least_peak
