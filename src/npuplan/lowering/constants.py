@@ -20,12 +20,13 @@ large arrays from a small hostile model (a FILL of 2^31 elements).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from npuplan.ir.graph import Graph, Op, Tensor
-from npuplan.lowering._util import replace_tensor, without_op
+from npuplan.lowering._util import replace_tensors, with_tensors_replaced
 from npuplan.lowering.constant_fc import foldable_fully_connected, fully_connected_value
 from npuplan.lowering.constant_quantize import foldable_requantize, requantize_value
 
@@ -206,19 +207,26 @@ def _evaluate(op: Op, folder: Folder) -> np.ndarray | None:
 
 def fold_constants(graph: Graph) -> tuple[Graph, Removed]:
     """Replace every foldable op (all inputs constant) by a constant output, in execution order so
-    that a chain folds in one walk. Returns the graph and the removed ops as (name, reason)."""
+    that a chain folds in one walk. Returns the graph and the removed ops as (name, reason).
+
+    One walk: each op first reads the constants folded before it, and the ops are rebuilt once at
+    the end (as many ``replace_tensor`` passes as folds would cost folds x ops)."""
     removed: list[tuple[str, str]] = []
-    position = 0
-    while position < len(graph.ops):
-        op = graph.ops[position]
+    folded: dict[int, Tensor] = {}  # id of a folded op's output -> its constant
+    outs: list[Tensor] = []  # those outputs, alive while ``folded`` holds their ids
+    kept: list[Op] = []
+    for op in graph.ops:
+        op = with_tensors_replaced(op, folded)
         folder = _folder(op)
         value = _evaluate(op, folder) if folder is not None and op.outputs[0] not in graph.outputs else None
         if value is None:
-            position += 1
+            kept.append(op)
             continue
         out = op.outputs[0]
         value.flags.writeable = False
-        const = Tensor(out.name, tuple(out.shape), out.dtype, out.quant, value)
-        graph = replace_tensor(without_op(graph, op), out, const)  # the next op is now at ``position``
+        folded[id(out)] = Tensor(out.name, tuple(out.shape), out.dtype, out.quant, value)
+        outs.append(out)
         removed.append((op.name, f"{op.type} of constants folded at compile time"))
-    return graph, tuple(removed)
+    if not folded:
+        return graph, ()
+    return replace_tensors(replace(graph, ops=tuple(kept)), folded), tuple(removed)

@@ -9,11 +9,14 @@ wall-clock time.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from npuplan.memory.placement import NO_PREDECESSOR, Instance, PlacementState, place_again
 from npuplan.records import record
+
+if TYPE_CHECKING:
+    import random
 
 
 @record
@@ -43,6 +46,8 @@ def hill_climb(
     the ranges that block the bottleneck are found again only after a move is kept (an undone one
     leaves the state as it was).
     """
+    import random  # only where a climb runs: a small network's placement reaches its bound without one
+
     rng = random.Random(settings.seed)
     last_improvement = 0
     peak = state.peak_bytes

@@ -3,8 +3,8 @@
 Where a level of the search holds many frontiers, each with many ready ops (a recurrent network's
 input projections, all ready at the start), stepping it op by op in Python costs a few hundred
 nanoseconds for each of thousands of (frontier, op) pairs. Here a level is a set of arrays, the
-sets of ops done, tensors held and ops ready as rows of 64-bit words, and one step runs every pair
-at once. It gives the level ``order._reached`` and ``order._advanced`` give, frontier for frontier
+sets of ops done as rows of 64-bit words, tensors held and ops ready as rows of flags, and one
+step runs every pair at once. It gives the level ``order._reached`` and ``order._advanced`` give, frontier for frontier
 and in the same order (so the search's ties go the same way): each set of ops done reached by its
 least (peak, breaks), the first reached on a tie; the ``limit`` least by (peak, bytes held, breaks),
 the first reached on a tie, in that order, or all of them in the order first reached.
@@ -20,6 +20,7 @@ import numpy as np
 from npuplan.records import record
 
 _ONE = np.uint64(1)
+_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def _words(count: int) -> int:
@@ -105,9 +106,10 @@ def wide_graph(op_tensors: Sequence[Sequence[tuple[int, int, int]]], preds: Sequ
 
 @record(eq=False)
 class WideLevel:
-    """Frontiers as arrays, one row each: ops done and tensors held as word rows, ops ready as a
-    row of flags; the sum of the ops' hashes done (``WideGraph.op_hashes``, wrapping: a set's
-    hash is the sum of its members', so a step adds one), bytes held, peak so far, breaks and the
+    """Frontiers as arrays, one row each: ops done as a word row, tensors held (with the empty
+    tensor ``WideGraph.tensor_count``, never held) and ops ready as rows of flags; the sum of the
+    ops' hashes done (``WideGraph.op_hashes``, wrapping: a set's hash is the sum of its members',
+    so a step adds one), bytes held, peak so far, breaks and the
     last op run (-1 for none); for each tensor, how many of the ops that access it are still to run
     (``pending``: a tensor ends at the step of its last one); ``paths`` the ops run, as ``order``'s
     linked (last op, path before) tuples."""
@@ -144,7 +146,7 @@ def to_wide(level: dict[int, tuple[int, int, int, tuple[int, ...], Any]], graph:
         ready[row, list(state[3])] = True
     return WideLevel(
         done=done, hashes=(_flags(done, graph.op_count) * graph.op_hashes).sum(axis=1, dtype=np.uint64),
-        held=_rows([s[2] for s in states], tensor_words), ready=ready,
+        held=_flags(_rows([s[2] for s in states], tensor_words), graph.tensor_count + 1), ready=ready,
         held_bytes=np.array([s[1] for s in states], dtype=np.int64),
         peak=np.array([p for p, _ in peaks_breaks], dtype=np.int64),
         breaks=np.array([b for _, b in peaks_breaks], dtype=np.int64),
@@ -171,7 +173,8 @@ def from_wide(wide: WideLevel, pack: Any) -> dict[int, tuple[int, int, int, tupl
     """The inverse of ``to_wide``; ``pack(peak, held bytes, breaks)`` gives a rank."""
     ready_bits = wide.ready
     level = {}
-    for row, (done, held) in enumerate(zip(_masks(wide.done), _masks(wide.held))):
+    held_masks = [int.from_bytes(r.tobytes(), "little") for r in np.packbits(wide.held, axis=1, bitorder="little")]
+    for row, (done, held) in enumerate(zip(_masks(wide.done), held_masks)):
         held_bytes = int(wide.held_bytes[row])
         level[done] = (pack(int(wide.peak[row]), held_bytes, int(wide.breaks[row])), held_bytes, held,
                        tuple(int(k) for k in np.flatnonzero(ready_bits[row])), wide.paths[row])
@@ -181,12 +184,12 @@ def from_wide(wide: WideLevel, pack: Any) -> dict[int, tuple[int, int, int, tupl
 def wide_step(level: WideLevel, graph: WideGraph, limit: int) -> tuple[int, WideLevel]:
     """One step of the search from ``level``: the least peak of every frontier one op beyond it,
     and the next level (the ``limit`` least of them, as ``order`` keeps them)."""
-    rows, ops = np.nonzero(level.ready)
+    rows, ops = _pairs(level.ready)
     after = level.done[rows]
     after[np.arange(len(rows)), ops >> 6] |= _ONE << (ops & 63).astype(np.uint64)
     tensors = graph.op_tensors[ops]
     sizes = graph.tensor_bytes[tensors]
-    fresh = ~_bit_set(level.held, rows[:, None], tensors)
+    fresh = ~level.held[rows[:, None], tensors]
     ended = ~graph.pinned[tensors] & (level.pending[rows[:, None], tensors] == 1)  # the op is its last access
     step = level.held_bytes[rows] + (sizes * fresh).sum(axis=1)
     held_bytes = step - (sizes * ended).sum(axis=1)
@@ -206,6 +209,13 @@ def wide_step(level: WideLevel, graph: WideGraph, limit: int) -> tuple[int, Wide
                                          peak, breaks)
 
 
+def _pairs(ready: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero(ready)`` (row-major), through the flat indices: numpy's two-dimensional
+    ``nonzero`` costs several times as much on a level's few thousand flags."""
+    rows, ops = np.divmod(np.flatnonzero(ready), ready.shape[1])
+    return rows, ops
+
+
 def _set_winners(after: np.ndarray, hashes: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group the pairs by their set of ops done (rows of ``after``, told apart by ``hashes`` unless
     two sets share one): per set, in the order of their hashes, its first pair and the first pair
@@ -213,19 +223,22 @@ def _set_winners(after: np.ndarray, hashes: np.ndarray, ranks: np.ndarray) -> tu
     count = len(hashes)
     by_hash = np.argsort(hashes)
     sorted_hashes = hashes[by_hash]
-    new = np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]
+    new = np.empty(count, dtype=bool)
+    new[:1] = True
+    np.not_equal(sorted_hashes[1:], sorted_hashes[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     first = np.minimum.reduceat(by_hash, starts)
-    lengths = np.diff(np.r_[starts, count])
+    lengths = np.diff(starts, append=count)
     if (np.array_equal(after[by_hash], np.repeat(after[first], lengths, axis=0))
-            and int(ranks.max(initial=0)) < np.iinfo(np.int64).max // max(count, 1) - 1):
+            and int(ranks.max(initial=0)) < _INT64_MAX // max(count, 1) - 1):
         # each pair's (rank, position) as one int: the least per set is its winner
         return first, np.minimum.reduceat((ranks * count + np.arange(count))[by_hash], starts) % count
     # two sets of one hash (or ranks too wide to pack): tell the sets apart by their words
     keys = np.ascontiguousarray(after, dtype="<u8").view(np.dtype((np.void, 8 * after.shape[1]))).ravel()
     _, first, which = np.unique(keys, return_index=True, return_inverse=True)
     by_set = np.lexsort((np.arange(count), ranks, which))
-    return first, by_set[np.r_[True, which[by_set][1:] != which[by_set][:-1]]]
+    grouped = which[by_set]
+    return first, by_set[np.concatenate(([True], grouped[1:] != grouped[:-1]))]
 
 
 def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np.ndarray, ops: np.ndarray,
@@ -237,14 +250,15 @@ def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np
     at = np.arange(count)
     held = level.held[rows[chosen]]
     pending = level.pending[rows[chosen]]
-    for column in range(tensors.shape[1]):
-        t = tensors[chosen, column]
-        real = t < graph.tensor_count  # not the padding
-        bit = _ONE << (t & 63).astype(np.uint64)
-        held[at[real], t[real] >> 6] |= bit[real]
-        pending[at[real], t[real]] -= 1
-        gone = ended[chosen, column]
-        held[at[gone], t[gone] >> 6] &= ~bit[gone]
+    # an op's tensors are distinct (but for the padding, never held nor ended): no row and tensor
+    # is written twice, so every column is set, then the ended ones cleared, at once
+    t = tensors[chosen]
+    owners = np.broadcast_to(at[:, None], t.shape)
+    real = t < graph.tensor_count
+    held[owners[real], t[real]] = True
+    pending[owners[real], t[real]] -= 1
+    gone = ended[chosen]
+    held[owners[gone], t[gone]] = False
     done = after[chosen]
     k = ops[chosen]
     ready = level.ready[rows[chosen]]
@@ -253,8 +267,9 @@ def _next_level(level: WideLevel, graph: WideGraph, chosen: np.ndarray, rows: np
     owner = np.repeat(at, lengths)
     offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     follower = graph.followers[np.repeat(graph.follower_starts[k], lengths) + offsets]
-    now = ~np.any(graph.before[follower] & ~done[owner], axis=1)
+    now = ~(graph.before[follower] & ~done[owner]).any(axis=1)
     ready[owner[now], follower[now]] = True
-    paths = [(int(op), level.paths[row]) for op, row in zip(k, rows[chosen])]
+    before = level.paths
+    paths = [(op, before[row]) for op, row in zip(k.tolist(), rows[chosen].tolist())]
     return WideLevel(done=done, hashes=hashes[chosen], held=held, ready=ready, held_bytes=held_bytes[chosen], peak=peak[chosen],
                      breaks=breaks[chosen], last=k, pending=pending, paths=paths)
