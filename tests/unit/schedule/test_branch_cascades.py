@@ -7,7 +7,7 @@ from pathlib import Path
 from npuplan.api import plan
 from npuplan.commands import validate_plan
 from npuplan.ir.lowered import LoweredGraph
-from npuplan.schedule.moves.branch_cascades import branch_cascade, rolling_maps
+from npuplan.schedule.moves.branch_runs import branch_cascade, rolling_maps
 from npuplan.schedule.model.network import build_network
 from npuplan.schedule.model.decisions import max_decisions
 from npuplan.schedule.model.stripes import cascade_stripes, rolling_rows_needed
@@ -112,10 +112,10 @@ def _upsampled_join() -> LoweredGraph:
 
 
 def test_a_join_over_a_lone_second_map_starts_a_run_at_its_own_input() -> None:
-    from npuplan.schedule.moves.branch_cascades import _runs
+    from npuplan.schedule.moves.branch_runs import candidate_runs
 
     net = build_network(_upsampled_join())
-    assert net.npu_ops[2].name == "b" and 3 in _runs(net)[2]  # b, the join and beyond roll
+    assert net.npu_ops[2].name == "b" and 3 in candidate_runs(net)[2]  # b, the join and beyond roll
     joined = branch_cascade(net, max_decisions(net, arch()), 2, 4, 1)
     assert joined is not None and {r.tensor_name for r in joined.cascades[0].rolling} == {"b", "y"}
     assert peak_bytes(net, joined) < peak_bytes(net, max_decisions(net, arch()))

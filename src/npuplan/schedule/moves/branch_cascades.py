@@ -18,28 +18,25 @@ read their weights in place: Size spends memory on weights only below the peak a
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
 
 from npuplan.hw.memory import Architecture
-from npuplan.ir.lowered import BlockType, NpuOp
-from npuplan.records import record
 from npuplan.schedule.pricing.assemble import total_cycles
-from npuplan.schedule.model.decisions import (
-    NO_WEIGHT_BUFFER,
-    CascadeSpan,
-    Decisions,
-    RollingBuffer,
-    renumbered,
-    spliced,
-)
-from npuplan.ir.shape import Shape4D
-from npuplan.schedule.pricing.costing import rolling_format
-from npuplan.schedule.model.geometry import aligned_stripe_rows, is_cascadable
+from npuplan.schedule.model.decisions import CascadeSpan, Decisions, RollingBuffer, renumbered, spliced
 from npuplan.schedule.model.network import Network
 from npuplan.schedule.pricing.oracle import CostOracle
 from npuplan.schedule.model.limits import size_trade
-from npuplan.schedule.model.stripes import least_rolling_rows, rolling_bytes, rolling_rows_needed
+from npuplan.schedule.model.stripes import least_rolling_rows
 from npuplan.schedule.model.inplace import inplace_outputs
+from npuplan.schedule.moves.branch_runs import (
+    Patch,
+    Patches,
+    Run,
+    RowsNeeded,
+    applied,
+    candidate_runs,
+    run_of,
+    spliced_run,
+)
 from npuplan.schedule.moves.branch_usage import BareUsage, SplicedView, TrialUsage
 from npuplan.schedule.model.usage import (
     fast_buffers,
@@ -53,269 +50,8 @@ from npuplan.schedule.model.usage import (
 
 log = logging.getLogger(__name__)
 
-RowsNeeded = Callable[[Sequence[NpuOp], Sequence[int], Collection[str]], dict[str, int]]
-
-# Ops a branch cascade may take in, and how many ops past the last reader of its branch point it
-# tries to extend to (to take in the ends of the branches).
-MAX_BRANCH_CASCADE_OPS = 24
-EXTRA_OPS = 6
 # OFM stripe heights tried for every op of the run (at least the rows its readers step by).
 STRIPE_ROWS = (1, 2, 4, 8)
-
-
-def rolling_maps(net: Network, s: int, e: int) -> list[str]:
-    """The maps of run ``s..e`` that can roll: written only by ops of the run, each writing whole
-    rows (the whole map, or its slice of the depth of a concatenation; NHWC when the slices are
-    not on 16-channel bricks, ``costing.rolling_format``), and read, from their first row, only by ops of the run (as IFM of the map's shape,
-    or as an elementwise IFM2 row for row)."""
-    writers: dict[str, list[NpuOp]] = {}
-    for k in range(s, e + 1):
-        writers.setdefault(net.npu_ops[k].ofm.name, []).append(net.npu_ops[k])
-    found: list[str] = []
-    for name, ops in writers.items():
-        fm = net.fms.get(name)
-        if fm is None or fm.whole_reason or not fm.consumers or not s <= fm.producer <= e:
-            continue
-        shape = ops[0].ofm.shape4d
-        if fm.writers != len(ops):
-            continue  # written outside the run too
-        if not all(_writes_rows(op, shape) for op in ops):
-            continue
-        if all(s <= k <= e and _reads_rows(net.npu_ops[k], name, shape) for k in fm.consumers):
-            found.append(name)
-    return found
-
-
-def _writes_rows(op: NpuOp, shape: Shape4D) -> bool:
-    """Whether ``op`` writes whole rows of a map of ``shape``: all of it, or a depth slice of it."""
-    offset = op.ofm_write_offset
-    if offset is None:
-        return op.ofm_write_shape is None and op.ofm_shape == shape
-    box = op.ofm_write_shape or op.ofm_shape
-    return offset.n == offset.h == offset.w == 0 and box.h == shape.h and box.w == shape.w
-
-
-def _reads_rows(consumer: NpuOp, name: str, shape: Shape4D) -> bool:
-    as_ifm = consumer.ifm.name == name
-    as_ifm2 = consumer.ifm2 is not None and consumer.ifm2.name == name
-    if as_ifm == as_ifm2:  # read twice, or not at all
-        return False
-    if as_ifm:
-        return consumer.ifm_read_offset is None and consumer.ifm_shape == shape
-    return (consumer.block_type is BlockType.ELEMENTWISE and consumer.ifm2_read_offset is None
-            and consumer.ifm2_shape == shape and consumer.ofm_shape.h == shape.h)
-
-
-def branch_cascade(net: Network, dec: Decisions, s: int, e: int, rows: int) -> Decisions | None:
-    """``dec`` with ops ``s..e`` (widened to whole cascades where one crosses an end) run as one
-    cascade of ``rows``-row stripes (each op at least the rows its readers step by), replacing the
-    cascades inside the run; None when the run cannot be one (a CPU op inside, an op that cannot
-    be striped, too many ops) or rolls nothing a chain cascade does not already roll."""
-    found = _spliced_run(net, dec, s, e, rows)
-    return None if found is None else renumbered(found)
-
-
-def _spliced_run(
-    net: Network, dec: Decisions, s: int, e: int, rows: int, rows_needed: RowsNeeded = rolling_rows_needed,
-) -> Decisions | None:
-    """``branch_cascade`` with the cascade ids left as they are (the search renumbers once, at
-    the end: renumbering every trial would touch every cascade of the network), its rolling
-    buffers sized by ``rows_needed`` (``rolling_rows_needed`` or a memo of it)."""
-    patch = _run_patch(net, dec, s, e, rows, rows_needed)
-    return None if patch is None else _applied(dec, patch)
-
-
-@record
-class _Patch:
-    """What ``branch_cascade`` changes: the run's cascade, its ops' stripe rows, the staged maps."""
-
-    cascade: CascadeSpan
-    stripe: tuple[int, ...]
-    staged_fms: frozenset[str]
-
-
-@record(eq=False)
-class _Run:
-    """A run ``branch_cascade`` can make one cascade, before its rolling buffers are sized: ops
-    ``start..end`` in stripes of ``rows`` rows (each op at least the rows its readers in the run
-    step by, ``steps``), the maps rolled and the staged maps kept."""
-
-    start: int
-    end: int
-    rows: int
-    steps: tuple[int, ...]
-    names: tuple[str, ...]
-    staged_fms: frozenset[str]
-
-    def stripe(self, net: Network) -> tuple[int, ...]:
-        """Each op's stripe rows (worked out only for the runs sized for real: most trials stop at
-        the least peak their cascade can reach, which does not depend on them)."""
-        ops = net.npu_ops[self.start:self.end + 1]
-        return tuple(aligned_stripe_rows(op, max(self.rows, step)) for op, step in zip(ops, self.steps))
-
-
-def _run_patch(
-    net: Network, dec: Decisions, s: int, e: int, rows: int, rows_needed: RowsNeeded,
-) -> _Patch | None:
-    run = _run(net, dec, s, e, rows)
-    return None if run is None else _sized(net, run, rows_needed)
-
-
-def _run(net: Network, dec: Decisions, s: int, e: int, rows: int) -> _Run | None:
-    """Run ``s..e`` at ``rows``-row stripes on ``dec``, or None (``branch_cascade``)."""
-    s, e = widened(dec, s, e)
-    frame = net.derived(_Frames).of(s, e)
-    if frame is None:
-        return None
-    _, names, steps = frame
-    if set(names) <= {r.tensor_name for c in dec.within(s, e) for r in c.rolling}:
-        return None
-    # a staged copy is copied before its first reader runs whole; a cascaded reader runs over the
-    # cascade's span, so its input is read from the arena (as staging never proposes for it)
-    staged = frozenset(n for n in dec.staged_fms if not any(s <= k <= e for k in net.fms[n].consumers))
-    return _Run(s, e, rows, steps, tuple(names), staged)
-
-
-def _sized(net: Network, run: _Run, rows_needed: RowsNeeded) -> _Patch:
-    """``run``'s patch, its rolling buffers sized by ``rows_needed`` (``rolling_rows_needed``, a
-    memo of it, or ``least_rolling_rows``: a lower bound on their bytes)."""
-    ops = net.npu_ops[run.start:run.end + 1]
-    stripe = run.stripe(net)
-    needed = rows_needed(ops, stripe, set(run.names))
-    tensors = {op.ofm.name: op.ofm for op in ops}
-    rolling = tuple(RollingBuffer(n, needed[n], rolling_bytes(tensors[n], needed[n], rolling_format(net, n)))
-                    for n in run.names)
-    return _Patch(CascadeSpan(-1, run.start, run.end, rolling), stripe, run.staged_fms)
-
-
-class _Patches:
-    """A network's runs sized, whatever decisions they are tried on (they read the run alone):
-    the searches of a Size plan (with and without joins, pass after pass) try the same runs at
-    the same stripe heights again and again (``Network.derived`` holds one per network)."""
-
-    def __init__(self, net: Network) -> None:
-        self.net = net
-        self._sized: dict[tuple[object, ...], _Patch] = {}
-        self._one_row: dict[tuple[int, int, tuple[str, ...]], int] = {}
-
-    def sized(self, run: _Run, rows_needed: RowsNeeded, *, least: bool = False) -> _Patch:
-        """``_sized`` of ``run`` by ``rows_needed`` (a memo of ``rolling_rows_needed``), or with
-        ``least``, by ``least_rolling_rows``."""
-        key = (run.start, run.end, run.rows, run.names, run.staged_fms, least)
-        found = self._sized.get(key)
-        if found is None:
-            found = self._sized[key] = _sized(self.net, run, least_rolling_rows if least else rows_needed)
-        return found
-
-    def one_row_bytes(self, run: _Run) -> int:
-        """Bytes of ``run``'s rolling buffers at one row each: the least any sizing gives them,
-        whatever the stripe rows."""
-        key = (run.start, run.end, run.names)
-        found = self._one_row.get(key)
-        if found is None:
-            net = self.net
-            tensors = {op.ofm.name: op.ofm for op in net.npu_ops[run.start:run.end + 1]}
-            found = self._one_row[key] = sum(rolling_bytes(tensors[n], 1, rolling_format(net, n)) for n in run.names)
-        return found
-
-
-Frame = tuple[Sequence[NpuOp], list[str], tuple[int, ...]]
-
-
-class _Frames:
-    """What a run ``s..e`` (already widened) is, whatever the decisions: None when it cannot be
-    one cascade (a CPU op inside, too many ops, an op that cannot be striped, nothing to roll),
-    else its ops, the maps that can roll (``rolling_maps``) and the rows each op's readers in the
-    run step by; worked out once per run of a network (``Network.derived``) for every search that
-    tries it, at several stripe heights."""
-
-    def __init__(self, net: Network) -> None:
-        self.net = net
-        self._found: dict[tuple[int, int], Frame | None] = {}
-
-    def of(self, s: int, e: int) -> Frame | None:
-        if (s, e) not in self._found:
-            self._found[(s, e)] = self._frame(s, e)
-        return self._found[(s, e)]
-
-    def _frame(self, s: int, e: int) -> Frame | None:
-        net = self.net
-        if net.times[e] - net.times[s] != e - s or e - s + 1 > MAX_BRANCH_CASCADE_OPS:
-            return None
-        ops = net.npu_ops[s:e + 1]
-        if not all(is_cascadable(op, fm_ifm2=True) for op in ops):
-            return None
-        names = rolling_maps(net, s, e)
-        if not names:
-            return None
-        return ops, names, tuple(_reader_step(net, s, e, k) for k in range(s, e + 1))
-
-
-def _applied(dec: Decisions, patch: _Patch) -> Decisions:
-    s, e = patch.cascade.start, patch.cascade.end
-    return spliced(
-        dec, patch.cascade,
-        ofm_rows=dec.ofm_rows[:s] + patch.stripe + dec.ofm_rows[e + 1:],
-        weights=dec.weights[:s] + (NO_WEIGHT_BUFFER,) * (e - s + 1) + dec.weights[e + 1:],
-        staged_fms=patch.staged_fms,
-    )
-
-
-def widened(dec: Decisions, s: int, e: int) -> tuple[int, int]:
-    """Run ``s..e`` widened until no cascade of ``dec`` crosses either end."""
-    if dec.ordered:  # disjoint cascades: only those holding op s or op e can cross
-        while True:
-            first, last = dec.cascade_of(s), dec.cascade_of(e)
-            wider = min(s, first.start) if first else s, max(e, last.end) if last else e
-            if wider == (s, e):
-                return s, e
-            s, e = wider
-    crossing = True
-    while crossing:
-        crossing = False
-        for c in dec.cascades:
-            if c.start <= e and c.end >= s and not (s <= c.start and c.end <= e):
-                s, e, crossing = min(s, c.start), max(e, c.end), True
-    return s, e
-
-
-def _reader_step(net: Network, s: int, e: int, k: int) -> int:
-    """The most rows op ``k``'s readers inside run ``s..e`` step by (its least stripe height)."""
-    fm = net.fms.get(net.npu_ops[k].ofm.name)
-    return max((net.npu_ops[c].kernel.stride_y for c in (fm.consumers if fm else ()) if s <= c <= e), default=1)
-
-
-def _runs(net: Network, *, joins: bool = True) -> dict[int, list[int]]:
-    """Candidate runs by their first op: from each NPU-made branch point's producer, the ends from
-    its last reader to ``EXTRA_OPS`` ops beyond (ascending); and from the op just before a join
-    (an elementwise op reading a second feature map made elsewhere, kept whole, and read by the
-    join alone: a branch point's runs already reach a join it feeds), the ends from the join to
-    ``EXTRA_OPS`` beyond: the join's own input and what follows it roll, as in Vela's cascades of an
-    add over an upsampled map (a chain cascade stops at such a join)."""
-    ends: dict[int, set[int]] = {}
-    last_op = len(net.npu_ops) - 1
-    for fm in net.fms.values():
-        if fm.producer < 0 or len(fm.consumers) < 2 or fm.whole_reason:
-            continue
-        last = fm.last_reader
-        ends.setdefault(fm.producer, set()).update(range(last, min(last + EXTRA_OPS, last_op) + 1))
-    for k, op in enumerate(net.npu_ops if joins else ()):
-        if k > 0 and _lone_second_input(net, k) and is_cascadable(op, fm_ifm2=True):
-            ends.setdefault(k - 1, set()).update(range(k, min(k + EXTRA_OPS, last_op) + 1))
-    return {start: sorted(found) for start, found in sorted(ends.items())}
-
-
-def _lone_second_input(net: Network, k: int) -> bool:
-    """Whether op ``k`` joins the map op ``k - 1`` makes with another feature map it alone reads."""
-    op = net.npu_ops[k]
-    if op.ifm2 is None:
-        return False
-    maps = [net.fms.get(t.name) for t in (op.ifm, op.ifm2)]
-    if any(m is None for m in maps) or maps[0] is maps[1]:
-        return False
-    own = [m for m in maps if m is not None and m.producer == k - 1]
-    other = [m for m in maps if m is not None and m.producer != k - 1]
-    return len(own) == 1 and len(other) == 1 and other[0].consumers == (k,)
 
 
 # Forward passes over the branch points, and how close to the plan's peak (a fraction of it) the
@@ -324,7 +60,7 @@ PASSES = 3
 HOT_FRACTION = 0.9
 
 
-def _rolling_bytes(patch: _Patch) -> int:
+def _rolling_bytes(patch: Patch) -> int:
     return sum(r.size_bytes for r in patch.cascade.rolling)
 
 
@@ -336,7 +72,7 @@ class _Search:
         runs: dict[int, list[int]] | None = None,
     ) -> None:
         self.net, self.arch, self.oracle, self.least, self.free_bytes = net, arch, oracle, least, free_bytes
-        self.runs = _runs(net) if runs is None else runs
+        self.runs = candidate_runs(net) if runs is None else runs
         self.rows_needed = oracle.rolling_rows  # shared by every search through the oracle
         self._usage: dict[int, tuple[Decisions, list[int]]] = {}  # id -> (decisions kept alive, usage)
         self._peak: dict[int, tuple[Decisions, int]] = {}  # id -> (decisions kept alive, peak)
@@ -356,7 +92,7 @@ class _Search:
 
     def trial(
         self, current: Decisions, s: int, e: int, rows: int, *, below: tuple[int, int, int] | None = None,
-    ) -> tuple[_Patch, TrialUsage] | None:
+    ) -> tuple[Patch, TrialUsage] | None:
         """``branch_cascade`` of ``current`` as a patch, with its usage worked out from
         ``current``'s by redoing only the buffers of the maps, rolling buffers and weights its run
         touches (as ``cascades._span_peak`` does); ``found`` builds the decisions. With ``below``
@@ -364,10 +100,10 @@ class _Search:
         stripe rows (its rolling buffers at one row each), and its rolling buffers at the least
         rows these stripes give them (``least_rolling_rows``), left at that, when those cannot:
         they are sized (the costly stripe walk) only when their least bytes can."""
-        run = _run(self.net, current, s, e, rows)
+        run = run_of(self.net, current, s, e, rows)
         if run is None:
             return None
-        patches = self.net.derived(_Patches)
+        patches = self.net.derived(Patches)
         if current.staged_fms:
             patch = patches.sized(run, self.rows_needed)
             return patch, TrialUsage(self.usage(self.found(current, patch)), [])
@@ -382,7 +118,7 @@ class _Search:
         patch = patches.sized(run, self.rows_needed)
         return patch, bare.with_rolling(patch.cascade)
 
-    def _bare(self, current: Decisions, run: _Run) -> BareUsage:
+    def _bare(self, current: Decisions, run: Run) -> BareUsage:
         """``current``'s usage with ``run``'s cascade spliced in, but for its rolling buffers: the
         same at every stripe rows (memoised while ``current`` is the decisions tried on)."""
         if self._bares[0] is not current:
@@ -393,7 +129,7 @@ class _Search:
             found = self._bares[1][key] = self._bare_usage(current, run)
         return found
 
-    def _bare_usage(self, current: Decisions, run: _Run) -> BareUsage:
+    def _bare_usage(self, current: Decisions, run: Run) -> BareUsage:
         net = self.net
         s, e = run.start, run.end
         names, kept, changes = self._taken_out(current, s, e)
@@ -427,9 +163,9 @@ class _Search:
         found = self._taken[1][(s, e)] = (names, kept, taken)
         return found
 
-    def found(self, current: Decisions, patch: _Patch, usage: list[int] | None = None) -> Decisions:
+    def found(self, current: Decisions, patch: Patch, usage: list[int] | None = None) -> Decisions:
         """``current`` with ``patch`` applied (its ``usage`` remembered when given)."""
-        found = _applied(current, patch)
+        found = applied(current, patch)
         if usage is not None:
             self._usage[id(found)] = (found, usage)
         return found
@@ -457,7 +193,7 @@ class _Search:
             return current, None
         t0, t1 = self.net.times[span[0]], self.net.times[span[1]]
         options: list[tuple[int, int, tuple[int, int, int] | None, Decisions]] = []
-        tried: dict[_Patch, tuple[int, Decisions | None]] = {}  # stripe heights that make the same run
+        tried: dict[Patch, tuple[int, Decisions | None]] = {}  # stripe heights that make the same run
         for e in self.runs[start]:
             for rows in STRIPE_ROWS:
                 trial = self.trial(current, start, e, rows, below=(t0, t1, here))
@@ -494,10 +230,10 @@ def with_branch_cascades(
     (it only costs cycles). Last, Size's rule (``limits.size_trade``, peaks up to ``free_bytes``
     counting as the least) chooses between the result and ``dec``.
 
-    The runs from joins (``_runs``) are proposed in a second search beside one without them (the
+    The runs from joins (``candidate_runs``) are proposed in a second search beside one without them (the
     forward pass is greedy: a join's run taken early can block a better branch point's), when the
     network has any; the same rule chooses between the two."""
-    without, with_joins = _runs(net, joins=False), _runs(net)
+    without, with_joins = candidate_runs(net, joins=False), candidate_runs(net)
     plain = _branch_search(net, dec, arch, oracle, least=least, free_bytes=free_bytes, runs=without)
     if with_joins == without:
         return plain
@@ -513,7 +249,7 @@ def _branch_search(
     net: Network, dec: Decisions, arch: Architecture, oracle: CostOracle, *, least: bool, free_bytes: int,
     runs: dict[int, list[int]],
 ) -> Decisions:
-    """``with_branch_cascades``' search over ``runs`` (``_runs``' candidates, with or without joins)."""
+    """``with_branch_cascades``' search over ``runs`` (``candidate_runs``' candidates, with or without joins)."""
     search = _Search(net, arch, oracle, least=least, free_bytes=free_bytes, runs=runs)
     steps: list[tuple[int, int, int]] = []
     current = dec
@@ -546,7 +282,7 @@ def _replayed(net: Network, dec: Decisions, steps: list[tuple[int, int, int]],
     """``dec`` with the branch cascades ``steps`` (run start, end, stripe rows), or None when one
     no longer applies; ``rows_needed`` sizes the rolling buffers (the search's memo)."""
     for step in steps:
-        found = _spliced_run(net, dec, *step, rows_needed)
+        found = spliced_run(net, dec, *step, rows_needed)
         if found is None:
             return None
         dec = found
